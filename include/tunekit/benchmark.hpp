@@ -1,0 +1,128 @@
+// The benchmark runner: warm-up, adaptive sampling, racing, and a median-based statistic.
+#pragma once
+
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "tunekit/error.hpp"
+#include "tunekit/outcome.hpp"
+#include "tunekit/settings.hpp"
+#include "tunekit/timing_client.hpp"
+
+namespace tunekit {
+
+/// Median, median absolute deviation, min and max of per-call times.
+struct SampleSummary {
+  double median = 0;
+  double lower_quartile = 0;
+  double spread = 0;
+  double min = 0;
+  double max = 0;
+};
+
+/// Summarises samples (copied: the order of the caller's samples is kept).
+SampleSummary summarize(std::vector<double> samples);
+
+/// The AutotuneError an exception in flight stands for: an AutotuneError keeps its kind,
+/// std::bad_alloc is an allocation failure, anything else a runtime failure with its what().
+AutotuneError error_from_current_exception(const std::string& tunable);
+
+namespace detail {
+inline double checked_time(double seconds, const std::string& name) {
+  if (!std::isfinite(seconds) || seconds < 0) {
+    throw AutotuneError(ErrorKind::invalid_measurement,
+                        "the timer reported " + std::to_string(seconds) + " s", name);
+  }
+  return seconds;
+}
+}  // namespace detail
+
+/// Measures one candidate on `client`. `leader` is the best median so far (infinity if none):
+/// a candidate clearly slower than it is dropped early (racing). Never throws: a failure becomes
+/// the outcome's error.
+template <TimingClient Client>
+AutotuneOutcome measure_candidate(Client& client, FunctionRef<void()> run_once,
+                                  const BenchmarkSettings& settings, double leader,
+                                  std::string name, std::size_t index) {
+  AutotuneOutcome outcome;
+  outcome.name = std::move(name);
+  outcome.index = index;
+  try {
+    const auto started = std::chrono::steady_clock::now();
+    double last = 0;
+    const std::size_t warmups = settings.warmup_runs == 0 ? 1 : settings.warmup_runs;
+    for (std::size_t i = 0; i < warmups; ++i) {
+      last = detail::checked_time(client.measure(run_once, 1), outcome.name);
+    }
+    // A candidate many times slower than the leader in steady state costs more to sample than
+    // it could ever win back: stop it after its warm-up.
+    const double target = std::max(settings.min_sample_seconds, 100 * client.timer_resolution());
+    // Calls shorter than a sample are too short to judge from one run: they are batched below.
+    const double hopeless = 2 * settings.racing_factor * leader;
+    if (std::isfinite(leader) && last > hopeless && last >= target) {
+      // One more run, so that a single disturbed warm-up cannot eliminate the true winner.
+      last = std::min(last, detail::checked_time(client.measure(run_once, 1), outcome.name));
+    }
+    if (std::isfinite(leader) && last > hopeless && last >= target) {
+      outcome.status = OutcomeStatus::dropped;
+      outcome.median = outcome.min = outcome.max = last;
+      outcome.samples = 1;
+      return outcome;
+    }
+    const double per_call = std::max(last, 1e-9);
+    outcome.batch = static_cast<std::size_t>(
+        std::clamp(std::ceil(target / per_call), 1.0, static_cast<double>(1 << 20)));
+
+    std::vector<double> samples;
+    samples.reserve(settings.max_samples);
+    const auto deadline =
+        started + std::chrono::duration<double>(settings.max_candidate_seconds);
+    const std::size_t max_samples = std::max<std::size_t>(settings.max_samples, 1);
+    outcome.status = OutcomeStatus::measured;
+    while (samples.size() < max_samples) {
+      const double total = detail::checked_time(client.measure(run_once, outcome.batch),
+                                                outcome.name);
+      samples.push_back(total / static_cast<double>(outcome.batch));
+      const auto summary = summarize(samples);
+      if (samples.size() >= 3 && std::isfinite(leader) &&
+          summary.min > settings.racing_factor * leader) {
+        outcome.status = OutcomeStatus::dropped;  // even its best run loses clearly
+        break;
+      }
+      if (samples.size() >= settings.min_samples) {
+        // The lower quartile, not the median: half the samples being disturbed must not be
+        // enough to eliminate the true winner.
+        if (std::isfinite(leader) && summary.lower_quartile > settings.racing_factor * leader) {
+          outcome.status = OutcomeStatus::dropped;
+          break;
+        }
+        if (summary.median > 0 && summary.spread / summary.median <= settings.target_spread) break;
+      }
+      if (std::chrono::steady_clock::now() > deadline && samples.size() >= 3) break;
+    }
+    const auto summary = summarize(samples);
+    if (!(summary.median > 0)) {
+      // Every sample read zero: the work is below the timer's reach even batched.
+      throw AutotuneError(ErrorKind::invalid_measurement,
+                          "every sample measured 0 s (timer resolution " +
+                              std::to_string(client.timer_resolution()) + " s)",
+                          outcome.name);
+    }
+    outcome.median = summary.median;
+    outcome.spread = summary.spread;
+    outcome.min = summary.min;
+    outcome.max = summary.max;
+    outcome.samples = samples.size();
+  } catch (...) {
+    outcome.status = OutcomeStatus::failed;
+    outcome.error = error_from_current_exception(outcome.name);
+  }
+  return outcome;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,34 @@
+// DeviceId: names the device a tuning belongs to.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace tunekit {
+
+/// The identity of a device (for OpenCL: platform, device, driver, compute units, local memory).
+/// Tunings are kept per DeviceId, in memory and on disk; the hash is computed once so that the
+/// per-call lookup costs one comparison.
+class DeviceId {
+ public:
+  explicit DeviceId(std::string identity)
+      : identity_(std::move(identity)), hash_(std::hash<std::string>{}(identity_)) {}
+
+  const std::string& identity() const noexcept { return identity_; }
+  std::size_t hash() const noexcept { return hash_; }
+
+  friend bool operator==(const DeviceId& a, const DeviceId& b) noexcept {
+    return a.hash_ == b.hash_ && a.identity_ == b.identity_;
+  }
+  friend std::ostream& operator<<(std::ostream& os, const DeviceId& id) {
+    return os << id.identity_;
+  }
+
+ private:
+  std::string identity_;
+  std::size_t hash_;
+};
+
+}  // namespace tunekit

@@ -1,0 +1,54 @@
+// AutotuneError: why a candidate, or a whole tuning, failed.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tunekit {
+
+/// What went wrong. Candidate-level kinds make that candidate lose; the others are the caller's.
+enum class ErrorKind {
+  build,                ///< a kernel did not compile (the message holds the build log)
+  launch,               ///< the runtime refused the launch (bad work-group size, bad argument, ...)
+  out_of_resources,     ///< too much local memory, registers or work-items for the device
+  allocation,           ///< a device or host allocation failed
+  runtime,              ///< the candidate threw or returned an error while running
+  wrong_output,         ///< validation found the output differs from the reference
+  invalid_measurement,  ///< the timer gave a time that cannot be true (zero, negative, NaN)
+  skipped,              ///< not measured (negative priority, or the search did not reach it)
+  no_valid_candidate,   ///< every candidate failed: the error lists each one's reason
+  settings,             ///< a setting or environment variable has a bad value
+  cache,                ///< the persistent cache could not be read or written
+  device,               ///< no usable device (e.g. no OpenCL platform)
+};
+
+/// "build", "out of resources", ...
+std::string_view to_string(ErrorKind kind);
+
+/// A failed candidate or a failed tuning: a kind, the tunable's name, and a message a person
+/// understands. `no_valid_candidate` errors carry every candidate's own error in `causes()`.
+class AutotuneError : public std::runtime_error {
+ public:
+  AutotuneError(ErrorKind kind, std::string message, std::string tunable = {},
+                std::vector<AutotuneError> causes = {});
+
+  ErrorKind kind() const noexcept { return kind_; }
+  /// Name of the failed tunable; empty for errors that are not a candidate's.
+  const std::string& tunable() const noexcept { return tunable_; }
+  /// The reason alone, without kind or name.
+  const std::string& message() const noexcept { return message_; }
+  const std::vector<AutotuneError>& causes() const noexcept { return causes_; }
+
+  /// The same error, attributed to `tunable` (kept if already named).
+  AutotuneError named(std::string tunable) const;
+
+ private:
+  ErrorKind kind_;
+  std::string message_;
+  std::string tunable_;
+  std::vector<AutotuneError> causes_;
+};
+
+}  // namespace tunekit

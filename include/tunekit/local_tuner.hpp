@@ -1,0 +1,129 @@
+// LocalTuner: the one object an op keeps (usually `static`): builds its tunable set once and
+// routes every call to the right device's Tuner.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "tunekit/device_id.hpp"
+#include "tunekit/key.hpp"
+#include "tunekit/result_store.hpp"
+#include "tunekit/settings.hpp"
+#include "tunekit/timing_client.hpp"
+#include "tunekit/tunable_set.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit {
+
+/// A callable bound to the winner of one key on one device: for hot loops that call an op with
+/// the same shapes many times. It skips the key generator and the lookup (and so the fallback).
+template <class Set, class Client>
+class PreparedDispatch {
+ public:
+  PreparedDispatch(const Set& set, CandidateLocation winner) : set_(&set), winner_(winner) {}
+
+  template <class... Inputs>
+  decltype(auto) operator()(Client& client, Inputs&&... inputs) const {
+    return set_->call(winner_, client, inputs...);
+  }
+  CandidateLocation winner() const noexcept { return winner_; }
+
+ private:
+  const Set* set_;
+  CandidateLocation winner_;
+};
+
+/// One per op. `init` builds the tunable set once; `execute` is the only call the op makes.
+template <AutotuneKey Key>
+class LocalTuner {
+ public:
+  /// `op` names the op in logs and in the persistent cache: keep it stable and unique.
+  explicit LocalTuner(std::string op) : op_(std::move(op)) {}
+  LocalTuner(std::string op, Settings settings) : op_(std::move(op)), settings_(std::move(settings)) {}
+  LocalTuner(const LocalTuner&) = delete;
+  LocalTuner& operator=(const LocalTuner&) = delete;
+
+  ~LocalTuner() {
+    for (TunerNode* node = tuners_.load(); node != nullptr;) delete std::exchange(node, node->next);
+  }
+
+  /// Builds the tunable set with `factory` the first time (thread-safe) and returns it.
+  /// Every call on one LocalTuner must pass a factory of the same type.
+  template <class Factory>
+  const std::invoke_result_t<Factory&>& init(Factory&& factory) {
+    using Set = std::invoke_result_t<Factory&>;
+    std::call_once(init_once_, [&] { set_ = std::make_shared<const Set>(factory()); });
+    return *static_cast<const Set*>(set_.get());
+  }
+
+  /// Runs the op on `inputs` with the winner for their key on device `id`, tuning on a miss.
+  template <TimingClient Client, class Set, class... Inputs>
+  decltype(auto) execute(const DeviceId& id, Client& client, const Set& set, Inputs&&... inputs) {
+    check_set<Client, Set, Inputs...>();
+    const Key key = set.make_key(std::as_const(inputs)...);
+    return tuner(id).execute(client, set, key, inputs...);
+  }
+
+  /// Tunes `inputs`' key if needed and returns a callable bound to its winner.
+  template <TimingClient Client, class Set, class... Inputs>
+  PreparedDispatch<Set, Client> prepare(const DeviceId& id, Client& client, const Set& set,
+                                        Inputs&&... inputs) {
+    check_set<Client, Set, Inputs...>();
+    const Key key = set.make_key(std::as_const(inputs)...);
+    return PreparedDispatch<Set, Client>(set, tuner(id).winner(client, set, key, inputs...));
+  }
+
+  /// The Tuner of device `id`, created on first use.
+  Tuner<Key>& tuner(const DeviceId& id) {
+    for (TunerNode* node = tuners_.load(std::memory_order_acquire); node; node = node->next) {
+      if (node->tuner.device() == id) return node->tuner;
+    }
+    std::lock_guard lock(tuners_mutex_);
+    for (TunerNode* node = tuners_.load(std::memory_order_acquire); node; node = node->next) {
+      if (node->tuner.device() == id) return node->tuner;
+    }
+    Settings settings = settings_ ? *settings_ : global_settings();
+    auto store = make_result_store(settings);
+    auto* node = new TunerNode{Tuner<Key>(op_, id, std::move(settings), std::move(store)),
+                               tuners_.load(std::memory_order_relaxed)};
+    tuners_.store(node, std::memory_order_release);
+    return node->tuner;
+  }
+
+  const std::string& op() const noexcept { return op_; }
+
+ private:
+  template <class Client, class Set, class... Inputs>
+  static constexpr void check_set() {
+    static_assert(requires(const Set& set, const std::remove_cvref_t<Inputs>&... inputs) {
+                    { set.make_key(inputs...) } -> std::convertible_to<Key>;
+                  },
+                  "the set's key generator must be callable with the inputs passed to execute() "
+                  "and return the LocalTuner's key type");
+    static_assert(requires(const Set& set, const Key& key,
+                           const std::remove_cvref_t<Inputs>&... inputs) {
+                    set.make_inputs(key, inputs...);
+                  },
+                  "the set's input generator must be callable as (key, inputs passed to "
+                  "execute()...)");
+  }
+
+  struct TunerNode {
+    Tuner<Key> tuner;
+    TunerNode* next;
+  };
+
+  std::string op_;
+  std::optional<Settings> settings_;
+  std::once_flag init_once_;
+  std::shared_ptr<const void> set_;
+  std::atomic<TunerNode*> tuners_{nullptr};
+  std::mutex tuners_mutex_;
+};
+
+}  // namespace tunekit

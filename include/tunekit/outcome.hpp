@@ -1,0 +1,64 @@
+// AutotuneOutcome: one candidate's measurement (or failure) in one tuning, and the table of them.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/error.hpp"
+
+namespace tunekit {
+
+/// How a candidate ended its tuning.
+enum class OutcomeStatus {
+  measured,  ///< measured fully; ranked by its median
+  dropped,   ///< racing stopped it early: clearly slower than the leader (its median still counts)
+  failed,    ///< it failed; see error
+  skipped,   ///< not measured (negative priority, or another priority level already worked)
+};
+
+std::string_view to_string(OutcomeStatus status);
+
+/// One candidate's result. Times are device seconds per call.
+struct AutotuneOutcome {
+  std::string name;
+  std::size_t index = 0;  ///< position in the tunable set
+  OutcomeStatus status = OutcomeStatus::skipped;
+  double median = 0;      ///< the statistic used to rank: median of the samples
+  double spread = 0;      ///< median absolute deviation of the samples (same unit as median)
+  double min = 0;
+  double max = 0;
+  std::size_t samples = 0;
+  std::size_t batch = 1;  ///< calls per sample (short kernels are timed in batches)
+  std::optional<AutotuneError> error;
+
+  bool ok() const noexcept {
+    return status == OutcomeStatus::measured || status == OutcomeStatus::dropped;
+  }
+};
+
+/// The outcomes of one tuning, ranked: working candidates fastest first, then the others.
+struct TuningReport {
+  std::string op;
+  std::string key;
+  std::string device;
+  double tuning_seconds = 0;  ///< wall time the whole tuning took
+  std::vector<AutotuneOutcome> outcomes;
+
+  /// The fastest working candidate, if any.
+  const AutotuneOutcome* winner() const;
+};
+
+/// Sorts working outcomes by median (fastest first) ahead of failed and skipped ones.
+void rank(std::vector<AutotuneOutcome>& outcomes);
+
+/// A table a person reads: every candidate's time and spread, the winner marked with '*',
+/// and FAILED lines with their reason.
+std::string format_report(const TuningReport& report);
+
+/// "1.234 ms", "15.2 us", ...
+std::string format_seconds(double seconds);
+
+}  // namespace tunekit

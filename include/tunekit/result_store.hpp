@@ -1,0 +1,57 @@
+// ResultStore: where tuning results outlive the process. The tuner talks to this interface only;
+// the file-backed store (cache.hpp) is the one tunekit ships.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tunekit/outcome.hpp"
+
+namespace tunekit {
+
+/// What one persistent entry is about. A result applies only where all four match.
+struct EntryId {
+  std::string device;       ///< DeviceId::identity()
+  std::string op;           ///< the LocalTuner's op name
+  std::string key;          ///< key_to_string(key)
+  std::uint64_t checksum;   ///< checksum of the tunable set (names, kernel sources, options)
+};
+
+/// A stored tuning: the winner, and every candidate's outcome for inspection and fallback.
+struct StoredResult {
+  std::string winner;          ///< name of the winning candidate
+  std::uint32_t winner_index;  ///< its index in the set
+  std::vector<AutotuneOutcome> outcomes;
+};
+
+/// Held while this process tunes an entry; other processes wait for it. Released on destruction.
+class TuningLock {
+ public:
+  virtual ~TuningLock() = default;
+};
+
+/// Persistent results, shared by threads and processes.
+class ResultStore {
+ public:
+  virtual ~ResultStore() = default;
+  /// The stored result for `id`, or nothing (absent, unreadable, or for another checksum).
+  virtual std::optional<StoredResult> load(const EntryId& id) = 0;
+  /// Stores `result` for `id`, replacing an older one. Failures are reported, not thrown.
+  virtual void save(const EntryId& id, const StoredResult& result) = 0;
+  /// Waits until no other process is tuning `id`, then holds it until the lock is destroyed.
+  virtual std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) = 0;
+};
+
+/// The store `settings` ask for: the file store under settings.resolved_cache_dir(), or null
+/// when the persistent cache is off. A directory that cannot be used is reported once and gives
+/// null: tuning goes on without persistence.
+struct Settings;
+std::shared_ptr<ResultStore> make_result_store(const Settings& settings);
+
+/// 64-bit XXH3 of `text`: stable across processes, builds and machines.
+std::uint64_t stable_hash(const std::string& text);
+
+}  // namespace tunekit

@@ -1,0 +1,68 @@
+// Settings: how hard to tune, what to log, where to keep results. Code sets them; environment
+// variables (TUNEKIT_*) override, so a user can change a built program's behaviour.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tunekit {
+
+/// How hard to search: more samples, less racing, bigger search budgets as the level rises.
+enum class Level { minimal, balanced, extensive, full };
+/// How much the tuner tells: nothing, one table per tuning, or every step.
+enum class LogLevel { quiet, info, debug };
+
+std::string_view to_string(Level level);
+std::string_view to_string(LogLevel level);
+
+/// The benchmark runner's numbers; `for_level` gives the defaults of each level.
+struct BenchmarkSettings {
+  std::size_t warmup_runs = 2;       ///< untimed-for-ranking runs first (builds, caches, clocks)
+  std::size_t min_samples = 5;       ///< samples before any early stop is considered
+  std::size_t max_samples = 30;      ///< hard cap per candidate
+  double target_spread = 0.02;       ///< stop sampling once MAD/median falls below this
+  double racing_factor = 1.5;        ///< drop a candidate once its median is this much over the
+                                     ///< leader's (infinity: never drop)
+  double min_sample_seconds = 1e-4;  ///< batch short calls up to this (and 100x timer resolution)
+  double max_candidate_seconds = 2;  ///< stop sampling a candidate after this much wall time
+
+  static BenchmarkSettings for_level(Level level);
+};
+
+/// Everything a LocalTuner needs to know that is not its tunable set.
+struct Settings {
+  Level level = Level::balanced;
+  LogLevel log = LogLevel::quiet;
+  bool persistent_cache = true;
+  std::filesystem::path cache_dir;  ///< empty: $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit
+  std::string device;               ///< OpenCL device selector: index or name substring
+  std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
+
+  /// `base` with every TUNEKIT_* variable that is set applied over it.
+  /// Throws AutotuneError(settings) naming the variable and the accepted values on a bad value.
+  static Settings from_environment(Settings base);
+  static Settings from_environment();
+
+  BenchmarkSettings benchmark_settings() const {
+    return benchmark ? *benchmark : BenchmarkSettings::for_level(level);
+  }
+  /// cache_dir, or the default location when it is empty.
+  std::filesystem::path resolved_cache_dir() const;
+};
+
+/// Parsers behind from_environment, public so that tools and tests can use them.
+/// Each throws AutotuneError(settings) naming `source` and the accepted values.
+Level parse_level(std::string_view text, std::string_view source = "TUNEKIT_LEVEL");
+LogLevel parse_log_level(std::string_view text, std::string_view source = "TUNEKIT_LOG");
+bool parse_cache_switch(std::string_view text, std::string_view source = "TUNEKIT_CACHE");
+
+/// The process-wide settings new tuners start from: set_global_settings() if it was called,
+/// else Settings::from_environment() (read once).
+Settings global_settings();
+void set_global_settings(Settings settings);
+
+}  // namespace tunekit

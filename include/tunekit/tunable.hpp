@@ -1,0 +1,105 @@
+// Tunable: one named candidate implementation of an op. TuneGroup: candidates that share a
+// priority, so that a key can order or skip whole families of them.
+#pragma once
+
+#include <concepts>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace tunekit {
+
+/// A named group of tunables with a priority function of the key. Groups are tried in order of
+/// priority; a negative priority skips the group for that key (unless nothing else works).
+template <class Key>
+class TuneGroup {
+ public:
+  TuneGroup(std::string name, std::function<int(const Key&)> priority)
+      : name_(std::move(name)), priority_(std::move(priority)) {}
+
+  const std::string& name() const noexcept { return name_; }
+  int priority(const Key& key) const { return priority_ ? priority_(key) : 0; }
+
+ private:
+  std::string name_;
+  std::function<int(const Key&)> priority_;
+};
+
+/// Text a candidate adds to its set's checksum: an OpenCL kernel's source and build options, so
+/// that editing the kernel invalidates cached results. Callables may provide it themselves with
+/// a `fingerprint()` member.
+template <class Fn>
+concept Fingerprinted = requires(const Fn& fn) {
+  { fn.fingerprint() } -> std::convertible_to<std::string>;
+};
+
+template <class Fn, class Key>
+class GroupedTunable;
+
+/// A named candidate: any callable over the op's (benchmark or real) inputs, optionally taking
+/// the client first. It may return a value, a tunekit::Result, or throw.
+template <class Fn>
+class Tunable {
+ public:
+  Tunable(std::string name, Fn fn) : name_(std::move(name)), fn_(std::move(fn)) {}
+
+  /// Adds `text` (e.g. kernel source + build options) to the set's checksum.
+  Tunable fingerprint(std::string text) && {
+    extra_fingerprint_ += std::move(text);
+    return std::move(*this);
+  }
+
+  /// Puts this tunable in `group`, with a priority inside it (negative: skip for that key).
+  template <class Key, class Priority = int (*)(const Key&)>
+    requires std::is_invocable_r_v<int, const Priority&, const Key&>
+  GroupedTunable<Fn, Key> group(TuneGroup<Key> group, Priority priority = nullptr) && {
+    return GroupedTunable<Fn, Key>(std::move(*this), std::move(group), std::move(priority));
+  }
+
+  const std::string& name() const noexcept { return name_; }
+  const Fn& function() const noexcept { return fn_; }
+  std::string fingerprint() const {
+    if constexpr (Fingerprinted<Fn>) {
+      return std::string(fn_.fingerprint()) + extra_fingerprint_;
+    } else {
+      return extra_fingerprint_;
+    }
+  }
+
+ private:
+  std::string name_;
+  Fn fn_;
+  std::string extra_fingerprint_;
+};
+
+template <class Fn>
+Tunable(const char*, Fn) -> Tunable<Fn>;
+template <class Fn>
+Tunable(std::string, Fn) -> Tunable<Fn>;
+
+/// A tunable placed in a TuneGroup, with its priority within the group.
+template <class Fn, class Key>
+class GroupedTunable {
+ public:
+  template <class Priority>
+  GroupedTunable(Tunable<Fn> tunable, TuneGroup<Key> group, Priority priority)
+      : tunable_(std::move(tunable)), group_(std::move(group)) {
+    if constexpr (std::is_pointer_v<Priority>) {
+      if (priority) priority_ = priority;
+    } else {
+      priority_ = std::move(priority);
+    }
+  }
+
+  const Tunable<Fn>& tunable() const noexcept { return tunable_; }
+  const TuneGroup<Key>& group() const noexcept { return group_; }
+  int priority(const Key& key) const { return priority_ ? priority_(key) : 0; }
+
+ private:
+  Tunable<Fn> tunable_;
+  TuneGroup<Key> group_;
+  std::function<int(const Key&)> priority_;
+};
+
+}  // namespace tunekit

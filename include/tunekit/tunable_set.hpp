@@ -1,0 +1,298 @@
+// TunableSet: the candidates of one op, with the key generator (inputs -> key) and the input
+// generator (key, inputs -> benchmark inputs) that the tuner needs to measure them.
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "tunekit/key.hpp"
+#include "tunekit/result.hpp"
+#include "tunekit/tunable.hpp"
+
+namespace tunekit {
+
+/// Concept: a key generator turns the inputs of execute() into the tuner's key.
+template <class F, class Key, class... Inputs>
+concept KeyGenerator = std::is_invocable_v<const F&, const Inputs&...> &&
+                       std::convertible_to<std::invoke_result_t<const F&, const Inputs&...>, Key>;
+
+/// Concept: an input generator makes the inputs to benchmark on from the key and the real
+/// inputs, so that tuning never writes into the caller's buffers.
+template <class F, class Key, class... Inputs>
+concept InputGenerator = std::is_invocable_v<const F&, const Key&, const Inputs&...>;
+
+/// Concept: a tune function can be called with the benchmark inputs, or the client then them.
+template <class F, class Client, class... Args>
+concept TuneFn = std::is_invocable_v<const F&, Client&, Args&...> ||
+                 std::is_invocable_v<const F&, Args&...>;
+
+/// An input generator that benchmarks on copies of the real inputs: right for values, wrong for
+/// handles to shared buffers (a copy of a handle writes into the caller's data).
+struct CloneInputs {
+  template <class Key, class... Inputs>
+  std::tuple<std::remove_cvref_t<Inputs>...> operator()(const Key&, const Inputs&... inputs) const {
+    return {inputs...};
+  }
+};
+
+/// Where a candidate lives in a set: which `.with(...)` entry, and which variant inside it.
+struct CandidateLocation {
+  std::uint32_t entry = 0;
+  std::uint32_t variant = 0;
+};
+
+/// The set has no validator: candidates are not compared with a reference.
+struct NoValidation {};
+
+namespace detail {
+
+template <class T>
+inline constexpr bool is_tuple_v = false;
+template <class... T>
+inline constexpr bool is_tuple_v<std::tuple<T...>> = true;
+
+template <class T>
+inline constexpr bool is_grouped_v = false;
+template <class Fn, class Key>
+inline constexpr bool is_grouped_v<GroupedTunable<Fn, Key>> = true;
+
+template <class Entry>
+decltype(auto) tunable_of(const Entry& entry) {
+  if constexpr (is_grouped_v<Entry>) {
+    return entry.tunable();
+  } else {
+    return (entry);
+  }
+}
+
+template <class Fn, class Client, class... Args>
+decltype(auto) invoke_tunable(const Fn& fn, Client& client, Args&... args) {
+  if constexpr (std::is_invocable_v<const Fn&, Client&, Args&...>) {
+    return std::invoke(fn, client, args...);
+  } else {
+    static_assert(std::is_invocable_v<const Fn&, Args&...>,
+                  "a tunable cannot be called with the benchmark inputs (nor with the client "
+                  "followed by them): check its parameters against the input generator's result");
+    return std::invoke(fn, args...);
+  }
+}
+
+// What a call through the set returns: the tunables' common return type, or Result<T> when some
+// return T and others Result<T>.
+struct mismatched_results {};
+template <class... R>
+struct common_call_result {
+  using type = mismatched_results;
+};
+template <class R>
+struct common_call_result<R> {
+  using type = R;
+};
+template <class R0, class R1, class... Rest>
+struct common_call_result<R0, R1, Rest...> {
+  using type = std::conditional_t<
+      (std::is_same_v<R0, R1> && ... && std::is_same_v<R0, Rest>), R0,
+      std::conditional_t<(std::is_same_v<unwrapped_result_t<R0>, unwrapped_result_t<R1>> && ... &&
+                          std::is_same_v<unwrapped_result_t<R0>, unwrapped_result_t<Rest>>),
+                         Result<unwrapped_result_t<R0>>, mismatched_results>>;
+};
+template <class... R>
+using common_call_result_t = typename common_call_result<R...>::type;
+
+template <class Entry, class Client, class... Args>
+using entry_result_t =
+    decltype(invoke_tunable(tunable_of(std::declval<const Entry&>()).function(),
+                            std::declval<Client&>(), std::declval<Args&>()...));
+
+}  // namespace detail
+
+/// Priority of one candidate for one key: its group's, then its own inside the group.
+struct CandidatePriority {
+  int group = 0;
+  int own = 0;
+  bool skipped() const noexcept { return group < 0 || own < 0; }
+};
+
+/// The candidates of one op. Build it once (LocalTuner::init) with `.with(tunable)` calls; index 0
+/// is the safe default and the validation reference.
+template <class KeyGen, class InputGen, class Validator = NoValidation, class... Entries>
+class TunableSet {
+ public:
+  static constexpr std::size_t entry_count = sizeof...(Entries);
+
+  TunableSet(KeyGen key_generator, InputGen input_generator)
+    requires(sizeof...(Entries) == 0)
+      : key_generator_(std::move(key_generator)), input_generator_(std::move(input_generator)) {}
+
+  TunableSet(KeyGen key_generator, InputGen input_generator, Validator validator,
+             std::tuple<Entries...> entries)
+      : key_generator_(std::move(key_generator)),
+        input_generator_(std::move(input_generator)),
+        validator_(std::move(validator)),
+        entries_(std::move(entries)) {}
+
+  /// A new set with `tunable` (a Tunable or a GroupedTunable) appended.
+  template <class Fn>
+  auto with(Tunable<Fn> tunable) && {
+    return append(std::move(tunable));
+  }
+  template <class Fn, class Key>
+  auto with(GroupedTunable<Fn, Key> tunable) && {
+    return append(std::move(tunable));
+  }
+
+  /// Validation at tuning time: `check(reference, candidate)` compares a candidate's output with
+  /// candidate 0's and returns true/false or an optional error message (empty = fine). The
+  /// output is the tunable's return value, or the benchmark inputs tuple when it returns void.
+  /// The input generator must then be deterministic for a key (seed it from the key).
+  template <class Check>
+  auto validate_with(Check check) && {
+    return TunableSet<KeyGen, InputGen, Check, Entries...>(
+        std::move(key_generator_), std::move(input_generator_), std::move(check),
+        std::move(entries_));
+  }
+
+  static constexpr bool validates = !std::is_same_v<Validator, NoValidation>;
+
+  /// Number of candidates.
+  std::size_t size() const noexcept { return sizeof...(Entries); }
+
+  std::string name(std::size_t index) const {
+    return visit_entry<std::string>(
+        index, [](const auto& entry) { return detail::tunable_of(entry).name(); });
+  }
+
+  CandidateLocation locate(std::size_t index) const noexcept {
+    return {static_cast<std::uint32_t>(index), 0};
+  }
+
+  template <class Key>
+  CandidatePriority priority(std::size_t index, const Key& key) const {
+    return visit_entry<CandidatePriority>(index, [&](const auto& entry) -> CandidatePriority {
+      if constexpr (detail::is_grouped_v<std::remove_cvref_t<decltype(entry)>>) {
+        return {entry.group().priority(key), entry.priority(key)};
+      } else {
+        return {};
+      }
+    });
+  }
+
+  /// Name of the candidate's group ("" when it has none).
+  std::string group_name(std::size_t index) const {
+    return visit_entry<std::string>(index, [](const auto& entry) -> std::string {
+      if constexpr (detail::is_grouped_v<std::remove_cvref_t<decltype(entry)>>) {
+        return entry.group().name();
+      } else {
+        return {};
+      }
+    });
+  }
+
+  /// Everything that decides whether a cached result still applies: names in order and every
+  /// candidate's fingerprint (kernel sources, build options). Hashed by the tuner.
+  std::string checksum_text() const {
+    std::string text = "tunekit-set-v1\n";
+    for (std::size_t i = 0; i < size(); ++i) {
+      text += name(i);
+      text += '\n';
+      text += visit_entry<std::string>(
+          i, [](const auto& e) { return detail::tunable_of(e).fingerprint(); });
+      text += '\n';
+    }
+    return text;
+  }
+
+  template <class... Inputs>
+  std::invoke_result_t<const KeyGen&, const Inputs&...> make_key(const Inputs&... inputs) const {
+    return std::invoke(key_generator_, inputs...);
+  }
+
+  /// The benchmark inputs, always as a tuple.
+  template <class Key, class... Inputs>
+    requires std::is_invocable_v<const InputGen&, const Key&, const Inputs&...>
+  auto make_inputs(const Key& key, const Inputs&... inputs) const {
+    using Made = std::invoke_result_t<const InputGen&, const Key&, const Inputs&...>;
+    if constexpr (detail::is_tuple_v<Made>) {
+      return std::invoke(input_generator_, key, inputs...);
+    } else {
+      return std::tuple<Made>(std::invoke(input_generator_, key, inputs...));
+    }
+  }
+
+  const Validator& validator() const noexcept { return validator_; }
+
+  /// Calls candidate `where` through a table of function pointers: no allocation, one jump.
+  template <class Client, class... Args>
+  decltype(auto) call(CandidateLocation where, Client& client, Args&... args) const {
+    static_assert(sizeof...(Entries) > 0, "the tunable set is empty: add candidates with .with()");
+    static_assert((TuneFn<decltype(detail::tunable_of(std::declval<const Entries&>()).function()),
+                          Client, Args...> && ...),
+                  "a tunable cannot be called with the benchmark inputs (nor with the client "
+                  "followed by them)");
+    using R = detail::common_call_result_t<detail::entry_result_t<Entries, Client, Args...>...>;
+    static_assert(!std::is_same_v<R, detail::mismatched_results>,
+                  "every tunable in a set must return the same type for the same inputs (a "
+                  "tunekit::Result<T> and a plain T count as the same)");
+    using Caller = R (*)(const TunableSet&, Client&, Args&...);
+    static constexpr auto table = []<std::size_t... I>(std::index_sequence<I...>) {
+      return std::array<Caller, sizeof...(Entries)>{&call_entry<I, R, Client, Args...>...};
+    }(std::index_sequence_for<Entries...>{});
+    return table[where.entry](*this, client, args...);
+  }
+
+ private:
+  template <class Entry>
+  auto append(Entry entry) {
+    return TunableSet<KeyGen, InputGen, Validator, Entries..., Entry>(
+        std::move(key_generator_), std::move(input_generator_), std::move(validator_),
+        std::tuple_cat(std::move(entries_), std::tuple<Entry>(std::move(entry))));
+  }
+
+  template <std::size_t I, class R, class Client, class... Args>
+  static R call_entry(const TunableSet& set, Client& client, Args&... args) {
+    const auto& fn = detail::tunable_of(std::get<I>(set.entries_)).function();
+    using Raw = decltype(detail::invoke_tunable(fn, client, args...));
+    if constexpr (std::is_same_v<Raw, R>) {
+      return detail::invoke_tunable(fn, client, args...);
+    } else if constexpr (std::is_void_v<Raw>) {
+      detail::invoke_tunable(fn, client, args...);
+      return R{};
+    } else {
+      return R(detail::invoke_tunable(fn, client, args...));
+    }
+  }
+
+  template <class R, class Visitor>
+  R visit_entry(std::size_t index, Visitor&& visitor) const {
+    return visit_impl<R>(index, visitor, std::index_sequence_for<Entries...>{});
+  }
+  template <class R, class Visitor, std::size_t... I>
+  R visit_impl(std::size_t index, Visitor& visitor, std::index_sequence<I...>) const {
+    std::optional<R> result;
+    ((index == I ? (result.emplace(visitor(std::get<I>(entries_))), true) : false) || ...);
+    if (!result) throw std::out_of_range("tunekit: candidate index out of range");
+    return std::move(*result);
+  }
+
+  template <class, class, class, class...>
+  friend class TunableSet;
+
+  KeyGen key_generator_;
+  InputGen input_generator_;
+  Validator validator_{};
+  std::tuple<Entries...> entries_;
+};
+
+template <class KeyGen, class InputGen>
+TunableSet(KeyGen, InputGen) -> TunableSet<KeyGen, InputGen, NoValidation>;
+
+}  // namespace tunekit

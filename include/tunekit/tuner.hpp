@@ -1,0 +1,482 @@
+// Tuner: one device's tuning state for one op: the in-memory cache of winners, the persistent
+// store, and the procedure that measures candidates and picks the winner.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "tunekit/benchmark.hpp"
+#include "tunekit/detail/insert_only_map.hpp"
+#include "tunekit/device_id.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/key.hpp"
+#include "tunekit/outcome.hpp"
+#include "tunekit/result.hpp"
+#include "tunekit/result_store.hpp"
+#include "tunekit/settings.hpp"
+#include "tunekit/timing_client.hpp"
+#include "tunekit/tunable_set.hpp"
+
+namespace tunekit {
+
+/// What a call through `set` returns once a tunekit::Result is unwrapped.
+template <class Set, class Client, class... Inputs>
+using execute_result_t = unwrapped_result_t<decltype(std::declval<const Set&>().call(
+    CandidateLocation{}, std::declval<Client&>(), std::declval<Inputs&>()...))>;
+
+/// Writes a warning line to stderr; the library's single place for it.
+void warn(const std::string& message);
+
+/// The AutotuneError an exception_ptr stands for (see error_from_current_exception).
+AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable);
+
+/// Per-device tuning state of one op.
+template <AutotuneKey Key>
+class Tuner {
+ public:
+  Tuner(std::string op, DeviceId device, Settings settings, std::shared_ptr<ResultStore> store)
+      : op_(std::move(op)),
+        device_(std::move(device)),
+        settings_(std::move(settings)),
+        store_(std::move(store)) {}
+
+  /// Runs the winner for `key` on `inputs`, tuning first on a miss. Hot path (winner known):
+  /// one lock-free lookup and one indirect call.
+  template <TimingClient Client, class Set, class... Inputs>
+  execute_result_t<Set, Client, Inputs...> execute(Client& client, const Set& set, const Key& key,
+                                                   Inputs&... inputs) {
+    if (const Decision* decision = decisions_.find(key)) {
+      try {
+        return run(*decision, client, set, inputs...);
+      } catch (...) {
+        return recover(std::current_exception(), decision->index, client, set, key, inputs...);
+      }
+    }
+    return tune_and_run(client, set, key, inputs...);
+  }
+
+  /// The winner's location for `key`, tuning first on a miss (for prepared dispatch).
+  template <TimingClient Client, class Set, class... Inputs>
+  CandidateLocation winner(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    if (const Decision* decision = decisions_.find(key)) return decision->location;
+    std::lock_guard lock(tuning_mutex_);
+    const Decision* decision = decisions_.find(key);
+    if (decision == nullptr) decision = decisions_.insert(key, decide(client, set, key, inputs...));
+    return decision->location;
+  }
+
+  /// The report of the tuning (or cache load) that decided `key`, if any.
+  std::optional<TuningReport> report(const Key& key) const {
+    std::lock_guard lock(reports_mutex_);
+    auto it = reports_.find(key_to_string(key));
+    if (it == reports_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  /// Every report this tuner holds, by key.
+  std::vector<TuningReport> reports() const {
+    std::lock_guard lock(reports_mutex_);
+    std::vector<TuningReport> all;
+    for (const auto& [key, report] : reports_) all.push_back(report);
+    return all;
+  }
+
+  /// Forgets the in-memory winners (the persistent store keeps its entries).
+  void clear_memory() {
+    std::lock_guard lock(tuning_mutex_);
+    decisions_.clear();
+  }
+
+  const DeviceId& device() const noexcept { return device_; }
+  const std::string& op() const noexcept { return op_; }
+  const Settings& settings() const noexcept { return settings_; }
+
+ private:
+  /// The winner of one key and the working candidates behind it, fastest first.
+  struct Decision {
+    std::uint32_t index = 0;
+    CandidateLocation location;
+    std::vector<std::uint32_t> ranking;
+    std::vector<AutotuneError> failures;  // of candidates that failed, in tuning or later
+  };
+
+  template <class Client, class Set, class... Inputs>
+  static execute_result_t<Set, Client, Inputs...> run(const Decision& decision, Client& client,
+                                                      const Set& set, Inputs&... inputs) {
+    return call_unwrapped(decision.location, client, set, inputs...);
+  }
+
+  template <class Client, class Set, class... Args>
+  static execute_result_t<Set, Client, Args...> call_unwrapped(CandidateLocation where,
+                                                               Client& client, const Set& set,
+                                                               Args&... args) {
+    using Raw = decltype(set.call(where, client, args...));
+    if constexpr (is_result_v<Raw>) {
+      Raw result = set.call(where, client, args...);
+      if (!result) throw result.error();
+      if constexpr (!std::is_void_v<typename Raw::value_type>) return std::move(result).value();
+    } else {
+      return set.call(where, client, args...);
+    }
+  }
+
+  template <class Client, class Set, class... Inputs>
+  execute_result_t<Set, Client, Inputs...> tune_and_run(Client& client, const Set& set,
+                                                        const Key& key, Inputs&... inputs) {
+    const Decision* decision = nullptr;
+    {
+      std::lock_guard lock(tuning_mutex_);  // one tuning at a time per device: fair timings
+      decision = decisions_.find(key);
+      if (decision == nullptr) {
+        decision = decisions_.insert(key, decide(client, set, key, inputs...));
+      }
+    }
+    try {
+      return run(*decision, client, set, inputs...);
+    } catch (...) {
+      return recover(std::current_exception(), decision->index, client, set, key, inputs...);
+    }
+  }
+
+  // The winner failed on real inputs (an anchored key can hide a shape it cannot handle):
+  // move to the next-best working candidate, record it, and try again.
+  template <class Client, class Set, class... Inputs>
+  execute_result_t<Set, Client, Inputs...> recover(std::exception_ptr failure,
+                                                   std::uint32_t failed, Client& client,
+                                                   const Set& set, const Key& key,
+                                                   Inputs&... inputs) {
+    for (;;) {
+      const Decision* next = nullptr;
+      {
+        std::lock_guard lock(tuning_mutex_);
+        const Decision* current = decisions_.find(key);
+        if (current == nullptr) {
+          next = decisions_.insert(key, decide(client, set, key, inputs...));
+        } else if (current->index != failed) {
+          next = current;  // another thread has moved on already
+        } else {
+          Decision moved = *current;
+          moved.failures.push_back(error_from_exception(failure, set.name(failed)));
+          std::erase(moved.ranking, failed);
+          if (moved.ranking.empty()) {
+            throw AutotuneError(ErrorKind::no_valid_candidate,
+                                "no candidate of '" + op_ + "' works for " + key_to_string(key) +
+                                    " on the real inputs",
+                                {}, moved.failures);
+          }
+          moved.index = moved.ranking.front();
+          moved.location = set.locate(moved.index);
+          warn("tunekit: " + op_ + " [" + key_to_string(key) + "]: winner '" + set.name(failed) +
+               "' failed on real inputs (" + moved.failures.back().message() +
+               "); falling back to '" + set.name(moved.index) + "'");
+          persist(set, key, moved);
+          next = decisions_.insert(key, std::move(moved));
+        }
+      }
+      try {
+        return run(*next, client, set, inputs...);
+      } catch (...) {
+        failure = std::current_exception();
+        failed = next->index;
+      }
+    }
+  }
+
+  template <class Set>
+  EntryId entry_id(const Set& set, const Key& key) {
+    if (!checksum_) checksum_ = stable_hash(set.checksum_text());
+    return EntryId{device_.identity(), op_, key_to_string(key), *checksum_};
+  }
+
+  // Called with tuning_mutex_ held: from the store if it has the key, else by tuning.
+  template <class Client, class Set, class... Inputs>
+  Decision decide(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    if (!store_) return from_report(set, tune(client, set, key, inputs...));
+    const EntryId id = entry_id(set, key);
+    if (auto stored = load(set, id)) return *stored;
+    std::unique_ptr<TuningLock> process_lock;
+    try {
+      process_lock = store_->lock_for_tuning(id);  // another process may be tuning this key
+    } catch (const std::exception& e) {
+      warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
+    }
+    if (auto stored = load(set, id)) return *stored;
+    Decision decision = from_report(set, tune(client, set, key, inputs...));
+    persist(set, key, decision);
+    return decision;
+  }
+
+  template <class Set>
+  std::optional<Decision> load(const Set& set, const EntryId& id) {
+    std::optional<StoredResult> stored;
+    try {
+      stored = store_->load(id);
+    } catch (const std::exception& e) {
+      warn(std::string("tunekit: cache read failed, tuning instead: ") + e.what());
+    }
+    if (!stored) return std::nullopt;
+    TuningReport report{op_, id.key, device_.identity(), 0, stored->outcomes};
+    rank(report.outcomes);
+    Decision decision;
+    for (const auto& outcome : report.outcomes) {
+      // An outcome that no longer names the same candidate is stale: ignore it.
+      if (outcome.ok() && outcome.index < set.size() && set.name(outcome.index) == outcome.name) {
+        decision.ranking.push_back(static_cast<std::uint32_t>(outcome.index));
+      }
+    }
+    if (decision.ranking.empty() || decision.ranking.front() != stored->winner_index ||
+        set.name(stored->winner_index) != stored->winner) {
+      warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
+      return std::nullopt;
+    }
+    decision.index = decision.ranking.front();
+    decision.location = set.locate(decision.index);
+    if (settings_.log >= LogLevel::debug) {
+      std::clog << "tunekit: " << op_ << " [" << id.key << "]: '" << stored->winner
+                << "' from the persistent cache\n";
+    }
+    remember(std::move(report));
+    return decision;
+  }
+
+  template <class Set>
+  void persist(const Set& set, const Key& key, const Decision& decision) {
+    if (!store_) return;
+    StoredResult result{set.name(decision.index), decision.index, {}};
+    if (auto known = report(key)) result.outcomes = known->outcomes;
+    // Candidates that failed after tuning are stored as failed, so a reload ranks them out.
+    for (const auto& failure : decision.failures) {
+      for (auto& outcome : result.outcomes) {
+        if (outcome.name == failure.tunable() && outcome.ok()) {
+          outcome.status = OutcomeStatus::failed;
+          outcome.error = failure;
+        }
+      }
+    }
+    try {
+      store_->save(entry_id(set, key), result);
+    } catch (const std::exception& e) {
+      warn(std::string("tunekit: cache write failed, result kept in memory only: ") + e.what());
+    }
+  }
+
+  template <class Set>
+  Decision from_report(const Set& set, const TuningReport& report) {
+    Decision decision;
+    std::vector<AutotuneError> reasons;
+    for (const auto& outcome : report.outcomes) {
+      if (outcome.ok()) {
+        decision.ranking.push_back(static_cast<std::uint32_t>(outcome.index));
+      } else if (outcome.error) {
+        reasons.push_back(*outcome.error);
+      }
+    }
+    if (decision.ranking.empty()) {
+      if (set.size() == 0) {
+        throw AutotuneError(ErrorKind::no_valid_candidate,
+                            "the tunable set of '" + op_ + "' is empty");
+      }
+      throw AutotuneError(ErrorKind::no_valid_candidate,
+                          "no candidate of '" + op_ + "' works for " + report.key, {},
+                          std::move(reasons));
+    }
+    decision.index = decision.ranking.front();
+    decision.location = set.locate(decision.index);
+    return decision;
+  }
+
+  // Candidates grouped into priority levels, best first; a level is only measured when every
+  // candidate of the levels before it failed. Negatively prioritised ones come last of all.
+  template <class Set>
+  std::vector<std::vector<std::size_t>> plan(const Set& set, const Key& key,
+                                             std::vector<AutotuneOutcome>& outcomes) {
+    struct Planned {
+      std::size_t index;
+      CandidatePriority priority;
+    };
+    std::vector<Planned> eligible, skipped;
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      try {
+        const CandidatePriority p = set.priority(i, key);
+        (p.skipped() ? skipped : eligible).push_back({i, p});
+      } catch (...) {
+        outcomes[i].status = OutcomeStatus::failed;
+        outcomes[i].error = error_from_exception(std::current_exception(), outcomes[i].name);
+      }
+    }
+    const auto by_priority = [](const Planned& a, const Planned& b) {
+      return std::tie(b.priority.group, b.priority.own) < std::tie(a.priority.group, a.priority.own);
+    };
+    std::stable_sort(eligible.begin(), eligible.end(), by_priority);
+    std::vector<std::vector<std::size_t>> levels;
+    for (std::size_t i = 0; i < eligible.size(); ++i) {
+      if (i == 0 || by_priority(eligible[i - 1], eligible[i])) levels.emplace_back();
+      levels.back().push_back(eligible[i].index);
+    }
+    if (!skipped.empty()) {
+      levels.emplace_back();
+      for (const auto& s : skipped) levels.back().push_back(s.index);
+    }
+    return levels;
+  }
+
+  template <class Client, class Set, class... Inputs>
+  TuningReport tune(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    const auto started = std::chrono::steady_clock::now();
+    TuningReport report{op_, key_to_string(key), device_.identity(), 0, {}};
+    std::vector<AutotuneOutcome> outcomes(set.size());
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      outcomes[i].name = set.name(i);
+      outcomes[i].index = i;
+    }
+    const auto levels = plan(set, key, outcomes);
+    const BenchmarkSettings bench = settings_.benchmark_settings();
+    Validation<Client, Set, Inputs...> validation;
+    double leader = std::numeric_limits<double>::infinity();
+    bool found = false;
+    for (const auto& level : levels) {
+      for (std::size_t i : level) {
+        outcomes[i] = measure(i, client, set, key, bench, leader, validation, inputs...);
+        if (outcomes[i].ok()) leader = std::min(leader, outcomes[i].median);
+      }
+      found = found || std::isfinite(leader);
+      if (found) break;
+    }
+    for (auto& outcome : outcomes) {
+      if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
+        outcome.error = AutotuneError(ErrorKind::skipped,
+                                      found ? "a candidate of higher priority works"
+                                            : "skipped by priority",
+                                      outcome.name);
+      }
+    }
+    rank(outcomes);
+    report.outcomes = std::move(outcomes);
+    report.tuning_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (settings_.log >= LogLevel::info) std::clog << format_report(report);
+    remember(report);
+    return report;
+  }
+
+  // The reference output for validation: the first candidate that runs, computed once.
+  template <class Client, class Set, class... Inputs>
+  struct Validation {
+    using Output = execute_result_t<Set, Client, Inputs...>;
+    using Bench = decltype(std::declval<const Set&>().make_inputs(std::declval<const Key&>(),
+                                                                  std::declval<const Inputs&>()...));
+    using Compared = std::conditional_t<std::is_void_v<Output>, Bench, Output>;
+    std::optional<Compared> reference;
+    std::string reference_name;
+    bool tried = false;
+  };
+
+  template <class Client, class Set, class Bench>
+  static auto output_of(CandidateLocation where, Client& client, const Set& set, Bench& bench) {
+    return std::apply(
+        [&](auto&... args) {
+          using Output = decltype(call_unwrapped(where, client, set, args...));
+          if constexpr (std::is_void_v<Output>) {
+            call_unwrapped(where, client, set, args...);
+            return bench;
+          } else {
+            return call_unwrapped(where, client, set, args...);
+          }
+        },
+        bench);
+  }
+
+  template <class Client, class Set, class... Inputs>
+  AutotuneOutcome measure(std::size_t index, Client& client, const Set& set, const Key& key,
+                          const BenchmarkSettings& bench_settings, double leader,
+                          Validation<Client, Set, Inputs...>& validation, Inputs&... inputs) {
+    const std::string name = set.name(index);
+    const CandidateLocation where = set.locate(index);
+    AutotuneOutcome failed;
+    failed.name = name;
+    failed.index = index;
+    failed.status = OutcomeStatus::failed;
+    using Bench = typename Validation<Client, Set, Inputs...>::Bench;
+    std::optional<Bench> bench;
+    try {
+      bench.emplace(set.make_inputs(key, inputs...));
+    } catch (...) {
+      const auto cause = error_from_exception(std::current_exception(), name);
+      failed.error = AutotuneError(cause.kind(), "the input generator failed: " + cause.message(),
+                                   name);
+      return failed;
+    }
+    if constexpr (Set::validates) {
+      if (!validation.tried) {
+        validation.tried = true;
+        for (std::size_t r = 0; r < set.size() && !validation.reference; ++r) {
+          try {
+            auto reference_inputs = set.make_inputs(key, inputs...);
+            validation.reference.emplace(output_of(set.locate(r), client, set, reference_inputs));
+            validation.reference_name = set.name(r);
+          } catch (...) {
+          }
+        }
+      }
+      if (validation.reference) {
+        try {
+          const auto output = output_of(where, client, set, *bench);
+          const auto verdict = std::invoke(set.validator(), std::as_const(*validation.reference),
+                                           std::as_const(output));
+          std::optional<std::string> problem;
+          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
+            if (!verdict) problem = "output differs from the reference";
+          } else {
+            if (verdict && !verdict->empty()) problem = *verdict;
+          }
+          if (problem) {
+            failed.error = AutotuneError(ErrorKind::wrong_output,
+                                         *problem + " (reference: '" + validation.reference_name +
+                                             "')",
+                                         name);
+            return failed;
+          }
+        } catch (...) {
+          failed.error = error_from_exception(std::current_exception(), name);
+          return failed;
+        }
+      }
+    }
+    auto run_once = [&] {
+      std::apply([&](auto&... args) { (void)call_unwrapped(where, client, set, args...); }, *bench);
+    };
+    return measure_candidate(client, FunctionRef<void()>(run_once), bench_settings, leader, name,
+                             index);
+  }
+
+  void remember(TuningReport report) {
+    std::lock_guard lock(reports_mutex_);
+    reports_.insert_or_assign(report.key, std::move(report));
+  }
+
+  std::string op_;
+  DeviceId device_;
+  Settings settings_;
+  std::shared_ptr<ResultStore> store_;
+  std::optional<std::uint64_t> checksum_;
+  detail::InsertOnlyMap<Key, Decision, KeyHash, KeyEqual> decisions_;
+  std::mutex tuning_mutex_;
+  mutable std::mutex reports_mutex_;
+  std::map<std::string, TuningReport> reports_;
+};
+
+}  // namespace tunekit

@@ -1,0 +1,36 @@
+// Naive GEMM: one work-item computes one element of C = alpha*A*B + beta*C (row-major), reading A and B from global memory.
+/*
+  Macros (default):
+    PRECISION  32 | 16   storage type of A, B, C: float, or half (read with vload_half, written with
+                         vstore_half; works without cl_khr_fp16). Arithmetic is always float.
+  Kernel: matmul_naive(M, N, K, alpha, beta, A, B, C)
+    A is M x K, B is K x N, C is M x N, all row-major, densely packed (leading dims K, N, N).
+    beta == 0 does not read C (C may hold garbage / NaN).
+  NDRange: any local size (lx, ly) the device accepts (e.g. 16 x 16, or 64 x 1 on CPUs);
+    global = (roundup(N, lx), roundup(M, ly)). Work-items outside C do nothing.
+*/
+#ifndef PRECISION
+#define PRECISION 32
+#endif
+#if PRECISION == 16
+typedef half real;
+#define LD(p, i) vload_half((i), (p))
+#define ST(p, i, v) vstore_half((v), (i), (p))
+#else
+typedef float real;
+#define LD(p, i) ((p)[i])
+#define ST(p, i, v) ((p)[i] = (v))
+#endif
+
+__kernel void matmul_naive(const int M, const int N, const int K, const float alpha, const float beta,
+                           __global const real* restrict A, __global const real* restrict B,
+                           __global real* C) {
+  const int col = get_global_id(0);
+  const int row = get_global_id(1);
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc = mad(LD(A, row * K + k), LD(B, k * N + col), acc);
+  const int idx = row * N + col;
+  const float c = alpha * acc;
+  ST(C, idx, beta != 0.0f ? mad(beta, LD(C, idx), c) : c);
+}

@@ -1,0 +1,260 @@
+// Register-blocked GEMM: each work-group computes an MWG x NWG tile of C = alpha*A*B + beta*C (row-major) from KWG-deep tiles of A (stored transposed) and B in local memory, each work-item a WPTM x WPTN register block read with vector loads; DB=1 double-buffers the local tiles.
+/*
+  Macros (default)   meaning
+    PRECISION 32|16  storage type of A, B, C: float, or half (vload_half/vstore_half, no cl_khr_fp16
+                     needed). Local tiles and accumulation are always float.
+    MWG  64          rows of C per work-group
+    NWG  64          columns of C per work-group
+    KWG  16          depth of one K tile
+    MDIMC 16         work-items along M  (local size dim 1)
+    NDIMC 16         work-items along N  (local size dim 0)
+    VWM  4           width of local-memory reads of A (1,2,4,8)
+    VWN  4           width of local-memory reads of B (1,2,4,8)
+    VW   4           width of global loads of A (along K) and of B (along N) (1,2,4,8)
+    PADA 4           padding (floats) of each row of the transposed A tile
+    PADB 0           padding (floats) of each row of the B tile
+    DB   0|1         1: two local buffers, next tile prefetched into registers while computing
+  Derived: WPTM = MWG/MDIMC, WPTN = NWG/NDIMC (outputs per work-item), NT = MDIMC*NDIMC.
+  Constraints (checked with #error):
+    MWG % (MDIMC*VWM) == 0, NWG % (NDIMC*VWN) == 0, KWG % VW == 0, NWG % VW == 0,
+    (MWG*KWG) % (VW*NT) == 0, (KWG*NWG) % (VW*NT) == 0, PADA % VWM == 0, PADB % VW == 0, PADB % VWN == 0.
+  Local memory: (DB+1) * KWG * ((MWG+PADA) + (NWG+PADB)) * 4 bytes.
+  Registers per work-item: about WPTM*WPTN + WPTM + WPTN + (MWG+NWG)*KWG/NT floats.
+  Kernel: matmul_reg(M, N, K, alpha, beta, A, B, C): A M x K, B K x N, C M x N, row-major, dense.
+    beta == 0 does not read C.
+  NDRange: local = (NDIMC, MDIMC); global = (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC).
+  Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load;
+  vector global loads are used when K % VW == 0 (A) and N % VW == 0 (B), element loads otherwise
+  (a uniform per-launch choice; buffers must be VW*4-byte aligned, as clCreateBuffer's are).
+*/
+#ifndef PRECISION
+#define PRECISION 32
+#endif
+#ifndef MWG
+#define MWG 64
+#endif
+#ifndef NWG
+#define NWG 64
+#endif
+#ifndef KWG
+#define KWG 16
+#endif
+#ifndef MDIMC
+#define MDIMC 16
+#endif
+#ifndef NDIMC
+#define NDIMC 16
+#endif
+#ifndef VWM
+#define VWM 4
+#endif
+#ifndef VWN
+#define VWN 4
+#endif
+#ifndef VW
+#define VW 4
+#endif
+#ifndef PADA
+#define PADA 4
+#endif
+#ifndef PADB
+#define PADB 0
+#endif
+#ifndef DB
+#define DB 0
+#endif
+
+#define WPTM (MWG / MDIMC)
+#define WPTN (NWG / NDIMC)
+#define NT (MDIMC * NDIMC)
+#define KV (KWG / VW)                 // vectors per row of the A tile
+#define NV (NWG / VW)                 // vectors per row of the B tile
+#define LA ((MWG * KWG) / (VW * NT))  // A vectors loaded per work-item per tile
+#define LB ((KWG * NWG) / (VW * NT))  // B vectors loaded per work-item per tile
+
+#if MWG % (MDIMC * VWM) != 0
+#error "MWG must be a multiple of MDIMC*VWM"
+#endif
+#if NWG % (NDIMC * VWN) != 0
+#error "NWG must be a multiple of NDIMC*VWN"
+#endif
+#if KWG % VW != 0 || NWG % VW != 0
+#error "KWG and NWG must be multiples of VW"
+#endif
+#if (MWG * KWG) % (VW * NT) != 0 || (KWG * NWG) % (VW * NT) != 0
+#error "MWG*KWG and KWG*NWG must be multiples of VW*MDIMC*NDIMC"
+#endif
+#if PADA % VWM != 0 || PADB % VW != 0 || PADB % VWN != 0
+#error "PADA must be a multiple of VWM, PADB of VW and VWN"
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+typedef float float1;
+
+// Private-array <-> vector helpers, one per width (vstore1/vload1 do not exist).
+#define TOARR_1(v, t) ((t)[0] = (v))
+#define TOARR_2(v, t) vstore2((v), 0, (t))
+#define TOARR_4(v, t) vstore4((v), 0, (t))
+#define TOARR_8(v, t) vstore8((v), 0, (t))
+#define FROMARR_1(t) ((t)[0])
+#define FROMARR_2(t) vload2(0, (t))
+#define FROMARR_4(t) vload4(0, (t))
+#define FROMARR_8(t) vload8(0, (t))
+
+#if PRECISION == 16
+typedef half real;
+#define LD(p, i) vload_half((i), (p))
+#define ST(p, i, v) vstore_half((v), (i), (p))
+#define GLOAD_1(p, i) vload_half((i), (p))
+#define GLOAD_2(p, i) vload_half2(0, (p) + (i))
+#define GLOAD_4(p, i) vload_half4(0, (p) + (i))
+#define GLOAD_8(p, i) vload_half8(0, (p) + (i))
+#else
+typedef float real;
+#define LD(p, i) ((p)[i])
+#define ST(p, i, v) ((p)[i] = (v))
+// Aligned vector loads: the caller guarantees i % width == 0 and an aligned buffer.
+#define GLOAD_1(p, i) ((p)[i])
+#define GLOAD_2(p, i) (*(__global const float2*)((p) + (i)))
+#define GLOAD_4(p, i) (*(__global const float4*)((p) + (i)))
+#define GLOAD_8(p, i) (*(__global const float8*)((p) + (i)))
+#endif
+typedef CAT(float, VW) floatV;
+typedef CAT(float, VWM) floatM;
+typedef CAT(float, VWN) floatN;
+
+// Global -> registers: this work-item's LA vectors of the A tile starting at column k0.
+inline void load_a(__global const real* restrict A, float* ra, const int bm, const int k0,
+                   const int M, const int K, const int tid, const int vec) {
+#pragma unroll
+  for (int l = 0; l < LA; ++l) {
+    const int v = tid + l * NT;
+    const int gr = bm + v / KV, gk = k0 + (v % KV) * VW;
+    if (vec) {
+      const floatV x = (gr < M && gk < K) ? CAT(GLOAD_, VW)(A, gr * K + gk) : (floatV)(0.0f);
+      CAT(TOARR_, VW)(x, ra + l * VW);
+    } else {
+#pragma unroll
+      for (int j = 0; j < VW; ++j) ra[l * VW + j] = (gr < M && gk + j < K) ? LD(A, gr * K + gk + j) : 0.0f;
+    }
+  }
+}
+
+// Global -> registers: this work-item's LB vectors of the B tile starting at row k0.
+inline void load_b(__global const real* restrict B, floatV* rb, const int bn, const int k0,
+                   const int N, const int K, const int tid, const int vec) {
+#pragma unroll
+  for (int l = 0; l < LB; ++l) {
+    const int v = tid + l * NT;
+    const int gk = k0 + v / NV, gc = bn + (v % NV) * VW;
+    if (vec) {
+      rb[l] = (gk < K && gc < N) ? CAT(GLOAD_, VW)(B, gk * N + gc) : (floatV)(0.0f);
+    } else {
+      float t[VW];
+#pragma unroll
+      for (int j = 0; j < VW; ++j) t[j] = (gk < K && gc + j < N) ? LD(B, gk * N + gc + j) : 0.0f;
+      rb[l] = CAT(FROMARR_, VW)(t);
+    }
+  }
+}
+
+// Registers -> local memory: A transposed into As[k][m], B as is.
+inline void store_tiles(__local float (*As)[MWG + PADA], __local float (*Bs)[NWG + PADB],
+                        const float* ra, const floatV* rb, const int tid) {
+#pragma unroll
+  for (int l = 0; l < LA; ++l) {
+    const int v = tid + l * NT;
+#pragma unroll
+    for (int j = 0; j < VW; ++j) As[(v % KV) * VW + j][v / KV] = ra[l * VW + j];
+  }
+#pragma unroll
+  for (int l = 0; l < LB; ++l) {
+    const int v = tid + l * NT;
+    *(__local floatV*)&Bs[v / NV][(v % NV) * VW] = rb[l];
+  }
+}
+
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void matmul_reg(const int M, const int N, const int K, const float alpha, const float beta,
+                __global const real* restrict A, __global const real* restrict B, __global real* C) {
+  // A is stored transposed (As[k][m]) so that a work-item's WPTM values of one k are contiguous.
+  // Vector reads and writes of these tiles need them aligned to the vector size (NVIDIA faults otherwise).
+  __local float As[DB + 1][KWG][MWG + PADA] __attribute__((aligned(64)));
+  __local float Bs[DB + 1][KWG][NWG + PADB] __attribute__((aligned(64)));
+  const int tx = get_local_id(0), ty = get_local_id(1);
+  const int tid = ty * NDIMC + tx;
+  const int bm = get_group_id(1) * MWG, bn = get_group_id(0) * NWG;
+  const int vecA = (K % VW) == 0, vecB = (N % VW) == 0;
+
+  float acc[WPTM][WPTN];
+#pragma unroll
+  for (int i = 0; i < WPTM; ++i)
+#pragma unroll
+    for (int j = 0; j < WPTN; ++j) acc[i][j] = 0.0f;
+
+  float ra[LA * VW];
+  floatV rb[LB];
+  const int ntiles = (K + KWG - 1) / KWG;
+
+#if DB
+  load_a(A, ra, bm, 0, M, K, tid, vecA);
+  load_b(B, rb, bn, 0, N, K, tid, vecB);
+  store_tiles(As[0], Bs[0], ra, rb, tid);
+  barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+  for (int t = 0; t < ntiles; ++t) {
+#if DB
+    const int cur = t & 1;
+    const int more = t + 1 < ntiles;
+    if (more) {  // issue the next tile's global loads before computing on the current one
+      load_a(A, ra, bm, (t + 1) * KWG, M, K, tid, vecA);
+      load_b(B, rb, bn, (t + 1) * KWG, N, K, tid, vecB);
+    }
+#else
+    const int cur = 0;
+    load_a(A, ra, bm, t * KWG, M, K, tid, vecA);
+    load_b(B, rb, bn, t * KWG, N, K, tid, vecB);
+    store_tiles(As[0], Bs[0], ra, rb, tid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+#pragma unroll
+    for (int kk = 0; kk < KWG; ++kk) {
+      float a[WPTM], b[WPTN];
+#pragma unroll
+      for (int i = 0; i < WPTM / VWM; ++i) {
+        const floatM x = *(__local const floatM*)&As[cur][kk][(i * MDIMC + ty) * VWM];
+        CAT(TOARR_, VWM)(x, a + i * VWM);
+      }
+#pragma unroll
+      for (int j = 0; j < WPTN / VWN; ++j) {
+        const floatN x = *(__local const floatN*)&Bs[cur][kk][(j * NDIMC + tx) * VWN];
+        CAT(TOARR_, VWN)(x, b + j * VWN);
+      }
+#pragma unroll
+      for (int i = 0; i < WPTM; ++i)
+#pragma unroll
+        for (int j = 0; j < WPTN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]);
+    }
+#if DB
+    // The other buffer was last read in iteration t-1, which ended with a barrier.
+    if (more) store_tiles(As[cur ^ 1], Bs[cur ^ 1], ra, rb, tid);
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+
+#pragma unroll
+  for (int i = 0; i < WPTM; ++i) {
+    const int row = bm + ((i / VWM) * MDIMC + ty) * VWM + i % VWM;
+    if (row >= M) continue;
+#pragma unroll
+    for (int j = 0; j < WPTN; ++j) {
+      const int col = bn + ((j / VWN) * NDIMC + tx) * VWN + j % VWN;
+      if (col < N) {
+        const int idx = row * N + col;
+        const float c = alpha * acc[i][j];
+        ST(C, idx, beta != 0.0f ? mad(beta, LD(C, idx), c) : c);
+      }
+    }
+  }
+}

@@ -1,0 +1,199 @@
+// Sum or max reductions of an f32 array (to one value, through per-work-group partials) and of each row of a row-major f32 matrix, with three strategies: local-memory tree, multi-element-per-work-item vector loads, and sub-group reductions where the device has them.
+/*
+  Macros (default)    meaning
+    OP     0          0: sum (identity 0), 1: max (identity -INFINITY)
+    WGS    256        work-group size (power of two, >= 2; >= sub-group size for the _sg kernels)
+    VW     4          vector width of the loads in reduce_multi / reduce_sg / reduce_rows* (1,2,4,8,16)
+    UNROLL 4          independent vector loads in flight per work-item per loop trip (reduce_multi/_sg)
+    USE_NV_SHFL 0     1: on NVIDIA, build the _sg kernels with inline-PTX warp shuffles (warp = 32)
+  Local memory: WGS*4 bytes (tree kernels), (WGS/32 or WGS/sub-group size)*4 bytes (_sg kernels).
+
+  Whole-array kernels, out[group] = OP over the group's elements; a second launch of the same kernel
+  with one work-group (global = WGS) over the partials gives the final value (reduce_tree needs
+  ceil(log_{2*WGS} n) launches instead):
+    reduce_tree(n, in, out)    each work-item combines 2 elements, then a barrier tree in local memory.
+                               NDRange: local WGS, global = WGS * ceil(n / (2*WGS)).
+    reduce_multi(n, in, out)   grid-stride loop over VW-wide aligned loads, UNROLL loads per trip,
+                               then the local tree. NDRange: local WGS, global = WGS * G for any
+                               G >= 1 (G a few times the compute units; outputs G partials).
+    reduce_sg(n, in, out)      as reduce_multi, but the in-group step is a sub-group reduction and
+                               a tree over the WGS/sgsize sub-group results. Defined only when the
+                               device has cl_khr_subgroups / __opencl_c_subgroups, or USE_NV_SHFL=1.
+  Row kernels, out[r] = OP over row r of a rows x cols matrix (dense, row-major):
+    reduce_rows(rows, cols, in, out)     one work-group per row; NDRange: local WGS, global WGS*rows.
+    reduce_rows_sg(rows, cols, in, out)  one sub-group (warp) per row, WGS/sgsize rows per group;
+                                         NDRange: local WGS, global = WGS * ceil(rows / (WGS/sgsize)).
+                                         Same availability as reduce_sg; with USE_NV_SHFL sgsize = 32.
+  Vector loads need n % VW == 0 (cols % VW == 0 for rows); otherwise the kernels fall back to element
+  loads for the whole launch (uniform choice). Any n >= 1, rows, cols >= 1.
+*/
+#ifndef OP
+#define OP 0
+#endif
+#ifndef WGS
+#define WGS 256
+#endif
+#ifndef VW
+#define VW 4
+#endif
+#ifndef UNROLL
+#define UNROLL 4
+#endif
+#ifndef USE_NV_SHFL
+#define USE_NV_SHFL 0
+#endif
+#if (WGS & (WGS - 1)) != 0 || WGS < 2
+#error "WGS must be a power of two >= 2"
+#endif
+
+#if OP == 0
+#define IDENT 0.0f
+#define COMB(a, b) ((a) + (b))
+#else
+#define IDENT (-INFINITY)
+#define COMB(a, b) fmax((a), (b))
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+typedef float float1;
+typedef CAT(float, VW) floatV;
+#define HSUM_1(v) (v)
+#define HSUM_2(v) COMB((v).s0, (v).s1)
+#define HSUM_4(v) COMB(HSUM_2((v).s01), HSUM_2((v).s23))
+#define HSUM_8(v) COMB(HSUM_4((v).s0123), HSUM_4((v).s4567))
+#define HSUM_16(v) COMB(HSUM_8((v).s01234567), HSUM_8((v).s89abcdef))
+#define HCOMB(v) CAT(HSUM_, VW)(v)
+#define VLOAD(p, i) (*(__global const floatV*)((p) + (i)))  // aligned: i % VW == 0
+
+// Barrier tree over WGS values in local memory; every work-item gets the result.
+inline float group_tree(__local float* l, float s) {
+  const int lid = get_local_id(0);
+  l[lid] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+  for (int o = WGS / 2; o > 0; o >>= 1) {
+    if (lid < o) l[lid] = COMB(l[lid], l[lid + o]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  return l[0];
+}
+
+// Grid-stride partial of one work-item: elements i0, i0+stride, ... of in[0..n).
+inline float strided_partial(__global const float* restrict in, const int n, const int i0, const int stride) {
+  float s = IDENT;
+  if (n % VW == 0) {
+    const int nv = n / VW;
+    floatV acc[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) acc[u] = (floatV)(IDENT);
+    int i = i0;
+    for (; i + (UNROLL - 1) * stride < nv; i += UNROLL * stride) {
+#pragma unroll
+      for (int u = 0; u < UNROLL; ++u) acc[u] = COMB(acc[u], VLOAD(in, (i + u * stride) * VW));
+    }
+    for (; i < nv; i += stride) acc[0] = COMB(acc[0], VLOAD(in, i * VW));
+#pragma unroll
+    for (int u = 1; u < UNROLL; ++u) acc[0] = COMB(acc[0], acc[u]);
+    s = HCOMB(acc[0]);
+  } else {
+    for (int i = i0; i < n; i += stride) s = COMB(s, in[i]);
+  }
+  return s;
+}
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void reduce_tree(const int n, __global const float* restrict in, __global float* restrict out) {
+  __local float l[WGS];
+  const int i = get_group_id(0) * (2 * WGS) + get_local_id(0);
+  float s = i < n ? in[i] : IDENT;
+  if (i + WGS < n) s = COMB(s, in[i + WGS]);
+  s = group_tree(l, s);
+  if (get_local_id(0) == 0) out[get_group_id(0)] = s;
+}
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void reduce_multi(const int n, __global const float* restrict in, __global float* restrict out) {
+  __local float l[WGS];
+  float s = strided_partial(in, n, get_global_id(0), get_global_size(0));
+  s = group_tree(l, s);
+  if (get_local_id(0) == 0) out[get_group_id(0)] = s;
+}
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void reduce_rows(const int rows, const int cols, __global const float* restrict in, __global float* restrict out) {
+  __local float l[WGS];
+  const int r = get_group_id(0);
+  float s = strided_partial(in + (size_t)r * cols, cols, get_local_id(0), WGS);
+  s = group_tree(l, s);
+  if (get_local_id(0) == 0) out[r] = s;
+}
+
+// ---- sub-group strategy ----------------------------------------------------------------------
+#if defined(cl_khr_subgroups) || defined(__opencl_c_subgroups)
+#if defined(cl_khr_subgroups)
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#endif
+#define HAVE_SG 1
+#if OP == 0
+#define SG_REDUCE(x) sub_group_reduce_add(x)
+#else
+#define SG_REDUCE(x) sub_group_reduce_max(x)
+#endif
+#define SG_ID() ((int)get_sub_group_id())
+#define SG_LANE() ((int)get_sub_group_local_id())
+#define SG_COUNT() ((int)get_num_sub_groups())
+#define SG_SIZE() ((int)get_max_sub_group_size())
+#elif USE_NV_SHFL
+#define HAVE_SG 1
+// NVIDIA exposes no sub-group extension in OpenCL; its warps are 32 consecutive local ids.
+inline float nv_shfl_xor(float v, int mask) {
+  float r;
+  asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(mask));
+  return r;
+}
+inline float warp_reduce(float v) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) v = COMB(v, nv_shfl_xor(v, m));
+  return v;
+}
+#define SG_REDUCE(x) warp_reduce(x)
+#define SG_ID() ((int)get_local_id(0) / 32)
+#define SG_LANE() ((int)get_local_id(0) % 32)
+#define SG_COUNT() (WGS / 32)
+#define SG_SIZE() 32
+#endif
+
+#ifdef HAVE_SG
+// Sub-group reduce, then one value per sub-group through local memory, reduced by the first sub-group.
+inline float group_sg(__local float* l, float s) {
+  s = SG_REDUCE(s);
+  if (SG_LANE() == 0) l[SG_ID()] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int nsg = SG_COUNT();
+  if (SG_ID() == 0) {
+    float t = IDENT;
+    for (int i = SG_LANE(); i < nsg; i += SG_SIZE()) t = COMB(t, l[i]);
+    s = SG_REDUCE(t);
+  }
+  return s;  // valid in sub-group 0
+}
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void reduce_sg(const int n, __global const float* restrict in, __global float* restrict out) {
+  __local float l[WGS];  // needs only one slot per sub-group
+  float s = strided_partial(in, n, get_global_id(0), get_global_size(0));
+  s = group_sg(l, s);
+  if (get_local_id(0) == 0) out[get_group_id(0)] = s;
+}
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void reduce_rows_sg(const int rows, const int cols, __global const float* restrict in, __global float* restrict out) {
+  const int nsg = SG_COUNT();
+  const int r = get_group_id(0) * nsg + SG_ID();
+  if (r >= rows) return;  // whole sub-groups leave together; no barrier follows
+  float s = strided_partial(in + (size_t)r * cols, cols, SG_LANE(), SG_SIZE());
+  s = SG_REDUCE(s);
+  if (SG_LANE() == 0) out[r] = s;
+}
+#endif

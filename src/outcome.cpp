@@ -1,0 +1,98 @@
+// Ranking and the printed table of a tuning.
+#include "tunekit/outcome.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace tunekit {
+
+std::string_view to_string(OutcomeStatus status) {
+  switch (status) {
+    case OutcomeStatus::measured: return "measured";
+    case OutcomeStatus::dropped: return "dropped";
+    case OutcomeStatus::failed: return "failed";
+    case OutcomeStatus::skipped: return "skipped";
+  }
+  return "?";
+}
+
+const AutotuneOutcome* TuningReport::winner() const {
+  const AutotuneOutcome* best = nullptr;
+  for (const auto& outcome : outcomes) {
+    if (outcome.ok() && (best == nullptr || outcome.median < best->median)) best = &outcome;
+  }
+  return best;
+}
+
+void rank(std::vector<AutotuneOutcome>& outcomes) {
+  const auto order = [](const AutotuneOutcome& o) {
+    return o.ok() ? 0 : o.status == OutcomeStatus::failed ? 1 : 2;
+  };
+  std::stable_sort(outcomes.begin(), outcomes.end(),
+                   [&](const AutotuneOutcome& a, const AutotuneOutcome& b) {
+                     if (order(a) != order(b)) return order(a) < order(b);
+                     if (order(a) == 0 && a.median != b.median) return a.median < b.median;
+                     return a.index < b.index;
+                   });
+}
+
+std::string format_seconds(double seconds) {
+  char text[32];
+  const double magnitude = std::fabs(seconds);
+  if (magnitude >= 1) {
+    std::snprintf(text, sizeof text, "%.3f s", seconds);
+  } else if (magnitude >= 1e-3) {
+    std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
+  } else if (magnitude >= 1e-6) {
+    std::snprintf(text, sizeof text, "%.3f us", seconds * 1e6);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f ns", seconds * 1e9);
+  }
+  return text;
+}
+
+std::string format_report(const TuningReport& report) {
+  std::size_t width = 9;
+  for (const auto& outcome : report.outcomes) width = std::max(width, outcome.name.size());
+  const AutotuneOutcome* winner = report.winner();
+  std::string text = "tunekit: " + report.op + " [" + report.key + "] on " + report.device;
+  if (report.tuning_seconds > 0) text += ", tuned in " + format_seconds(report.tuning_seconds);
+  text += "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "    %-*s %12s %9s %8s  %s\n", static_cast<int>(width),
+                "candidate", "median", "spread", "samples", "status");
+  text += line;
+  for (const auto& outcome : report.outcomes) {
+    const char mark = &outcome == winner ? '*' : ' ';
+    if (outcome.ok()) {
+      char spread[32];
+      std::snprintf(spread, sizeof spread, "±%.1f%%",
+                    outcome.median > 0 ? 100 * outcome.spread / outcome.median : 0.0);
+      std::string status = &outcome == winner ? "winner" : std::string(to_string(outcome.status));
+      if (winner != nullptr && &outcome != winner && winner->median > 0) {
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, " (%.2fx)", outcome.median / winner->median);
+        status += ratio;
+      }
+      std::snprintf(line, sizeof line, "  %c %-*s %12s %9s %8zu  %s\n", mark,
+                    static_cast<int>(width), outcome.name.c_str(),
+                    format_seconds(outcome.median).c_str(), spread, outcome.samples,
+                    status.c_str());
+    } else {
+      const std::string reason =
+          outcome.error ? std::string(to_string(outcome.error->kind())) + ": " +
+                              outcome.error->message()
+                        : std::string(to_string(outcome.status));
+      const char* label = outcome.status == OutcomeStatus::failed ? "FAILED" : "skipped";
+      std::snprintf(line, sizeof line, "  %c %-*s %12s %9s %8s  %s (%s)\n", mark,
+                    static_cast<int>(width), outcome.name.c_str(), "-", "", "", label,
+                    reason.substr(0, 300).c_str());
+    }
+    text += line;
+  }
+  return text;
+}
+
+}  // namespace tunekit

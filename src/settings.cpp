@@ -1,0 +1,128 @@
+// Settings from code and from TUNEKIT_* environment variables, and the level presets.
+#include "tunekit/settings.hpp"
+
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+
+#include "tunekit/error.hpp"
+
+namespace tunekit {
+
+std::string_view to_string(Level level) {
+  switch (level) {
+    case Level::minimal: return "minimal";
+    case Level::balanced: return "balanced";
+    case Level::extensive: return "extensive";
+    case Level::full: return "full";
+  }
+  return "?";
+}
+
+std::string_view to_string(LogLevel level) {
+  switch (level) {
+    case LogLevel::quiet: return "quiet";
+    case LogLevel::info: return "info";
+    case LogLevel::debug: return "debug";
+  }
+  return "?";
+}
+
+BenchmarkSettings BenchmarkSettings::for_level(Level level) {
+  BenchmarkSettings s;
+  switch (level) {
+    case Level::minimal:
+      s.warmup_runs = 1, s.min_samples = 3, s.max_samples = 10, s.racing_factor = 1.2;
+      s.target_spread = 0.05, s.max_candidate_seconds = 0.5;
+      break;
+    case Level::balanced: break;
+    case Level::extensive:
+      s.warmup_runs = 3, s.min_samples = 10, s.max_samples = 60, s.racing_factor = 2.0;
+      s.target_spread = 0.01, s.max_candidate_seconds = 5;
+      break;
+    case Level::full:
+      s.warmup_runs = 3, s.min_samples = 20, s.max_samples = 100;
+      s.racing_factor = std::numeric_limits<double>::infinity();
+      s.target_spread = 0.005, s.max_candidate_seconds = 10;
+      break;
+  }
+  return s;
+}
+
+namespace {
+[[noreturn]] void bad_value(std::string_view source, std::string_view text,
+                            std::string_view accepted) {
+  throw AutotuneError(ErrorKind::settings, std::string(source) + "='" + std::string(text) +
+                                               "' is not valid; accepted values: " +
+                                               std::string(accepted));
+}
+}  // namespace
+
+Level parse_level(std::string_view text, std::string_view source) {
+  for (Level level : {Level::minimal, Level::balanced, Level::extensive, Level::full}) {
+    if (text == to_string(level)) return level;
+  }
+  bad_value(source, text, "minimal, balanced, extensive, full");
+}
+
+LogLevel parse_log_level(std::string_view text, std::string_view source) {
+  for (LogLevel level : {LogLevel::quiet, LogLevel::info, LogLevel::debug}) {
+    if (text == to_string(level)) return level;
+  }
+  bad_value(source, text, "quiet, info, debug");
+}
+
+bool parse_cache_switch(std::string_view text, std::string_view source) {
+  if (text == "on" || text == "1" || text == "true") return true;
+  if (text == "off" || text == "0" || text == "false") return false;
+  bad_value(source, text, "on, off (also 1/0, true/false)");
+}
+
+Settings Settings::from_environment(Settings base) {
+  if (const char* v = std::getenv("TUNEKIT_LEVEL"); v && *v) base.level = parse_level(v);
+  if (const char* v = std::getenv("TUNEKIT_LOG"); v && *v) base.log = parse_log_level(v);
+  if (const char* v = std::getenv("TUNEKIT_CACHE"); v && *v) {
+    base.persistent_cache = parse_cache_switch(v);
+  }
+  if (const char* v = std::getenv("TUNEKIT_CACHE_DIR"); v) {
+    if (*v == '\0') {
+      throw AutotuneError(ErrorKind::settings,
+                          "TUNEKIT_CACHE_DIR is set but empty; unset it for the default location "
+                          "or give a directory");
+    }
+    base.cache_dir = v;
+  }
+  if (const char* v = std::getenv("TUNEKIT_DEVICE"); v && *v) base.device = v;
+  return base;
+}
+
+Settings Settings::from_environment() { return from_environment(Settings{}); }
+
+std::filesystem::path Settings::resolved_cache_dir() const {
+  if (!cache_dir.empty()) return cache_dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return std::filesystem::path(xdg) / "tunekit";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::filesystem::path(home) / ".cache" / "tunekit";
+  }
+  return std::filesystem::temp_directory_path() / "tunekit-cache";
+}
+
+namespace {
+std::mutex global_mutex;
+std::optional<Settings> global;
+}  // namespace
+
+Settings global_settings() {
+  std::lock_guard lock(global_mutex);
+  if (!global) global = Settings::from_environment();
+  return *global;
+}
+
+void set_global_settings(Settings settings) {
+  std::lock_guard lock(global_mutex);
+  global = std::move(settings);
+}
+
+}  // namespace tunekit

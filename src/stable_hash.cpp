@@ -1,0 +1,10 @@
+// stable_hash: XXH3-64, stable across processes and builds (unlike std::hash), for checksums.
+#include <xxhash.h>
+
+#include "tunekit/result_store.hpp"
+
+namespace tunekit {
+
+std::uint64_t stable_hash(const std::string& text) { return XXH3_64bits(text.data(), text.size()); }
+
+}  // namespace tunekit

@@ -1,0 +1,67 @@
+// Test support: a client whose clock is driven by the candidates themselves, so that timings are
+// exact and tests are deterministic.
+#pragma once
+
+#include <cstddef>
+#include <random>
+#include <string>
+
+#include <tunekit/tunekit.hpp>
+
+namespace tunekit::test {
+
+/// Each candidate "costs" what it adds with spend(); measure() returns the sum over the batch,
+/// optionally with multiplicative noise and rare outliers.
+class VirtualClient {
+ public:
+  explicit VirtualClient(std::string name = "virtual device") : id_(std::move(name)) {}
+  const DeviceId& id() const noexcept { return id_; }
+  double timer_resolution() const noexcept { return 1e-9; }
+
+  double measure(FunctionRef<void()> work, std::size_t batch) {
+    elapsed_ = 0;
+    for (std::size_t i = 0; i < batch; ++i) work();
+    ++measurements_;
+    double t = elapsed_;
+    if (noise_ > 0) t *= 1 + std::uniform_real_distribution<double>(-noise_, noise_)(rng_);
+    if (outlier_rate_ > 0 && std::bernoulli_distribution(outlier_rate_)(rng_)) t *= 10;
+    return t;
+  }
+
+  void spend(double seconds) { elapsed_ += seconds; }
+  void set_noise(double relative, double outlier_rate = 0, unsigned seed = 1) {
+    noise_ = relative;
+    outlier_rate_ = outlier_rate;
+    rng_.seed(seed);
+  }
+  std::size_t measurements() const noexcept { return measurements_; }
+
+ private:
+  DeviceId id_;
+  double elapsed_ = 0;
+  double noise_ = 0;
+  double outlier_rate_ = 0;
+  std::size_t measurements_ = 0;
+  std::mt19937 rng_{1};
+};
+
+/// Settings for tests: no persistent cache, quiet, small sample counts.
+inline Settings test_settings() {
+  Settings s;
+  s.persistent_cache = false;
+  s.log = LogLevel::quiet;
+  BenchmarkSettings b;
+  b.warmup_runs = 1;
+  b.min_samples = 3;
+  b.max_samples = 10;
+  b.min_sample_seconds = 0;
+  s.benchmark = b;
+  return s;
+}
+
+/// A key with one anchored size.
+struct SizeKey {
+  BOOST_HANA_DEFINE_STRUCT(SizeKey, (tunekit::Anchored<std::uint64_t>, n));
+};
+
+}  // namespace tunekit::test

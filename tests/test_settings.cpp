@@ -1,0 +1,89 @@
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <tunekit/tunekit.hpp>
+
+namespace {
+// Sets an environment variable for the scope of a test.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tunekit::AutotuneError& e) {
+    CHECK(e.kind() == tunekit::ErrorKind::settings);
+    return e.what();
+  }
+  FAIL("no AutotuneError thrown");
+  return {};
+}
+}  // namespace
+
+TEST_CASE("environment variables override the settings given in code", "[settings]") {
+  ScopedEnv level("TUNEKIT_LEVEL", "extensive");
+  ScopedEnv log("TUNEKIT_LOG", "debug");
+  ScopedEnv cache("TUNEKIT_CACHE", "off");
+  ScopedEnv dir("TUNEKIT_CACHE_DIR", "/tmp/somewhere");
+  ScopedEnv device("TUNEKIT_DEVICE", "pocl");
+  const auto s = tunekit::Settings::from_environment();
+  CHECK(s.level == tunekit::Level::extensive);
+  CHECK(s.log == tunekit::LogLevel::debug);
+  CHECK_FALSE(s.persistent_cache);
+  CHECK(s.resolved_cache_dir() == "/tmp/somewhere");
+  CHECK(s.device == "pocl");
+}
+
+TEST_CASE("a bad TUNEKIT_LEVEL names the variable and the accepted values", "[settings]") {
+  ScopedEnv level("TUNEKIT_LEVEL", "fast");
+  const auto text = message_of([] { tunekit::Settings::from_environment(); });
+  CHECK_THAT(text, Catch::Contains("TUNEKIT_LEVEL='fast'") &&
+                       Catch::Contains("minimal, balanced, extensive, full"));
+}
+
+TEST_CASE("a bad TUNEKIT_LOG or TUNEKIT_CACHE is a clear error", "[settings]") {
+  {
+    ScopedEnv log("TUNEKIT_LOG", "verbose");
+    CHECK_THAT(message_of([] { tunekit::Settings::from_environment(); }),
+               Catch::Contains("TUNEKIT_LOG") && Catch::Contains("quiet, info, debug"));
+  }
+  {
+    ScopedEnv cache("TUNEKIT_CACHE", "maybe");
+    CHECK_THAT(message_of([] { tunekit::Settings::from_environment(); }),
+               Catch::Contains("TUNEKIT_CACHE='maybe'"));
+  }
+  {
+    ScopedEnv dir("TUNEKIT_CACHE_DIR", "");
+    CHECK_THAT(message_of([] { tunekit::Settings::from_environment(); }),
+               Catch::Contains("TUNEKIT_CACHE_DIR"));
+  }
+}
+
+TEST_CASE("the cache directory defaults to XDG_CACHE_HOME, then HOME", "[settings]") {
+  ScopedEnv xdg("XDG_CACHE_HOME", "/x/cache");
+  CHECK(tunekit::Settings{}.resolved_cache_dir() == "/x/cache/tunekit");
+  ::unsetenv("XDG_CACHE_HOME");
+  ScopedEnv home("HOME", "/home/u");
+  CHECK(tunekit::Settings{}.resolved_cache_dir() == "/home/u/.cache/tunekit");
+}
+
+TEST_CASE("levels raise sampling effort and relax racing as they go up", "[settings]") {
+  using tunekit::BenchmarkSettings;
+  using tunekit::Level;
+  const auto minimal = BenchmarkSettings::for_level(Level::minimal);
+  const auto balanced = BenchmarkSettings::for_level(Level::balanced);
+  const auto full = BenchmarkSettings::for_level(Level::full);
+  CHECK(minimal.max_samples < balanced.max_samples);
+  CHECK(balanced.max_samples < full.max_samples);
+  CHECK(minimal.racing_factor < balanced.racing_factor);
+  CHECK(std::isinf(full.racing_factor));
+}

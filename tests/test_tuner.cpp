@@ -1,0 +1,586 @@
+// The tuning engine on a virtual clock: ranking, racing, failures, fallback, priorities,
+// validation and reports.
+#include <catch2/catch.hpp>
+#include <map>
+#include <tunekit/tunekit.hpp>
+
+#include "support.hpp"
+
+using namespace tunekit;
+using test::SizeKey;
+using test::VirtualClient;
+
+namespace {
+
+// A candidate that costs `seconds` per call on the virtual clock and returns its own id.
+auto costs(double seconds, int id) {
+  return [=](VirtualClient& client, int&) {
+    client.spend(seconds);
+    return id;
+  };
+}
+
+auto key_of_size = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+auto bench_inputs = [](const SizeKey& key, const int&) {
+  return std::tuple<int>(static_cast<int>(key.n.value()));
+};
+
+template <class Set>
+int run(LocalTuner<SizeKey>& tuner, VirtualClient& client, const Set& set, int n) {
+  return tuner.execute(client.id(), client, set, n);
+}
+
+std::string reason_of(const std::function<void()>& f, ErrorKind kind) {
+  try {
+    f();
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == kind);
+    return e.what();
+  }
+  FAIL("expected an AutotuneError");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("the tuner picks the candidate with the lowest device time", "[tuner]") {
+  LocalTuner<SizeKey> tuner("pick", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"slow", costs(3e-3, 0)})
+        .with(Tunable{"fast", costs(1e-3, 1)})
+        .with(Tunable{"middle", costs(2e-3, 2)});
+  });
+  CHECK(run(tuner, client, set, 100) == 1);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{100});
+  REQUIRE(report);
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "fast");
+  CHECK(report->winner()->median == Approx(1e-3));
+  CHECK(report->outcomes.front().name == "fast");
+}
+
+TEST_CASE("the median-based statistic picks the fastest despite noise and outliers", "[tuner]") {
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    Settings settings = test::test_settings();
+    settings.benchmark->min_samples = 5;
+    LocalTuner<SizeKey> tuner("noisy", settings);
+    VirtualClient client;
+    client.set_noise(0.05, 0.1, seed);
+    const auto& set = tuner.init([] {
+      return TunableSet{key_of_size, bench_inputs}
+          .with(Tunable{"a", costs(1.15e-3, 0)})
+          .with(Tunable{"b", costs(1.0e-3, 1)})
+          .with(Tunable{"c", costs(1.3e-3, 2)});
+    });
+    const int winner = run(tuner, client, set, 8);
+    INFO("seed " << seed << "\n" << format_report(*tuner.tuner(client.id()).report(SizeKey{8})));
+    CHECK(winner == 1);
+  }
+}
+
+TEST_CASE("racing drops a clearly slower candidate after few samples", "[tuner]") {
+  Settings settings = test::test_settings();
+  settings.benchmark->max_samples = 50;
+  settings.benchmark->target_spread = 0;  // would sample to the cap without racing
+  LocalTuner<SizeKey> tuner("racing", settings);
+  VirtualClient client;
+  client.set_noise(0.01);
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"leader", costs(1e-3, 0)})
+        .with(Tunable{"twice as slow", costs(2e-3, 1)});
+  });
+  CHECK(run(tuner, client, set, 1) == 0);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  const auto& slow = report.outcomes.back();
+  CHECK(slow.name == "twice as slow");
+  CHECK(slow.status == OutcomeStatus::dropped);
+  CHECK(slow.samples <= 3);
+  CHECK(report.outcomes.front().samples == 50);
+}
+
+TEST_CASE("a candidate 100x slower than the leader is stopped after its warm-up", "[tuner]") {
+  LocalTuner<SizeKey> tuner("slowpoke", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"normal", costs(1e-3, 0)})
+        .with(Tunable{"hundredfold", costs(1e-1, 1)});
+  });
+  CHECK(run(tuner, client, set, 1) == 0);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  CHECK(report.outcomes.back().status == OutcomeStatus::dropped);
+  CHECK(report.outcomes.back().samples == 1);
+}
+
+TEST_CASE("racing can be switched off", "[tuner]") {
+  Settings settings = test::test_settings();
+  settings.benchmark->racing_factor = std::numeric_limits<double>::infinity();
+  LocalTuner<SizeKey> tuner("no racing", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"fast", costs(1e-3, 0)})
+        .with(Tunable{"slow", costs(1e-1, 1)});
+  });
+  run(tuner, client, set, 1);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  for (const auto& o : report.outcomes) {
+    CHECK(o.status == OutcomeStatus::measured);
+  }
+}
+
+TEST_CASE("a tuned key dispatches to its winner without measuring again", "[tuner]") {
+  LocalTuner<SizeKey> tuner("cached", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"x", costs(2e-3, 0)})
+        .with(Tunable{"y", costs(1e-3, 1)});
+  });
+  CHECK(run(tuner, client, set, 64) == 1);
+  const auto measured = client.measurements();
+  for (int i = 0; i < 100; ++i) CHECK(run(tuner, client, set, 64) == 1);
+  CHECK(client.measurements() == measured);
+}
+
+TEST_CASE("sizes that anchor to the same key share one tuning", "[tuner]") {
+  LocalTuner<SizeKey> tuner("anchored", test::test_settings());
+  VirtualClient client;
+  int tunings = 0;
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size,
+                      [&](const SizeKey& key, const int& n) {
+                        ++tunings;
+                        return bench_inputs(key, n);
+                      }}
+        .with(Tunable{"only", costs(1e-3, 0)});
+  });
+  run(tuner, client, set, 1000);
+  run(tuner, client, set, 1024);
+  run(tuner, client, set, 513);
+  CHECK(tunings == 1);
+  run(tuner, client, set, 1025);
+  CHECK(tunings == 2);
+}
+
+TEST_CASE("each device gets its own tuning", "[tuner]") {
+  LocalTuner<SizeKey> tuner("devices", test::test_settings());
+  VirtualClient gpu("gpu"), cpu("cpu");
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"gpu-friendly",
+                      [](VirtualClient& c, int&) { return c.spend(c.id().identity() == "gpu" ? 1e-3 : 3e-3), 0; }})
+        .with(Tunable{"cpu-friendly",
+                      [](VirtualClient& c, int&) { return c.spend(c.id().identity() == "cpu" ? 1e-3 : 3e-3), 1; }});
+  });
+  CHECK(tuner.execute(gpu.id(), gpu, set, 5) == 0);
+  CHECK(tuner.execute(cpu.id(), cpu, set, 5) == 1);
+}
+
+TEST_CASE("a throwing candidate becomes a runtime AutotuneError and tuning goes on", "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("throws", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("boom"); }})
+        .with(Tunable{"works", costs(1e-3, 1)});
+  });
+  CHECK(run(tuner, client, set, 1) == 1);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  const auto& broken = report.outcomes.back();
+  CHECK(broken.status == OutcomeStatus::failed);
+  REQUIRE(broken.error);
+  CHECK(broken.error->kind() == ErrorKind::runtime);
+  CHECK(broken.error->tunable() == "broken");
+  CHECK_THAT(broken.error->message(), Catch::Contains("boom"));
+}
+
+TEST_CASE("a candidate returning an error Result fails with that error's kind", "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("result", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"too big", [](VirtualClient&, int&) -> Result<int> {
+                        return fail(ErrorKind::out_of_resources, "49152 bytes local memory");
+                      }})
+        .with(Tunable{"fits", [](VirtualClient& c, int&) -> Result<int> { return c.spend(1e-3), 7; }});
+  });
+  CHECK(run(tuner, client, set, 1) == 7);  // execute unwraps Result<int>
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  REQUIRE(report.outcomes.back().error);
+  CHECK(report.outcomes.back().error->kind() == ErrorKind::out_of_resources);
+  CHECK_THAT(format_report(report),
+             Catch::Contains("FAILED (out of resources: 49152 bytes local memory)"));
+}
+
+TEST_CASE("allocation failures and exceptions of unknown type are candidate errors", "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("odd failures", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"bad_alloc", [](VirtualClient&, int&) -> int { throw std::bad_alloc(); }})
+        .with(Tunable{"throws 42", [](VirtualClient&, int&) -> int { throw 42; }})
+        .with(Tunable{"works", costs(1e-3, 2)});
+  });
+  CHECK(run(tuner, client, set, 1) == 2);
+  std::map<std::string, ErrorKind> kinds;
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  for (const auto& o : report.outcomes) {
+    if (o.error) kinds[o.name] = o.error->kind();
+  }
+  CHECK(kinds.at("bad_alloc") == ErrorKind::allocation);
+  CHECK(kinds.at("throws 42") == ErrorKind::runtime);
+}
+
+TEST_CASE("an impossible timing is an invalid measurement, not a winner", "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("bad timer", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"negative time", costs(-1e-3, 0)})
+        .with(Tunable{"free lunch", costs(0, 1)})
+        .with(Tunable{"honest", costs(1e-3, 2)});
+  });
+  CHECK(run(tuner, client, set, 1) == 2);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  for (const auto& o : report.outcomes) {
+    if (o.name != "honest") {
+      REQUIRE(o.error);
+      CHECK(o.error->kind() == ErrorKind::invalid_measurement);
+    }
+  }
+}
+
+TEST_CASE("when no candidate works, execute throws an error listing every reason", "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("hopeless", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"first", [](VirtualClient&, int&) -> int { throw std::runtime_error("one"); }})
+        .with(Tunable{"second", [](VirtualClient&, int&) -> Result<int> {
+                        return fail(ErrorKind::build, "syntax error at line 3");
+                      }});
+  });
+  try {
+    run(tuner, client, set, 1);
+    FAIL("expected no_valid_candidate");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::no_valid_candidate);
+    REQUIRE(e.causes().size() == 2);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("'first': runtime error: threw: one") &&
+                                          Catch::Contains("'second': build failed: syntax error"));
+  }
+}
+
+TEST_CASE("a failing input generator is reported for each candidate", "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("bad generator", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size,
+                      [](const SizeKey&, const int&) -> std::tuple<int> {
+                        throw std::runtime_error("no memory for inputs");
+                      }}
+        .with(Tunable{"a", costs(1e-3, 0)});
+  });
+  const auto text = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::no_valid_candidate);
+  CHECK_THAT(text, Catch::Contains("the input generator failed") &&
+                       Catch::Contains("no memory for inputs"));
+}
+
+TEST_CASE("a throwing key generator's exception reaches the caller unchanged", "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("bad key", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{[](const int& n) -> SizeKey {
+                        if (n < 0) throw std::invalid_argument("negative size");
+                        return SizeKey{static_cast<std::uint64_t>(n)};
+                      },
+                      bench_inputs}
+        .with(Tunable{"a", costs(1e-3, 0)});
+  });
+  CHECK_THROWS_WITH(run(tuner, client, set, -1), "negative size");
+  CHECK(run(tuner, client, set, 1) == 0);
+}
+
+TEST_CASE("a winner that fails on real inputs falls back to the next-best candidate", "[tuner][fallback]") {
+  LocalTuner<SizeKey> tuner("fallback", test::test_settings());
+  VirtualClient client;
+  // "fussy" is fastest on the anchored benchmark size (1024) but cannot handle 1000.
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"general", costs(3e-3, 0)})
+        .with(Tunable{"fussy", [](VirtualClient& c, int& n) -> int {
+                        if (n % 1024 != 0) throw std::runtime_error("needs multiples of 1024");
+                        c.spend(1e-3);
+                        return 1;
+                      }})
+        .with(Tunable{"decent", costs(2e-3, 2)});
+  });
+  CHECK(run(tuner, client, set, 1000) == 2);  // tuned on 1024: fussy wins, then fails on 1000
+  CHECK(run(tuner, client, set, 1024) == 2);  // the fallback is recorded for the key
+  const auto measured = client.measurements();
+  CHECK(run(tuner, client, set, 1000) == 2);
+  CHECK(client.measurements() == measured);
+}
+
+TEST_CASE("when every ranked candidate fails on real inputs, the error lists them", "[tuner][fallback]") {
+  LocalTuner<SizeKey> tuner("fallback exhausted", test::test_settings());
+  VirtualClient client;
+  auto only_1024 = [](double cost, int id) {
+    return [=](VirtualClient& c, int& n) -> int {
+      if (n != 1024) throw std::runtime_error("only 1024");
+      c.spend(cost);
+      return id;
+    };
+  };
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"p", only_1024(1e-3, 0)})
+        .with(Tunable{"q", only_1024(2e-3, 1)});
+  });
+  const auto text = reason_of([&] { run(tuner, client, set, 999); }, ErrorKind::no_valid_candidate);
+  CHECK_THAT(text, Catch::Contains("'p'") && Catch::Contains("'q'") &&
+                       Catch::Contains("on the real inputs"));
+}
+
+TEST_CASE("higher-priority groups are measured first and lower ones skipped", "[tuner][priority]") {
+  LocalTuner<SizeKey> tuner("groups", test::test_settings());
+  VirtualClient client;
+  const TuneGroup<SizeKey> big("big sizes", [](const SizeKey& k) { return k.n >= 1024u ? 2 : 0; });
+  const TuneGroup<SizeKey> small("small sizes", [](const SizeKey& k) { return k.n < 1024u ? 2 : 0; });
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"big-1", costs(2e-3, 0)}.group(big))
+        .with(Tunable{"small-1", costs(1e-3, 1)}.group(small));
+  });
+  // For a big key, only the big group runs even though small-1 would be faster.
+  CHECK(run(tuner, client, set, 4096) == 0);
+  CHECK(run(tuner, client, set, 16) == 1);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{4096});
+  const auto& skipped = report.outcomes.back();
+  CHECK(skipped.name == "small-1");
+  CHECK(skipped.status == OutcomeStatus::skipped);
+}
+
+TEST_CASE("priorities within a group order the levels", "[tuner][priority]") {
+  LocalTuner<SizeKey> tuner("within group", test::test_settings());
+  VirtualClient client;
+  const TuneGroup<SizeKey> group("g", [](const SizeKey&) { return 1; });
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"preferred", costs(2e-3, 0)}.group(group, [](const SizeKey&) { return 5; }))
+        .with(Tunable{"fallback", costs(1e-3, 1)}.group(group, [](const SizeKey&) { return 1; }));
+  });
+  CHECK(run(tuner, client, set, 1) == 0);
+}
+
+TEST_CASE("a negative priority skips a candidate unless nothing else works", "[tuner][priority]") {
+  VirtualClient client;
+  const TuneGroup<SizeKey> never("never", [](const SizeKey&) { return -1; });
+  {
+    LocalTuner<SizeKey> tuner("skip", test::test_settings());
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of_size, bench_inputs}
+          .with(Tunable{"normal", costs(2e-3, 0)})
+          .with(Tunable{"excluded", costs(1e-3, 1)}.group(never));
+    });
+    CHECK(run(tuner, client, set, 1) == 0);
+  }
+  {
+    LocalTuner<SizeKey> tuner("skip but only one", test::test_settings());
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of_size, bench_inputs}
+          .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }})
+          .with(Tunable{"excluded", costs(1e-3, 1)}.group(never));
+    });
+    CHECK(run(tuner, client, set, 1) == 1);
+  }
+}
+
+TEST_CASE("a lower priority level is tried when the higher one all fails", "[tuner][priority]") {
+  LocalTuner<SizeKey> tuner("levels", test::test_settings());
+  VirtualClient client;
+  const TuneGroup<SizeKey> high("high", [](const SizeKey&) { return 10; });
+  const TuneGroup<SizeKey> low("low", [](const SizeKey&) { return 1; });
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"high-broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }}.group(high))
+        .with(Tunable{"low-a", costs(2e-3, 1)}.group(low))
+        .with(Tunable{"low-b", costs(1e-3, 2)}.group(low));
+  });
+  CHECK(run(tuner, client, set, 1) == 2);
+}
+
+TEST_CASE("validation rejects a fast candidate with wrong output", "[tuner][validation]") {
+  LocalTuner<SizeKey> tuner("validated", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"reference", [](VirtualClient& c, int& n) { return c.spend(3e-3), n * 2; }})
+        .with(Tunable{"wrong but fast", [](VirtualClient& c, int& n) { return c.spend(1e-3), n * 2 + 1; }})
+        .with(Tunable{"right", [](VirtualClient& c, int& n) { return c.spend(2e-3), n * 2; }})
+        .validate_with([](int expected, int got) { return expected == got; });
+  });
+  CHECK(run(tuner, client, set, 8) == 16);
+  std::map<std::string, AutotuneOutcome> by_name;
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{8});
+  for (const auto& o : report.outcomes) by_name[o.name] = o;
+  CHECK(by_name.at("right").status == OutcomeStatus::measured);
+  REQUIRE(by_name.at("wrong but fast").error);
+  CHECK(by_name.at("wrong but fast").error->kind() == ErrorKind::wrong_output);
+  CHECK(tuner.tuner(client.id()).report(SizeKey{8})->winner()->name == "right");
+}
+
+TEST_CASE("validation of in-place candidates compares the benchmark inputs", "[tuner][validation]") {
+  LocalTuner<SizeKey> tuner("in place", test::test_settings());
+  VirtualClient client;
+  using Data = std::vector<int>;
+  const auto& set = tuner.init([] {
+    return TunableSet{[](const Data& d) { return SizeKey{d.size()}; },
+                      [](const SizeKey& k, const Data&) {
+                        return std::tuple<Data>(Data(k.n.value(), 3));
+                      }}
+        .with(Tunable{"double", [](VirtualClient& c, Data& d) {
+                        c.spend(2e-3);
+                        for (int& x : d) x *= 2;
+                      }})
+        .with(Tunable{"off by one", [](VirtualClient& c, Data& d) {
+                        c.spend(1e-3);
+                        for (int& x : d) x = x * 2 + 1;
+                      }})
+        .validate_with([](const std::tuple<Data>& expected, const std::tuple<Data>& got) {
+          return expected == got ? std::optional<std::string>{}
+                                 : std::optional<std::string>{"element 0 differs"};
+        });
+  });
+  Data data(4, 1);
+  tuner.execute(client.id(), client, set, data);
+  CHECK(data == Data(4, 2));
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{4});
+  CHECK(report.winner()->name == "double");
+  CHECK_THAT(format_report(report), Catch::Contains("wrong output: element 0 differs"));
+}
+
+TEST_CASE("tuning runs on generated inputs and writes the caller's output once", "[tuner]") {
+  LocalTuner<SizeKey> tuner("outputs", test::test_settings());
+  VirtualClient client;
+  using Data = std::vector<int>;
+  const auto& set = tuner.init([] {
+    return TunableSet{[](const Data& d) { return SizeKey{d.size()}; },
+                      [](const SizeKey& k, const Data&) { return Data(k.n.value(), 0); }}
+        .with(Tunable{"increment", [](VirtualClient& c, Data& d) {
+                        c.spend(1e-3);
+                        for (int& x : d) ++x;
+                      }})
+        .with(Tunable{"increment slower", [](VirtualClient& c, Data& d) {
+                        c.spend(2e-3);
+                        for (int& x : d) ++x;
+                      }});
+  });
+  Data data(8, 0);
+  tuner.execute(client.id(), client, set, data);
+  CHECK(data == Data(8, 1));
+}
+
+TEST_CASE("tunables may ignore the client and take only the inputs", "[tuner]") {
+  LocalTuner<SizeKey> tuner("no client", test::test_settings());
+  HostClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, CloneInputs{}}.with(Tunable{"plain", [](int& n) { return n + 1; }});
+  });
+  CHECK(tuner.execute(client.id(), client, set, 41) == 42);
+}
+
+TEST_CASE("the host client times real functions with the steady clock", "[tuner][host]") {
+  LocalTuner<SizeKey> tuner("host", test::test_settings());
+  HostClient host;
+  CHECK_THAT(host.id().identity(), Catch::StartsWith("host | "));
+  auto spin = [](int rounds) {
+    return [rounds](int& n) {
+      volatile double x = n;
+      for (int i = 0; i < rounds; ++i) x = x * 1.0000001 + 1e-9;
+      return rounds;
+    };
+  };
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, CloneInputs{}}
+        .with(Tunable{"heavy", spin(200000)})
+        .with(Tunable{"light", spin(2000)});
+  });
+  CHECK(tuner.execute(host.id(), host, set, 1) == 2000);
+}
+
+TEST_CASE("prepare returns a callable bound to the winner", "[tuner]") {
+  LocalTuner<SizeKey> tuner("prepared", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"a", costs(2e-3, 0)})
+        .with(Tunable{"b", costs(1e-3, 1)});
+  });
+  int n = 32;
+  auto dispatch = tuner.prepare(client.id(), client, set, n);
+  CHECK(dispatch.winner().entry == 1);
+  CHECK(dispatch(client, n) == 1);
+}
+
+TEST_CASE("the set checksum covers names in order and fingerprints", "[tuner][checksum]") {
+  auto base = TunableSet{key_of_size, bench_inputs}
+                  .with(Tunable{"a", costs(1, 0)})
+                  .with(Tunable{"b", costs(1, 1)}.fingerprint("__kernel void b() {}"));
+  auto renamed = TunableSet{key_of_size, bench_inputs}
+                     .with(Tunable{"a", costs(1, 0)})
+                     .with(Tunable{"c", costs(1, 1)}.fingerprint("__kernel void b() {}"));
+  auto reordered = TunableSet{key_of_size, bench_inputs}
+                       .with(Tunable{"b", costs(1, 1)}.fingerprint("__kernel void b() {}"))
+                       .with(Tunable{"a", costs(1, 0)});
+  auto edited = TunableSet{key_of_size, bench_inputs}
+                    .with(Tunable{"a", costs(1, 0)})
+                    .with(Tunable{"b", costs(1, 1)}.fingerprint("__kernel void b() { }"));
+  auto same = TunableSet{key_of_size, bench_inputs}
+                  .with(Tunable{"a", costs(1, 0)})
+                  .with(Tunable{"b", costs(1, 1)}.fingerprint("__kernel void b() {}"));
+  const auto h = [](const auto& s) { return stable_hash(s.checksum_text()); };
+  CHECK(h(base) == h(same));
+  CHECK(h(base) != h(renamed));
+  CHECK(h(base) != h(reordered));
+  CHECK(h(base) != h(edited));
+}
+
+TEST_CASE("the report table marks the winner and shows ratios and failures", "[tuner][report]") {
+  LocalTuner<SizeKey> tuner("table", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"winner", costs(1e-3, 0)})
+        .with(Tunable{"runner-up", costs(1.25e-3, 1)})
+        .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("bad"); }});
+  });
+  run(tuner, client, set, 2);
+  const auto text = format_report(*tuner.tuner(client.id()).report(SizeKey{2}));
+  CHECK_THAT(text, Catch::Contains("table [n=2] on virtual device"));
+  CHECK_THAT(text, Catch::Contains("* winner") && Catch::Contains("1.000 ms") &&
+                       Catch::Contains("(1.25x)"));
+  CHECK_THAT(text, Catch::Contains("FAILED (runtime error: threw: bad)"));
+}
+
+TEST_CASE("AutotuneError messages name the tunable, the kind and the reason", "[error]") {
+  AutotuneError e(ErrorKind::out_of_resources, "needs 96 KiB local memory, device has 48 KiB",
+                  "tiled-64");
+  CHECK(std::string(e.what()) ==
+        "'tiled-64': out of resources: needs 96 KiB local memory, device has 48 KiB");
+  CHECK(e.named("other").tunable() == "tiled-64");
+  CHECK(AutotuneError(ErrorKind::runtime, "x").named("n").tunable() == "n");
+}
+
+TEST_CASE("summaries use the median and the median absolute deviation", "[benchmark]") {
+  const auto s = summarize({1, 2, 3, 4, 100});
+  CHECK(s.median == 3);
+  CHECK(s.spread == 1);
+  CHECK(s.min == 1);
+  CHECK(s.max == 100);
+  CHECK(summarize({1, 2, 3, 4}).median == 2.5);
+}

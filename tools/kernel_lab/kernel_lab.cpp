@@ -1,0 +1,928 @@
+// kernel_lab: sweeps the parameters of tunekit's OpenCL kernels (kernels/*.cl) on every OpenCL device,
+// checks each configuration against a double-precision host reference, times it with profiling events
+// and compares GEMM with CLBlast SGEMM on the same device, sizes and data.
+//
+// Usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose]
+//                   [--sizes 1024,2048] [--reps N] [--quick]
+// Output: one table row per (kernel, params, size): median ms, GFLOP/s or GB/s, max rel error, PASS/FAIL.
+#define CL_HPP_TARGET_OPENCL_VERSION 300
+#define CL_HPP_MINIMUM_OPENCL_VERSION 200
+#define CL_HPP_ENABLE_EXCEPTIONS
+#include <CL/opencl.hpp>
+#include <clblast.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Options {
+  std::string device;
+  std::string kernel_dir = "kernels";
+  std::string only;
+  std::vector<int> sizes;
+  std::string filter;  // run only configurations whose "kernel params" text contains this
+  std::string grid;  // "gpu" or "cpu": force that parameter grid (default: by device type)
+  int reps = 15;
+  bool quick = false;
+};
+const Options* g_opt = nullptr;
+bool selected(const std::string& kernel, const std::string& params) {
+  return g_opt == nullptr || g_opt->filter.empty() || (kernel + " " + params).find(g_opt->filter) != std::string::npos;
+}
+
+std::vector<int> parse_list(const std::string& s) {
+  std::vector<int> v;
+  std::stringstream ss(s);
+  std::string t;
+  while (std::getline(ss, t, ',')) v.push_back(std::stoi(t));
+  return v;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// ---- fp16 host conversion (round to nearest even), for PRECISION=16 kernels ---------------------
+uint16_t to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t e = int32_t((x >> 23) & 0xff) - 127 + 15;
+  uint32_t m = x & 0x7fffffu;
+  if (e >= 31) return uint16_t(sign | 0x7c00u);
+  if (e <= 0) {
+    if (e < -10) return uint16_t(sign);
+    m |= 0x800000u;
+    const int shift = 14 - e;
+    uint32_t h = m >> shift;
+    const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) ++h;
+    return uint16_t(sign | h);
+  }
+  uint32_t h = (uint32_t(e) << 10) | (m >> 13);
+  const uint32_t rem = m & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
+  return uint16_t(sign | h);
+}
+float from_half(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  int e = (h >> 10) & 0x1f;
+  uint32_t m = h & 0x3ffu, x;
+  if (e == 0) {
+    if (m == 0) {
+      x = sign;
+    } else {
+      e = 1;
+      while (!(m & 0x400u)) { m <<= 1; --e; }
+      m &= 0x3ffu;
+      x = sign | (uint32_t(e - 15 + 127) << 23) | (m << 13);
+    }
+  } else if (e == 31) {
+    x = sign | 0x7f800000u | (m << 13);
+  } else {
+    x = sign | (uint32_t(e - 15 + 127) << 23) | (m << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+using Params = std::vector<std::pair<std::string, int>>;
+
+int param(const Params& p, const std::string& name, int def) {
+  for (auto& [k, v] : p)
+    if (k == name) return v;
+  return def;
+}
+std::string params_text(const Params& p) {
+  std::string s;
+  for (auto& [k, v] : p) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+  return s;
+}
+// Build options: every parameter whose name is upper case is a -D macro; lower-case ones (lx, ly, groups)
+// are host-side launch parameters.
+std::string build_options(const Params& p) {
+  std::string s = "-cl-mad-enable";
+  for (auto& [k, v] : p)
+    if (!k.empty() && std::isupper(static_cast<unsigned char>(k[0]))) s += " -D" + k + "=" + std::to_string(v);
+  return s;
+}
+size_t roundup(size_t x, size_t m) { return (x + m - 1) / m * m; }
+size_t ceil_div(size_t x, size_t m) { return (x + m - 1) / m; }
+
+struct Lab {
+  cl::Device dev;
+  cl::Context ctx;
+  cl::CommandQueue q;
+  std::string dev_name;
+  bool gpu = false, nvidia = false;
+  size_t max_wg = 0, local_mem = 0;
+  cl_uint cus = 0;
+  std::string kernel_dir;
+  std::map<std::string, std::string> sources;
+  std::map<std::string, cl::Program> programs;
+
+  Lab(const cl::Device& d, const std::string& kdir) : dev(d), ctx(d), q(ctx, d, CL_QUEUE_PROFILING_ENABLE), kernel_dir(kdir) {
+    dev_name = d.getInfo<CL_DEVICE_NAME>();
+    gpu = (d.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU) != 0;
+    nvidia = d.getInfo<CL_DEVICE_VENDOR>().find("NVIDIA") != std::string::npos;
+    max_wg = d.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+    local_mem = d.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+    cus = d.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
+  }
+
+  // After a kernel fault the context is unusable on some drivers (NVIDIA: CL_INVALID_COMMAND_QUEUE);
+  // start over with a fresh one. The caller re-creates its buffers.
+  void reset() {
+    q.finish();
+    programs.clear();
+    ctx = cl::Context(dev);
+    q = cl::CommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE);
+  }
+  void safe_reset() {
+    try {
+      reset();
+    } catch (...) {
+      programs.clear();
+      ctx = cl::Context(dev);
+      q = cl::CommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE);
+    }
+  }
+
+  // Returns an empty program and fills err on a build failure (the sweep goes on).
+  cl::Program program(const std::string& file, const std::string& opts, std::string& err) {
+    const std::string key = file + "|" + opts;
+    if (auto it = programs.find(key); it != programs.end()) return it->second;
+    if (!sources.count(file)) sources[file] = read_text(kernel_dir + "/" + file);
+    cl::Program prog(ctx, sources[file]);
+    try {
+      prog.build({dev}, opts.c_str());
+    } catch (const cl::Error&) {
+      err = "build failed: " + prog.getBuildInfo<CL_PROGRAM_BUILD_LOG>(dev).substr(0, 400);
+      return cl::Program();
+    }
+    programs[key] = prog;
+    return prog;
+  }
+
+  // Times one call (a list of launches) as end(last) - start(first) from profiling events. Short calls
+  // are batched between two events (NVIDIA's timer ticks in 1 us), reported per call.
+  double time_ms(const std::function<void(std::vector<cl::Event>&)>& call, int reps) {
+    std::vector<cl::Event> ev;
+    call(ev);  // warm-up (also the first-call build cost of CLBlast etc.)
+    q.finish();
+    auto span = [&](int batch) {
+      std::vector<cl::Event> first, last;
+      for (int b = 0; b < batch; ++b) {
+        std::vector<cl::Event> e;
+        call(e);
+        if (b == 0) first = e;
+        if (b == batch - 1) last = e;
+      }
+      q.finish();
+      const auto t0 = first.front().getProfilingInfo<CL_PROFILING_COMMAND_START>();
+      const auto t1 = last.back().getProfilingInfo<CL_PROFILING_COMMAND_END>();
+      return double(t1 - t0) * 1e-6 / batch;
+    };
+    const double one = span(1);
+    const int batch = std::clamp(int(0.3 / std::max(one, 1e-6)), 1, 100);  // about 0.3 ms per sample
+    std::vector<double> s;
+    for (int r = 0; r < reps; ++r) s.push_back(span(batch));
+    return median(s);
+  }
+};
+
+FILE* g_log = stdout;
+void row(const std::string& dev, const std::string& kernel, const std::string& params, const std::string& size,
+         double ms, const std::string& rate, double err, const std::string& status, const std::string& extra = "") {
+  std::fprintf(g_log, "%-26.26s | %-16s | %-62s | %-16s | %10.4f | %16s | %8.1e | %s%s\n", dev.c_str(), kernel.c_str(),
+               params.c_str(), size.c_str(), ms, rate.c_str(), err, status.c_str(), extra.c_str());
+  std::fflush(g_log);
+}
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// ===================================== GEMM ===================================================
+
+struct GemmConfig {
+  std::string file, kernel;
+  Params p;
+};
+
+// Global and local NDRange of a GEMM configuration for an M x N output (see kernels/README.md).
+void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global, cl::NDRange& local) {
+  const auto& p = c.p;
+  if (c.kernel == "matmul_naive") {
+    const int lx = param(p, "lx", 16), ly = param(p, "ly", 16);
+    global = cl::NDRange(roundup(N, lx), roundup(M, ly));
+    local = cl::NDRange(lx, ly);
+  } else if (c.kernel == "matmul_tiled") {
+    const int ts = param(p, "TS", 16);
+    global = cl::NDRange(roundup(N, ts), roundup(M, ts));
+    local = cl::NDRange(ts, ts);
+  } else if (c.kernel == "matmul_reg") {
+    const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), md = param(p, "MDIMC", 16), nd = param(p, "NDIMC", 16);
+    global = cl::NDRange(ceil_div(N, nwg) * nd, ceil_div(M, mwg) * md);
+    local = cl::NDRange(nd, md);
+  } else {  // matmul_direct
+    const int wptm = param(p, "WPTM", 8), vwn = param(p, "VWN", 8), nvec = param(p, "NVEC", 2);
+    const int lx = param(p, "lx", 1), ly = param(p, "ly", 16);
+    global = cl::NDRange(roundup(ceil_div(N, size_t(nvec) * vwn), lx), roundup(ceil_div(M, wptm), ly));
+    local = cl::NDRange(lx, ly);
+  }
+}
+
+struct GemmData {
+  size_t M, N, K;
+  std::vector<float> a, b, c0;  // values as the device sees them (rounded to half for fp16)
+};
+
+GemmData make_gemm(size_t M, size_t N, size_t K, bool half, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.25f, 1.0f);
+  std::bernoulli_distribution sgn(0.5);
+  auto val = [&] {
+    float x = u(rng) * (sgn(rng) ? -1.f : 1.f);
+    return half ? from_half(to_half(x)) : x;
+  };
+  GemmData d{M, N, K, {}, {}, {}};
+  d.a.resize(M * K);
+  d.b.resize(K * N);
+  d.c0.resize(M * N);
+  for (auto& x : d.a) x = val();
+  for (auto& x : d.b) x = val();
+  for (auto& x : d.c0) x = val();
+  return d;
+}
+
+// Max over checked elements of |C - ref| / (sum_k |alpha a b| + |beta c0|), ref in double.
+double gemm_error(const GemmData& d, const std::vector<float>& c, float alpha, float beta, bool full) {
+  std::vector<std::pair<size_t, size_t>> idx;
+  if (full) {
+    for (size_t i = 0; i < d.M; ++i)
+      for (size_t j = 0; j < d.N; ++j) idx.emplace_back(i, j);
+  } else {
+    std::mt19937 rng(99);
+    for (int s = 0; s < 400; ++s) idx.emplace_back(rng() % d.M, rng() % d.N);
+    for (size_t t = 0; t < 8; ++t) {  // last rows and columns (tile edges)
+      idx.emplace_back(d.M - 1, rng() % d.N);
+      idx.emplace_back(rng() % d.M, d.N - 1);
+    }
+    idx.emplace_back(d.M - 1, d.N - 1);
+    idx.emplace_back(0, 0);
+  }
+  double worst = 0;
+  for (auto [i, j] : idx) {
+    double ref = 0, mag = 0;
+    for (size_t k = 0; k < d.K; ++k) {
+      const double t = double(d.a[i * d.K + k]) * d.b[k * d.N + j];
+      ref += t;
+      mag += std::fabs(t);
+    }
+    ref = alpha * ref + (beta != 0 ? double(beta) * d.c0[i * d.N + j] : 0.0);
+    mag = std::fabs(alpha) * mag + std::fabs(double(beta) * d.c0[i * d.N + j]);
+    const double e = std::fabs(double(c[i * d.N + j]) - ref) / mag;
+    worst = std::max(worst, std::isfinite(e) ? e : 1e30);
+  }
+  return worst;
+}
+
+struct GemmBuffers {
+  cl::Buffer A, B, C;
+  bool half;
+  size_t M, N, K;
+};
+
+GemmBuffers upload(Lab& lab, const GemmData& d, bool half) {
+  const size_t es = half ? 2 : 4;
+  auto buf = [&](const std::vector<float>& v, cl_mem_flags f) {
+    if (!half) return cl::Buffer(lab.ctx, f | CL_MEM_COPY_HOST_PTR, v.size() * es, const_cast<float*>(v.data()));
+    std::vector<uint16_t> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i) h[i] = to_half(v[i]);
+    return cl::Buffer(lab.ctx, f | CL_MEM_COPY_HOST_PTR, v.size() * es, h.data());
+  };
+  return {buf(d.a, CL_MEM_READ_ONLY), buf(d.b, CL_MEM_READ_ONLY), buf(d.c0, CL_MEM_READ_WRITE), half, d.M, d.N, d.K};
+}
+
+std::vector<float> download(Lab& lab, const GemmBuffers& g) {
+  const size_t n = g.M * g.N;
+  std::vector<float> c(n);
+  if (!g.half) {
+    lab.q.enqueueReadBuffer(g.C, CL_TRUE, 0, n * 4, c.data());
+  } else {
+    std::vector<uint16_t> h(n);
+    lab.q.enqueueReadBuffer(g.C, CL_TRUE, 0, n * 2, h.data());
+    for (size_t i = 0; i < n; ++i) c[i] = from_half(h[i]);
+  }
+  return c;
+}
+
+void reset_c(Lab& lab, const GemmBuffers& g, const GemmData& d, bool nan) {
+  const size_t n = g.M * g.N;
+  if (nan) {  // beta = 0 must overwrite every element without reading it
+    std::vector<uint16_t> h(n * (g.half ? 1 : 2), 0x7e00);
+    std::vector<float> f(n, std::numeric_limits<float>::quiet_NaN());
+    lab.q.enqueueWriteBuffer(g.C, CL_TRUE, 0, n * (g.half ? 2 : 4), g.half ? static_cast<void*>(h.data()) : static_cast<void*>(f.data()));
+  } else if (!g.half) {
+    lab.q.enqueueWriteBuffer(g.C, CL_TRUE, 0, n * 4, d.c0.data());
+  } else {
+    std::vector<uint16_t> h(n);
+    for (size_t i = 0; i < n; ++i) h[i] = to_half(d.c0[i]);
+    lab.q.enqueueWriteBuffer(g.C, CL_TRUE, 0, n * 2, h.data());
+  }
+}
+
+struct GemmResult {
+  bool ok = false;
+  bool runtime_error = false;  // the context may be lost
+  double ms = 0, gflops = 0, err = 0;
+  std::string why;
+};
+
+// Launches one configuration: returns a callable that enqueues it, or sets why.
+std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfig& c, const GemmBuffers& g, float alpha,
+                                                       float beta, std::string& why) {
+  cl::Program prog = lab.program(c.file, build_options(c.p) + (g.half ? " -DPRECISION=16" : ""), why);
+  if (!prog()) return {};
+  auto k = std::make_shared<cl::Kernel>(prog, c.kernel.c_str());
+  k->setArg(0, int(g.M));
+  k->setArg(1, int(g.N));
+  k->setArg(2, int(g.K));
+  k->setArg(3, alpha);
+  k->setArg(4, beta);
+  k->setArg(5, g.A);
+  k->setArg(6, g.B);
+  k->setArg(7, g.C);
+  cl::NDRange global, local;
+  gemm_ndrange(c, g.M, g.N, global, local);
+  return [&lab, k, global, local](std::vector<cl::Event>& ev) {
+    ev.emplace_back();
+    lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global, local, nullptr, &ev.back());
+  };
+}
+
+GemmResult run_gemm(Lab& lab, const GemmConfig& c, const GemmData& d, const GemmBuffers& g, int reps, bool time_it,
+                    float alpha, float beta, bool full_check, double tol) {
+  GemmResult r;
+  try {
+    auto call = gemm_call(lab, c, g, alpha, beta, r.why);
+    if (!call) return r;
+    reset_c(lab, g, d, beta == 0.0f);
+    if (time_it) {
+      r.ms = lab.time_ms(call, reps);
+      r.gflops = 2.0 * d.M * d.N * d.K / (r.ms * 1e6);
+      if (beta != 0.0f) reset_c(lab, g, d, false);
+    }
+    std::vector<cl::Event> ev;
+    call(ev);
+    lab.q.finish();
+    r.err = gemm_error(d, download(lab, g), alpha, beta, full_check);
+    r.ok = r.err < tol;
+    if (!r.ok) r.why = "wrong result";
+  } catch (const cl::Error& e) {
+    r.why = std::string("OpenCL error ") + e.what() + " " + std::to_string(e.err());
+    r.runtime_error = true;
+  }
+  return r;
+}
+
+double run_clblast(Lab& lab, const GemmData& d, const GemmBuffers& g, int reps, double& err) {
+  std::vector<double> ms;
+  cl_command_queue qq = lab.q();
+  for (int r = 0; r < reps + 2; ++r) {
+    lab.q.finish();
+    const auto w0 = std::chrono::steady_clock::now();
+    cl_event ev = nullptr;
+    const auto st = clblast::Gemm(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, d.M, d.N,
+                                  d.K, 1.0f, g.A(), 0, d.K, g.B(), 0, d.N, 0.0f, g.C(), 0, d.N, &qq, &ev);
+    if (st != clblast::StatusCode::kSuccess) {
+      err = -int(st);
+      return 0;
+    }
+    clWaitForEvents(1, &ev);
+    lab.q.finish();
+    clReleaseEvent(ev);
+    const auto w1 = std::chrono::steady_clock::now();
+    if (r >= 2) ms.push_back(std::chrono::duration<double, std::milli>(w1 - w0).count());
+  }
+  err = gemm_error(d, download(lab, g), 1.0f, 0.0f, false);
+  return median(ms);
+}
+
+// The #error constraints of matmul_reg.cl plus the device's local memory and work-group size, on the
+// host, so that the sweep does not spend builds on configurations that cannot exist.
+bool gemm_valid(const Lab& lab, const GemmConfig& c) {
+  if (c.kernel != "matmul_reg") return true;
+  const auto& p = c.p;
+  const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), kwg = param(p, "KWG", 16), md = param(p, "MDIMC", 16),
+            nd = param(p, "NDIMC", 16), vwm = param(p, "VWM", 4), vwn = param(p, "VWN", 4), vw = param(p, "VW", 4),
+            pada = param(p, "PADA", 4), padb = param(p, "PADB", 0), db = param(p, "DB", 0);
+  const int nt = md * nd;
+  if (mwg % (md * vwm) || nwg % (nd * vwn) || kwg % vw || nwg % vw) return false;
+  if ((mwg * kwg) % (vw * nt) || (kwg * nwg) % (vw * nt)) return false;
+  if (pada % vwm || padb % vw || padb % vwn) return false;
+  const size_t local = size_t(db + 1) * kwg * ((mwg + pada) + (nwg + padb)) * 4;
+  return local <= lab.local_mem && size_t(nt) <= lab.max_wg;
+}
+
+std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick);
+std::vector<GemmConfig> gemm_grid(const Lab& lab, bool quick) {
+  std::vector<GemmConfig> v;
+  std::vector<GemmConfig> all = gemm_grid_all(lab, quick);
+  for (auto& c : all)
+    if (selected(c.kernel, params_text(c.p)) && gemm_valid(lab, c)) v.push_back(c);
+  return v;
+}
+
+std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
+  std::vector<GemmConfig> v;
+  auto add = [&](const std::string& file, const std::string& kernel, Params p) { v.push_back({file, kernel, std::move(p)}); };
+  const bool gpu_grid = g_opt && !g_opt->grid.empty() ? g_opt->grid == "gpu" : lab.gpu;
+  if (gpu_grid) {
+    add("matmul_naive.cl", "matmul_naive", {{"lx", 16}, {"ly", 16}});
+    add("matmul_tiled.cl", "matmul_tiled", {{"TS", 16}});
+    add("matmul_tiled.cl", "matmul_tiled", {{"TS", 32}});
+    add("matmul_direct.cl", "matmul_direct", {{"WPTM", 4}, {"VWN", 4}, {"NVEC", 1}, {"lx", 32}, {"ly", 4}});
+    // (MWG, NWG, MDIMC, NDIMC)
+    const int tiles[][4] = {{128, 128, 16, 16}, {128, 64, 16, 16}, {64, 128, 16, 16}, {64, 64, 16, 16},
+                            {128, 128, 32, 8},  {128, 128, 8, 32}, {64, 64, 8, 8},     {128, 64, 16, 8}};
+    for (auto& t : tiles)
+      for (int kwg : {8, 16, 32})
+        for (int db : {0, 1}) {
+          if (quick && (kwg != 16 || t[2] != 16)) continue;
+          add("matmul_reg.cl", "matmul_reg",
+              {{"MWG", t[0]}, {"NWG", t[1]}, {"KWG", kwg}, {"MDIMC", t[2]}, {"NDIMC", t[3]}, {"VWM", 4}, {"VWN", 4},
+               {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", db}});
+        }
+    if (!quick) {
+      const Params base = {{"MWG", 128}, {"NWG", 128}, {"KWG", 8}, {"MDIMC", 16}, {"NDIMC", 16}};
+      auto with = [&](Params extra) {
+        Params p = base;
+        p.insert(p.end(), extra.begin(), extra.end());
+        add("matmul_reg.cl", "matmul_reg", p);
+      };
+      with({{"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 0}, {"PADB", 0}, {"DB", 1}});
+      with({{"VWM", 4}, {"VWN", 2}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
+      with({{"VWM", 8}, {"VWN", 8}, {"VW", 4}, {"PADA", 8}, {"PADB", 0}, {"DB", 1}});
+      with({{"VWM", 4}, {"VWN", 4}, {"VW", 2}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg", {{"MWG", 128}, {"NWG", 128}, {"KWG", 16}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 8}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg", {{"MWG", 128}, {"NWG", 128}, {"KWG", 32}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 0}});
+      add("matmul_reg.cl", "matmul_reg", {{"MWG", 128}, {"NWG", 256}, {"KWG", 8}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg", {{"MWG", 256}, {"NWG", 128}, {"KWG", 8}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg", {{"MWG", 64}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg", {{"MWG", 32}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
+    }
+  } else {
+    add("matmul_naive.cl", "matmul_naive", {{"lx", 16}, {"ly", 16}});
+    add("matmul_naive.cl", "matmul_naive", {{"lx", 64}, {"ly", 1}});
+    add("matmul_tiled.cl", "matmul_tiled", {{"TS", 16}});
+    add("matmul_reg.cl", "matmul_reg", {{"MWG", 64}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 0}});
+    add("matmul_reg.cl", "matmul_reg", {{"MWG", 64}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 4}, {"NDIMC", 4}, {"VWM", 8}, {"VWN", 8}, {"VW", 8}, {"PADA", 8}, {"PADB", 0}, {"DB", 0}});
+    add("matmul_reg.cl", "matmul_reg", {{"MWG", 32}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 4}, {"NDIMC", 4}, {"VWM", 8}, {"VWN", 16 / 2}, {"VW", 8}, {"PADA", 8}, {"PADB", 0}, {"DB", 0}});
+    for (int wptm : {4, 6, 8})
+      for (auto [vwn, nvec] : {std::pair{16, 1}, std::pair{16, 2}, std::pair{8, 2}, std::pair{8, 4}})
+        for (int ly : {1, 16}) {
+          if (quick && ly == 1) continue;
+          add("matmul_direct.cl", "matmul_direct", {{"WPTM", wptm}, {"VWN", vwn}, {"NVEC", nvec}, {"lx", 1}, {"ly", ly}});
+        }
+    add("matmul_direct.cl", "matmul_direct", {{"WPTM", 8}, {"VWN", 16}, {"NVEC", 2}, {"lx", 4}, {"ly", 8}});
+    add("matmul_direct.cl", "matmul_direct", {{"WPTM", 8}, {"VWN", 16}, {"NVEC", 2}, {"lx", 1}, {"ly", 64}});
+  }
+  return v;
+}
+
+void gemm_suite(Lab& lab, const Options& o) {
+  const auto grid = gemm_grid(lab, o.quick);
+  std::vector<int> sizes = o.sizes;
+  if (sizes.empty()) sizes = lab.gpu ? std::vector<int>{1024, 2048, 4096, 8192} : std::vector<int>{512, 1024};
+  const std::string& dn = lab.dev_name;
+
+  // 1. Correctness on awkward shapes (non-multiples of every tile, K and N not multiples of the vector
+  //    widths), alpha and beta non-trivial, full check; fp32 and fp16 storage.
+  const size_t edges[][3] = {{1, 1, 1}, {67, 45, 33}, {131, 257, 100}, {200, 260, 36}};
+  std::vector<char> valid(grid.size(), 1);
+  for (bool half : {false, true}) {
+    std::vector<GemmData> ed;
+    for (auto& e : edges) ed.push_back(make_gemm(e[0], e[1], e[2], half, 7));
+    for (size_t ci = 0; ci < grid.size(); ++ci) {
+      if (half && !valid[ci]) continue;
+      double worst = 0;
+      std::string why;
+      for (size_t e = 0; e < ed.size(); ++e) {
+        GemmBuffers eb = upload(lab, ed[e], half);
+        auto r = run_gemm(lab, grid[ci], ed[e], eb, 1, false, 1.5f, -0.5f, true, half ? 2e-3 : 1e-5);
+        if (r.runtime_error) lab.safe_reset();
+        worst = std::max(worst, r.err);
+        if (!r.ok) {
+          why = r.why + " at " + std::to_string(ed[e].M) + "x" + std::to_string(ed[e].N) + "x" + std::to_string(ed[e].K);
+          break;
+        }
+      }
+      if (!half && !why.empty()) valid[ci] = 0;
+      row(dn, grid[ci].kernel + (half ? "/f16" : ""), params_text(grid[ci].p), "edges", 0, "-", worst,
+          why.empty() ? "PASS" : "FAIL", why.empty() ? "" : " (" + why + ")");
+    }
+  }
+
+  // 2. Timing at square sizes, with CLBlast on the same buffers.
+  struct Best { double gflops = 0; std::string what; };
+  std::map<int, std::map<std::string, Best>> best;
+  std::map<int, double> clb;
+  std::map<std::string, double> gf4096;  // for choosing the configs to run at 8192
+  for (int n : sizes) {
+    const GemmData d = make_gemm(n, n, n, false, 1234 + n);
+    GemmBuffers g = upload(lab, d, false);
+    const int reps = n >= 4096 ? std::max(10, o.reps / 2) : o.reps;
+    double cerr = 0;
+    const double cms = run_clblast(lab, d, g, reps, cerr);
+    const double cgf = cms > 0 ? 2.0 * n * double(n) * n / (cms * 1e6) : 0;
+    clb[n] = cgf;
+    row(dn, "clblast_sgemm", "wall clock around clFinish", std::to_string(n), cms, fmt("%.1f GFLOP/s", cgf), cerr,
+        cms > 0 && cerr < 1e-5 ? "PASS" : "FAIL");
+    // The slow kernels are only timed up to 2048 on GPUs, 1024 on CPUs; 8192 only for the best 6 at 4096.
+    std::vector<std::pair<double, std::string>> ranked;
+    for (auto& [k, v] : gf4096) ranked.emplace_back(-v, k);
+    std::sort(ranked.begin(), ranked.end());
+    for (size_t ci = 0; ci < grid.size(); ++ci) {
+      const auto& c = grid[ci];
+      if (!valid[ci]) continue;
+      const bool slow = c.kernel == "matmul_naive" || c.kernel == "matmul_tiled" || (lab.gpu && c.kernel == "matmul_direct");
+      if (slow && n > (lab.gpu ? 2048 : 1024)) continue;
+      const std::string key = c.kernel + " " + params_text(c.p);
+      if (n > 4096 && !ranked.empty()) {
+        bool top = false;
+        for (size_t i = 0; i < std::min<size_t>(6, ranked.size()); ++i) top |= ranked[i].second == key;
+        if (!top) continue;
+      }
+      auto r = run_gemm(lab, c, d, g, reps, true, 1.0f, 0.0f, false, 1e-5);
+      if (r.runtime_error) {
+        lab.safe_reset();
+        g = upload(lab, d, false);
+      }
+      row(dn, c.kernel, params_text(c.p), std::to_string(n), r.ms, fmt("%.1f GFLOP/s", r.gflops), r.err,
+          r.ok ? "PASS" : "FAIL", (cgf > 0 ? fmt("  x%.2f vs CLBlast", r.gflops / cgf) : "") + (r.ok ? "" : " (" + r.why + ")"));
+      if (r.ok && r.gflops > best[n][c.kernel].gflops) best[n][c.kernel] = {r.gflops, params_text(c.p)};
+      if (r.ok && n == 4096) gf4096[key] = r.gflops;
+    }
+  }
+  // fp16 storage: the best matmul_reg / matmul_direct configuration of the first size, one timing.
+  if (!sizes.empty()) {
+    const int n = sizes.front();
+    const GemmData d = make_gemm(n, n, n, true, 4321);
+    GemmBuffers g = upload(lab, d, true);
+    for (auto& [kname, b] : best[n]) {
+      if (kname != "matmul_reg" && kname != "matmul_direct") continue;
+      for (auto& c : grid)
+        if (c.kernel == kname && params_text(c.p) == b.what) {
+          auto r = run_gemm(lab, c, d, g, o.reps, true, 1.0f, 0.0f, false, 2e-3);
+          row(dn, kname + "/f16", params_text(c.p), std::to_string(n), r.ms, fmt("%.1f GFLOP/s", r.gflops), r.err,
+              r.ok ? "PASS" : "FAIL", r.ok ? "" : " (" + r.why + ")");
+          break;
+        }
+    }
+  }
+  std::fprintf(g_log, "\n== GEMM summary on %s: best per kernel (GFLOP/s, ratio vs CLBlast) ==\n", dn.c_str());
+  for (auto& [n, m] : best) {
+    std::fprintf(g_log, "n=%d  CLBlast %.1f\n", n, clb[n]);
+    for (auto& [k, b] : m)
+      std::fprintf(g_log, "   %-14s %10.1f  x%.2f  [%s]\n", k.c_str(), b.gflops, clb[n] > 0 ? b.gflops / clb[n] : 0.0, b.what.c_str());
+  }
+  std::fprintf(g_log, "\n");
+}
+
+// ===================================== reductions =============================================
+
+struct RedCfg {
+  std::string kernel;
+  Params p;
+};
+
+void reduce_suite(Lab& lab, const Options& o) {
+  const std::string& dn = lab.dev_name;
+  const size_t n = lab.gpu ? (size_t(1) << 28) : (size_t(1) << 24);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(0.25f, 1.0f);
+  std::vector<float> x(n);
+  for (auto& v : x) v = u(rng) * (rng() & 1 ? -1.f : 1.f);
+  cl::Buffer in(lab.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, x.data());
+  const size_t pmax = n / 256 + 64;
+  cl::Buffer p1(lab.ctx, CL_MEM_READ_WRITE, pmax * 4), p2(lab.ctx, CL_MEM_READ_WRITE, pmax * 4);
+  {  // reference bandwidth: clEnqueueCopyBuffer of the same array (read + write bytes)
+    cl::Buffer copy(lab.ctx, CL_MEM_READ_WRITE, n * 4);
+    const double cms = lab.time_ms([&](std::vector<cl::Event>& ev) {
+      ev.emplace_back();
+      lab.q.enqueueCopyBuffer(in, copy, 0, 0, n * 4, nullptr, &ev.back());
+    }, o.reps);
+    row(dn, "copy_buffer", "clEnqueueCopyBuffer, (read+write)/time", std::to_string(n), cms,
+        fmt("%.1f GB/s", 2.0 * n * 4 / (cms * 1e6)), 0, "REF");
+  }
+  const int shfl = lab.nvidia ? 1 : 0;
+  std::map<std::pair<int, size_t>, std::pair<double, double>> refs;  // (op, n) -> (value, sum |x|)
+  for (int op : {0, 1}) {
+    std::vector<RedCfg> cfgs;
+    for (int wgs : {128, 256, 512}) cfgs.push_back({"reduce_tree", {{"OP", op}, {"WGS", wgs}}});
+    for (std::string k : {"reduce_multi", "reduce_sg"})
+      for (int wgs : {256, 512})
+        for (int vw : {1, 4})
+          for (int un : {1, 4})
+            for (int gpc : {4, 16}) {
+              if (!lab.gpu && (wgs == 512 || gpc == 16 || (o.quick && un == 1))) continue;
+              if (lab.gpu && o.quick && (vw == 1 || wgs == 512)) continue;
+              cfgs.push_back({k, {{"OP", op}, {"WGS", wgs}, {"VW", vw}, {"UNROLL", un}, {"USE_NV_SHFL", shfl},
+                                  {"groups_per_cu", lab.gpu ? gpc * 2 : gpc / 2}}});
+            }
+    for (auto& c : cfgs) {
+      if (!selected(c.kernel, params_text(c.p))) continue;
+      const size_t wgs = param(c.p, "WGS", 256);
+      std::string why;
+      cl::Program prog = lab.program("reduce.cl", build_options(c.p), why);
+      cl::Kernel k;
+      if (prog()) {
+        try {
+          k = cl::Kernel(prog, c.kernel.c_str());
+        } catch (const cl::Error& e) {
+          why = "kernel not available on this device (" + std::to_string(e.err()) + ")";
+        }
+      }
+      for (size_t len : {n, n - 3}) {  // n - 3: not a multiple of any vector width
+        const std::string sz = std::to_string(len);
+        if (!k()) {
+          row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "SKIP", " (" + why + ")");
+          break;
+        }
+        cl::Buffer result;
+        // All launches of one reduction: partial passes until one value remains.
+        auto call = [&, len](std::vector<cl::Event>& ev) {
+          size_t m = len;
+          cl::Buffer src = in, dst = p1;
+          while (true) {
+            size_t groups = c.kernel == "reduce_tree"
+                                ? ceil_div(m, 2 * wgs)
+                                : (m == len ? std::clamp(size_t(param(c.p, "groups_per_cu", 8)) * lab.cus, size_t(1), ceil_div(m, wgs)) : 1);
+            k.setArg(0, int(m));
+            k.setArg(1, src);
+            k.setArg(2, dst);
+            ev.emplace_back();
+            lab.q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * wgs), cl::NDRange(wgs), nullptr, &ev.back());
+            src = dst;
+            if (groups == 1) break;
+            m = groups;
+            dst = (dst() == p1()) ? p2 : p1;
+          }
+          result = src;
+        };
+        double ms = 0, err = 0;
+        std::string status = "PASS", extra;
+        try {
+          ms = lab.time_ms(call, o.reps);
+          float got = 0;
+          lab.q.enqueueReadBuffer(result, CL_TRUE, 0, 4, &got);
+          auto& rm = refs[{op, len}];
+          if (rm.second == 0) {
+            double ref = op ? -INFINITY : 0.0, mag = 0;
+            for (size_t i = 0; i < len; ++i) {
+              ref = op ? std::max(ref, double(x[i])) : ref + x[i];
+              mag += std::fabs(x[i]);
+            }
+            rm = {ref, mag};
+          }
+          const double ref = rm.first, mag = rm.second;
+          err = op ? (got == float(ref) ? 0 : 1) : std::fabs(got - ref) / mag;
+          if (!(err < 1e-5)) status = "FAIL";
+        } catch (const cl::Error& e) {
+          row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL", std::string(" (") + e.what() + " " + std::to_string(e.err()) + ")");
+          throw;
+        }
+        row(dn, c.kernel, params_text(c.p), sz, ms, fmt("%.1f GB/s", len * 4.0 / (ms * 1e6)), err, status, extra);
+      }
+    }
+  }
+
+  // Row reductions of a rows x cols matrix held in the same buffer.
+  const std::vector<std::pair<size_t, size_t>> shapes =
+      lab.gpu ? std::vector<std::pair<size_t, size_t>>{{16384, 16384}, {1 << 20, 256}, {4099, 1027}}
+              : std::vector<std::pair<size_t, size_t>>{{2048, 8192}, {65536, 256}, {1031, 1027}};
+  cl::Buffer out(lab.ctx, CL_MEM_READ_WRITE, (size_t(1) << 20) * 4);
+  std::map<std::pair<int, size_t>, std::vector<std::pair<double, double>>> row_refs;  // (op, rows) -> per row
+  for (int op : {0, 1}) {
+    std::vector<RedCfg> cfgs;
+    for (std::string k : {"reduce_rows", "reduce_rows_sg"})
+      for (int wgs : {64, 128, 256})
+        for (int vw : {1, 4}) {
+          if (o.quick && vw == 1) continue;
+          cfgs.push_back({k, {{"OP", op}, {"WGS", wgs}, {"VW", vw}, {"USE_NV_SHFL", shfl}}});
+        }
+    for (auto& c : cfgs) {
+      if (!selected(c.kernel, params_text(c.p))) continue;
+      const size_t wgs = param(c.p, "WGS", 256);
+      std::string why;
+      cl::Program prog = lab.program("reduce.cl", build_options(c.p), why);
+      cl::Kernel k;
+      if (prog()) {
+        try {
+          k = cl::Kernel(prog, c.kernel.c_str());
+        } catch (const cl::Error& e) {
+          why = "kernel not available on this device (" + std::to_string(e.err()) + ")";
+        }
+      }
+      for (auto [rows, cols] : shapes) {
+        const std::string sz = std::to_string(rows) + "x" + std::to_string(cols);
+        if (!k()) {
+          row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "SKIP", " (" + why + ")");
+          break;
+        }
+        const size_t per_group = c.kernel == "reduce_rows" ? 1 : wgs / (lab.nvidia ? 32 : k.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(lab.dev));
+        const size_t groups = ceil_div(rows, per_group);
+        k.setArg(0, int(rows));
+        k.setArg(1, int(cols));
+        k.setArg(2, in);
+        k.setArg(3, out);
+        double ms = 0, err = 0;
+        std::string status = "PASS", extra;
+        try {
+          ms = lab.time_ms([&](std::vector<cl::Event>& ev) {
+            ev.emplace_back();
+            lab.q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * wgs), cl::NDRange(wgs), nullptr, &ev.back());
+          }, o.reps);
+          std::vector<float> got(rows);
+          lab.q.enqueueReadBuffer(out, CL_TRUE, 0, rows * 4, got.data());
+          auto& rr = row_refs[{op, rows}];
+          if (rr.empty()) {
+            for (size_t r = 0; r < rows; ++r) {
+              double ref = op ? -INFINITY : 0.0, mag = 0;
+              for (size_t j = 0; j < cols; ++j) {
+                const float v = x[r * cols + j];
+                ref = op ? std::max(ref, double(v)) : ref + v;
+                mag += std::fabs(v);
+              }
+              rr.emplace_back(ref, mag);
+            }
+          }
+          for (size_t r = 0; r < rows; ++r)
+            err = std::max(err, op ? (got[r] == float(rr[r].first) ? 0.0 : 1.0) : std::fabs(got[r] - rr[r].first) / rr[r].second);
+          if (!(err < 1e-5)) status = "FAIL";
+        } catch (const cl::Error& e) {
+          row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL", std::string(" (") + e.what() + " " + std::to_string(e.err()) + ")");
+          throw;
+        }
+        row(dn, c.kernel, params_text(c.p), sz, ms, fmt("%.1f GB/s", rows * cols * 4.0 / (ms * 1e6)), err, status, extra);
+      }
+    }
+  }
+}
+
+// ===================================== transpose ==============================================
+
+void transpose_suite(Lab& lab, const Options& o) {
+  const std::string& dn = lab.dev_name;
+  const std::vector<std::pair<size_t, size_t>> shapes =
+      lab.gpu ? std::vector<std::pair<size_t, size_t>>{{8192, 8192}, {8191, 4097}, {37, 1}}
+              : std::vector<std::pair<size_t, size_t>>{{2048, 2048}, {1023, 517}, {37, 1}};
+  const size_t cap = shapes[0].first * shapes[0].second;
+  std::vector<float> x(cap);
+  std::mt19937 rng(3);
+  for (auto& v : x) v = float(rng() % 100000) + 1.0f;
+  cl::Buffer in(lab.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, cap * 4, x.data());
+  cl::Buffer out(lab.ctx, CL_MEM_READ_WRITE, cap * 4);
+  std::vector<RedCfg> cfgs;
+  for (auto [lx, ly] : {std::pair{32, 8}, std::pair{16, 16}, std::pair{64, 4}})
+    cfgs.push_back({"transpose_naive", {{"lx", lx}, {"ly", ly}}});
+  for (int tile : {16, 32, 64})
+    for (int rows : {4, 8, 16})
+      for (int pad : {0, 1}) {
+        if (tile * rows > int(lab.max_wg) || rows > tile) continue;
+        if (o.quick && pad == 0 && tile != 32) continue;
+        cfgs.push_back({"transpose_tiled", {{"TILE", tile}, {"ROWS", rows}, {"PAD", pad}}});
+      }
+  for (auto& c : cfgs) {
+    if (!selected(c.kernel, params_text(c.p))) continue;
+    std::string why;
+    cl::Program prog = lab.program("transpose.cl", build_options(c.p), why);
+    for (auto [M, N] : shapes) {
+      const std::string sz = std::to_string(M) + "x" + std::to_string(N);
+      if (!prog()) {
+        row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL", " (" + why + ")");
+        break;
+      }
+      cl::Kernel k(prog, c.kernel.c_str());
+      k.setArg(0, int(M));
+      k.setArg(1, int(N));
+      k.setArg(2, in);
+      k.setArg(3, out);
+      cl::NDRange global, local;
+      if (c.kernel == "transpose_naive") {
+        const int lx = param(c.p, "lx", 32), ly = param(c.p, "ly", 8);
+        global = cl::NDRange(roundup(N, lx), roundup(M, ly));
+        local = cl::NDRange(lx, ly);
+      } else {
+        const int tile = param(c.p, "TILE", 32), rows = param(c.p, "ROWS", 8);
+        global = cl::NDRange(ceil_div(N, tile) * tile, ceil_div(M, tile) * rows);
+        local = cl::NDRange(tile, rows);
+      }
+      double ms = 0, err = 0;
+      std::string status = "PASS", extra;
+      try {
+        ms = lab.time_ms([&](std::vector<cl::Event>& ev) {
+          ev.emplace_back();
+          lab.q.enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &ev.back());
+        }, o.reps);
+        std::vector<float> got(M * N);
+        lab.q.enqueueReadBuffer(out, CL_TRUE, 0, M * N * 4, got.data());
+        for (size_t r = 0; r < M; ++r)
+          for (size_t cc = 0; cc < N; ++cc)
+            if (got[cc * M + r] != x[r * N + cc]) err = 1;
+        if (err != 0) status = "FAIL";
+      } catch (const cl::Error& e) {
+        row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL", std::string(" (") + e.what() + " " + std::to_string(e.err()) + ")");
+        throw;
+      }
+      row(dn, c.kernel, params_text(c.p), sz, ms, fmt("%.1f GB/s", 2.0 * M * N * 4 / (ms * 1e6)), err, status, extra);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--device") o.device = next();
+    else if (a == "--kernels") o.kernel_dir = next();
+    else if (a == "--only") o.only = next();
+    else if (a == "--sizes") o.sizes = parse_list(next());
+    else if (a == "--reps") o.reps = std::stoi(next());
+    else if (a == "--quick") o.quick = true;
+    else if (a == "--filter") o.filter = next();
+    else if (a == "--grid") o.grid = next();
+    else if (a[0] != '-') o.device = a;
+    else {
+      std::fprintf(stderr, "usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose] "
+                           "[--sizes 1024,2048] [--reps N] [--quick]\n");
+      return 2;
+    }
+  }
+  g_opt = &o;
+  std::vector<cl::Platform> platforms;
+  cl::Platform::get(&platforms);
+  int found = 0;
+  for (auto& pf : platforms) {
+    std::vector<cl::Device> devs;
+    pf.getDevices(CL_DEVICE_TYPE_ALL, &devs);
+    for (auto& d : devs) {
+      const std::string name = d.getInfo<CL_DEVICE_NAME>();
+      if (!o.device.empty() && name.find(o.device) == std::string::npos &&
+          pf.getInfo<CL_PLATFORM_NAME>().find(o.device) == std::string::npos)
+        continue;
+      ++found;
+      Lab lab(d, o.kernel_dir);
+      std::fprintf(g_log, "# device: %s | platform: %s %s | driver %s | %u CUs | local mem %zu | max wg %zu | %s\n",
+                   name.c_str(), pf.getInfo<CL_PLATFORM_NAME>().c_str(), pf.getInfo<CL_PLATFORM_VERSION>().c_str(),
+                   d.getInfo<CL_DRIVER_VERSION>().c_str(), lab.cus, lab.local_mem, lab.max_wg,
+                   d.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_subgroups") != std::string::npos ? "cl_khr_subgroups" : "no cl_khr_subgroups");
+      std::fprintf(g_log, "%-26s | %-16s | %-62s | %-16s | %10s | %16s | %8s | %s\n", "device", "kernel", "params", "size",
+                   "median ms", "rate", "max err", "status");
+      const std::pair<const char*, void (*)(Lab&, const Options&)> suites[] = {
+          {"matmul", gemm_suite}, {"transpose", transpose_suite}, {"reduce", reduce_suite}};
+      for (auto& [sname, fn] : suites) {
+        if (!o.only.empty() && o.only != sname) continue;
+        try {
+          fn(lab, o);
+        } catch (const std::exception& e) {
+          std::fprintf(g_log, "# %s suite aborted on %s: %s\n", sname, name.c_str(), e.what());
+          lab.safe_reset();
+        }
+      }
+    }
+  }
+  if (!found) std::fprintf(stderr, "no OpenCL device matches '%s'\n", o.device.c_str());
+  return found ? 0 : 1;
+}
