@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages tunekit needs to build, test and run, when any is missing.
+# Usage: scripts/install-deps.sh [--with-browser]   (root, or a user with sudo)
+set -euo pipefail
+
+packages=(cmake ninja-build g++ make pkg-config git
+  ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
+  libboost1.81-dev libcereal-dev libxxhash-dev libcli11-dev
+  catch2 libbenchmark-dev libclblast-dev)
+if [[ "${1:-}" == "--with-browser" ]]; then packages+=(chromium); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "tunekit: installing missing packages: ${missing[*]}" >&2
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "tunekit: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
