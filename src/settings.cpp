@@ -93,6 +93,11 @@ Settings Settings::from_environment(Settings base) {
     base.cache_dir = v;
   }
   if (const char* v = std::getenv("TUNEKIT_DEVICE"); v && *v) base.device = v;
+  if (const char* v = std::getenv("TUNEKIT_SEARCH"); v && *v) {
+    SearchSettings search = base.search_settings();
+    search.strategy = parse_search_strategy(v);
+    base.search = search;
+  }
   return base;
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <cmath>
 
 namespace tunekit {
 
@@ -33,6 +34,32 @@ struct BenchmarkSettings {
   static BenchmarkSettings for_level(Level level);
 };
 
+enum class SearchStrategy {
+  exhaustive,  ///< every configuration, in order, until the budget runs out
+  random,      ///< configurations in random order, until the budget runs out
+  annealing,   ///< simulated annealing over Hamming neighbours (the default)
+};
+
+std::string_view to_string(SearchStrategy strategy);
+
+/// How much a search may spend.
+struct SearchBudget {
+  std::size_t max_evaluations = std::numeric_limits<std::size_t>::max();
+  double max_seconds = std::numeric_limits<double>::infinity();
+};
+
+/// The search settings of a tuning level: a strategy, and a budget that is a fraction of the
+/// space with a floor (small spaces are searched whole).
+struct SearchSettings {
+  SearchStrategy strategy = SearchStrategy::annealing;
+  double fraction = 0.15;            ///< of the space's configurations
+  std::size_t min_evaluations = 30;  ///< never fewer (unless the space is smaller)
+  double max_seconds = 120;          ///< per space and key
+
+  static SearchSettings for_level(Level level);
+  SearchBudget budget_for(std::size_t space_size) const;
+};
+
 /// Everything a LocalTuner needs to know that is not its tunable set.
 struct Settings {
   Level level = Level::balanced;
@@ -41,6 +68,7 @@ struct Settings {
   std::filesystem::path cache_dir;  ///< empty: $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit
   std::string device;               ///< OpenCL device selector: index or name substring
   std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
+  std::optional<SearchSettings> search;        ///< unset: SearchSettings::for_level(level)
 
   /// `base` with every TUNEKIT_* variable that is set applied over it.
   /// Throws AutotuneError(settings) naming the variable and the accepted values on a bad value.
@@ -49,6 +77,9 @@ struct Settings {
 
   BenchmarkSettings benchmark_settings() const {
     return benchmark ? *benchmark : BenchmarkSettings::for_level(level);
+  }
+  SearchSettings search_settings() const {
+    return search ? *search : SearchSettings::for_level(level);
   }
   /// cache_dir, or the default location when it is empty.
   std::filesystem::path resolved_cache_dir() const;
@@ -59,6 +90,8 @@ struct Settings {
 Level parse_level(std::string_view text, std::string_view source = "TUNEKIT_LEVEL");
 LogLevel parse_log_level(std::string_view text, std::string_view source = "TUNEKIT_LOG");
 bool parse_cache_switch(std::string_view text, std::string_view source = "TUNEKIT_CACHE");
+SearchStrategy parse_search_strategy(std::string_view text,
+                                     std::string_view source = "TUNEKIT_SEARCH");
 
 /// The process-wide settings new tuners start from: set_global_settings() if it was called,
 /// else Settings::from_environment() (read once).

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <vector>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -16,6 +18,7 @@
 
 #include "tunekit/key.hpp"
 #include "tunekit/result.hpp"
+#include "tunekit/space.hpp"
 #include "tunekit/tunable.hpp"
 
 namespace tunekit {
@@ -60,6 +63,19 @@ inline constexpr bool is_tuple_v = false;
 template <class... T>
 inline constexpr bool is_tuple_v<std::tuple<T...>> = true;
 
+/// The candidates a parameter space expands into: one callable per valid configuration.
+template <class Fn>
+struct SpaceEntry {
+  std::shared_ptr<const Space> space;
+  std::shared_ptr<const ExpandedSpace> expanded;
+  std::vector<Fn> variants;
+};
+
+template <class T>
+inline constexpr bool is_space_v = false;
+template <class Fn>
+inline constexpr bool is_space_v<SpaceEntry<Fn>> = true;
+
 template <class T>
 inline constexpr bool is_grouped_v = false;
 template <class Fn, class Key>
@@ -71,6 +87,48 @@ decltype(auto) tunable_of(const Entry& entry) {
     return entry.tunable();
   } else {
     return (entry);
+  }
+}
+
+// The callable of variant `variant` of an entry (always 0 outside spaces).
+template <class Entry>
+const auto& function_of(const Entry& entry, std::size_t variant) {
+  if constexpr (is_space_v<Entry>) {
+    return entry.variants[variant];
+  } else {
+    return tunable_of(entry).function();
+  }
+}
+
+template <class Entry>
+std::size_t size_of(const Entry& entry) {
+  if constexpr (is_space_v<Entry>) {
+    return entry.variants.size();
+  } else {
+    return 1;
+  }
+}
+
+template <class Entry>
+std::string name_of(const Entry& entry, std::size_t variant) {
+  if constexpr (is_space_v<Entry>) {
+    return entry.space->name() + "[" + (*entry.expanded)[variant].to_string() + "]";
+  } else {
+    return tunable_of(entry).name();
+  }
+}
+
+template <class Entry>
+std::string fingerprint_of(const Entry& entry, std::size_t variant) {
+  if constexpr (is_space_v<Entry>) {
+    using Fn = std::remove_cvref_t<decltype(entry.variants[variant])>;
+    if constexpr (Fingerprinted<Fn>) {
+      return std::string(entry.variants[variant].fingerprint());
+    } else {
+      return {};
+    }
+  } else {
+    return tunable_of(entry).fingerprint();
   }
 }
 
@@ -109,9 +167,8 @@ template <class... R>
 using common_call_result_t = typename common_call_result<R...>::type;
 
 template <class Entry, class Client, class... Args>
-using entry_result_t =
-    decltype(invoke_tunable(tunable_of(std::declval<const Entry&>()).function(),
-                            std::declval<Client&>(), std::declval<Args&>()...));
+using entry_result_t = decltype(invoke_tunable(function_of(std::declval<const Entry&>(), 0),
+                                               std::declval<Client&>(), std::declval<Args&>()...));
 
 }  // namespace detail
 
@@ -131,14 +188,18 @@ class TunableSet {
 
   TunableSet(KeyGen key_generator, InputGen input_generator)
     requires(sizeof...(Entries) == 0)
-      : key_generator_(std::move(key_generator)), input_generator_(std::move(input_generator)) {}
+      : key_generator_(std::move(key_generator)), input_generator_(std::move(input_generator)) {
+    compute_offsets();
+  }
 
   TunableSet(KeyGen key_generator, InputGen input_generator, Validator validator,
              std::tuple<Entries...> entries)
       : key_generator_(std::move(key_generator)),
         input_generator_(std::move(input_generator)),
         validator_(std::move(validator)),
-        entries_(std::move(entries)) {}
+        entries_(std::move(entries)) {
+    compute_offsets();
+  }
 
   /// A new set with `tunable` (a Tunable or a GroupedTunable) appended.
   template <class Fn>
@@ -148,6 +209,21 @@ class TunableSet {
   template <class Fn, class Key>
   auto with(GroupedTunable<Fn, Key> tunable) && {
     return append(std::move(tunable));
+  }
+
+  /// A new set with one candidate per valid configuration of `space`: `factory(config)` makes
+  /// each (e.g. a kernel built with config.build_options()). Searched by a strategy, not
+  /// measured exhaustively, when the space is large (see SearchSettings).
+  template <class Factory>
+    requires std::is_invocable_v<const Factory&, const Config&>
+  auto with(Space space, Factory factory) && {
+    using Fn = std::invoke_result_t<const Factory&, const Config&>;
+    detail::SpaceEntry<Fn> entry{std::make_shared<const Space>(std::move(space)), nullptr, {}};
+    auto expanded = std::make_shared<const ExpandedSpace>(entry.space->expand());
+    entry.variants.reserve(expanded->size());
+    for (const Config& config : expanded->configs()) entry.variants.push_back(factory(config));
+    entry.expanded = std::move(expanded);
+    return append(std::move(entry));
   }
 
   /// Validation at tuning time: `check(reference, candidate)` compares a candidate's output with
@@ -163,21 +239,57 @@ class TunableSet {
 
   static constexpr bool validates = !std::is_same_v<Validator, NoValidation>;
 
-  /// Number of candidates.
-  std::size_t size() const noexcept { return sizeof...(Entries); }
+  /// Number of candidates (a space counts one per valid configuration).
+  std::size_t size() const noexcept { return offsets_.back(); }
 
+  /// The candidate's name; for a space, "name[P=1,Q=2]".
   std::string name(std::size_t index) const {
-    return visit_entry<std::string>(
-        index, [](const auto& entry) { return detail::tunable_of(entry).name(); });
+    const auto where = locate(index);
+    return visit_entry<std::string>(where.entry, [&](const auto& entry) {
+      return detail::name_of(entry, where.variant);
+    });
   }
 
-  CandidateLocation locate(std::size_t index) const noexcept {
-    return {static_cast<std::uint32_t>(index), 0};
+  CandidateLocation locate(std::size_t index) const {
+    if (index >= size()) throw std::out_of_range("tunekit: candidate index out of range");
+    std::size_t entry = 0;
+    while (offsets_[entry + 1] <= index) ++entry;
+    return {static_cast<std::uint32_t>(entry), static_cast<std::uint32_t>(index - offsets_[entry])};
+  }
+
+  /// Candidates [first, last) that entry `e` (one `.with`) contributed.
+  std::pair<std::size_t, std::size_t> entry_range(std::size_t e) const {
+    return {offsets_.at(e), offsets_.at(e + 1)};
+  }
+
+  /// The expanded space behind entry `e`, or null when it is a single tunable.
+  const ExpandedSpace* space_of_entry(std::size_t e) const {
+    return visit_entry<const ExpandedSpace*>(e, [](const auto& entry) -> const ExpandedSpace* {
+      if constexpr (detail::is_space_v<std::remove_cvref_t<decltype(entry)>>) {
+        return entry.expanded.get();
+      } else {
+        return nullptr;
+      }
+    });
+  }
+
+  /// Why candidate `index` cannot run within `limits` (a space's work-group or local-memory
+  /// rule), or nothing.
+  std::optional<std::string> exceeds(std::size_t index, const DeviceLimits& limits) const {
+    const auto where = locate(index);
+    return visit_entry<std::optional<std::string>>(
+        where.entry, [&](const auto& entry) -> std::optional<std::string> {
+          if constexpr (detail::is_space_v<std::remove_cvref_t<decltype(entry)>>) {
+            return entry.space->exceeds((*entry.expanded)[where.variant], limits);
+          } else {
+            return std::nullopt;
+          }
+        });
   }
 
   template <class Key>
   CandidatePriority priority(std::size_t index, const Key& key) const {
-    return visit_entry<CandidatePriority>(index, [&](const auto& entry) -> CandidatePriority {
+    return visit_entry<CandidatePriority>(locate(index).entry, [&](const auto& entry) -> CandidatePriority {
       if constexpr (detail::is_grouped_v<std::remove_cvref_t<decltype(entry)>>) {
         return {entry.group().priority(key), entry.priority(key)};
       } else {
@@ -188,7 +300,7 @@ class TunableSet {
 
   /// Name of the candidate's group ("" when it has none).
   std::string group_name(std::size_t index) const {
-    return visit_entry<std::string>(index, [](const auto& entry) -> std::string {
+    return visit_entry<std::string>(locate(index).entry, [](const auto& entry) -> std::string {
       if constexpr (detail::is_grouped_v<std::remove_cvref_t<decltype(entry)>>) {
         return entry.group().name();
       } else {
@@ -204,8 +316,9 @@ class TunableSet {
     for (std::size_t i = 0; i < size(); ++i) {
       text += name(i);
       text += '\n';
+      const auto where = locate(i);
       text += visit_entry<std::string>(
-          i, [](const auto& e) { return detail::tunable_of(e).fingerprint(); });
+          where.entry, [&](const auto& e) { return detail::fingerprint_of(e, where.variant); });
       text += '\n';
     }
     return text;
@@ -234,7 +347,8 @@ class TunableSet {
   template <class Client, class... Args>
   decltype(auto) call(CandidateLocation where, Client& client, Args&... args) const {
     static_assert(sizeof...(Entries) > 0, "the tunable set is empty: add candidates with .with()");
-    static_assert((TuneFn<decltype(detail::tunable_of(std::declval<const Entries&>()).function()),
+    static_assert((TuneFn<std::remove_cvref_t<decltype(detail::function_of(
+                              std::declval<const Entries&>(), 0))>,
                           Client, Args...> && ...),
                   "a tunable cannot be called with the benchmark inputs (nor with the client "
                   "followed by them)");
@@ -242,11 +356,11 @@ class TunableSet {
     static_assert(!std::is_same_v<R, detail::mismatched_results>,
                   "every tunable in a set must return the same type for the same inputs (a "
                   "tunekit::Result<T> and a plain T count as the same)");
-    using Caller = R (*)(const TunableSet&, Client&, Args&...);
+    using Caller = R (*)(const TunableSet&, std::uint32_t, Client&, Args&...);
     static constexpr auto table = []<std::size_t... I>(std::index_sequence<I...>) {
       return std::array<Caller, sizeof...(Entries)>{&call_entry<I, R, Client, Args...>...};
     }(std::index_sequence_for<Entries...>{});
-    return table[where.entry](*this, client, args...);
+    return table[where.entry](*this, where.variant, client, args...);
   }
 
  private:
@@ -258,8 +372,8 @@ class TunableSet {
   }
 
   template <std::size_t I, class R, class Client, class... Args>
-  static R call_entry(const TunableSet& set, Client& client, Args&... args) {
-    const auto& fn = detail::tunable_of(std::get<I>(set.entries_)).function();
+  static R call_entry(const TunableSet& set, std::uint32_t variant, Client& client, Args&... args) {
+    const auto& fn = detail::function_of(std::get<I>(set.entries_), variant);
     using Raw = decltype(detail::invoke_tunable(fn, client, args...));
     if constexpr (std::is_same_v<Raw, R>) {
       return detail::invoke_tunable(fn, client, args...);
@@ -286,10 +400,18 @@ class TunableSet {
   template <class, class, class, class...>
   friend class TunableSet;
 
+  void compute_offsets() {
+    offsets_[0] = 0;
+    std::size_t e = 0;
+    std::apply([&](const auto&... entry) { ((offsets_[e + 1] = offsets_[e] + detail::size_of(entry), ++e), ...); },
+               entries_);
+  }
+
   KeyGen key_generator_;
   InputGen input_generator_;
   Validator validator_{};
   std::tuple<Entries...> entries_;
+  std::array<std::size_t, sizeof...(Entries) + 1> offsets_{};
 };
 
 template <class KeyGen, class InputGen>

@@ -27,6 +27,8 @@
 #include "tunekit/outcome.hpp"
 #include "tunekit/result.hpp"
 #include "tunekit/result_store.hpp"
+#include "tunekit/search.hpp"
+#include "tunekit/space.hpp"
 #include "tunekit/settings.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tunable_set.hpp"
@@ -347,11 +349,31 @@ class Tuner {
     const BenchmarkSettings bench = settings_.benchmark_settings();
     Validation<Client, Set, Inputs...> validation;
     double leader = std::numeric_limits<double>::infinity();
+    auto measure_one = [&](std::size_t i) {
+      if constexpr (HasDeviceLimits<Client>) {
+        if (auto reason = set.exceeds(i, client.limits())) {
+          outcomes[i].status = OutcomeStatus::failed;
+          outcomes[i].error = AutotuneError(ErrorKind::out_of_resources, *reason, outcomes[i].name);
+          return;
+        }
+      }
+      outcomes[i] = measure(i, client, set, key, bench, leader, validation, inputs...);
+      if (outcomes[i].ok()) leader = std::min(leader, outcomes[i].median);
+    };
     bool found = false;
     for (const auto& level : levels) {
+      // Single tunables first: their times make racing inside the spaces effective.
+      std::map<std::size_t, std::vector<std::size_t>> space_members;  // entry -> candidates
       for (std::size_t i : level) {
-        outcomes[i] = measure(i, client, set, key, bench, leader, validation, inputs...);
-        if (outcomes[i].ok()) leader = std::min(leader, outcomes[i].median);
+        const auto entry = set.locate(i).entry;
+        if (set.space_of_entry(entry) != nullptr) {
+          space_members[entry].push_back(i);
+        } else {
+          measure_one(i);
+        }
+      }
+      for (const auto& [entry, members] : space_members) {
+        search_space(set, entry, members, report.key, measure_one, outcomes);
       }
       found = found || std::isfinite(leader);
       if (found) break;
@@ -359,8 +381,11 @@ class Tuner {
     for (auto& outcome : outcomes) {
       if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
         outcome.error = AutotuneError(ErrorKind::skipped,
-                                      found ? "a candidate of higher priority works"
-                                            : "skipped by priority",
+                                      !found ? "skipped by priority"
+                                      : outcome.index < set.size() &&
+                                              set.space_of_entry(set.locate(outcome.index).entry)
+                                          ? "not reached by the search"
+                                          : "a candidate of higher priority works",
                                       outcome.name);
       }
     }
@@ -371,6 +396,42 @@ class Tuner {
     if (settings_.log >= LogLevel::info) std::clog << format_report(report);
     remember(report);
     return report;
+  }
+
+  // Searches the candidates `members` of space entry `entry` with the configured strategy,
+  // measuring each configuration the strategy asks for.
+  template <class Set, class MeasureOne>
+  void search_space(const Set& set, std::size_t entry, const std::vector<std::size_t>& members,
+                    const std::string& key_text, MeasureOne& measure_one,
+                    std::vector<AutotuneOutcome>& outcomes) {
+    const ExpandedSpace& space = *set.space_of_entry(entry);
+    const std::size_t first = set.entry_range(entry).first;
+    const SearchSettings search_settings = settings_.search_settings();
+    if (members.size() != space.size()) {
+      for (std::size_t i : members) measure_one(i);  // part of a space: too small to search
+      return;
+    }
+    struct LiveEvaluator final : SearchEvaluator {
+      std::size_t first;
+      MeasureOne* measure;
+      std::vector<AutotuneOutcome>* outcomes;
+      std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+      std::optional<double> evaluate(std::size_t config) override {
+        (*measure)(first + config);
+        const auto& outcome = (*outcomes)[first + config];
+        if (!outcome.ok()) return std::nullopt;
+        return outcome.median;
+      }
+      double spent_seconds() const override {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      }
+    } evaluator;
+    evaluator.first = first;
+    evaluator.measure = &measure_one;
+    evaluator.outcomes = &outcomes;
+    // Seeded by the key, so that a tuning can be reproduced.
+    search(search_settings.strategy, space, evaluator, search_settings.budget_for(space.size()),
+           stable_hash(op_ + "|" + key_text));
   }
 
   // The reference output for validation: the first candidate that runs, computed once.

@@ -1,0 +1,70 @@
+// Search strategies over a parameter space: exhaustive, random sampling, and simulated annealing,
+// each within a budget of evaluations and seconds; and replay of a recorded exhaustive run, so
+// that strategies are compared without a device, cheaply and deterministically.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/settings.hpp"
+#include "tunekit/space.hpp"
+
+namespace tunekit {
+
+/// What a strategy measures: configuration i's time (lower is better; nothing when it failed),
+/// and how many seconds the search has spent so far.
+class SearchEvaluator {
+ public:
+  virtual ~SearchEvaluator() = default;
+  virtual std::optional<double> evaluate(std::size_t config) = 0;
+  virtual double spent_seconds() const = 0;
+};
+
+/// The configurations a search evaluated, in order, and the best one.
+struct SearchResult {
+  std::vector<std::size_t> evaluated;
+  std::optional<std::size_t> best;
+  double best_time = std::numeric_limits<double>::infinity();
+};
+
+/// Runs `strategy` over `space` within `budget`; never evaluates a configuration twice.
+SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
+                    SearchEvaluator& evaluator, const SearchBudget& budget, std::uint64_t seed);
+
+/// One configuration of a recorded run: its time (nothing if it failed) and what measuring it
+/// cost (build + warm-up + samples), so that a replayed search spends what a live one would.
+struct RecordedEvaluation {
+  std::optional<double> time;
+  double cost_seconds = 0;
+};
+
+/// A recorded exhaustive run, by configuration string ("TM=8,TN=4").
+using ReplayTable = std::map<std::string, RecordedEvaluation>;
+
+/// Writes `table` as tab-separated text: config, time in seconds or "failed", cost in seconds.
+void save_replay_table(const std::filesystem::path& path, const ReplayTable& table);
+/// Reads a table written by save_replay_table; throws AutotuneError(cache) naming the bad line.
+ReplayTable load_replay_table(const std::filesystem::path& path);
+
+/// Evaluates from a recorded table instead of a device.
+class ReplayEvaluator : public SearchEvaluator {
+ public:
+  ReplayEvaluator(const ExpandedSpace& space, const ReplayTable& table)
+      : space_(space), table_(table) {}
+  std::optional<double> evaluate(std::size_t config) override;
+  double spent_seconds() const override { return spent_; }
+
+ private:
+  const ExpandedSpace& space_;
+  const ReplayTable& table_;
+  double spent_ = 0;
+};
+
+}  // namespace tunekit

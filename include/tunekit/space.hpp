@@ -1,0 +1,135 @@
+// Space: named parameters with value lists and constraints between them, expanded into the
+// valid configurations a search strategy explores (e.g. tile sizes passed to a kernel as -D).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace tunekit {
+
+/// What a device allows; configurations beyond it are rejected before anything runs.
+struct DeviceLimits {
+  std::size_t max_work_group_size = 0;  ///< 0: unknown, not checked
+  std::size_t local_memory_bytes = 0;   ///< 0: unknown, not checked
+};
+
+/// A client that knows its device's limits (cl::Client does; HostClient does not).
+template <class C>
+concept HasDeviceLimits = requires(const C& client) {
+  { client.limits() } -> std::convertible_to<DeviceLimits>;
+};
+
+class Space;
+
+/// One point of a space: a value for every parameter.
+class Config {
+ public:
+  Config() = default;
+
+  /// The value of parameter `name`; throws std::out_of_range naming it if the space has none.
+  std::int64_t operator[](std::string_view name) const;
+  std::int64_t value(std::size_t parameter) const { return values_.at(parameter); }
+  std::size_t size() const noexcept { return values_.size(); }
+  const std::vector<std::int64_t>& values() const noexcept { return values_; }
+  const std::vector<std::string>& names() const noexcept { return *names_; }
+
+  /// "TM=8,TN=4"
+  std::string to_string() const;
+  /// "-DTM=8 -DTN=4": the parameters as OpenCL/C preprocessor definitions.
+  std::string build_options() const;
+
+  friend bool operator==(const Config& a, const Config& b) { return a.values_ == b.values_; }
+
+ private:
+  friend class Space;
+  Config(std::shared_ptr<const std::vector<std::string>> names, std::vector<std::int64_t> values)
+      : names_(std::move(names)), values_(std::move(values)) {}
+
+  std::shared_ptr<const std::vector<std::string>> names_ =
+      std::make_shared<const std::vector<std::string>>();
+  std::vector<std::int64_t> values_;
+};
+
+/// The valid configurations of a space, with the neighbourhood a local search walks: two
+/// configurations are neighbours when they differ in exactly one parameter (Hamming distance 1,
+/// which stays connected where constraints cut out single steps).
+class ExpandedSpace {
+ public:
+  std::size_t size() const noexcept { return configs_.size(); }
+  const Config& operator[](std::size_t i) const { return configs_.at(i); }
+  const std::vector<Config>& configs() const noexcept { return configs_; }
+  /// Indices of the neighbours of configuration `i`, computed on demand (a search visits few).
+  std::vector<std::size_t> neighbours(std::size_t i) const;
+  /// Number of points before constraints (the size of the cartesian product).
+  std::uint64_t unconstrained_size() const noexcept { return unconstrained_; }
+
+ private:
+  friend class Space;
+  std::vector<Config> configs_;
+  std::vector<std::uint64_t> radix_;  // values per parameter
+  std::vector<std::uint64_t> codes_;  // value indices of each config as a mixed-radix number
+  std::unordered_map<std::uint64_t, std::size_t> index_of_code_;
+  std::uint64_t unconstrained_ = 0;
+};
+
+/// A parameter space. Build it with parameter(...) and constraints, then expand().
+class Space {
+ public:
+  explicit Space(std::string name = "space") : name_(std::move(name)) {}
+
+  /// Adds a parameter with the values it may take, in the order a local search steps through.
+  Space& parameter(std::string name, std::vector<std::int64_t> values);
+
+  /// value(a) divides value(b).
+  Space& divides(std::string_view a, std::string_view b);
+  /// value(a) is a multiple of value(b).
+  Space& multiple_of(std::string_view a, std::string_view b);
+  /// The product of the named parameters is at most `limit`.
+  Space& product_at_most(std::initializer_list<std::string_view> names, std::int64_t limit);
+  /// Any predicate; `uses` names the parameters it reads so that it prunes early (empty: all).
+  Space& where(std::string description, std::function<bool(const Config&)> predicate,
+               std::initializer_list<std::string_view> uses = {});
+
+  /// Work-items per work-group of a configuration, checked against the device's maximum.
+  Space& work_group_size(std::function<std::size_t(const Config&)> size);
+  /// Local memory a configuration needs in bytes, checked against the device's.
+  Space& local_memory(std::function<std::size_t(const Config&)> bytes);
+
+  /// Every configuration satisfying the constraints, in lexicographic order of value indices.
+  ExpandedSpace expand() const;
+
+  /// Why `config` exceeds `limits`, or nothing when it fits (unknown limits are not checked).
+  std::optional<std::string> exceeds(const Config& config, const DeviceLimits& limits) const;
+
+  const std::string& name() const noexcept { return name_; }
+  std::size_t parameter_count() const noexcept { return names_->size(); }
+
+ private:
+  struct Constraint {
+    std::string description;
+    std::function<bool(const Config&)> holds;
+    std::size_t last_parameter;  // checked once every parameter up to this one has a value
+  };
+  std::size_t index_of(std::string_view name) const;
+  std::size_t last_of(std::initializer_list<std::string_view> names) const;
+
+  std::string name_;
+  std::shared_ptr<std::vector<std::string>> names_ = std::make_shared<std::vector<std::string>>();
+  std::vector<std::vector<std::int64_t>> values_;
+  std::vector<Constraint> constraints_;
+  std::function<std::size_t(const Config&)> work_group_size_;
+  std::function<std::size_t(const Config&)> local_memory_;
+};
+
+/// Starts a space: `tunekit::space("blocked").parameter("TM", {2, 4, 8})...`
+inline Space space(std::string name) { return Space(std::move(name)); }
+
+}  // namespace tunekit

@@ -1,0 +1,224 @@
+// The search strategies and replay tables.
+#include "tunekit/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <unordered_map>
+
+#include "tunekit/error.hpp"
+
+namespace tunekit {
+
+std::string_view to_string(SearchStrategy strategy) {
+  switch (strategy) {
+    case SearchStrategy::exhaustive: return "exhaustive";
+    case SearchStrategy::random: return "random";
+    case SearchStrategy::annealing: return "annealing";
+  }
+  return "?";
+}
+
+SearchStrategy parse_search_strategy(std::string_view text, std::string_view source) {
+  for (auto s : {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing}) {
+    if (text == to_string(s)) return s;
+  }
+  throw AutotuneError(ErrorKind::settings, std::string(source) + "='" + std::string(text) +
+                                               "' is not valid; accepted values: exhaustive, "
+                                               "random, annealing");
+}
+
+SearchSettings SearchSettings::for_level(Level level) {
+  SearchSettings s;
+  switch (level) {
+    case Level::minimal: s.fraction = 0.05, s.min_evaluations = 10, s.max_seconds = 30; break;
+    case Level::balanced: break;
+    case Level::extensive: s.fraction = 0.4, s.min_evaluations = 60, s.max_seconds = 600; break;
+    case Level::full:
+      s.strategy = SearchStrategy::exhaustive, s.fraction = 1;
+      s.max_seconds = std::numeric_limits<double>::infinity();
+      break;
+  }
+  return s;
+}
+
+SearchBudget SearchSettings::budget_for(std::size_t space_size) const {
+  const auto share = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(space_size)));
+  return SearchBudget{std::min(space_size, std::max(share, min_evaluations)), max_seconds};
+}
+
+namespace {
+
+// Evaluates through a memo, within the budget.
+class BudgetedSearch {
+ public:
+  BudgetedSearch(SearchEvaluator& evaluator, const SearchBudget& budget, std::size_t size)
+      : evaluator_(evaluator), budget_(budget), times_(size) {}
+
+  bool exhausted() const {
+    return result_.evaluated.size() >= budget_.max_evaluations ||
+           result_.evaluated.size() >= times_.size() ||
+           evaluator_.spent_seconds() >= budget_.max_seconds;
+  }
+  bool visited(std::size_t i) const { return times_[i].has_value(); }
+
+  // Time of configuration i (infinity when it failed); evaluates it if new.
+  double time(std::size_t i) {
+    if (!times_[i]) {
+      const auto t = evaluator_.evaluate(i);
+      times_[i] = t ? *t : std::numeric_limits<double>::infinity();
+      result_.evaluated.push_back(i);
+      if (*times_[i] < result_.best_time) {
+        result_.best_time = *times_[i];
+        result_.best = i;
+      }
+    }
+    return *times_[i];
+  }
+
+  SearchResult take() { return std::move(result_); }
+
+ private:
+  SearchEvaluator& evaluator_;
+  SearchBudget budget_;
+  std::vector<std::optional<double>> times_;
+  SearchResult result_;
+};
+
+std::optional<std::size_t> random_unvisited(const BudgetedSearch& s, std::size_t size,
+                                            std::mt19937_64& rng) {
+  std::uniform_int_distribution<std::size_t> pick(0, size - 1);
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    const std::size_t i = pick(rng);
+    if (!s.visited(i)) return i;
+  }
+  for (std::size_t i = 0; i < size; ++i) {
+    if (!s.visited(i)) return i;
+  }
+  return std::nullopt;
+}
+
+// Simulated annealing with a relative acceptance criterion (times differ by orders of magnitude
+// between devices): a move that is x% slower is taken with probability exp(-x / T).
+void anneal(BudgetedSearch& s, const ExpandedSpace& space, std::size_t planned,
+            std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> coin(0, 1);
+  auto start = random_unvisited(s, space.size(), rng);
+  if (!start) return;
+  std::size_t current = *start;
+  double current_time = s.time(current);
+  double temperature = 0.5;
+  // Cool from 0.5 (a 35% slower move is taken half the time) to 0.005 over the planned moves.
+  const double cooling = std::pow(0.01, 1.0 / static_cast<double>(std::max<std::size_t>(planned, 2)));
+  int idle_moves = 0;  // moves that evaluated nothing new
+  while (!s.exhausted()) {
+    if (!std::isfinite(current_time) || idle_moves > 16) {
+      // Stuck on a failure or in a fully explored region: restart from somewhere new.
+      auto next = random_unvisited(s, space.size(), rng);
+      if (!next) return;
+      current = *next;
+      current_time = s.time(current);
+      idle_moves = 0;
+      continue;
+    }
+    const auto neighbours = space.neighbours(current);
+    if (neighbours.empty()) {
+      idle_moves = 1000;
+      continue;
+    }
+    // Prefer a neighbour not measured yet: re-visiting costs a move but teaches nothing.
+    std::size_t candidate = neighbours[rng() % neighbours.size()];
+    for (int attempt = 0; attempt < 8 && s.visited(candidate); ++attempt) {
+      candidate = neighbours[rng() % neighbours.size()];
+    }
+    const bool fresh = !s.visited(candidate);
+    const double candidate_time = s.time(candidate);
+    idle_moves = fresh ? 0 : idle_moves + 1;
+    const double worse_by = (candidate_time - current_time) / current_time;
+    if (worse_by <= 0 || coin(rng) < std::exp(-worse_by / temperature)) {
+      current = candidate;
+      current_time = candidate_time;
+    }
+    if (fresh) temperature *= cooling;
+  }
+}
+
+}  // namespace
+
+SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
+                    SearchEvaluator& evaluator, const SearchBudget& budget, std::uint64_t seed) {
+  BudgetedSearch s(evaluator, budget, space.size());
+  if (space.size() == 0) return s.take();
+  std::mt19937_64 rng(seed);
+  switch (strategy) {
+    case SearchStrategy::exhaustive:
+      for (std::size_t i = 0; i < space.size() && !s.exhausted(); ++i) s.time(i);
+      break;
+    case SearchStrategy::random: {
+      std::vector<std::size_t> order(space.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      for (std::size_t i = 0; i < order.size() && !s.exhausted(); ++i) s.time(order[i]);
+      break;
+    }
+    case SearchStrategy::annealing:
+      anneal(s, space, std::min(budget.max_evaluations, space.size()), rng);
+      break;
+  }
+  return s.take();
+}
+
+std::optional<double> ReplayEvaluator::evaluate(std::size_t config) {
+  const auto it = table_.find(space_[config].to_string());
+  if (it == table_.end()) {
+    throw AutotuneError(ErrorKind::cache, "the replay table has no entry for " +
+                                              space_[config].to_string());
+  }
+  spent_ += it->second.cost_seconds;
+  return it->second.time;
+}
+
+void save_replay_table(const std::filesystem::path& path, const ReplayTable& table) {
+  std::ofstream out(path);
+  out << "# tunekit replay table: config<TAB>time_seconds|failed<TAB>cost_seconds\n";
+  out.precision(9);
+  for (const auto& [config, e] : table) {
+    out << config << '\t';
+    if (e.time) out << *e.time;
+    else out << "failed";
+    out << '\t' << e.cost_seconds << '\n';
+  }
+  if (!out) throw AutotuneError(ErrorKind::cache, "could not write " + path.string());
+}
+
+ReplayTable load_replay_table(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw AutotuneError(ErrorKind::cache, "could not read " + path.string());
+  ReplayTable table;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string config, time, cost;
+    if (!std::getline(fields, config, '\t') || !std::getline(fields, time, '\t') ||
+        !std::getline(fields, cost)) {
+      throw AutotuneError(ErrorKind::cache, path.string() + ":" + std::to_string(number) +
+                                                ": expected config, time and cost separated by tabs");
+    }
+    try {
+      RecordedEvaluation e;
+      if (time != "failed") e.time = std::stod(time);
+      e.cost_seconds = std::stod(cost);
+      table[config] = e;
+    } catch (const std::logic_error&) {
+      throw AutotuneError(ErrorKind::cache,
+                          path.string() + ":" + std::to_string(number) + ": not a number");
+    }
+  }
+  return table;
+}
+
+}  // namespace tunekit

@@ -1,0 +1,209 @@
+// Expanding a parameter space: depth-first over the parameters, each constraint checked as soon
+// as the parameters it reads have values, so that invalid branches are cut early.
+#include "tunekit/space.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tunekit {
+
+std::int64_t Config::operator[](std::string_view name) const {
+  const auto& all = *names_;
+  for (std::size_t i = 0; i < all.size() && i < values_.size(); ++i) {
+    if (all[i] == name) return values_[i];
+  }
+  throw std::out_of_range("tunekit: configuration has no parameter '" + std::string(name) + "'");
+}
+
+std::string Config::to_string() const {
+  std::string text;
+  for (std::size_t i = 0; i < values_.size(); ++i) {
+    if (i) text += ',';
+    text += (*names_)[i] + "=" + std::to_string(values_[i]);
+  }
+  return text;
+}
+
+std::string Config::build_options() const {
+  std::string text;
+  for (std::size_t i = 0; i < values_.size(); ++i) {
+    if (i) text += ' ';
+    text += "-D" + (*names_)[i] + "=" + std::to_string(values_[i]);
+  }
+  return text;
+}
+
+Space& Space::parameter(std::string name, std::vector<std::int64_t> values) {
+  if (values.empty()) {
+    throw std::invalid_argument("tunekit: parameter '" + name + "' of space '" + name_ +
+                                "' has no values");
+  }
+  if (std::find(names_->begin(), names_->end(), name) != names_->end()) {
+    throw std::invalid_argument("tunekit: space '" + name_ + "' already has a parameter '" +
+                                name + "'");
+  }
+  names_->push_back(std::move(name));
+  values_.push_back(std::move(values));
+  return *this;
+}
+
+std::size_t Space::index_of(std::string_view name) const {
+  for (std::size_t i = 0; i < names_->size(); ++i) {
+    if ((*names_)[i] == name) return i;
+  }
+  throw std::invalid_argument("tunekit: space '" + name_ + "' has no parameter '" +
+                              std::string(name) + "' (declare parameters before constraints)");
+}
+
+std::size_t Space::last_of(std::initializer_list<std::string_view> names) const {
+  if (names.size() == 0) return names_->empty() ? 0 : names_->size() - 1;
+  std::size_t last = 0;
+  for (auto name : names) last = std::max(last, index_of(name));
+  return last;
+}
+
+Space& Space::divides(std::string_view a, std::string_view b) {
+  const std::size_t ia = index_of(a), ib = index_of(b);
+  constraints_.push_back({std::string(a) + " divides " + std::string(b),
+                          [ia, ib](const Config& c) {
+                            return c.value(ia) != 0 && c.value(ib) % c.value(ia) == 0;
+                          },
+                          std::max(ia, ib)});
+  return *this;
+}
+
+Space& Space::multiple_of(std::string_view a, std::string_view b) { return divides(b, a); }
+
+Space& Space::product_at_most(std::initializer_list<std::string_view> names, std::int64_t limit) {
+  std::vector<std::size_t> indices;
+  std::string description;
+  for (auto name : names) {
+    indices.push_back(index_of(name));
+    if (!description.empty()) description += '*';
+    description += name;
+  }
+  constraints_.push_back({description + " <= " + std::to_string(limit),
+                          [indices, limit](const Config& c) {
+                            std::int64_t product = 1;
+                            for (auto i : indices) product *= c.value(i);
+                            return product <= limit;
+                          },
+                          last_of(names)});
+  return *this;
+}
+
+Space& Space::where(std::string description, std::function<bool(const Config&)> predicate,
+                    std::initializer_list<std::string_view> uses) {
+  constraints_.push_back({std::move(description), std::move(predicate), last_of(uses)});
+  return *this;
+}
+
+Space& Space::work_group_size(std::function<std::size_t(const Config&)> size) {
+  work_group_size_ = std::move(size);
+  return *this;
+}
+
+Space& Space::local_memory(std::function<std::size_t(const Config&)> bytes) {
+  local_memory_ = std::move(bytes);
+  return *this;
+}
+
+std::optional<std::string> Space::exceeds(const Config& config, const DeviceLimits& limits) const {
+  if (work_group_size_ && limits.max_work_group_size > 0) {
+    const std::size_t size = work_group_size_(config);
+    if (size > limits.max_work_group_size) {
+      return "work-group of " + std::to_string(size) + " work-items exceeds the device's " +
+             std::to_string(limits.max_work_group_size);
+    }
+  }
+  if (local_memory_ && limits.local_memory_bytes > 0) {
+    const std::size_t bytes = local_memory_(config);
+    if (bytes > limits.local_memory_bytes) {
+      return std::to_string(bytes) + " bytes local memory, device has " +
+             std::to_string(limits.local_memory_bytes);
+    }
+  }
+  return std::nullopt;
+}
+
+ExpandedSpace Space::expand() const {
+  ExpandedSpace expanded;
+  const std::size_t n = names_->size();
+  expanded.unconstrained_ = 1;
+  for (const auto& values : values_) expanded.unconstrained_ *= values.size();
+  if (n == 0) return expanded;
+
+  std::vector<std::vector<const Constraint*>> due(n);  // constraints checked at each depth
+  for (const auto& c : constraints_) due[c.last_parameter].push_back(&c);
+
+  std::shared_ptr<const std::vector<std::string>> names = names_;
+  std::vector<std::size_t> choice(n, 0);
+  std::vector<std::vector<std::size_t>> chosen;  // value indices of each valid config
+  Config partial(names, {});
+  partial.values_.reserve(n);
+  // Iterative depth-first search: choice[d] is the value index tried at depth d.
+  std::size_t depth = 0;
+  for (;;) {
+    if (choice[depth] < values_[depth].size()) {
+      partial.values_.resize(depth + 1);
+      partial.values_[depth] = values_[depth][choice[depth]];
+      bool ok = true;
+      for (const Constraint* c : due[depth]) {
+        if (!c->holds(partial)) {
+          ok = false;
+          break;
+        }
+      }
+      if (ok && depth + 1 == n) {
+        expanded.configs_.push_back(Config(names, partial.values_));
+        chosen.push_back(choice);
+      }
+      if (ok && depth + 1 < n) {
+        ++depth;
+        choice[depth] = 0;
+      } else {
+        ++choice[depth];
+      }
+    } else {
+      if (depth == 0) break;
+      --depth;
+      ++choice[depth];
+    }
+  }
+
+  // Each configuration's value indices as one mixed-radix number, for neighbour lookups.
+  expanded.radix_.resize(n);
+  for (std::size_t p = 0; p < n; ++p) expanded.radix_[p] = values_[p].size();
+  expanded.codes_.reserve(chosen.size());
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    std::uint64_t code = 0;
+    for (std::size_t p = 0; p < n; ++p) code = code * expanded.radix_[p] + chosen[i][p];
+    expanded.codes_.push_back(code);
+    expanded.index_of_code_.emplace(code, i);
+  }
+  return expanded;
+}
+
+}  // namespace tunekit
+
+namespace tunekit {
+
+std::vector<std::size_t> ExpandedSpace::neighbours(std::size_t i) const {
+  std::vector<std::size_t> found;
+  const std::uint64_t code = codes_.at(i);
+  std::uint64_t place = 1;  // weight of parameter p in the code, from the last parameter up
+  for (std::size_t p = radix_.size(); p-- > 0;) {
+    const std::uint64_t digit = code / place % radix_[p];
+    for (std::uint64_t v = 0; v < radix_[p]; ++v) {
+      if (v == digit) continue;
+      const std::uint64_t other = code - digit * place + v * place;
+      if (auto it = index_of_code_.find(other); it != index_of_code_.end()) {
+        found.push_back(it->second);
+      }
+    }
+    place *= radix_[p];
+  }
+  return found;
+}
+
+}  // namespace tunekit

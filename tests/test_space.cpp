@@ -1,0 +1,238 @@
+// Parameter spaces, search strategies, replay, and spaces inside a tunable set.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <tunekit/tunekit.hpp>
+
+#include "support.hpp"
+
+using namespace tunekit;
+
+namespace {
+
+Space gemm_like_space() {
+  return space("gemm")
+      .parameter("TM", {1, 2, 4, 8, 16})
+      .parameter("TN", {1, 2, 4, 8, 16})
+      .parameter("WG", {8, 16, 32, 64, 128, 256})
+      .parameter("VW", {1, 2, 4, 8})
+      .parameter("KW", {1, 2, 4, 8, 16})
+      .product_at_most({"TM", "TN"}, 64)
+      .multiple_of("TN", "VW");
+}
+
+// A rugged GEMM-like landscape: a smooth optimum near TM=TN=8, WG=64, VW=4, KW=4 with
+// interactions, plus a deterministic +-10% perturbation per configuration, and failures.
+std::optional<double> synthetic_time(const Config& c) {
+  const auto l = [](double x, double best) { return std::pow(std::log2(x) - std::log2(best), 2); };
+  if (c["WG"] * c["TM"] * c["TN"] > 8192) return std::nullopt;  // "too many registers"
+  double t = 1 + 0.08 * l(c["TM"], 8) + 0.08 * l(c["TN"], 8) + 0.05 * l(c["WG"], 64) +
+             0.04 * l(c["VW"], 4) + 0.03 * l(c["KW"], 4) +
+             0.02 * std::abs(std::log2(c["TM"]) - std::log2(c["TN"])) * l(c["KW"], 4);
+  const auto h = stable_hash(c.to_string());
+  return t * (0.9 + 0.2 * static_cast<double>(h % 1000) / 1000.0) * 1e-3;
+}
+
+ReplayTable synthetic_table(const ExpandedSpace& space) {
+  ReplayTable table;
+  for (const auto& c : space.configs()) {
+    const auto t = synthetic_time(c);
+    table[c.to_string()] = {t, 0.05 + (t ? 20 * *t : 0.0)};  // build cost + samples
+  }
+  return table;
+}
+
+double total_cost(const ReplayTable& table) {
+  double total = 0;
+  for (const auto& [config, e] : table) total += e.cost_seconds;
+  return total;
+}
+
+}  // namespace
+
+TEST_CASE("a space keeps exactly the configurations its constraints allow", "[space]") {
+  const auto expanded = gemm_like_space().expand();
+  std::size_t expected = 0;
+  for (int tm : {1, 2, 4, 8, 16})
+    for (int tn : {1, 2, 4, 8, 16})
+      for (int wg = 0; wg < 6; ++wg)
+        for (int vw : {1, 2, 4, 8})
+          for (int kw = 0; kw < 5; ++kw) expected += (tm * tn <= 64 && tn % vw == 0);
+  CHECK(expanded.size() == expected);
+  CHECK(expanded.unconstrained_size() == 5 * 5 * 6 * 4 * 5);
+  for (const auto& c : expanded.configs()) {
+    CHECK(c["TM"] * c["TN"] <= 64);
+    CHECK(c["TN"] % c["VW"] == 0);
+  }
+}
+
+TEST_CASE("divides, where and declared parameter uses prune the space", "[space]") {
+  int calls = 0;
+  auto s = space("s")
+               .parameter("A", {1, 2, 3, 4, 6})
+               .parameter("B", {12, 18})
+               .divides("A", "B")
+               .parameter("C", {0, 1})
+               .where("A + C is odd", [&](const Config& c) { return ++calls, (c["A"] + c["C"]) % 2 == 1; },
+                      {"A", "C"});
+  const auto expanded = s.expand();
+  // A divides B: (1,12),(2,12),(3,12),(4,12),(6,12),(1,18),(2,18),(3,18),(6,18); then parity.
+  CHECK(expanded.size() == 9);
+  CHECK(calls == 18);  // only reached for pairs that passed "divides"
+}
+
+TEST_CASE("a configuration prints as text and as build options", "[space]") {
+  const auto expanded = space("p").parameter("TM", {8}).parameter("VW", {4}).expand();
+  REQUIRE(expanded.size() == 1);
+  CHECK(expanded[0].to_string() == "TM=8,VW=4");
+  CHECK(expanded[0].build_options() == "-DTM=8 -DVW=4");
+  CHECK(expanded[0]["VW"] == 4);
+  CHECK_THROWS_WITH(expanded[0]["XX"], Catch::Contains("no parameter 'XX'"));
+}
+
+TEST_CASE("a space rejects empty parameters, duplicates and unknown names", "[space]") {
+  CHECK_THROWS_WITH(space("s").parameter("A", {}), Catch::Contains("'A'") && Catch::Contains("no values"));
+  CHECK_THROWS_WITH(space("s").parameter("A", {1}).parameter("A", {2}), Catch::Contains("already"));
+  CHECK_THROWS_WITH(space("s").parameter("A", {1}).divides("A", "B"), Catch::Contains("no parameter 'B'"));
+}
+
+TEST_CASE("neighbours differ in exactly one parameter", "[space]") {
+  const auto expanded = gemm_like_space().expand();
+  for (std::size_t i = 0; i < expanded.size(); i += 37) {
+    const auto neighbours = expanded.neighbours(i);
+    CHECK_FALSE(neighbours.empty());
+    for (std::size_t n : neighbours) {
+      int differing = 0;
+      for (std::size_t p = 0; p < expanded[i].size(); ++p) differing += expanded[i].value(p) != expanded[n].value(p);
+      CHECK(differing == 1);
+    }
+  }
+}
+
+TEST_CASE("device limits reject configurations before anything runs", "[space]") {
+  auto s = space("tiles")
+               .parameter("WG", {64, 256, 1024})
+               .parameter("TILE", {16, 64})
+               .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["WG"]); })
+               .local_memory([](const Config& c) { return static_cast<std::size_t>(c["TILE"] * c["TILE"] * 4); });
+  const auto expanded = s.expand();
+  const DeviceLimits limits{256, 8192};
+  CHECK_FALSE(s.exceeds(expanded[0], limits));                                   // 64, 16
+  CHECK_THAT(*s.exceeds(expanded[1], limits), Catch::Contains("16384 bytes local memory, device has 8192"));
+  CHECK_THAT(*s.exceeds(expanded[4], limits), Catch::Contains("1024 work-items exceeds the device's 256"));
+  CHECK_FALSE(s.exceeds(expanded[5], DeviceLimits{}));  // unknown limits: not checked
+}
+
+TEST_CASE("exhaustive search finds the optimum and random search respects its budget", "[search]") {
+  const auto expanded = gemm_like_space().expand();
+  const auto table = synthetic_table(expanded);
+  ReplayEvaluator all(expanded, table);
+  const auto exhaustive = search(SearchStrategy::exhaustive, expanded, all, {}, 1);
+  CHECK(exhaustive.evaluated.size() == expanded.size());
+  double optimum = 1e9;
+  for (const auto& [c, e] : table) if (e.time) optimum = std::min(optimum, *e.time);
+  CHECK(exhaustive.best_time == optimum);
+
+  ReplayEvaluator some(expanded, table);
+  const auto random = search(SearchStrategy::random, expanded, some, SearchBudget{50}, 7);
+  CHECK(random.evaluated.size() == 50);
+  CHECK(std::set<std::size_t>(random.evaluated.begin(), random.evaluated.end()).size() == 50);
+}
+
+TEST_CASE("a search stops at its time budget", "[search]") {
+  const auto expanded = gemm_like_space().expand();
+  const auto table = synthetic_table(expanded);
+  ReplayEvaluator evaluator(expanded, table);
+  const auto result = search(SearchStrategy::annealing, expanded, evaluator, SearchBudget{100000, 2.0}, 3);
+  CHECK(evaluator.spent_seconds() >= 2.0);
+  CHECK(evaluator.spent_seconds() < 2.0 + 0.05 + 20 * 1e-2);  // at most one evaluation over
+  CHECK(result.evaluated.size() < expanded.size());
+}
+
+TEST_CASE("annealing reaches within 3% of the optimum on 20% of the exhaustive time", "[search]") {
+  const auto expanded = gemm_like_space().expand();
+  const auto table = synthetic_table(expanded);
+  double optimum = 1e9;
+  for (const auto& [c, e] : table) if (e.time) optimum = std::min(optimum, *e.time);
+  const SearchBudget budget{expanded.size(), 0.2 * total_cost(table)};
+  std::vector<double> annealing_ratio, random_ratio;
+  for (std::uint64_t seed = 1; seed <= 15; ++seed) {
+    ReplayEvaluator a(expanded, table), r(expanded, table);
+    annealing_ratio.push_back(search(SearchStrategy::annealing, expanded, a, budget, seed).best_time / optimum);
+    random_ratio.push_back(search(SearchStrategy::random, expanded, r, budget, seed).best_time / optimum);
+    CHECK(a.spent_seconds() <= budget.max_seconds + 1);
+  }
+  std::sort(annealing_ratio.begin(), annealing_ratio.end());
+  std::sort(random_ratio.begin(), random_ratio.end());
+  const double annealing_median = annealing_ratio[annealing_ratio.size() / 2];
+  INFO("annealing median " << annealing_median << ", random median " << random_ratio[random_ratio.size() / 2]);
+  CHECK(annealing_median <= 1.03);
+  CHECK(annealing_median <= random_ratio[random_ratio.size() / 2]);
+}
+
+TEST_CASE("a replay table survives a save and load; a bad line is named", "[search]") {
+  const auto dir = std::filesystem::temp_directory_path() / "tunekit-test-replay";
+  std::filesystem::create_directories(dir);
+  ReplayTable table{{"A=1,B=2", {1.5e-3, 0.2}}, {"A=2,B=2", {std::nullopt, 0.1}}};
+  save_replay_table(dir / "t.tsv", table);
+  const auto loaded = load_replay_table(dir / "t.tsv");
+  REQUIRE(loaded.size() == 2);
+  CHECK(*loaded.at("A=1,B=2").time == Approx(1.5e-3));
+  CHECK_FALSE(loaded.at("A=2,B=2").time);
+  std::ofstream(dir / "bad.tsv") << "A=1\t0.5\n";
+  CHECK_THROWS_WITH(load_replay_table(dir / "bad.tsv"), Catch::Contains("bad.tsv:1"));
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+// A client with device limits, like an OpenCL device.
+struct LimitedClient : test::VirtualClient {
+  DeviceLimits limits() const { return {128, 16384}; }
+};
+}  // namespace
+
+TEST_CASE("a space in a tunable set is searched and its best configuration wins", "[space][tuner]") {
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings{SearchStrategy::annealing, 0.3, 10, 1e9};
+  LocalTuner<test::SizeKey> tuner("space op", settings);
+  LimitedClient client;
+  std::size_t measured = 0;
+  const auto& set = tuner.init([&] {
+    auto key_of = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
+    return TunableSet{key_of, CloneInputs{}}
+        .with(Tunable{"baseline", [](LimitedClient& c, int&) { return c.spend(5e-3), std::string("baseline"); }})
+        .with(gemm_like_space()
+                  .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["WG"]); }),
+              [&](const Config& config) {
+                return [&measured, config](LimitedClient& c, int&) {
+                  ++measured;
+                  const auto t = synthetic_time(config);
+                  if (!t) throw std::runtime_error("too many registers");
+                  c.spend(*t);
+                  return config.to_string();
+                };
+              });
+  });
+  CHECK(set.size() == 1 + gemm_like_space().expand().size());
+  CHECK(set.name(1).rfind("gemm[TM=1,TN=1,WG=8,VW=1,KW=1]", 0) == 0);
+  const std::string winner = tuner.execute(client.id(), client, set, 3);
+  CHECK(winner != "baseline");
+  const auto all = gemm_like_space().expand();
+  const auto winning = std::find_if(all.configs().begin(), all.configs().end(),
+                                    [&](const Config& c) { return c.to_string() == winner; });
+  REQUIRE(winning != all.configs().end());
+  CHECK(*synthetic_time(*winning) < 1.3e-3);
+  const auto report = *tuner.tuner(client.id()).report(test::SizeKey{3});
+  std::size_t searched = 0, over_limit = 0, not_reached = 0;
+  for (const auto& o : report.outcomes) {
+    searched += o.ok();
+    if (o.error && o.error->kind() == ErrorKind::out_of_resources) ++over_limit;
+    if (o.error && o.error->message() == "not reached by the search") ++not_reached;
+  }
+  CHECK(searched < set.size() / 2);
+  CHECK(not_reached > 0);
+  CHECK(over_limit > 0);  // WG=256 exceeds the client's 128
+}
