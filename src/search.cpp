@@ -6,6 +6,8 @@
 #include <fstream>
 #include <numeric>
 #include <random>
+#include <set>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
@@ -219,6 +221,52 @@ ReplayTable load_replay_table(const std::filesystem::path& path) {
     }
   }
   return table;
+}
+
+ReplayTable replay_table_from(const TuningReport& report, std::string_view space_name) {
+  ReplayTable table;
+  const std::string prefix = std::string(space_name) + "[";
+  for (const auto& outcome : report.outcomes) {
+    if (outcome.name.rfind(prefix, 0) != 0 || outcome.name.back() != ']') continue;
+    if (outcome.status == OutcomeStatus::skipped) continue;  // never measured: not a recording
+    RecordedEvaluation e;
+    if (outcome.ok()) e.time = outcome.median;
+    e.cost_seconds = outcome.cost_seconds;
+    table[outcome.name.substr(prefix.size(), outcome.name.size() - prefix.size() - 1)] = e;
+  }
+  return table;
+}
+
+ExpandedSpace space_from_table(const ReplayTable& table, std::string name) {
+  std::vector<std::string> names;
+  std::map<std::string, std::set<std::int64_t>> values;
+  for (const auto& [config, e] : table) {
+    std::istringstream fields(config);
+    std::vector<std::string> seen;
+    for (std::string field; std::getline(fields, field, ',');) {
+      const auto eq = field.find('=');
+      if (eq == std::string::npos) {
+        throw AutotuneError(ErrorKind::cache, "replay table: '" + config + "' is not P=v,...");
+      }
+      const std::string parameter = field.substr(0, eq);
+      try {
+        values[parameter].insert(std::stoll(field.substr(eq + 1)));
+      } catch (const std::logic_error&) {
+        throw AutotuneError(ErrorKind::cache, "replay table: '" + config + "' has a non-integer value");
+      }
+      seen.push_back(parameter);
+    }
+    if (names.empty()) names = seen;
+    if (seen != names) {
+      throw AutotuneError(ErrorKind::cache, "replay table: '" + config + "' has other parameters");
+    }
+  }
+  Space space(std::move(name));
+  for (const auto& parameter : names) {
+    space.parameter(parameter, {values[parameter].begin(), values[parameter].end()});
+  }
+  space.where("recorded", [&table](const Config& c) { return table.count(c.to_string()) > 0; });
+  return space.expand();
 }
 
 }  // namespace tunekit

@@ -236,3 +236,30 @@ TEST_CASE("a space in a tunable set is searched and its best configuration wins"
   CHECK(not_reached > 0);
   CHECK(over_limit > 0);  // WG=256 exceeds the client's 128
 }
+
+TEST_CASE("an exhaustive tuning records a replay table that rebuilds its space", "[search][replay]") {
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings::for_level(Level::full);
+  LocalTuner<test::SizeKey> tuner("recorded", settings);
+  test::VirtualClient client;
+  const auto small = space("tiles").parameter("A", {1, 2, 4}).parameter("B", {1, 2, 4}).divides("A", "B");
+  const auto& set = tuner.init([&] {
+    auto key_of = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
+    return TunableSet{key_of, CloneInputs{}}.with(Space(small), [](const Config& c) {
+      return [c](test::VirtualClient& client, int&) {
+        if (c["B"] == 4 && c["A"] == 1) throw std::runtime_error("unsupported");
+        client.spend(1e-3 * static_cast<double>(c["A"] + c["B"]));
+        return c["A"];
+      };
+    });
+  });
+  tuner.execute(client.id(), client, set, 1);
+  const auto table = replay_table_from(*tuner.tuner(client.id()).report(test::SizeKey{1}), "tiles");
+  REQUIRE(table.size() == 6);  // (1,1) (1,2) (1,4) (2,2) (2,4) (4,4)
+  CHECK_FALSE(table.at("A=1,B=4").time);
+  CHECK(*table.at("A=1,B=1").time == Approx(2e-3));
+  CHECK(table.at("A=2,B=4").cost_seconds > 0);
+  const auto rebuilt = space_from_table(table);
+  CHECK(rebuilt.size() == 6);
+  CHECK(rebuilt[0].to_string() == "A=1,B=1");
+}

@@ -52,8 +52,16 @@ AutotuneOutcome measure_candidate(Client& client, FunctionRef<void()> run_once,
   AutotuneOutcome outcome;
   outcome.name = std::move(name);
   outcome.index = index;
+  const auto started = std::chrono::steady_clock::now();
+  struct CostRecorder {  // on every return path
+    AutotuneOutcome& outcome;
+    std::chrono::steady_clock::time_point started;
+    ~CostRecorder() {
+      outcome.cost_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
+  } cost{outcome, started};
   try {
-    const auto started = std::chrono::steady_clock::now();
     double last = 0;
     const std::size_t warmups = settings.warmup_runs == 0 ? 1 : settings.warmup_runs;
     for (std::size_t i = 0; i < warmups; ++i) {

@@ -32,6 +32,7 @@ struct AutotuneOutcome {
   double max = 0;
   std::size_t samples = 0;
   std::size_t batch = 1;  ///< calls per sample (short kernels are timed in batches)
+  double cost_seconds = 0;  ///< wall time spent measuring it (builds and warm-up included)
   std::optional<AutotuneError> error;
 
   bool ok() const noexcept {

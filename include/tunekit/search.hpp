@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
 #include "tunekit/space.hpp"
 
@@ -52,6 +53,14 @@ using ReplayTable = std::map<std::string, RecordedEvaluation>;
 void save_replay_table(const std::filesystem::path& path, const ReplayTable& table);
 /// Reads a table written by save_replay_table; throws AutotuneError(cache) naming the bad line.
 ReplayTable load_replay_table(const std::filesystem::path& path);
+
+/// The table of a tuning that measured space `space_name` exhaustively (Level::full): each
+/// "space_name[config]" candidate's median (or failure) and measuring cost.
+ReplayTable replay_table_from(const TuningReport& report, std::string_view space_name);
+
+/// Rebuilds the space a replay table was recorded on: every parameter with the values seen,
+/// and exactly the recorded configurations valid. Throws AutotuneError(cache) on a malformed name.
+ExpandedSpace space_from_table(const ReplayTable& table, std::string name = "replayed");
 
 /// Evaluates from a recorded table instead of a device.
 class ReplayEvaluator : public SearchEvaluator {

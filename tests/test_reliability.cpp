@@ -1,0 +1,106 @@
+// Reliability on the host runtime: sustained load from many threads, and every kind of faulty
+// candidate in one set.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <map>
+#include <thread>
+#include <tunekit/tunekit.hpp>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace tunekit;
+
+TEST_CASE("32 threads x 10,000 calls over 100 keys: every result right, every key tuned once",
+          "[reliability][load]") {
+  struct Key {
+    BOOST_HANA_DEFINE_STRUCT(Key, (std::uint32_t, id));
+  };
+  constexpr int threads = 32, calls = 10000, keys = 100;
+  Settings settings = test::test_settings();
+  settings.benchmark->max_samples = 3;
+  LocalTuner<Key> tuner("load", settings);
+  HostClient host;
+  std::vector<std::atomic<int>> generated(keys);  // input generator runs: candidates x tunings
+  std::atomic<long> wrong{0};
+  auto key_of = [](const std::uint32_t& id, const std::uint64_t&) { return Key{id}; };
+  auto inputs = [&](const Key& key, const std::uint32_t& id, const std::uint64_t& x) {
+    ++generated[key.id];
+    return std::tuple<std::uint32_t, std::uint64_t>(id, x);
+  };
+  auto mix = [](std::uint32_t& id, std::uint64_t& x) { return x * 2654435761u + id; };
+  auto mix_again = [](std::uint32_t& id, std::uint64_t& x) { return id + x * 2654435761u; };
+
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      const auto& set = tuner.init([&] {
+        return TunableSet{key_of, inputs}.with(Tunable{"mix", mix}).with(Tunable{"mix again", mix_again});
+      });
+      for (int i = 0; i < calls; ++i) {
+        std::uint32_t id = static_cast<std::uint32_t>((i * 31 + t * 7) % keys);
+        std::uint64_t x = static_cast<std::uint64_t>(i) * 977 + static_cast<std::uint64_t>(t);
+        if (tuner.execute(host.id(), host, set, id, x) != x * 2654435761u + id) ++wrong;
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+  CHECK(wrong == 0);
+  int tuned_once = 0;
+  for (int k = 0; k < keys; ++k) tuned_once += generated[k] == 2;  // 2 candidates, 1 tuning
+  CHECK(tuned_once == keys);
+}
+
+namespace {
+struct LimitedClient : test::VirtualClient {
+  DeviceLimits limits() const { return {256, 32768}; }
+};
+}  // namespace
+
+TEST_CASE("every kind of faulty candidate fails with its own error and the right one wins",
+          "[reliability][faults]") {
+  LocalTuner<test::SizeKey> tuner("faults", test::test_settings());
+  LimitedClient client;
+  auto key_of = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
+  auto inputs = [](const test::SizeKey& key, const int&) { return std::tuple<int>(static_cast<int>(key.n.value())); };
+  auto correct = [](double cost) {
+    return [cost](LimitedClient& c, int& n) -> Result<int> { return c.spend(cost), n * 3; };
+  };
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"reference", correct(4e-3)})
+        .with(Tunable{"throws", [](LimitedClient&, int&) -> Result<int> { throw std::runtime_error("kaput"); }})
+        .with(Tunable{"returns error", [](LimitedClient&, int&) -> Result<int> {
+                        return fail(ErrorKind::launch, "CL_INVALID_WORK_GROUP_SIZE");
+                      }})
+        .with(Tunable{"wrong output", [](LimitedClient& c, int& n) -> Result<int> { return c.spend(1e-3), n * 3 + 1; }})
+        .with(Tunable{"100x slower", correct(2e-1)})
+        .with(Tunable{"fails to build", [](LimitedClient&, int&) -> Result<int> {
+                        return fail(ErrorKind::build, "<kernel>:3:1: error: expected ';'");
+                      }})
+        .with(Tunable{"cannot allocate", [](LimitedClient&, int&) -> Result<int> { throw std::bad_alloc(); }})
+        .with(Tunable{"the right one", correct(2e-3)})
+        .with(space("local memory hog")
+                  .parameter("TILE", {64, 128})
+                  .local_memory([](const Config& c) { return static_cast<std::size_t>(c["TILE"] * c["TILE"] * 4); }),
+              [&](const Config&) { return correct(1.5e-3); })
+        .validate_with([](int expected, int got) { return expected == got; });
+  });
+  CHECK(tuner.execute(client.id(), client, set, 5) == 15);
+  const auto report = *tuner.tuner(client.id()).report(test::SizeKey{8});
+  std::map<std::string, AutotuneOutcome> by_name;
+  for (const auto& o : report.outcomes) by_name[o.name] = o;
+  auto kind_of = [&](const std::string& name) {
+    REQUIRE(by_name.at(name).error);
+    return by_name.at(name).error->kind();
+  };
+  CHECK(kind_of("throws") == ErrorKind::runtime);
+  CHECK(kind_of("returns error") == ErrorKind::launch);
+  CHECK(kind_of("wrong output") == ErrorKind::wrong_output);
+  CHECK(by_name.at("100x slower").status == OutcomeStatus::dropped);
+  CHECK(kind_of("fails to build") == ErrorKind::build);
+  CHECK(kind_of("cannot allocate") == ErrorKind::allocation);
+  CHECK(kind_of("local memory hog[TILE=128]") == ErrorKind::out_of_resources);
+  CHECK(by_name.at("local memory hog[TILE=64]").ok());  // 16 KiB fits in 32 KiB
+  CHECK(report.winner()->name == "local memory hog[TILE=64]");
+}
