@@ -22,6 +22,17 @@ concept TimingClient = requires(C& client, const C& cclient, FunctionRef<void()>
   { cclient.id() } -> std::convertible_to<const DeviceId&>;
 };
 
+/// A client whose work runs asynchronously and can be waited for (cl::Client): the tuner waits
+/// before a validator reads a candidate's output.
+template <class C>
+concept AsynchronousClient = requires(C& client) { client.finish(); };
+
+/// Waits for `client`'s work where it runs asynchronously; nothing to do otherwise.
+template <class C>
+void wait_for(C& client) {
+  if constexpr (AsynchronousClient<C>) client.finish();
+}
+
 /// Runs candidates on the host and times them with std::chrono::steady_clock.
 class HostClient {
  public:

@@ -488,6 +488,7 @@ class Tuner {
           try {
             auto reference_inputs = set.make_inputs(key, inputs...);
             validation.reference.emplace(output_of(set.locate(r), client, set, reference_inputs));
+            wait_for(client);
             validation.reference_name = set.name(r);
           } catch (...) {
           }
@@ -496,6 +497,7 @@ class Tuner {
       if (validation.reference) {
         try {
           const auto output = output_of(where, client, set, *bench);
+          wait_for(client);
           const auto verdict = std::invoke(set.validator(), std::as_const(*validation.reference),
                                            std::as_const(output));
           std::optional<std::string> problem;

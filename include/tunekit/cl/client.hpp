@@ -1,0 +1,197 @@
+// Client: one OpenCL device, context and profiling queue; the enqueue calls that record what a
+// candidate runs, and measure(), which times all of it in device time (a TimingClient).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "tunekit/cl/device.hpp"
+#include "tunekit/cl/errors.hpp"
+#include "tunekit/cl/kernel_spec.hpp"
+#include "tunekit/cl/opencl.hpp"
+#include "tunekit/cl/program_cache.hpp"
+#include "tunekit/detail/function_ref.hpp"
+#include "tunekit/device_id.hpp"
+#include "tunekit/space.hpp"
+
+namespace tunekit::cl {
+
+class Profiler;
+
+/// Where Client::measure took its last time from.
+enum class MeasureSource {
+  events,      ///< the profiling events of everything enqueued through the client
+  markers,     ///< markers around the work (it enqueued nothing through the client)
+  host_clock,  ///< steady_clock around the work and clFinish (markers had no profiling data)
+};
+
+/// Sets `kernel`'s arguments in order (buffers, ::cl::Local(bytes), scalars). A rejected
+/// argument is an AutotuneError(launch) naming the kernel and the argument's index.
+template <class... Args>
+void set_args(::cl::Kernel& kernel, const Args&... args);
+
+/// One OpenCL device with its context, an in-order queue with profiling on, and the programs
+/// built for it. Candidates enqueue through launch(), read(), write(), copy() and fill() so that
+/// measure() can time everything they ran. Enqueue from one thread at a time while measuring;
+/// work other threads enqueue meanwhile is not recorded (but shares the queue).
+class Client {
+ public:
+  /// The device TUNEKIT_DEVICE (Settings::device) names, else the first GPU, else the first CPU.
+  Client();
+  /// The device `selector` names (see select_device).
+  explicit Client(std::string_view selector);
+  explicit Client(DeviceInfo device);
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client();
+
+  /// The device identity (platform, device, driver, compute units, local memory): the tuner id.
+  const tunekit::DeviceId& id() const noexcept { return id_; }
+  const DeviceInfo& device() const noexcept { return device_; }
+  /// Work-group and local-memory limits, which parameter spaces check before running anything.
+  tunekit::DeviceLimits limits() const noexcept {
+    return {device_.max_work_group_size, static_cast<std::size_t>(device_.local_memory)};
+  }
+  ::cl::Context& context() noexcept { return context_; }
+  /// The raw queue, for third-party code. Work enqueued on it directly is not recorded: measure()
+  /// then falls back to markers around the work.
+  ::cl::CommandQueue& queue() noexcept { return queue_; }
+
+  ProgramCache& programs() noexcept { return programs_; }
+  /// The program of `spec`, built once (see ProgramCache).
+  ::cl::Program program(const KernelSpec& spec) { return programs_.program(spec); }
+  /// A new kernel object for `spec`, from the cached program.
+  ::cl::Kernel kernel(const KernelSpec& spec) { return programs_.kernel(spec); }
+
+  /// Enqueues `kernel` over `global` work-items in work-groups of `local` (NullRange: the driver
+  /// chooses). First checks the work-group against the kernel's and the device's limits and the
+  /// kernel's local memory against the device's: AutotuneError(out_of_resources) if over.
+  void launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
+              const ::cl::NDRange& local = ::cl::NullRange,
+              const ::cl::NDRange& offset = ::cl::NullRange);
+  /// set_args(kernel, args...) then launch(kernel, global, local).
+  template <class... Args>
+  void launch_with(::cl::Kernel& kernel, const ::cl::NDRange& global, const ::cl::NDRange& local,
+                   const Args&... args) {
+    set_args(kernel, args...);
+    launch(kernel, global, local);
+  }
+
+  /// A device buffer of `bytes` bytes: AutotuneError(allocation) when the device cannot hold it.
+  ::cl::Buffer allocate(std::size_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
+  /// A device buffer holding a copy of `values`.
+  template <class T>
+  ::cl::Buffer upload(const std::vector<T>& values, cl_mem_flags flags = CL_MEM_READ_WRITE) {
+    static_assert(std::is_trivially_copyable_v<T>, "only trivially copyable values go to a device");
+    ::cl::Buffer buffer = allocate(std::max<std::size_t>(values.size() * sizeof(T), 1), flags);
+    if (!values.empty()) write(buffer, values.data(), values.size() * sizeof(T));
+    return buffer;
+  }
+  /// The first `count` values of `buffer`, read back (blocking).
+  template <class T>
+  std::vector<T> download(const ::cl::Buffer& buffer, std::size_t count) {
+    std::vector<T> values(count);
+    if (count > 0) read(buffer, values.data(), count * sizeof(T));
+    return values;
+  }
+
+  /// Copies host data to `buffer` at `offset` (blocking unless `blocking` is false, in which
+  /// case `data` must stay valid until the queue reaches the copy).
+  void write(const ::cl::Buffer& buffer, const void* data, std::size_t bytes,
+             std::size_t offset = 0, bool blocking = true);
+  /// Copies `bytes` of `buffer` from `offset` to host memory (blocking unless told otherwise).
+  void read(const ::cl::Buffer& buffer, void* data, std::size_t bytes, std::size_t offset = 0,
+            bool blocking = true);
+  /// Copies between device buffers.
+  void copy(const ::cl::Buffer& from, const ::cl::Buffer& to, std::size_t bytes,
+            std::size_t from_offset = 0, std::size_t to_offset = 0);
+  /// Fills `count` values of `buffer`, from value index `first`, with `value`.
+  template <class T>
+  void fill(const ::cl::Buffer& buffer, const T& value, std::size_t count, std::size_t first = 0) {
+    static_assert(std::is_trivially_copyable_v<T>, "only trivially copyable values go to a device");
+    fill_bytes(buffer, &value, sizeof(T), first * sizeof(T), count * sizeof(T));
+  }
+  /// Repeats `pattern` (1, 2, 4, ..., 128 bytes) over `bytes` bytes of `buffer` from `offset`.
+  void fill_bytes(const ::cl::Buffer& buffer, const void* pattern, std::size_t pattern_size,
+                  std::size_t offset, std::size_t bytes);
+  /// Waits for everything enqueued; an asynchronous failure becomes its AutotuneError.
+  void finish();
+
+  /// Adds an event from elsewhere (e.g. a library that returns one) to the measurement in
+  /// progress on this thread; does nothing when none is.
+  void record(const ::cl::Event& event);
+
+  /// TimingClient: runs `work` `batch` times and returns the device seconds from the first start
+  /// to the last end of everything it enqueued through this client; see MeasureSource for the
+  /// fallbacks when it enqueued nothing through the client.
+  double measure(FunctionRef<void()> work, std::size_t batch);
+  /// Seconds per tick of the device's profiling timer.
+  double timer_resolution() const noexcept { return device_.timer_resolution; }
+  /// How the last measure() got its time, and from how many events.
+  MeasureSource last_measure_source() const noexcept { return last_source_; }
+  std::size_t last_measure_events() const noexcept { return last_event_count_; }
+
+  /// The profiling module's per-client state (regions); see tunekit/cl/profiling.hpp.
+  Profiler& profiler() noexcept { return *profiler_; }
+
+ private:
+  // The event slot for an enqueue: nullptr (no event object at all) unless this thread is
+  // measuring, so the ordinary path creates and releases nothing.
+  cl_event* event_slot() {
+    if (!measuring_.load(std::memory_order_acquire)) [[likely]]
+      return nullptr;
+    if (measuring_thread_ != std::this_thread::get_id()) return nullptr;
+    recorded_.push_back(nullptr);
+    return &recorded_.back();
+  }
+  void discard_slot(cl_event* slot) noexcept {
+    if (slot != nullptr) recorded_.pop_back();
+  }
+  void check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
+                    const ::cl::NDRange& local) const;
+  [[noreturn]] void launch_failed(cl_int code, const ::cl::Kernel& kernel,
+                                  const ::cl::NDRange& global, const ::cl::NDRange& local) const;
+  double span_of_recorded();
+  void release_recorded() noexcept;
+
+  DeviceInfo device_;
+  tunekit::DeviceId id_;
+  ::cl::Context context_;
+  ::cl::CommandQueue queue_;
+  ProgramCache programs_;
+  std::unique_ptr<Profiler> profiler_;
+
+  std::mutex measure_mutex_;  // one measurement at a time per client
+  std::atomic<bool> measuring_{false};
+  std::thread::id measuring_thread_;
+  std::vector<cl_event> recorded_;  // raw handles: reused capacity, released after each measure
+  MeasureSource last_source_ = MeasureSource::events;
+  std::size_t last_event_count_ = 0;
+};
+
+/// The name of `kernel` (for messages).
+std::string kernel_name(const ::cl::Kernel& kernel);
+
+template <class... Args>
+void set_args(::cl::Kernel& kernel, const Args&... args) {
+  cl_uint index = 0;
+  const auto set_one = [&](const auto& arg) {
+    const cl_int code = kernel.setArg(index, arg);
+    if (code != CL_SUCCESS) [[unlikely]] {
+      throw make_error(code, "setting argument " + std::to_string(index) + " of kernel '" +
+                                 kernel_name(kernel) + "'");
+    }
+    ++index;
+  };
+  (set_one(args), ...);
+}
+
+}  // namespace tunekit::cl

@@ -1,0 +1,59 @@
+// OpenCL devices: listing them, choosing one (TUNEKIT_DEVICE, else the first GPU, else the first
+// CPU), and the identity under which tunings on it are kept.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/cl/opencl.hpp"
+
+namespace tunekit::cl {
+
+/// One OpenCL device, with what tunekit needs to know about it.
+struct DeviceInfo {
+  ::cl::Platform platform;
+  ::cl::Device device;
+  std::size_t index = 0;  ///< position in list_devices(): what a numeric TUNEKIT_DEVICE names
+  std::string platform_name;
+  std::string platform_version;
+  std::string device_name;
+  std::string driver_version;
+  cl_device_type type = 0;
+  cl_uint compute_units = 0;
+  cl_ulong local_memory = 0;  ///< bytes of local memory per work-group
+  std::size_t max_work_group_size = 0;
+  std::vector<std::size_t> max_work_item_sizes;  ///< per dimension
+  cl_ulong max_allocation = 0;                   ///< largest single buffer, bytes
+  cl_ulong global_memory = 0;
+  double timer_resolution = 0;  ///< seconds per tick of the profiling timer
+
+  bool is_gpu() const noexcept { return (type & CL_DEVICE_TYPE_GPU) != 0; }
+  bool is_cpu() const noexcept { return (type & CL_DEVICE_TYPE_CPU) != 0; }
+
+  /// "OpenCL | <platform> | <platform version> | <device> | driver <v> | <n> CUs | <b> B local":
+  /// everything that makes a tuning on this device differ from one on another.
+  std::string identity() const;
+  /// "#0 Portable Computing Language / pthread-skylake (CPU, 2 CUs)": one line for a person.
+  std::string describe() const;
+};
+
+/// Every device of every platform, in platform then device order. Empty when no OpenCL platform
+/// is installed (never throws for that: select_device says what to install).
+std::vector<DeviceInfo> list_devices();
+
+/// The device `selector` names: empty picks the first GPU, else the first CPU, else the first
+/// device of any type; digits are an index into list_devices(); anything else is a
+/// case-insensitive substring of "<platform name> <device name>" (first match).
+/// Throws AutotuneError(device) when there is no platform (naming what to install), or when the
+/// selector matches nothing (listing the devices there are).
+DeviceInfo select_device(std::string_view selector);
+
+/// select_device(global_settings().device): honours TUNEKIT_DEVICE.
+DeviceInfo select_device();
+
+/// One describe() line per device, for error messages and tools.
+std::string format_device_list(const std::vector<DeviceInfo>& devices);
+
+}  // namespace tunekit::cl

@@ -1,0 +1,115 @@
+// KernelSpec: which OpenCL kernel a candidate runs (source, build options, kernel name), and
+// with_kernels(), which makes a candidate's kernels part of its tunable set's checksum.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "tunekit/cl/opencl.hpp"
+
+namespace tunekit::cl {
+
+class Client;
+
+/// A kernel to build and run: its source text, its build options and its name. Cheap to copy
+/// (embedded sources are referenced, inline text is shared).
+class KernelSpec {
+ public:
+  /// `source` is the file name of an embedded kernel ("reduce.cl": one line ending in ".cl"),
+  /// or else the OpenCL C text itself. Throws AutotuneError(build) for an unknown file name.
+  KernelSpec(std::string_view source, std::string build_options, std::string kernel_name);
+
+  /// kernels/<file_name>, embedded at build time.
+  static KernelSpec embedded(std::string_view file_name, std::string build_options,
+                             std::string kernel_name);
+  /// OpenCL C text given by the caller; `label` names it in build errors.
+  static KernelSpec from_text(std::string text, std::string build_options, std::string kernel_name,
+                              std::string label = "<inline source>");
+
+  std::string_view source() const noexcept { return source_; }
+  const std::string& build_options() const noexcept { return options_; }
+  const std::string& kernel_name() const noexcept { return kernel_name_; }
+  /// The file name, or the label of inline text: where a build error points.
+  const std::string& origin() const noexcept { return origin_; }
+  /// std::hash of the source, computed once: the program cache's key with the options.
+  std::size_t source_hash() const noexcept { return source_hash_; }
+
+  /// Kernel name, build options and the full source: what a tunable set's checksum must
+  /// cover so that editing the kernel invalidates cached results.
+  std::string fingerprint() const;
+
+ private:
+  KernelSpec() = default;
+  void set_text(std::string_view text, std::shared_ptr<const std::string> owner);
+
+  std::shared_ptr<const std::string> owned_;  // empty for embedded sources (static storage)
+  std::string_view source_;
+  std::string options_;
+  std::string kernel_name_;
+  std::string origin_;
+  std::size_t source_hash_ = 0;
+};
+
+/// A fresh kernel object for `spec` from `client`'s program cache (defined with Client).
+::cl::Kernel make_kernel(Client& client, const KernelSpec& spec);
+
+namespace detail {
+template <std::size_t>
+using KernelRef = ::cl::Kernel&;
+
+template <class Fn, class Indices, class... Args>
+inline constexpr bool invocable_with_kernels = false;
+template <class Fn, std::size_t... I, class... Args>
+inline constexpr bool invocable_with_kernels<Fn, std::index_sequence<I...>, Args...> =
+    std::is_invocable_v<const Fn&, Client&, KernelRef<I>..., Args...>;
+}  // namespace detail
+
+/// A candidate that runs OpenCL kernels: calls `fn(client, kernels..., inputs...)` with a fresh
+/// ::cl::Kernel for each spec (from the client's program cache, so each program is built once),
+/// and contributes every spec to the set's checksum through fingerprint(). See with_kernels().
+template <class Fn, std::size_t N>
+class KernelCandidate {
+ public:
+  KernelCandidate(Fn fn, std::array<KernelSpec, N> specs)
+      : fn_(std::move(fn)), specs_(std::move(specs)) {}
+
+  template <class... Args>
+  requires detail::invocable_with_kernels<Fn, std::make_index_sequence<N>, Args...>
+  decltype(auto) operator()(Client& client, Args&&... args) const {
+    // Fresh kernel objects: clSetKernelArg on a shared one would race between threads.
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+      std::array<::cl::Kernel, N> kernels{make_kernel(client, specs_[I])...};
+      return std::invoke(fn_, client, kernels[I]..., std::forward<Args>(args)...);
+    }
+    (std::make_index_sequence<N>{});
+  }
+
+  std::string fingerprint() const {
+    std::string text;
+    for (const auto& spec : specs_) text += spec.fingerprint();
+    return text;
+  }
+  const std::array<KernelSpec, N>& specs() const noexcept { return specs_; }
+
+ private:
+  Fn fn_;
+  std::array<KernelSpec, N> specs_;
+};
+
+/// Wraps `fn(Client&, ::cl::Kernel&... (one per spec), inputs&...)` into a candidate that
+/// builds its kernels through the client's program cache and whose kernels are part of the set's
+/// checksum: `Tunable{"tiled", cl::with_kernels(run_tiled, spec)}`.
+template <class Fn, class... Specs>
+requires(std::is_same_v<std::remove_cvref_t<Specs>, KernelSpec>&&...) auto with_kernels(
+    Fn fn, Specs&&... specs) {
+  return KernelCandidate<Fn, sizeof...(Specs)>(
+      std::move(fn), std::array<KernelSpec, sizeof...(Specs)>{std::forward<Specs>(specs)...});
+}
+
+}  // namespace tunekit::cl

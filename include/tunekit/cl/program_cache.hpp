@@ -1,0 +1,86 @@
+// ProgramCache: every OpenCL program a client uses, built once per (source, build options) even
+// when several threads ask for it together; a failed build is remembered with its log.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "tunekit/cl/kernel_spec.hpp"
+#include "tunekit/cl/opencl.hpp"
+
+namespace tunekit::cl {
+
+/// The programs of one context and device, keyed by (hash of the source, build options).
+class ProgramCache {
+ public:
+  /// `device_name` appears in build errors.
+  ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name);
+  ProgramCache(const ProgramCache&) = delete;
+  ProgramCache& operator=(const ProgramCache&) = delete;
+  ~ProgramCache();
+
+  /// The program of `spec`, built on first request. Throws AutotuneError(build) with the full
+  /// build log when it does not compile (and again on later requests, without rebuilding).
+  ::cl::Program program(const KernelSpec& spec);
+  /// The program built from `source` with `options`; `origin` names it in errors.
+  ::cl::Program program(std::string_view source, std::string_view options,
+                        std::string_view origin = "<inline source>");
+
+  /// A new kernel object for `spec` (objects are not shared: setting arguments is not
+  /// thread-safe). Throws AutotuneError(build) when the program has no such kernel.
+  ::cl::Kernel kernel(const KernelSpec& spec);
+
+  /// How many builds were started (successful or not): a cache hit adds nothing.
+  std::size_t builds() const noexcept { return builds_.load(std::memory_order_relaxed); }
+  /// How many programs (built or failed) the cache holds.
+  std::size_t size() const;
+  /// Forgets every program (the next request builds again).
+  void clear();
+
+ private:
+  struct Key {
+    std::size_t source_hash;
+    std::size_t source_size;  // with the hash: a collision would also need equal lengths
+    std::string options;
+  };
+  // What a lookup compares: a Key without owning its options, so that a hit allocates nothing.
+  struct KeyView {
+    std::size_t source_hash;
+    std::size_t source_size;
+    std::string_view options;
+    KeyView(const Key& key)  // NOLINT(google-explicit-constructor): transparent lookup
+        : source_hash(key.source_hash), source_size(key.source_size), options(key.options) {}
+    KeyView(std::size_t hash, std::size_t size, std::string_view opts)
+        : source_hash(hash), source_size(size), options(opts) {}
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(KeyView key) const noexcept;
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    bool operator()(KeyView a, KeyView b) const noexcept {
+      return a.source_hash == b.source_hash && a.source_size == b.source_size &&
+             a.options == b.options;
+    }
+  };
+  struct Entry;
+
+  ::cl::Program program(std::size_t source_hash, std::string_view source, std::string_view options,
+                        std::string_view origin);
+  ::cl::Program build(std::string_view source, std::string_view options, std::string_view origin);
+
+  ::cl::Context context_;
+  ::cl::Device device_;
+  std::string device_name_;
+  mutable std::mutex mutex_;  // guards the map only: builds run outside it, in parallel
+  std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash, KeyEqual> programs_;
+  std::atomic<std::size_t> builds_{0};
+};
+
+}  // namespace tunekit::cl

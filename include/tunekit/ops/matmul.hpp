@@ -1,0 +1,43 @@
+// matmul: C = alpha * A * B + beta * C (row-major SGEMM, and HGEMM-storage where asked), tuned
+// over four algorithms and their parameter spaces: naive, local-memory tiled, direct
+// register-blocked without local memory, and 2D register-blocked with double buffering.
+#pragma once
+
+#include <boost/hana.hpp>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/anchor.hpp"
+#include "tunekit/dtype.hpp"
+#include "tunekit/local_tuner.hpp"
+#include "tunekit/ops/matrix.hpp"
+
+namespace tunekit::ops {
+
+/// The tuning key of matmul: sizes anchored to powers of two, and the element type.
+struct MatmulKey {
+  BOOST_HANA_DEFINE_STRUCT(MatmulKey, (Anchored<std::uint64_t>, m), (Anchored<std::uint64_t>, n),
+                           (Anchored<std::uint64_t>, k), (DType, dtype));
+};
+
+/// C = alpha * A * B + beta * C with the fastest kernel for this device and these sizes.
+/// A is m x k, B is k x n, C is m x n, all row-major and of one dtype (f32, or f16 storage with
+/// f32 arithmetic). Throws std::invalid_argument when the shapes or types do not fit together.
+void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
+            float alpha = 1.0f, float beta = 0.0f);
+
+/// The LocalTuner behind matmul(): for reports, tools and tests.
+LocalTuner<MatmulKey>& matmul_tuner();
+
+/// Every candidate's name, in set order: "naive[...]", "tiled[TS=16]", "direct[...]",
+/// "blocked[MWG=64,...]".
+std::vector<std::string> matmul_candidates();
+
+/// Runs one named candidate, bypassing the tuner (for tests, and to force a kernel).
+/// Throws std::invalid_argument for an unknown name.
+void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& a,
+                 const DeviceMatrix& b, DeviceMatrix& c, float alpha = 1.0f, float beta = 0.0f);
+
+}  // namespace tunekit::ops

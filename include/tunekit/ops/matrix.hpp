@@ -1,0 +1,58 @@
+// DeviceMatrix: a dense row-major matrix in device memory, the data type of the shipped ops, and
+// the helpers that move it to and from the host and fill it with reproducible random values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "tunekit/cl/client.hpp"
+#include "tunekit/dtype.hpp"
+
+namespace tunekit::ops {
+
+/// A dense row-major rows x cols matrix in device memory (f32, or f16 where an op supports it).
+struct DeviceMatrix {
+  ::cl::Buffer buffer;
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  DType dtype = DType::f32;
+
+  std::size_t elements() const noexcept { return rows * cols; }
+  std::size_t bytes() const noexcept { return elements() * size_of(dtype); }
+};
+
+/// A dense f32 vector in device memory.
+struct DeviceVector {
+  ::cl::Buffer buffer;
+  std::size_t size = 0;
+};
+
+/// A device vector holding `values`.
+DeviceVector upload_vector(cl::Client& client, const std::vector<float>& values);
+/// A device vector of random_values(size, seed), made in `context` without a queue.
+DeviceVector random_vector(const ::cl::Context& context, std::size_t size, std::uint64_t seed);
+/// The vector's values, read without a client (see read_matrix).
+std::vector<float> read_vector(const DeviceVector& vector);
+
+/// IEEE half <-> float, for f16 data on the host.
+std::uint16_t float_to_half(float value);
+float half_to_float(std::uint16_t value);
+
+/// `count` random values in [-1, -0.1] U [0.1, 1] (never zero), the same for the same seed.
+std::vector<float> random_values(std::size_t count, std::uint64_t seed);
+
+/// A device matrix holding `values` (converted to half for f16).
+DeviceMatrix upload_matrix(cl::Client& client, const std::vector<float>& values, std::size_t rows,
+                           std::size_t cols, DType dtype = DType::f32);
+/// A device matrix of random_values(rows * cols, seed), made in `context` without a queue:
+/// what input generators use, since they see the inputs but not the client.
+DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::size_t cols,
+                           DType dtype, std::uint64_t seed);
+/// The matrix's values as floats (blocking), through `client`.
+std::vector<float> download_matrix(cl::Client& client, const DeviceMatrix& matrix);
+/// The same without a client: a short-lived queue on the buffer's own context and device
+/// (for validators, which see only the benchmark inputs).
+std::vector<float> read_matrix(const DeviceMatrix& matrix);
+
+}  // namespace tunekit::ops

@@ -1,0 +1,41 @@
+// reduce: the sum or the maximum of an f32 array, and of every row of an f32 matrix, tuned over
+// a local-memory tree, multi-element vector loads, and sub-group (warp) reductions.
+#pragma once
+
+#include <boost/hana.hpp>
+#include <cstdint>
+#include <ostream>
+#include <string_view>
+
+#include "tunekit/anchor.hpp"
+#include "tunekit/local_tuner.hpp"
+#include "tunekit/ops/matrix.hpp"
+
+namespace tunekit::ops {
+
+enum class ReduceOp : std::uint8_t { sum, max };
+
+constexpr std::string_view to_string(ReduceOp op) { return op == ReduceOp::sum ? "sum" : "max"; }
+inline std::ostream& operator<<(std::ostream& os, ReduceOp op) { return os << to_string(op); }
+
+/// The tuning key of reduce: the length anchored to a power of two, and the operation.
+struct ReduceKey {
+  BOOST_HANA_DEFINE_STRUCT(ReduceKey, (Anchored<std::uint64_t>, n), (ReduceOp, op));
+};
+
+/// The tuning key of reduce_rows.
+struct RowReduceKey {
+  BOOST_HANA_DEFINE_STRUCT(RowReduceKey, (Anchored<std::uint64_t>, rows),
+                           (Anchored<std::uint64_t>, cols), (ReduceOp, op));
+};
+
+/// The sum or the maximum of `input`'s values. Throws std::invalid_argument if it is empty.
+float reduce(cl::Client& client, const DeviceVector& input, ReduceOp op);
+
+/// out[r] = sum or maximum of row r of `matrix` (f32); `out` holds at least matrix.rows values.
+void reduce_rows(cl::Client& client, const DeviceMatrix& matrix, ReduceOp op, DeviceVector& out);
+
+LocalTuner<ReduceKey>& reduce_tuner();
+LocalTuner<RowReduceKey>& reduce_rows_tuner();
+
+}  // namespace tunekit::ops

@@ -1,0 +1,24 @@
+// transpose: out = in^T for an f32 row-major matrix, tuned over a naive kernel and a tiled one
+// that goes through local memory, padded against bank conflicts.
+#pragma once
+
+#include <boost/hana.hpp>
+#include <cstdint>
+
+#include "tunekit/anchor.hpp"
+#include "tunekit/local_tuner.hpp"
+#include "tunekit/ops/matrix.hpp"
+
+namespace tunekit::ops {
+
+/// The tuning key of transpose: both sizes anchored to powers of two.
+struct TransposeKey {
+  BOOST_HANA_DEFINE_STRUCT(TransposeKey, (Anchored<std::uint64_t>, rows), (Anchored<std::uint64_t>, cols));
+};
+
+/// out = in^T: `in` is rows x cols, `out` cols x rows, both f32.
+void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out);
+
+LocalTuner<TransposeKey>& transpose_tuner();
+
+}  // namespace tunekit::ops

@@ -1,0 +1,320 @@
+// Client: context and profiling queue, checked enqueues that record their events while a
+// measurement runs, and measure(), the device-time span of everything a candidate enqueued.
+#include "tunekit/cl/client.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "tunekit/cl/profiling.hpp"
+
+namespace tunekit::cl {
+
+namespace {
+
+std::string format_range(const ::cl::NDRange& range) {
+  if (range.dimensions() == 0) return "driver's choice";
+  std::string text;
+  std::size_t total = 1;
+  for (cl_uint d = 0; d < range.dimensions(); ++d) {
+    if (d > 0) text += 'x';
+    text += std::to_string(range[d]);
+    total *= range[d];
+  }
+  if (range.dimensions() > 1) text += "=" + std::to_string(total);
+  return text;
+}
+
+std::size_t volume(const ::cl::NDRange& range) {
+  std::size_t total = 1;
+  for (cl_uint d = 0; d < range.dimensions(); ++d) total *= range[d];
+  return total;
+}
+
+::cl::Context make_context(const DeviceInfo& device) {
+  cl_int code = CL_SUCCESS;
+  ::cl::Context context(device.device, nullptr, nullptr, nullptr, &code);
+  check(code, [&] { return "creating a context on " + device.device_name; });
+  return context;
+}
+
+::cl::CommandQueue make_queue(const ::cl::Context& context, const DeviceInfo& device) {
+  cl_int code = CL_SUCCESS;
+  // In order: a candidate's commands run one after another, as it enqueued them, so that the
+  // span from the first start to the last end is its time and nothing else's.
+  ::cl::CommandQueue queue(context, device.device, CL_QUEUE_PROFILING_ENABLE, &code);
+  check(code, [&] { return "creating a profiling command queue on " + device.device_name; });
+  return queue;
+}
+
+}  // namespace
+
+std::string kernel_name(const ::cl::Kernel& kernel) {
+  std::string name;
+  kernel.getInfo(CL_KERNEL_FUNCTION_NAME, &name);
+  while (!name.empty() && name.back() == '\0') name.pop_back();
+  return name.empty() ? "?" : name;
+}
+
+::cl::Kernel make_kernel(Client& client, const KernelSpec& spec) { return client.kernel(spec); }
+
+Client::Client() : Client(select_device()) {}
+
+Client::Client(std::string_view selector) : Client(select_device(selector)) {}
+
+Client::Client(DeviceInfo device)
+    : device_(std::move(device)),
+      id_(device_.identity()),
+      context_(make_context(device_)),
+      queue_(make_queue(context_, device_)),
+      programs_(context_, device_.device, device_.device_name),
+      profiler_(std::make_unique<Profiler>(*this)) {
+  recorded_.reserve(64);
+}
+
+Client::~Client() {
+  queue_.finish();  // nothing of ours may still run when the buffers and events go
+  release_recorded();
+}
+
+void Client::check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
+                          const ::cl::NDRange& local) const {
+  if (local.dimensions() > 0) {
+    const std::size_t items = volume(local);
+    std::size_t kernel_max = 0;
+    kernel.getWorkGroupInfo(device_.device, CL_KERNEL_WORK_GROUP_SIZE, &kernel_max);
+    const std::size_t max = kernel_max > 0 ? std::min(kernel_max, device_.max_work_group_size)
+                                           : device_.max_work_group_size;
+    if (items > max) {
+      throw AutotuneError(
+          ErrorKind::out_of_resources,
+          "work-group " + format_range(local) + " exceeds " +
+              (kernel_max > 0 && kernel_max < device_.max_work_group_size ? "the kernel's"
+                                                                          : "the device's") +
+              " maximum " + std::to_string(max) + " on " + device_.device_name + " (kernel '" +
+              kernel_name(kernel) + "')");
+    }
+    for (cl_uint d = 0; d < local.dimensions() && d < device_.max_work_item_sizes.size(); ++d) {
+      if (local[d] > device_.max_work_item_sizes[d]) {
+        throw AutotuneError(ErrorKind::out_of_resources,
+                            "work-group " + format_range(local) + ": dimension " +
+                                std::to_string(d) + " exceeds the device's maximum " +
+                                std::to_string(device_.max_work_item_sizes[d]) + " on " +
+                                device_.device_name + " (kernel '" + kernel_name(kernel) + "')");
+      }
+    }
+    for (cl_uint d = 0; d < local.dimensions() && d < global.dimensions(); ++d) {
+      if (local[d] == 0 || global[d] % local[d] != 0) {
+        // OpenCL 2.0+ drivers may accept non-uniform work-groups, but kernels written for
+        // 1.2 (and tunekit's) assume uniform ones: refuse before the driver guesses.
+        throw AutotuneError(ErrorKind::launch, "global size " + format_range(global) +
+                                                   " is not a multiple of the work-group " +
+                                                   format_range(local) + " (kernel '" +
+                                                   kernel_name(kernel) + "')");
+      }
+    }
+  }
+  cl_ulong local_bytes = 0;
+  // Static __local arrays plus the ::cl::Local arguments set so far.
+  if (kernel.getWorkGroupInfo(device_.device, CL_KERNEL_LOCAL_MEM_SIZE, &local_bytes) ==
+          CL_SUCCESS &&
+      local_bytes > device_.local_memory) {
+    throw AutotuneError(ErrorKind::out_of_resources,
+                        std::to_string(local_bytes) + " bytes local memory needed by kernel '" +
+                            kernel_name(kernel) + "', the device has " +
+                            std::to_string(device_.local_memory) + " (" + device_.device_name +
+                            ")");
+  }
+}
+
+void Client::launch_failed(cl_int code, const ::cl::Kernel& kernel, const ::cl::NDRange& global,
+                           const ::cl::NDRange& local) const {
+  throw make_error(code, "enqueueing kernel '" + kernel_name(kernel) + "' with global " +
+                             format_range(global) + " and work-group " + format_range(local) +
+                             " on " + device_.device_name);
+}
+
+void Client::launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
+                    const ::cl::NDRange& local, const ::cl::NDRange& offset) {
+  check_launch(kernel, global, local);
+  // The C call, not CLHPP's: CLHPP would wrap the event in a ::cl::Event and release it.
+  cl_event* slot = event_slot();
+  const cl_int code = clEnqueueNDRangeKernel(
+      queue_(), kernel(), global.dimensions(), offset.dimensions() ? offset.get() : nullptr,
+      global.get(), local.dimensions() ? local.get() : nullptr, 0, nullptr, slot);
+  if (code != CL_SUCCESS) [[unlikely]] {
+    discard_slot(slot);
+    launch_failed(code, kernel, global, local);
+  }
+}
+
+::cl::Buffer Client::allocate(std::size_t bytes, cl_mem_flags flags) {
+  if (bytes > device_.max_allocation) {
+    throw AutotuneError(ErrorKind::allocation,
+                        "a buffer of " + std::to_string(bytes) + " bytes exceeds the largest " +
+                            device_.device_name + " allows (" +
+                            std::to_string(device_.max_allocation) + " bytes)");
+  }
+  cl_int code = CL_SUCCESS;
+  ::cl::Buffer buffer(context_, flags, bytes, nullptr, &code);
+  check(code, [&] {
+    return "allocating a buffer of " + std::to_string(bytes) + " bytes on " + device_.device_name;
+  });
+  return buffer;
+}
+
+void Client::write(const ::cl::Buffer& buffer, const void* data, std::size_t bytes,
+                   std::size_t offset, bool blocking) {
+  cl_event* slot = event_slot();
+  const cl_int code = clEnqueueWriteBuffer(queue_(), buffer(), blocking ? CL_TRUE : CL_FALSE,
+                                           offset, bytes, data, 0, nullptr, slot);
+  if (code != CL_SUCCESS) [[unlikely]] {
+    discard_slot(slot);
+    throw make_error(code, "writing " + std::to_string(bytes) + " bytes at offset " +
+                               std::to_string(offset) + " of a buffer on " + device_.device_name);
+  }
+}
+
+void Client::read(const ::cl::Buffer& buffer, void* data, std::size_t bytes, std::size_t offset,
+                  bool blocking) {
+  cl_event* slot = event_slot();
+  const cl_int code = clEnqueueReadBuffer(queue_(), buffer(), blocking ? CL_TRUE : CL_FALSE, offset,
+                                          bytes, data, 0, nullptr, slot);
+  if (code != CL_SUCCESS) [[unlikely]] {
+    discard_slot(slot);
+    throw make_error(code, "reading " + std::to_string(bytes) + " bytes at offset " +
+                               std::to_string(offset) + " of a buffer on " + device_.device_name);
+  }
+}
+
+void Client::copy(const ::cl::Buffer& from, const ::cl::Buffer& to, std::size_t bytes,
+                  std::size_t from_offset, std::size_t to_offset) {
+  cl_event* slot = event_slot();
+  const cl_int code =
+      clEnqueueCopyBuffer(queue_(), from(), to(), from_offset, to_offset, bytes, 0, nullptr, slot);
+  if (code != CL_SUCCESS) [[unlikely]] {
+    discard_slot(slot);
+    throw make_error(code, "copying " + std::to_string(bytes) + " bytes between buffers on " +
+                               device_.device_name);
+  }
+}
+
+void Client::fill_bytes(const ::cl::Buffer& buffer, const void* pattern, std::size_t pattern_size,
+                        std::size_t offset, std::size_t bytes) {
+  cl_event* slot = event_slot();
+  const cl_int code = clEnqueueFillBuffer(queue_(), buffer(), pattern, pattern_size, offset, bytes,
+                                          0, nullptr, slot);
+  if (code != CL_SUCCESS) [[unlikely]] {
+    discard_slot(slot);
+    throw make_error(code, "filling " + std::to_string(bytes) + " bytes of a buffer with a " +
+                               std::to_string(pattern_size) + "-byte pattern on " +
+                               device_.device_name);
+  }
+}
+
+void Client::finish() {
+  check(queue_.finish(), [&] { return "waiting for the queue of " + device_.device_name; });
+}
+
+void Client::record(const ::cl::Event& event) {
+  if (event() == nullptr) return;
+  if (cl_event* slot = event_slot()) {
+    clRetainEvent(event());
+    *slot = event();
+  }
+}
+
+void Client::release_recorded() noexcept {
+  for (cl_event event : recorded_) {
+    if (event != nullptr) clReleaseEvent(event);
+  }
+  recorded_.clear();  // keeps the capacity for the next measurement
+}
+
+double Client::span_of_recorded() {
+  cl_ulong first_start = std::numeric_limits<cl_ulong>::max();
+  cl_ulong last_end = 0;
+  std::size_t used = 0;
+  for (cl_event event : recorded_) {
+    cl_ulong start = 0, end = 0;
+    if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) !=
+            CL_SUCCESS ||
+        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) !=
+            CL_SUCCESS) {
+      // A command that failed on the device has no times: report its failure, not the timing.
+      cl_int status = CL_COMPLETE;
+      clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+      if (status < 0) {
+        throw make_error(status, "a command enqueued by the candidate on " + device_.device_name);
+      }
+      continue;  // e.g. an event record()ed from a queue without profiling
+    }
+    first_start = std::min(first_start, start);
+    last_end = std::max(last_end, end);
+    ++used;
+  }
+  last_event_count_ = used;
+  if (used == 0) return -1;
+  return static_cast<double>(last_end - std::min(first_start, last_end)) * 1e-9;
+}
+
+double Client::measure(FunctionRef<void()> work, std::size_t batch) {
+  std::lock_guard lock(measure_mutex_);
+  // Earlier work must neither be counted nor delay this work's start.
+  finish();
+  release_recorded();
+  const auto host_start = std::chrono::steady_clock::now();
+  // The marker before the work costs one event per sample; it is only read when the work
+  // enqueued nothing through this client.
+  ::cl::Event before;
+  const bool have_before = queue_.enqueueMarkerWithWaitList(nullptr, &before) == CL_SUCCESS;
+  {
+    measuring_thread_ = std::this_thread::get_id();
+    measuring_.store(true, std::memory_order_release);
+    struct StopRecording {
+      std::atomic<bool>& measuring;
+      ~StopRecording() { measuring.store(false, std::memory_order_release); }
+    } stop{measuring_};
+    try {
+      for (std::size_t i = 0; i < batch; ++i) work();
+    } catch (...) {
+      release_recorded();
+      throw;
+    }
+  }
+  if (!recorded_.empty()) {
+    // Preferred: from the first start to the last end of everything the work enqueued through
+    // the client: all its kernels and copies, not only the last, and no host enqueue overhead
+    // before the first command.
+    finish();
+    const double span = span_of_recorded();
+    release_recorded();
+    if (span >= 0) {
+      last_source_ = MeasureSource::events;
+      return span;
+    }
+  }
+  last_event_count_ = 0;
+  // Fallback 1: the work used the raw queue (e.g. a third-party library). In an in-order queue
+  // the marker before completes no later than that work starts and the marker after no earlier
+  // than it ends, so the interval between their ends covers all of it (plus any time the device
+  // waited for the host to enqueue).
+  ::cl::Event after;
+  const bool have_after =
+      have_before && queue_.enqueueMarkerWithWaitList(nullptr, &after) == CL_SUCCESS;
+  finish();
+  if (have_after) {
+    cl_ulong begin = 0, end = 0;
+    if (before.getProfilingInfo(CL_PROFILING_COMMAND_END, &begin) == CL_SUCCESS &&
+        after.getProfilingInfo(CL_PROFILING_COMMAND_END, &end) == CL_SUCCESS && end >= begin) {
+      last_source_ = MeasureSource::markers;
+      return static_cast<double>(end - begin) * 1e-9;
+    }
+  }
+  // Fallback 2: markers without profiling data (seen on some drivers): host wall-clock time
+  // from before the work to the end of clFinish, which includes enqueue overhead.
+  last_source_ = MeasureSource::host_clock;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+}
+
+}  // namespace tunekit::cl

@@ -1,0 +1,155 @@
+// Device listing and selection (TUNEKIT_DEVICE, else first GPU, else first CPU) and the device
+// identity that keys tunings.
+#include "tunekit/cl/device.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "tunekit/cl/errors.hpp"
+#include "tunekit/settings.hpp"
+
+namespace tunekit::cl {
+
+namespace {
+
+// What to install, for every "no OpenCL" error.
+constexpr const char* install_hint =
+    "install an OpenCL driver such as pocl-opencl-icd (CPU, any machine) or your GPU vendor's "
+    "OpenCL ICD (e.g. nvidia-opencl-icd, intel-opencl-icd, mesa-opencl-icd), then check with "
+    "`clinfo -l`";
+
+// Strings from drivers often end in NULs or spaces; they must not leak into identities.
+std::string trimmed(std::string text) {
+  while (!text.empty() &&
+         (text.back() == '\0' || std::isspace(static_cast<unsigned char>(text.back())))) {
+    text.pop_back();
+  }
+  return text;
+}
+
+std::string lowercase(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+DeviceInfo describe_device(const ::cl::Platform& platform, const ::cl::Device& device,
+                           std::size_t index) {
+  DeviceInfo info;
+  info.platform = platform;
+  info.device = device;
+  info.index = index;
+  info.platform_name = trimmed(platform.getInfo<CL_PLATFORM_NAME>());
+  info.platform_version = trimmed(platform.getInfo<CL_PLATFORM_VERSION>());
+  info.device_name = trimmed(device.getInfo<CL_DEVICE_NAME>());
+  info.driver_version = trimmed(device.getInfo<CL_DRIVER_VERSION>());
+  info.type = device.getInfo<CL_DEVICE_TYPE>();
+  info.compute_units = device.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
+  info.local_memory = device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+  info.max_work_group_size = device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+  info.max_work_item_sizes = device.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
+  info.max_allocation = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+  info.global_memory = device.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+  const std::size_t ticks = device.getInfo<CL_DEVICE_PROFILING_TIMER_RESOLUTION>();
+  // A driver reporting 0 ns would make the runner's batching target 0: assume 1 ns.
+  info.timer_resolution = static_cast<double>(std::max<std::size_t>(ticks, 1)) * 1e-9;
+  return info;
+}
+
+std::string type_name(cl_device_type type) {
+  if (type & CL_DEVICE_TYPE_GPU) return "GPU";
+  if (type & CL_DEVICE_TYPE_CPU) return "CPU";
+  if (type & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
+  return "other";
+}
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(),
+                                      [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
+}  // namespace
+
+std::string DeviceInfo::identity() const {
+  return "OpenCL | " + platform_name + " | " + platform_version + " | " + device_name +
+         " | driver " + driver_version + " | " + std::to_string(compute_units) + " CUs | " +
+         std::to_string(local_memory) + " B local";
+}
+
+std::string DeviceInfo::describe() const {
+  // Appended piece by piece: GCC 12 gives a false -Wrestrict on "literal" + std::string here.
+  std::string text = "#";
+  text += std::to_string(index);
+  text += ' ';
+  text += platform_name + " / " + device_name + " (" + type_name(type) + ", " +
+          std::to_string(compute_units) + " CUs)";
+  return text;
+}
+
+std::vector<DeviceInfo> list_devices() {
+  std::vector<::cl::Platform> platforms;
+  // ICD loaders answer CL_PLATFORM_NOT_FOUND_KHR (or an empty list) when no driver is installed.
+  if (::cl::Platform::get(&platforms) != CL_SUCCESS) return {};
+  std::vector<DeviceInfo> devices;
+  for (const auto& platform : platforms) {
+    std::vector<::cl::Device> platform_devices;
+    // A platform without devices answers CL_DEVICE_NOT_FOUND: it simply contributes none.
+    if (platform.getDevices(CL_DEVICE_TYPE_ALL, &platform_devices) != CL_SUCCESS) continue;
+    for (const auto& device : platform_devices) {
+      devices.push_back(describe_device(platform, device, devices.size()));
+    }
+  }
+  return devices;
+}
+
+std::string format_device_list(const std::vector<DeviceInfo>& devices) {
+  std::string text;
+  for (const auto& device : devices) text += "  " + device.describe() + "\n";
+  return text;
+}
+
+DeviceInfo select_device(std::string_view selector) {
+  std::vector<DeviceInfo> devices = list_devices();
+  if (devices.empty()) {
+    std::vector<::cl::Platform> platforms;
+    const cl_int code = ::cl::Platform::get(&platforms);
+    const std::string what = platforms.empty() ? "no OpenCL platform found"
+                                               : "OpenCL platforms found, but no device on them";
+    throw AutotuneError(ErrorKind::device,
+                        what + " (clGetPlatformIDs: " + error_name(code) + "): " + install_hint);
+  }
+  if (selector.empty()) {
+    const auto gpu = std::find_if(devices.begin(), devices.end(),
+                                  [](const DeviceInfo& d) { return d.is_gpu(); });
+    if (gpu != devices.end()) return *gpu;
+    const auto cpu = std::find_if(devices.begin(), devices.end(),
+                                  [](const DeviceInfo& d) { return d.is_cpu(); });
+    if (cpu != devices.end()) return *cpu;
+    return devices.front();
+  }
+  if (all_digits(selector)) {
+    const std::size_t index = std::stoull(std::string(selector));
+    if (index < devices.size()) return devices[index];
+    throw AutotuneError(ErrorKind::device,
+                        "TUNEKIT_DEVICE=" + std::string(selector) +
+                            " is not a device index (0 to " + std::to_string(devices.size() - 1) +
+                            "); the devices are:\n" + format_device_list(devices));
+  }
+  const std::string wanted = lowercase(selector);
+  for (const auto& device : devices) {
+    if (lowercase(device.platform_name + " " + device.device_name).find(wanted) !=
+        std::string::npos) {
+      return device;
+    }
+  }
+  throw AutotuneError(ErrorKind::device,
+                      "TUNEKIT_DEVICE='" + std::string(selector) +
+                          "' matches no device (expected an index, or part of a platform or "
+                          "device name); the devices are:\n" +
+                          format_device_list(devices));
+}
+
+DeviceInfo select_device() { return select_device(global_settings().device); }
+
+}  // namespace tunekit::cl

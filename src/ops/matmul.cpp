@@ -1,0 +1,263 @@
+// matmul's tunable set: the kernels of kernels/matmul_*.cl, each with the NDRange rule and the
+// parameter space its header documents, validated against the naive kernel while tuning.
+#include "tunekit/ops/matmul.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "tunekit/cl/kernel_spec.hpp"
+#include "tunekit/result_store.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/tunable_set.hpp"
+
+namespace tunekit::ops {
+
+namespace {
+
+std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
+std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
+
+enum class Algorithm { naive, tiled, direct, blocked };
+
+// One GEMM kernel configuration: the kernel, its build options and its NDRange rule.
+class GemmKernel {
+ public:
+  GemmKernel(Algorithm algorithm, Config config)
+      : algorithm_(algorithm),
+        config_(std::move(config)),
+        f32_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f32, algorithm),
+                                      kernel_of(algorithm))),
+        f16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f16, algorithm),
+                                      kernel_of(algorithm))) {}
+
+  void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
+                  DeviceMatrix& c, const float& alpha, const float& beta) const {
+    const std::size_t m = a.rows, n = b.cols, k = a.cols;
+    ::cl::Kernel kernel = client.kernel(a.dtype == DType::f16 ? f16_ : f32_);
+    const auto [global, local] = ndrange(m, n);
+    client.launch_with(kernel, global, local, static_cast<cl_int>(m), static_cast<cl_int>(n),
+                       static_cast<cl_int>(k), alpha, beta, a.buffer, b.buffer, c.buffer);
+  }
+
+  std::string fingerprint() const { return f32_.fingerprint() + f16_.fingerprint(); }
+
+ private:
+  static const char* file_of(Algorithm a) {
+    switch (a) {
+      case Algorithm::naive: return "matmul_naive.cl";
+      case Algorithm::tiled: return "matmul_tiled.cl";
+      case Algorithm::direct: return "matmul_direct.cl";
+      case Algorithm::blocked: return "matmul_reg.cl";
+    }
+    return "";
+  }
+  static const char* kernel_of(Algorithm a) {
+    switch (a) {
+      case Algorithm::naive: return "matmul_naive";
+      case Algorithm::tiled: return "matmul_tiled";
+      case Algorithm::direct: return "matmul_direct";
+      case Algorithm::blocked: return "matmul_reg";
+    }
+    return "";
+  }
+  // The kernel's macros; the local size parameters (LX, LY) are the host's, not the kernel's.
+  static std::string options(const Config& config, DType dtype, Algorithm algorithm) {
+    std::string text = dtype == DType::f16 ? "-DPRECISION=16" : "-DPRECISION=32";
+    for (std::size_t i = 0; i < config.size(); ++i) {
+      const auto& name = config.names()[i];
+      if (name == "LX" || name == "LY") continue;
+      text += " -D" + name + "=" + std::to_string(config.value(i));
+    }
+    if (algorithm == Algorithm::blocked) {
+      text += " -DPADA=4 -DPADB=0";  // 4 floats of padding against bank conflicts (% VWM == 0)
+    }
+    return text + " -cl-mad-enable";
+  }
+
+  std::pair<::cl::NDRange, ::cl::NDRange> ndrange(std::size_t m, std::size_t n) const {
+    const auto p = [&](const char* name) { return static_cast<std::size_t>(config_[name]); };
+    switch (algorithm_) {
+      case Algorithm::naive:
+      case Algorithm::direct: {
+        const std::size_t lx = p("LX"), ly = p("LY");
+        const std::size_t columns =
+            algorithm_ == Algorithm::naive ? n : ceil_div(n, p("NVEC") * p("VWN"));
+        const std::size_t rows = algorithm_ == Algorithm::naive ? m : ceil_div(m, p("WPTM"));
+        return {::cl::NDRange(round_up(columns, lx), round_up(rows, ly)), ::cl::NDRange(lx, ly)};
+      }
+      case Algorithm::tiled: {
+        const std::size_t ts = p("TS");
+        return {::cl::NDRange(round_up(n, ts), round_up(m, ts)), ::cl::NDRange(ts, ts)};
+      }
+      case Algorithm::blocked:
+        return {::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"), ceil_div(m, p("MWG")) * p("MDIMC")),
+                ::cl::NDRange(p("NDIMC"), p("MDIMC"))};
+    }
+    throw std::logic_error("unknown GEMM algorithm");
+  }
+
+  Algorithm algorithm_;
+  Config config_;
+  cl::KernelSpec f32_;  // the same kernel built for f32 and for f16 storage
+  cl::KernelSpec f16_;
+};
+
+Space naive_space() {
+  return space("naive").parameter("LX", {16}).parameter("LY", {16});
+}
+
+Space tiled_space() {
+  return space("tiled")
+      .parameter("TS", {8, 16, 32})
+      .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["TS"] * c["TS"]); })
+      .local_memory([](const Config& c) { return static_cast<std::size_t>(2 * c["TS"] * (c["TS"] + 1) * 4); });
+}
+
+Space direct_space() {
+  // Aimed at CPUs: PoCL vectorises across work-items, so small or single-item groups do well.
+  return space("direct")
+      .parameter("WPTM", {2, 4, 6, 8})
+      .parameter("VWN", {4, 8, 16})
+      .parameter("NVEC", {1, 2, 4})
+      .parameter("LX", {1, 2, 4, 8, 16})
+      .parameter("LY", {1, 2, 4, 8, 16})
+      .product_at_most({"WPTM", "VWN", "NVEC"}, 128)  // accumulators per work-item
+      .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["LX"] * c["LY"]); });
+}
+
+Space blocked_space() {
+  const auto wptm = [](const Config& c) { return c["MWG"] / c["MDIMC"]; };
+  const auto wptn = [](const Config& c) { return c["NWG"] / c["NDIMC"]; };
+  return space("blocked")
+      .parameter("MWG", {32, 64, 128, 256})
+      .parameter("NWG", {32, 64, 128, 256})
+      .parameter("KWG", {8, 16, 32})
+      .parameter("MDIMC", {8, 16, 32})
+      .parameter("NDIMC", {8, 16, 32})
+      .parameter("VWM", {2, 4})
+      .parameter("VWN", {2, 4})
+      .parameter("VW", {4})
+      .parameter("DB", {0, 1})
+      .where("MWG % (MDIMC*VWM) == 0", [](const Config& c) { return c["MWG"] % (c["MDIMC"] * c["VWM"]) == 0; },
+             {"MWG", "MDIMC", "VWM"})
+      .where("NWG % (NDIMC*VWN) == 0", [](const Config& c) { return c["NWG"] % (c["NDIMC"] * c["VWN"]) == 0; },
+             {"NWG", "NDIMC", "VWN"})
+      .where("4 <= WPTM*WPTN <= 64", [=](const Config& c) {
+               const auto outputs = wptm(c) * wptn(c);
+               return outputs >= 4 && outputs <= 64;
+             },
+             {"MWG", "NWG", "MDIMC", "NDIMC"})
+      .where("tiles load evenly", [](const Config& c) {
+               const auto threads = c["MDIMC"] * c["NDIMC"];
+               return c["KWG"] % c["VW"] == 0 && c["NWG"] % c["VW"] == 0 &&
+                      (c["MWG"] * c["KWG"]) % (c["VW"] * threads) == 0 &&
+                      (c["KWG"] * c["NWG"]) % (c["VW"] * threads) == 0;
+             },
+             {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VW"})
+      .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["MDIMC"] * c["NDIMC"]); })
+      .local_memory([](const Config& c) {
+        return static_cast<std::size_t>((c["DB"] + 1) * c["KWG"] * ((c["MWG"] + 4) + c["NWG"]) * 4);
+      });
+}
+
+auto factory(Algorithm algorithm) {
+  return [algorithm](const Config& config) { return GemmKernel(algorithm, config); };
+}
+
+MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
+                 const float&) {
+  if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
+    throw std::invalid_argument(
+        "tunekit::ops::matmul: shapes do not fit: A is " + std::to_string(a.rows) + "x" +
+        std::to_string(a.cols) + ", B is " + std::to_string(b.rows) + "x" + std::to_string(b.cols) +
+        ", C is " + std::to_string(c.rows) + "x" + std::to_string(c.cols));
+  }
+  if (a.dtype != b.dtype || a.dtype != c.dtype || (a.dtype != DType::f32 && a.dtype != DType::f16)) {
+    throw std::invalid_argument("tunekit::ops::matmul: A, B and C must all be f32 or all f16");
+  }
+  if (a.rows == 0 || b.cols == 0 || a.cols == 0) {
+    throw std::invalid_argument("tunekit::ops::matmul: empty matrices");
+  }
+  return MatmulKey{a.rows, b.cols, a.cols, a.dtype};
+}
+
+// Random matrices of the key's (anchored) sizes, the same for the same key, in A's context.
+std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
+    const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
+    const float& alpha, const float& beta) {
+  const auto context = a.buffer.getInfo<CL_MEM_CONTEXT>();
+  const std::uint64_t seed = stable_hash(key_to_string(key));
+  return {random_matrix(context, key.m, key.k, key.dtype, seed),
+          random_matrix(context, key.k, key.n, key.dtype, seed + 1),
+          random_matrix(context, key.m, key.n, key.dtype, seed + 2), alpha, beta};
+}
+
+// Compares C with the reference's C: each element within a bound that grows with K, since the
+// kernels sum in different orders.
+std::optional<std::string> same_product(
+    const std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>& reference,
+    const std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>& candidate) {
+  const auto expected = read_matrix(std::get<2>(reference));
+  const auto got = read_matrix(std::get<2>(candidate));
+  const auto& a = std::get<0>(reference);
+  const double k = static_cast<double>(a.cols);
+  // Inputs lie in [-1, 1], so |c| <= k; float sums of k terms err by about k * 2^-24 each way.
+  const double bound = a.dtype == DType::f16 ? 2e-3 * k + 1e-2 : 4e-6 * k + 1e-5;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double difference = std::fabs(static_cast<double>(expected[i]) - got[i]);
+    if (!(difference <= bound)) {
+      return "C[" + std::to_string(i / a.rows) + "," + std::to_string(i % a.rows) + "] is " +
+             std::to_string(got[i]) + ", reference " + std::to_string(expected[i]);
+    }
+  }
+  return std::nullopt;
+}
+
+auto make_set() {
+  // Index 0, the naive kernel, is the safe default and the validation reference.
+  return TunableSet{key_of, bench_inputs}
+      .with(naive_space(), factory(Algorithm::naive))
+      .with(tiled_space(), factory(Algorithm::tiled))
+      .with(direct_space(), factory(Algorithm::direct))
+      .with(blocked_space(), factory(Algorithm::blocked))
+      .validate_with(same_product);
+}
+
+}  // namespace
+
+LocalTuner<MatmulKey>& matmul_tuner() {
+  static LocalTuner<MatmulKey> tuner("matmul");
+  return tuner;
+}
+
+namespace {
+const auto& matmul_set() { return matmul_tuner().init(make_set); }
+}  // namespace
+
+std::vector<std::string> matmul_candidates() {
+  const auto& set = matmul_set();
+  std::vector<std::string> names;
+  names.reserve(set.size());
+  for (std::size_t i = 0; i < set.size(); ++i) names.push_back(set.name(i));
+  return names;
+}
+
+void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& a,
+                 const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta) {
+  const auto& set = matmul_set();
+  (void)key_of(a, b, c, alpha, beta);  // the same checks of shapes and types
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    if (set.name(i) == candidate) return set.call(set.locate(i), client, a, b, c, alpha, beta);
+  }
+  throw std::invalid_argument("tunekit::ops::matmul: no candidate named '" + std::string(candidate) + "'");
+}
+
+void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
+            float alpha, float beta) {
+  matmul_tuner().execute(client.id(), client, matmul_set(), a, b, c, alpha, beta);
+}
+
+}  // namespace tunekit::ops

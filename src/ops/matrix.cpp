@@ -1,0 +1,151 @@
+// Moving matrices between host and device, half conversion, and reproducible random data.
+#include "tunekit/ops/matrix.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "tunekit/cl/errors.hpp"
+
+namespace tunekit::ops {
+
+std::uint16_t float_to_half(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  const std::uint32_t sign = (bits >> 16) & 0x8000u;
+  const std::int32_t exponent = static_cast<std::int32_t>((bits >> 23) & 0xff) - 127 + 15;
+  std::uint32_t mantissa = bits & 0x7fffffu;
+  if (((bits >> 23) & 0xff) == 0xff) return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0));
+  if (exponent >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow: infinity
+  if (exponent <= 0) {                                                    // subnormal or zero
+    if (exponent < -10) return static_cast<std::uint16_t>(sign);
+    mantissa |= 0x800000u;
+    const int shift = 14 - exponent;
+    std::uint32_t half = mantissa >> shift;
+    if ((mantissa >> (shift - 1)) & 1u) ++half;  // round half up
+    return static_cast<std::uint16_t>(sign | half);
+  }
+  std::uint32_t half = sign | (static_cast<std::uint32_t>(exponent) << 10) | (mantissa >> 13);
+  if (mantissa & 0x1000u) ++half;  // round to nearest (carry into the exponent is correct)
+  return static_cast<std::uint16_t>(half);
+}
+
+float half_to_float(std::uint16_t value) {
+  const std::uint32_t sign = (value & 0x8000u) << 16;
+  const std::uint32_t exponent = (value >> 10) & 0x1f;
+  const std::uint32_t mantissa = value & 0x3ffu;
+  float result;
+  if (exponent == 0) {
+    result = std::ldexp(static_cast<float>(mantissa), -24);
+    if (sign) result = -result;
+    return result;
+  }
+  std::uint32_t bits = exponent == 31 ? sign | 0x7f800000u | (mantissa << 13)
+                                      : sign | ((exponent + 112) << 23) | (mantissa << 13);
+  std::memcpy(&result, &bits, 4);
+  return result;
+}
+
+std::vector<float> random_values(std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> magnitude(0.1f, 1.0f);
+  std::vector<float> values(count);
+  for (auto& v : values) v = (rng() & 1) ? magnitude(rng) : -magnitude(rng);
+  return values;
+}
+
+namespace {
+std::vector<std::uint16_t> to_half(const std::vector<float>& values) {
+  std::vector<std::uint16_t> halves(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) halves[i] = float_to_half(values[i]);
+  return halves;
+}
+
+void check_dtype(DType dtype) {
+  if (dtype != DType::f32 && dtype != DType::f16) {
+    throw std::invalid_argument("tunekit: matrices hold f32 or f16, not " +
+                                std::string(to_string(dtype)));
+  }
+}
+
+std::vector<float> to_floats(const std::vector<std::uint16_t>& halves) {
+  std::vector<float> values(halves.size());
+  for (std::size_t i = 0; i < halves.size(); ++i) values[i] = half_to_float(halves[i]);
+  return values;
+}
+}  // namespace
+
+DeviceMatrix upload_matrix(cl::Client& client, const std::vector<float>& values, std::size_t rows,
+                           std::size_t cols, DType dtype) {
+  check_dtype(dtype);
+  if (values.size() != rows * cols) {
+    throw std::invalid_argument("tunekit: " + std::to_string(values.size()) +
+                                " values for a " + std::to_string(rows) + " x " +
+                                std::to_string(cols) + " matrix");
+  }
+  if (dtype == DType::f16) return {client.upload(to_half(values)), rows, cols, dtype};
+  return {client.upload(values), rows, cols, dtype};
+}
+
+DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::size_t cols,
+                           DType dtype, std::uint64_t seed) {
+  check_dtype(dtype);
+  const auto values = random_values(rows * cols, seed);
+  cl_int status = CL_SUCCESS;
+  ::cl::Buffer buffer;
+  if (dtype == DType::f16) {
+    auto halves = to_half(values);
+    buffer = ::cl::Buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                          std::max<std::size_t>(halves.size() * 2, 1), halves.data(), &status);
+  } else {
+    buffer = ::cl::Buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                          std::max<std::size_t>(values.size() * 4, 1),
+                          const_cast<float*>(values.data()), &status);
+  }
+  if (status != CL_SUCCESS) {
+    throw cl::make_error(status, "allocating a random " + std::to_string(rows) + " x " +
+                                     std::to_string(cols) + " matrix");
+  }
+  return {buffer, rows, cols, dtype};
+}
+
+std::vector<float> download_matrix(cl::Client& client, const DeviceMatrix& matrix) {
+  if (matrix.dtype == DType::f16) {
+    return to_floats(client.download<std::uint16_t>(matrix.buffer, matrix.elements()));
+  }
+  return client.download<float>(matrix.buffer, matrix.elements());
+}
+
+std::vector<float> read_matrix(const DeviceMatrix& matrix) {
+  const auto context = matrix.buffer.getInfo<CL_MEM_CONTEXT>();
+  const auto device = context.getInfo<CL_CONTEXT_DEVICES>().at(0);
+  ::cl::CommandQueue queue(context, device);
+  if (matrix.dtype == DType::f16) {
+    std::vector<std::uint16_t> halves(matrix.elements());
+    if (!halves.empty()) {
+      cl::check(queue.enqueueReadBuffer(matrix.buffer, CL_TRUE, 0, matrix.bytes(), halves.data()),
+                "reading a matrix back");
+    }
+    return to_floats(halves);
+  }
+  std::vector<float> values(matrix.elements());
+  if (!values.empty()) {
+    cl::check(queue.enqueueReadBuffer(matrix.buffer, CL_TRUE, 0, matrix.bytes(), values.data()),
+              "reading a matrix back");
+  }
+  return values;
+}
+
+DeviceVector upload_vector(cl::Client& client, const std::vector<float>& values) {
+  return {client.upload(values), values.size()};
+}
+
+DeviceVector random_vector(const ::cl::Context& context, std::size_t size, std::uint64_t seed) {
+  return {random_matrix(context, size, 1, DType::f32, seed).buffer, size};
+}
+
+std::vector<float> read_vector(const DeviceVector& vector) {
+  return read_matrix(DeviceMatrix{vector.buffer, vector.size, 1, DType::f32});
+}
+
+}  // namespace tunekit::ops

@@ -1,0 +1,271 @@
+// reduce and reduce_rows: the kernels of kernels/reduce.cl with the launch sequences and the
+// parameter spaces its header documents, validated against the tree kernel while tuning.
+#include "tunekit/ops/reduce.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "tunekit/cl/kernel_spec.hpp"
+#include "tunekit/result_store.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/tunable_set.hpp"
+
+namespace tunekit::ops {
+
+namespace {
+
+std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
+
+enum class Strategy { tree, multi, subgroup };
+
+bool is_nvidia(cl::Client& client) {
+  return client.device().platform_name.find("NVIDIA") != std::string::npos;
+}
+
+// The build options of a configuration for one operation; sub-group kernels use warp shuffles
+// on NVIDIA, which has no cl_khr_subgroups.
+std::string options(const Config& config, ReduceOp op, bool nvidia_shuffles) {
+  std::string text = "-DOP=" + std::to_string(op == ReduceOp::max ? 1 : 0);
+  for (std::size_t i = 0; i < config.size(); ++i) {
+    if (config.names()[i] == "GPC") continue;  // the host's: groups per compute unit
+    text += " -D" + config.names()[i] + "=" + std::to_string(config.value(i));
+  }
+  return nvidia_shuffles ? text + " -DUSE_NV_SHFL=1" : text;
+}
+
+// One kernel for each (operation, NVIDIA or not), built on first use.
+class ReduceSpecs {
+ public:
+  ReduceSpecs(const Config& config, const char* kernel) {
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max}) {
+      for (bool nvidia : {false, true}) {
+        specs_[index(op, nvidia)].emplace(
+            cl::KernelSpec::embedded("reduce.cl", options(config, op, nvidia), kernel));
+      }
+    }
+  }
+  const cl::KernelSpec& get(ReduceOp op, bool nvidia) const { return *specs_[index(op, nvidia)]; }
+  std::string fingerprint() const {
+    std::string text;
+    for (const auto& spec : specs_) text += spec->fingerprint();
+    return text;
+  }
+
+ private:
+  static std::size_t index(ReduceOp op, bool nvidia) { return (op == ReduceOp::max ? 2 : 0) + nvidia; }
+  std::array<std::optional<cl::KernelSpec>, 4> specs_;
+};
+
+// A whole-array reduction: a first launch to per-group partials, then launches over the
+// partials until one value is left, then a 4-byte read.
+class ArrayReduction {
+ public:
+  ArrayReduction(Strategy strategy, Config config)
+      : strategy_(strategy),
+        config_(std::move(config)),
+        specs_(config_, strategy == Strategy::tree    ? "reduce_tree"
+                        : strategy == Strategy::multi ? "reduce_multi"
+                                                      : "reduce_sg") {}
+
+  float operator()(cl::Client& client, const DeviceVector& input, const ReduceOp& op) const {
+    const bool nvidia = strategy_ == Strategy::subgroup && is_nvidia(client);
+    ::cl::Kernel kernel = client.kernel(specs_.get(op, nvidia));
+    const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
+    std::size_t n = input.size;
+    ::cl::Buffer source = input.buffer;
+    ::cl::Buffer partials = client.allocate(sizeof(float) * std::max<std::size_t>(groups(client, n), 1));
+    ::cl::Buffer spare;
+    while (true) {
+      const std::size_t g = groups(client, n);
+      ::cl::Buffer target = partials;
+      client.launch_with(kernel, ::cl::NDRange(g * wgs), ::cl::NDRange(wgs), static_cast<cl_int>(n),
+                         source, target);
+      if (g == 1) break;
+      // The next launch reads these partials; it writes to the other buffer.
+      if (spare() == nullptr) spare = client.allocate(sizeof(float) * g);
+      source = partials;
+      std::swap(partials, spare);
+      n = g;
+    }
+    float result = 0;
+    client.read(partials, &result, sizeof(float));
+    return result;
+  }
+
+  std::string fingerprint() const { return specs_.fingerprint(); }
+
+ private:
+  std::size_t groups(cl::Client& client, std::size_t n) const {
+    const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
+    if (strategy_ == Strategy::tree) return ceil_div(n, 2 * wgs);
+    const std::size_t wanted = static_cast<std::size_t>(config_["GPC"]) * client.device().compute_units;
+    return std::clamp<std::size_t>(ceil_div(n, wgs * 4), 1, std::max<std::size_t>(wanted, 1));
+  }
+
+  Strategy strategy_;
+  Config config_;
+  ReduceSpecs specs_;
+};
+
+// A row reduction: one launch, out[r] for every row.
+class RowReduction {
+ public:
+  RowReduction(bool subgroup, Config config)
+      : subgroup_(subgroup),
+        config_(std::move(config)),
+        specs_(config_, subgroup ? "reduce_rows_sg" : "reduce_rows") {}
+
+  void operator()(cl::Client& client, const DeviceMatrix& matrix, const ReduceOp& op,
+                  DeviceVector& out) const {
+    const bool nvidia = subgroup_ && is_nvidia(client);
+    ::cl::Kernel kernel = client.kernel(specs_.get(op, nvidia));
+    const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
+    // Sub-group kernels give each row one warp; NVIDIA's warps are 32 wide.
+    const std::size_t rows_per_group = subgroup_ ? wgs / 32 : 1;
+    client.launch_with(kernel, ::cl::NDRange(wgs * ceil_div(matrix.rows, rows_per_group)),
+                       ::cl::NDRange(wgs), static_cast<cl_int>(matrix.rows),
+                       static_cast<cl_int>(matrix.cols), matrix.buffer, out.buffer);
+  }
+
+  std::string fingerprint() const { return specs_.fingerprint(); }
+
+ private:
+  bool subgroup_;
+  Config config_;
+  ReduceSpecs specs_;
+};
+
+auto local_memory_of_wgs = [](const Config& c) { return static_cast<std::size_t>(c["WGS"] * 4); };
+auto work_group_of_wgs = [](const Config& c) { return static_cast<std::size_t>(c["WGS"]); };
+
+void check_op(ReduceOp op) {
+  if (op != ReduceOp::sum && op != ReduceOp::max) {
+    throw std::invalid_argument("tunekit::ops::reduce: unknown operation " +
+                                std::to_string(static_cast<int>(op)));
+  }
+}
+
+ReduceKey array_key(const DeviceVector& input, const ReduceOp& op) {
+  check_op(op);
+  if (input.size == 0) throw std::invalid_argument("tunekit::ops::reduce: the input is empty");
+  if (input.size >= (std::size_t{1} << 31)) {
+    throw std::invalid_argument("tunekit::ops::reduce: at most 2^31 - 1 values");
+  }
+  return ReduceKey{input.size, op};
+}
+
+std::tuple<DeviceVector, ReduceOp> array_inputs(const ReduceKey& key, const DeviceVector& input,
+                                                const ReduceOp& op) {
+  return {random_vector(input.buffer.getInfo<CL_MEM_CONTEXT>(), key.n,
+                        stable_hash(key_to_string(key))),
+          op};
+}
+
+// Summation order differs between strategies: allow float rounding over n terms of |x| <= 1.
+std::optional<std::string> same_value(float expected, float got, std::size_t n) {
+  const double bound = 1e-6 * static_cast<double>(n) + 1e-5;
+  if (std::fabs(static_cast<double>(expected) - got) <= bound) return std::nullopt;
+  return "result " + std::to_string(got) + ", reference " + std::to_string(expected);
+}
+
+auto make_array_set() {
+  auto factory = [](Strategy s) { return [s](const Config& c) { return ArrayReduction(s, c); }; };
+  return TunableSet{array_key, array_inputs}
+      .with(space("tree").parameter("WGS", {64, 128, 256, 512})
+                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+            factory(Strategy::tree))
+      .with(space("multi")
+                .parameter("WGS", {64, 128, 256, 512})
+                .parameter("VW", {1, 4, 8})
+                .parameter("UNROLL", {1, 2, 4})
+                .parameter("GPC", {1, 2, 4, 8, 16})
+                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+            factory(Strategy::multi))
+      .with(space("subgroup")
+                .parameter("WGS", {256, 512})
+                .parameter("VW", {4})
+                .parameter("UNROLL", {2, 4})
+                .parameter("GPC", {4, 8, 16})
+                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+            factory(Strategy::subgroup))
+      .validate_with([](float expected, float got) {
+        // n is not passed to validators; |sum| of random signs stays near sqrt(n), so a relative
+        // bound on the larger magnitude plus an absolute floor covers rounding.
+        const double scale = std::max({1.0, std::fabs(double(expected)), std::fabs(double(got))});
+        return std::fabs(double(expected) - got) <= 1e-4 * scale
+                   ? std::optional<std::string>{}
+                   : std::optional<std::string>{"result " + std::to_string(got) + ", reference " +
+                                                std::to_string(expected)};
+      });
+}
+
+RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const DeviceVector& out) {
+  check_op(op);
+  if (matrix.dtype != DType::f32) throw std::invalid_argument("tunekit::ops::reduce_rows: f32 only");
+  if (matrix.rows == 0 || matrix.cols == 0) {
+    throw std::invalid_argument("tunekit::ops::reduce_rows: the matrix is empty");
+  }
+  if (out.size < matrix.rows) {
+    throw std::invalid_argument("tunekit::ops::reduce_rows: out holds " + std::to_string(out.size) +
+                                " values for " + std::to_string(matrix.rows) + " rows");
+  }
+  return RowReduceKey{matrix.rows, matrix.cols, op};
+}
+
+std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& key,
+                                                            const DeviceMatrix& matrix,
+                                                            const ReduceOp& op, const DeviceVector&) {
+  const auto context = matrix.buffer.getInfo<CL_MEM_CONTEXT>();
+  const auto seed = stable_hash(key_to_string(key));
+  return {random_matrix(context, key.rows, key.cols, DType::f32, seed), op,
+          random_vector(context, key.rows, seed + 1)};
+}
+
+auto make_row_set() {
+  return TunableSet{row_key, row_inputs}
+      .with(space("rows").parameter("WGS", {32, 64, 128, 256, 512}).parameter("VW", {1, 4})
+                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+            [](const Config& c) { return RowReduction(false, c); })
+      .with(space("rows_subgroup").parameter("WGS", {64, 128, 256}).parameter("VW", {1, 4})
+                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+            [](const Config& c) { return RowReduction(true, c); })
+      .validate_with([](const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& reference,
+                        const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& candidate)
+                         -> std::optional<std::string> {
+        const auto expected = read_vector(std::get<2>(reference));
+        const auto got = read_vector(std::get<2>(candidate));
+        const std::size_t rows = std::get<0>(reference).rows, cols = std::get<0>(reference).cols;
+        for (std::size_t r = 0; r < rows; ++r) {
+          if (auto problem = same_value(expected[r], got[r], cols)) return "row " + std::to_string(r) + ": " + *problem;
+        }
+        return std::nullopt;
+      });
+}
+
+}  // namespace
+
+LocalTuner<ReduceKey>& reduce_tuner() {
+  static LocalTuner<ReduceKey> tuner("reduce");
+  return tuner;
+}
+
+LocalTuner<RowReduceKey>& reduce_rows_tuner() {
+  static LocalTuner<RowReduceKey> tuner("reduce_rows");
+  return tuner;
+}
+
+float reduce(cl::Client& client, const DeviceVector& input, ReduceOp op) {
+  auto& tuner = reduce_tuner();
+  return tuner.execute(client.id(), client, tuner.init(make_array_set), input, op);
+}
+
+void reduce_rows(cl::Client& client, const DeviceMatrix& matrix, ReduceOp op, DeviceVector& out) {
+  auto& tuner = reduce_rows_tuner();
+  tuner.execute(client.id(), client, tuner.init(make_row_set), matrix, op, out);
+}
+
+}  // namespace tunekit::ops

@@ -1,0 +1,106 @@
+// transpose: the kernels of kernels/transpose.cl with their parameter spaces, validated
+// against the naive kernel while tuning.
+#include "tunekit/ops/transpose.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "tunekit/cl/kernel_spec.hpp"
+#include "tunekit/result_store.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/tunable_set.hpp"
+
+namespace tunekit::ops {
+
+namespace {
+
+std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
+std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
+
+class TransposeKernel {
+ public:
+  TransposeKernel(bool tiled, Config config)
+      : tiled_(tiled),
+        config_(std::move(config)),
+        spec_(cl::KernelSpec::embedded("transpose.cl", tiled ? config_.build_options() : "",
+                                       tiled ? "transpose_tiled" : "transpose_naive")) {}
+
+  void operator()(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out) const {
+    ::cl::Kernel kernel = client.kernel(spec_);
+    const auto p = [&](const char* name) { return static_cast<std::size_t>(config_[name]); };
+    ::cl::NDRange global, local;
+    if (tiled_) {
+      global = ::cl::NDRange(ceil_div(in.cols, p("TILE")) * p("TILE"), ceil_div(in.rows, p("TILE")) * p("ROWS"));
+      local = ::cl::NDRange(p("TILE"), p("ROWS"));
+    } else {
+      global = ::cl::NDRange(round_up(in.cols, p("LX")), round_up(in.rows, p("LY")));
+      local = ::cl::NDRange(p("LX"), p("LY"));
+    }
+    client.launch_with(kernel, global, local, static_cast<cl_int>(in.rows),
+                       static_cast<cl_int>(in.cols), in.buffer, out.buffer);
+  }
+
+  std::string fingerprint() const { return spec_.fingerprint(); }
+
+ private:
+  bool tiled_;
+  Config config_;
+  cl::KernelSpec spec_;
+};
+
+TransposeKey key_of(const DeviceMatrix& in, const DeviceMatrix& out) {
+  if (in.dtype != DType::f32 || out.dtype != DType::f32) {
+    throw std::invalid_argument("tunekit::ops::transpose: f32 only");
+  }
+  if (out.rows != in.cols || out.cols != in.rows) {
+    throw std::invalid_argument("tunekit::ops::transpose: out is " + std::to_string(out.rows) + "x" +
+                                std::to_string(out.cols) + ", the transpose of a " +
+                                std::to_string(in.rows) + "x" + std::to_string(in.cols) +
+                                " matrix is " + std::to_string(in.cols) + "x" + std::to_string(in.rows));
+  }
+  if (in.rows == 0 || in.cols == 0) throw std::invalid_argument("tunekit::ops::transpose: empty matrix");
+  return TransposeKey{in.rows, in.cols};
+}
+
+std::tuple<DeviceMatrix, DeviceMatrix> bench_inputs(const TransposeKey& key, const DeviceMatrix& in,
+                                                    const DeviceMatrix&) {
+  const auto context = in.buffer.getInfo<CL_MEM_CONTEXT>();
+  const auto seed = stable_hash(key_to_string(key));
+  return {random_matrix(context, key.rows, key.cols, DType::f32, seed),
+          random_matrix(context, key.cols, key.rows, DType::f32, seed + 1)};
+}
+
+auto make_set() {
+  return TunableSet{key_of, bench_inputs}
+      .with(space("naive").parameter("LX", {16, 32, 64}).parameter("LY", {1, 4, 8, 16})
+                .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["LX"] * c["LY"]); }),
+            [](const Config& c) { return TransposeKernel(false, c); })
+      .with(space("tiled")
+                .parameter("TILE", {16, 32, 64})
+                .parameter("ROWS", {2, 4, 8, 16})
+                .parameter("PAD", {0, 1})
+                .divides("ROWS", "TILE")
+                .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["TILE"] * c["ROWS"]); })
+                .local_memory([](const Config& c) {
+                  return static_cast<std::size_t>(c["TILE"] * (c["TILE"] + c["PAD"]) * 4);
+                }),
+            [](const Config& c) { return TransposeKernel(true, c); })
+      .validate_with([](const std::tuple<DeviceMatrix, DeviceMatrix>& reference,
+                        const std::tuple<DeviceMatrix, DeviceMatrix>& candidate) {
+        return read_matrix(std::get<1>(reference)) == read_matrix(std::get<1>(candidate));
+      });
+}
+
+}  // namespace
+
+LocalTuner<TransposeKey>& transpose_tuner() {
+  static LocalTuner<TransposeKey> tuner("transpose");
+  return tuner;
+}
+
+void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out) {
+  auto& tuner = transpose_tuner();
+  tuner.execute(client.id(), client, tuner.init(make_set), in, out);
+}
+
+}  // namespace tunekit::ops

@@ -1,0 +1,197 @@
+// OpenCL failures as AutotuneErrors of the right kind with readable messages, checked before
+// launch where possible; a failing candidate loses and tuning goes on.
+#include <catch2/catch.hpp>
+
+#include "support_cl.hpp"
+
+namespace tunekit::test {
+
+namespace {
+template <class F>
+AutotuneError error_of(F&& f) {
+  try {
+    f();
+  } catch (const AutotuneError& e) {
+    return e;
+  }
+  FAIL("expected an AutotuneError");
+  return AutotuneError(ErrorKind::runtime, "unreachable");
+}
+}  // namespace
+
+TEST_CASE("OpenCL error codes map to names and AutotuneError kinds", "[opencl][errors]") {
+  CHECK(cl::error_name(CL_OUT_OF_RESOURCES) == "CL_OUT_OF_RESOURCES");
+  CHECK(cl::error_name(-9999) == "OpenCL error -9999");
+  CHECK(cl::error_kind(CL_BUILD_PROGRAM_FAILURE) == ErrorKind::build);
+  CHECK(cl::error_kind(CL_INVALID_BUILD_OPTIONS) == ErrorKind::build);
+  CHECK(cl::error_kind(CL_OUT_OF_RESOURCES) == ErrorKind::out_of_resources);
+  CHECK(cl::error_kind(CL_MEM_OBJECT_ALLOCATION_FAILURE) == ErrorKind::allocation);
+  CHECK(cl::error_kind(CL_INVALID_BUFFER_SIZE) == ErrorKind::allocation);
+  CHECK(cl::error_kind(CL_INVALID_WORK_GROUP_SIZE) == ErrorKind::launch);
+  CHECK(cl::error_kind(CL_INVALID_KERNEL_ARGS) == ErrorKind::launch);
+  CHECK(cl::error_kind(CL_INVALID_ARG_SIZE) == ErrorKind::launch);
+  CHECK(cl::error_kind(-1001) == ErrorKind::device);
+  CHECK(cl::error_kind(-9999) == ErrorKind::runtime);
+  const auto e = cl::make_error(CL_OUT_OF_RESOURCES, "enqueueing kernel 'k'");
+  CHECK(e.kind() == ErrorKind::out_of_resources);
+  CHECK_THAT(e.message(), Catch::StartsWith("enqueueing kernel 'k'") &&
+                              Catch::Contains("CL_OUT_OF_RESOURCES (-5)"));
+}
+
+TEST_CASE("a work-group over the kernel's maximum is out of resources, before launch",
+          "[opencl][errors]") {
+  auto& client = shared_client();
+  auto buffer = client.allocate(sizeof(float) * 16384);
+  auto kernel = client.kernel(test_kernel("add"));
+  cl::set_args(kernel, buffer, 1.0f);
+  const std::size_t too_many = client.device().max_work_group_size * 2;
+  const auto e =
+      error_of([&] { client.launch(kernel, ::cl::NDRange(too_many), ::cl::NDRange(too_many)); });
+  CHECK(e.kind() == ErrorKind::out_of_resources);
+  CHECK_THAT(e.message(), Catch::Contains("work-group " + std::to_string(too_many) + " exceeds") &&
+                              Catch::Contains("maximum") &&
+                              Catch::Contains(client.device().device_name) &&
+                              Catch::Contains("'add'"));
+  // 2D: both dimensions and their product are named.
+  const auto e2 = error_of(
+      [&] { client.launch(kernel, ::cl::NDRange(too_many, 2), ::cl::NDRange(too_many / 2, 2)); });
+  CHECK(e2.kind() == ErrorKind::out_of_resources);
+  CHECK_THAT(e2.message(),
+             Catch::Contains(std::to_string(too_many / 2) + "x2=" + std::to_string(too_many)));
+}
+
+TEST_CASE("local memory beyond the device's is out of resources, before launch",
+          "[opencl][errors]") {
+  auto& client = shared_client();
+  auto buffer = client.allocate(sizeof(float) * 64);
+  auto kernel = client.kernel(test_kernel("add_local"));
+  const std::size_t bytes = client.device().local_memory + 4096;
+  cl::set_args(kernel, buffer, 1.0f, ::cl::Local(bytes));
+  const auto e = error_of([&] { client.launch(kernel, ::cl::NDRange(64), ::cl::NDRange(64)); });
+  CHECK(e.kind() == ErrorKind::out_of_resources);
+  CHECK_THAT(e.message(), Catch::Contains("bytes local memory") &&
+                              Catch::Contains(std::to_string(client.device().local_memory)));
+
+  // A static __local array too large for the device fails to build or to launch, never silently.
+  const auto spec = cl::KernelSpec::from_text(
+      "__kernel void big(__global float* out) {\n"
+      "  __local float tile[BIG];\n"
+      "  tile[get_local_id(0)] = 1.0f;\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  out[get_global_id(0)] = tile[get_local_id(0)];\n"
+      "}\n",
+      "-DBIG=" + std::to_string(client.device().local_memory / sizeof(float) + 1024), "big");
+  const auto e2 = error_of([&] {
+    auto big = client.kernel(spec);
+    client.launch_with(big, ::cl::NDRange(64), ::cl::NDRange(64), buffer);
+    client.finish();
+  });
+  CHECK((e2.kind() == ErrorKind::out_of_resources || e2.kind() == ErrorKind::build));
+}
+
+TEST_CASE("launch errors name the CL code, the kernel and the sizes asked for",
+          "[opencl][errors]") {
+  auto& client = shared_client();
+  auto buffer = client.allocate(sizeof(float) * 100);
+  auto kernel = client.kernel(test_kernel("add"));
+  // Arguments never set: the driver's CL_INVALID_KERNEL_ARGS.
+  const auto unset = error_of([&] { client.launch(kernel, ::cl::NDRange(64), ::cl::NDRange(16)); });
+  CHECK(unset.kind() == ErrorKind::launch);
+  CHECK_THAT(unset.message(), Catch::Contains("CL_INVALID_KERNEL_ARGS") &&
+                                  Catch::Contains("'add'") && Catch::Contains("global 64") &&
+                                  Catch::Contains("work-group 16"));
+  // A wrongly sized argument: rejected when set, naming its index.
+  const auto bad_arg = error_of([&] { cl::set_args(kernel, buffer, 1.0); });
+  CHECK(bad_arg.kind() == ErrorKind::launch);
+  CHECK_THAT(bad_arg.message(), Catch::Contains("argument 1") && Catch::Contains("'add'"));
+  // A global size that work-groups do not tile.
+  cl::set_args(kernel, buffer, 1.0f);
+  const auto ragged =
+      error_of([&] { client.launch(kernel, ::cl::NDRange(100), ::cl::NDRange(64)); });
+  CHECK(ragged.kind() == ErrorKind::launch);
+  CHECK_THAT(ragged.message(), Catch::Contains("not a multiple"));
+}
+
+TEST_CASE("a buffer larger than the device allows is an allocation error", "[opencl][errors]") {
+  auto& client = shared_client();
+  const auto e = error_of([&] { (void)client.allocate(client.device().max_allocation + 1); });
+  CHECK(e.kind() == ErrorKind::allocation);
+  CHECK_THAT(e.message(), Catch::Contains(std::to_string(client.device().max_allocation)));
+}
+
+TEST_CASE("candidates out of resources fail with their reason and tuning goes on",
+          "[opencl][errors][tuner]") {
+  auto& client = shared_client();
+  constexpr std::size_t n = 4096;
+  LocalTuner<SizeKey> tuner("cl-resources", test_settings());
+  const auto& set = tuner.init([&] {
+    auto key = [](const ::cl::Buffer&, const std::size_t& size) { return SizeKey{size}; };
+    // Fresh buffers to tune on: the caller's data is written once, by the winner.
+    auto inputs = [&](const SizeKey& k, const ::cl::Buffer&, const std::size_t&) {
+      const std::size_t size = k.n.value();
+      return std::tuple<::cl::Buffer, std::size_t>(client.upload(ramp(size)), size);
+    };
+    const std::size_t huge_group = client.device().max_work_group_size * 2;
+    const std::size_t huge_local = client.device().local_memory + 4096;
+    return TunableSet{key, inputs}
+        .with(Tunable{
+            "plain", cl::with_kernels(
+                         [](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
+                           c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f);
+                         },
+                         test_kernel("add"))})
+        .with(Tunable{"huge work-group",
+                      cl::with_kernels(
+                          [=](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t&) {
+                            c.launch_with(k, ::cl::NDRange(huge_group), ::cl::NDRange(huge_group),
+                                          data, 1.0f);
+                          },
+                          test_kernel("add"))})
+        .with(
+            Tunable{"huge local memory",
+                    cl::with_kernels(
+                        [=](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
+                          c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f,
+                                        ::cl::Local(huge_local));
+                        },
+                        test_kernel("add_local"))})
+        .with(
+            Tunable{"through local memory",
+                    cl::with_kernels(
+                        [](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
+                          c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f,
+                                        ::cl::Local(64 * sizeof(float)));
+                        },
+                        test_kernel("add_local"))});
+  });
+  auto data = client.upload(ramp(n));
+  std::size_t size = n;
+  tuner.execute(client.id(), client, set, data, size);
+  auto want = ramp(n);
+  for (float& x : want) x += 1.0f;
+  CHECK(max_error(client.download<float>(data, n), want) < 1e-6);
+
+  const auto report = tuner.tuner(client.id()).report(SizeKey{n});
+  REQUIRE(report);
+  REQUIRE(report->winner());
+  CHECK((report->winner()->name == "plain" || report->winner()->name == "through local memory"));
+  for (const auto& outcome : report->outcomes) {
+    INFO(outcome.name);
+    if (outcome.name == "huge work-group" || outcome.name == "huge local memory") {
+      CHECK(outcome.status == OutcomeStatus::failed);
+      REQUIRE(outcome.error);
+      CHECK(outcome.error->kind() == ErrorKind::out_of_resources);
+      CHECK(outcome.error->tunable() == outcome.name);
+      CHECK_THAT(
+          outcome.error->message(),
+          Catch::Contains(outcome.name == "huge work-group" ? "exceeds" : "bytes local memory"));
+    } else {
+      CHECK(outcome.ok());
+      CHECK(outcome.median > 0);
+    }
+  }
+  CHECK_THAT(format_report(*report),
+             Catch::Contains("FAILED") && Catch::Contains("out of resources"));
+}
+
+}  // namespace tunekit::test

@@ -1,0 +1,156 @@
+// The program cache (one build per source and options, thread-safe, failures with their logs),
+// embedded kernel sources and kernel fingerprints.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "support_cl.hpp"
+
+namespace tunekit::test {
+
+namespace {
+cl::ProgramCache fresh_cache() {
+  auto& client = shared_client();
+  return {client.context(), client.device().device, client.device().device_name};
+}
+}  // namespace
+
+TEST_CASE("a program is built once per source and build options", "[opencl][program-cache]") {
+  auto& client = shared_client();
+  cl::ProgramCache cache(client.context(), client.device().device, client.device().device_name);
+  CHECK(cache.builds() == 0);
+  const auto first = cache.program(test_kernel("add"));
+  CHECK(cache.builds() == 1);
+  // A second spec with the same text and options (another kernel of it, even) is a hit.
+  const auto again = cache.program(test_kernel("busy"));
+  CHECK(cache.builds() == 1);
+  CHECK(again() == first());
+  (void)cache.kernel(test_kernel("add"));
+  CHECK(cache.builds() == 1);
+  // Other options: another program.
+  (void)cache.program(test_kernel("add", "-DUNUSED=1"));
+  CHECK(cache.builds() == 2);
+  CHECK(cache.size() == 2);
+  cache.clear();
+  (void)cache.program(test_kernel("add"));
+  CHECK(cache.builds() == 3);
+}
+
+TEST_CASE("threads asking for one program together share a single build",
+          "[opencl][program-cache]") {
+  auto& client = shared_client();
+  cl::ProgramCache cache(client.context(), client.device().device, client.device().device_name);
+  const auto spec = test_kernel("add", "-DTHREADED=1");
+  std::vector<cl_program> got(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] { got[t] = cache.program(spec)(); });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(cache.builds() == 1);
+  for (cl_program p : got) CHECK(p == got.front());
+}
+
+TEST_CASE("a kernel from the client's cache computes what the host computes",
+          "[opencl][program-cache]") {
+  auto& client = shared_client();
+  auto input = ramp(256);
+  auto buffer = client.upload(input);
+  auto kernel = client.kernel(test_kernel("add"));
+  client.launch_with(kernel, ::cl::NDRange(256), ::cl::NDRange(64), buffer, 2.5f);
+  auto want = input;
+  for (float& x : want) x += 2.5f;
+  CHECK(max_error(client.download<float>(buffer, 256), want) < 1e-6);
+}
+
+TEST_CASE("a build failure is a build error carrying the build log, and is not rebuilt",
+          "[opencl][program-cache]") {
+  auto cache = fresh_cache();
+  const auto broken = cl::KernelSpec::from_text(
+      "__kernel void broken(__global float* x) { x[0] = undeclared_identifier_42; }", "-DX=1",
+      "broken", "broken.cl");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      (void)cache.kernel(broken);
+      FAIL("expected a build error");
+    } catch (const AutotuneError& e) {
+      CHECK(e.kind() == ErrorKind::build);
+      CHECK_THAT(e.message(), Catch::Contains("broken.cl") && Catch::Contains("-DX=1") &&
+                                  Catch::Contains("CL_BUILD_PROGRAM_FAILURE") &&
+                                  Catch::Contains("build log") &&
+                                  Catch::Contains("undeclared_identifier_42"));
+    }
+  }
+  CHECK(cache.builds() == 1);
+}
+
+TEST_CASE("asking for a kernel the program lacks is a build error naming the kernels there",
+          "[opencl][program-cache]") {
+  auto cache = fresh_cache();
+  try {
+    (void)cache.kernel(test_kernel("no_such_kernel"));
+    FAIL("expected a build error");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::build);
+    CHECK_THAT(e.message(), Catch::Contains("no_such_kernel") && Catch::Contains("busy"));
+  }
+}
+
+TEST_CASE("every kernels/*.cl is embedded with its exact text and found by file name",
+          "[opencl][embedded]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(TUNEKIT_SOURCE_DIR) / "kernels";
+  const auto names = cl::embedded_sources();
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  for (std::string_view name : names) {
+    INFO(name);
+    CHECK(cl::has_embedded_source(name));
+    std::ifstream file(dir / std::string(name), std::ios::binary);
+    REQUIRE(file);
+    std::ostringstream text;
+    text << file.rdbuf();
+    CHECK(cl::embedded_source(name) == text.str());
+    const cl::KernelSpec spec(name, "", "any");
+    CHECK(spec.origin() == name);
+    CHECK(spec.source() == text.str());
+  }
+  if (fs::is_directory(dir)) {
+    std::size_t on_disk = 0;
+    for (const auto& entry : fs::directory_iterator(dir))
+      on_disk += entry.path().extension() == ".cl";
+    CHECK(on_disk == names.size());
+  }
+  try {
+    (void)cl::embedded_source("no_such_file.cl");
+    FAIL("expected an error");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::build);
+    CHECK_THAT(e.message(), Catch::Contains("no_such_file.cl"));
+  }
+  CHECK_FALSE(cl::has_embedded_source("no_such_file.cl"));
+}
+
+TEST_CASE("a kernel's fingerprint covers its source, options and name, and enters the set checksum",
+          "[opencl][fingerprint]") {
+  const auto a = test_kernel("add", "-DTILE=16");
+  CHECK_THAT(a.fingerprint(), Catch::Contains("-DTILE=16") && Catch::Contains("add") &&
+                                  Catch::Contains("__kernel void busy"));
+  CHECK(a.fingerprint() != test_kernel("add", "-DTILE=32").fingerprint());
+  CHECK(a.fingerprint() != test_kernel("busy", "-DTILE=16").fingerprint());
+  CHECK(a.fingerprint() != cl::KernelSpec(test_kernels + " ", "-DTILE=16", "add").fingerprint());
+  CHECK(a.fingerprint() == test_kernel("add", "-DTILE=16").fingerprint());
+
+  auto run = [](cl::Client&, ::cl::Kernel&, int&) { return 0; };
+  auto key = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+  auto inputs = [](const SizeKey&, const int& n) { return std::tuple<int>(n); };
+  auto set_with = [&](const std::string& options) {
+    return TunableSet{key, inputs}.with(
+        Tunable{"k", cl::with_kernels(run, test_kernel("add", options))});
+  };
+  CHECK(set_with("-DTILE=16").checksum_text() == set_with("-DTILE=16").checksum_text());
+  CHECK(set_with("-DTILE=16").checksum_text() != set_with("-DTILE=32").checksum_text());
+}
+
+}  // namespace tunekit::test

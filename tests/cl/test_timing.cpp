@@ -1,0 +1,165 @@
+// Client::measure: device time spanning everything a candidate enqueued (all its kernels and
+// copies, not only the last), batches, and the fallbacks for work outside the client.
+#include <catch2/catch.hpp>
+#include <chrono>
+
+#include "support_cl.hpp"
+
+namespace tunekit::test {
+
+namespace {
+constexpr std::size_t elements = 1 << 14;
+
+// One launch of `busy`, `iterations` per element.
+void launch_busy(cl::Client& client, ::cl::Kernel& kernel, const ::cl::Buffer& data,
+                 int iterations) {
+  client.launch_with(kernel, ::cl::NDRange(elements), ::cl::NDRange(64), data, iterations);
+}
+}  // namespace
+
+TEST_CASE("Client models TimingClient", "[opencl][timing]") {
+  STATIC_REQUIRE(TimingClient<cl::Client>);
+}
+
+TEST_CASE("a candidate enqueuing three kernels is timed over all three", "[opencl][timing]") {
+  auto& client = shared_client();
+  auto kernel = client.kernel(test_kernel("busy"));
+  const auto input = ramp(elements);
+  auto data = client.upload(input);
+  const int work[3] = {600, 900, 1200};
+
+  double alone[3];
+  for (int k = 0; k < 3; ++k) {
+    alone[k] = min_time(client, [&] { launch_busy(client, kernel, data, work[k]); });
+    CHECK(client.last_measure_source() == cl::MeasureSource::events);
+    CHECK(client.last_measure_events() == 1);
+  }
+  const double sum = alone[0] + alone[1] + alone[2];
+  client.write(data, input.data(), input.size() * sizeof(float));
+  const auto three = [&] {
+    for (int k = 0; k < 3; ++k) launch_busy(client, kernel, data, work[k]);
+  };
+  const double together = client.measure(three, 1);
+  CHECK(client.last_measure_events() == 3);
+  // The host's result after one run of the candidate: the three kernels in order.
+  std::vector<float> want(input);
+  for (float& x : want)
+    x = busy_reference(busy_reference(busy_reference(x, work[0]), work[1]), work[2]);
+  CHECK(max_error(client.download<float>(data, elements), want) < 1e-4);
+
+  const double best = std::min(together, min_time(client, three));
+  INFO("alone " << alone[0] << " " << alone[1] << " " << alone[2] << ", together " << best);
+  // All three, not the last one's 1200/2700 of it: the span is close to the sum.
+  CHECK(best > 0.8 * sum);
+  CHECK(best > 1.5 * alone[2]);
+  // Device time, without the host's: never more than the wall time around the measurement.
+  const auto started = std::chrono::steady_clock::now();
+  const double timed = client.measure(three, 1);
+  CHECK(timed <= std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+}
+
+TEST_CASE("a batch is timed as one span over every call's commands", "[opencl][timing]") {
+  auto& client = shared_client();
+  auto kernel = client.kernel(test_kernel("busy"));
+  auto data = client.upload(ramp(elements));
+  const auto once = [&] { launch_busy(client, kernel, data, 300); };
+  const double single = min_time(client, once, 1);
+  const auto started = std::chrono::steady_clock::now();
+  const double batch = client.measure(once, 8);
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK(client.last_measure_events() == 8);
+  INFO("single " << single << ", batch of 8 " << batch << ", wall " << wall);
+  // Each of the 8 calls takes at least about the fastest single call (other processes on the
+  // host only slow them down), and the span is device time, within the wall time.
+  CHECK(batch > 6 * single);
+  CHECK(batch <= wall);
+}
+
+TEST_CASE("copies, fills and reads enqueued through the client are part of the span",
+          "[opencl][timing]") {
+  auto& client = shared_client();
+  const std::size_t bytes = 8 << 20;
+  auto a = client.allocate(bytes);
+  auto b = client.allocate(bytes);
+  std::vector<float> host(bytes / sizeof(float));
+  client.measure(
+      [&] {
+        client.fill(a, 1.5f, bytes / sizeof(float));
+        client.copy(a, b, bytes);
+        client.read(b, host.data(), bytes);
+      },
+      1);
+  CHECK(client.last_measure_source() == cl::MeasureSource::events);
+  CHECK(client.last_measure_events() == 3);
+  CHECK(std::all_of(host.begin(), host.end(), [](float x) { return x == 1.5f; }));
+}
+
+TEST_CASE("work enqueued on the raw queue is timed with markers around it", "[opencl][timing]") {
+  auto& client = shared_client();
+  auto kernel = client.kernel(test_kernel("busy"));
+  const auto input = ramp(elements);
+  auto data = client.upload(input);
+  cl::set_args(kernel, data, 800);
+  const auto raw = [&] {
+    REQUIRE(client.queue().enqueueNDRangeKernel(kernel, ::cl::NullRange, ::cl::NDRange(elements),
+                                                ::cl::NDRange(64)) == CL_SUCCESS);
+  };
+  const double through_markers = client.measure(raw, 1);
+  CHECK(client.last_measure_source() == cl::MeasureSource::markers);
+  std::vector<float> want(input);
+  for (float& x : want) x = busy_reference(x, 800);
+  CHECK(max_error(client.download<float>(data, elements), want) < 1e-4);
+  const double with_events = min_time(client, [&] { launch_busy(client, kernel, data, 800); });
+  const double best_markers = std::min(through_markers, min_time(client, raw));
+  INFO("markers " << best_markers << ", events " << with_events);
+  // Markers must span the kernel (not read ~0); the bound leaves room for a loaded machine.
+  CHECK(best_markers > 0.5 * with_events);
+
+  // An event handed over with record() joins the measurement.
+  client.measure(
+      [&] {
+        ::cl::Event event;
+        REQUIRE(client.queue().enqueueNDRangeKernel(kernel, ::cl::NullRange,
+                                                    ::cl::NDRange(elements), ::cl::NDRange(64),
+                                                    nullptr, &event) == CL_SUCCESS);
+        client.record(event);
+      },
+      1);
+  CHECK(client.last_measure_source() == cl::MeasureSource::events);
+  CHECK(client.last_measure_events() == 1);
+}
+
+TEST_CASE("outside a measurement, enqueues record nothing", "[opencl][timing]") {
+  auto& client = shared_client();
+  auto kernel = client.kernel(test_kernel("add"));
+  auto data = client.upload(ramp(64));
+  client.launch_with(kernel, ::cl::NDRange(64), ::cl::NDRange(64), data, 1.0f);
+  // An empty measurement: nothing recorded from before it, so the markers time it.
+  client.measure([] {}, 1);
+  CHECK(client.last_measure_source() == cl::MeasureSource::markers);
+  CHECK(client.last_measure_events() == 0);
+}
+
+TEST_CASE("a candidate throwing in the middle of a measurement leaves the client usable",
+          "[opencl][timing]") {
+  auto& client = shared_client();
+  auto kernel = client.kernel(test_kernel("add"));
+  auto data = client.upload(ramp(64));
+  CHECK_THROWS_AS(client.measure(
+                      [&] {
+                        client.launch_with(kernel, ::cl::NDRange(64), ::cl::NDRange(64), data,
+                                           1.0f);
+                        throw std::runtime_error("candidate failed");
+                      },
+                      1),
+                  std::runtime_error);
+  client.measure(
+      [&] { client.launch_with(kernel, ::cl::NDRange(64), ::cl::NDRange(64), data, 1.0f); }, 1);
+  CHECK(client.last_measure_events() == 1);
+  auto want = ramp(64);
+  for (float& x : want) x += 2.0f;
+  CHECK(max_error(client.download<float>(data, 64), want) < 1e-6);
+}
+
+}  // namespace tunekit::test

@@ -1,0 +1,131 @@
+// matmul on the default OpenCL device (PoCL here): sampled candidates of every family and the
+// tuned op, against a host reference in double precision on random non-zero inputs.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <tunekit/cl.hpp>
+#include <tunekit/ops/matmul.hpp>
+
+#include "ops_support.hpp"
+
+using namespace tunekit;
+using namespace tunekit::ops;
+
+namespace {
+
+struct Problem {
+  std::size_t m, n, k;
+};
+
+// Worst |C - C_ref| / sum_k |alpha A_ik B_kj| + |beta C_ij| over all elements, in double.
+double worst_relative_error(const std::vector<float>& a, const std::vector<float>& b,
+                            const std::vector<float>& c0, const std::vector<float>& c, Problem p,
+                            float alpha, float beta) {
+  double worst = 0;
+  for (std::size_t i = 0; i < p.m; ++i) {
+    for (std::size_t j = 0; j < p.n; ++j) {
+      double sum = 0, magnitude = 0;
+      for (std::size_t q = 0; q < p.k; ++q) {
+        const double term = static_cast<double>(a[i * p.k + q]) * b[q * p.n + j];
+        sum += term;
+        magnitude += std::fabs(term);
+      }
+      const double expected = alpha * sum + beta * static_cast<double>(c0[i * p.n + j]);
+      magnitude = std::fabs(alpha) * magnitude + std::fabs(beta * c0[i * p.n + j]);
+      worst = std::max(worst, std::fabs(expected - c[i * p.n + j]) / magnitude);
+    }
+  }
+  return worst;
+}
+
+double run_and_check(tunekit::cl::Client& client, const std::string& candidate, Problem p, DType dtype,
+                     float alpha, float beta) {
+  auto a = upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k, dtype);
+  auto b = upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n, dtype);
+  auto c = upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n, dtype);
+  // The reference uses the values as stored (rounded to half for f16).
+  const auto ha = download_matrix(client, a), hb = download_matrix(client, b), hc = download_matrix(client, c);
+  if (candidate.empty()) matmul(client, a, b, c, alpha, beta);
+  else matmul_with(candidate, client, a, b, c, alpha, beta);
+  return worst_relative_error(ha, hb, hc, download_matrix(client, c), p, alpha, beta);
+}
+
+// Every family's first and last configuration and a spread of the others.
+std::vector<std::string> sampled_candidates() {
+  const auto all = matmul_candidates();
+  std::vector<std::string> picked;
+  std::string family;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto f = all[i].substr(0, all[i].find('['));
+    const bool first = f != family, last = i + 1 == all.size() || all[i + 1].rfind(f + "[", 0) != 0;
+    if (first || last || i % 311 == 0) picked.push_back(all[i]);
+    family = f;
+  }
+  return picked;
+}
+
+}  // namespace
+
+TEST_CASE("matmul has all four algorithms and a blocked space of at least 500 configurations",
+          "[ops][matmul]") {
+  const auto all = matmul_candidates();
+  std::map<std::string, std::size_t> per_family;
+  for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
+  CHECK(per_family.size() == 4);
+  CHECK(per_family["naive"] >= 1);
+  CHECK(per_family["tiled"] >= 3);
+  CHECK(per_family["direct"] >= 50);
+  CHECK(per_family["blocked"] >= 500);
+  CHECK(all.front().rfind("naive[", 0) == 0);  // the safe default is index 0
+}
+
+TEST_CASE("sampled matmul candidates of every family are correct on odd sizes", "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  const auto limits = client.limits();
+  for (const auto& candidate : sampled_candidates()) {
+    for (Problem p : {Problem{37, 53, 29}, Problem{1, 1, 1}, Problem{130, 70, 9}}) {
+      INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
+      try {
+        CHECK(run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f) < 1e-5);
+      } catch (const AutotuneError& e) {
+        // Over this device's limits: must say so, as out of resources.
+        INFO(e.what());
+        CHECK(e.kind() == ErrorKind::out_of_resources);
+        (void)limits;
+        break;
+      }
+    }
+  }
+}
+
+TEST_CASE("matmul accumulates into C with beta and works with f16 storage", "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  for (const auto& candidate : {std::string("naive[LX=16,LY=16]"), std::string("tiled[TS=16]"),
+                                matmul_candidates().back()}) {
+    INFO(candidate);
+    CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f32, -0.5f, 0.75f) < 1e-5);
+    CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f16, 1.0f, 0.5f) < 2e-3);
+  }
+}
+
+TEST_CASE("the tuned matmul picks a working kernel and computes the right product", "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  test::quick_tuning();
+  CHECK(run_and_check(client, "", {100, 75, 50}, DType::f32, 1.0f, 0.0f) < 1e-5);
+  const auto report = matmul_tuner().tuner(client.id()).report(MatmulKey{100, 75, 50, DType::f32});
+  REQUIRE(report);
+  REQUIRE(report->winner());
+  for (const auto& outcome : report->outcomes) {
+    INFO(outcome.name << ": " << (outcome.error ? outcome.error->what() : ""));
+    if (outcome.error) CHECK(outcome.error->kind() != ErrorKind::wrong_output);
+  }
+}
+
+TEST_CASE("matmul rejects shapes that do not fit with a clear message", "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  auto a = upload_matrix(client, random_values(6, 1), 2, 3);
+  auto b = upload_matrix(client, random_values(8, 1), 4, 2);
+  auto c = upload_matrix(client, random_values(4, 1), 2, 2);
+  CHECK_THROWS_WITH(matmul(client, a, b, c), Catch::Contains("A is 2x3, B is 4x2"));
+  CHECK_THROWS_WITH(matmul_with("nonsense", client, a, a, c), Catch::Contains("shapes"));
+}

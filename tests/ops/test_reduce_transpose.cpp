@@ -1,0 +1,93 @@
+// reduce, reduce_rows and transpose on the default OpenCL device (PoCL here), against host
+// references in double precision on random non-zero inputs.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <tunekit/ops/reduce.hpp>
+#include <tunekit/ops/transpose.hpp>
+
+#include "ops_support.hpp"
+
+using namespace tunekit::ops;
+using tunekit::test::default_client;
+
+namespace {
+double host_reduce(const std::vector<float>& v, std::size_t first, std::size_t count, ReduceOp op,
+                   double* magnitude) {
+  double result = op == ReduceOp::sum ? 0 : -INFINITY;
+  *magnitude = 0;
+  for (std::size_t i = first; i < first + count; ++i) {
+    result = op == ReduceOp::sum ? result + v[i] : std::max(result, double(v[i]));
+    *magnitude += std::fabs(v[i]);
+  }
+  return result;
+}
+}  // namespace
+
+TEST_CASE("reduce sums and maxes arrays of awkward lengths", "[ops][reduce][opencl]") {
+  tunekit::test::quick_tuning();
+  auto& client = default_client();
+  for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{65537},
+                        std::size_t{1} << 20}) {
+    const auto values = tunekit::ops::random_values(n, n);
+    const auto input = upload_vector(client, values);
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max}) {
+      INFO("n=" << n << " op=" << op);
+      double magnitude = 0;
+      const double expected = host_reduce(values, 0, n, op, &magnitude);
+      const float got = reduce(client, input, op);
+      if (op == ReduceOp::max) CHECK(got == static_cast<float>(expected));
+      else CHECK(std::fabs(got - expected) / magnitude < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("reduce_rows reduces every row of a matrix", "[ops][reduce][opencl]") {
+  tunekit::test::quick_tuning();
+  auto& client = default_client();
+  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {33, 1000}, {1000, 3}, {257, 4096}}) {
+    const auto values = tunekit::ops::random_values(rows * cols, rows + cols);
+    const auto matrix = upload_matrix(client, values, rows, cols);
+    auto out = upload_vector(client, std::vector<float>(rows, 0.0f));
+    for (ReduceOp op : {ReduceOp::sum, ReduceOp::max}) {
+      INFO(rows << "x" << cols << " op=" << op);
+      reduce_rows(client, matrix, op, out);
+      const auto got = client.download<float>(out.buffer, rows);
+      for (std::size_t r = 0; r < rows; ++r) {
+        double magnitude = 0;
+        const double expected = host_reduce(values, r * cols, cols, op, &magnitude);
+        if (op == ReduceOp::max) REQUIRE(got[r] == static_cast<float>(expected));
+        else REQUIRE(std::fabs(got[r] - expected) / magnitude < 1e-5);
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce rejects empty input and a short output with clear messages", "[ops][reduce][opencl]") {
+  auto& client = default_client();
+  DeviceVector empty{client.allocate(4), 0};
+  CHECK_THROWS_WITH(reduce(client, empty, ReduceOp::sum), Catch::Contains("empty"));
+  const auto matrix = upload_matrix(client, tunekit::ops::random_values(6, 1), 3, 2);
+  auto out = upload_vector(client, std::vector<float>(2, 0.0f));
+  CHECK_THROWS_WITH(reduce_rows(client, matrix, ReduceOp::sum, out), Catch::Contains("out holds 2 values for 3 rows"));
+}
+
+TEST_CASE("transpose is exact for square, tall, wide and odd matrices", "[ops][transpose][opencl]") {
+  tunekit::test::quick_tuning();
+  auto& client = default_client();
+  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {64, 64}, {1000, 3}, {3, 1000}, {129, 257}}) {
+    INFO(rows << "x" << cols);
+    const auto values = tunekit::ops::random_values(rows * cols, rows * 31 + cols);
+    const auto in = upload_matrix(client, values, rows, cols);
+    auto out = upload_matrix(client, std::vector<float>(rows * cols, 0.0f), cols, rows);
+    transpose(client, in, out);
+    const auto got = download_matrix(client, out);
+    bool exact = true;
+    for (std::size_t r = 0; r < rows && exact; ++r)
+      for (std::size_t c = 0; c < cols; ++c) exact = exact && got[c * rows + r] == values[r * cols + c];
+    CHECK(exact);
+  }
+  const auto in = upload_matrix(client, tunekit::ops::random_values(6, 1), 2, 3);
+  auto wrong = upload_matrix(client, tunekit::ops::random_values(6, 1), 2, 3);
+  CHECK_THROWS_WITH(transpose(client, in, wrong), Catch::Contains("out is 2x3"));
+}
