@@ -1,7 +1,672 @@
-// Placeholder until the file store lands (issue 4): no persistence yet.
-#include "tunekit/result_store.hpp"
+// FileStore: the persistent cache on disk (POSIX: open/flock/fsync/rename).
+#include "tunekit/cache.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <set>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "format_internal.hpp"
+#include "indexed_file.hpp"
+#include "tunekit/error.hpp"
 #include "tunekit/settings.hpp"
 
 namespace tunekit {
-std::shared_ptr<ResultStore> make_result_store(const Settings&) { return nullptr; }
+
+void warn(const std::string& message);  // tuner.hpp; defined in benchmark.cpp
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+/// Each distinct problem is told once per process, however many stores and reads meet it.
+void warn_once(const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> told;
+  {
+    std::lock_guard lock(mutex);
+    if (!told.insert(message).second) return;
+  }
+  warn(message);
+}
+
+std::string errno_text(int error) { return std::generic_category().message(error); }
+
+[[noreturn]] void fail(const std::string& what, int error) {
+  throw AutotuneError(ErrorKind::cache, what + ": " + errno_text(error));
+}
+
+std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int get() const noexcept { return fd_; }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+/// What identifies one version of a file on disk. Every write renames a new file into place,
+/// so a change shows in the inode, size or times.
+struct Stamp {
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  bool operator==(const Stamp&) const = default;
+};
+
+Stamp stamp_of(const struct stat& st) {
+  return Stamp{true,
+               st.st_dev,
+               st.st_ino,
+               st.st_size,
+               std::int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec,
+               std::int64_t{st.st_ctim.tv_sec} * 1'000'000'000 + st.st_ctim.tv_nsec};
+}
+
+Stamp stamp_of(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return stamp_of(st);
+}
+
+/// A file whose timestamp is this close to the moment it was read could change again within
+/// the file system's timestamp granularity without its stamp changing: re-read it on a miss.
+bool is_racy(const Stamp& stamp) {
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  return stamp.exists && now - stamp.mtime_ns < 2'000'000'000;
+}
+
+struct FileRead {
+  enum Kind { absent, ok, directory, unreadable } kind = absent;
+  std::string bytes;
+  std::string error;  // for unreadable
+  Stamp stamp;
+};
+
+constexpr off_t max_file_size = off_t{1} << 30;
+
+FileRead read_file(const fs::path& path) {
+  FileRead read;
+  // O_NONBLOCK: opening a FIFO planted in the cache must not hang.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd) {
+    if (errno == ENOENT) return read;
+    read.kind = FileRead::unreadable;
+    read.error = errno_text(errno);
+    read.stamp = stamp_of(path);
+    return read;
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    read.kind = FileRead::unreadable;
+    read.error = errno_text(errno);
+    return read;
+  }
+  read.stamp = stamp_of(st);
+  if (S_ISDIR(st.st_mode)) {
+    read.kind = FileRead::directory;
+    return read;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    read.kind = FileRead::unreadable;
+    read.error = "not a regular file";
+    return read;
+  }
+  if (st.st_size > max_file_size) {
+    read.kind = FileRead::unreadable;
+    read.error = "larger than 1 GiB";
+    return read;
+  }
+  read.bytes.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t done = 0;
+  for (;;) {
+    if (done == read.bytes.size()) read.bytes.resize(done + 4096);  // it grew: read to the end
+    const ssize_t n = ::read(fd.get(), read.bytes.data() + done, read.bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      read.kind = FileRead::unreadable;
+      read.error = errno_text(errno);
+      read.bytes.clear();
+      return read;
+    }
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  read.bytes.resize(done);
+  read.kind = FileRead::ok;
+  return read;
+}
+
+void write_all(int fd, std::string_view bytes, const fs::path& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot write " + quoted(path), errno);
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+std::atomic<unsigned> unique_counter{0};
+
+std::string unique_suffix() {
+  return std::to_string(::getpid()) + "." + std::to_string(unique_counter.fetch_add(1));
+}
+
+void sync_directory(const fs::path& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd) (void)::fsync(fd.get());  // best effort: the file itself is already synced
+}
+
+/// Writes `bytes` to `path` so that readers see the old file or the new one, never a mix:
+/// a temporary file in the same directory, fsync, rename over, fsync the directory.
+void write_atomically(const fs::path& path, std::string_view bytes) {
+  const fs::path temp = path.string() + ".tmp." + unique_suffix();
+  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd) fail("cannot create " + quoted(temp), errno);
+  try {
+    write_all(fd.get(), bytes, temp);
+    if (::fsync(fd.get()) != 0) fail("cannot sync " + quoted(temp), errno);
+    fd.reset();
+    if (::rename(temp.c_str(), path.c_str()) != 0) fail("cannot replace " + quoted(path), errno);
+  } catch (...) {
+    ::unlink(temp.c_str());
+    throw;
+  }
+  sync_directory(path.parent_path());
+}
+
+std::string timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%dT%H%M%S", &tm);
+  return text;
+}
+
+/// Renames an unusable cache file aside so that nothing in it is lost, and says where.
+void move_aside(const fs::path& path, const std::string& why) {
+  const fs::path aside = path.string() + ".corrupt-" + timestamp() + "-" + unique_suffix();
+  if (::rename(path.c_str(), aside.c_str()) != 0) {
+    fail("cannot move the unusable cache file " + quoted(path) + " aside", errno);
+  }
+  warn("tunekit: cache file " + quoted(path) + " " + why + "; kept it as " + quoted(aside) +
+       " and started a new one");
+}
+
+/// Takes an exclusive flock on `fd`, polling with a growing sleep (1 ms to 50 ms) until
+/// `deadline`. The kernel drops a dead process's flock, so no lock outlives its holder.
+bool lock_until(int fd, Clock::time_point deadline) {
+  auto delay = std::chrono::milliseconds(1);
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) fail("cannot lock", errno);
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(std::min<Clock::duration>(delay, deadline - now));
+    delay = std::min(delay * 2, std::chrono::milliseconds(50));
+  }
+}
+
+/// An exclusive lock on the file `path` (created if needed), or nothing after `timeout`.
+/// When `remove_on_release`, the holder deletes the file before it lets go (so that lock files
+/// do not pile up); a waiter that then gets the lock of the deleted file notices and retries.
+class LockFile final : public TuningLock {
+ public:
+  static std::unique_ptr<LockFile> acquire(const fs::path& path, std::chrono::milliseconds timeout,
+                                           bool remove_on_release) {
+    const auto deadline = Clock::now() + timeout;
+    for (;;) {
+      Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+      if (!fd) fail("cannot open the lock file " + quoted(path), errno);
+      if (!lock_until(fd.get(), deadline)) return nullptr;
+      struct stat held {}, named {};
+      if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
+          held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+        return std::unique_ptr<LockFile>(new LockFile(std::move(fd), path, remove_on_release));
+      }
+      // The previous holder deleted the file while we waited: lock the current one.
+    }
+  }
+
+  ~LockFile() override {
+    if (remove_on_release_) ::unlink(path_.c_str());
+  }
+
+  int fd() const noexcept { return fd_.get(); }
+
+ private:
+  LockFile(Fd fd, fs::path path, bool remove_on_release)
+      : fd_(std::move(fd)), path_(std::move(path)), remove_on_release_(remove_on_release) {}
+
+  Fd fd_;  // closing it releases the lock
+  fs::path path_;
+  bool remove_on_release_;
+};
+
+/// What lock_for_tuning gives when it stopped waiting: nothing held.
+class NoLock final : public TuningLock {};
+
+using EntryKey = std::tuple<std::string, std::string, std::uint64_t>;  // device, key, checksum
+
+EntryKey key_of(const EntryId& id) { return {id.device, id.key, id.checksum}; }
+
+bool is_cache_file_name(const std::string& name) {
+  return name.size() > 5 && name.ends_with(".json") && name.front() != '.';
+}
+
+}  // namespace
+
+/// What this store knows of one op's file: parsed once, entries converted when looked up.
+struct FileStore::OpState {
+  std::mutex mutex;
+  bool loaded = false;
+  bool racy = false;
+  Stamp stamp;
+  std::unique_ptr<detail::IndexedFile> file;  // null: absent or unusable
+};
+
+FileStore::FileStore(std::filesystem::path directory) : FileStore(std::move(directory), Options{}) {}
+
+FileStore::FileStore(std::filesystem::path directory, Options options)
+    : root_(std::move(directory)),
+      dir_(root_ / ("v" + std::to_string(format_version))),
+      options_(options) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec || !fs::is_directory(dir_)) {
+    throw AutotuneError(ErrorKind::cache, "cannot create the cache directory " + quoted(dir_) +
+                                              ": " + (ec ? ec.message() : "not a directory"));
+  }
+  // Permission bits do not tell (root, read-only mounts): try it.
+  const fs::path probe = dir_ / (".probe." + unique_suffix());
+  Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (!fd) {
+    throw AutotuneError(ErrorKind::cache, "the cache directory " + quoted(dir_) +
+                                              " is not writable: " + errno_text(errno));
+  }
+  fd.reset();
+  ::unlink(probe.c_str());
+}
+
+FileStore::~FileStore() = default;
+
+std::filesystem::path FileStore::file_of(std::string_view op) const {
+  return dir_ / detail::op_file_name(op);
+}
+
+FileStore::OpState& FileStore::state_of(const std::string& op) const {
+  std::lock_guard lock(states_mutex_);
+  auto it = states_.find(op);
+  if (it == states_.end()) it = states_.emplace(op, std::make_unique<OpState>()).first;
+  return *it->second;
+}
+
+namespace {
+
+std::string entry_warning(const fs::path& path, const std::string& problem) {
+  return "tunekit: cache file " + quoted(path) + ": ignoring " + problem + " (it will be re-tuned)";
+}
+
+std::string file_warning(const fs::path& path, const AutotuneError& e) {
+  return "tunekit: ignoring unusable cache file " + quoted(path) + " (" + e.message() +
+         "); its results will be re-tuned, and it is kept aside on the next write";
+}
+
+/// Tells what is wrong with a file that is not there as a readable regular file.
+void warn_unreadable(const FileRead& read, const fs::path& path, std::string_view op) {
+  if (read.kind == FileRead::directory) {
+    warn_once("tunekit: cache file " + quoted(path) + " is a directory, not a file; ignoring it "
+              "(the results of '" + std::string(op) + "' are not cached until it is removed)");
+  } else if (read.kind == FileRead::unreadable) {
+    warn_once("tunekit: cannot read cache file " + quoted(path) + ": " + read.error +
+              "; ignoring it");
+  }
+}
+
+/// The parsed file, checked to hold `op`; throws AutotuneError(cache) when unusable.
+std::unique_ptr<detail::IndexedFile> parse_for(std::string bytes, std::string_view op) {
+  auto file = detail::IndexedFile::parse(std::move(bytes));
+  if (file->op() != op) {
+    throw AutotuneError(ErrorKind::cache,
+                        "it holds the op '" + file->op() + "', not '" + std::string(op) + "'");
+  }
+  return file;
+}
+
+/// Parses what read_file found for `op`, telling each problem once. Entries of a file that is
+/// not usable as a whole are not returned; `bad` says whether anything was wrong.
+std::vector<CacheEntry> entries_in(const FileRead& read, const fs::path& path,
+                                   std::string_view op, bool* bad = nullptr) {
+  if (bad) *bad = false;
+  if (read.kind != FileRead::ok) {
+    warn_unreadable(read, path, op);
+    return {};
+  }
+  try {
+    auto parsed = parse_for(read.bytes, op)->all();
+    for (const auto& problem : parsed.problems) warn_once(entry_warning(path, problem));
+    if (bad) *bad = !parsed.problems.empty();
+    return std::move(parsed.entries);
+  } catch (const AutotuneError& e) {
+    warn_once(file_warning(path, e));
+    if (bad) *bad = true;
+    return {};
+  }
+}
+
+}  // namespace
+
+std::optional<StoredResult> FileStore::load(const EntryId& id) {
+  OpState& state = state_of(id.op);
+  std::lock_guard lock(state.mutex);
+  const fs::path path = file_of(id.op);
+  const auto refresh = [&] {
+    FileRead read = read_file(path);
+    state.file.reset();
+    state.stamp = read.stamp;
+    state.racy = is_racy(read.stamp);
+    state.loaded = true;
+    if (read.kind != FileRead::ok) return warn_unreadable(read, path, id.op);
+    try {
+      state.file = parse_for(std::move(read.bytes), id.op);
+      for (const auto& problem : state.file->index_problems()) {
+        warn_once(entry_warning(path, problem));
+      }
+    } catch (const AutotuneError& e) {
+      warn_once(file_warning(path, e));
+    }
+  };
+  const auto find = [&]() -> std::optional<StoredResult> {
+    if (!state.file) return std::nullopt;
+    std::string problem;
+    auto found = state.file->find(id, problem);
+    if (!problem.empty()) warn_once(entry_warning(path, problem));
+    return found;
+  };
+  bool fresh = false;
+  if (!state.loaded || stamp_of(path) != state.stamp) {
+    refresh();
+    fresh = true;
+  }
+  auto found = find();
+  if (!found && !fresh && state.racy) {
+    refresh();  // it may have changed within the timestamp granularity: read it again
+    found = find();
+  }
+  return found;
+}
+
+void FileStore::save(const EntryId& id, const StoredResult& result) {
+  try {
+    save_entries({CacheEntry{id, result}});
+  } catch (const AutotuneError& e) {
+    warn_once("tunekit: could not write the cache of '" + id.op +
+              "', the result is kept in memory only: " + e.message());
+  } catch (const std::exception& e) {
+    warn_once("tunekit: could not write the cache of '" + id.op +
+              "', the result is kept in memory only: " + e.what());
+  }
+}
+
+std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, ImportMode mode) {
+  std::map<std::string, std::vector<const CacheEntry*>> by_op;
+  for (const auto& entry : entries) by_op[entry.id.op].push_back(&entry);
+  std::size_t written = 0;
+  for (const auto& [op, items] : by_op) {
+    OpState& state = state_of(op);
+    std::lock_guard guard(state.mutex);
+    const fs::path path = file_of(op);
+    const auto lock = LockFile::acquire(path.string() + ".lock", options_.write_lock_timeout,
+                                        /*remove_on_release=*/false);
+    if (!lock) {
+      throw AutotuneError(ErrorKind::cache, "another process held the lock of " + quoted(path) +
+                                                " for too long");
+    }
+    // Re-read under the lock: other processes' entries are merged, never lost.
+    const FileRead read = read_file(path);
+    if (read.kind == FileRead::directory) {
+      throw AutotuneError(ErrorKind::cache, quoted(path) + " is a directory, not a cache file");
+    }
+    if (read.kind == FileRead::unreadable) {
+      throw AutotuneError(ErrorKind::cache, "cannot read " + quoted(path) + ": " + read.error);
+    }
+    bool bad = false;
+    std::map<EntryKey, CacheEntry> merged;
+    for (auto& entry : entries_in(read, path, op, &bad)) {
+      auto key = key_of(entry.id);
+      merged.insert_or_assign(std::move(key), std::move(entry));
+    }
+    if (bad) move_aside(path, "had unusable content");
+    for (const CacheEntry* entry : items) {
+      auto key = key_of(entry->id);
+      if (mode == ImportMode::keep_existing && merged.contains(key)) continue;
+      merged.insert_or_assign(std::move(key), *entry);
+      ++written;
+    }
+    std::vector<CacheEntry> all;
+    all.reserve(merged.size());
+    for (auto& [key, entry] : merged) all.push_back(std::move(entry));
+    write_atomically(path, detail::write_cache_file(op, all));
+
+    state.loaded = false;  // the next load parses the new file once
+    state.file.reset();
+  }
+  return written;
+}
+
+std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
+  const fs::path locks = dir_ / "locks";
+  std::error_code ec;
+  fs::create_directories(locks, ec);
+  if (ec) {
+    throw AutotuneError(ErrorKind::cache, "cannot create " + quoted(locks) + ": " + ec.message());
+  }
+  std::string name = detail::op_file_name(id.op);
+  name.resize(name.size() - 5);  // ".json"
+  const std::string what = id.device + '\0' + id.key + '\0' + detail::hex64(id.checksum);
+  const fs::path path = locks / (name + "." + detail::hex64(stable_hash(what)) + ".lock");
+  auto lock = LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true);
+  if (!lock) {
+    warn("tunekit: another process has been tuning '" + id.op + "' [" + id.key + "] for over " +
+         std::to_string(options_.tuning_lock_timeout.count()) + " ms; tuning here as well");
+    return std::make_unique<NoLock>();
+  }
+  // Who holds it, for a person looking at the lock file.
+  const std::string holder = "pid " + std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock->fd(), 0) == 0) {
+    (void)!::write(lock->fd(), holder.data(), holder.size());
+  }
+  return lock;
+}
+
+namespace {
+
+/// The cache files in `dir`, by name.
+std::vector<fs::path> cache_files(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (is_cache_file_name(it->path().filename().string())) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// Removes `file` and its leftovers (temporary files, moved-aside corrupt files) under its lock.
+void remove_cache_file(const fs::path& dir, const fs::path& file, std::chrono::milliseconds timeout) {
+  const auto lock = LockFile::acquire(file.string() + ".lock", timeout, false);
+  if (!lock) throw AutotuneError(ErrorKind::cache, "timed out waiting for the lock of " + quoted(file));
+  struct stat st {};
+  if (::lstat(file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && ::unlink(file.c_str()) != 0) {
+    fail("cannot remove " + quoted(file), errno);
+  }
+  const std::string name = file.filename().string();
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string other = it->path().filename().string();
+    if (other.starts_with(name + ".tmp.") || other.starts_with(name + ".corrupt-")) {
+      std::error_code ignored;
+      fs::remove(it->path(), ignored);
+    }
+  }
+}
+
+}  // namespace
+
+void FileStore::clear() {
+  for (const auto& file : cache_files(dir_)) remove_cache_file(dir_, file, options_.write_lock_timeout);
+  std::lock_guard lock(states_mutex_);
+  for (auto& [op, state] : states_) {
+    std::lock_guard state_lock(state->mutex);
+    state->loaded = false;
+    state->file.reset();
+  }
+}
+
+void FileStore::clear(std::string_view op) {
+  OpState& state = state_of(std::string(op));
+  std::lock_guard lock(state.mutex);
+  remove_cache_file(dir_, file_of(op), options_.write_lock_timeout);
+  state.loaded = false;
+  state.file.reset();
+}
+
+namespace {
+bool entry_order(const CacheEntry& a, const CacheEntry& b) {
+  return std::tie(a.id.op, a.id.device, a.id.key, a.id.checksum) <
+         std::tie(b.id.op, b.id.device, b.id.key, b.id.checksum);
+}
+
+/// The op a file holds, read from its content; entries are appended to `out`.
+std::optional<std::string> read_cache_file(const fs::path& path, std::vector<CacheEntry>& out) {
+  const FileRead read = read_file(path);
+  if (read.kind != FileRead::ok) {
+    (void)entries_in(read, path, "");  // tells what is wrong
+    return std::nullopt;
+  }
+  std::string op;
+  try {
+    op = detail::IndexedFile::parse(read.bytes)->op();
+  } catch (const AutotuneError&) {
+  }
+  auto entries = entries_in(read, path, op);
+  out.insert(out.end(), std::make_move_iterator(entries.begin()),
+             std::make_move_iterator(entries.end()));
+  return op;
+}
+}  // namespace
+
+std::vector<CacheEntry> FileStore::entries() const {
+  std::vector<CacheEntry> all;
+  for (const auto& file : cache_files(dir_)) (void)read_cache_file(file, all);
+  std::sort(all.begin(), all.end(), entry_order);
+  return all;
+}
+
+std::vector<CacheEntry> FileStore::entries(std::string_view op) const {
+  const fs::path path = file_of(op);
+  auto found = entries_in(read_file(path), path, op);
+  std::sort(found.begin(), found.end(), entry_order);
+  return found;
+}
+
+std::vector<std::string> FileStore::ops() const {
+  std::vector<std::string> names;
+  std::vector<CacheEntry> ignored;
+  for (const auto& file : cache_files(dir_)) {
+    if (auto op = read_cache_file(file, ignored)) names.push_back(*op);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::size_t FileStore::export_to(const std::filesystem::path& file) const {
+  std::vector<detail::ParsedFile> ops;
+  std::size_t count = 0;
+  for (auto& entry : entries()) {
+    if (ops.empty() || ops.back().op != entry.id.op) ops.push_back({entry.id.op, {}, {}});
+    ops.back().entries.push_back(std::move(entry));
+    ++count;
+  }
+  write_atomically(file, detail::write_cache_bundle(ops));
+  return count;
+}
+
+std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode mode) {
+  const FileRead read = read_file(file);
+  switch (read.kind) {
+    case FileRead::absent:
+      throw AutotuneError(ErrorKind::cache, "cannot import " + quoted(file) + ": no such file");
+    case FileRead::directory:
+      throw AutotuneError(ErrorKind::cache, "cannot import " + quoted(file) + ": a directory");
+    case FileRead::unreadable:
+      throw AutotuneError(ErrorKind::cache, "cannot import " + quoted(file) + ": " + read.error);
+    case FileRead::ok:
+      break;
+  }
+  std::vector<detail::ParsedFile> ops;
+  try {
+    ops = detail::parse_cache_bundle(read.bytes);
+  } catch (const AutotuneError& e) {
+    throw AutotuneError(ErrorKind::cache, "cannot import " + quoted(file) + ": " + e.message());
+  }
+  std::vector<CacheEntry> all;
+  for (auto& op : ops) {
+    for (const auto& problem : op.problems) {
+      warn("tunekit: import of " + quoted(file) + ": skipping " + problem);
+    }
+    all.insert(all.end(), std::make_move_iterator(op.entries.begin()),
+               std::make_move_iterator(op.entries.end()));
+  }
+  return save_entries(all, mode);
+}
+
+std::shared_ptr<ResultStore> make_result_store(const Settings& settings) {
+  if (!settings.persistent_cache) return nullptr;
+  const fs::path dir = settings.resolved_cache_dir();
+  try {
+    return std::make_shared<FileStore>(dir);
+  } catch (const AutotuneError& e) {
+    warn_once("tunekit: " + e.message() + "; running without the persistent cache");
+    return nullptr;
+  }
+}
+
 }  // namespace tunekit

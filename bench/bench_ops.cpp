@@ -1,0 +1,278 @@
+// tunekit's shipped ops against the peer (CLBlast) on every OpenCL device, in one run: matmul
+// vs Gemm, reduce vs Sum, transpose vs Omatcopy, and a buffer copy for the bandwidth ceiling.
+// Prints a table with ratios and writes it as JSON.
+// Usage: bench_ops [--device SUBSTRING] [--sizes 1024,2048] [--shapes 1000x1000x1000,...]
+//                  [--reduce N] [--transpose N] [--reps R] [--json FILE]
+// Times are wall-clock around the call and clFinish for both sides (CLBlast enqueues several
+// kernels per call and returns the last one's event only), medians over R repetitions.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <array>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tunekit/cl.hpp>
+#include <tunekit/ops/matmul.hpp>
+#include <tunekit/ops/reduce.hpp>
+#include <tunekit/ops/transpose.hpp>
+#include <vector>
+
+#include <clblast.h>  // after CLHPP, which sets the OpenCL target version
+
+namespace ops = tunekit::ops;
+using Client = tunekit::cl::Client;
+
+namespace {
+
+struct Options {
+  std::string device;
+  std::vector<std::size_t> sizes;
+  std::vector<std::array<std::size_t, 3>> shapes;
+  std::size_t reduce_n = 0, transpose_n = 0;
+  int reps = 10;
+  std::string json;
+};
+
+struct Row {
+  Row(std::string device_, std::string op_, std::string shape_, std::string unit_)
+      : device(std::move(device_)), op(std::move(op_)), shape(std::move(shape_)), unit(std::move(unit_)) {}
+  std::string device, op, shape, unit, winner;
+  double tunekit = 0, peer = 0, ceiling = 0, tuning_seconds = 0;
+  std::string note;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Median wall seconds of `call` followed by clFinish, after two warm-up runs.
+double wall_median(Client& client, int reps, const std::function<void()>& call) {
+  std::vector<double> times;
+  for (int r = 0; r < reps + 2; ++r) {
+    client.finish();
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    client.finish();
+    const auto stop = std::chrono::steady_clock::now();
+    if (r >= 2) times.push_back(std::chrono::duration<double>(stop - start).count());
+  }
+  return median(times);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Largest error of 64 sampled elements of C = A*B against a double-precision host product,
+// relative to the sum of |terms|.
+double sampled_gemm_error(const std::vector<float>& a, const std::vector<float>& b,
+                          const std::vector<float>& c, std::size_t m, std::size_t n, std::size_t k) {
+  std::mt19937 rng(7);
+  double worst = 0;
+  for (int s = 0; s < 64; ++s) {
+    const std::size_t i = rng() % m, j = rng() % n;
+    double ref = 0, norm = 0;
+    for (std::size_t q = 0; q < k; ++q) {
+      ref += double(a[i * k + q]) * b[q * n + j];
+      norm += std::fabs(double(a[i * k + q]) * b[q * n + j]);
+    }
+    worst = std::max(worst, std::fabs(ref - c[i * n + j]) / norm);
+  }
+  return worst;
+}
+
+std::string winner_of(const std::optional<tunekit::TuningReport>& report) {
+  return report && report->winner() ? report->winner()->name : "?";
+}
+
+void bench_matmul(Client& client, const Options& o, std::size_t m, std::size_t n, std::size_t k,
+                  std::vector<Row>& rows) {
+  const auto ha = ops::random_values(m * k, 1), hb = ops::random_values(k * n, 2);
+  auto a = ops::upload_matrix(client, ha, m, k), b = ops::upload_matrix(client, hb, k, n);
+  auto c = ops::upload_matrix(client, std::vector<float>(m * n, 0.0f), m, n);
+  Row row(client.device().device_name, "matmul",
+          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k), "TFLOP/s");
+  const auto tuning_start = std::chrono::steady_clock::now();
+  ops::matmul(client, a, b, c);
+  client.finish();
+  row.tuning_seconds = seconds_since(tuning_start);
+  row.winner = winner_of(ops::matmul_tuner().tuner(client.id()).report(ops::MatmulKey{m, n, k, tunekit::DType::f32}));
+  const double flops = 2.0 * double(m) * double(n) * double(k);
+  row.tunekit = flops / wall_median(client, o.reps, [&] { ops::matmul(client, a, b, c); }) / 1e12;
+  const double tunekit_error = sampled_gemm_error(ha, hb, ops::download_matrix(client, c), m, n, k);
+
+  cl_command_queue queue = client.queue()();
+  const auto status = [&] {
+    return clblast::Gemm(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
+                         m, n, k, 1.0f, a.buffer(), 0, k, b.buffer(), 0, n, 0.0f, c.buffer(), 0, n, &queue,
+                         nullptr);
+  };
+  if (status() != clblast::StatusCode::kSuccess) {
+    row.note = "CLBlast failed";
+  } else {
+    row.peer = flops / wall_median(client, o.reps, [&] { status(); }) / 1e12;
+    const double peer_error = sampled_gemm_error(ha, hb, ops::download_matrix(client, c), m, n, k);
+    char note[96];
+    std::snprintf(note, sizeof note, "max rel err %.1e (CLBlast %.1e)", tunekit_error, peer_error);
+    row.note = note;
+  }
+  if (tunekit_error > 1e-5) row.note += " WRONG";
+  rows.push_back(row);
+}
+
+// Bandwidth of a device-to-device copy of `bytes`, counting bytes read and written (clpeak's way).
+double copy_bandwidth(Client& client, std::size_t bytes, int reps) {
+  auto from = client.allocate(bytes), to = client.allocate(bytes);
+  client.fill<float>(from, 1.0f, bytes / 4);
+  return 2.0 * double(bytes) / wall_median(client, reps, [&] { client.copy(from, to, bytes); }) / 1e9;
+}
+
+void bench_reduce(Client& client, const Options& o, std::vector<Row>& rows) {
+  const std::size_t n = o.reduce_n;
+  const auto values = ops::random_values(n, 5);
+  auto input = ops::upload_vector(client, values);
+  Row row(client.device().device_name, "reduce (sum)", std::to_string(n), "GB/s");
+  const auto tuning_start = std::chrono::steady_clock::now();
+  float result = ops::reduce(client, input, ops::ReduceOp::sum);
+  row.tuning_seconds = seconds_since(tuning_start);
+  row.winner = winner_of(ops::reduce_tuner().tuner(client.id()).report(ops::ReduceKey{n, ops::ReduceOp::sum}));
+  const double bytes = 4.0 * double(n);
+  row.tunekit = bytes / wall_median(client, o.reps, [&] { result = ops::reduce(client, input, ops::ReduceOp::sum); }) / 1e9;
+  double expected = 0, magnitude = 0;
+  for (float v : values) expected += v, magnitude += std::fabs(v);
+  char note[128];
+  std::snprintf(note, sizeof note, "rel err %.1e", std::fabs(result - expected) / magnitude);
+  row.note = note;
+  auto out = client.allocate(4);
+  cl_command_queue queue = client.queue()();
+  const auto sum = [&] { return clblast::Sum<float>(n, out(), 0, input.buffer(), 0, 1, &queue, nullptr); };
+  if (sum() == clblast::StatusCode::kSuccess) {
+    row.peer = bytes / wall_median(client, o.reps, [&] { sum(); }) / 1e9;
+  } else {
+    row.note += ", CLBlast failed";
+  }
+  row.ceiling = copy_bandwidth(client, n * 4, o.reps);
+  rows.push_back(row);
+}
+
+void bench_transpose(Client& client, const Options& o, std::vector<Row>& rows) {
+  const std::size_t n = o.transpose_n;
+  const auto values = ops::random_values(n * n, 6);
+  auto in = ops::upload_matrix(client, values, n, n);
+  auto out = ops::upload_matrix(client, std::vector<float>(n * n, 0.0f), n, n);
+  Row row(client.device().device_name, "transpose", std::to_string(n) + "x" + std::to_string(n), "GB/s");
+  const auto tuning_start = std::chrono::steady_clock::now();
+  ops::transpose(client, in, out);
+  row.tuning_seconds = seconds_since(tuning_start);
+  row.winner = winner_of(ops::transpose_tuner().tuner(client.id()).report(ops::TransposeKey{n, n}));
+  const double bytes = 2.0 * 4.0 * double(n) * double(n);
+  row.tunekit = bytes / wall_median(client, o.reps, [&] { ops::transpose(client, in, out); }) / 1e9;
+  const auto got = ops::download_matrix(client, out);
+  std::size_t wrong = 0;
+  for (std::size_t r = 0; r < n; r += 7)
+    for (std::size_t c = 0; c < n; c += 5) wrong += got[c * n + r] != values[r * n + c];
+  row.note = wrong ? "WRONG" : "exact";
+  cl_command_queue queue = client.queue()();
+  const auto copy = [&] {
+    return clblast::Omatcopy<float>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, n, n, 1.0f,
+                                    in.buffer(), 0, n, out.buffer(), 0, n, &queue, nullptr);
+  };
+  if (copy() == clblast::StatusCode::kSuccess) {
+    row.peer = bytes / wall_median(client, o.reps, [&] { copy(); }) / 1e9;
+  } else {
+    row.note += ", CLBlast failed";
+  }
+  row.ceiling = copy_bandwidth(client, n * n * 4, o.reps);
+  rows.push_back(row);
+}
+
+std::vector<std::size_t> parse_list(const std::string& text) {
+  std::vector<std::size_t> values;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');) values.push_back(std::stoul(item));
+  return values;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--device") o.device = value;
+    else if (flag == "--sizes") o.sizes = parse_list(value);
+    else if (flag == "--shapes") {
+      std::stringstream stream(value);
+      for (std::string item; std::getline(stream, item, ',');) {
+        std::array<std::size_t, 3> s{};
+        if (std::sscanf(item.c_str(), "%zux%zux%zu", &s[0], &s[1], &s[2]) != 3) {
+          std::fprintf(stderr, "bench_ops: --shapes takes MxNxK,...\n");
+          return 2;
+        }
+        o.shapes.push_back(s);
+      }
+    } else if (flag == "--reduce") o.reduce_n = std::stoul(value);
+    else if (flag == "--transpose") o.transpose_n = std::stoul(value);
+    else if (flag == "--reps") o.reps = std::stoi(value);
+    else if (flag == "--json") o.json = value;
+    else {
+      std::fprintf(stderr, "bench_ops: unknown option %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  std::vector<Row> rows;
+  try {
+    for (const auto& device : tunekit::cl::list_devices()) {
+      if (!o.device.empty() && (device.platform_name + " " + device.device_name).find(o.device) == std::string::npos) continue;
+      Client client(device);
+      std::printf("device: %s\n  identity: %s\n", device.describe().c_str(), device.identity().c_str());
+      std::fflush(stdout);
+      const bool gpu = device.is_gpu();
+      auto sizes = o.sizes.empty() ? (gpu ? std::vector<std::size_t>{1024, 2048, 4096, 8192}
+                                          : std::vector<std::size_t>{256, 512, 1024})
+                                   : o.sizes;
+      for (std::size_t s : sizes) bench_matmul(client, o, s, s, s, rows);
+      for (const auto& s : o.shapes) bench_matmul(client, o, s[0], s[1], s[2], rows);
+      Options local = o;
+      if (!local.reduce_n) local.reduce_n = gpu ? std::size_t{1} << 28 : std::size_t{1} << 24;
+      if (!local.transpose_n) local.transpose_n = gpu ? 8192 : 2048;
+      bench_reduce(client, local, rows);
+      bench_transpose(client, local, rows);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_ops: %s\n", e.what());
+    return 1;
+  }
+  std::printf("\n| device | op | shape | tunekit | CLBlast | tunekit / CLBlast | copy ceiling | tunekit / ceiling | winner | tuning | note |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& r : rows) {
+    char ceiling[64] = "-", of_ceiling[32] = "-";
+    if (r.ceiling > 0) {
+      std::snprintf(ceiling, sizeof ceiling, "%.1f GB/s", r.ceiling);
+      std::snprintf(of_ceiling, sizeof of_ceiling, "%.0f%%", 100 * r.tunekit / r.ceiling);
+    }
+    std::printf("| %s | %s | %s | %.2f %s | %.2f %s | %.2fx | %s | %s | %s | %.1f s | %s |\n", r.device.c_str(),
+                r.op.c_str(), r.shape.c_str(), r.tunekit, r.unit.c_str(), r.peer, r.unit.c_str(),
+                r.peer > 0 ? r.tunekit / r.peer : 0.0, ceiling, of_ceiling, r.winner.c_str(),
+                r.tuning_seconds, r.note.c_str());
+  }
+  if (!o.json.empty()) {
+    std::ofstream json(o.json);
+    json << "[\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      json << "  {\"device\": \"" << r.device << "\", \"op\": \"" << r.op << "\", \"shape\": \"" << r.shape
+           << "\", \"unit\": \"" << r.unit << "\", \"tunekit\": " << r.tunekit << ", \"clblast\": " << r.peer
+           << ", \"copy_ceiling_gbs\": " << r.ceiling << ", \"winner\": \"" << r.winner
+           << "\", \"tuning_seconds\": " << r.tuning_seconds << ", \"note\": \"" << r.note << "\"}"
+           << (i + 1 < rows.size() ? ",\n" : "\n");
+    }
+    json << "]\n";
+  }
+}

@@ -1,0 +1,107 @@
+// Records a replay table: measures every configuration of one matmul family (exhaustively, on
+// one device and size), then optionally tunes the same key live with the default strategy and
+// compares it with the exhaustive optimum (issue: search strategies).
+// Usage: record_matmul_space --family blocked|direct --size N --out TABLE.tsv [--live] [--device S]
+#include <cstdio>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <tunekit/cl.hpp>
+#include <tunekit/ops/matmul.hpp>
+
+namespace ops = tunekit::ops;
+
+int main(int argc, char** argv) {
+  std::string family = "blocked", out = "replay.tsv", device;
+  std::size_t size = 1024;
+  bool live = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--live") live = true;
+    else if (i + 1 < argc && flag == "--family") family = argv[++i];
+    else if (i + 1 < argc && flag == "--size") size = std::stoul(argv[++i]);
+    else if (i + 1 < argc && flag == "--out") out = argv[++i];
+    else if (i + 1 < argc && flag == "--device") device = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: %s --family blocked|direct --size N --out TABLE.tsv [--live] [--device S]\n", argv[0]);
+      return 2;
+    }
+  }
+  try {
+    tunekit::Settings settings;
+    settings.persistent_cache = false;
+    tunekit::set_global_settings(settings);
+    tunekit::cl::Client client(device);
+    std::printf("device: %s\n", client.device().describe().c_str());
+    const std::size_t n = size;
+    auto a = ops::upload_matrix(client, ops::random_values(n * n, 1), n, n);
+    auto b = ops::upload_matrix(client, ops::random_values(n * n, 2), n, n);
+    auto c = ops::upload_matrix(client, std::vector<float>(n * n, 0.0f), n, n);
+    ops::matmul_with("naive[LX=16,LY=16]", client, a, b, c);
+    const auto reference = ops::download_matrix(client, c);
+    const auto bench = tunekit::BenchmarkSettings::for_level(tunekit::Level::balanced);
+    tunekit::ReplayTable table;
+    std::size_t index = 0, over_limits = 0;
+    double best = std::numeric_limits<double>::infinity(), total = 0;
+    std::string best_name;
+    for (const auto& name : ops::matmul_candidates()) {
+      if (name.rfind(family + "[", 0) != 0) continue;
+      ++index;
+      const std::string config = name.substr(family.size() + 1, name.size() - family.size() - 2);
+      auto run = [&] { ops::matmul_with(name, client, a, b, c); };
+      // Racing off: every configuration's time is recorded, not just "slower than the leader".
+      auto outcome = tunekit::measure_candidate(client, tunekit::FunctionRef<void()>(run), bench,
+                                                std::numeric_limits<double>::infinity(), name, index);
+      if (outcome.error && outcome.error->kind() == tunekit::ErrorKind::out_of_resources) {
+        ++over_limits;  // rejected before launch: no cost, not part of the searchable space
+        continue;
+      }
+      tunekit::RecordedEvaluation e{std::nullopt, outcome.cost_seconds};
+      if (outcome.ok()) {
+        const auto got = ops::download_matrix(client, c);
+        double worst = 0;
+        for (std::size_t i = 0; i < got.size(); i += 97) worst = std::max(worst, double(std::fabs(got[i] - reference[i])));
+        if (worst <= 4e-6 * double(n) + 1e-5) e.time = outcome.median;
+      }
+      total += e.cost_seconds;
+      if (e.time && *e.time < best) best = *e.time, best_name = name;
+      table[config] = e;
+      if (index % 50 == 0) {
+        std::printf("  %zu configurations, %.1f s, best %s %s\n", index, total,
+                    tunekit::format_seconds(best).c_str(), best_name.c_str());
+        std::fflush(stdout);
+      }
+    }
+    tunekit::save_replay_table(out, table);
+    const double flops = 2.0 * double(n) * double(n) * double(n);
+    std::printf("recorded %zu configurations of '%s' at %zu (%zu over the device's limits, skipped) in "
+                "%.1f s; optimum %s = %.2f TFLOP/s: %s\n",
+                table.size(), family.c_str(), n, over_limits, total, tunekit::format_seconds(best).c_str(),
+                flops / best / 1e12, best_name.c_str());
+    if (live) {
+      // The default strategy, live, on the same key: compare its best configuration of this family
+      // and the time it spent on the family with the exhaustive run.
+      ops::matmul(client, a, b, c);
+      const auto report = ops::matmul_tuner().tuner(client.id()).report(ops::MatmulKey{n, n, n, tunekit::DType::f32});
+      double found = std::numeric_limits<double>::infinity(), spent = 0, all_spent = 0;
+      std::size_t evaluated = 0;
+      for (const auto& o : report->outcomes) {
+        all_spent += o.cost_seconds;
+        if (o.name.rfind(family + "[", 0) != 0 || o.status == tunekit::OutcomeStatus::skipped) continue;
+        if (o.error && o.error->kind() == tunekit::ErrorKind::out_of_resources) continue;
+        ++evaluated, spent += o.cost_seconds;
+        if (o.ok()) found = std::min(found, o.median);
+      }
+      std::printf("live default search (%s): %zu of %zu configurations, %.1f s of %.1f s (%.0f%%), best %s = "
+                  "%.1f%% of the optimum; whole tuning %.1f s, winner %s\n",
+                  std::string(tunekit::to_string(tunekit::global_settings().search_settings().strategy)).c_str(),
+                  evaluated, table.size(), spent, total, 100 * spent / total,
+                  tunekit::format_seconds(found).c_str(), 100 * best / found, report->tuning_seconds,
+                  report->winner()->name.c_str());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "record_matmul_space: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,42 @@
+// libFuzzer target for the cache loader: any bytes given to parse_cache_file or
+// parse_cache_bundle either parse or raise AutotuneError(cache); nothing else (no crash, no other
+// exception, no sanitizer report). What parses must write and read back to the same entries.
+// Build and run: fuzz/run.sh [seconds]   (or cmake -DTUNEKIT_FUZZ=ON with clang++)
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include <tunekit/cache.hpp>
+#include <tunekit/error.hpp>
+
+namespace {
+
+void check_round_trip(const tunekit::detail::ParsedFile& parsed) {
+  using namespace tunekit::detail;
+  const std::string text = write_cache_file(parsed.op, parsed.entries);
+  const ParsedFile again = parse_cache_file(text);
+  if (again.op != parsed.op || !again.problems.empty() ||
+      again.entries.size() != parsed.entries.size()) {
+    std::abort();
+  }
+  for (std::size_t i = 0; i < again.entries.size(); ++i) {
+    if (entry_checksum(again.entries[i]) != entry_checksum(parsed.entries[i])) std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  try {
+    check_round_trip(tunekit::detail::parse_cache_file(bytes));
+  } catch (const tunekit::AutotuneError& e) {
+    if (e.kind() != tunekit::ErrorKind::cache) std::abort();
+  }
+  try {
+    for (const auto& op : tunekit::detail::parse_cache_bundle(bytes)) check_round_trip(op);
+  } catch (const tunekit::AutotuneError& e) {
+    if (e.kind() != tunekit::ErrorKind::cache) std::abort();
+  }
+  return 0;
+}

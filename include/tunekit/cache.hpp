@@ -1,0 +1,144 @@
+// FileStore: the persistent cache. One human-readable JSON file per op under a versioned folder
+// (<dir>/v1/<op>.json), shared safely by the threads and processes of one machine.
+//
+//  - An entry is (device identity, op, key, set checksum) -> winner, plus every candidate's
+//    outcome. It applies only where all four match.
+//  - Each file carries a format version; each entry a checksum of its own content. A truncated,
+//    garbage, foreign-version or hand-edited file or entry is reported once and ignored; a bad
+//    file is moved aside (<op>.json.corrupt-<time>-<pid>) on the next write, never overwritten.
+//  - Writes: lock file per op (flock), re-read, merge, temp file, fsync, rename.
+//  - lock_for_tuning: one lock file per entry (flock): another process waits for the result;
+//    the kernel releases the lock of a process that dies.
+//  - Files are parsed lazily, once, and re-read only when they changed on disk or a lookup misses.
+// See docs/cache.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "tunekit/result_store.hpp"
+
+namespace tunekit {
+
+/// One persistent entry: what it is about, and what it says.
+struct CacheEntry {
+  EntryId id;
+  StoredResult result;
+};
+
+/// What import_from does with an entry the cache already has.
+enum class ImportMode {
+  replace,        ///< the imported entry wins
+  keep_existing,  ///< the local entry wins
+};
+
+/// The persistent cache in a directory. Thread-safe; any number of FileStores (in this process
+/// or in others) may share one directory.
+class FileStore : public ResultStore {
+ public:
+  /// The format version this build reads and writes; files live in <dir>/v<format_version>.
+  static constexpr int format_version = 1;
+
+  struct Options {
+    /// How long lock_for_tuning waits for another process's tuning before tuning anyway.
+    std::chrono::milliseconds tuning_lock_timeout = std::chrono::minutes(10);
+    /// How long a write waits for the op's file lock before giving up (the result stays in
+    /// memory). The lock is only held for the short read-merge-write of one file.
+    std::chrono::milliseconds write_lock_timeout = std::chrono::seconds(30);
+  };
+
+  /// Uses (and creates) `directory`. Throws AutotuneError(cache) when it cannot be created or
+  /// written to.
+  explicit FileStore(std::filesystem::path directory);
+  FileStore(std::filesystem::path directory, Options options);
+  ~FileStore() override;
+  FileStore(const FileStore&) = delete;
+  FileStore& operator=(const FileStore&) = delete;
+
+  // ResultStore
+  std::optional<StoredResult> load(const EntryId& id) override;
+  /// Never throws: a failure is reported once on stderr and the result stays in memory only.
+  void save(const EntryId& id, const StoredResult& result) override;
+  std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override;
+
+  /// Stores many entries at once (one read-merge-write per op file). Returns how many were
+  /// written. Throws AutotuneError(cache) when a file cannot be written.
+  std::size_t save_entries(const std::vector<CacheEntry>& entries,
+                           ImportMode mode = ImportMode::replace);
+
+  /// Removes every op's results (and leftover temporary files and moved-aside corrupt files).
+  void clear();
+  /// Removes the results of `op` only.
+  void clear(std::string_view op);
+
+  /// Every valid entry on disk, of every op and device, sorted by op, device, key.
+  std::vector<CacheEntry> entries() const;
+  /// Every valid entry of `op`.
+  std::vector<CacheEntry> entries(std::string_view op) const;
+  /// The ops that have a cache file.
+  std::vector<std::string> ops() const;
+
+  /// Writes every valid entry (all ops, all devices) to one JSON bundle at `file` (atomically).
+  /// Returns the number of entries. Throws AutotuneError(cache) on failure.
+  std::size_t export_to(const std::filesystem::path& file) const;
+  /// Merges a bundle written by export_to. Entries for other devices are kept (and used only on
+  /// that device). Returns the number of entries written. Throws AutotuneError(cache) when the
+  /// bundle is unreadable; a single bad entry in it is reported and skipped.
+  std::size_t import_from(const std::filesystem::path& file, ImportMode mode = ImportMode::replace);
+
+  /// The cache directory as given, and the versioned folder holding the files.
+  const std::filesystem::path& root() const noexcept { return root_; }
+  const std::filesystem::path& directory() const noexcept { return dir_; }
+  /// The file holding `op`'s results.
+  std::filesystem::path file_of(std::string_view op) const;
+
+ private:
+  struct OpState;
+  OpState& state_of(const std::string& op) const;
+
+  std::filesystem::path root_;
+  std::filesystem::path dir_;
+  Options options_;
+  mutable std::mutex states_mutex_;
+  mutable std::map<std::string, std::unique_ptr<OpState>, std::less<>> states_;
+};
+
+namespace detail {
+
+/// What a cache file holds once parsed: the op it is for and its valid entries, plus one line
+/// per entry that was rejected (bad checksum, missing field, unknown status, ...).
+struct ParsedFile {
+  std::string op;
+  std::vector<CacheEntry> entries;
+  std::vector<std::string> problems;
+};
+
+/// Parses the bytes of one op's cache file. Throws AutotuneError(cache) when they are not a
+/// cache file of this format version (truncated, garbage, foreign version, too deeply nested);
+/// never anything else, never crashes. An entry whose content does not match its checksum, or
+/// that is malformed, is left out and named in `problems`.
+ParsedFile parse_cache_file(std::string_view bytes);
+/// The JSON text of one op's cache file (what parse_cache_file reads).
+std::string write_cache_file(std::string_view op, const std::vector<CacheEntry>& entries);
+
+/// A bundle (export_to / import_from): several ops' entries in one file.
+std::vector<ParsedFile> parse_cache_bundle(std::string_view bytes);
+std::string write_cache_bundle(const std::vector<ParsedFile>& ops);
+
+/// The checksum of an entry's content, as stored with it.
+std::uint64_t entry_checksum(const CacheEntry& entry);
+
+/// The file name (without directory) used for `op`: safe characters kept, others %XX-escaped.
+std::string op_file_name(std::string_view op);
+
+}  // namespace detail
+}  // namespace tunekit

@@ -1,0 +1,160 @@
+// The cache file format, writing side: cereal's JSON archive. (Reading: reader.cpp.)
+#include <cereal/archives/json.hpp>
+
+#include <bit>
+#include <cmath>
+#include <sstream>
+
+#include "format_internal.hpp"
+
+namespace tunekit::detail {
+namespace {
+
+// ---- the entry checksum: XXH3 over a canonical, unambiguous text of the entry ----
+
+void put(std::string& out, std::string_view text) {
+  out += std::to_string(text.size());
+  out += ':';
+  out += text;
+  out += ';';
+}
+void put(std::string& out, std::uint64_t value) { put(out, std::to_string(value)); }
+void put(std::string& out, double value) {
+  // Bit-exact: the JSON archive writes the shortest text that reads back to the same double.
+  put(out, std::isnan(value) ? std::string("nan") : hex64(std::bit_cast<std::uint64_t>(value)));
+}
+
+// ---- writing ----
+
+using Out = cereal::JSONOutputArchive;
+
+void write_entry(Out& ar, const CacheEntry& entry) {
+  ar.startNode();
+  ar(cereal::make_nvp("device", entry.id.device));
+  ar(cereal::make_nvp("key", entry.id.key));
+  ar(cereal::make_nvp("set_checksum", hex64(entry.id.checksum)));
+  ar(cereal::make_nvp("winner", entry.result.winner));
+  ar(cereal::make_nvp("winner_index", entry.result.winner_index));
+  ar.setNextName("outcomes");
+  ar.startNode();
+  ar.makeArray();
+  for (const auto& o : entry.result.outcomes) {
+    ar.startNode();
+    ar(cereal::make_nvp("name", o.name));
+    ar(cereal::make_nvp("index", static_cast<std::uint64_t>(o.index)));
+    ar(cereal::make_nvp("status", std::string(to_string(o.status))));
+    ar(cereal::make_nvp("median", o.median));
+    ar(cereal::make_nvp("spread", o.spread));
+    ar(cereal::make_nvp("min", o.min));
+    ar(cereal::make_nvp("max", o.max));
+    ar(cereal::make_nvp("samples", static_cast<std::uint64_t>(o.samples)));
+    ar(cereal::make_nvp("batch", static_cast<std::uint64_t>(o.batch)));
+    if (o.error) {  // only failed and skipped candidates have one
+      ar(cereal::make_nvp("error_kind", std::string(to_string(o.error->kind()))));
+      ar(cereal::make_nvp("error", o.error->message()));
+    }
+    ar.finishNode();
+  }
+  ar.finishNode();
+  ar(cereal::make_nvp("checksum", hex64(entry_checksum(entry))));
+  ar.finishNode();
+}
+
+void write_entries(Out& ar, const std::vector<CacheEntry>& entries) {
+  ar.setNextName("entries");
+  ar.startNode();
+  ar.makeArray();
+  for (const auto& entry : entries) write_entry(ar, entry);
+  ar.finishNode();
+}
+
+Out::Options json_options() {
+  // Full precision: the shortest text that reads back to the same double.
+  return Out::Options(RAPIDJSON_NAMESPACE::Writer<RAPIDJSON_NAMESPACE::OStreamWrapper>::kDefaultMaxDecimalPlaces,
+                      Out::Options::IndentChar::space, 1);
+}
+
+}  // namespace
+
+std::uint64_t entry_checksum(const CacheEntry& entry) {
+  std::string text = "tunekit-entry-v1;";
+  put(text, entry.id.device);
+  put(text, entry.id.op);
+  put(text, entry.id.key);
+  put(text, entry.id.checksum);
+  put(text, entry.result.winner);
+  put(text, std::uint64_t{entry.result.winner_index});
+  put(text, std::uint64_t{entry.result.outcomes.size()});
+  for (const auto& o : entry.result.outcomes) {
+    put(text, o.name);
+    put(text, std::uint64_t{o.index});
+    put(text, to_string(o.status));
+    put(text, o.median);
+    put(text, o.spread);
+    put(text, o.min);
+    put(text, o.max);
+    put(text, std::uint64_t{o.samples});
+    put(text, std::uint64_t{o.batch});
+    put(text, o.error ? to_string(o.error->kind()) : std::string_view());
+    put(text, o.error ? std::string_view(o.error->message()) : std::string_view());
+  }
+  return stable_hash(text);
+}
+
+std::string write_cache_file(std::string_view op, const std::vector<CacheEntry>& entries) {
+  std::ostringstream os;
+  {
+    Out ar(os, json_options());
+    ar(cereal::make_nvp("format", std::string(file_format)));
+    ar(cereal::make_nvp("version", FileStore::format_version));
+    ar(cereal::make_nvp("op", std::string(op)));
+    write_entries(ar, entries);
+  }
+  os << '\n';
+  return std::move(os).str();
+}
+
+std::string write_cache_bundle(const std::vector<ParsedFile>& ops) {
+  std::ostringstream os;
+  {
+    Out ar(os, json_options());
+    ar(cereal::make_nvp("format", std::string(bundle_format)));
+    ar(cereal::make_nvp("version", FileStore::format_version));
+    ar.setNextName("ops");
+    ar.startNode();
+    ar.makeArray();
+    for (const auto& file : ops) {
+      ar.startNode();
+      ar(cereal::make_nvp("op", file.op));
+      write_entries(ar, file.entries);
+      ar.finishNode();
+    }
+    ar.finishNode();
+  }
+  os << '\n';
+  return std::move(os).str();
+}
+
+std::string op_file_name(std::string_view op) {
+  static constexpr char digits[] = "0123456789ABCDEF";
+  std::string name;
+  for (std::size_t i = 0; i < op.size(); ++i) {
+    const auto c = static_cast<unsigned char>(op[i]);
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '_' || c == '-' || (c == '.' && i > 0);
+    if (safe) {
+      name += static_cast<char>(c);
+    } else {
+      name += '%';
+      name += digits[c >> 4];
+      name += digits[c & 15];
+    }
+  }
+  if (name.empty()) name = "%";  // the empty op name
+  if (name.size() > 180) {       // stay well under NAME_MAX with the suffixes added
+    name = name.substr(0, 160) + "~" + hex64(stable_hash(std::string(op)));
+  }
+  return name + ".json";
+}
+
+}  // namespace tunekit::detail

@@ -1,0 +1,327 @@
+// The cache file format, reading side. Files are written with cereal's JSON archive
+// (format.cpp); they are read here with rapidjson, the JSON library under that archive, used
+// directly: cereal's input archive reads its stream 4 bytes at a time and converts every entry
+// up front (60 ms for a file of 1,000 entries). Parsing the text in place into a DOM, numbers
+// kept as text, and converting (and checking) only the entries asked for, keeps a cold start
+// under 5 ms.
+//
+// rapidjson is compiled here into a namespace of its own, with its SSE2 scanning (x86-64
+// baseline) and throwing assertions, so that nothing clashes with another copy of it in the
+// program (cereal's JSON archive includes it too).
+#if defined(__SSE2__)
+#define RAPIDJSON_SSE2
+#endif
+#define RAPIDJSON_NAMESPACE tunekit_rapidjson
+#define RAPIDJSON_NAMESPACE_BEGIN namespace tunekit_rapidjson {
+#define RAPIDJSON_NAMESPACE_END }
+#define RAPIDJSON_HAS_STDSTRING 0
+#include <stdexcept>
+#define RAPIDJSON_ASSERT_THROWS
+#define RAPIDJSON_ASSERT(x) \
+  if (!(x)) throw std::logic_error("rapidjson assertion failed: " #x)
+#include <rapidjson/document.h>
+#include <rapidjson/error/en.h>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "format_internal.hpp"
+#include "indexed_file.hpp"
+
+namespace rj = tunekit_rapidjson;
+
+namespace tunekit::detail {
+namespace {
+
+using Value = rj::Value;
+constexpr unsigned parse_flags =
+    rj::kParseInsituFlag | rj::kParseNumbersAsStringsFlag | rj::kParseNanAndInfFlag |
+    rj::kParseIterativeFlag;  // iterative: no recursion, however deep the nesting
+
+std::string_view text_of(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+/// The member `name` of `object`, or null. (Not FindMember: comparing rapidjson's member
+/// iterators is ambiguous in C++20.)
+const Value* find_member(const Value& object, std::string_view name) {
+  if (!object.IsObject() || object.MemberCount() == 0) return nullptr;
+  const auto* members = &*object.MemberBegin();
+  for (rj::SizeType i = 0; i < object.MemberCount(); ++i) {
+    if (text_of(members[i].name) == name) return &members[i].value;
+  }
+  return nullptr;
+}
+
+const Value& member(const Value& object, const char* name) {
+  const Value* found = find_member(object, name);
+  if (found == nullptr) {
+    throw AutotuneError(ErrorKind::cache, std::string("no \"") + name + "\" field");
+  }
+  return *found;
+}
+
+/// A string field (numbers are kept as their text too, so "12" and 12 read alike).
+std::string_view text_field(const Value& object, const char* name) {
+  const Value& v = member(object, name);
+  if (!v.IsString()) {
+    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is not a string");
+  }
+  return text_of(v);
+}
+
+std::string string_field(const Value& object, const char* name) {
+  return std::string(text_field(object, name));
+}
+
+template <class T>
+T integer_field(const Value& object, const char* name) {
+  const auto text = text_field(object, name);
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is not an integer in range");
+  }
+  return value;
+}
+
+double number_field(const Value& object, const char* name) {
+  const auto text = text_field(object, name);
+  if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "Infinity" || text == "Inf") return std::numeric_limits<double>::infinity();
+  if (text == "-Infinity" || text == "-Inf") return -std::numeric_limits<double>::infinity();
+  double value = 0;
+  // from_chars rounds correctly: the writer's shortest text reads back to the same bits.
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is not a number");
+  }
+  return value;
+}
+
+std::uint64_t checked_hex(std::string_view text, const char* what) {
+  auto value = parse_hex64(text);
+  if (!value) throw AutotuneError(ErrorKind::cache, std::string(what) + " is not 16 hex digits");
+  return *value;
+}
+
+AutotuneOutcome read_outcome(const Value& v) {
+  if (!v.IsObject()) throw AutotuneError(ErrorKind::cache, "an outcome is not an object");
+  AutotuneOutcome o;
+  o.name = string_field(v, "name");
+  o.index = integer_field<std::size_t>(v, "index");
+  const auto status = string_field(v, "status");
+  const auto parsed_status = enum_from(all_statuses, status);
+  if (!parsed_status) throw AutotuneError(ErrorKind::cache, "unknown status '" + status + "'");
+  o.status = *parsed_status;
+  o.median = number_field(v, "median");
+  o.spread = number_field(v, "spread");
+  o.min = number_field(v, "min");
+  o.max = number_field(v, "max");
+  o.samples = integer_field<std::size_t>(v, "samples");
+  o.batch = integer_field<std::size_t>(v, "batch");
+  // "error_kind" and "error" are there only when the candidate has an error.
+  const bool has_kind = find_member(v, "error_kind") != nullptr;
+  const bool has_message = find_member(v, "error") != nullptr;
+  const auto kind = has_kind ? string_field(v, "error_kind") : std::string();
+  auto message = has_message ? string_field(v, "error") : std::string();
+  if (has_kind || has_message) {
+    const auto parsed_kind = enum_from(all_kinds, kind);
+    if (!parsed_kind) throw AutotuneError(ErrorKind::cache, "unknown error kind '" + kind + "'");
+    o.error = AutotuneError(*parsed_kind, std::move(message), o.name);
+  }
+  return o;
+}
+
+/// Converts one entry and checks it against its own checksum; throws on any problem.
+CacheEntry read_entry(const Value& v, const std::string& op) {
+  CacheEntry e;
+  e.id.op = op;
+  e.id.device = string_field(v, "device");
+  e.id.key = string_field(v, "key");
+  e.id.checksum = checked_hex(text_field(v, "set_checksum"), "set_checksum");
+  e.result.winner = string_field(v, "winner");
+  e.result.winner_index = integer_field<std::uint32_t>(v, "winner_index");
+  const Value& outcomes = member(v, "outcomes");
+  if (!outcomes.IsArray()) throw AutotuneError(ErrorKind::cache, "\"outcomes\" is not an array");
+  for (const Value& o : outcomes.GetArray()) e.result.outcomes.push_back(read_outcome(o));
+  const auto stored = checked_hex(text_field(v, "checksum"), "checksum");
+  if (stored != entry_checksum(e)) {
+    throw AutotuneError(ErrorKind::cache,
+                        "its content does not match its checksum (edited by hand or corrupt)");
+  }
+  return e;
+}
+
+std::string entry_problem(std::size_t index, const std::string& op, const std::string& what) {
+  return "entry " + std::to_string(index) + " of '" + op + "': " + what;
+}
+
+std::string describe_parse_error(const rj::Document& doc) {
+  return std::string("not valid JSON (") + rj::GetParseError_En(doc.GetParseError()) +
+         " at byte " + std::to_string(doc.GetErrorOffset()) + "): truncated or garbage";
+}
+
+/// Parses `buffer` in place; checks that it is a JSON object of `format`, this version.
+void parse_document(std::string& buffer, rj::Document& doc, const char* format) {
+  if (buffer.find('\0') != std::string::npos) {
+    throw AutotuneError(ErrorKind::cache, "contains NUL bytes: not a text file");
+  }
+  const auto first = buffer.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw AutotuneError(ErrorKind::cache, "the file is empty");
+  if (buffer[first] != '{') throw AutotuneError(ErrorKind::cache, "not a JSON object");
+  // The SSE2 scanner reads whole aligned 16-byte blocks: keep those reads inside the buffer.
+  buffer.append(16, '\0');
+  doc.ParseInsitu<parse_flags>(buffer.data());
+  if (doc.HasParseError()) throw AutotuneError(ErrorKind::cache, describe_parse_error(doc));
+  if (!doc.IsObject()) throw AutotuneError(ErrorKind::cache, "not a JSON object");
+  const Value* found = find_member(doc, "format");
+  if (found == nullptr || !found->IsString()) {
+    throw AutotuneError(ErrorKind::cache, "no \"format\" field: not a tunekit cache file");
+  }
+  if (text_of(*found) != format) {
+    throw AutotuneError(ErrorKind::cache, "format is \"" + std::string(text_of(*found)) +
+                                              "\", expected \"" + format + "\"");
+  }
+  const Value* version = find_member(doc, "version");
+  std::int64_t number = 0;
+  if (version == nullptr || !version->IsString() ||
+      std::from_chars(version->GetString(), version->GetString() + version->GetStringLength(),
+                      number)
+              .ec != std::errc()) {
+    throw AutotuneError(ErrorKind::cache, "no integer \"version\" field");
+  }
+  if (number != FileStore::format_version) {
+    throw AutotuneError(ErrorKind::cache, "format version " + std::to_string(number) +
+                                              ", this build reads version " +
+                                              std::to_string(FileStore::format_version));
+  }
+}
+
+/// The entries of one op in a DOM (a file, or one op of a bundle), indexed by identity.
+class EntryIndex {
+ public:
+  EntryIndex(const Value& holder, std::string op) : op_(std::move(op)) {
+    const Value& entries = member(holder, "entries");
+    if (!entries.IsArray()) throw AutotuneError(ErrorKind::cache, "\"entries\" is not an array");
+    std::size_t i = 0;
+    for (const Value& e : entries.GetArray()) {
+      try {
+        if (!e.IsObject()) throw AutotuneError(ErrorKind::cache, "not a JSON object");
+        const auto checksum = checked_hex(text_field(e, "set_checksum"), "set_checksum");
+        index_.insert_or_assign(Key{text_field(e, "key"), text_field(e, "device"), checksum},
+                                Slot{&e, i});
+      } catch (const AutotuneError& error) {
+        problems_.push_back(entry_problem(i, op_, error.message()));
+      }
+      ++i;
+    }
+  }
+
+  const std::string& op() const noexcept { return op_; }
+  const std::vector<std::string>& problems() const noexcept { return problems_; }
+
+  std::optional<StoredResult> find(const EntryId& id, std::string& problem) const {
+    const auto it = index_.find(Key{id.key, id.device, id.checksum});
+    if (it == index_.end()) return std::nullopt;
+    try {
+      return read_entry(*it->second.value, op_).result;
+    } catch (const std::exception& e) {
+      problem = entry_problem(it->second.position, op_, message_of(e));
+      return std::nullopt;
+    }
+  }
+
+  ParsedFile all() const {
+    ParsedFile file{op_, {}, problems_};
+    std::vector<Slot> slots;
+    for (const auto& [key, slot] : index_) slots.push_back(slot);
+    std::sort(slots.begin(), slots.end(),
+              [](const Slot& a, const Slot& b) { return a.position < b.position; });
+    for (const Slot& slot : slots) {
+      try {
+        file.entries.push_back(read_entry(*slot.value, op_));
+      } catch (const std::exception& e) {
+        file.problems.push_back(entry_problem(slot.position, op_, message_of(e)));
+      }
+    }
+    return file;
+  }
+
+ private:
+  static std::string message_of(const std::exception& e) {
+    if (const auto* a = dynamic_cast<const AutotuneError*>(&e)) return a->message();
+    return e.what();
+  }
+  using Key = std::tuple<std::string_view, std::string_view, std::uint64_t>;  // key, device, set
+  struct Slot {
+    const Value* value;
+    std::size_t position;
+  };
+  std::string op_;
+  std::map<Key, Slot> index_;
+  std::vector<std::string> problems_;
+};
+
+class DomFile final : public IndexedFile {
+ public:
+  explicit DomFile(std::string bytes) : buffer_(std::move(bytes)) {
+    parse_document(buffer_, doc_, file_format);
+    const Value* op = find_member(doc_, "op");
+    if (op == nullptr || !op->IsString()) throw AutotuneError(ErrorKind::cache, "no \"op\" string");
+    index_.emplace(doc_, std::string(text_of(*op)));
+  }
+  const std::string& op() const override { return index_->op(); }
+  const std::vector<std::string>& index_problems() const override { return index_->problems(); }
+  std::optional<StoredResult> find(const EntryId& id, std::string& problem) const override {
+    return index_->find(id, problem);
+  }
+  ParsedFile all() const override { return index_->all(); }
+
+ private:
+  std::string buffer_;  // parsed in place: the DOM's strings point into it
+  rj::Document doc_;
+  std::optional<EntryIndex> index_;
+};
+
+template <class F>
+auto guarded(F&& parse) {
+  try {
+    return parse();
+  } catch (const AutotuneError&) {
+    throw;
+  } catch (const std::exception& e) {  // a rapidjson assertion (cereal makes them throw)
+    throw AutotuneError(ErrorKind::cache, std::string("malformed cache file: ") + e.what());
+  }
+}
+
+}  // namespace
+
+ParsedFile parse_cache_file(std::string_view bytes) {
+  return IndexedFile::parse(std::string(bytes))->all();
+}
+
+std::unique_ptr<IndexedFile> IndexedFile::parse(std::string bytes) {
+  return guarded([&]() -> std::unique_ptr<IndexedFile> {
+    return std::make_unique<DomFile>(std::move(bytes));
+  });
+}
+
+std::vector<ParsedFile> parse_cache_bundle(std::string_view bytes) {
+  return guarded([&] {
+    std::string buffer(bytes);
+    rj::Document doc;
+    parse_document(buffer, doc, bundle_format);
+    const Value& ops = member(doc, "ops");
+    if (!ops.IsArray()) throw AutotuneError(ErrorKind::cache, "\"ops\" is not an array");
+    std::vector<ParsedFile> files;
+    for (const Value& op : ops.GetArray()) {
+      if (!op.IsObject()) throw AutotuneError(ErrorKind::cache, "an op is not a JSON object");
+      files.push_back(EntryIndex(op, string_field(op, "op")).all());
+    }
+    return files;
+  });
+}
+
+}  // namespace tunekit::detail

@@ -1,0 +1,347 @@
+// The persistent cache in one process: round trips, identity, invalidation, listing, clearing,
+// export/import, concurrency between stores, and the loader on its own.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <thread>
+
+#include "test_cache_support.hpp"
+
+using namespace tunekit;
+using namespace tunekit::test;
+
+namespace {
+
+EntryId id_of(std::string key, std::string device = "device A", std::uint64_t checksum = 42,
+              std::string op = "matmul") {
+  return EntryId{std::move(device), std::move(op), std::move(key), checksum};
+}
+
+void check_same(const StoredResult& a, const StoredResult& b) {
+  CHECK(a.winner == b.winner);
+  CHECK(a.winner_index == b.winner_index);
+  REQUIRE(a.outcomes.size() == b.outcomes.size());
+  for (std::size_t i = 0; i < a.outcomes.size(); ++i) {
+    const auto& x = a.outcomes[i];
+    const auto& y = b.outcomes[i];
+    CHECK(x.name == y.name);
+    CHECK(x.index == y.index);
+    CHECK(x.status == y.status);
+    CHECK(x.median == y.median);  // bit-exact, not approximately
+    CHECK(x.spread == y.spread);
+    CHECK(x.min == y.min);
+    CHECK(x.max == y.max);
+    CHECK(x.samples == y.samples);
+    CHECK(x.batch == y.batch);
+    REQUIRE(x.error.has_value() == y.error.has_value());
+    if (x.error) {
+      CHECK(x.error->kind() == y.error->kind());
+      CHECK(x.error->message() == y.error->message());
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a saved result loads back exactly, with its winner and every outcome", "[cache]") {
+  TempDir dir;
+  const StoredResult saved = sample_result();
+  {
+    FileStore store(dir.path());
+    store.save(id_of("m=64"), saved);
+    auto same_store = store.load(id_of("m=64"));
+    REQUIRE(same_store);
+    check_same(*same_store, saved);
+  }
+  FileStore fresh(dir.path());
+  auto loaded = fresh.load(id_of("m=64"));
+  REQUIRE(loaded);
+  check_same(*loaded, saved);
+  CHECK(fs::exists(dir / "v1/matmul.json"));
+}
+
+TEST_CASE("times of any magnitude survive the JSON round trip bit for bit", "[cache]") {
+  TempDir dir;
+  FileStore store(dir.path());
+  std::mt19937_64 rng(7);
+  std::vector<CacheEntry> entries;
+  for (int i = 0; i < 200; ++i) {
+    const double median = std::ldexp(std::uniform_real_distribution<double>(1, 2)(rng),
+                                     std::uniform_int_distribution<int>(-60, 10)(rng));
+    entries.push_back({id_of("k=" + std::to_string(i)), sample_result(median)});
+  }
+  entries.back().result.outcomes[0].spread = std::numeric_limits<double>::infinity();
+  entries.back().result.outcomes[1].spread = std::numeric_limits<double>::quiet_NaN();
+  CHECK(store.save_entries(entries) == entries.size());
+  FileStore fresh(dir.path());
+  for (const auto& e : entries) {
+    auto loaded = fresh.load(e.id);
+    REQUIRE(loaded);
+    CHECK(loaded->outcomes[0].median == e.result.outcomes[0].median);
+    CHECK(loaded->outcomes[2].max == e.result.outcomes[2].max);
+  }
+  const auto last = fresh.load(entries.back().id);
+  CHECK(std::isinf(last->outcomes[0].spread));
+  CHECK(std::isnan(last->outcomes[1].spread));
+}
+
+TEST_CASE("an entry applies only to its own device, op, key and set checksum", "[cache]") {
+  TempDir dir;
+  FileStore store(dir.path());
+  store.save(id_of("m=64", "device A", 42, "matmul"), sample_result());
+  CHECK(store.load(id_of("m=64", "device A", 42, "matmul")));
+  CHECK_FALSE(store.load(id_of("m=64", "device B", 42, "matmul")));
+  CHECK_FALSE(store.load(id_of("m=64", "device A", 43, "matmul")));
+  CHECK_FALSE(store.load(id_of("m=128", "device A", 42, "matmul")));
+  CHECK_FALSE(store.load(id_of("m=64", "device A", 42, "reduce")));
+}
+
+TEST_CASE("saving one entry keeps every other entry of the file", "[cache]") {
+  TempDir dir;
+  FileStore a(dir.path()), b(dir.path());
+  a.save(id_of("m=1"), sample_result(1e-3));
+  b.save(id_of("m=2"), sample_result(2e-3));  // b has not read the file before: it must merge
+  a.save(id_of("m=1", "device A", 7), sample_result(3e-3));
+  FileStore fresh(dir.path());
+  CHECK(fresh.load(id_of("m=1")));
+  CHECK(fresh.load(id_of("m=2")));
+  CHECK(fresh.load(id_of("m=1", "device A", 7)));
+  CHECK(fresh.entries().size() == 3);
+}
+
+TEST_CASE("a store sees an entry another store wrote after its first read", "[cache]") {
+  TempDir dir;
+  FileStore reader(dir.path()), writer(dir.path());
+  writer.save(id_of("m=1"), sample_result());
+  REQUIRE(reader.load(id_of("m=1")));
+  CHECK_FALSE(reader.load(id_of("m=2")));
+  writer.save(id_of("m=2"), sample_result(5e-3));
+  auto loaded = reader.load(id_of("m=2"));
+  REQUIRE(loaded);
+  CHECK(loaded->outcomes[0].median == 5e-3);
+}
+
+TEST_CASE("a new tuner on the same directory uses the cached winner without tuning", "[cache]") {
+  TempDir dir;
+  CHECK(run_program(dir.path(), {1, 2, 4}) == 3);
+  CHECK(run_program(dir.path(), {1, 2, 4}) == 0);
+  CHECK(run_program(dir.path(), {1, 2, 4, 8}) == 1);
+}
+
+TEST_CASE("changing a kernel's source invalidates its cached results", "[cache]") {
+  TempDir dir;
+  CHECK(run_program(dir.path(), {16}, "device A", "v1") == 1);
+  CHECK(run_program(dir.path(), {16}, "device A", "v2") == 1);  // edited: re-tuned
+  CHECK(run_program(dir.path(), {16}, "device A", "v2") == 0);
+  CHECK(run_program(dir.path(), {16}, "device A", "v1") == 0);  // the old build's entry is kept
+  CHECK(FileStore(dir.path()).entries().size() == 2);
+}
+
+TEST_CASE("a result tuned on another device is not reused", "[cache]") {
+  TempDir dir;
+  CHECK(run_program(dir.path(), {32}, "device A") == 1);
+  CHECK(run_program(dir.path(), {32}, "device B") == 1);
+  CHECK(run_program(dir.path(), {32}, "device A") == 0);
+  CHECK(run_program(dir.path(), {32}, "device B") == 0);
+}
+
+TEST_CASE("TUNEKIT_CACHE=off gives no store, and the default settings give a FileStore", "[cache]") {
+  TempDir dir;
+  Settings off = cache_settings(dir.path());
+  off.persistent_cache = false;
+  CHECK(make_result_store(off) == nullptr);
+  auto store = make_result_store(cache_settings(dir.path()));
+  REQUIRE(store);
+  CHECK(dynamic_cast<FileStore*>(store.get()) != nullptr);
+}
+
+TEST_CASE("entries lists every op and device, and clear removes all or one op", "[cache]") {
+  TempDir dir;
+  FileStore store(dir.path());
+  store.save(id_of("m=1", "device A", 1, "matmul"), sample_result());
+  store.save(id_of("m=1", "device B", 1, "matmul"), sample_result());
+  store.save(id_of("n=9", "device A", 2, "reduce/sum"), sample_result());
+  const auto all = store.entries();
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].id.op == "matmul");
+  CHECK(all[0].id.device == "device A");
+  CHECK(all[2].id.op == "reduce/sum");
+  CHECK(store.ops() == std::vector<std::string>{"matmul", "reduce/sum"});
+  CHECK(store.entries("matmul").size() == 2);
+  CHECK(fs::exists(store.file_of("reduce/sum")));
+  CHECK(store.file_of("reduce/sum").filename() == "reduce%2Fsum.json");
+
+  store.clear("matmul");
+  CHECK_FALSE(store.load(id_of("m=1", "device A", 1, "matmul")));
+  CHECK(store.load(id_of("n=9", "device A", 2, "reduce/sum")));
+  store.clear();
+  CHECK(store.entries().empty());
+  CHECK_FALSE(store.load(id_of("n=9", "device A", 2, "reduce/sum")));
+}
+
+TEST_CASE("export and import carry a whole cache, other devices' entries included", "[cache]") {
+  TempDir from, to, bundle_dir;
+  CHECK(run_program(from.path(), {1, 2}, "device A", "v1", "op one") == 2);
+  CHECK(run_program(from.path(), {4}, "device B", "v1", "op two") == 1);
+  const fs::path bundle = bundle_dir / "pretuned.json";
+  CHECK(FileStore(from.path()).export_to(bundle) == 3);
+
+  FileStore target(to.path());
+  target.save(id_of("local", "device A", 5, "op one"), sample_result());
+  CHECK(target.import_from(bundle) == 3);
+  CHECK(target.entries().size() == 4);  // the local entry stays
+  CHECK(run_program(to.path(), {1, 2}, "device A", "v1", "op one") == 0);
+  CHECK(run_program(to.path(), {4}, "device B", "v1", "op two") == 0);
+  CHECK(run_program(to.path(), {4}, "device A", "v1", "op two") == 1);  // kept, not used on A
+
+  // keep_existing leaves local results alone; replace overwrites them.
+  auto changed = target.entries("op one");
+  for (auto& e : changed) e.result.outcomes.front().median = 99;
+  CHECK(target.save_entries(changed, ImportMode::keep_existing) == 0);
+  CHECK(target.save_entries(changed, ImportMode::replace) == changed.size());
+  CHECK(target.entries("op one").front().result.outcomes.front().median == 99);
+}
+
+TEST_CASE("importing a missing or broken bundle is a cache error, not a crash", "[cache]") {
+  TempDir dir;
+  FileStore store(dir.path());
+  CHECK_THROWS_AS(store.import_from(dir / "absent.json"), AutotuneError);
+  write_text(dir / "broken.json", "{\"format\": \"tunekit-cache-bundle\", \"version\": 1, \"ops\": [");
+  try {
+    store.import_from(dir / "broken.json");
+    FAIL("expected an AutotuneError");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::cache);
+    CHECK(e.message().find("broken.json") != std::string::npos);
+  }
+}
+
+TEST_CASE("stores saving from many threads at once lose no entry", "[cache][concurrency]") {
+  TempDir dir;
+  constexpr int threads = 8, per_thread = 10;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      FileStore store(dir.path());  // one store per thread: each has its own file descriptors
+      for (int i = 0; i < per_thread; ++i) {
+        store.save(id_of("t=" + std::to_string(t) + " i=" + std::to_string(i)), sample_result());
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  CHECK(FileStore(dir.path()).entries().size() == threads * per_thread);
+}
+
+TEST_CASE("the tuning lock of one key makes another holder wait, and only up to its timeout",
+          "[cache][concurrency]") {
+  TempDir dir;
+  FileStore first(dir.path());
+  FileStore::Options options;
+  options.tuning_lock_timeout = std::chrono::milliseconds(150);
+  FileStore second(dir.path(), options);
+  {
+    auto held = first.lock_for_tuning(id_of("m=1"));
+    {
+      // Another key, another device or another set checksum is independent: no wait.
+      CapturedWarnings warnings;
+      { auto other = second.lock_for_tuning(id_of("m=2")); }
+      { auto other = second.lock_for_tuning(id_of("m=1", "device B")); }
+      { auto other = second.lock_for_tuning(id_of("m=1", "device A", 43)); }
+      CHECK(warnings.text().empty());
+    }
+    // The same key waits for the timeout, then gives up with a warning.
+    CapturedWarnings warnings;
+    const auto t1 = std::chrono::steady_clock::now();
+    { auto same = second.lock_for_tuning(id_of("m=1")); }
+    const auto waited = std::chrono::steady_clock::now() - t1;
+    CHECK(waited >= std::chrono::milliseconds(150));
+    CHECK(waited < std::chrono::seconds(10));
+    CHECK(warnings.count("tuning here as well") == 1);
+  }
+  // Released: taken without waiting, and the lock files are cleaned up.
+  CapturedWarnings warnings;
+  { auto again = second.lock_for_tuning(id_of("m=1")); }
+  CHECK(warnings.text().empty());
+  CHECK(fs::is_empty(dir / "v1/locks"));
+}
+
+TEST_CASE("a thread waiting for a tuning lock gets it when the holder releases it",
+          "[cache][concurrency]") {
+  TempDir dir;
+  FileStore a(dir.path()), b(dir.path());
+  std::atomic<bool> released{false}, acquired_early{false};
+  auto held = a.lock_for_tuning(id_of("m=1"));
+  std::thread waiter([&] {
+    auto lock = b.lock_for_tuning(id_of("m=1"));
+    if (!released) acquired_early = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  released = true;
+  held.reset();
+  waiter.join();
+  CHECK_FALSE(acquired_early);
+}
+
+TEST_CASE("the loader keeps the good entries of a file with a malformed one", "[cache][loader]") {
+  std::vector<CacheEntry> entries{{id_of("a"), sample_result()}, {id_of("b"), sample_result()},
+                                  {id_of("c"), sample_result()}};
+  std::string text = detail::write_cache_file("matmul", entries);
+  // Make the second entry's sample count a string: a type error inside a nested node.
+  const auto second = text.find("\"key\": \"b\"");
+  REQUIRE(second != std::string::npos);
+  const auto samples = text.find("\"samples\": 12", second);
+  text.replace(samples, 13, "\"samples\": \"x\"");
+  const auto parsed = detail::parse_cache_file(text);
+  CHECK(parsed.op == "matmul");
+  REQUIRE(parsed.entries.size() == 2);
+  CHECK(parsed.entries[0].id.key == "a");
+  CHECK(parsed.entries[1].id.key == "c");
+  REQUIRE(parsed.problems.size() == 1);
+  CHECK(parsed.problems[0].find("entry 1") != std::string::npos);
+}
+
+TEST_CASE("the loader rejects non-objects, deep nesting and foreign formats with a cache error",
+          "[cache][loader]") {
+  const std::vector<std::string> inputs{
+      "",
+      "   ",
+      "[]",
+      "42",
+      "{",
+      "{}",
+      std::string(100000, '['),
+      std::string(50, '{') + std::string(50, '}'),
+      "{\"format\": \"tunekit-cache\", \"version\": 2, \"op\": \"x\", \"entries\": []}",
+      "{\"format\": \"something else\", \"version\": 1}",
+      "{\"format\": \"tunekit-cache\", \"version\": \"1\"}",
+      "{\"format\": \"tunekit-cache\", \"version\": 1, \"op\": \"x\", \"entries\": {}}",
+  };
+  for (const auto& input : inputs) {
+    INFO(input.substr(0, 80));
+    try {
+      (void)detail::parse_cache_file(input);
+      FAIL("accepted");
+    } catch (const AutotuneError& e) {
+      CHECK(e.kind() == ErrorKind::cache);
+    }
+  }
+  // Entries that are not objects are skipped one by one.
+  const auto odd = detail::parse_cache_file(
+      "{\"format\": \"tunekit-cache\", \"version\": 1, \"op\": \"x\", "
+      "\"entries\": [1, \"two\", null, true, [], {}]}");
+  CHECK(odd.entries.empty());
+  CHECK(odd.problems.size() == 6);
+}
+
+TEST_CASE("op names that are not file-name safe map to distinct, safe file names", "[cache]") {
+  CHECK(detail::op_file_name("matmul") == "matmul.json");
+  CHECK(detail::op_file_name("a/b") == "a%2Fb.json");
+  CHECK(detail::op_file_name("..") == "%2E..json");
+  CHECK(detail::op_file_name("") == "%.json");
+  CHECK(detail::op_file_name("a b") != detail::op_file_name("a_b"));
+  const auto long_name = detail::op_file_name(std::string(1000, 'x'));
+  CHECK(long_name.size() < 200);
+  CHECK(long_name != detail::op_file_name(std::string(999, 'x')));
+}
