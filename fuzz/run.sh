@@ -1,24 +1,56 @@
 #!/usr/bin/env bash
-# Builds the cache-loader fuzz target with clang++ (libFuzzer + AddressSanitizer + UBSan) and runs
-# it on a copy of the seed corpus.   Usage: fuzz/run.sh [seconds, default 180] [extra libFuzzer flags]
+# Builds a libFuzzer target with clang++ (libFuzzer + AddressSanitizer + UBSan) and runs it on a
+# copy of its seed corpus (fuzz/corpus/<target>/; the cache loader's: fuzz/corpus/cache/), under build/fuzz/<target>/.
+#
+#   fuzz/run.sh [TARGET] [SECONDS, default 180] [extra libFuzzer flags]
+#   fuzz/run.sh all [SECONDS]        every target in turn, SECONDS each
+#
+# Targets: cache_loader (the default; `fuzz/run.sh 180` still fuzzes it), settings,
+# replay_table, device_selector (needs an OpenCL device: PoCL in CI).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-out="${TUNEKIT_FUZZ_DIR:-$root/build/fuzz}"
+targets=(cache_loader settings replay_table device_selector)
+target=cache_loader
+if [[ $# -gt 0 && ! "$1" =~ ^[0-9]+$ ]]; then target="$1"; shift; fi
 seconds="${1:-180}"
 shift || true
+if [[ "$target" == all ]]; then
+  for t in "${targets[@]}"; do "$0" "$t" "$seconds" "$@"; done
+  exit 0
+fi
+core=("$root/src/error.cpp" "$root/src/outcome.cpp" "$root/src/stable_hash.cpp")
+libs=(-lxxhash)
+extra=()
+case "$target" in
+  cache_loader) sources=("$root/src/cache/format.cpp" "$root/src/cache/reader.cpp") ;;
+  settings|replay_table) sources=("$root/src/settings.cpp" "$root/src/search.cpp" "$root/src/space.cpp") ;;
+  device_selector)
+    sources=("$root/src/cl/device.cpp" "$root/src/cl/errors.cpp" "$root/src/settings.cpp"
+             "$root/src/search.cpp" "$root/src/space.cpp")
+    libs+=(-lOpenCL)
+    extra=(-DCL_HPP_TARGET_OPENCL_VERSION=300 -DCL_HPP_MINIMUM_OPENCL_VERSION=200)
+    # PoCL is not instrumented; its allocations that outlive one input are its own caches.
+    export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" ;;
+  *) echo "fuzz/run.sh: unknown target '$target' (${targets[*]}, all)" >&2; exit 2 ;;
+esac
+out="${TUNEKIT_FUZZ_DIR:-$root/build/fuzz}/$target"
 mkdir -p "$out/corpus" "$out/artifacts"
 cxx="${CXX_FUZZ:-clang++}"
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -fsanitize-recover=pointer-overflow -I"$root/include")
+       -fno-sanitize-recover=undefined -fsanitize-recover=pointer-overflow -I"$root/include" "${extra[@]}")
 # Every sanitizer report stops the run, except the one in ubsan.supp (see there).
 export UBSAN_OPTIONS="suppressions=$here/ubsan.supp:print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-sources=("$root/fuzz/fuzz_cache_loader.cpp" "$root/src/cache/format.cpp" "$root/src/cache/reader.cpp"
-         "$root/src/stable_hash.cpp" "$root/src/error.cpp" "$root/src/outcome.cpp")
-if [[ ! -x "$out/fuzz_cache_loader" || -n "$(find "${sources[@]}" "$root/include" "$root/src/cache" "$here/fuzz_cache_loader.cpp" -newer "$out/fuzz_cache_loader" 2>/dev/null | head -1)" ]]; then
-  echo "building $out/fuzz_cache_loader" >&2
-  "$cxx" "${flags[@]}" "${sources[@]}" -lxxhash -o "$out/fuzz_cache_loader"
+all_sources=("$here/fuzz_$target.cpp" "${sources[@]}" "${core[@]}")
+binary="$out/fuzz_$target"
+if [[ ! -x "$binary" || -n "$(find "${all_sources[@]}" "$root/include" "$here/run.sh" -newer "$binary" 2>/dev/null | head -1)" ]]; then
+  echo "building $binary" >&2
+  "$cxx" "${flags[@]}" "${all_sources[@]}" "${libs[@]}" -o "$binary"
 fi
-cp -n "$here"/corpus/cache/* "$out/corpus/" 2>/dev/null || true
-exec "$out/fuzz_cache_loader" "$out/corpus" -max_total_time="$seconds" -max_len=65536 \
+seeds="$here/corpus/$target"
+[[ "$target" == cache_loader ]] && seeds="$here/corpus/cache"
+cp -n "$seeds"/* "$out/corpus/" 2>/dev/null || true
+dict=()
+[[ -f "$here/$target.dict" ]] && dict=(-dict="$here/$target.dict")
+exec "$binary" "$out/corpus" -max_total_time="$seconds" -max_len=65536 "${dict[@]}" \
   -artifact_prefix="$out/artifacts/" -print_final_stats=1 "$@"

@@ -2,6 +2,7 @@
 #include "tunekit/search.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <numeric>
@@ -196,19 +197,21 @@ void save_replay_table(const std::filesystem::path& path, const ReplayTable& tab
   if (!out) throw AutotuneError(ErrorKind::cache, "could not write " + path.string());
 }
 
-ReplayTable load_replay_table(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw AutotuneError(ErrorKind::cache, "could not read " + path.string());
+ReplayTable parse_replay_table(std::string_view text, std::string_view source) {
   ReplayTable table;
+  std::istringstream in{std::string(text)};
   std::string line;
+  const auto bad_line = [&](int number, const char* why) {
+    return AutotuneError(ErrorKind::cache,
+                         std::string(source) + ":" + std::to_string(number) + ": " + why);
+  };
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     std::string config, time, cost;
     if (!std::getline(fields, config, '\t') || !std::getline(fields, time, '\t') ||
         !std::getline(fields, cost)) {
-      throw AutotuneError(ErrorKind::cache, path.string() + ":" + std::to_string(number) +
-                                                ": expected config, time and cost separated by tabs");
+      throw bad_line(number, "expected config, time and cost separated by tabs");
     }
     try {
       RecordedEvaluation e;
@@ -216,11 +219,19 @@ ReplayTable load_replay_table(const std::filesystem::path& path) {
       e.cost_seconds = std::stod(cost);
       table[config] = e;
     } catch (const std::logic_error&) {
-      throw AutotuneError(ErrorKind::cache,
-                          path.string() + ":" + std::to_string(number) + ": not a number");
+      throw bad_line(number, "not a number");
     }
   }
   return table;
+}
+
+ReplayTable load_replay_table(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw AutotuneError(ErrorKind::cache, "could not read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw AutotuneError(ErrorKind::cache, "could not read " + path.string());
+  return parse_replay_table(text.str(), path.string());
 }
 
 ReplayTable replay_table_from(const TuningReport& report, std::string_view space_name) {
@@ -249,11 +260,20 @@ ExpandedSpace space_from_table(const ReplayTable& table, std::string name) {
         throw AutotuneError(ErrorKind::cache, "replay table: '" + config + "' is not P=v,...");
       }
       const std::string parameter = field.substr(0, eq);
-      try {
-        values[parameter].insert(std::stoll(field.substr(eq + 1)));
-      } catch (const std::logic_error&) {
+      if (parameter.empty() || std::find(seen.begin(), seen.end(), parameter) != seen.end()) {
+        // Found by fuzz/fuzz_replay_table.cpp: a repeated name reached Space::parameter, whose
+        // std::invalid_argument escaped as another kind of error.
+        throw AutotuneError(ErrorKind::cache, "replay table: '" + config +
+                                                  "' has an empty or repeated parameter name");
+      }
+      std::int64_t value = 0;
+      const char* first = field.data() + eq + 1;
+      const char* last = field.data() + field.size();
+      const auto [end, error] = std::from_chars(first, last, value);
+      if (error != std::errc() || end != last || first == last) {
         throw AutotuneError(ErrorKind::cache, "replay table: '" + config + "' has a non-integer value");
       }
+      values[parameter].insert(value);
       seen.push_back(parameter);
     }
     if (names.empty()) names = seen;

@@ -584,3 +584,95 @@ TEST_CASE("summaries use the median and the median absolute deviation", "[benchm
   CHECK(s.max == 100);
   CHECK(summarize({1, 2, 3, 4}).median == 2.5);
 }
+
+TEST_CASE("the progress hook sees every measured candidate with rising counts and the best so far",
+          "[tuner][progress]") {
+  Settings settings = test::test_settings();
+  std::vector<TuningProgress> seen;
+  std::vector<std::string> best_names;
+  settings.on_progress = [&](const TuningProgress& p) {
+    seen.push_back(p);
+    best_names.emplace_back(p.best);  // the views are valid during the call only
+  };
+  LocalTuner<SizeKey> tuner("progress", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"slow", costs(3e-3, 0)})
+        .with(Tunable{"fast", costs(1e-3, 1)})
+        .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }})
+        .with(Tunable{"middle", costs(2e-3, 2)});
+  });
+  run(tuner, client, set, 64);
+  REQUIRE(seen.size() == 4);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    CHECK(seen[i].done == i + 1);
+    CHECK(seen[i].total == 4);
+    CHECK(seen[i].op == std::string_view("progress"));
+    if (i > 0) CHECK(seen[i].elapsed_seconds >= seen[i - 1].elapsed_seconds);
+  }
+  CHECK(best_names.front() == "slow");
+  CHECK(seen.front().best_seconds == Approx(3e-3));
+  CHECK(best_names.back() == "fast");
+  CHECK(seen.back().best_seconds == Approx(1e-3));
+
+  run(tuner, client, set, 64);  // dispatch to the known winner: no tuning, no progress
+  CHECK(seen.size() == 4);
+}
+
+TEST_CASE("the progress total of a searched space is its search budget", "[tuner][progress]") {
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings{SearchStrategy::random, 0.0, 5, 1e9};
+  std::vector<std::pair<std::size_t, std::size_t>> counts;  // done, total
+  settings.on_progress = [&](const TuningProgress& p) { counts.emplace_back(p.done, p.total); };
+  LocalTuner<SizeKey> tuner("progress space", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"baseline", costs(5e-3, -1)})
+        .with(space("s").parameter("A", {1, 2, 3, 4}).parameter("B", {1, 2, 3, 4}),
+              [](const Config& c) {
+                return [t = 1e-3 * static_cast<double>(c["A"] + c["B"])](VirtualClient& client,
+                                                                        int&) {
+                  client.spend(t);
+                  return 0;
+                };
+              });
+  });
+  run(tuner, client, set, 8);
+  REQUIRE(counts.size() == 1 + 5);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    CHECK(counts[i].first == i + 1);
+    CHECK(counts[i].second == 6);
+  }
+}
+
+TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {
+  VirtualClient client;
+  int made = 0;
+  auto counting_inputs = [&](const SizeKey& key, const int& n) { return ++made, bench_inputs(key, n); };
+  {
+    LocalTuner<SizeKey> tuner("fresh inputs", test::test_settings());
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of_size, counting_inputs}
+          .with(Tunable{"a", costs(1e-3, 0)})
+          .with(Tunable{"b", costs(2e-3, 1)})
+          .with(Tunable{"c", costs(3e-3, 2)});
+    });
+    run(tuner, client, set, 4);
+    CHECK(made == 3);
+  }
+  made = 0;
+  {
+    LocalTuner<SizeKey> tuner("shared inputs", test::test_settings());
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of_size, counting_inputs}
+          .with(Tunable{"a", costs(1e-3, 0)})
+          .with(Tunable{"b", costs(2e-3, 1)})
+          .with(Tunable{"c", costs(3e-3, 2)})
+          .share_inputs();
+    });
+    run(tuner, client, set, 4);
+    CHECK(made == 1);
+  }
+}

@@ -53,6 +53,9 @@ using ReplayTable = std::map<std::string, RecordedEvaluation>;
 void save_replay_table(const std::filesystem::path& path, const ReplayTable& table);
 /// Reads a table written by save_replay_table; throws AutotuneError(cache) naming the bad line.
 ReplayTable load_replay_table(const std::filesystem::path& path);
+/// The parser behind load_replay_table, over the file's text; `source` names it in errors
+/// ("<source>:<line>: ..."). Throws AutotuneError(cache) and nothing else (fuzzed: fuzz/).
+ReplayTable parse_replay_table(std::string_view text, std::string_view source = "replay table");
 
 /// The table of a tuning that measured space `space_name` exhaustively (Level::full): each
 /// "space_name[config]" candidate's median (or failure) and measuring cost.

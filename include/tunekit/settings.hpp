@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -60,6 +61,20 @@ struct SearchSettings {
   SearchBudget budget_for(std::size_t space_size) const;
 };
 
+/// Where a tuning stands: what Settings::on_progress receives after each candidate it measures.
+/// The string views are valid during the call only.
+struct TuningProgress {
+  std::string_view op;         ///< the LocalTuner's op name
+  std::string_view key;        ///< the printed key being tuned
+  std::size_t done = 0;        ///< candidates measured (or failed while measuring) so far
+  std::size_t total = 0;       ///< candidates the tuning expects to measure: an estimate, never
+                               ///< below `done` (a space counts its search budget; a search may
+                               ///< stop early; a priority level that all fails adds the next one)
+  double elapsed_seconds = 0;  ///< wall time since the tuning began
+  std::string_view best;       ///< the fastest working candidate so far; empty while none works
+  double best_seconds = std::numeric_limits<double>::infinity();  ///< its median device time
+};
+
 /// Everything a LocalTuner needs to know that is not its tunable set.
 struct Settings {
   Level level = Level::balanced;
@@ -69,6 +84,10 @@ struct Settings {
   std::string device;               ///< OpenCL device selector: index or name substring
   std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
   std::optional<SearchSettings> search;        ///< unset: SearchSettings::for_level(level)
+  /// Called by the tuning thread after each candidate a tuning measures (never on a cache hit or
+  /// on the dispatch path), e.g. to draw a progress line. Keep it short: it runs between
+  /// measurements. An exception it throws ends the tuning and reaches execute()'s caller.
+  std::function<void(const TuningProgress&)> on_progress;
 
   /// `base` with every TUNEKIT_* variable that is set applied over it.
   /// Throws AutotuneError(settings) naming the variable and the accepted values on a bad value.

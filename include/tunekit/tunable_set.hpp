@@ -232,12 +232,24 @@ class TunableSet {
   /// The input generator must then be deterministic for a key (seed it from the key).
   template <class Check>
   auto validate_with(Check check) && {
-    return TunableSet<KeyGen, InputGen, Check, Entries...>(
+    TunableSet<KeyGen, InputGen, Check, Entries...> validated(
         std::move(key_generator_), std::move(input_generator_), std::move(check),
         std::move(entries_));
+    validated.share_inputs_ = share_inputs_;
+    return validated;
   }
 
   static constexpr bool validates = !std::is_same_v<Validator, NoValidation>;
+
+  /// By default each candidate gets freshly generated benchmark inputs, so that in-place
+  /// candidates never see each other's results. Call this when the candidates only read their
+  /// inputs and write outputs that no candidate reads: one set of inputs then serves the whole
+  /// tuning (worth it when making them is costly, e.g. a GiB of random data).
+  auto share_inputs() && {
+    share_inputs_ = true;
+    return std::move(*this);
+  }
+  bool shares_inputs() const noexcept { return share_inputs_; }
 
   /// Number of candidates (a space counts one per valid configuration).
   std::size_t size() const noexcept { return offsets_.back(); }
@@ -366,9 +378,11 @@ class TunableSet {
  private:
   template <class Entry>
   auto append(Entry entry) {
-    return TunableSet<KeyGen, InputGen, Validator, Entries..., Entry>(
+    TunableSet<KeyGen, InputGen, Validator, Entries..., Entry> bigger(
         std::move(key_generator_), std::move(input_generator_), std::move(validator_),
         std::tuple_cat(std::move(entries_), std::tuple<Entry>(std::move(entry))));
+    bigger.share_inputs_ = share_inputs_;
+    return bigger;
   }
 
   template <std::size_t I, class R, class Client, class... Args>
@@ -412,6 +426,7 @@ class TunableSet {
   Validator validator_{};
   std::tuple<Entries...> entries_;
   std::array<std::size_t, sizeof...(Entries) + 1> offsets_{};
+  bool share_inputs_ = false;
 };
 
 template <class KeyGen, class InputGen>

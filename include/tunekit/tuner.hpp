@@ -349,19 +349,40 @@ class Tuner {
     const BenchmarkSettings bench = settings_.benchmark_settings();
     Validation<Client, Set, Inputs...> validation;
     double leader = std::numeric_limits<double>::infinity();
+    std::size_t leader_index = 0;
+    TuningProgress progress;
+    progress.op = op_;
+    progress.key = report.key;
     auto measure_one = [&](std::size_t i) {
-      if constexpr (HasDeviceLimits<Client>) {
-        if (auto reason = set.exceeds(i, client.limits())) {
-          outcomes[i].status = OutcomeStatus::failed;
-          outcomes[i].error = AutotuneError(ErrorKind::out_of_resources, *reason, outcomes[i].name);
-          return;
+      [&] {
+        if constexpr (HasDeviceLimits<Client>) {
+          if (auto reason = set.exceeds(i, client.limits())) {
+            outcomes[i].status = OutcomeStatus::failed;
+            outcomes[i].error =
+                AutotuneError(ErrorKind::out_of_resources, *reason, outcomes[i].name);
+            return;
+          }
         }
+        outcomes[i] = measure(i, client, set, key, bench, leader, validation, inputs...);
+        if (outcomes[i].ok() && outcomes[i].median < leader) {
+          leader = outcomes[i].median;
+          leader_index = i;
+        }
+      }();
+      if (settings_.on_progress) {
+        progress.total = std::max(progress.total, ++progress.done);
+        progress.elapsed_seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (std::isfinite(leader)) {
+          progress.best = outcomes[leader_index].name;
+          progress.best_seconds = leader;
+        }
+        settings_.on_progress(std::as_const(progress));
       }
-      outcomes[i] = measure(i, client, set, key, bench, leader, validation, inputs...);
-      if (outcomes[i].ok()) leader = std::min(leader, outcomes[i].median);
     };
     bool found = false;
     for (const auto& level : levels) {
+      if (settings_.on_progress) progress.total += planned_measurements(set, level);
       // Single tunables first: their times make racing inside the spaces effective.
       std::map<std::size_t, std::vector<std::size_t>> space_members;  // entry -> candidates
       for (std::size_t i : level) {
@@ -396,6 +417,29 @@ class Tuner {
     if (settings_.log >= LogLevel::info) std::clog << format_report(report);
     remember(report);
     return report;
+  }
+
+  // How many of `level`'s candidates a tuning expects to measure: a whole space counts its
+  // search budget (for progress reports only).
+  template <class Set>
+  std::size_t planned_measurements(const Set& set, const std::vector<std::size_t>& level) const {
+    std::size_t count = 0;
+    std::map<std::size_t, std::size_t> space_members;  // entry -> candidates in this level
+    for (std::size_t i : level) {
+      const auto entry = set.locate(i).entry;
+      if (set.space_of_entry(entry) != nullptr) {
+        ++space_members[entry];
+      } else {
+        ++count;
+      }
+    }
+    for (const auto& [entry, members] : space_members) {
+      const std::size_t size = set.space_of_entry(entry)->size();
+      count += members == size
+                   ? std::min(size, settings_.search_settings().budget_for(size).max_evaluations)
+                   : members;
+    }
+    return count;
   }
 
   // Searches the candidates `members` of space entry `entry` with the configured strategy,
@@ -434,7 +478,8 @@ class Tuner {
            stable_hash(op_ + "|" + key_text));
   }
 
-  // The reference output for validation: the first candidate that runs, computed once.
+  // State of one tuning shared across its candidates: the benchmark inputs, and the reference
+  // output for validation (the first candidate that runs, computed once).
   template <class Client, class Set, class... Inputs>
   struct Validation {
     using Output = execute_result_t<Set, Client, Inputs...>;
@@ -444,6 +489,7 @@ class Tuner {
     std::optional<Compared> reference;
     std::string reference_name;
     bool tried = false;
+    std::optional<Bench> shared_inputs;  // benchmark inputs (kept across candidates if shared)
   };
 
   template <class Client, class Set, class Bench>
@@ -472,10 +518,13 @@ class Tuner {
     failed.index = index;
     failed.status = OutcomeStatus::failed;
     using Bench = typename Validation<Client, Set, Inputs...>::Bench;
-    std::optional<Bench> bench;
+    // Fresh benchmark inputs for each candidate, unless the set shares one set of them across
+    // the tuning (TunableSet::share_inputs).
+    std::optional<Bench>& bench = validation.shared_inputs;
     try {
-      bench.emplace(set.make_inputs(key, inputs...));
+      if (!bench || !set.shares_inputs()) bench.emplace(set.make_inputs(key, inputs...));
     } catch (...) {
+      bench.reset();
       const auto cause = error_from_exception(std::current_exception(), name);
       failed.error = AutotuneError(cause.kind(), "the input generator failed: " + cause.message(),
                                    name);

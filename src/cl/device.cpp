@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/settings.hpp"
@@ -129,8 +130,15 @@ DeviceInfo select_device(std::string_view selector) {
     return devices.front();
   }
   if (all_digits(selector)) {
-    const std::size_t index = std::stoull(std::string(selector));
-    if (index < devices.size()) return devices[index];
+    // from_chars, not std::stoull: an index past 2^64 (found by fuzz/fuzz_device_selector.cpp)
+    // threw std::out_of_range instead of the device error below.
+    std::size_t index = 0;
+    const auto [end, error] =
+        std::from_chars(selector.data(), selector.data() + selector.size(), index);
+    if (error == std::errc() && end == selector.data() + selector.size() &&
+        index < devices.size()) {
+      return devices[index];
+    }
     throw AutotuneError(ErrorKind::device,
                         "TUNEKIT_DEVICE=" + std::string(selector) +
                             " is not a device index (0 to " + std::to_string(devices.size() - 1) +

@@ -3,6 +3,10 @@
 #include "tunekit/ops/reduce.hpp"
 
 #include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <array>
 #include <cmath>
 #include <optional>
@@ -60,8 +64,33 @@ class ReduceSpecs {
   std::array<std::optional<cl::KernelSpec>, 4> specs_;
 };
 
+// Partial-result buffers kept between calls (allocating them on every call costs more than a
+// small reduction), one pair per context and thread: calls from one thread run in queue order,
+// so reusing its pair is safe; another thread gets its own.
+class Scratch {
+ public:
+  std::pair<::cl::Buffer, ::cl::Buffer> buffers(cl::Client& client, std::size_t floats) {
+    std::lock_guard lock(mutex_);
+    auto& slot = slots_[{client.context()(), std::this_thread::get_id()}];
+    if (slot.floats < floats) {
+      slot.floats = std::max<std::size_t>(floats, 1);
+      slot.a = client.allocate(slot.floats * sizeof(float));
+      slot.b = client.allocate(slot.floats * sizeof(float));
+    }
+    return {slot.a, slot.b};
+  }
+
+ private:
+  struct Slot {
+    std::size_t floats = 0;
+    ::cl::Buffer a, b;
+  };
+  std::mutex mutex_;
+  std::map<std::pair<cl_context, std::thread::id>, Slot> slots_;
+};
+
 // A whole-array reduction: a first launch to per-group partials, then launches over the
-// partials until one value is left, then a 4-byte read.
+// partials until one value is left, written to the output.
 class ArrayReduction {
  public:
   ArrayReduction(Strategy strategy, Config config)
@@ -71,29 +100,26 @@ class ArrayReduction {
                         : strategy == Strategy::multi ? "reduce_multi"
                                                       : "reduce_sg") {}
 
-  float operator()(cl::Client& client, const DeviceVector& input, const ReduceOp& op) const {
+  // Writes the result to out.buffer[0]: no host synchronisation inside the op.
+  void operator()(cl::Client& client, const DeviceVector& input, const ReduceOp& op,
+                  DeviceVector& out) const {
     const bool nvidia = strategy_ == Strategy::subgroup && is_nvidia(client);
     ::cl::Kernel kernel = client.kernel(specs_.get(op, nvidia));
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     std::size_t n = input.size;
+    const std::size_t first_groups = groups(client, n);
+    auto [partials, spare] = scratch_->buffers(client, first_groups);
     ::cl::Buffer source = input.buffer;
-    ::cl::Buffer partials = client.allocate(sizeof(float) * std::max<std::size_t>(groups(client, n), 1));
-    ::cl::Buffer spare;
     while (true) {
       const std::size_t g = groups(client, n);
-      ::cl::Buffer target = partials;
+      ::cl::Buffer target = g == 1 ? out.buffer : partials;
       client.launch_with(kernel, ::cl::NDRange(g * wgs), ::cl::NDRange(wgs), static_cast<cl_int>(n),
                          source, target);
       if (g == 1) break;
-      // The next launch reads these partials; it writes to the other buffer.
-      if (spare() == nullptr) spare = client.allocate(sizeof(float) * g);
-      source = partials;
+      source = partials;  // the next launch reads these partials and writes the other buffer
       std::swap(partials, spare);
       n = g;
     }
-    float result = 0;
-    client.read(partials, &result, sizeof(float));
-    return result;
   }
 
   std::string fingerprint() const { return specs_.fingerprint(); }
@@ -109,6 +135,7 @@ class ArrayReduction {
   Strategy strategy_;
   Config config_;
   ReduceSpecs specs_;
+  std::shared_ptr<Scratch> scratch_ = std::make_shared<Scratch>();
 };
 
 // A row reduction: one launch, out[r] for every row.
@@ -149,7 +176,8 @@ void check_op(ReduceOp op) {
   }
 }
 
-ReduceKey array_key(const DeviceVector& input, const ReduceOp& op) {
+ReduceKey array_key(const DeviceVector& input, const ReduceOp& op, const DeviceVector& out) {
+  if (out.size < 1) throw std::invalid_argument("tunekit::ops::reduce_into: out holds no value");
   check_op(op);
   if (input.size == 0) throw std::invalid_argument("tunekit::ops::reduce: the input is empty");
   if (input.size >= (std::size_t{1} << 31)) {
@@ -158,11 +186,12 @@ ReduceKey array_key(const DeviceVector& input, const ReduceOp& op) {
   return ReduceKey{input.size, op};
 }
 
-std::tuple<DeviceVector, ReduceOp> array_inputs(const ReduceKey& key, const DeviceVector& input,
-                                                const ReduceOp& op) {
-  return {random_vector(input.buffer.getInfo<CL_MEM_CONTEXT>(), key.n,
-                        stable_hash(key_to_string(key))),
-          op};
+std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& key,
+                                                              const DeviceVector& input,
+                                                              const ReduceOp& op, const DeviceVector&) {
+  const auto context = input.buffer.getInfo<CL_MEM_CONTEXT>();
+  const auto seed = stable_hash(key_to_string(key));
+  return {random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)};
 }
 
 // Summation order differs between strategies: allow float rounding over n terms of |x| <= 1.
@@ -192,15 +221,13 @@ auto make_array_set() {
                 .parameter("GPC", {4, 8, 16})
                 .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
             factory(Strategy::subgroup))
-      .validate_with([](float expected, float got) {
-        // n is not passed to validators; |sum| of random signs stays near sqrt(n), so a relative
-        // bound on the larger magnitude plus an absolute floor covers rounding.
-        const double scale = std::max({1.0, std::fabs(double(expected)), std::fabs(double(got))});
-        return std::fabs(double(expected) - got) <= 1e-4 * scale
-                   ? std::optional<std::string>{}
-                   : std::optional<std::string>{"result " + std::to_string(got) + ", reference " +
-                                                std::to_string(expected)};
-      });
+      .validate_with([](const std::tuple<DeviceVector, ReduceOp, DeviceVector>& reference,
+                        const std::tuple<DeviceVector, ReduceOp, DeviceVector>& candidate) {
+        const float expected = read_vector(std::get<2>(reference)).at(0);
+        const float got = read_vector(std::get<2>(candidate)).at(0);
+        return same_value(expected, got, std::get<0>(reference).size);
+      })
+      .share_inputs();  // candidates read the input and write only the result
 }
 
 RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const DeviceVector& out) {
@@ -243,7 +270,8 @@ auto make_row_set() {
           if (auto problem = same_value(expected[r], got[r], cols)) return "row " + std::to_string(r) + ": " + *problem;
         }
         return std::nullopt;
-      });
+      })
+      .share_inputs();
 }
 
 }  // namespace
@@ -258,9 +286,19 @@ LocalTuner<RowReduceKey>& reduce_rows_tuner() {
   return tuner;
 }
 
-float reduce(cl::Client& client, const DeviceVector& input, ReduceOp op) {
+void reduce_into(cl::Client& client, const DeviceVector& input, ReduceOp op, DeviceVector& out) {
   auto& tuner = reduce_tuner();
-  return tuner.execute(client.id(), client, tuner.init(make_array_set), input, op);
+  tuner.execute(client.id(), client, tuner.init(make_array_set), input, op, out);
+}
+
+float reduce(cl::Client& client, const DeviceVector& input, ReduceOp op) {
+  thread_local std::map<cl_context, DeviceVector> results;  // one 4-byte buffer per context
+  auto& out = results[client.context()()];
+  if (out.size == 0) out = DeviceVector{client.allocate(sizeof(float)), 1};
+  reduce_into(client, input, op, out);
+  float result = 0;
+  client.read(out.buffer, &result, sizeof(float));
+  return result;
 }
 
 void reduce_rows(cl::Client& client, const DeviceMatrix& matrix, ReduceOp op, DeviceVector& out) {

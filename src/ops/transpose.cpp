@@ -88,7 +88,8 @@ auto make_set() {
       .validate_with([](const std::tuple<DeviceMatrix, DeviceMatrix>& reference,
                         const std::tuple<DeviceMatrix, DeviceMatrix>& candidate) {
         return read_matrix(std::get<1>(reference)) == read_matrix(std::get<1>(candidate));
-      });
+      })
+      .share_inputs();
 }
 
 }  // namespace

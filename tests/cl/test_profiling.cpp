@@ -131,11 +131,17 @@ TEST_CASE("EventTimer measures the device time between start and stop, and can b
     client.launch_with(kernel, ::cl::NDRange(elements), ::cl::NDRange(64), data, iterations);
   };
   const double short_kernel = min_time(client, [&] { busy(100); });
-  const double long_kernel = min_time(client, [&] { busy(1000); });
+  // On a fast GPU 1000 iterations are still launch-overhead sized: grow until clearly longer.
+  int long_iterations = 1000;
+  double long_kernel = min_time(client, [&] { busy(long_iterations); });
+  while (long_kernel < 5 * short_kernel && long_iterations < (1 << 22)) {
+    long_iterations *= 4;
+    long_kernel = min_time(client, [&] { busy(long_iterations); });
+  }
   cl::EventTimer timer(client);
   CHECK_THROWS_AS(timer.seconds(), AutotuneError);
   timer.start();
-  busy(1000);
+  busy(long_iterations);
   timer.stop();
   const double first = timer.seconds();
   timer.start();

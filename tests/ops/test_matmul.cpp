@@ -81,27 +81,30 @@ TEST_CASE("matmul has all four algorithms and a blocked space of at least 500 co
 
 TEST_CASE("sampled matmul candidates of every family are correct on odd sizes", "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  const auto limits = client.limits();
   for (const auto& candidate : sampled_candidates()) {
     for (Problem p : {Problem{37, 53, 29}, Problem{1, 1, 1}, Problem{130, 70, 9}}) {
       INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
+      double error = 0;
       try {
-        CHECK(run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f) < 1e-5);
+        error = run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f);
       } catch (const AutotuneError& e) {
-        // Over this device's limits: must say so, as out of resources.
+        // Over this device's or kernel's limits (registers cap NVIDIA's work-groups at 256):
+        // it must say so, as out of resources, before anything runs.
         INFO(e.what());
         CHECK(e.kind() == ErrorKind::out_of_resources);
-        (void)limits;
         break;
       }
+      CHECK(error < 1e-5);
     }
   }
 }
 
 TEST_CASE("matmul accumulates into C with beta and works with f16 storage", "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  for (const auto& candidate : {std::string("naive[LX=16,LY=16]"), std::string("tiled[TS=16]"),
-                                matmul_candidates().back()}) {
+  for (const auto& candidate :
+       {std::string("naive[LX=16,LY=16]"), std::string("tiled[TS=16]"),
+        std::string("direct[WPTM=4,VWN=16,NVEC=2,LX=1,LY=1]"),
+        std::string("blocked[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]")}) {
     INFO(candidate);
     CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f32, -0.5f, 0.75f) < 1e-5);
     CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f16, 1.0f, 0.5f) < 2e-3);

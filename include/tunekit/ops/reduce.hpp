@@ -30,7 +30,11 @@ struct RowReduceKey {
 };
 
 /// The sum or the maximum of `input`'s values. Throws std::invalid_argument if it is empty.
+/// Waits for the result; reduce_into() leaves it on the device instead.
 float reduce(cl::Client& client, const DeviceVector& input, ReduceOp op);
+
+/// Writes the sum or the maximum of `input`'s values to out.buffer[0], without waiting.
+void reduce_into(cl::Client& client, const DeviceVector& input, ReduceOp op, DeviceVector& out);
 
 /// out[r] = sum or maximum of row r of `matrix` (f32); `out` holds at least matrix.rows values.
 void reduce_rows(cl::Client& client, const DeviceMatrix& matrix, ReduceOp op, DeviceVector& out);

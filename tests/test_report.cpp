@@ -1,0 +1,170 @@
+// The HTML report and the text summary: what they show, what they escape, and that they are
+// reproducible. Rendering in a real browser is tested by tests/cli/browser_test.sh.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <tunekit/report.hpp>
+
+#include "test_report_samples.hpp"
+
+using namespace tunekit;
+
+namespace {
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("a space candidate's name gives back its parameters", "[report]") {
+  const auto parsed = parse_candidate_name("blocked[MWG=64,NWG=32,VW=-4]");
+  REQUIRE(parsed);
+  CHECK(parsed->space == "blocked");
+  REQUIRE(parsed->values.size() == 3);
+  CHECK(parsed->values[0] == std::pair<std::string, std::int64_t>("MWG", 64));
+  CHECK(parsed->values[2] == std::pair<std::string, std::int64_t>("VW", -4));
+  for (const char* plain :
+       {"naive", "std::sort", "a[b]", "x[A=1,]", "x[=1]", "[A=1]", "x[A=1.5]", "x[A=1", "x[]"}) {
+    INFO(plain);
+    CHECK_FALSE(parse_candidate_name(plain));
+  }
+}
+
+TEST_CASE("the HTML report draws one bar per working candidate and highlights the winner",
+          "[report]") {
+  const auto report = test::sample_reduce_report();
+  const std::string html = html_report({report});
+  CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(occurrences(html, "<svg class=\"chart bars\"") == 1);
+  CHECK(occurrences(html, "class=\"bar ") == 3);  // tree, vector4, serial (dropped)
+  CHECK(occurrences(html, "class=\"bar win\"") == 1);
+  CHECK(occurrences(html, "class=\"bar dropped\"") == 1);
+  CHECK(occurrences(html, "class=\"whisker\"") == 3);
+  CHECK_THAT(html, Catch::Contains("★ vector4"));
+  CHECK_THAT(html, Catch::Contains("2.21×</b> faster than the default <code>tree</code>"));
+  CHECK_THAT(html, Catch::Contains("1 skipped by priority"));
+  CHECK_FALSE(occurrences(html, "class=\"chart scatter\""));  // no space: no scatter
+}
+
+TEST_CASE("the HTML report lists failed candidates with their reasons", "[report]") {
+  const std::string html = html_report({test::sample_matmul_report()});
+  CHECK_THAT(html, Catch::Contains("failed candidates</h4>"));
+  CHECK_THAT(html,
+             Catch::Contains("<code>tiled[TS=32]</code></td><td class=\"kind\">build failed</td>"));
+  // A multi-line build log is folded, whole, under its first line.
+  CHECK_THAT(html, Catch::Contains("matmul_tiled.cl: build failed …<details>"));
+  CHECK_THAT(html, Catch::Contains("use of undeclared identifier &#39;TSK&#39;"));
+  CHECK_THAT(html, Catch::Contains("bytes local memory, device has 65536"));
+  CHECK_THAT(html, Catch::Contains("not reached by the search"));
+}
+
+TEST_CASE("a parameter space gets one scatter of time per varying parameter", "[report]") {
+  const auto report = test::sample_matmul_report();
+  const std::string html = html_report({report});
+  CHECK(occurrences(html, "<svg class=\"chart scatter\"") == 3);  // MWG, NWG, VW
+  CHECK_THAT(html, Catch::Contains("Parameter space <code>blocked</code>"));
+  CHECK_THAT(html, Catch::Contains("<title>blocked: time against MWG</title>"));
+  CHECK(occurrences(html, "class=\"pt winpt\"") == 3);  // the winner in each panel
+  std::size_t measured = 0, failed = 0;
+  for (const auto& o : report.outcomes) {
+    if (o.name.rfind("blocked[", 0) != 0) continue;
+    measured += o.ok();
+    failed += o.status == OutcomeStatus::failed;
+  }
+  CHECK(occurrences(html, "<circle class=\"pt") == 3 * measured);
+  CHECK(occurrences(html, "class=\"pt failpt\"") == 3 * failed);
+  // tiled[TS=..] has only two working configurations: no scatter for it.
+  CHECK_THAT(html, !Catch::Contains("Parameter space <code>tiled</code>"));
+}
+
+TEST_CASE("times spanning more than 20x are drawn on a log scale", "[report]") {
+  CHECK_THAT(html_report({test::sample_matmul_report()}), Catch::Contains("(log scale)"));
+  auto narrow = test::sample_reduce_report();
+  std::erase_if(narrow.outcomes, [](const AutotuneOutcome& o) { return o.name == "serial"; });
+  CHECK_THAT(html_report({narrow}), !Catch::Contains("(log scale)"));
+}
+
+TEST_CASE("everything a report shows from the data is HTML-escaped", "[report]") {
+  const std::string html = html_report({test::sample_hostile_report()});
+  CHECK(occurrences(html, "<script>") == 1);  // the report's own
+  CHECK(occurrences(html, "</script>") == 1);
+  CHECK_THAT(html, Catch::Contains("op&lt;script&gt;"));
+  CHECK_THAT(html, Catch::Contains("key=&quot;1&quot; &amp; &#39;x&#39;"));
+  CHECK_THAT(html, Catch::Contains("a&lt;b&gt;&amp;c"));
+  CHECK_THAT(html, Catch::Contains("threw: &lt;/table&gt;&lt;b&gt;"));
+  CHECK_THAT(html, !Catch::Contains("</svg><script>"));
+}
+
+TEST_CASE("the HTML report is self-contained and reproducible", "[report]") {
+  const auto reports = test::sample_reports();
+  HtmlReportOptions options;
+  options.title = "nightly <tuning>";
+  const std::string html = html_report(reports, options);
+  CHECK(html == html_report(reports, options));
+  CHECK_THAT(html, Catch::Contains("<title>nightly &lt;tuning&gt;</title>"));
+  const std::regex external(R"((src|href)\s*=\s*"(https?:)?//)", std::regex::icase);
+  CHECK_FALSE(std::regex_search(html, external));
+  CHECK_THAT(html, !Catch::Contains("@import") && !Catch::Contains("url("));
+  CHECK(occurrences(html, "<section class=\"tuning\"") == reports.size());
+  CHECK_THAT(html, Catch::Contains("id=\"status\" data-state=\"pending\""));
+  CHECK_THAT(html, Catch::Contains("3 tunings of 3 ops on 2 devices"));
+}
+
+TEST_CASE("an empty report says how to get results", "[report]") {
+  const std::string html = html_report({});
+  CHECK_THAT(html, Catch::Contains("No tuning results yet"));
+  CHECK_THAT(html, Catch::Contains("tunekit tune matmul"));
+  CHECK(text_summary({}) == "no tuning results\n");
+}
+
+TEST_CASE("a tuning in which nothing worked is reported without a chart", "[report]") {
+  TuningReport r{"op", "n=1", "dev", 0, {}};
+  r.outcomes.push_back(test::failed_outcome("only", 0, ErrorKind::runtime, "threw: nope"));
+  const std::string html = html_report({r});
+  CHECK_THAT(html, Catch::Contains("no candidate worked"));
+  CHECK(occurrences(html, "<svg") == 0);
+  CHECK_THAT(text_summary({r}), Catch::Contains("(none worked)"));
+}
+
+TEST_CASE("more than 40 working candidates: the fastest 40 are drawn, all are tabled", "[report]") {
+  TuningReport r{"wide", "n=1", "dev", 0, {}};
+  for (std::size_t i = 0; i < 55; ++i) {
+    r.outcomes.push_back(test::measured_outcome("c" + std::to_string(i), i,
+                                                1e-3 * (1 + static_cast<double>(i) / 10), 1e-6));
+  }
+  const std::string html = html_report({r});
+  CHECK(occurrences(html, "class=\"bar ") == 40);
+  CHECK_THAT(html, Catch::Contains("The 40 fastest of 55 working candidates are drawn"));
+  CHECK_THAT(html, Catch::Contains("<code>c54</code>"));
+
+  // The default (candidate 0), which speed-ups refer to, is drawn even when it is slow.
+  r.outcomes.front().median = 1;
+  rank(r.outcomes);
+  const std::string slow_default = html_report({r});
+  CHECK(occurrences(slow_default, "class=\"bar ") == 40);
+  CHECK_THAT(slow_default,
+             Catch::Contains("The 39 fastest of 55 working candidates and the default are drawn"));
+  CHECK_THAT(slow_default, Catch::Contains(">c0</text>"));
+}
+
+TEST_CASE("the text summary gives winner, time and speed-up per tuning", "[report]") {
+  const std::string text = text_summary(test::sample_reports());
+  CHECK_THAT(text, Catch::StartsWith("op"));
+  CHECK_THAT(text, Catch::Contains("reduce") && Catch::Contains("vector4") &&
+                       Catch::Contains("95.000 us") && Catch::Contains("2.21x"));
+  CHECK(occurrences(text, "\n") == 4);
+}
+
+TEST_CASE("cache entries become ranked reports", "[report]") {
+  auto entries = test::sample_entries();
+  std::reverse(entries[1].result.outcomes.begin(), entries[1].result.outcomes.end());
+  const auto reports = reports_from_cache(entries);
+  REQUIRE(reports.size() == entries.size());
+  CHECK(reports[1].op == "reduce");
+  CHECK(reports[1].outcomes.front().name == "vector4");
+  CHECK(reports[1].tuning_seconds > 0);  // the candidates' measuring costs
+}

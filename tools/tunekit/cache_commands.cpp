@@ -1,0 +1,155 @@
+// `tunekit cache ...` and `tunekit report`: the persistent cache, read and moved through FileStore.
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <string>
+#include <tunekit/cache.hpp>
+#include <tunekit/error.hpp>
+#include <tunekit/report.hpp>
+
+#include "commands.hpp"
+
+namespace tunekit::cli {
+namespace {
+
+std::filesystem::path cache_dir(const CommonOptions& common) {
+  return command_settings(common).resolved_cache_dir();
+}
+
+// Nothing to read: said once, the same way by every command.
+bool cache_is_missing(const std::filesystem::path& dir) {
+  std::error_code error;
+  if (std::filesystem::is_directory(dir, error)) return false;
+  std::cout << "no tuning results: " << dir.string() << " does not exist yet\n";
+  return true;
+}
+
+std::string known_ops(const FileStore& store) {
+  std::string text;
+  for (const auto& op : store.ops()) text += (text.empty() ? "" : ", ") + op;
+  return text.empty() ? "none" : text;
+}
+
+}  // namespace
+
+int cache_ls_command(const CommonOptions& common) {
+  const auto dir = cache_dir(common);
+  if (cache_is_missing(dir)) return exit_ok;
+  FileStore store(dir);
+  std::cout << "cache: " << store.directory().string() << "\n";
+  const auto ops = store.ops();
+  if (ops.empty()) {
+    std::cout << "no tuning results\n";
+    return exit_ok;
+  }
+  std::size_t width = 2;
+  for (const auto& op : ops) width = std::max(width, op.size());
+  std::printf("  %-*s %8s %8s %10s\n", static_cast<int>(width), "op", "entries", "devices",
+              "bytes");
+  std::fflush(stdout);
+  for (const auto& op : ops) {
+    const auto entries = store.entries(op);
+    std::set<std::string> devices;
+    for (const auto& e : entries) devices.insert(e.id.device);
+    std::error_code error;
+    const auto size = std::filesystem::file_size(store.file_of(op), error);
+    std::printf("  %-*s %8zu %8zu %10s\n", static_cast<int>(width), op.c_str(), entries.size(),
+                devices.size(), error ? "?" : std::to_string(size).c_str());
+  }
+  std::fflush(stdout);
+  return exit_ok;
+}
+
+int cache_show_command(const CommonOptions& common, const std::string& op) {
+  const auto dir = cache_dir(common);
+  if (cache_is_missing(dir)) return exit_failure;
+  FileStore store(dir);
+  const auto entries = store.entries(op);
+  if (entries.empty()) {
+    std::cerr << "tunekit: no results for op '" << op << "' in " << store.directory().string()
+              << " (ops with results: " << known_ops(store) << ")\n";
+    return exit_failure;
+  }
+  const auto reports = reports_from_cache(entries);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    char checksum[32];
+    std::snprintf(checksum, sizeof checksum, "%016" PRIx64, entries[i].id.checksum);
+    std::cout << (i ? "\n" : "") << format_report(reports[i]) << "    (set checksum " << checksum
+              << ", winner '" << entries[i].result.winner << "')\n";
+  }
+  return exit_ok;
+}
+
+int cache_clear_command(const CommonOptions& common, const std::string& op) {
+  const auto dir = cache_dir(common);
+  if (cache_is_missing(dir)) return exit_ok;
+  FileStore store(dir);
+  if (op.empty()) {
+    const std::size_t count = store.entries().size();
+    store.clear();
+    std::cout << "removed " << count << " results of every op from " << store.directory().string()
+              << "\n";
+  } else {
+    const std::size_t count = store.entries(op).size();
+    store.clear(op);
+    std::cout << "removed " << count << " results of '" << op << "' from "
+              << store.directory().string() << "\n";
+  }
+  return exit_ok;
+}
+
+int cache_export_command(const CommonOptions& common, const std::filesystem::path& file) {
+  const auto dir = cache_dir(common);
+  FileStore store(dir);
+  const std::size_t count = store.export_to(file);
+  std::cout << "exported " << count << " results to " << file.string() << "\n";
+  return exit_ok;
+}
+
+int cache_import_command(const CommonOptions& common, const std::filesystem::path& file,
+                         bool keep_existing) {
+  FileStore store(cache_dir(common));
+  const std::size_t count =
+      store.import_from(file, keep_existing ? ImportMode::keep_existing : ImportMode::replace);
+  std::cout << "imported " << count << " results from " << file.string() << " into "
+            << store.directory().string() << "\n";
+  return exit_ok;
+}
+
+int report_command(const CommonOptions& common, const ReportOptions& options) {
+  const auto dir = cache_dir(common);
+  std::vector<CacheEntry> entries;
+  std::error_code missing;
+  if (std::filesystem::is_directory(dir, missing)) {
+    FileStore store(dir);
+    entries = options.op.empty() ? store.entries() : store.entries(options.op);
+    if (!options.op.empty() && entries.empty()) {
+      std::cerr << "tunekit: no results for op '" << options.op << "' in "
+                << store.directory().string() << " (ops with results: " << known_ops(store)
+                << ")\n";
+      return exit_failure;
+    }
+  }
+  const auto reports = reports_from_cache(entries);
+  std::cout << text_summary(reports);
+  if (!options.html.empty()) {
+    HtmlReportOptions html_options;
+    html_options.subtitle = "from " + dir.string();
+    const std::string html = html_report(reports, html_options);
+    {
+      std::ofstream out(options.html, std::ios::binary | std::ios::trunc);
+      out << html;
+      if (!out.flush()) {
+        throw AutotuneError(ErrorKind::cache, "could not write " + options.html.string());
+      }
+    }
+    std::error_code error;
+    const auto shown = std::filesystem::absolute(options.html, error);
+    std::cout << "HTML report: " << (error ? options.html : shown).string() << "\n";
+  }
+  return exit_ok;
+}
+
+}  // namespace tunekit::cli

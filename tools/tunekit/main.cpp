@@ -1,0 +1,159 @@
+// `tunekit`: list OpenCL devices, tune the shipped ops, inspect and move the persistent cache,
+// and write the HTML report. The command line is parsed here; the commands live beside it.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <tunekit/error.hpp>
+
+#include "commands.hpp"
+
+namespace {
+
+using namespace tunekit::cli;
+
+constexpr const char* exit_help =
+    "Exit status: 0 ok; 1 runtime failure (no device, a tuning in which no candidate worked, "
+    "cache I/O); 2 usage error (bad arguments, or a bad TUNEKIT_* value).\n"
+    "Environment: TUNEKIT_LEVEL, TUNEKIT_SEARCH, TUNEKIT_LOG, TUNEKIT_CACHE, TUNEKIT_CACHE_DIR, "
+    "TUNEKIT_DEVICE (see docs/settings.md).";
+
+// Size options take positive integers; CLI11 reports anything else as a usage error.
+CLI::Option* add_size(CLI::App& app, const char* name, std::optional<std::uint64_t>& value,
+                      const char* help) {
+  return app.add_option(name, value, help)->check(CLI::PositiveNumber)->type_name("N");
+}
+
+void add_tuning_options(CLI::App& op, TuneOptions& options) {
+  op.add_option("--device,-d", options.device,
+                "OpenCL device: an index from `tunekit devices`, or a substring of the "
+                "platform/device name (default: TUNEKIT_DEVICE, else the first GPU, else the "
+                "first CPU)");
+  op.add_option("--level,-l", options.level,
+                "how hard to tune: minimal, balanced, extensive, full (default: TUNEKIT_LEVEL, "
+                "else balanced)");
+  op.add_option("--search", options.search,
+                "search strategy for parameter spaces: exhaustive, random, annealing (default: "
+                "TUNEKIT_SEARCH, else the level's)");
+  op.add_flag("--no-cache", options.no_cache,
+              "neither read nor write the persistent cache (always tunes)");
+  op.add_flag("--no-progress", options.no_progress, "no progress line on stderr");
+  op.footer(exit_help);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tunekit: autotune OpenCL kernels and inspect the results.", "tunekit"};
+  app.footer(exit_help);
+  app.set_version_flag("--version", "tunekit 0.1.0");
+  app.require_subcommand(1);
+  CommonOptions common;
+  app.add_option("--cache-dir", common.cache_dir,
+                 "the persistent cache directory (default: TUNEKIT_CACHE_DIR, else "
+                 "$XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit)")
+      ->type_name("DIR");
+
+  CLI::App* devices = app.add_subcommand(
+      "devices", "List the OpenCL platforms and devices, with their identity and limits.");
+  devices->footer(exit_help);
+
+  TuneOptions tune_options;
+  CLI::App* tune = app.add_subcommand(
+      "tune", "Tune a shipped op for given sizes on one device and print every candidate's time.");
+  tune->require_subcommand(1);
+  tune->footer(exit_help);
+  CLI::App* matmul = tune->add_subcommand("matmul", "C = A * B, A m x k, B k x n (f32 or f16)");
+  add_size(*matmul, "--size,-s", tune_options.size, "m = n = k = N (default 256)");
+  add_size(*matmul, "--m", tune_options.m, "rows of A and C");
+  add_size(*matmul, "--n", tune_options.n, "columns of B and C");
+  add_size(*matmul, "--k", tune_options.k, "columns of A, rows of B");
+  matmul->add_option("--dtype", tune_options.dtype, "element type: f32 or f16 (default f32)")
+      ->check(CLI::IsMember({"f32", "f16"}));
+  CLI::App* reduce = tune->add_subcommand("reduce", "the sum or maximum of an f32 array");
+  add_size(*reduce, "--size,-s", tune_options.size, "array length (default 1048576)");
+  CLI::App* reduce_rows =
+      tune->add_subcommand("reduce_rows", "the sum or maximum of every row of an f32 matrix");
+  CLI::App* transpose = tune->add_subcommand("transpose", "out = in^T for an f32 matrix");
+  for (CLI::App* op : {reduce_rows, transpose}) {
+    add_size(*op, "--size,-s", tune_options.size, "rows = cols = N (default 1024)");
+    add_size(*op, "--rows", tune_options.rows, "rows of the input matrix");
+    add_size(*op, "--cols", tune_options.cols, "columns of the input matrix");
+  }
+  for (CLI::App* op : {reduce, reduce_rows}) {
+    op->add_option("--reduce", tune_options.reduction, "sum or max (default sum)")
+        ->check(CLI::IsMember({"sum", "max"}));
+  }
+  for (CLI::App* op : {matmul, reduce, reduce_rows, transpose}) {
+    add_tuning_options(*op, tune_options);
+  }
+
+  CLI::App* cache =
+      app.add_subcommand("cache", "Inspect, clear, export and import the persistent cache.");
+  cache->require_subcommand(1);
+  cache->footer(exit_help);
+  CLI::App* cache_ls =
+      cache->add_subcommand("ls", "List the ops with results, and where they are.");
+  std::string cache_op;
+  CLI::App* cache_show = cache->add_subcommand("show", "Print every stored tuning of one op.");
+  cache_show->add_option("op", cache_op, "the op's name (see `tunekit cache ls`)")->required();
+  CLI::App* cache_clear =
+      cache->add_subcommand("clear", "Remove the results of one op, or of every op.");
+  cache_clear->add_option("op", cache_op, "the op to clear (default: every op)");
+  std::string file;
+  CLI::App* cache_export =
+      cache->add_subcommand("export", "Write every result (all ops, all devices) to one file.");
+  cache_export->add_option("file", file, "the bundle to write")->required();
+  bool keep_existing = false;
+  CLI::App* cache_import =
+      cache->add_subcommand("import", "Merge a bundle written by `tunekit cache export`.");
+  cache_import->add_option("file", file, "the bundle to read")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cache_import->add_flag("--keep-existing", keep_existing,
+                         "keep a local result where the bundle has one for the same entry");
+  for (CLI::App* sub : {cache_ls, cache_show, cache_clear, cache_export, cache_import}) {
+    sub->footer(exit_help);
+  }
+
+  ReportOptions report_options;
+  CLI::App* report = app.add_subcommand(
+      "report", "Summarise the persistent cache; with --html, write a page of charts.");
+  report
+      ->add_option("--html", report_options.html,
+                   "write a self-contained HTML report (charts per op and key) to FILE")
+      ->type_name("FILE");
+  report->add_option("--op", report_options.op, "only this op");
+  report->footer(exit_help);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? exit_ok : exit_usage;
+  }
+
+  try {
+    if (devices->parsed()) return list_devices_command(common);
+    if (tune->parsed()) {
+      for (CLI::App* op : tune->get_subcommands()) tune_options.op = op->get_name();
+      return tune_command(common, tune_options);
+    }
+    if (cache_ls->parsed()) return cache_ls_command(common);
+    if (cache_show->parsed()) return cache_show_command(common, cache_op);
+    if (cache_clear->parsed()) return cache_clear_command(common, cache_op);
+    if (cache_export->parsed()) return cache_export_command(common, file);
+    if (cache_import->parsed()) return cache_import_command(common, file, keep_existing);
+    if (report->parsed()) return report_command(common, report_options);
+  } catch (const UsageError& e) {
+    std::cerr << "tunekit: " << e.what() << "\nRun with --help for more information.\n";
+    return exit_usage;
+  } catch (const tunekit::AutotuneError& e) {
+    std::cerr << "tunekit: error: " << e.what() << "\n";
+    return e.kind() == tunekit::ErrorKind::settings ? exit_usage : exit_failure;
+  } catch (const std::exception& e) {
+    std::cerr << "tunekit: error: " << e.what() << "\n";
+    return exit_failure;
+  }
+  return exit_usage;  // unreachable: a subcommand is required
+}

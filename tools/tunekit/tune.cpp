@@ -1,0 +1,225 @@
+// `tunekit devices` and `tunekit tune <op>`: the OpenCL side of the tool.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <tunekit/cache.hpp>
+#include <tunekit/cl.hpp>
+#include <tunekit/ops/matmul.hpp>
+#include <tunekit/ops/reduce.hpp>
+#include <tunekit/ops/transpose.hpp>
+#include <tunekit/outcome.hpp>
+
+#include "commands.hpp"
+
+namespace tunekit::cli {
+
+Settings command_settings(const CommonOptions& common) {
+  Settings settings = Settings::from_environment();
+  if (!common.cache_dir.empty()) settings.cache_dir = common.cache_dir;
+  return settings;
+}
+
+namespace {
+
+std::string bytes_text(std::uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) value /= 1024, ++unit;
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return text;
+}
+
+}  // namespace
+
+int list_devices_command(const CommonOptions& common) {
+  const Settings settings = command_settings(common);
+  const auto devices = cl::list_devices();
+  if (devices.empty()) {
+    // select_device says what to install.
+    (void)cl::select_device(settings.device);
+    return exit_failure;
+  }
+  std::optional<std::size_t> chosen;
+  std::string choice_problem;
+  try {
+    chosen = cl::select_device(settings.device).index;
+  } catch (const AutotuneError& e) {
+    choice_problem = e.message();
+  }
+  std::string platform;
+  for (const auto& d : devices) {
+    if (d.platform_name != platform) {
+      platform = d.platform_name;
+      std::cout << "platform: " << d.platform_name << " (" << d.platform_version << ")\n";
+    }
+    std::cout << "  " << d.describe() << (chosen == d.index ? "   <- default" : "") << "\n";
+    std::cout << "      identity: " << d.identity() << "\n";
+    std::string sizes;
+    for (std::size_t s : d.max_work_item_sizes)
+      sizes += (sizes.empty() ? "" : " x ") + std::to_string(s);
+    std::cout << "      limits:   work-group " << d.max_work_group_size << " (items " << sizes
+              << "), local memory " << bytes_text(d.local_memory) << ", global memory "
+              << bytes_text(d.global_memory) << ", largest buffer " << bytes_text(d.max_allocation)
+              << ", timer " << format_seconds(d.timer_resolution) << "\n";
+  }
+  if (!choice_problem.empty()) {
+    std::cout << "TUNEKIT_DEVICE='" << settings.device
+              << "' selects none of these: " << choice_problem << "\n";
+    return exit_usage;
+  }
+  return exit_ok;
+}
+
+namespace {
+
+// The progress line on stderr: redrawn in place on a terminal, else one line every few
+// seconds; nothing for tunings that end within half a second.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled), terminal_(isatty(STDERR_FILENO) == 1) {}
+
+  void operator()(const TuningProgress& p) {
+    if (!enabled_ || p.elapsed_seconds < 0.5) return;
+    const auto now = std::chrono::steady_clock::now();
+    const auto every = terminal_ ? std::chrono::milliseconds(100) : std::chrono::seconds(5);
+    if (drawn_ && now - last_ < every) return;
+    last_ = now;
+    std::string best = p.best.empty() ? std::string("none yet") : std::string(p.best);
+    if (best.size() > 48) best = best.substr(0, 47) + "~";
+    char line[400];
+    std::snprintf(line, sizeof line, "tuning %.*s [%.*s]: %zu/%zu candidates, %.1f s, best %s%s%s",
+                  static_cast<int>(p.op.size()), p.op.data(), static_cast<int>(p.key.size()),
+                  p.key.data(), p.done, p.total, p.elapsed_seconds, best.c_str(),
+                  p.best.empty() ? "" : " ",
+                  p.best.empty() ? "" : format_seconds(p.best_seconds).c_str());
+    std::cerr << (terminal_ ? "\r\033[K" : "") << line << (terminal_ ? "" : "\n") << std::flush;
+    drawn_ = true;
+  }
+
+  void finish() {
+    if (drawn_ && terminal_) std::cerr << "\r\033[K" << std::flush;
+    drawn_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool terminal_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
+struct Shape {
+  std::uint64_t rows, cols;
+};
+
+Shape matrix_shape(const TuneOptions& o, std::uint64_t fallback) {
+  const std::uint64_t size = o.size.value_or(fallback);
+  return {o.rows.value_or(size), o.cols.value_or(size)};
+}
+
+// The device `selector` names. A selector that matches none of the devices there are is a
+// usage error; having no OpenCL platform at all is a runtime failure.
+cl::DeviceInfo choose_device(const std::string& selector, bool from_option) {
+  try {
+    return cl::select_device(selector);
+  } catch (const AutotuneError& e) {
+    if (e.kind() == ErrorKind::device && !selector.empty() && !cl::list_devices().empty()) {
+      std::string message = e.message();
+      const std::string variable = "TUNEKIT_DEVICE=";
+      if (from_option && message.rfind(variable, 0) == 0) {
+        message.replace(0, variable.size(), "--device=");
+      }
+      throw UsageError(message);
+    }
+    throw;
+  }
+}
+
+template <class Key>
+std::vector<TuningReport> reports_of(LocalTuner<Key>& tuner, const cl::Client& client) {
+  return tuner.tuner(client.id()).reports();
+}
+
+}  // namespace
+
+int tune_command(const CommonOptions& common, const TuneOptions& options) {
+  Settings settings = command_settings(common);
+  if (!options.level.empty()) settings.level = parse_level(options.level, "--level");
+  if (!options.search.empty()) {
+    SearchSettings search = settings.search_settings();
+    search.strategy = parse_search_strategy(options.search, "--search");
+    settings.search = search;
+  }
+  if (!options.device.empty()) settings.device = options.device;
+  if (options.no_cache) settings.persistent_cache = false;
+  // The tool prints the table itself; TUNEKIT_LOG=debug still adds the tuner's own lines.
+  if (settings.log == LogLevel::info) settings.log = LogLevel::quiet;
+  ProgressLine progress(!options.no_progress);
+  settings.on_progress = [&progress](const TuningProgress& p) { progress(p); };
+  set_global_settings(settings);  // the shipped ops' tuners start from the global settings
+
+  cl::Client client(choose_device(settings.device, !options.device.empty()));
+  std::cerr << "tunekit: tuning " << options.op << " on " << client.device().describe()
+            << " (level " << to_string(settings.level) << ")\n";
+  const auto context = client.context();
+  std::vector<TuningReport> reports;
+  try {
+    if (options.op == "matmul") {
+      const std::uint64_t size = options.size.value_or(256);
+      const std::uint64_t m = options.m.value_or(size), n = options.n.value_or(size),
+                          k = options.k.value_or(size);
+      const DType dtype = options.dtype == "f16" ? DType::f16 : DType::f32;
+      const auto a = ops::random_matrix(context, m, k, dtype, 1);
+      const auto b = ops::random_matrix(context, k, n, dtype, 2);
+      auto c = ops::random_matrix(context, m, n, dtype, 3);
+      ops::matmul(client, a, b, c);
+      reports = reports_of(ops::matmul_tuner(), client);
+    } else if (options.op == "reduce") {
+      const auto input = ops::random_vector(context, options.size.value_or(1u << 20), 1);
+      (void)ops::reduce(client, input,
+                        options.reduction == "max" ? ops::ReduceOp::max : ops::ReduceOp::sum);
+      reports = reports_of(ops::reduce_tuner(), client);
+    } else if (options.op == "reduce_rows") {
+      const Shape shape = matrix_shape(options, 1024);
+      const auto matrix = ops::random_matrix(context, shape.rows, shape.cols, DType::f32, 1);
+      auto out = ops::random_vector(context, shape.rows, 2);
+      ops::reduce_rows(client, matrix,
+                       options.reduction == "max" ? ops::ReduceOp::max : ops::ReduceOp::sum, out);
+      reports = reports_of(ops::reduce_rows_tuner(), client);
+    } else if (options.op == "transpose") {
+      const Shape shape = matrix_shape(options, 1024);
+      const auto in = ops::random_matrix(context, shape.rows, shape.cols, DType::f32, 1);
+      auto out = ops::random_matrix(context, shape.cols, shape.rows, DType::f32, 2);
+      ops::transpose(client, in, out);
+      reports = reports_of(ops::transpose_tuner(), client);
+    } else {
+      throw UsageError("unknown op '" + options.op + "'");
+    }
+    client.finish();
+  } catch (...) {
+    progress.finish();
+    throw;
+  }
+  progress.finish();
+  for (const auto& report : reports) {
+    std::cout << format_report(report);
+    if (report.tuning_seconds == 0) {
+      std::cout << "(from the persistent cache; `tunekit cache clear " << report.op
+                << "` or --no-cache tunes again)\n";
+    }
+  }
+  if (settings.persistent_cache) {
+    std::cout << "results kept in "
+              << (settings.resolved_cache_dir() / ("v" + std::to_string(FileStore::format_version)))
+                     .string()
+              << "\n";
+  }
+  return exit_ok;
+}
+
+}  // namespace tunekit::cli
