@@ -150,8 +150,10 @@ TEST_CASE("EventTimer measures the device time between start and stop, and can b
   const double second = timer.seconds();
   INFO("short " << short_kernel << ", long " << long_kernel << "; timed " << first << ", "
                 << second);
-  CHECK(first > 0.8 * long_kernel);
-  CHECK(second > 0.8 * short_kernel);
+  // Loose bounds: on a loaded CPU device the same kernel's time varies by tens of percent; the
+  // point is that the timer spans the kernel (not ~0) and tells the long one from the short.
+  CHECK(first > 0.5 * long_kernel);
+  CHECK(second > 0.5 * short_kernel);
   CHECK(first > second);
 }
 
