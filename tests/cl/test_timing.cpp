@@ -49,9 +49,10 @@ TEST_CASE("a candidate enqueuing three kernels is timed over all three", "[openc
 
   const double best = std::min(together, min_time(client, three));
   INFO("alone " << alone[0] << " " << alone[1] << " " << alone[2] << ", together " << best);
-  // All three, not the last one's 1200/2700 of it: the span is close to the sum.
-  CHECK(best > 0.8 * sum);
-  CHECK(best > 1.5 * alone[2]);
+  // All three, not the last one's 1200/2700 (44%) of it: the span is close to the sum. The
+  // margins allow for a CPU device whose speed varies with the machine's load.
+  CHECK(best > 0.65 * sum);
+  CHECK(best > 1.25 * alone[2]);
   // Device time, without the host's: never more than the wall time around the measurement.
   const auto started = std::chrono::steady_clock::now();
   const double timed = client.measure(three, 1);
