@@ -347,7 +347,7 @@ class Tuner {
     }
     const auto levels = plan(set, key, outcomes);
     const BenchmarkSettings bench = settings_.benchmark_settings();
-    Validation<Client, Set, Inputs...> validation;
+    TuningState<Client, Set, Inputs...> state;
     double leader = std::numeric_limits<double>::infinity();
     std::size_t leader_index = 0;
     TuningProgress progress;
@@ -363,7 +363,7 @@ class Tuner {
             return;
           }
         }
-        outcomes[i] = measure(i, client, set, key, bench, leader, validation, inputs...);
+        outcomes[i] = measure(i, client, set, key, bench, leader, state, inputs...);
         if (outcomes[i].ok() && outcomes[i].median < leader) {
           leader = outcomes[i].median;
           leader_index = i;
@@ -481,7 +481,7 @@ class Tuner {
   // State of one tuning shared across its candidates: the benchmark inputs, and the reference
   // output for validation (the first candidate that runs, computed once).
   template <class Client, class Set, class... Inputs>
-  struct Validation {
+  struct TuningState {
     using Output = execute_result_t<Set, Client, Inputs...>;
     using Bench = decltype(std::declval<const Set&>().make_inputs(std::declval<const Key&>(),
                                                                   std::declval<const Inputs&>()...));
@@ -510,17 +510,17 @@ class Tuner {
   template <class Client, class Set, class... Inputs>
   AutotuneOutcome measure(std::size_t index, Client& client, const Set& set, const Key& key,
                           const BenchmarkSettings& bench_settings, double leader,
-                          Validation<Client, Set, Inputs...>& validation, Inputs&... inputs) {
+                          TuningState<Client, Set, Inputs...>& state, Inputs&... inputs) {
     const std::string name = set.name(index);
     const CandidateLocation where = set.locate(index);
     AutotuneOutcome failed;
     failed.name = name;
     failed.index = index;
     failed.status = OutcomeStatus::failed;
-    using Bench = typename Validation<Client, Set, Inputs...>::Bench;
+    using Bench = typename TuningState<Client, Set, Inputs...>::Bench;
     // Fresh benchmark inputs for each candidate, unless the set shares one set of them across
     // the tuning (TunableSet::share_inputs).
-    std::optional<Bench>& bench = validation.shared_inputs;
+    std::optional<Bench>& bench = state.shared_inputs;
     try {
       if (!bench || !set.shares_inputs()) bench.emplace(set.make_inputs(key, inputs...));
     } catch (...) {
@@ -531,23 +531,23 @@ class Tuner {
       return failed;
     }
     if constexpr (Set::validates) {
-      if (!validation.tried) {
-        validation.tried = true;
-        for (std::size_t r = 0; r < set.size() && !validation.reference; ++r) {
+      if (!state.tried) {
+        state.tried = true;
+        for (std::size_t r = 0; r < set.size() && !state.reference; ++r) {
           try {
             auto reference_inputs = set.make_inputs(key, inputs...);
-            validation.reference.emplace(output_of(set.locate(r), client, set, reference_inputs));
+            state.reference.emplace(output_of(set.locate(r), client, set, reference_inputs));
             wait_for(client);
-            validation.reference_name = set.name(r);
+            state.reference_name = set.name(r);
           } catch (...) {
           }
         }
       }
-      if (validation.reference) {
+      if (state.reference) {
         try {
           const auto output = output_of(where, client, set, *bench);
           wait_for(client);
-          const auto verdict = std::invoke(set.validator(), std::as_const(*validation.reference),
+          const auto verdict = std::invoke(set.validator(), std::as_const(*state.reference),
                                            std::as_const(output));
           std::optional<std::string> problem;
           if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
@@ -557,7 +557,7 @@ class Tuner {
           }
           if (problem) {
             failed.error = AutotuneError(ErrorKind::wrong_output,
-                                         *problem + " (reference: '" + validation.reference_name +
+                                         *problem + " (reference: '" + state.reference_name +
                                              "')",
                                          name);
             return failed;
