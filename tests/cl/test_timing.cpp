@@ -51,7 +51,7 @@ TEST_CASE("a candidate enqueuing three kernels is timed over all three", "[openc
   INFO("alone " << alone[0] << " " << alone[1] << " " << alone[2] << ", together " << best);
   // All three, not the last one's 1200/2700 (44%) of it: the span is close to the sum. The
   // margins allow for a CPU device whose speed varies with the machine's load.
-  CHECK(best > 0.65 * sum);
+  CHECK(best > 0.55 * sum);
   CHECK(best > 1.25 * alone[2]);
   // Device time, without the host's: never more than the wall time around the measurement.
   const auto started = std::chrono::steady_clock::now();
@@ -71,9 +71,11 @@ TEST_CASE("a batch is timed as one span over every call's commands", "[opencl][t
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   CHECK(client.last_measure_events() == 8);
   INFO("single " << single << ", batch of 8 " << batch << ", wall " << wall);
-  // Each of the 8 calls takes at least about the fastest single call (other processes on the
-  // host only slow them down), and the span is device time, within the wall time.
-  CHECK(batch > 6 * single);
+  // A span over only the last call would be about one single call; over all 8 it is several,
+  // even where a CPU device runs back-to-back calls faster than a lone one (warm caches, no
+  // launch gap: a loaded 2-core CI machine measured 5.6x). The span is device time, within the
+  // wall time.
+  CHECK(batch > 4 * single);
   CHECK(batch <= wall);
 }
 
