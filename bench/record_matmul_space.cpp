@@ -2,6 +2,12 @@
 // one device and size), then optionally tunes the same key live with the default strategy and
 // compares it with the exhaustive optimum (issue: search strategies).
 // Usage: record_matmul_space --family blocked|direct --size N --out TABLE.tsv [--live] [--device S]
+//          [--part I/N]      record every N-th configuration from the I-th (1-based) only, so
+//                            that a slow compiler's recording fits in several calls; the parts'
+//                            tables concatenate into the whole (`cat part*.tsv > all.tsv`)
+//          [--table FILE]    no recording: compare the live search with a recorded table
+// Configurations over the device's limits (work-group size, local memory) are left out before
+// anything is built: a live search rejects them at no cost, so they are not part of its space.
 #include <cstdio>
 #include <cmath>
 #include <cstring>
@@ -22,7 +28,8 @@ int main(int argc, char** argv) {
   std::string family = "blocked", out = "replay.tsv", device;
   std::size_t size = 1024;
   bool live = false;
-  std::size_t limit = 0;
+  std::size_t limit = 0, part = 1, parts = 1;
+  std::string recorded;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--live") live = true;
@@ -31,8 +38,15 @@ int main(int argc, char** argv) {
     else if (i + 1 < argc && flag == "--out") out = argv[++i];
     else if (i + 1 < argc && flag == "--device") device = argv[++i];
     else if (i + 1 < argc && flag == "--limit") limit = std::stoul(argv[++i]);
-    else {
-      std::fprintf(stderr, "usage: %s --family blocked|direct --size N --out TABLE.tsv [--live] [--device S]\n", argv[0]);
+    else if (i + 1 < argc && flag == "--table") recorded = argv[++i];
+    else if (i + 1 < argc && flag == "--part" &&
+             std::sscanf(argv[i + 1], "%zu/%zu", &part, &parts) == 2 && part >= 1 && part <= parts) {
+      ++i;
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s --family blocked|direct --size N --out TABLE.tsv [--live] [--device S] "
+                   "[--part I/N] [--limit COUNT] [--table RECORDED.tsv]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -51,11 +65,18 @@ int main(int argc, char** argv) {
     const auto bench = tunekit::BenchmarkSettings::for_level(tunekit::Level::balanced);
     // Build every configuration first, on all cores (the driver compiles programs in parallel):
     // each one's build time is part of what measuring it costs a live search.
+    std::size_t in_family = 0;
+    for (const auto& name : ops::matmul_candidates()) in_family += name.rfind(family + "[", 0) == 0;
     std::vector<std::string> names;
-    for (const auto& name : ops::matmul_candidates()) {
-      if (name.rfind(family + "[", 0) == 0) names.push_back(name);
+    std::size_t fitting = 0;
+    for (const auto& name : ops::matmul_candidates(client.limits())) {
+      if (name.rfind(family + "[", 0) != 0) continue;
+      if (fitting++ % parts == part - 1) names.push_back(name);
     }
+    std::printf("'%s': %zu configurations, %zu within the device's limits; this part (%zu/%zu): %zu\n",
+                family.c_str(), in_family, fitting, part, parts, names.size());
     if (limit > 0 && names.size() > limit) names.resize(limit);
+    if (!recorded.empty()) names.clear();  // compare with a recorded table: nothing to record
     std::map<std::string, double> build_seconds;
     {
       std::mutex mutex;
@@ -116,9 +137,17 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
-    tunekit::save_replay_table(out, table);
+    if (!recorded.empty()) {
+      table = tunekit::load_replay_table(recorded);
+      for (const auto& [config, e] : table) {
+        total += e.cost_seconds;
+        if (e.time && *e.time < best) best = *e.time, best_name = family + "[" + config + "]";
+      }
+    } else {
+      tunekit::save_replay_table(out, table);
+    }
     const double flops = 2.0 * double(n) * double(n) * double(n);
-    std::printf("recorded %zu configurations of '%s' at %zu (%zu over the device's limits, skipped) in "
+    std::printf("recorded %zu configurations of '%s' at %zu (%zu more rejected at launch) in "
                 "%.1f s; optimum %s = %.2f TFLOP/s: %s\n",
                 table.size(), family.c_str(), n, over_limits, total, tunekit::format_seconds(best).c_str(),
                 flops / best / 1e12, best_name.c_str());

@@ -109,7 +109,13 @@ std::optional<std::size_t> random_unvisited(const BudgetedSearch& s, std::size_t
 void anneal(BudgetedSearch& s, const ExpandedSpace& space, std::size_t planned,
             std::mt19937_64& rng) {
   std::uniform_real_distribution<double> coin(0, 1);
-  auto start = random_unvisited(s, space.size(), rng);
+  // Begin at the best start point that works (measured already), else somewhere random.
+  std::optional<std::size_t> start;
+  for (std::size_t i : space.starts()) {
+    if (!s.visited(i) || !std::isfinite(s.time(i))) continue;
+    if (!start || s.time(i) < s.time(*start)) start = i;
+  }
+  if (!start) start = random_unvisited(s, space.size(), rng);
   if (!start) return;
   std::size_t current = *start;
   double current_time = s.time(current);
@@ -156,6 +162,11 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
   BudgetedSearch s(evaluator, budget, space.size());
   if (space.size() == 0) return s.take();
   std::mt19937_64 rng(seed);
+  // The start points first, whatever the strategy: they are the best known somewhere.
+  for (std::size_t i : space.starts()) {
+    if (s.exhausted()) break;
+    s.time(i);
+  }
   switch (strategy) {
     case SearchStrategy::exhaustive:
       for (std::size_t i = 0; i < space.size() && !s.exhausted(); ++i) s.time(i);

@@ -3,9 +3,18 @@
 #include "tunekit/space.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace tunekit {
+
+namespace {
+[[noreturn]] void bad_start(const std::string& space, const std::string& text,
+                            const std::string& why) {
+  throw std::invalid_argument("tunekit: start point '" + text + "' of space '" + space + "' " +
+                              why);
+}
+}  // namespace
 
 std::int64_t Config::operator[](std::string_view name) const {
   const auto& all = *names_;
@@ -108,6 +117,11 @@ Space& Space::local_memory(std::function<std::size_t(const Config&)> bytes) {
   return *this;
 }
 
+Space& Space::start_at(std::string config) {
+  starts_.push_back(std::move(config));
+  return *this;
+}
+
 std::optional<std::string> Space::exceeds(const Config& config, const DeviceLimits& limits) const {
   if (work_group_size_ && limits.max_work_group_size > 0) {
     const std::size_t size = work_group_size_(config);
@@ -181,7 +195,61 @@ ExpandedSpace Space::expand() const {
     expanded.codes_.push_back(code);
     expanded.index_of_code_.emplace(code, i);
   }
+  for (const auto& start : starts_) {
+    const std::size_t index = resolve_start(start, expanded);
+    if (std::find(expanded.starts_.begin(), expanded.starts_.end(), index) ==
+        expanded.starts_.end()) {
+      expanded.starts_.push_back(index);
+    }
+  }
   return expanded;
+}
+
+// The index of start point `text` ("A=1,B=2") among the valid configurations; throws naming
+// what is wrong with it (a typo in a shipped start point must not pass silently).
+std::size_t Space::resolve_start(const std::string& text, const ExpandedSpace& expanded) const {
+  const auto fail = [&](const std::string& why) { bad_start(name_, text, why); };
+  const std::size_t n = names_->size();
+  std::vector<std::optional<std::size_t>> digit(n);
+  std::vector<std::int64_t> values(n);
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    const std::size_t equals = item.find('=');
+    if (equals == std::string::npos) fail("is not written as NAME=VALUE,...");
+    const std::string name = item.substr(0, equals);
+    const auto p = std::find(names_->begin(), names_->end(), name);
+    if (p == names_->end()) fail("names no parameter '" + name + "'");
+    const std::size_t at = static_cast<std::size_t>(p - names_->begin());
+    std::int64_t value = 0;
+    try {
+      std::size_t used = 0;
+      value = std::stoll(item.substr(equals + 1), &used);
+      if (used != item.size() - equals - 1) throw std::invalid_argument("trailing text");
+    } catch (const std::exception&) {
+      fail("gives '" + name + "' the value '" + item.substr(equals + 1) + "', not an integer");
+    }
+    const auto v = std::find(values_[at].begin(), values_[at].end(), value);
+    if (v == values_[at].end()) fail("gives '" + name + "' a value it cannot take");
+    digit[at] = static_cast<std::size_t>(v - values_[at].begin());
+    values[at] = value;
+    begin = end + 1;
+  }
+  std::uint64_t code = 0;
+  for (std::size_t p = 0; p < n; ++p) {
+    if (!digit[p]) fail("leaves parameter '" + (*names_)[p] + "' out");
+    code = code * expanded.radix_[p] + *digit[p];
+  }
+  const auto found = expanded.index_of_code_.find(code);
+  if (found == expanded.index_of_code_.end()) {
+    const Config config(names_, values);
+    for (const auto& c : constraints_) {
+      if (!c.holds(config)) fail("breaks the constraint '" + c.description + "'");
+    }
+    fail("is not a valid configuration");
+  }
+  return found->second;
 }
 
 }  // namespace tunekit

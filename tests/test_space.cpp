@@ -173,6 +173,51 @@ TEST_CASE("annealing reaches within 3% of the optimum on 20% of the exhaustive t
   CHECK(annealing_median <= random_ratio[random_ratio.size() / 2]);
 }
 
+TEST_CASE("start points are measured first by every strategy; annealing walks on from the best",
+          "[search]") {
+  const auto expanded = gemm_like_space()
+                            .start_at("TM=1,TN=16,WG=256,VW=1,KW=1")
+                            .start_at("TM=8,TN=8,WG=64,VW=4,KW=4")
+                            .start_at("TM=8,TN=8,WG=64,VW=4,KW=4")  // a repeat counts once
+                            .expand();
+  REQUIRE(expanded.starts().size() == 2);
+  CHECK(expanded[expanded.starts()[0]].to_string() == "TM=1,TN=16,WG=256,VW=1,KW=1");
+  CHECK(expanded[expanded.starts()[1]].to_string() == "TM=8,TN=8,WG=64,VW=4,KW=4");
+  const auto table = synthetic_table(expanded);
+  for (auto strategy : {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing}) {
+    if (strategy == SearchStrategy::exhaustive) continue;  // measures in order: starts change nothing
+    ReplayEvaluator evaluator(expanded, table);
+    const auto result = search(strategy, expanded, evaluator, SearchBudget{20}, 11);
+    REQUIRE(result.evaluated.size() == 20);
+    CHECK(result.evaluated[0] == expanded.starts()[0]);
+    CHECK(result.evaluated[1] == expanded.starts()[1]);
+    CHECK(result.best_time <= *synthetic_time(expanded[expanded.starts()[1]]));
+  }
+  // Annealing's first move is a neighbour of the better start point (the second).
+  ReplayEvaluator evaluator(expanded, table);
+  const auto walk = search(SearchStrategy::annealing, expanded, evaluator, SearchBudget{3}, 5);
+  REQUIRE(walk.evaluated.size() == 3);
+  const auto near = expanded.neighbours(expanded.starts()[1]);
+  CHECK(std::find(near.begin(), near.end(), walk.evaluated[2]) != near.end());
+  // A budget smaller than the start points measures only what it allows.
+  ReplayEvaluator one(expanded, table);
+  CHECK(search(SearchStrategy::annealing, expanded, one, SearchBudget{1}, 5).evaluated.size() == 1);
+}
+
+TEST_CASE("a start point that is not a valid configuration is named with what is wrong", "[space]") {
+  const auto bad = [](std::string start) { return gemm_like_space().start_at(std::move(start)).expand(); };
+  CHECK_THROWS_WITH(bad("TM=8,TN=8,WG=64,VW=4"), Catch::Contains("'TM=8,TN=8,WG=64,VW=4'") &&
+                                                     Catch::Contains("'gemm'") &&
+                                                     Catch::Contains("leaves parameter 'KW' out"));
+  CHECK_THROWS_WITH(bad("TM=8,TN=8,WG=64,VW=4,KW=4,XX=1"), Catch::Contains("names no parameter 'XX'"));
+  CHECK_THROWS_WITH(bad("TM=3,TN=8,WG=64,VW=4,KW=4"), Catch::Contains("gives 'TM' a value it cannot take"));
+  CHECK_THROWS_WITH(bad("TM=8,TN=8,WG=64,VW=4,KW=four"), Catch::Contains("not an integer"));
+  CHECK_THROWS_WITH(bad("TM=16,TN=16,WG=64,VW=4,KW=4"), Catch::Contains("breaks the constraint 'TM*TN <= 64'"));
+  CHECK_THROWS_WITH(bad("TM=8 TN=8"), Catch::Contains("the value '8 TN=8', not an integer"));
+  CHECK_THROWS_WITH(bad("TM8,TN=8,WG=64,VW=4,KW=4"), Catch::Contains("NAME=VALUE"));
+  CHECK_THROWS_WITH(bad(""), Catch::Contains("NAME=VALUE"));
+}
+
 TEST_CASE("a replay table survives a save and load; a bad line is named", "[search]") {
   const auto dir = std::filesystem::temp_directory_path() / "tunekit-test-replay";
   std::filesystem::create_directories(dir);

@@ -35,7 +35,8 @@ struct SearchResult {
   double best_time = std::numeric_limits<double>::infinity();
 };
 
-/// Runs `strategy` over `space` within `budget`; never evaluates a configuration twice.
+/// Runs `strategy` over `space` within `budget`; never evaluates a configuration twice. The
+/// space's start points (Space::start_at) are measured first; annealing walks on from the best.
 SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
                     SearchEvaluator& evaluator, const SearchBudget& budget, std::uint64_t seed);
 

@@ -70,6 +70,8 @@ class ExpandedSpace {
   std::vector<std::size_t> neighbours(std::size_t i) const;
   /// Number of points before constraints (the size of the cartesian product).
   std::uint64_t unconstrained_size() const noexcept { return unconstrained_; }
+  /// Indices of the configurations a search measures first (Space::start_at), in that order.
+  const std::vector<std::size_t>& starts() const noexcept { return starts_; }
 
  private:
   friend class Space;
@@ -78,6 +80,7 @@ class ExpandedSpace {
   std::vector<std::uint64_t> codes_;  // value indices of each config as a mixed-radix number
   std::unordered_map<std::uint64_t, std::size_t> index_of_code_;
   std::uint64_t unconstrained_ = 0;
+  std::vector<std::size_t> starts_;
 };
 
 /// A parameter space. Build it with parameter(...) and constraints, then expand().
@@ -103,6 +106,12 @@ class Space {
   /// Local memory a configuration needs in bytes, checked against the device's.
   Space& local_memory(std::function<std::size_t(const Config&)> bytes);
 
+  /// A configuration every search measures before it explores, written as Config::to_string
+  /// gives it ("TM=8,TN=4", every parameter named): typically the best one known on some
+  /// device, so that a small budget still finds it there and a search elsewhere starts from a
+  /// good region. expand() throws std::invalid_argument when it is not a valid configuration.
+  Space& start_at(std::string config);
+
   /// Every configuration satisfying the constraints, in lexicographic order of value indices.
   ExpandedSpace expand() const;
 
@@ -120,6 +129,7 @@ class Space {
   };
   std::size_t index_of(std::string_view name) const;
   std::size_t last_of(std::initializer_list<std::string_view> names) const;
+  std::size_t resolve_start(const std::string& text, const ExpandedSpace& expanded) const;
 
   std::string name_;
   std::shared_ptr<std::vector<std::string>> names_ = std::make_shared<std::vector<std::string>>();
@@ -127,6 +137,7 @@ class Space {
   std::vector<Constraint> constraints_;
   std::function<std::size_t(const Config&)> work_group_size_;
   std::function<std::size_t(const Config&)> local_memory_;
+  std::vector<std::string> starts_;
 };
 
 /// Starts a space: `tunekit::space("blocked").parameter("TM", {2, 4, 8})...`

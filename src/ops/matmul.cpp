@@ -160,7 +160,12 @@ Space blocked_space() {
       .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["MDIMC"] * c["NDIMC"]); })
       .local_memory([](const Config& c) {
         return static_cast<std::size_t>((c["DB"] + 1) * c["KWG"] * ((c["MWG"] + 4) + c["NWG"]) * 4);
-      });
+      })
+      // The kernel lab's fastest on the H100 (docs/lab/h100-2026-11-22.log): at n = 2048-8192,
+      // and at 1024. A search measures them first, so that a small budget (TUNEKIT_LEVEL=minimal)
+      // cannot miss them there, and walks on from the better one elsewhere.
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,VW=4,DB=1")
+      .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1");
 }
 
 auto factory(Algorithm algorithm) {
@@ -245,6 +250,15 @@ std::vector<std::string> matmul_candidates() {
   std::vector<std::string> names;
   names.reserve(set.size());
   for (std::size_t i = 0; i < set.size(); ++i) names.push_back(set.name(i));
+  return names;
+}
+
+std::vector<std::string> matmul_candidates(const DeviceLimits& limits) {
+  const auto& set = matmul_set();
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    if (!set.exceeds(i, limits)) names.push_back(set.name(i));
+  }
   return names;
 }
 

@@ -13,6 +13,7 @@
 #include "tunekit/dtype.hpp"
 #include "tunekit/local_tuner.hpp"
 #include "tunekit/ops/matrix.hpp"
+#include "tunekit/space.hpp"
 
 namespace tunekit::ops {
 
@@ -34,6 +35,9 @@ LocalTuner<MatmulKey>& matmul_tuner();
 /// Every candidate's name, in set order: "naive[...]", "tiled[TS=16]", "direct[...]",
 /// "blocked[MWG=64,...]".
 std::vector<std::string> matmul_candidates();
+/// The candidates that fit `limits` (work-group size, local memory): what a tuning on that
+/// device can measure.
+std::vector<std::string> matmul_candidates(const DeviceLimits& limits);
 
 /// Runs one named candidate, bypassing the tuner (for tests, and to force a kernel).
 /// Throws std::invalid_argument for an unknown name.
