@@ -16,24 +16,6 @@
 
 namespace tunekit {
 
-std::string_view to_string(SearchStrategy strategy) {
-  switch (strategy) {
-    case SearchStrategy::exhaustive: return "exhaustive";
-    case SearchStrategy::random: return "random";
-    case SearchStrategy::annealing: return "annealing";
-  }
-  return "?";
-}
-
-SearchStrategy parse_search_strategy(std::string_view text, std::string_view source) {
-  for (auto s : {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing}) {
-    if (text == to_string(s)) return s;
-  }
-  throw AutotuneError(ErrorKind::settings, std::string(source) + "='" + std::string(text) +
-                                               "' is not valid; accepted values: exhaustive, "
-                                               "random, annealing");
-}
-
 SearchSettings SearchSettings::for_level(Level level) {
   SearchSettings s;
   switch (level) {

@@ -49,6 +49,15 @@ BenchmarkSettings BenchmarkSettings::for_level(Level level) {
   return s;
 }
 
+std::string_view to_string(SearchStrategy strategy) {
+  switch (strategy) {
+    case SearchStrategy::exhaustive: return "exhaustive";
+    case SearchStrategy::random: return "random";
+    case SearchStrategy::annealing: return "annealing";
+  }
+  return "?";
+}
+
 namespace {
 [[noreturn]] void bad_value(std::string_view source, std::string_view text,
                             std::string_view accepted) {
@@ -56,20 +65,30 @@ namespace {
                                                "' is not valid; accepted values: " +
                                                std::string(accepted));
 }
+
+// The value whose to_string() is `text`; else an error listing every accepted name.
+template <class Enum, std::size_t N>
+Enum parse_named(std::string_view text, std::string_view source, const Enum (&values)[N]) {
+  std::string accepted;
+  for (Enum value : values) {
+    if (text == to_string(value)) return value;
+    accepted += (accepted.empty() ? "" : ", ") + std::string(to_string(value));
+  }
+  bad_value(source, text, accepted);
+}
 }  // namespace
 
 Level parse_level(std::string_view text, std::string_view source) {
-  for (Level level : {Level::minimal, Level::balanced, Level::extensive, Level::full}) {
-    if (text == to_string(level)) return level;
-  }
-  bad_value(source, text, "minimal, balanced, extensive, full");
+  return parse_named(text, source, {Level::minimal, Level::balanced, Level::extensive, Level::full});
 }
 
 LogLevel parse_log_level(std::string_view text, std::string_view source) {
-  for (LogLevel level : {LogLevel::quiet, LogLevel::info, LogLevel::debug}) {
-    if (text == to_string(level)) return level;
-  }
-  bad_value(source, text, "quiet, info, debug");
+  return parse_named(text, source, {LogLevel::quiet, LogLevel::info, LogLevel::debug});
+}
+
+SearchStrategy parse_search_strategy(std::string_view text, std::string_view source) {
+  return parse_named(text, source,
+                     {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing});
 }
 
 bool parse_cache_switch(std::string_view text, std::string_view source) {

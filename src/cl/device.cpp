@@ -42,6 +42,7 @@ DeviceInfo describe_device(const ::cl::Platform& platform, const ::cl::Device& d
   info.device = device;
   info.index = index;
   info.platform_name = trimmed(platform.getInfo<CL_PLATFORM_NAME>());
+  info.nvidia = info.platform_name.find("NVIDIA") != std::string::npos;
   info.platform_version = trimmed(platform.getInfo<CL_PLATFORM_VERSION>());
   info.device_name = trimmed(device.getInfo<CL_DEVICE_NAME>());
   info.driver_version = trimmed(device.getInfo<CL_DRIVER_VERSION>());

@@ -26,10 +26,6 @@ std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; 
 
 enum class Strategy { tree, multi, subgroup };
 
-bool is_nvidia(cl::Client& client) {
-  return client.device().platform_name.find("NVIDIA") != std::string::npos;
-}
-
 // The build options of a configuration for one operation; sub-group kernels use warp shuffles
 // on NVIDIA, which has no cl_khr_subgroups.
 std::string options(const Config& config, ReduceOp op, bool nvidia_shuffles) {
@@ -103,7 +99,7 @@ class ArrayReduction {
   // Writes the result to out.buffer[0]: no host synchronisation inside the op.
   void operator()(cl::Client& client, const DeviceVector& input, const ReduceOp& op,
                   DeviceVector& out) const {
-    const bool nvidia = strategy_ == Strategy::subgroup && is_nvidia(client);
+    const bool nvidia = strategy_ == Strategy::subgroup && client.device().nvidia;
     ::cl::Kernel kernel = client.kernel(specs_.get(op, nvidia));
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     std::size_t n = input.size;
@@ -148,7 +144,7 @@ class RowReduction {
 
   void operator()(cl::Client& client, const DeviceMatrix& matrix, const ReduceOp& op,
                   DeviceVector& out) const {
-    const bool nvidia = subgroup_ && is_nvidia(client);
+    const bool nvidia = subgroup_ && client.device().nvidia;
     ::cl::Kernel kernel = client.kernel(specs_.get(op, nvidia));
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     // Sub-group kernels give each row one warp; NVIDIA's warps are 32 wide.

@@ -28,6 +28,9 @@ struct DeviceInfo {
   cl_ulong max_allocation = 0;                   ///< largest single buffer, bytes
   cl_ulong global_memory = 0;
   double timer_resolution = 0;  ///< seconds per tick of the profiling timer
+  /// NVIDIA's platform: no cl_khr_subgroups, but 32-wide warps whose shuffles kernels reach
+  /// through inline PTX (decided once here, not by a string search on every launch).
+  bool nvidia = false;
 
   bool is_gpu() const noexcept { return (type & CL_DEVICE_TYPE_GPU) != 0; }
   bool is_cpu() const noexcept { return (type & CL_DEVICE_TYPE_CPU) != 0; }
