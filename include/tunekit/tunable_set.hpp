@@ -19,6 +19,7 @@
 #include "tunekit/key.hpp"
 #include "tunekit/result.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/static_space.hpp"
 #include "tunekit/tunable.hpp"
 
 namespace tunekit {
@@ -224,6 +225,15 @@ class TunableSet {
     for (const Config& config : expanded->configs()) entry.variants.push_back(factory(config));
     entry.expanded = std::move(expanded);
     return append(std::move(entry));
+  }
+
+  /// A new set with one candidate per compile-time-valid point of `space` (static_space.hpp):
+  /// `factory(tm, tn, ...)` gets one integral constant per parameter and returns the callable
+  /// instantiated for that point, e.g. `&blocked_sum<decltype(tm)::value, ...>`. Tuned as the
+  /// runtime space space.to_space(): same strategies, names, replay and cache.
+  template <class Values, class Points, class Factory>
+  auto with(const StaticSpace<Values, Points>& space, const Factory& factory) && {
+    return detail::with_static_space(std::move(*this), space, factory);
   }
 
   /// Validation at tuning time: `check(reference, candidate)` compares a candidate's output with

@@ -15,6 +15,7 @@
 #include "tunekit/search.hpp"
 #include "tunekit/settings.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/static_space.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tunable.hpp"
 #include "tunekit/tunable_set.hpp"
