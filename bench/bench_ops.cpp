@@ -3,6 +3,7 @@
 // Prints a table with ratios and writes it as JSON.
 // Usage: bench_ops [--device SUBSTRING] [--sizes 1024,2048] [--shapes 1000x1000x1000,...]
 //                  [--reduce N] [--transpose N] [--reps R] [--json FILE]
+//                  [--only matmul|reduce|transpose]
 // Times are wall-clock around the call and clFinish for both sides (CLBlast enqueues several
 // kernels per call and returns the last one's event only), medians over R repetitions.
 #include <algorithm>
@@ -36,6 +37,7 @@ struct Options {
   std::size_t reduce_n = 0, transpose_n = 0;
   int reps = 10;
   std::string json;
+  std::string only;  // one op, or all when empty
 };
 
 struct Row {
@@ -225,6 +227,7 @@ int main(int argc, char** argv) {
     else if (flag == "--transpose") o.transpose_n = std::stoul(value);
     else if (flag == "--reps") o.reps = std::stoi(value);
     else if (flag == "--json") o.json = value;
+    else if (flag == "--only" && (value == "matmul" || value == "reduce" || value == "transpose")) o.only = value;
     else {
       std::fprintf(stderr, "bench_ops: unknown option %s\n", flag.c_str());
       return 2;
@@ -241,13 +244,16 @@ int main(int argc, char** argv) {
       auto sizes = o.sizes.empty() ? (gpu ? std::vector<std::size_t>{1024, 2048, 4096, 8192}
                                           : std::vector<std::size_t>{256, 512, 1024})
                                    : o.sizes;
-      for (std::size_t s : sizes) bench_matmul(client, o, s, s, s, rows);
-      for (const auto& s : o.shapes) bench_matmul(client, o, s[0], s[1], s[2], rows);
+      const auto runs = [&](const char* op) { return o.only.empty() || o.only == op; };
+      if (runs("matmul")) {
+        for (std::size_t s : sizes) bench_matmul(client, o, s, s, s, rows);
+        for (const auto& s : o.shapes) bench_matmul(client, o, s[0], s[1], s[2], rows);
+      }
       Options local = o;
       if (!local.reduce_n) local.reduce_n = gpu ? std::size_t{1} << 28 : std::size_t{1} << 24;
       if (!local.transpose_n) local.transpose_n = gpu ? 8192 : 2048;
-      bench_reduce(client, local, rows);
-      bench_transpose(client, local, rows);
+      if (runs("reduce")) bench_reduce(client, local, rows);
+      if (runs("transpose")) bench_transpose(client, local, rows);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_ops: %s\n", e.what());

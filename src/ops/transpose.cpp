@@ -17,24 +17,35 @@ namespace {
 std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
 
+enum class Layout { naive, tiled, blocked };
+
 class TransposeKernel {
  public:
-  TransposeKernel(bool tiled, Config config)
-      : tiled_(tiled),
+  TransposeKernel(Layout layout, Config config)
+      : layout_(layout),
         config_(std::move(config)),
-        spec_(cl::KernelSpec::embedded("transpose.cl", tiled ? config_.build_options() : "",
-                                       tiled ? "transpose_tiled" : "transpose_naive")) {}
+        spec_(cl::KernelSpec::embedded("transpose.cl",
+                                       layout == Layout::naive ? "" : config_.build_options(),
+                                       kernel_of(layout))) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out) const {
     ::cl::Kernel kernel = client.kernel(spec_);
     const auto p = [&](const char* name) { return static_cast<std::size_t>(config_[name]); };
     ::cl::NDRange global, local;
-    if (tiled_) {
-      global = ::cl::NDRange(ceil_div(in.cols, p("TILE")) * p("TILE"), ceil_div(in.rows, p("TILE")) * p("ROWS"));
-      local = ::cl::NDRange(p("TILE"), p("ROWS"));
-    } else {
-      global = ::cl::NDRange(round_up(in.cols, p("LX")), round_up(in.rows, p("LY")));
-      local = ::cl::NDRange(p("LX"), p("LY"));
+    switch (layout_) {
+      case Layout::tiled:
+        global = ::cl::NDRange(ceil_div(in.cols, p("TILE")) * p("TILE"), ceil_div(in.rows, p("TILE")) * p("ROWS"));
+        local = ::cl::NDRange(p("TILE"), p("ROWS"));
+        break;
+      case Layout::naive:
+        global = ::cl::NDRange(round_up(in.cols, p("LX")), round_up(in.rows, p("LY")));
+        local = ::cl::NDRange(p("LX"), p("LY"));
+        break;
+      case Layout::blocked:
+        global = ::cl::NDRange(round_up(ceil_div(in.cols, p("BLK")), p("LX")),
+                               round_up(ceil_div(in.rows, p("BLK")), p("LY")));
+        local = ::cl::NDRange(p("LX"), p("LY"));
+        break;
     }
     client.launch_with(kernel, global, local, static_cast<cl_int>(in.rows),
                        static_cast<cl_int>(in.cols), in.buffer, out.buffer);
@@ -43,10 +54,23 @@ class TransposeKernel {
   std::string fingerprint() const { return spec_.fingerprint(); }
 
  private:
-  bool tiled_;
+  static const char* kernel_of(Layout layout) {
+    switch (layout) {
+      case Layout::naive: return "transpose_naive";
+      case Layout::tiled: return "transpose_tiled";
+      case Layout::blocked: return "transpose_blocked";
+    }
+    return "";
+  }
+
+  Layout layout_;
   Config config_;
   cl::KernelSpec spec_;
 };
+
+auto factory(Layout layout) {
+  return [layout](const Config& c) { return TransposeKernel(layout, c); };
+}
 
 TransposeKey key_of(const DeviceMatrix& in, const DeviceMatrix& out) {
   if (in.dtype != DType::f32 || out.dtype != DType::f32) {
@@ -71,10 +95,10 @@ std::tuple<DeviceMatrix, DeviceMatrix> bench_inputs(const TransposeKey& key, con
 }
 
 auto make_set() {
+  const auto work_items = [](const Config& c) { return static_cast<std::size_t>(c["LX"] * c["LY"]); };
   return TunableSet{key_of, bench_inputs}
-      .with(space("naive").parameter("LX", {16, 32, 64}).parameter("LY", {1, 4, 8, 16})
-                .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["LX"] * c["LY"]); }),
-            [](const Config& c) { return TransposeKernel(false, c); })
+      .with(space("naive").parameter("LX", {16, 32, 64}).parameter("LY", {1, 4, 8, 16}).work_group_size(work_items),
+            factory(Layout::naive))
       .with(space("tiled")
                 .parameter("TILE", {16, 32, 64})
                 .parameter("ROWS", {2, 4, 8, 16})
@@ -83,8 +107,16 @@ auto make_set() {
                 .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["TILE"] * c["ROWS"]); })
                 .local_memory([](const Config& c) {
                   return static_cast<std::size_t>(c["TILE"] * (c["TILE"] + c["PAD"]) * 4);
-                }),
-            [](const Config& c) { return TransposeKernel(true, c); })
+                })
+                .start_at("TILE=64,ROWS=4,PAD=1"),  // the H100's best at 8192 (docs/benchmarks.md)
+            factory(Layout::tiled))
+      .with(space("blocked")
+                .parameter("BLK", {4, 8})
+                .parameter("LX", {1, 4, 16})
+                .parameter("LY", {1, 4, 16})
+                .work_group_size(work_items)
+                .start_at("BLK=8,LX=16,LY=16"),  // PoCL's best at 2048 (docs/benchmarks.md)
+            factory(Layout::blocked))
       .validate_with([](const std::tuple<DeviceMatrix, DeviceMatrix>& reference,
                         const std::tuple<DeviceMatrix, DeviceMatrix>& candidate) {
         return read_matrix(std::get<1>(reference)) == read_matrix(std::get<1>(candidate));
@@ -99,9 +131,29 @@ LocalTuner<TransposeKey>& transpose_tuner() {
   return tuner;
 }
 
+namespace {
+const auto& transpose_set() { return transpose_tuner().init(make_set); }
+}  // namespace
+
 void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out) {
-  auto& tuner = transpose_tuner();
-  tuner.execute(client.id(), client, tuner.init(make_set), in, out);
+  transpose_tuner().execute(client.id(), client, transpose_set(), in, out);
+}
+
+std::vector<std::string> transpose_candidates() {
+  const auto& set = transpose_set();
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < set.size(); ++i) names.push_back(set.name(i));
+  return names;
+}
+
+void transpose_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& in,
+                    DeviceMatrix& out) {
+  const auto& set = transpose_set();
+  (void)key_of(in, out);  // the same checks of shapes and types
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    if (set.name(i) == candidate) return set.call(set.locate(i), client, in, out);
+  }
+  throw std::invalid_argument("tunekit::ops::transpose: no candidate named '" + std::string(candidate) + "'");
 }
 
 }  // namespace tunekit::ops

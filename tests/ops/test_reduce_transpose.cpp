@@ -72,6 +72,33 @@ TEST_CASE("reduce rejects empty input and a short output with clear messages", "
   CHECK_THROWS_WITH(reduce_rows(client, matrix, ReduceOp::sum, out), Catch::Contains("out holds 2 values for 3 rows"));
 }
 
+TEST_CASE("every transpose candidate is exact on odd and edge-block sizes", "[ops][transpose][opencl]") {
+  auto& client = default_client();
+  const auto names = tunekit::ops::transpose_candidates();
+  CHECK(names.size() == 12 + 24 + 18);  // naive, tiled, blocked
+  // Edges of every block width (4, 8) and of the tiles: partial blocks on both sides.
+  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {37, 70}, {8, 13}, {64, 9}}) {
+    const auto values = tunekit::ops::random_values(rows * cols, rows * 7 + cols);
+    const auto in = upload_matrix(client, values, rows, cols);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      // Every blocked candidate, a sample of the others (their kernels are shared by all sizes).
+      if (names[i].rfind("blocked[", 0) != 0 && i % 5 != 0) continue;
+      INFO(names[i] << " on " << rows << "x" << cols);
+      auto out = upload_matrix(client, std::vector<float>(rows * cols, -1.0f), cols, rows);
+      tunekit::ops::transpose_with(names[i], client, in, out);
+      const auto got = download_matrix(client, out);
+      std::size_t wrong = 0;
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t c = 0; c < cols; ++c) wrong += got[c * rows + r] != values[r * cols + c];
+      CHECK(wrong == 0);
+    }
+  }
+  const auto in = upload_matrix(client, tunekit::ops::random_values(6, 1), 2, 3);
+  auto out = upload_matrix(client, tunekit::ops::random_values(6, 1), 3, 2);
+  CHECK_THROWS_WITH(tunekit::ops::transpose_with("blocked[BLK=3]", client, in, out),
+                    Catch::Contains("no candidate named 'blocked[BLK=3]'"));
+}
+
 TEST_CASE("transpose is exact for square, tall, wide and odd matrices", "[ops][transpose][opencl]") {
   tunekit::test::quick_tuning();
   auto& client = default_client();

@@ -1,9 +1,13 @@
-// transpose: out = in^T for an f32 row-major matrix, tuned over a naive kernel and a tiled one
-// that goes through local memory, padded against bank conflicts.
+// transpose: out = in^T for an f32 row-major matrix, tuned over a naive kernel, a tiled one
+// that goes through local memory (padded against bank conflicts: GPUs), and one that moves
+// register blocks with vector loads and stores (CPUs).
 #pragma once
 
 #include <boost/hana.hpp>
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "tunekit/anchor.hpp"
 #include "tunekit/local_tuner.hpp"
@@ -20,5 +24,13 @@ struct TransposeKey {
 void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out);
 
 LocalTuner<TransposeKey>& transpose_tuner();
+
+/// Every candidate's name, in set order: "naive[...]", "tiled[...]", "blocked[...]".
+std::vector<std::string> transpose_candidates();
+
+/// Runs one named candidate, bypassing the tuner (for tests, and to force a kernel).
+/// Throws std::invalid_argument for an unknown name.
+void transpose_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& in,
+                    DeviceMatrix& out);
 
 }  // namespace tunekit::ops
