@@ -113,7 +113,9 @@ TEST_CASE("a timing_region knows its device time when it closes", "[opencl][prof
   auto region = cl::timing_region(client, "timed");
   client.launch_with(kernel, ::cl::NDRange(elements), ::cl::NDRange(64), data, 500);
   const double seconds = region.close();
-  CHECK(seconds > 0.8 * kernel_time);
+  // It spans the kernel (not ~0). Not compared tightly: on a loaded CPU device one launch can
+  // beat the best of a few earlier ones (seen: 0.93x).
+  CHECK(seconds > 0.5 * kernel_time);
   CHECK(std::isnan(region.close()));  // closing twice counts once
   const auto root = cl::profile(client);
   REQUIRE(root.children.size() == 1);
