@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 #include <optional>
 #include <stdexcept>
@@ -270,6 +271,22 @@ class TunableSet {
     return visit_entry<std::string>(where.entry, [&](const auto& entry) {
       return detail::name_of(entry, where.variant);
     });
+  }
+
+  /// Every candidate's name, in set order.
+  std::vector<std::string> names() const {
+    std::vector<std::string> all;
+    all.reserve(size());
+    for (std::size_t i = 0; i < size(); ++i) all.push_back(name(i));
+    return all;
+  }
+
+  /// The index of the candidate named `candidate` (as name() gives it), or nothing.
+  std::optional<std::size_t> index_of(std::string_view candidate) const {
+    for (std::size_t i = 0; i < size(); ++i) {
+      if (name(i) == candidate) return i;
+    }
+    return std::nullopt;
   }
 
   CandidateLocation locate(std::size_t index) const {

@@ -245,13 +245,7 @@ namespace {
 const auto& matmul_set() { return matmul_tuner().init(make_set); }
 }  // namespace
 
-std::vector<std::string> matmul_candidates() {
-  const auto& set = matmul_set();
-  std::vector<std::string> names;
-  names.reserve(set.size());
-  for (std::size_t i = 0; i < set.size(); ++i) names.push_back(set.name(i));
-  return names;
-}
+std::vector<std::string> matmul_candidates() { return matmul_set().names(); }
 
 std::vector<std::string> matmul_candidates(const DeviceLimits& limits) {
   const auto& set = matmul_set();
@@ -266,10 +260,11 @@ void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMat
                  const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta) {
   const auto& set = matmul_set();
   (void)key_of(a, b, c, alpha, beta);  // the same checks of shapes and types
-  for (std::size_t i = 0; i < set.size(); ++i) {
-    if (set.name(i) == candidate) return set.call(set.locate(i), client, a, b, c, alpha, beta);
+  const auto index = set.index_of(candidate);
+  if (!index) {
+    throw std::invalid_argument("tunekit::ops::matmul: no candidate named '" + std::string(candidate) + "'");
   }
-  throw std::invalid_argument("tunekit::ops::matmul: no candidate named '" + std::string(candidate) + "'");
+  set.call(set.locate(*index), client, a, b, c, alpha, beta);
 }
 
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,

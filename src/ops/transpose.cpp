@@ -139,21 +139,17 @@ void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out) {
   transpose_tuner().execute(client.id(), client, transpose_set(), in, out);
 }
 
-std::vector<std::string> transpose_candidates() {
-  const auto& set = transpose_set();
-  std::vector<std::string> names;
-  for (std::size_t i = 0; i < set.size(); ++i) names.push_back(set.name(i));
-  return names;
-}
+std::vector<std::string> transpose_candidates() { return transpose_set().names(); }
 
 void transpose_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& in,
                     DeviceMatrix& out) {
   const auto& set = transpose_set();
   (void)key_of(in, out);  // the same checks of shapes and types
-  for (std::size_t i = 0; i < set.size(); ++i) {
-    if (set.name(i) == candidate) return set.call(set.locate(i), client, in, out);
+  const auto index = set.index_of(candidate);
+  if (!index) {
+    throw std::invalid_argument("tunekit::ops::transpose: no candidate named '" + std::string(candidate) + "'");
   }
-  throw std::invalid_argument("tunekit::ops::transpose: no candidate named '" + std::string(candidate) + "'");
+  set.call(set.locate(*index), client, in, out);
 }
 
 }  // namespace tunekit::ops
