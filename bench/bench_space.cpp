@@ -66,34 +66,19 @@ tunekit::Space hundred_thousand() {
       .where("D + E is even", [](const Config& c) { return (c["D"] + c["E"]) % 2 == 0; }, {"D", "E"});
 }
 
-void report(benchmark::State& state, const tunekit::ExpandedSpace& expanded) {
-  state.counters["points"] = static_cast<double>(expanded.unconstrained_size());
-  state.counters["valid"] = static_cast<double>(expanded.size());
-}
-
-void expand_gemm_space(benchmark::State& state) {
-  const auto space = gemm_space();
+// expand() of `space`, with its size before and after constraints as counters.
+void expand(benchmark::State& state, const tunekit::Space& space) {
   for (auto _ : state) {
     auto expanded = space.expand();
     benchmark::DoNotOptimize(expanded);
     state.PauseTiming();
-    report(state, expanded);
+    state.counters["points"] = static_cast<double>(expanded.unconstrained_size());
+    state.counters["valid"] = static_cast<double>(expanded.size());
     state.ResumeTiming();
   }
 }
-BENCHMARK(expand_gemm_space)->Unit(benchmark::kMillisecond);
-
-void expand_hundred_thousand(benchmark::State& state) {
-  const auto space = hundred_thousand();
-  for (auto _ : state) {
-    auto expanded = space.expand();
-    benchmark::DoNotOptimize(expanded);
-    state.PauseTiming();
-    report(state, expanded);
-    state.ResumeTiming();
-  }
-}
-BENCHMARK(expand_hundred_thousand)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(expand, gemm_space, gemm_space())->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(expand, hundred_thousand, hundred_thousand())->Unit(benchmark::kMillisecond);
 
 void neighbours_in_gemm_space(benchmark::State& state) {
   const auto expanded = gemm_space().expand();
