@@ -2,7 +2,6 @@
 #include "tunekit/search.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <numeric>
@@ -245,29 +244,16 @@ ExpandedSpace space_from_table(const ReplayTable& table, std::string name) {
   std::vector<std::string> names;
   std::map<std::string, std::set<std::int64_t>> values;
   for (const auto& [config, e] : table) {
-    std::istringstream fields(config);
     std::vector<std::string> seen;
-    for (std::string field; std::getline(fields, field, ',');) {
-      const auto eq = field.find('=');
-      if (eq == std::string::npos) {
-        throw AutotuneError(ErrorKind::cache, "replay table: '" + config + "' is not P=v,...");
+    try {
+      for (auto& [parameter, value] : parse_config(config)) {
+        values[parameter].insert(value);
+        seen.push_back(std::move(parameter));
       }
-      const std::string parameter = field.substr(0, eq);
-      if (parameter.empty() || std::find(seen.begin(), seen.end(), parameter) != seen.end()) {
-        // Found by fuzz/fuzz_replay_table.cpp: a repeated name reached Space::parameter, whose
-        // std::invalid_argument escaped as another kind of error.
-        throw AutotuneError(ErrorKind::cache, "replay table: '" + config +
-                                                  "' has an empty or repeated parameter name");
-      }
-      std::int64_t value = 0;
-      const char* first = field.data() + eq + 1;
-      const char* last = field.data() + field.size();
-      const auto [end, error] = std::from_chars(first, last, value);
-      if (error != std::errc() || end != last || first == last) {
-        throw AutotuneError(ErrorKind::cache, "replay table: '" + config + "' has a non-integer value");
-      }
-      values[parameter].insert(value);
-      seen.push_back(parameter);
+    } catch (const std::invalid_argument& why) {
+      // A malformed configuration is the table's error (kind cache), never a bare
+      // std::invalid_argument (fuzz/fuzz_replay_table.cpp found a repeated name escaping so).
+      throw AutotuneError(ErrorKind::cache, "replay table: '" + config + "' " + why.what());
     }
     if (names.empty()) names = seen;
     if (seen != names) {

@@ -3,6 +3,7 @@
 #include "tunekit/space.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 #include <stdexcept>
 
@@ -40,6 +41,34 @@ std::string Config::build_options() const {
     text += "-D" + (*names_)[i] + "=" + std::to_string(values_[i]);
   }
   return text;
+}
+
+std::vector<ConfigField> parse_config(std::string_view text) {
+  std::vector<ConfigField> fields;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string_view field = text.substr(begin, end - begin);
+    const std::size_t equals = field.find('=');
+    if (equals == std::string_view::npos) {
+      throw std::invalid_argument("is not written as NAME=VALUE,...");
+    }
+    std::string name(field.substr(0, equals));
+    const std::string_view digits = field.substr(equals + 1);
+    if (name.empty() || std::any_of(fields.begin(), fields.end(),
+                                    [&](const ConfigField& f) { return f.name == name; })) {
+      throw std::invalid_argument("has an empty or repeated parameter name '" + name + "'");
+    }
+    std::int64_t value = 0;
+    const auto [last, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (error != std::errc() || last != digits.data() + digits.size() || digits.empty()) {
+      throw std::invalid_argument("gives '" + name + "' the value '" + std::string(digits) +
+                                  "', not an integer");
+    }
+    fields.push_back({std::move(name), value});
+    begin = end + 1;
+  }
+  return fields;
 }
 
 Space& Space::parameter(std::string name, std::vector<std::int64_t> values) {
@@ -212,29 +241,20 @@ std::size_t Space::resolve_start(const std::string& text, const ExpandedSpace& e
   const std::size_t n = names_->size();
   std::vector<std::optional<std::size_t>> digit(n);
   std::vector<std::int64_t> values(n);
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t end = std::min(text.find(',', begin), text.size());
-    const std::string item = text.substr(begin, end - begin);
-    const std::size_t equals = item.find('=');
-    if (equals == std::string::npos) fail("is not written as NAME=VALUE,...");
-    const std::string name = item.substr(0, equals);
+  std::vector<ConfigField> fields;
+  try {
+    fields = parse_config(text);
+  } catch (const std::invalid_argument& e) {
+    fail(e.what());
+  }
+  for (const auto& [name, value] : fields) {
     const auto p = std::find(names_->begin(), names_->end(), name);
     if (p == names_->end()) fail("names no parameter '" + name + "'");
     const std::size_t at = static_cast<std::size_t>(p - names_->begin());
-    std::int64_t value = 0;
-    try {
-      std::size_t used = 0;
-      value = std::stoll(item.substr(equals + 1), &used);
-      if (used != item.size() - equals - 1) throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      fail("gives '" + name + "' the value '" + item.substr(equals + 1) + "', not an integer");
-    }
     const auto v = std::find(values_[at].begin(), values_[at].end(), value);
     if (v == values_[at].end()) fail("gives '" + name + "' a value it cannot take");
     digit[at] = static_cast<std::size_t>(v - values_[at].begin());
     values[at] = value;
-    begin = end + 1;
   }
   std::uint64_t code = 0;
   for (std::size_t p = 0; p < n; ++p) {

@@ -216,6 +216,7 @@ TEST_CASE("a start point that is not a valid configuration is named with what is
   CHECK_THROWS_WITH(bad("TM=8 TN=8"), Catch::Contains("the value '8 TN=8', not an integer"));
   CHECK_THROWS_WITH(bad("TM8,TN=8,WG=64,VW=4,KW=4"), Catch::Contains("NAME=VALUE"));
   CHECK_THROWS_WITH(bad(""), Catch::Contains("NAME=VALUE"));
+  CHECK_THROWS_WITH(bad("TM=8,TM=4,TN=8,WG=64,VW=4,KW=4"), Catch::Contains("repeated parameter name 'TM'"));
 }
 
 TEST_CASE("a replay table survives a save and load; a bad line is named", "[search]") {

@@ -58,6 +58,17 @@ class Config {
   std::vector<std::int64_t> values_;
 };
 
+/// One NAME=VALUE of a configuration written as text.
+struct ConfigField {
+  std::string name;
+  std::int64_t value = 0;
+};
+
+/// Reads a configuration written as Config::to_string gives it ("TM=8,TN=4"), for start points
+/// and replay tables. Throws std::invalid_argument saying what is wrong with it: a field not
+/// NAME=VALUE, a value that is not an integer, an empty or repeated name.
+std::vector<ConfigField> parse_config(std::string_view text);
+
 /// The valid configurations of a space, with the neighbourhood a local search walks: two
 /// configurations are neighbours when they differ in exactly one parameter (Hamming distance 1,
 /// which stays connected where constraints cut out single steps).
