@@ -77,6 +77,7 @@ TEST_CASE("every transpose candidate is exact on odd and edge-block sizes", "[op
   const auto names = tunekit::ops::transpose_candidates();
   CHECK(names.size() == 12 + 24 + 18);  // naive, tiled, blocked
   // Edges of every block width (4, 8) and of the tiles: partial blocks on both sides.
+  std::size_t exact = 0;
   for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {37, 70}, {8, 13}, {64, 9}}) {
     const auto values = tunekit::ops::random_values(rows * cols, rows * 7 + cols);
     const auto in = upload_matrix(client, values, rows, cols);
@@ -85,14 +86,27 @@ TEST_CASE("every transpose candidate is exact on odd and edge-block sizes", "[op
       if (names[i].rfind("blocked[", 0) != 0 && i % 5 != 0) continue;
       INFO(names[i] << " on " << rows << "x" << cols);
       auto out = upload_matrix(client, std::vector<float>(rows * cols, -1.0f), cols, rows);
-      tunekit::ops::transpose_with(names[i], client, in, out);
+      try {
+        tunekit::ops::transpose_with(names[i], client, in, out);
+      } catch (const tunekit::AutotuneError& e) {
+        // A candidate this device's limits rule out (the kernel's own work-group maximum can be
+        // below the device's: 256 for some kernels on NVIDIA) fails before launch, as the op's
+        // tuning would record it; it cannot be checked for exactness here.
+        INFO(e.what());
+        REQUIRE(e.kind() == tunekit::ErrorKind::out_of_resources);
+        CHECK_THAT(e.message(), Catch::Contains("exceeds"));
+        continue;
+      }
       const auto got = download_matrix(client, out);
       std::size_t wrong = 0;
       for (std::size_t r = 0; r < rows; ++r)
         for (std::size_t c = 0; c < cols; ++c) wrong += got[c * rows + r] != values[r * cols + c];
       CHECK(wrong == 0);
+      ++exact;
     }
   }
+  // Work-groups of one item (blocked[BLK=4|8,LX=1,LY=1]) fit every device: never an empty check.
+  CHECK(exact >= 2 * 4);
   const auto in = upload_matrix(client, tunekit::ops::random_values(6, 1), 2, 3);
   auto out = upload_matrix(client, tunekit::ops::random_values(6, 1), 3, 2);
   CHECK_THROWS_WITH(tunekit::ops::transpose_with("blocked[BLK=3]", client, in, out),

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The whole test suite on a GPU machine, in one command on each side.
+#
+#   scripts/gpu-test.sh            (here)  builds the release preset, carries the binaries
+#                                          (scripts/gpu-carry.sh) and prints the command to run
+#                                          on the device machine; it cannot reach that machine.
+#   scripts/gpu-test.sh run [LOG]  (there) runs every suite (core, cache, report, OpenCL, ops,
+#                                          the OpenCL example, the no-platform check, and the
+#                                          hidden GPU-only cases) on the NVIDIA device; writes
+#                                          the log to LOG (default $OUT/h100-tests.log when $OUT
+#                                          is set, else docs/data/h100-tests.log) and exits
+#                                          non-zero if any suite failed.
+# Copy the log back to docs/data/h100-tests.log and commit it with the change it tested.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if [[ "${1:-}" != run ]]; then
+  set -e
+  make build
+  scripts/gpu-carry.sh
+  echo
+  echo "Now on the device machine (device 'run' with carry [\".carry/gpu\"]), from the repository root:"
+  echo "  scripts/gpu-test.sh run"
+  exit 0
+fi
+
+log=${2:-${OUT:+$OUT/h100-tests.log}}
+log=${log:-docs/data/h100-tests.log}
+mkdir -p "$(dirname "$log")"
+: > "$log"
+bin=$root/.carry/gpu
+say() { echo "$@" | tee -a "$log"; }
+
+# NVIDIA's driver is there, but not registered with the ICD loader.
+if ldconfig -p | grep -q libnvidia-opencl.so.1 && [ ! -f /etc/OpenCL/vendors/nvidia.icd ]; then
+  mkdir -p /etc/OpenCL/vendors
+  echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+fi
+export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TUNEKIT_DEVICE=${TUNEKIT_DEVICE:-NVIDIA}
+export TUNEKIT_TEST_SOURCE_DIR=$root TUNEKIT_TEST_CACHE_CHILD=$bin/tunekit_cache_child
+work=$(mktemp -d)
+export TUNEKIT_CACHE_DIR=$work/cache HOME=$work/home
+mkdir -p "$HOME"
+
+say "# tunekit test suite on a GPU machine: scripts/gpu-test.sh run"
+say "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+sed 's/^/build: /' "$bin/BUILD" | tee -a "$log"
+say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+timeout 60 "$bin/tunekit" devices 2>&1 | sed 's/^/opencl: /' | tee -a "$log"
+say "TUNEKIT_DEVICE=$TUNEKIT_DEVICE"
+say
+
+failed=0
+summary=()
+# suite NAME TIMEOUT COMMAND...: runs one suite, appends its output to the log, records its status.
+suite() {
+  local name=$1 limit=$2
+  shift 2
+  say "## $name: $*"
+  local started=$SECONDS
+  timeout "$limit" "$@" >> "$log" 2>&1
+  local status=$?
+  local line="$name: exit $status ($((SECONDS - started)) s)"
+  [[ $status -eq 124 ]] && line+=" TIMED OUT after $limit s"
+  say "$line"
+  say
+  summary+=("$line")
+  [[ $status -eq 0 ]] || failed=1
+}
+
+# Limits: the device tool allows 600 s a command; together these normally take a few minutes.
+suite core 120 "$bin/tunekit_core_tests"
+suite cache 120 "$bin/tunekit_cache_tests"
+suite report 60 "$bin/tunekit_report_tests"
+suite opencl 240 "$bin/tunekit_cl_tests"
+suite ops 400 "$bin/tunekit_ops_tests"
+suite example.cl_custom_kernel 120 env TUNEKIT_CACHE=off "$bin/cl_custom_kernel"
+mkdir -p "$work/no_vendors"
+suite opencl.no-platform 60 env OCL_ICD_VENDORS="$work/no_vendors" "$bin/tunekit_cl_tests" "[no-platform]"
+# Cases that need what only a large GPU has: tagged [.gpu] (hidden from the ordinary run, so
+# CI on PoCL leaves them out; selected here by their tag [gpu]).
+for b in tunekit_cl_tests tunekit_ops_tests; do
+  if "$bin/$b" --list-test-names-only "[gpu]" 2>/dev/null | grep -q '[a-z]'; then
+    suite "$b.gpu-only" 300 "$bin/$b" "[gpu]"
+  fi
+done
+
+say "# summary"
+for line in "${summary[@]}"; do say "$line"; done
+say "result: $([[ $failed -eq 0 ]] && echo 'all suites passed' || echo 'FAILURES')"
+rm -rf "$work"
+exit $failed
