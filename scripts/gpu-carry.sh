@@ -25,8 +25,8 @@ for b in "${required[@]}"; do cp "$build/$b" "$out/"; done
 for b in "${optional[@]}"; do [ -f "$build/$b" ] && cp "$build/$b" "$out/"; done
 cp ../shared/tools/torch_sgemm.py "$out/" 2>/dev/null || true
 for lib in libOpenCL.so.1 libclblast.so.1 libxxhash.so.0 libstdc++.so.6 libgcc_s.so.1; do
-  path=$(ldd "$out"/* 2>/dev/null | awk -v l="$lib" '$1 == l { print $3; exit }')
-  [ -n "$path" ] && cp -L "$path" "$out/$lib"
+  path=$( (ldd "$out"/* 2>/dev/null || true) | awk -v l="$lib" '$1 == l && !p { p = $3 } END { print p }')
+  if [ -n "$path" ]; then cp -L "$path" "$out/$lib"; fi
 done
 {
   echo "commit $(git rev-parse HEAD)"
