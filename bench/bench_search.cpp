@@ -1,7 +1,7 @@
 // Compares search strategies on a recorded exhaustive run (a replay table), without a device:
 // per strategy, evaluations, tuning time, and the fraction of the optimum reached (median and
 // worst over seeds), at a budget of a fraction of the exhaustive tuning time.
-// Usage: bench_search TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E]
+// Usage: bench_search TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] [--patience P]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -26,16 +26,17 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] [--patience P]\n", argv[0]);
     return 2;
   }
   int seeds = 25;
   double time_fraction = 0.2;
-  std::size_t evaluation_cap = 0;
+  std::size_t evaluation_cap = 0, patience = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--seeds")) seeds = std::stoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--time-fraction")) time_fraction = std::stod(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--evaluations")) evaluation_cap = std::stoul(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--patience")) patience = std::stoul(argv[i + 1]);
   }
   try {
     const auto table = tunekit::load_replay_table(argv[1]);
@@ -48,9 +49,11 @@ int main(int argc, char** argv) {
     }
     tunekit::SearchBudget budget{space.size(), time_fraction * exhaustive_seconds};
     if (evaluation_cap) budget = {evaluation_cap, 1e300};
+    if (patience) budget.patience = patience;
     std::printf("table %s: %zu configurations (%zu work), exhaustive tuning %.1f s, optimum %s\n",
                 argv[1], space.size(), working, exhaustive_seconds,
                 tunekit::format_seconds(optimum).c_str());
+    if (patience) std::printf("patience: %zu evaluations without a 2%% gain\n", patience);
     if (evaluation_cap) std::printf("budget: %zu evaluations; %d seeds\n\n", evaluation_cap, seeds);
     else std::printf("budget: %.0f%% of the exhaustive tuning time (%.1f s); %d seeds\n\n",
                      100 * time_fraction, budget.max_seconds, seeds);

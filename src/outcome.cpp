@@ -60,6 +60,11 @@ std::string format_report(const TuningReport& report) {
   std::string text = "tunekit: " + report.op + " [" + report.key + "] on " + report.device;
   if (report.tuning_seconds > 0) text += ", tuned in " + format_seconds(report.tuning_seconds);
   text += "\n";
+  if (!report.neighbour_starts.empty()) {
+    text += "    started from the winners of other keys:";
+    for (const auto& name : report.neighbour_starts) text += " " + name;
+    text += "\n";
+  }
   char line[512];
   std::snprintf(line, sizeof line, "    %-*s %12s %9s %8s  %s\n", static_cast<int>(width),
                 "candidate", "median", "spread", "samples", "status");

@@ -18,9 +18,19 @@ namespace tunekit {
 SearchSettings SearchSettings::for_level(Level level) {
   SearchSettings s;
   switch (level) {
-    case Level::minimal: s.fraction = 0.05, s.min_evaluations = 10, s.max_seconds = 30; break;
-    case Level::balanced: break;
-    case Level::extensive: s.fraction = 0.4, s.min_evaluations = 60, s.max_seconds = 600; break;
+    // Patience: a search that has gone this many configurations past its start points without
+    // a 2% gain stops (chosen by replay on recorded spaces: docs/benchmarks.md, "Time to tuned").
+    // Abandon: a family whose best after 6 configurations is 2x behind the leader elsewhere (a
+    // CPU kernel family on a GPU, say) is left.
+    case Level::minimal:
+      s.fraction = 0.05, s.min_evaluations = 10, s.max_seconds = 30;
+      s.patience = 15, s.abandon_after = 6;
+      break;
+    case Level::balanced: s.patience = 40, s.abandon_after = 6; break;
+    case Level::extensive:
+      s.fraction = 0.4, s.min_evaluations = 60, s.max_seconds = 600;
+      s.patience = 80, s.abandon_after = 12, s.abandon_factor = 3;
+      break;
     case Level::full:
       s.strategy = SearchStrategy::exhaustive, s.fraction = 1;
       s.max_seconds = std::numeric_limits<double>::infinity();
@@ -31,7 +41,8 @@ SearchSettings SearchSettings::for_level(Level level) {
 
 SearchBudget SearchSettings::budget_for(std::size_t space_size) const {
   const auto share = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(space_size)));
-  return SearchBudget{std::min(space_size, std::max(share, min_evaluations)), max_seconds};
+  return SearchBudget{std::min(space_size, std::max(share, min_evaluations)), max_seconds,
+                      patience, margin, abandon_after, abandon_factor};
 }
 
 namespace {
@@ -45,7 +56,16 @@ class BudgetedSearch {
   bool exhausted() const {
     return result_.evaluated.size() >= budget_.max_evaluations ||
            result_.evaluated.size() >= times_.size() ||
-           evaluator_.spent_seconds() >= budget_.max_seconds;
+           evaluator_.spent_seconds() >= budget_.max_seconds ||
+           (counting_patience_ && without_gain_ >= budget_.patience) ||
+           (result_.evaluated.size() >= budget_.abandon_after &&
+            !(result_.best_time <= budget_.abandon_factor * evaluator_.leader_time()));
+  }
+  // From now on, evaluations that do not beat the best by more than the margin count towards
+  // the patience (the start points never do: they are what is known).
+  void start_counting_patience() {
+    counting_patience_ = true;
+    without_gain_ = 0;
   }
   bool visited(std::size_t i) const { return times_[i].has_value(); }
 
@@ -55,6 +75,9 @@ class BudgetedSearch {
       const auto t = evaluator_.evaluate(i);
       times_[i] = t ? *t : std::numeric_limits<double>::infinity();
       result_.evaluated.push_back(i);
+      const bool gain = *times_[i] < result_.best_time * (1 - budget_.margin) ||
+                        !std::isfinite(result_.best_time);
+      without_gain_ = gain ? 0 : without_gain_ + 1;
       if (*times_[i] < result_.best_time) {
         result_.best_time = *times_[i];
         result_.best = i;
@@ -70,6 +93,8 @@ class BudgetedSearch {
   SearchBudget budget_;
   std::vector<std::optional<double>> times_;
   SearchResult result_;
+  bool counting_patience_ = false;
+  std::size_t without_gain_ = 0;
 };
 
 std::optional<std::size_t> random_unvisited(const BudgetedSearch& s, std::size_t size,
@@ -87,13 +112,13 @@ std::optional<std::size_t> random_unvisited(const BudgetedSearch& s, std::size_t
 
 // Simulated annealing with a relative acceptance criterion (times differ by orders of magnitude
 // between devices): a move that is x% slower is taken with probability exp(-x / T).
-void anneal(BudgetedSearch& s, const ExpandedSpace& space, std::size_t planned,
-            std::mt19937_64& rng) {
+void anneal(BudgetedSearch& s, const ExpandedSpace& space, const std::vector<std::size_t>& starts,
+            std::size_t planned, std::mt19937_64& rng) {
   std::uniform_real_distribution<double> coin(0, 1);
   // Begin at the best start point that works (measured already), else somewhere random.
   std::optional<std::size_t> start;
-  for (std::size_t i : space.starts()) {
-    if (!s.visited(i) || !std::isfinite(s.time(i))) continue;
+  for (std::size_t i : starts) {
+    if (i >= space.size() || !s.visited(i) || !std::isfinite(s.time(i))) continue;
     if (!start || s.time(i) < s.time(*start)) start = i;
   }
   if (!start) start = random_unvisited(s, space.size(), rng);
@@ -139,15 +164,20 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, std::size_t planned,
 }  // namespace
 
 SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
-                    SearchEvaluator& evaluator, const SearchBudget& budget, std::uint64_t seed) {
+                    SearchEvaluator& evaluator, const SearchBudget& budget, std::uint64_t seed,
+                    const std::vector<std::size_t>& extra_starts) {
   BudgetedSearch s(evaluator, budget, space.size());
   if (space.size() == 0) return s.take();
   std::mt19937_64 rng(seed);
-  // The start points first, whatever the strategy: they are the best known somewhere.
-  for (std::size_t i : space.starts()) {
-    if (s.exhausted()) break;
-    s.time(i);
+  // The start points first, whatever the strategy: they are the best known somewhere (the
+  // space's own, then the caller's: e.g. the winners of neighbouring keys).
+  for (const auto* starts : {&space.starts(), &extra_starts}) {
+    for (std::size_t i : *starts) {
+      if (s.exhausted()) break;
+      if (i < space.size()) s.time(i);
+    }
   }
+  s.start_counting_patience();
   switch (strategy) {
     case SearchStrategy::exhaustive:
       for (std::size_t i = 0; i < space.size() && !s.exhausted(); ++i) s.time(i);
@@ -159,9 +189,12 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
       for (std::size_t i = 0; i < order.size() && !s.exhausted(); ++i) s.time(order[i]);
       break;
     }
-    case SearchStrategy::annealing:
-      anneal(s, space, std::min(budget.max_evaluations, space.size()), rng);
+    case SearchStrategy::annealing: {
+      std::vector<std::size_t> starts = space.starts();
+      starts.insert(starts.end(), extra_starts.begin(), extra_starts.end());
+      anneal(s, space, starts, std::min(budget.max_evaluations, space.size()), rng);
       break;
+    }
   }
   return s.take();
 }

@@ -1,4 +1,6 @@
 // Parameter spaces, search strategies, replay, and spaces inside a tunable set.
+#include <unistd.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -308,4 +310,136 @@ TEST_CASE("an exhaustive tuning records a replay table that rebuilds its space",
   const auto rebuilt = space_from_table(table);
   CHECK(rebuilt.size() == 6);
   CHECK(rebuilt[0].to_string() == "A=1,B=1");
+}
+
+namespace {
+// Times chosen by the order of evaluation: `gain_at` (1-based) is 5% faster than all before;
+// `leader` is what the tuning found elsewhere.
+struct ScriptedEvaluator final : SearchEvaluator {
+  std::size_t calls = 0, gain_at = 0;
+  double leader = std::numeric_limits<double>::infinity();
+  std::optional<double> evaluate(std::size_t) override {
+    ++calls;
+    return calls >= gain_at && gain_at > 0 ? 0.95e-3 : 1e-3;
+  }
+  double spent_seconds() const override { return 0; }
+  double leader_time() const override { return leader; }
+};
+}  // namespace
+
+TEST_CASE("a search stops when its patience runs out without a gain beyond the margin",
+          "[search]") {
+  const auto expanded = gemm_like_space().expand();
+  SearchBudget budget{200};
+  budget.patience = 10;
+  for (auto strategy : {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing}) {
+    INFO(to_string(strategy));
+    ScriptedEvaluator flat;  // nothing ever gains: the first, then 10 more
+    CHECK(search(strategy, expanded, flat, budget, 3).evaluated.size() == 1 + 10);
+    ScriptedEvaluator late;  // a 5% gain at the 7th evaluation restarts the count
+    late.gain_at = 7;
+    CHECK(search(strategy, expanded, late, budget, 3).evaluated.size() == 7 + 10);
+  }
+  // A gain within the margin does not count: 5% is not more than 6%.
+  ScriptedEvaluator small;
+  small.gain_at = 7;
+  budget.margin = 0.06;
+  CHECK(search(SearchStrategy::random, expanded, small, budget, 3).evaluated.size() == 1 + 10);
+  // Start points never count towards the patience.
+  const auto started = gemm_like_space()
+                           .start_at("TM=1,TN=16,WG=256,VW=1,KW=1")
+                           .start_at("TM=8,TN=8,WG=64,VW=4,KW=4")
+                           .expand();
+  ScriptedEvaluator from_starts;
+  budget.margin = 0.02;
+  CHECK(search(SearchStrategy::random, started, from_starts, budget, 3).evaluated.size() == 2 + 10);
+  // Without patience the budget decides.
+  ScriptedEvaluator patient;
+  CHECK(search(SearchStrategy::random, expanded, patient, SearchBudget{200}, 3).evaluated.size() == 200);
+}
+
+TEST_CASE("a space far behind the leader elsewhere is abandoned after a few configurations",
+          "[search]") {
+  const auto expanded = gemm_like_space().expand();
+  SearchBudget budget{100};
+  budget.abandon_after = 6;  // abandon_factor 2
+  ScriptedEvaluator behind;
+  behind.leader = 0.4e-3;  // this space's best, 1e-3, is 2.5x behind
+  CHECK(search(SearchStrategy::annealing, expanded, behind, budget, 1).evaluated.size() == 6);
+  ScriptedEvaluator close;
+  close.leader = 0.6e-3;  // 1.7x: searched within its budget
+  CHECK(search(SearchStrategy::annealing, expanded, close, budget, 1).evaluated.size() == 100);
+  ScriptedEvaluator alone;  // no leader elsewhere
+  CHECK(search(SearchStrategy::annealing, expanded, alone, budget, 1).evaluated.size() == 100);
+}
+
+TEST_CASE("a search measures the caller's start points after the space's own", "[search]") {
+  const auto expanded = gemm_like_space().start_at("TM=8,TN=8,WG=64,VW=4,KW=4").expand();
+  const auto table = synthetic_table(expanded);
+  for (auto strategy : {SearchStrategy::random, SearchStrategy::annealing}) {
+    ReplayEvaluator evaluator(expanded, table);
+    const auto result = search(strategy, expanded, evaluator, SearchBudget{10}, 4,
+                               {17, expanded.size() + 5 /* not in the space: ignored */, 23});
+    REQUIRE(result.evaluated.size() == 10);
+    CHECK(result.evaluated[0] == expanded.starts()[0]);
+    CHECK(result.evaluated[1] == 17);
+    CHECK(result.evaluated[2] == 23);
+  }
+}
+
+TEST_CASE("a new key's tuning starts from the winners of keys tuned before, in memory and on disk",
+          "[space][tuner][warm-start]") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tunekit-warm-start-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  Settings settings = test::test_settings();
+  settings.persistent_cache = true;
+  settings.cache_dir = dir;
+  // A budget too small to find the optimum from scratch, so where a search starts shows.
+  settings.search = SearchSettings{SearchStrategy::random, 0.0, 6, 1e9};
+  std::vector<std::string> order;  // configurations in the order they were measured
+  auto make = [&] {
+    auto key_of = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
+    return TunableSet{key_of, CloneInputs{}}.with(
+        gemm_like_space(), [&](const Config& config) {
+          return [&order, config](test::VirtualClient& c, int&) {
+            const auto t = synthetic_time(config);
+            if (!t) throw std::runtime_error("too many registers");
+            order.push_back(config.to_string());
+            c.spend(*t);
+            return config.to_string();
+          };
+        });
+  };
+  test::VirtualClient client;
+  std::string first_winner;
+  {
+    LocalTuner<test::SizeKey> tuner("warm start", settings);
+    const auto& set = tuner.init(make);
+    first_winner = tuner.execute(client.id(), client, set, 64);
+    const auto first = *tuner.tuner(client.id()).report(test::SizeKey{64});
+    CHECK(first.neighbour_starts.empty());
+    // Another key in the same process: the winner of 64 is measured first.
+    order.clear();
+    (void)tuner.execute(client.id(), client, set, 1024);
+    const auto second = *tuner.tuner(client.id()).report(test::SizeKey{1024});
+    CHECK(second.neighbour_starts == std::vector<std::string>{"gemm[" + first_winner + "]"});
+    REQUIRE_FALSE(order.empty());
+    CHECK(order.front() == first_winner);
+    CHECK_THAT(format_report(second), Catch::Contains("started from the winners of other keys"));
+  }
+  {
+    // A new process (a new tuner): the winners come from the persistent store.
+    LocalTuner<test::SizeKey> tuner("warm start", settings);
+    const auto& set = tuner.init(make);
+    order.clear();
+    (void)tuner.execute(client.id(), client, set, 8);
+    const auto third = *tuner.tuner(client.id()).report(test::SizeKey{8});
+    CHECK(std::find(third.neighbour_starts.begin(), third.neighbour_starts.end(),
+                    "gemm[" + first_winner + "]") != third.neighbour_starts.end());
+    REQUIRE_FALSE(order.empty());
+    REQUIRE_FALSE(third.neighbour_starts.empty());
+    CHECK("gemm[" + order.front() + "]" == third.neighbour_starts.front());
+  }
+  std::filesystem::remove_all(dir);
 }

@@ -69,6 +69,8 @@ class FileStore : public ResultStore {
   /// Never throws: a failure is reported once on stderr and the result stays in memory only.
   void save(const EntryId& id, const StoredResult& result) override;
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override;
+  std::vector<std::string> winners(const std::string& device, const std::string& op,
+                                   std::uint64_t checksum) override;
 
   /// Stores many entries at once (one read-merge-write per op file). Returns how many were
   /// written. Throws AutotuneError(cache) when a file cannot be written.

@@ -47,6 +47,8 @@ struct TuningReport {
   std::string device;
   double tuning_seconds = 0;  ///< wall time the whole tuning took
   std::vector<AutotuneOutcome> outcomes;
+  /// Candidates measured first because they won other keys of the op on this device.
+  std::vector<std::string> neighbour_starts = {};
 
   /// The fastest working candidate, if any.
   const AutotuneOutcome* winner() const;

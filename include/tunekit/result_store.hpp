@@ -43,6 +43,13 @@ class ResultStore {
   virtual void save(const EntryId& id, const StoredResult& result) = 0;
   /// Waits until no other process is tuning `id`, then holds it until the lock is destroyed.
   virtual std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) = 0;
+  /// The winners' names of every stored key of `op` on `device` for this set (`checksum`), most
+  /// frequent first: where a tuning of a new key starts (neighbouring keys). Never throws.
+  virtual std::vector<std::string> winners(const std::string& device, const std::string& op,
+                                           std::uint64_t checksum) {
+    (void)device, (void)op, (void)checksum;
+    return {};
+  }
 };
 
 /// The store `settings` ask for: the file store under settings.resolved_cache_dir(), or null

@@ -26,6 +26,9 @@ class SearchEvaluator {
   virtual ~SearchEvaluator() = default;
   virtual std::optional<double> evaluate(std::size_t config) = 0;
   virtual double spent_seconds() const = 0;
+  /// The best time of the whole tuning so far (other spaces and candidates included): a space
+  /// whose own best stays far behind it is abandoned (SearchBudget::abandon_after).
+  virtual double leader_time() const { return std::numeric_limits<double>::infinity(); }
 };
 
 /// The configurations a search evaluated, in order, and the best one.
@@ -36,9 +39,12 @@ struct SearchResult {
 };
 
 /// Runs `strategy` over `space` within `budget`; never evaluates a configuration twice. The
-/// space's start points (Space::start_at) are measured first; annealing walks on from the best.
+/// space's start points (Space::start_at), then `extra_starts` (indices into `space`), are
+/// measured first; annealing walks on from the best. The search stops early once
+/// `budget.patience` evaluations after them gained nothing beyond `budget.margin`.
 SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
-                    SearchEvaluator& evaluator, const SearchBudget& budget, std::uint64_t seed);
+                    SearchEvaluator& evaluator, const SearchBudget& budget, std::uint64_t seed,
+                    const std::vector<std::size_t>& extra_starts = {});
 
 /// One configuration of a recorded run: its time (nothing if it failed) and what measuring it
 /// cost (build + warm-up + samples), so that a replayed search spends what a live one would.

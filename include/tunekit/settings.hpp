@@ -43,10 +43,18 @@ enum class SearchStrategy {
 
 std::string_view to_string(SearchStrategy strategy);
 
-/// How much a search may spend.
+/// How much a search may spend, and when it may stop before that.
 struct SearchBudget {
   std::size_t max_evaluations = std::numeric_limits<std::size_t>::max();
   double max_seconds = std::numeric_limits<double>::infinity();
+  /// Stop once this many evaluations after the start points have not beaten the best so far by
+  /// more than `margin` (a fraction of its time): what is known is good enough.
+  std::size_t patience = std::numeric_limits<std::size_t>::max();
+  double margin = 0.02;
+  /// Abandon the space once this many of its configurations were measured and its best is still
+  /// `abandon_factor` times slower than the leader elsewhere (SearchEvaluator::leader_time).
+  std::size_t abandon_after = std::numeric_limits<std::size_t>::max();
+  double abandon_factor = 2;
 };
 
 /// The search settings of a tuning level: a strategy, and a budget that is a fraction of the
@@ -56,6 +64,14 @@ struct SearchSettings {
   double fraction = 0.15;            ///< of the space's configurations
   std::size_t min_evaluations = 30;  ///< never fewer (unless the space is smaller)
   double max_seconds = 120;          ///< per space and key
+  /// Evaluations after the start points without a gain of more than `margin` that end a search
+  /// early (SearchBudget::patience); the maximum never stops early.
+  std::size_t patience = std::numeric_limits<std::size_t>::max();
+  double margin = 0.02;
+  /// A space whose best after this many configurations is `abandon_factor` times slower than the
+  /// leader elsewhere is left (SearchBudget::abandon_after); the maximum never leaves one.
+  std::size_t abandon_after = std::numeric_limits<std::size_t>::max();
+  double abandon_factor = 2;
 
   static SearchSettings for_level(Level level);
   SearchBudget budget_for(std::size_t space_size) const;

@@ -380,6 +380,12 @@ class Tuner {
         settings_.on_progress(std::as_const(progress));
       }
     };
+    // Where other keys of this op on this device ended: their winners are measured first.
+    const std::vector<std::size_t> known = known_winners(set, key, report.key);
+    for (std::size_t i : known) report.neighbour_starts.push_back(outcomes[i].name);
+    const auto is_measured = [&](std::size_t i) {
+      return outcomes[i].status != OutcomeStatus::skipped;
+    };
     bool found = false;
     for (const auto& level : levels) {
       if (settings_.on_progress) progress.total += planned_measurements(set, level);
@@ -393,8 +399,25 @@ class Tuner {
           measure_one(i);
         }
       }
+      // Then every space's start points (its own and the neighbours' winners), so that the
+      // spaces are searched best first: a family whose best is far behind the leader is then
+      // abandoned early (SearchBudget::abandon_after) instead of being searched in full.
+      std::vector<std::pair<double, std::size_t>> order;  // (best start time, entry)
       for (const auto& [entry, members] : space_members) {
-        search_space(set, entry, members, report.key, measure_one, outcomes);
+        double best = std::numeric_limits<double>::infinity();
+        if (members.size() == set.space_of_entry(entry)->size()) {
+          for (std::size_t i : starts_of(set, entry, known)) {
+            if (!is_measured(i)) measure_one(i);
+            if (outcomes[i].ok()) best = std::min(best, outcomes[i].median);
+          }
+        }
+        order.emplace_back(best, entry);
+      }
+      std::stable_sort(order.begin(), order.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [best, entry] : order) {
+        search_space(set, entry, space_members[entry], report.key, measure_one, outcomes, known,
+                     leader);
       }
       found = found || std::isfinite(leader);
       if (found) break;
@@ -443,25 +466,31 @@ class Tuner {
   }
 
   // Searches the candidates `members` of space entry `entry` with the configured strategy,
-  // measuring each configuration the strategy asks for.
+  // measuring each configuration the strategy asks for (those measured already, such as the
+  // start points, count with their outcome). `known`: the neighbours' winners (set indices);
+  // `leader`: the best time of the whole tuning so far, which the search compares with.
   template <class Set, class MeasureOne>
   void search_space(const Set& set, std::size_t entry, const std::vector<std::size_t>& members,
                     const std::string& key_text, MeasureOne& measure_one,
-                    std::vector<AutotuneOutcome>& outcomes) {
+                    std::vector<AutotuneOutcome>& outcomes, const std::vector<std::size_t>& known,
+                    const double& leader) {
     const ExpandedSpace& space = *set.space_of_entry(entry);
     const std::size_t first = set.entry_range(entry).first;
     const SearchSettings search_settings = settings_.search_settings();
     if (members.size() != space.size()) {
-      for (std::size_t i : members) measure_one(i);  // part of a space: too small to search
+      for (std::size_t i : members) {
+        if (outcomes[i].status == OutcomeStatus::skipped) measure_one(i);  // too few to search
+      }
       return;
     }
     struct LiveEvaluator final : SearchEvaluator {
       std::size_t first;
       MeasureOne* measure;
       std::vector<AutotuneOutcome>* outcomes;
+      const double* leader;
       std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
       std::optional<double> evaluate(std::size_t config) override {
-        (*measure)(first + config);
+        if ((*outcomes)[first + config].status == OutcomeStatus::skipped) (*measure)(first + config);
         const auto& outcome = (*outcomes)[first + config];
         if (!outcome.ok()) return std::nullopt;
         return outcome.median;
@@ -469,13 +498,62 @@ class Tuner {
       double spent_seconds() const override {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       }
+      double leader_time() const override { return *leader; }
     } evaluator;
     evaluator.first = first;
     evaluator.measure = &measure_one;
     evaluator.outcomes = &outcomes;
+    evaluator.leader = &leader;
+    std::vector<std::size_t> extra_starts;
+    for (std::size_t i : known) {
+      if (set.locate(i).entry == entry) extra_starts.push_back(i - first);
+    }
     // Seeded by the key, so that a tuning can be reproduced.
     search(search_settings.strategy, space, evaluator, search_settings.budget_for(space.size()),
-           stable_hash(op_ + "|" + key_text));
+           stable_hash(op_ + "|" + key_text), extra_starts);
+  }
+
+  // The set indices of the start points of space entry `entry`: its own, then those of `known`
+  // in it.
+  template <class Set>
+  static std::vector<std::size_t> starts_of(const Set& set, std::size_t entry,
+                                            const std::vector<std::size_t>& known) {
+    const std::size_t first = set.entry_range(entry).first;
+    std::vector<std::size_t> starts;
+    for (std::size_t config : set.space_of_entry(entry)->starts()) starts.push_back(first + config);
+    for (std::size_t i : known) {
+      if (set.locate(i).entry == entry) starts.push_back(i);
+    }
+    return starts;
+  }
+
+  // The winners of the other keys of this op tuned on this device (in this process, then in the
+  // persistent store), as indices into `set`, most frequent first; at most a few.
+  template <class Set>
+  std::vector<std::size_t> known_winners(const Set& set, const Key& key, const std::string& key_text) {
+    constexpr std::size_t most = 4;
+    std::vector<std::string> names;
+    {
+      std::lock_guard lock(reports_mutex_);
+      for (const auto& [other, report] : reports_) {
+        if (other == key_text) continue;
+        if (const AutotuneOutcome* winner = report.winner()) names.push_back(winner->name);
+      }
+    }
+    if (store_) {
+      for (auto& name : store_->winners(device_.identity(), op_, entry_id(set, key).checksum)) {
+        names.push_back(std::move(name));
+      }
+    }
+    std::vector<std::size_t> indices;
+    for (const auto& name : names) {
+      const auto index = set.index_of(name);
+      if (index && std::find(indices.begin(), indices.end(), *index) == indices.end()) {
+        indices.push_back(*index);
+      }
+      if (indices.size() == most) break;
+    }
+    return indices;
   }
 
   // State of one tuning shared across its candidates: the benchmark inputs, and the reference

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -605,6 +606,23 @@ std::vector<CacheEntry> FileStore::entries(std::string_view op) const {
   auto found = entries_in(read_file(path), path, op);
   std::sort(found.begin(), found.end(), entry_order);
   return found;
+}
+
+std::vector<std::string> FileStore::winners(const std::string& device, const std::string& op,
+                                            std::uint64_t checksum) {
+  std::map<std::string, std::size_t> count;
+  try {
+    for (const auto& entry : entries(op)) {
+      if (entry.id.device == device && entry.id.checksum == checksum) ++count[entry.result.winner];
+    }
+  } catch (const std::exception&) {
+    return {};  // only a hint for where to start: a tuning goes on without it
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, n] : count) names.push_back(name);
+  std::stable_sort(names.begin(), names.end(),
+                   [&](const std::string& a, const std::string& b) { return count[a] > count[b]; });
+  return names;
 }
 
 std::vector<std::string> FileStore::ops() const {
