@@ -22,14 +22,16 @@ SearchSettings SearchSettings::for_level(Level level) {
     // a 2% gain stops (chosen by replay on recorded spaces: docs/benchmarks.md, "Time to tuned").
     // Abandon: a family whose best after 6 configurations is 2x behind the leader elsewhere (a
     // CPU kernel family on a GPU, say) is left.
+    // Warm patience: the same after the winners of neighbouring keys, which are better start
+    // points than any fixed one.
     case Level::minimal:
       s.fraction = 0.05, s.min_evaluations = 10, s.max_seconds = 30;
-      s.patience = 15, s.abandon_after = 6;
+      s.patience = 15, s.warm_patience = 5, s.abandon_after = 6;
       break;
-    case Level::balanced: s.patience = 40, s.abandon_after = 6; break;
+    case Level::balanced: s.patience = 40, s.warm_patience = 12, s.abandon_after = 6; break;
     case Level::extensive:
       s.fraction = 0.4, s.min_evaluations = 60, s.max_seconds = 600;
-      s.patience = 80, s.abandon_after = 12, s.abandon_factor = 3;
+      s.patience = 80, s.warm_patience = 30, s.abandon_after = 12, s.abandon_factor = 3;
       break;
     case Level::full:
       s.strategy = SearchStrategy::exhaustive, s.fraction = 1;
@@ -39,10 +41,11 @@ SearchSettings SearchSettings::for_level(Level level) {
   return s;
 }
 
-SearchBudget SearchSettings::budget_for(std::size_t space_size) const {
+SearchBudget SearchSettings::budget_for(std::size_t space_size, bool warm) const {
   const auto share = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(space_size)));
   return SearchBudget{std::min(space_size, std::max(share, min_evaluations)), max_seconds,
-                      patience, margin, abandon_after, abandon_factor};
+                      warm ? std::min(patience, warm_patience) : patience, margin, abandon_after,
+                      abandon_factor};
 }
 
 namespace {
@@ -58,14 +61,20 @@ class BudgetedSearch {
            result_.evaluated.size() >= times_.size() ||
            evaluator_.spent_seconds() >= budget_.max_seconds ||
            (counting_patience_ && without_gain_ >= budget_.patience) ||
-           (result_.evaluated.size() >= budget_.abandon_after &&
+           (result_.evaluated.size() >= abandon_after() &&
             !(result_.best_time <= budget_.abandon_factor * evaluator_.leader_time()));
+  }
+  // A space is judged by its start points when it has any (they are its best known
+  // configurations), else by its first abandon_after configurations.
+  std::size_t abandon_after() const {
+    return starts_ > 0 ? std::min(starts_, budget_.abandon_after) : budget_.abandon_after;
   }
   // From now on, evaluations that do not beat the best by more than the margin count towards
   // the patience (the start points never do: they are what is known).
   void start_counting_patience() {
     counting_patience_ = true;
     without_gain_ = 0;
+    starts_ = result_.evaluated.size();
   }
   bool visited(std::size_t i) const { return times_[i].has_value(); }
 
@@ -95,6 +104,7 @@ class BudgetedSearch {
   SearchResult result_;
   bool counting_patience_ = false;
   std::size_t without_gain_ = 0;
+  std::size_t starts_ = 0;  // start points evaluated
 };
 
 std::optional<std::size_t> random_unvisited(const BudgetedSearch& s, std::size_t size,

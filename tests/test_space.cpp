@@ -371,6 +371,14 @@ TEST_CASE("a space far behind the leader elsewhere is abandoned after a few conf
   CHECK(search(SearchStrategy::annealing, expanded, close, budget, 1).evaluated.size() == 100);
   ScriptedEvaluator alone;  // no leader elsewhere
   CHECK(search(SearchStrategy::annealing, expanded, alone, budget, 1).evaluated.size() == 100);
+  // A space with start points is judged by them: they are its best known configurations.
+  const auto started = gemm_like_space()
+                           .start_at("TM=1,TN=16,WG=256,VW=1,KW=1")
+                           .start_at("TM=8,TN=8,WG=64,VW=4,KW=4")
+                           .expand();
+  ScriptedEvaluator judged;
+  judged.leader = 0.4e-3;
+  CHECK(search(SearchStrategy::annealing, started, judged, budget, 1).evaluated.size() == 2);
 }
 
 TEST_CASE("a search measures the caller's start points after the space's own", "[search]") {

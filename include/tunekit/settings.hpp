@@ -67,14 +67,18 @@ struct SearchSettings {
   /// Evaluations after the start points without a gain of more than `margin` that end a search
   /// early (SearchBudget::patience); the maximum never stops early.
   std::size_t patience = std::numeric_limits<std::size_t>::max();
+  /// The patience when the search starts from the winners of neighbouring keys (warm).
+  std::size_t warm_patience = std::numeric_limits<std::size_t>::max();
   double margin = 0.02;
-  /// A space whose best after this many configurations is `abandon_factor` times slower than the
-  /// leader elsewhere is left (SearchBudget::abandon_after); the maximum never leaves one.
+  /// A space whose best after its start points (or this many configurations, if fewer or it has
+  /// none) is `abandon_factor` times slower than the leader is left; the maximum never leaves one.
   std::size_t abandon_after = std::numeric_limits<std::size_t>::max();
   double abandon_factor = 2;
 
   static SearchSettings for_level(Level level);
-  SearchBudget budget_for(std::size_t space_size) const;
+  /// The budget for a space of `space_size` configurations; `warm`: the search starts from the
+  /// winners of neighbouring keys.
+  SearchBudget budget_for(std::size_t space_size, bool warm = false) const;
 };
 
 /// Where a tuning stands: what Settings::on_progress receives after each candidate it measures.

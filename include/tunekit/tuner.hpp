@@ -509,7 +509,8 @@ class Tuner {
       if (set.locate(i).entry == entry) extra_starts.push_back(i - first);
     }
     // Seeded by the key, so that a tuning can be reproduced.
-    search(search_settings.strategy, space, evaluator, search_settings.budget_for(space.size()),
+    search(search_settings.strategy, space, evaluator,
+           search_settings.budget_for(space.size(), !extra_starts.empty()),
            stable_hash(op_ + "|" + key_text), extra_starts);
   }
 
