@@ -23,6 +23,15 @@ ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::stri
       device_(std::move(device)),
       device_name_(std::move(device_name)) {}
 
+ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name,
+                           std::string device_identity,
+                           std::shared_ptr<const ProgramBinaries> binaries)
+    : context_(std::move(context)),
+      device_(std::move(device)),
+      device_name_(std::move(device_name)),
+      device_identity_(std::move(device_identity)),
+      binaries_(std::move(binaries)) {}
+
 ProgramCache::~ProgramCache() = default;
 
 std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
@@ -54,7 +63,6 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
   }
   std::lock_guard lock(entry->mutex);
   if (!entry->done) {
-    builds_.fetch_add(1, std::memory_order_relaxed);
     try {
       entry->program = build(source, options, origin);
     } catch (const AutotuneError& error) {
@@ -70,6 +78,11 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
                                   std::string_view origin) {
   const std::string where =
       std::string(origin) + " with options '" + std::string(options) + "' on " + device_name_;
+  const ProgramKey key{device_identity_, source, options};
+  if (binaries_) {
+    if (auto loaded = load_binary(key, where)) return *loaded;
+  }
+  builds_.fetch_add(1, std::memory_order_relaxed);
   cl_int code = CL_SUCCESS;
   ::cl::Program program(context_, std::string(source), false, &code);
   check(code, [&] { return "creating the program " + where; });
@@ -82,7 +95,52 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
                                               (log.empty() ? std::string(" (empty build log)")
                                                            : "; build log:\n" + log));
   }
+  if (binaries_) save_binary(key, program);
   return program;
+}
+
+// The program from its stored binary, or nothing (none stored, or the driver rejected it: then
+// the file is removed and the caller compiles the source).
+std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
+                                                       const std::string& where) {
+  const auto binary = binaries_->load(key);
+  if (!binary) return std::nullopt;
+  cl_int code = CL_SUCCESS;
+  cl_int status = CL_SUCCESS;
+  const unsigned char* bytes = binary->data();
+  const std::size_t size = binary->size();
+  cl_device_id device = device_();
+  cl_program raw = clCreateProgramWithBinary(context_(), 1, &device, &size, &bytes, &status, &code);
+  if (code != CL_SUCCESS || status != CL_SUCCESS) {
+    if (raw != nullptr) clReleaseProgram(raw);
+    binaries_->discard(key, "the driver rejected it for " + where + ": " +
+                                error_name(code != CL_SUCCESS ? code : status));
+    return std::nullopt;
+  }
+  ::cl::Program program(raw);  // takes ownership
+  code = program.build(std::vector<::cl::Device>{device_}, std::string(key.options).c_str());
+  if (code != CL_SUCCESS) {
+    binaries_->discard(key, "building it for " + where + " failed: " + error_name(code));
+    return std::nullopt;
+  }
+  binary_loads_.fetch_add(1, std::memory_order_relaxed);
+  return program;
+}
+
+// Stores the compiled program's binary; a driver that gives none (or an error) is no failure.
+void ProgramCache::save_binary(const ProgramKey& key, const ::cl::Program& program) {
+  std::size_t size = 0;
+  if (clGetProgramInfo(program(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) !=
+          CL_SUCCESS ||
+      size == 0) {
+    return;
+  }
+  std::vector<unsigned char> binary(size);
+  unsigned char* data = binary.data();
+  if (clGetProgramInfo(program(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) != CL_SUCCESS) {
+    return;
+  }
+  binaries_->save(key, binary);
 }
 
 ::cl::Kernel ProgramCache::kernel(const KernelSpec& spec) {
