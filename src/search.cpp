@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tunekit/error.hpp"
 
@@ -48,6 +49,19 @@ class BudgetedSearch {
            evaluator_.spent_seconds() >= budget_.max_seconds;
   }
   bool visited(std::size_t i) const { return times_[i].has_value(); }
+  // Tells the evaluator what comes next: the first of `configs` not evaluated yet, as many as
+  // the budget's evaluations left.
+  void prefetch(const std::vector<std::size_t>& configs, bool likely) {
+    std::vector<std::size_t> next;
+    std::unordered_set<std::size_t> listed;
+    const std::size_t left = budget_.max_evaluations -
+                             std::min(budget_.max_evaluations, result_.evaluated.size());
+    for (std::size_t i : configs) {
+      if (next.size() >= left) break;
+      if (!visited(i) && listed.insert(i).second) next.push_back(i);
+    }
+    if (!next.empty()) evaluator_.prefetch(next, likely);
+  }
 
   // Time of configuration i (infinity when it failed); evaluates it if new.
   double time(std::size_t i) {
@@ -119,6 +133,7 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, std::size_t planned,
       idle_moves = 1000;
       continue;
     }
+    s.prefetch(neighbours, false);  // the next move is one of them
     // Prefer a neighbour not measured yet: re-visiting costs a move but teaches nothing.
     std::size_t candidate = neighbours[rng() % neighbours.size()];
     for (int attempt = 0; attempt < 8 && s.visited(candidate); ++attempt) {
@@ -144,6 +159,18 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
   if (space.size() == 0) return s.take();
   std::mt19937_64 rng(seed);
   // The start points first, whatever the strategy: they are the best known somewhere.
+  std::vector<std::size_t> planned(space.starts().begin(), space.starts().end());
+  std::vector<std::size_t> order;
+  if (strategy == SearchStrategy::random) {
+    order.resize(space.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+  }
+  if (strategy != SearchStrategy::annealing) {
+    // The whole planned list is known: exhaustive's in order, random's shuffled.
+    for (std::size_t i = 0; i < space.size(); ++i) planned.push_back(order.empty() ? i : order[i]);
+  }
+  s.prefetch(planned, true);
   for (std::size_t i : space.starts()) {
     if (s.exhausted()) break;
     s.time(i);
@@ -153,9 +180,6 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
       for (std::size_t i = 0; i < space.size() && !s.exhausted(); ++i) s.time(i);
       break;
     case SearchStrategy::random: {
-      std::vector<std::size_t> order(space.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::shuffle(order.begin(), order.end(), rng);
       for (std::size_t i = 0; i < order.size() && !s.exhausted(); ++i) s.time(order[i]);
       break;
     }

@@ -26,6 +26,12 @@ class SearchEvaluator {
   virtual ~SearchEvaluator() = default;
   virtual std::optional<double> evaluate(std::size_t config) = 0;
   virtual double spent_seconds() const = 0;
+  /// What the strategy will evaluate next, in order, as far as it knows (`likely` false: only
+  /// may, e.g. annealing's neighbours), so that a live evaluator builds them ahead. Evaluating
+  /// never depends on it; the default ignores it.
+  virtual void prefetch(const std::vector<std::size_t>& configs, bool likely) {
+    (void)configs, (void)likely;
+  }
 };
 
 /// The configurations a search evaluated, in order, and the best one.

@@ -326,6 +326,26 @@ class TunableSet {
         });
   }
 
+  /// Builds what candidate `index` runs for a call on `inputs`, without running it, when its
+  /// callable is Preparable (cl::with_kernels and the shipped ops are); else does nothing.
+  template <class Client, class... Inputs>
+  void prepare(std::size_t index, Client& client, const Inputs&... inputs) const {
+    const auto where = locate(index);
+    (void)visit_entry<bool>(where.entry, [&](const auto& entry) {
+      const auto& fn = detail::function_of(entry, where.variant);
+      if constexpr (Preparable<std::remove_cvref_t<decltype(fn)>, Client, Inputs...>) {
+        fn.prepare(client, inputs...);
+      }
+      return true;
+    });
+  }
+  /// Whether some candidate is Preparable with this client and these inputs.
+  template <class Client, class... Inputs>
+  static constexpr bool preparable =
+      (Preparable<std::remove_cvref_t<decltype(detail::function_of(std::declval<const Entries&>(), 0))>,
+                  Client, std::remove_cvref_t<Inputs>...> ||
+       ...);
+
   template <class Key>
   CandidatePriority priority(std::size_t index, const Key& key) const {
     return visit_entry<CandidatePriority>(locate(index).entry, [&](const auto& entry) -> CandidatePriority {

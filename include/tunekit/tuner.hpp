@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tunekit/benchmark.hpp"
+#include "tunekit/build_pool.hpp"
 #include "tunekit/detail/insert_only_map.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/error.hpp"
@@ -353,7 +354,22 @@ class Tuner {
     TuningProgress progress;
     progress.op = op_;
     progress.key = report.key;
+    // The candidates about to be measured are built ahead on other threads (build_pool.hpp).
+    std::optional<BuildAhead> ahead;
+    if constexpr (Set::template preparable<Client, Inputs...>) {
+      bool quiet = false;
+      if constexpr (requires { client.measures_on_host_cores(); }) {
+        quiet = client.measures_on_host_cores();
+      }
+      ahead.emplace(settings_.build_thread_count(), quiet, [&](std::size_t i) {
+        if constexpr (HasDeviceLimits<Client>) {
+          if (set.exceeds(i, client.limits())) return;  // measure_one skips it
+        }
+        set.prepare(i, client, std::as_const(inputs)...);
+      });
+    }
     auto measure_one = [&](std::size_t i) {
+      if (ahead) ahead->before_measuring(i);
       [&] {
         if constexpr (HasDeviceLimits<Client>) {
           if (auto reason = set.exceeds(i, client.limits())) {
@@ -385,16 +401,20 @@ class Tuner {
       if (settings_.on_progress) progress.total += planned_measurements(set, level);
       // Single tunables first: their times make racing inside the spaces effective.
       std::map<std::size_t, std::vector<std::size_t>> space_members;  // entry -> candidates
+      std::vector<std::size_t> singles;
       for (std::size_t i : level) {
         const auto entry = set.locate(i).entry;
         if (set.space_of_entry(entry) != nullptr) {
           space_members[entry].push_back(i);
         } else {
-          measure_one(i);
+          singles.push_back(i);
         }
       }
+      if (ahead) ahead->plan(singles);
+      for (std::size_t i : singles) measure_one(i);
       for (const auto& [entry, members] : space_members) {
-        search_space(set, entry, members, report.key, measure_one, outcomes);
+        search_space(set, entry, members, report.key, measure_one, outcomes,
+                     ahead ? &*ahead : nullptr);
       }
       found = found || std::isfinite(leader);
       if (found) break;
@@ -443,15 +463,17 @@ class Tuner {
   }
 
   // Searches the candidates `members` of space entry `entry` with the configured strategy,
-  // measuring each configuration the strategy asks for.
+  // measuring each configuration the strategy asks for; `ahead` (if any) builds what the
+  // strategy says comes next.
   template <class Set, class MeasureOne>
   void search_space(const Set& set, std::size_t entry, const std::vector<std::size_t>& members,
                     const std::string& key_text, MeasureOne& measure_one,
-                    std::vector<AutotuneOutcome>& outcomes) {
+                    std::vector<AutotuneOutcome>& outcomes, BuildAhead* ahead) {
     const ExpandedSpace& space = *set.space_of_entry(entry);
     const std::size_t first = set.entry_range(entry).first;
     const SearchSettings search_settings = settings_.search_settings();
     if (members.size() != space.size()) {
+      if (ahead) ahead->plan(members);
       for (std::size_t i : members) measure_one(i);  // part of a space: too small to search
       return;
     }
@@ -459,6 +481,13 @@ class Tuner {
       std::size_t first;
       MeasureOne* measure;
       std::vector<AutotuneOutcome>* outcomes;
+      BuildAhead* ahead;
+      void prefetch(const std::vector<std::size_t>& configs, bool likely) override {
+        if (ahead == nullptr) return;
+        std::vector<std::size_t> candidates(configs);
+        for (auto& c : candidates) c += first;
+        ahead->plan(candidates, likely);
+      }
       std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
       std::optional<double> evaluate(std::size_t config) override {
         (*measure)(first + config);
@@ -473,6 +502,7 @@ class Tuner {
     evaluator.first = first;
     evaluator.measure = &measure_one;
     evaluator.outcomes = &outcomes;
+    evaluator.ahead = ahead;
     // Seeded by the key, so that a tuning can be reproduced.
     search(search_settings.strategy, space, evaluator, search_settings.budget_for(space.size()),
            stable_hash(op_ + "|" + key_text));

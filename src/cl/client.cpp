@@ -65,6 +65,7 @@ std::string kernel_name(const ::cl::Kernel& kernel) {
 }
 
 ::cl::Kernel make_kernel(Client& client, const KernelSpec& spec) { return client.kernel(spec); }
+::cl::Program make_program(Client& client, const KernelSpec& spec) { return client.program(spec); }
 
 Client::Client() : Client(select_device()) {}
 
