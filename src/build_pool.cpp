@@ -28,6 +28,27 @@ void BuildPool::submit(std::function<void()> job, std::size_t tag) {
   wake_.notify_one();
 }
 
+void BuildPool::finish(std::size_t tag) {
+  std::unique_lock lock(mutex_);
+  const auto queued = std::find_if(queue_.begin(), queue_.end(),
+                                   [&](const Job& job) { return job.tag == tag; });
+  if (queued != queue_.end()) {
+    auto job = std::move(queued->run);
+    queue_.erase(queued);
+    if (queue_.empty() && running_ == 0) idle_.notify_all();
+    lock.unlock();
+    try {
+      job();
+    } catch (...) {
+      // As on a pool thread: the candidate's own call reports it.
+    }
+    return;
+  }
+  finished_.wait(lock, [&] {
+    return std::find(running_tags_.begin(), running_tags_.end(), tag) == running_tags_.end();
+  });
+}
+
 std::vector<std::size_t> BuildPool::cancel_queued() {
   std::vector<std::size_t> tags;
   {
@@ -50,8 +71,10 @@ void BuildPool::work() {
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
     auto job = std::move(queue_.front().run);
+    const std::size_t tag = queue_.front().tag;
     queue_.pop_front();
     ++running_;
+    running_tags_.push_back(tag);
     lock.unlock();
     try {
       job();
@@ -61,6 +84,8 @@ void BuildPool::work() {
     job = nullptr;  // its captures go before the pool can be called idle
     lock.lock();
     --running_;
+    running_tags_.erase(std::find(running_tags_.begin(), running_tags_.end(), tag));
+    finished_.notify_all();
     if (queue_.empty() && running_ == 0) idle_.notify_all();
   }
 }
@@ -82,9 +107,11 @@ void BuildAhead::plan(const std::vector<std::size_t>& next, bool likely) {
 
 void BuildAhead::before_measuring(std::size_t i) {
   if (threads_ == 0) return;
-  if (std::binary_search(submitted_.begin(), submitted_.end(), i) && ahead_ > 0) --ahead_;
   if (!upcoming_.empty() && upcoming_.front() == i) upcoming_.pop_front();
-  top_up();
+  const bool submitted = std::binary_search(submitted_.begin(), submitted_.end(), i);
+  if (submitted && ahead_ > 0) --ahead_;
+  top_up();  // the pool works on the next ones meanwhile
+  if (submitted) pool_->finish(i);
   if (quiet_ && pool_) pool_->wait_idle();
 }
 

@@ -26,6 +26,9 @@ class BuildPool {
 
   /// Queues `job`; `tag` names it for cancel_queued().
   void submit(std::function<void()> job, std::size_t tag = 0);
+  /// Makes sure the jobs tagged `tag` have run: runs a queued one on this thread, waits for one
+  /// that is running.
+  void finish(std::size_t tag);
   /// Drops the jobs not started yet; returns their tags.
   std::vector<std::size_t> cancel_queued();
   /// Waits until no job is queued or running.
@@ -44,6 +47,8 @@ class BuildPool {
   };
   std::deque<Job> queue_;
   std::size_t running_ = 0;
+  std::vector<std::size_t> running_tags_;
+  std::condition_variable finished_;  // a job ended
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };
@@ -59,8 +64,8 @@ class BuildAhead {
   /// are dropped. `likely` false: they only may be measured (annealing's neighbours): built only
   /// where that costs the measurements nothing (not quiet).
   void plan(const std::vector<std::size_t>& next, bool likely = true);
-  /// Called before candidate i is measured: keeps the window full, and when quiet waits until
-  /// no build runs.
+  /// Called before candidate i is measured: keeps the window full, makes sure i's preparation
+  /// (if it was submitted) has run, and when quiet waits until no build runs.
   void before_measuring(std::size_t i);
   /// How many candidates were submitted to the pool.
   std::size_t submitted() const noexcept { return submitted_.size(); }

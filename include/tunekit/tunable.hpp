@@ -42,6 +42,13 @@ concept Preparable = requires(const Fn& fn, Client& client, const Inputs&... inp
   fn.prepare(client, inputs...);
 };
 
+/// A candidate whose build is worth keeping once it won: `fn.keep(client, inputs...)` (e.g. its
+/// OpenCL programs stored as binaries for later processes). The tuner calls it for the winner.
+template <class Fn, class Client, class... Inputs>
+concept Keepable = requires(const Fn& fn, Client& client, const Inputs&... inputs) {
+  fn.keep(client, inputs...);
+};
+
 template <class Fn, class Key>
 class GroupedTunable;
 

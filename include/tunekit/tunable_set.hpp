@@ -330,13 +330,20 @@ class TunableSet {
   /// callable is Preparable (cl::with_kernels and the shipped ops are); else does nothing.
   template <class Client, class... Inputs>
   void prepare(std::size_t index, Client& client, const Inputs&... inputs) const {
-    const auto where = locate(index);
-    (void)visit_entry<bool>(where.entry, [&](const auto& entry) {
-      const auto& fn = detail::function_of(entry, where.variant);
+    with_callable(index, [&](const auto& fn) {
       if constexpr (Preparable<std::remove_cvref_t<decltype(fn)>, Client, Inputs...>) {
         fn.prepare(client, inputs...);
       }
-      return true;
+    });
+  }
+  /// Keeps what candidate `index` built (its tuning won) when its callable is Keepable; else
+  /// does nothing.
+  template <class Client, class... Inputs>
+  void keep(std::size_t index, Client& client, const Inputs&... inputs) const {
+    with_callable(index, [&](const auto& fn) {
+      if constexpr (Keepable<std::remove_cvref_t<decltype(fn)>, Client, Inputs...>) {
+        fn.keep(client, inputs...);
+      }
     });
   }
   /// Whether some candidate is Preparable with this client and these inputs.
@@ -444,6 +451,16 @@ class TunableSet {
     } else {
       return R(detail::invoke_tunable(fn, client, args...));
     }
+  }
+
+  // Calls `f` with candidate `index`'s callable.
+  template <class F>
+  void with_callable(std::size_t index, F&& f) const {
+    const auto where = locate(index);
+    (void)visit_entry<bool>(where.entry, [&](const auto& entry) {
+      f(detail::function_of(entry, where.variant));
+      return true;
+    });
   }
 
   template <class R, class Visitor>

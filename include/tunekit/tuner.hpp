@@ -431,6 +431,12 @@ class Tuner {
       }
     }
     rank(outcomes);
+    if (!outcomes.empty() && outcomes.front().ok()) {
+      try {  // the winner's build is worth keeping (e.g. as a program binary)
+        set.keep(outcomes.front().index, client, std::as_const(inputs)...);
+      } catch (...) {
+      }
+    }
     report.outcomes = std::move(outcomes);
     report.tuning_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -66,6 +66,7 @@ std::string kernel_name(const ::cl::Kernel& kernel) {
 
 ::cl::Kernel make_kernel(Client& client, const KernelSpec& spec) { return client.kernel(spec); }
 ::cl::Program make_program(Client& client, const KernelSpec& spec) { return client.program(spec); }
+void keep_program(Client& client, const KernelSpec& spec) { client.programs().keep(spec); }
 
 Client::Client() : Client(select_device()) {}
 
@@ -76,8 +77,10 @@ Client::Client(DeviceInfo device)
       id_(device_.identity()),
       context_(make_context(device_)),
       queue_(make_queue(context_, device_)),
+      // On a CPU device (PoCL) asking for a binary compiles a work-group function, ~5x a build
+      // (docs/opencl.md): only the programs a tuning keeps (its winner's) are stored there.
       programs_(context_, device_.device, device_.device_name, id_.identity(),
-                program_binaries()),
+                program_binaries(), !device_.is_cpu()),
       profiler_(std::make_unique<Profiler>(*this)) {
   recorded_.reserve(64);
 }

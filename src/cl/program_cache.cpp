@@ -16,6 +16,7 @@ struct ProgramCache::Entry {
   bool done = false;
   ::cl::Program program;
   std::optional<AutotuneError> failure;
+  bool stored = false;  // its binary is on disk (loaded from there, or saved)
 };
 
 ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name)
@@ -25,12 +26,13 @@ ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::stri
 
 ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name,
                            std::string device_identity,
-                           std::shared_ptr<const ProgramBinaries> binaries)
+                           std::shared_ptr<const ProgramBinaries> binaries, bool store_when_built)
     : context_(std::move(context)),
       device_(std::move(device)),
       device_name_(std::move(device_name)),
       device_identity_(std::move(device_identity)),
-      binaries_(std::move(binaries)) {}
+      binaries_(std::move(binaries)),
+      store_when_built_(store_when_built) {}
 
 ProgramCache::~ProgramCache() = default;
 
@@ -39,16 +41,23 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
 }
 
 ::cl::Program ProgramCache::program(const KernelSpec& spec) {
-  return program(spec.source_hash(), spec.source(), spec.build_options(), spec.origin());
+  return program(spec.source_hash(), spec.source(), spec.build_options(), spec.origin(),
+                 store_when_built_);
+}
+
+void ProgramCache::keep(const KernelSpec& spec) {
+  (void)program(spec.source_hash(), spec.source(), spec.build_options(), spec.origin(), true);
 }
 
 ::cl::Program ProgramCache::program(std::string_view source, std::string_view options,
                                     std::string_view origin) {
-  return program(std::hash<std::string_view>{}(source), source, options, origin);
+  return program(std::hash<std::string_view>{}(source), source, options, origin,
+                 store_when_built_);
 }
 
 ::cl::Program ProgramCache::program(std::size_t source_hash, std::string_view source,
-                                    std::string_view options, std::string_view origin) {
+                                    std::string_view options, std::string_view origin,
+                                    bool store) {
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard lock(mutex_);
@@ -64,23 +73,30 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
   std::lock_guard lock(entry->mutex);
   if (!entry->done) {
     try {
-      entry->program = build(source, options, origin);
+      entry->program = build(source, options, origin, entry->stored);
     } catch (const AutotuneError& error) {
       entry->failure = error;
     }
     entry->done = true;
   }
   if (entry->failure) throw *entry->failure;
+  if (store && binaries_ && !entry->stored) {
+    save_binary(ProgramKey{device_identity_, source, options}, entry->program);
+    entry->stored = true;
+  }
   return entry->program;
 }
 
 ::cl::Program ProgramCache::build(std::string_view source, std::string_view options,
-                                  std::string_view origin) {
+                                  std::string_view origin, bool& loaded) {
   const std::string where =
       std::string(origin) + " with options '" + std::string(options) + "' on " + device_name_;
   const ProgramKey key{device_identity_, source, options};
   if (binaries_) {
-    if (auto loaded = load_binary(key, where)) return *loaded;
+    if (auto program = load_binary(key, where)) {
+      loaded = true;
+      return *program;
+    }
   }
   builds_.fetch_add(1, std::memory_order_relaxed);
   cl_int code = CL_SUCCESS;
@@ -95,7 +111,6 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
                                               (log.empty() ? std::string(" (empty build log)")
                                                            : "; build log:\n" + log));
   }
-  if (binaries_) save_binary(key, program);
   return program;
 }
 

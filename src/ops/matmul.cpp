@@ -50,6 +50,11 @@ class GemmKernel {
                const float&, const float&) const {
     (void)client.program(spec(a.dtype));
   }
+  /// Stores the program's binary once this kernel won (see ProgramCache::keep).
+  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
+            const float&, const float&) const {
+    client.programs().keep(spec(a.dtype));
+  }
   const cl::KernelSpec& spec(DType dtype) const { return dtype == DType::f16 ? f16_ : f32_; }
 
  private:

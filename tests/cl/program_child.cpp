@@ -1,5 +1,6 @@
-// A separate process for the program-binary tests: builds test programs through a Client whose
-// cache directory is given, and says how many it compiled and how many it loaded from binaries.
+// A separate process for the program-binary tests: builds (and keeps) test programs through a
+// Client whose cache directory is given, and says how many it compiled and how many it loaded
+// from binaries.
 //
 //   program_child DIR|off OPTIONS...   (one program of the test kernels per OPTIONS string)
 //
@@ -22,7 +23,11 @@ int main(int argc, char** argv) {
     if (settings.persistent_cache) settings.cache_dir = dir;
     tunekit::set_global_settings(settings);
     tunekit::cl::Client client;
-    for (int i = 2; i < argc; ++i) (void)client.kernel(tunekit::test::test_kernel("add", argv[i]));
+    for (int i = 2; i < argc; ++i) {
+      const auto spec = tunekit::test::test_kernel("add", argv[i]);
+      (void)client.kernel(spec);
+      client.programs().keep(spec);  // stored on every device (a CPU stores kept programs only)
+    }
     std::cout << "builds=" << client.programs().builds()
               << " loads=" << client.programs().binary_loads() << "\n";
     return 0;

@@ -227,3 +227,30 @@ TEST_CASE("the binary file decoder rejects every truncation and never reads out 
 }
 
 }  // namespace tunekit::test
+
+namespace tunekit::test {
+
+TEST_CASE("where binaries are not stored when built, keep() stores one",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  auto& client = shared_client();
+  const auto spec = test_kernel("add", "-DKEPT=1");
+  const auto other = test_kernel("add", "-DNOT_KEPT=1");
+  cl::ProgramCache cache(client.context(), client.device().device, client.device().device_name,
+                         client.id().identity(),
+                         std::make_shared<const cl::ProgramBinaries>(dir.path()), false);
+  (void)cache.program(spec);
+  (void)cache.program(other);
+  CHECK(binary_files(dir.path()) == 0);
+  cache.keep(spec);
+  cache.keep(spec);  // once is enough
+  CHECK(binary_files(dir.path()) == 1);
+  CHECK(cache.builds() == 2);
+  auto next = cache_under(dir.path());
+  (void)next->program(spec);
+  (void)next->program(other);
+  CHECK(next->binary_loads() == 1);
+  CHECK(next->builds() == 1);
+}
+
+}  // namespace tunekit::test

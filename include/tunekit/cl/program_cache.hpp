@@ -23,10 +23,12 @@ class ProgramCache {
  public:
   /// `device_name` appears in build errors.
   ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name);
-  /// Also keeps every program it compiles in `binaries` under `device_identity`
-  /// (DeviceInfo::identity()), and loads a program from there before compiling its source.
+  /// Also loads a program from `binaries` (under `device_identity`, DeviceInfo::identity())
+  /// before compiling its source, and stores there every program it compiles, or with
+  /// `store_when_built` false only those keep() names (storing costs PoCL more than a build).
   ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name,
-               std::string device_identity, std::shared_ptr<const ProgramBinaries> binaries);
+               std::string device_identity, std::shared_ptr<const ProgramBinaries> binaries,
+               bool store_when_built = true);
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
   ~ProgramCache();
@@ -37,6 +39,10 @@ class ProgramCache {
   /// The program built from `source` with `options`; `origin` names it in errors.
   ::cl::Program program(std::string_view source, std::string_view options,
                         std::string_view origin = "<inline source>");
+
+  /// Builds `spec`'s program if needed and stores its binary if it is not on disk yet (e.g. a
+  /// tuning's winner, on a device where not every program is stored). Throws as program().
+  void keep(const KernelSpec& spec);
 
   /// A new kernel object for `spec` (objects are not shared: setting arguments is not
   /// thread-safe). Throws AutotuneError(build) when the program has no such kernel.
@@ -84,8 +90,9 @@ class ProgramCache {
   struct Entry;
 
   ::cl::Program program(std::size_t source_hash, std::string_view source, std::string_view options,
-                        std::string_view origin);
-  ::cl::Program build(std::string_view source, std::string_view options, std::string_view origin);
+                        std::string_view origin, bool store);
+  ::cl::Program build(std::string_view source, std::string_view options, std::string_view origin,
+                      bool& loaded);
   std::optional<::cl::Program> load_binary(const ProgramKey& key, const std::string& where);
   void save_binary(const ProgramKey& key, const ::cl::Program& program);
 
@@ -94,6 +101,7 @@ class ProgramCache {
   std::string device_name_;
   std::string device_identity_;
   std::shared_ptr<const ProgramBinaries> binaries_;  // null: nothing on disk
+  bool store_when_built_ = true;
   mutable std::mutex mutex_;  // guards the map only: builds run outside it, in parallel
   std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash, KeyEqual> programs_;
   std::atomic<std::size_t> builds_{0};
