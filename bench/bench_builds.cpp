@@ -5,7 +5,9 @@
 // whether the binary carries the work-group functions compiled at a first launch).
 // Prints each line as it is measured. docs/benchmarks.md, "Time to tuned".
 //
-// Usage: bench_builds [--programs N] [--threads T] [--device SELECTOR]
+// Usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] [--candidate NAME]
+//   --candidate: the matmul candidate whose first launches are timed (default: the first of
+//   the N blocked programs), e.g. "direct[WPTM=4,VWN=8,NVEC=4,LX=2,LY=1]"
 // Turn the driver's own compile cache off for honest numbers: CUDA_CACHE_DISABLE=1 (NVIDIA),
 // POCL_KERNEL_CACHE=0 (PoCL). Every run also adds a fresh -D to each phase's programs, so no
 // phase can reuse what an earlier phase or run compiled.
@@ -103,6 +105,7 @@ int main(int argc, char** argv) {
   std::size_t programs = 16;
   std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
   std::string selector;
+  std::string candidate;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--programs" && i + 1 < argc) {
@@ -111,8 +114,11 @@ int main(int argc, char** argv) {
       threads = std::max(1ul, std::stoul(argv[++i]));
     } else if (arg == "--device" && i + 1 < argc) {
       selector = argv[++i];
+    } else if (arg == "--candidate" && i + 1 < argc) {
+      candidate = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR]\n");
+      std::fprintf(stderr, "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] "
+                           "[--candidate NAME]\n");
       return 2;
     }
   }
@@ -200,57 +206,61 @@ int main(int argc, char** argv) {
     // new clients (the binary stored right after the build, as tunekit stores it).
     tunekit::Settings settings = tunekit::global_settings();
     settings.persistent_cache = true;
-    settings.cache_dir = dir / "clients";
-    tunekit::set_global_settings(settings);
-    const std::string name = names.front();
+    const std::string name = candidate.empty() ? names.front() : candidate;
     const std::size_t n = 256;
+    const auto all = ops::matmul_kernels(tunekit::DType::f32);
     const tcl::KernelSpec* first_spec = nullptr;
-    for (const auto& [candidate, spec] : blocked) {
-      if (candidate == name) first_spec = &spec;
+    for (const auto& [other, spec] : all) {
+      if (other == name) first_spec = &spec;
     }
-    // `after(client)`: runs after the two calls (e.g. to store the binary as it is then).
-    const auto first_launch = [&](const char* what,
+    if (first_spec == nullptr) throw std::invalid_argument("no matmul candidate '" + name + "'");
+    // One client per line, on a fresh context; `store`: keep() the program (store its binary)
+    // before the first call; `after(client)` runs after the calls.
+    const auto first_launch = [&](const char* what, const fs::path& cache, bool store,
                                   const std::function<void(tcl::Client&)>& after = nullptr) {
+      settings.cache_dir = cache;
+      tunekit::set_global_settings(settings);
       tcl::Client client(device);
       const auto a = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 1);
       const auto b = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 2);
       auto c = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 3);
-      const auto start = Clock::now();
+      auto start = Clock::now();
       (void)client.program(*first_spec);
       const double build = seconds_since(start);
+      start = Clock::now();
+      if (store) client.programs().keep(*first_spec);
+      const double stored = seconds_since(start);
       const double first = timed_call(name, client, a, b, c);
       std::vector<double> later;
       for (int i = 0; i < 15; ++i) later.push_back(timed_call(name, client, a, b, c));
       std::nth_element(later.begin(), later.begin() + 7, later.end());
-      const double second = later[7];  // the median of 15 more calls
-      std::printf("%-44s program %8.1f ms   first call %8.1f ms   later calls %8.2f ms"
-                  " (median of 15)   (compiled %zu, loaded %zu)\n",
-                  what, 1e3 * build, 1e3 * first, 1e3 * second, client.programs().builds(),
-                  client.programs().binary_loads());
+      std::printf("%-40s program %7.1f ms  stored %7.1f ms  first call %7.1f ms  later calls"
+                  " %7.2f ms (median of 15)  (compiled %zu, loaded %zu)\n",
+                  what, 1e3 * build, 1e3 * stored, 1e3 * first, 1e3 * later[7],
+                  client.programs().builds(), client.programs().binary_loads());
       std::fflush(stdout);
       if (after) after(client);
     };
     std::printf("first launches of %s at %zux%zux%zu:\n", name.c_str(), n, n, n);
-    first_launch("compiled from source", [&](tcl::Client& client) {
-      // The binary as the driver gives it after launches, stored over the one taken at build.
+    first_launch("compiled from source", dir / "none", false, [&](tcl::Client& client) {
+      // The binary as the driver gives it after launches.
       const auto program = client.program(*first_spec);
       std::size_t size = 0;
       clGetProgramInfo(program(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
       std::vector<unsigned char> binary(size);
       unsigned char* data = binary.data();
       clGetProgramInfo(program(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr);
-      const tcl::ProgramKey key{device.identity(), first_spec->source(),
-                                first_spec->build_options()};
-      const tcl::ProgramBinaries at_build(settings.cache_dir);
-      std::printf("  binary: %ju bytes when built, %zu after launches\n",
-                  static_cast<std::uintmax_t>(fs::file_size(at_build.file_of(key))), size);
-      tcl::ProgramBinaries(dir / "after").save(key, binary);
+      tcl::ProgramBinaries(dir / "after")
+          .save({device.identity(), first_spec->source(), first_spec->build_options()}, binary);
     });
-    first_launch("loaded from its binary (taken at build)");
-    first_launch("loaded from its binary again");
-    settings.cache_dir = dir / "after";
-    tunekit::set_global_settings(settings);
-    first_launch("loaded from a binary taken after launches");
+    first_launch("compiled, binary stored before the call", dir / "kept", true);
+    first_launch("loaded from that binary", dir / "kept", false);
+    first_launch("loaded from that binary again", dir / "kept", false);
+    first_launch("loaded from a binary taken after calls", dir / "after", false);
+    const auto kept = tcl::ProgramBinaries(dir / "kept").usage();
+    const auto taken = tcl::ProgramBinaries(dir / "after").usage();
+    std::printf("  binary files: %ju bytes stored before the first call, %ju taken after calls\n",
+                kept.bytes, taken.bytes);
     std::error_code ignored;
     fs::remove_all(dir, ignored);
   } catch (const std::exception& e) {
