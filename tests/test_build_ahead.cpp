@@ -82,6 +82,14 @@ auto single_set(const std::shared_ptr<Events>& events, int throwing = -1) {
       .with(candidate(2e-3, 5));
 }
 
+// A space's candidates: configuration (A, B) costs A + B ms and has the id 10 A + B.
+auto preparing_configs(const std::shared_ptr<Events>& events) {
+  return [events](const Config& c) {
+    return Preparing{1e-3 * static_cast<double>(c["A"] + c["B"]),
+                     static_cast<int>(10 * c["A"] + c["B"]), events};
+  };
+}
+
 std::vector<std::string> outcome_lines(const TuningReport& report) {
   std::vector<std::string> lines;
   for (const auto& o : report.outcomes) {
@@ -145,10 +153,7 @@ TEST_CASE("an exhaustive search prepares what it measures before measuring it",
   const auto& set = tuner.init([&] {
     return TunableSet{key_of_size, bench_inputs}.with(
         space("s").parameter("A", {1, 2, 3}).parameter("B", {1, 2, 3}).start_at("A=2,B=2"),
-        [&](const Config& c) {
-          return Preparing{1e-3 * static_cast<double>(c["A"] + c["B"]),
-                           static_cast<int>(10 * c["A"] + c["B"]), events};
-        });
+        preparing_configs(events));
   });
   CHECK(tuner.execute(client.id(), client, set, 16) == 11);
   std::size_t measured = 0;
@@ -174,10 +179,7 @@ TEST_CASE("an annealing search prepares its start points", "[tuner][build-ahead]
     return TunableSet{key_of_size, bench_inputs}.with(
         space("s").parameter("A", {1, 2, 3, 4}).parameter("B", {1, 2, 3, 4})
             .start_at("A=3,B=3").start_at("A=1,B=4"),
-        [&](const Config& c) {
-          return Preparing{1e-3 * static_cast<double>(c["A"] + c["B"]),
-                           static_cast<int>(10 * c["A"] + c["B"]), events};
-        });
+        preparing_configs(events));
   });
   (void)tuner.execute(client.id(), client, set, 16);
   CHECK(events->before("prepared 33", "called 33"));

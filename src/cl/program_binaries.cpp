@@ -11,15 +11,11 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
-#include <set>
 #include <system_error>
 
+#include "../warnings.hpp"
 #include "tunekit/result_store.hpp"  // stable_hash
 
-namespace tunekit {
-void warn(const std::string& message);  // tuner.hpp; defined in benchmark.cpp
-}
 
 namespace tunekit::cl {
 
@@ -30,17 +26,6 @@ namespace fs = std::filesystem;
 constexpr char magic[8] = {'T', 'K', 'P', 'R', 'O', 'G', 'B', '\n'};
 constexpr std::size_t max_field = 1 << 16;         // device identity, build options
 constexpr std::size_t max_file = std::size_t{1} << 28;  // 256 MiB: far above any real binary
-
-// Each distinct problem is told once per process, however often it is met.
-void warn_once(const std::string& message) {
-  static std::mutex mutex;
-  static std::set<std::string> told;
-  {
-    std::lock_guard lock(mutex);
-    if (!told.insert(message).second) return;
-  }
-  warn(message);
-}
 
 std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 std::string errno_text(int error) { return std::generic_category().message(error); }

@@ -25,6 +25,12 @@ cl::ProgramKey key_of(const cl::KernelSpec& spec,
   return {identity, spec.source(), spec.build_options()};
 }
 
+// Compiles `spec` with binaries under `root`, and returns its binary file.
+fs::path stored_binary(const fs::path& root, const cl::KernelSpec& spec) {
+  (void)cache_under(root)->program(spec);
+  return cl::ProgramBinaries(root).file_of(key_of(spec));
+}
+
 std::size_t binary_files(const fs::path& root) {
   return cl::ProgramBinaries(root).usage().files;
 }
@@ -82,8 +88,7 @@ TEST_CASE("a corrupt, truncated or foreign binary is reported, removed and rebui
           "[opencl][program-binaries]") {
   TempDir dir;
   const auto spec = test_kernel("add", "-DDAMAGED=1");
-  (void)cache_under(dir.path())->program(spec);
-  const fs::path file = cl::ProgramBinaries(dir.path()).file_of(key_of(spec));
+  const fs::path file = stored_binary(dir.path(), spec);
   const std::string good = read_text(file);
   REQUIRE(good.size() > 64);
 
@@ -141,8 +146,7 @@ TEST_CASE("a link where a binary belongs is neither followed nor removed",
           "[opencl][program-binaries]") {
   TempDir dir;
   const auto spec = test_kernel("add", "-DLINKED=1");
-  (void)cache_under(dir.path())->program(spec);
-  const fs::path file = cl::ProgramBinaries(dir.path()).file_of(key_of(spec));
+  const fs::path file = stored_binary(dir.path(), spec);
   fs::rename(file, dir / "elsewhere.bin");
   fs::create_symlink(dir / "elsewhere.bin", file);
   CapturedWarnings warnings;
@@ -191,9 +195,8 @@ TEST_CASE("with the persistent cache off nothing is written and every process co
 
 TEST_CASE("binary files are private and cleared with their leftovers", "[opencl][program-binaries]") {
   TempDir dir;
-  (void)cache_under(dir.path())->program(test_kernel("add", "-DPRIVATE=1"));
+  const fs::path file = stored_binary(dir.path(), test_kernel("add", "-DPRIVATE=1"));
   const cl::ProgramBinaries binaries(dir.path());
-  const fs::path file = binaries.file_of(key_of(test_kernel("add", "-DPRIVATE=1")));
   CHECK((fs::status(file).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
         fs::perms::none);
   CHECK((fs::status(binaries.directory()).permissions() &
