@@ -90,6 +90,18 @@ auto preparing_configs(const std::shared_ptr<Events>& events) {
   };
 }
 
+// Tunes key 16 over `s` (preparing_configs' candidates) on 2 build threads with `search`.
+int tune_space(const std::shared_ptr<Events>& events, SearchSettings search, Space s) {
+  Settings settings = with_threads(2);
+  settings.search = search;
+  LocalTuner<SizeKey> tuner("ahead " + std::string(to_string(search.strategy)), settings);
+  VirtualClient client;
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}.with(std::move(s), preparing_configs(events));
+  });
+  return tuner.execute(client.id(), client, set, 16);
+}
+
 std::vector<std::string> outcome_lines(const TuningReport& report) {
   std::vector<std::string> lines;
   for (const auto& o : report.outcomes) {
@@ -146,16 +158,9 @@ TEST_CASE("a preparation that throws stops nothing: the candidate's call decides
 TEST_CASE("an exhaustive search prepares what it measures before measuring it",
           "[tuner][build-ahead]") {
   auto events = std::make_shared<Events>();
-  Settings settings = with_threads(2);
-  settings.search = SearchSettings{SearchStrategy::exhaustive, 1.0, 1, 1e9};
-  LocalTuner<SizeKey> tuner("ahead exhaustive", settings);
-  VirtualClient client;
-  const auto& set = tuner.init([&] {
-    return TunableSet{key_of_size, bench_inputs}.with(
-        space("s").parameter("A", {1, 2, 3}).parameter("B", {1, 2, 3}).start_at("A=2,B=2"),
-        preparing_configs(events));
-  });
-  CHECK(tuner.execute(client.id(), client, set, 16) == 11);
+  CHECK(tune_space(events, SearchSettings{SearchStrategy::exhaustive, 1.0, 1, 1e9},
+                   space("s").parameter("A", {1, 2, 3}).parameter("B", {1, 2, 3}).start_at("A=2,B=2")) ==
+        11);
   std::size_t measured = 0;
   for (int a = 1; a <= 3; ++a) {
     for (int b = 1; b <= 3; ++b) {
@@ -171,17 +176,9 @@ TEST_CASE("an exhaustive search prepares what it measures before measuring it",
 
 TEST_CASE("an annealing search prepares its start points", "[tuner][build-ahead]") {
   auto events = std::make_shared<Events>();
-  Settings settings = with_threads(2);
-  settings.search = SearchSettings{SearchStrategy::annealing, 0.0, 6, 1e9};
-  LocalTuner<SizeKey> tuner("ahead annealing", settings);
-  VirtualClient client;
-  const auto& set = tuner.init([&] {
-    return TunableSet{key_of_size, bench_inputs}.with(
-        space("s").parameter("A", {1, 2, 3, 4}).parameter("B", {1, 2, 3, 4})
-            .start_at("A=3,B=3").start_at("A=1,B=4"),
-        preparing_configs(events));
-  });
-  (void)tuner.execute(client.id(), client, set, 16);
+  (void)tune_space(events, SearchSettings{SearchStrategy::annealing, 0.0, 6, 1e9},
+                   space("s").parameter("A", {1, 2, 3, 4}).parameter("B", {1, 2, 3, 4})
+                       .start_at("A=3,B=3").start_at("A=1,B=4"));
   CHECK(events->before("prepared 33", "called 33"));
   CHECK(events->before("prepared 14", "called 14"));
 }
