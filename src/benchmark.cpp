@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 #include <mutex>
+#include <set>
 
 #include "tunekit/tuner.hpp"
 
@@ -60,6 +61,16 @@ void warn(const std::string& message) {
   static std::mutex mutex;  // keeps lines from threads whole
   std::lock_guard lock(mutex);
   std::cerr << message << '\n';
+}
+
+void warn_once(const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string> told;
+  {
+    std::lock_guard lock(mutex);
+    if (!told.insert(message).second) return;
+  }
+  warn(message);
 }
 
 }  // namespace tunekit

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tunekit/error.hpp"
 
@@ -77,6 +78,19 @@ class BudgetedSearch {
     starts_ = result_.evaluated.size();
   }
   bool visited(std::size_t i) const { return times_[i].has_value(); }
+  // Tells the evaluator what comes next: the first of `configs` not evaluated yet, as many as
+  // the budget's evaluations left.
+  void prefetch(const std::vector<std::size_t>& configs, bool likely) {
+    std::vector<std::size_t> next;
+    std::unordered_set<std::size_t> listed;
+    const std::size_t left = budget_.max_evaluations -
+                             std::min(budget_.max_evaluations, result_.evaluated.size());
+    for (std::size_t i : configs) {
+      if (next.size() >= left) break;
+      if (!visited(i) && listed.insert(i).second) next.push_back(i);
+    }
+    if (!next.empty()) evaluator_.prefetch(next, likely);
+  }
 
   // Time of configuration i (infinity when it failed); evaluates it if new.
   double time(std::size_t i) {
@@ -154,6 +168,7 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, const std::vector<std
       idle_moves = 1000;
       continue;
     }
+    s.prefetch(neighbours, false);  // the next move is one of them
     // Prefer a neighbour not measured yet: re-visiting costs a move but teaches nothing.
     std::size_t candidate = neighbours[rng() % neighbours.size()];
     for (int attempt = 0; attempt < 8 && s.visited(candidate); ++attempt) {
@@ -181,11 +196,25 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
   std::mt19937_64 rng(seed);
   // The start points first, whatever the strategy: they are the best known somewhere (the
   // space's own, then the caller's: e.g. the winners of neighbouring keys).
-  for (const auto* starts : {&space.starts(), &extra_starts}) {
-    for (std::size_t i : *starts) {
-      if (s.exhausted()) break;
-      if (i < space.size()) s.time(i);
-    }
+  std::vector<std::size_t> starts(space.starts().begin(), space.starts().end());
+  for (std::size_t i : extra_starts) {
+    if (i < space.size()) starts.push_back(i);
+  }
+  std::vector<std::size_t> planned = starts;
+  std::vector<std::size_t> order;
+  if (strategy == SearchStrategy::random) {
+    order.resize(space.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+  }
+  if (strategy != SearchStrategy::annealing) {
+    // The whole planned list is known: exhaustive's in order, random's shuffled.
+    for (std::size_t i = 0; i < space.size(); ++i) planned.push_back(order.empty() ? i : order[i]);
+  }
+  s.prefetch(planned, true);
+  for (std::size_t i : starts) {
+    if (s.exhausted()) break;
+    s.time(i);
   }
   s.start_counting_patience();
   switch (strategy) {
@@ -193,18 +222,12 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
       for (std::size_t i = 0; i < space.size() && !s.exhausted(); ++i) s.time(i);
       break;
     case SearchStrategy::random: {
-      std::vector<std::size_t> order(space.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::shuffle(order.begin(), order.end(), rng);
       for (std::size_t i = 0; i < order.size() && !s.exhausted(); ++i) s.time(order[i]);
       break;
     }
-    case SearchStrategy::annealing: {
-      std::vector<std::size_t> starts = space.starts();
-      starts.insert(starts.end(), extra_starts.begin(), extra_starts.end());
+    case SearchStrategy::annealing:
       anneal(s, space, starts, std::min(budget.max_evaluations, space.size()), rng);
       break;
-    }
   }
   return s.take();
 }

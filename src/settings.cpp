@@ -1,9 +1,12 @@
 // Settings from code and from TUNEKIT_* environment variables, and the level presets.
 #include "tunekit/settings.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <thread>
 
 #include "tunekit/error.hpp"
 
@@ -97,6 +100,15 @@ bool parse_cache_switch(std::string_view text, std::string_view source) {
   bad_value(source, text, "on, off (also 1/0, true/false)");
 }
 
+std::size_t parse_build_threads(std::string_view text, std::string_view source) {
+  std::size_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value > 256) {
+    bad_value(source, text, "a whole number of threads from 0 (build on the tuning thread) to 256");
+  }
+  return value;
+}
+
 Settings Settings::from_environment(Settings base) {
   if (const char* v = std::getenv("TUNEKIT_LEVEL"); v && *v) base.level = parse_level(v);
   if (const char* v = std::getenv("TUNEKIT_LOG"); v && *v) base.log = parse_log_level(v);
@@ -112,6 +124,9 @@ Settings Settings::from_environment(Settings base) {
     base.cache_dir = v;
   }
   if (const char* v = std::getenv("TUNEKIT_DEVICE"); v && *v) base.device = v;
+  if (const char* v = std::getenv("TUNEKIT_BUILD_THREADS"); v && *v) {
+    base.build_threads = parse_build_threads(v);
+  }
   if (const char* v = std::getenv("TUNEKIT_SEARCH"); v && *v) {
     SearchSettings search = base.search_settings();
     search.strategy = parse_search_strategy(v);
@@ -121,6 +136,11 @@ Settings Settings::from_environment(Settings base) {
 }
 
 Settings Settings::from_environment() { return from_environment(Settings{}); }
+
+std::size_t Settings::build_thread_count() const {
+  if (build_threads) return *build_threads;
+  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+}
 
 std::filesystem::path Settings::resolved_cache_dir() const {
   if (!cache_dir.empty()) return cache_dir;

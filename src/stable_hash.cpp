@@ -5,6 +5,6 @@
 
 namespace tunekit {
 
-std::uint64_t stable_hash(const std::string& text) { return XXH3_64bits(text.data(), text.size()); }
+std::uint64_t stable_hash(std::string_view text) { return XXH3_64bits(text.data(), text.size()); }
 
 }  // namespace tunekit

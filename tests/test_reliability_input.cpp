@@ -38,7 +38,8 @@ class ScopedEnv {
 };
 
 constexpr const char* all_variables[] = {"TUNEKIT_LEVEL",     "TUNEKIT_LOG",    "TUNEKIT_CACHE",
-                                         "TUNEKIT_CACHE_DIR", "TUNEKIT_DEVICE", "TUNEKIT_SEARCH"};
+                                         "TUNEKIT_CACHE_DIR", "TUNEKIT_DEVICE", "TUNEKIT_SEARCH",
+                                         "TUNEKIT_BUILD_THREADS"};
 
 // Unsets every TUNEKIT_* variable for a scope, so that a test sees only what it sets.
 struct CleanEnvironment {
@@ -82,6 +83,9 @@ TEST_CASE("malformed TUNEKIT_* values are errors naming the variable and the acc
       {"TUNEKIT_SEARCH", "Random", "exhaustive, random, annealing"},
       {"TUNEKIT_SEARCH", "annealing ", "exhaustive, random, annealing"},
       {"TUNEKIT_CACHE_DIR", "", "TUNEKIT_CACHE_DIR"},
+      {"TUNEKIT_BUILD_THREADS", "-1", "0 (build on the tuning thread) to 256"},
+      {"TUNEKIT_BUILD_THREADS", "1e3", "0 (build on the tuning thread) to 256"},
+      {"TUNEKIT_BUILD_THREADS", "99999999999999999999999", "0 (build on the tuning thread) to 256"},
   };
   int rejected = 0;
   for (const auto& b : bad) {
@@ -96,7 +100,7 @@ TEST_CASE("malformed TUNEKIT_* values are errors naming the variable and the acc
       ++rejected;
     }
   }
-  CHECK(rejected == static_cast<int>(bad.size()));  // 23 malformed values, 23 clear errors
+  CHECK(rejected == static_cast<int>(bad.size()));  // 26 malformed values, 26 clear errors
 }
 
 TEST_CASE("an empty TUNEKIT_* value (but TUNEKIT_CACHE_DIR) counts as unset: the code's settings stay",

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tunekit/outcome.hpp"
@@ -59,6 +60,6 @@ struct Settings;
 std::shared_ptr<ResultStore> make_result_store(const Settings& settings);
 
 /// 64-bit XXH3 of `text`: stable across processes, builds and machines.
-std::uint64_t stable_hash(const std::string& text);
+std::uint64_t stable_hash(std::string_view text);
 
 }  // namespace tunekit

@@ -104,6 +104,10 @@ struct Settings {
   std::string device;               ///< OpenCL device selector: index or name substring
   std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
   std::optional<SearchSettings> search;        ///< unset: SearchSettings::for_level(level)
+  /// Threads that build (prepare) the candidates a tuning is about to measure while it measures
+  /// others. Unset: the hardware threads, at most 8. 0: none (a candidate builds in its first
+  /// call, on the tuning thread).
+  std::optional<std::size_t> build_threads;
   /// Called by the tuning thread after each candidate a tuning measures (never on a cache hit or
   /// on the dispatch path), e.g. to draw a progress line. Keep it short: it runs between
   /// measurements. An exception it throws ends the tuning and reaches execute()'s caller.
@@ -120,6 +124,8 @@ struct Settings {
   SearchSettings search_settings() const {
     return search ? *search : SearchSettings::for_level(level);
   }
+  /// build_threads, or its default.
+  std::size_t build_thread_count() const;
   /// cache_dir, or the default location when it is empty.
   std::filesystem::path resolved_cache_dir() const;
 };
@@ -131,6 +137,9 @@ LogLevel parse_log_level(std::string_view text, std::string_view source = "TUNEK
 bool parse_cache_switch(std::string_view text, std::string_view source = "TUNEKIT_CACHE");
 SearchStrategy parse_search_strategy(std::string_view text,
                                      std::string_view source = "TUNEKIT_SEARCH");
+/// A number of build threads: 0 to 256.
+std::size_t parse_build_threads(std::string_view text,
+                                std::string_view source = "TUNEKIT_BUILD_THREADS");
 
 /// The process-wide settings new tuners start from: set_global_settings() if it was called,
 /// else Settings::from_environment() (read once).

@@ -34,6 +34,21 @@ concept Fingerprinted = requires(const Fn& fn) {
   { fn.fingerprint() } -> std::convertible_to<std::string>;
 };
 
+/// A candidate that can build what it runs (e.g. its OpenCL programs) without running:
+/// `fn.prepare(client, inputs...)`. The tuner calls it on other threads, ahead of measuring the
+/// candidate, so it must be thread-safe; a failure it throws is dropped (the call reports it).
+template <class Fn, class Client, class... Inputs>
+concept Preparable = requires(const Fn& fn, Client& client, const Inputs&... inputs) {
+  fn.prepare(client, inputs...);
+};
+
+/// A candidate whose build is worth keeping once it won: `fn.keep(client, inputs...)` (e.g. its
+/// OpenCL programs stored as binaries for later processes). The tuner calls it for the winner.
+template <class Fn, class Client, class... Inputs>
+concept Keepable = requires(const Fn& fn, Client& client, const Inputs&... inputs) {
+  fn.keep(client, inputs...);
+};
+
 template <class Fn, class Key>
 class GroupedTunable;
 

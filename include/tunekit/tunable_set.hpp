@@ -326,6 +326,33 @@ class TunableSet {
         });
   }
 
+  /// Builds what candidate `index` runs for a call on `inputs`, without running it, when its
+  /// callable is Preparable (cl::with_kernels and the shipped ops are); else does nothing.
+  template <class Client, class... Inputs>
+  void prepare(std::size_t index, Client& client, const Inputs&... inputs) const {
+    with_callable(index, [&](const auto& fn) {
+      if constexpr (Preparable<std::remove_cvref_t<decltype(fn)>, Client, Inputs...>) {
+        fn.prepare(client, inputs...);
+      }
+    });
+  }
+  /// Keeps what candidate `index` built (its tuning won) when its callable is Keepable; else
+  /// does nothing.
+  template <class Client, class... Inputs>
+  void keep(std::size_t index, Client& client, const Inputs&... inputs) const {
+    with_callable(index, [&](const auto& fn) {
+      if constexpr (Keepable<std::remove_cvref_t<decltype(fn)>, Client, Inputs...>) {
+        fn.keep(client, inputs...);
+      }
+    });
+  }
+  /// Whether some candidate is Preparable with this client and these inputs.
+  template <class Client, class... Inputs>
+  static constexpr bool preparable =
+      (Preparable<std::remove_cvref_t<decltype(detail::function_of(std::declval<const Entries&>(), 0))>,
+                  Client, std::remove_cvref_t<Inputs>...> ||
+       ...);
+
   template <class Key>
   CandidatePriority priority(std::size_t index, const Key& key) const {
     return visit_entry<CandidatePriority>(locate(index).entry, [&](const auto& entry) -> CandidatePriority {
@@ -424,6 +451,16 @@ class TunableSet {
     } else {
       return R(detail::invoke_tunable(fn, client, args...));
     }
+  }
+
+  // Calls `f` with candidate `index`'s callable.
+  template <class F>
+  void with_callable(std::size_t index, F&& f) const {
+    const auto where = locate(index);
+    (void)visit_entry<bool>(where.entry, [&](const auto& entry) {
+      f(detail::function_of(entry, where.variant));
+      return true;
+    });
   }
 
   template <class R, class Visitor>

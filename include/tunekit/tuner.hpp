@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tunekit/benchmark.hpp"
+#include "tunekit/build_pool.hpp"
 #include "tunekit/detail/insert_only_map.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/error.hpp"
@@ -353,7 +354,22 @@ class Tuner {
     TuningProgress progress;
     progress.op = op_;
     progress.key = report.key;
+    // The candidates about to be measured are built ahead on other threads (build_pool.hpp).
+    std::optional<BuildAhead> ahead;
+    if constexpr (Set::template preparable<Client, Inputs...>) {
+      bool quiet = false;
+      if constexpr (requires { client.measures_on_host_cores(); }) {
+        quiet = client.measures_on_host_cores();
+      }
+      ahead.emplace(settings_.build_thread_count(), quiet, [&](std::size_t i) {
+        if constexpr (HasDeviceLimits<Client>) {
+          if (set.exceeds(i, client.limits())) return;  // measure_one skips it
+        }
+        set.prepare(i, client, std::as_const(inputs)...);
+      });
+    }
     auto measure_one = [&](std::size_t i) {
+      if (ahead) ahead->before_measuring(i);
       [&] {
         if constexpr (HasDeviceLimits<Client>) {
           if (auto reason = set.exceeds(i, client.limits())) {
@@ -391,14 +407,17 @@ class Tuner {
       if (settings_.on_progress) progress.total += planned_measurements(set, level);
       // Single tunables first: their times make racing inside the spaces effective.
       std::map<std::size_t, std::vector<std::size_t>> space_members;  // entry -> candidates
+      std::vector<std::size_t> singles;
       for (std::size_t i : level) {
         const auto entry = set.locate(i).entry;
         if (set.space_of_entry(entry) != nullptr) {
           space_members[entry].push_back(i);
         } else {
-          measure_one(i);
+          singles.push_back(i);
         }
       }
+      if (ahead) ahead->plan(singles);
+      for (std::size_t i : singles) measure_one(i);
       // Then every space's start points (its own and the neighbours' winners), so that the
       // spaces are searched best first: a family whose best is far behind the leader is then
       // abandoned early (SearchBudget::abandon_after) instead of being searched in full.
@@ -406,7 +425,9 @@ class Tuner {
       for (const auto& [entry, members] : space_members) {
         double best = std::numeric_limits<double>::infinity();
         if (members.size() == set.space_of_entry(entry)->size()) {
-          for (std::size_t i : starts_of(set, entry, known)) {
+          const auto starts = starts_of(set, entry, known);
+          if (ahead) ahead->plan(starts);
+          for (std::size_t i : starts) {
             if (!is_measured(i)) measure_one(i);
             if (outcomes[i].ok()) best = std::min(best, outcomes[i].median);
           }
@@ -417,7 +438,7 @@ class Tuner {
                        [](const auto& a, const auto& b) { return a.first < b.first; });
       for (const auto& [best, entry] : order) {
         search_space(set, entry, space_members[entry], report.key, measure_one, outcomes, known,
-                     leader);
+                     leader, ahead ? &*ahead : nullptr);
       }
       found = found || std::isfinite(leader);
       if (found) break;
@@ -434,6 +455,12 @@ class Tuner {
       }
     }
     rank(outcomes);
+    if (!outcomes.empty() && outcomes.front().ok()) {
+      try {  // the winner's build is worth keeping (e.g. as a program binary)
+        set.keep(outcomes.front().index, client, std::as_const(inputs)...);
+      } catch (...) {
+      }
+    }
     report.outcomes = std::move(outcomes);
     report.tuning_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -468,16 +495,18 @@ class Tuner {
   // Searches the candidates `members` of space entry `entry` with the configured strategy,
   // measuring each configuration the strategy asks for (those measured already, such as the
   // start points, count with their outcome). `known`: the neighbours' winners (set indices);
-  // `leader`: the best time of the whole tuning so far, which the search compares with.
+  // `leader`: the best time of the whole tuning so far, which the search compares with;
+  // `ahead` (if any) builds what the strategy says comes next.
   template <class Set, class MeasureOne>
   void search_space(const Set& set, std::size_t entry, const std::vector<std::size_t>& members,
                     const std::string& key_text, MeasureOne& measure_one,
                     std::vector<AutotuneOutcome>& outcomes, const std::vector<std::size_t>& known,
-                    const double& leader) {
+                    const double& leader, BuildAhead* ahead) {
     const ExpandedSpace& space = *set.space_of_entry(entry);
     const std::size_t first = set.entry_range(entry).first;
     const SearchSettings search_settings = settings_.search_settings();
     if (members.size() != space.size()) {
+      if (ahead) ahead->plan(members);
       for (std::size_t i : members) {
         if (outcomes[i].status == OutcomeStatus::skipped) measure_one(i);  // too few to search
       }
@@ -488,6 +517,13 @@ class Tuner {
       MeasureOne* measure;
       std::vector<AutotuneOutcome>* outcomes;
       const double* leader;
+      BuildAhead* ahead;
+      void prefetch(const std::vector<std::size_t>& configs, bool likely) override {
+        if (ahead == nullptr) return;
+        std::vector<std::size_t> candidates(configs);
+        for (auto& c : candidates) c += first;
+        ahead->plan(candidates, likely);
+      }
       std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
       std::optional<double> evaluate(std::size_t config) override {
         if ((*outcomes)[first + config].status == OutcomeStatus::skipped) (*measure)(first + config);
@@ -504,6 +540,7 @@ class Tuner {
     evaluator.measure = &measure_one;
     evaluator.outcomes = &outcomes;
     evaluator.leader = &leader;
+    evaluator.ahead = ahead;
     std::vector<std::size_t> extra_starts;
     for (std::size_t i : known) {
       if (set.locate(i).entry == entry) extra_starts.push_back(i - first);

@@ -19,28 +19,16 @@
 
 #include "format_internal.hpp"
 #include "indexed_file.hpp"
+#include "../warnings.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/settings.hpp"
 
 namespace tunekit {
 
-void warn(const std::string& message);  // tuner.hpp; defined in benchmark.cpp
-
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-/// Each distinct problem is told once per process, however many stores and reads meet it.
-void warn_once(const std::string& message) {
-  static std::mutex mutex;
-  static std::set<std::string> told;
-  {
-    std::lock_guard lock(mutex);
-    if (!told.insert(message).second) return;
-  }
-  warn(message);
-}
 
 std::string errno_text(int error) { return std::generic_category().message(error); }
 

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "tunekit/cl/profiling.hpp"
+#include "tunekit/settings.hpp"
 
 namespace tunekit::cl {
 
@@ -47,6 +48,13 @@ std::size_t volume(const ::cl::NDRange& range) {
   return queue;
 }
 
+// Program binaries under the result cache's directory, unless the persistent cache is off.
+std::shared_ptr<const ProgramBinaries> program_binaries() {
+  const Settings settings = global_settings();
+  if (!settings.persistent_cache) return nullptr;
+  return std::make_shared<const ProgramBinaries>(settings.resolved_cache_dir());
+}
+
 }  // namespace
 
 std::string kernel_name(const ::cl::Kernel& kernel) {
@@ -57,6 +65,8 @@ std::string kernel_name(const ::cl::Kernel& kernel) {
 }
 
 ::cl::Kernel make_kernel(Client& client, const KernelSpec& spec) { return client.kernel(spec); }
+::cl::Program make_program(Client& client, const KernelSpec& spec) { return client.program(spec); }
+void keep_program(Client& client, const KernelSpec& spec) { client.programs().keep(spec); }
 
 Client::Client() : Client(select_device()) {}
 
@@ -67,7 +77,10 @@ Client::Client(DeviceInfo device)
       id_(device_.identity()),
       context_(make_context(device_)),
       queue_(make_queue(context_, device_)),
-      programs_(context_, device_.device, device_.device_name),
+      // On a CPU device (PoCL) asking for a binary compiles a work-group function, ~5x a build
+      // (docs/opencl.md): only the programs a tuning keeps (its winner's) are stored there.
+      programs_(context_, device_.device, device_.device_name, id_.identity(),
+                program_binaries(), !device_.is_cpu()),
       profiler_(std::make_unique<Profiler>(*this)) {
   recorded_.reserve(64);
 }

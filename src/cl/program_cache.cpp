@@ -16,12 +16,23 @@ struct ProgramCache::Entry {
   bool done = false;
   ::cl::Program program;
   std::optional<AutotuneError> failure;
+  bool stored = false;  // its binary is on disk (loaded from there, or saved)
 };
 
 ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name)
     : context_(std::move(context)),
       device_(std::move(device)),
       device_name_(std::move(device_name)) {}
+
+ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name,
+                           std::string device_identity,
+                           std::shared_ptr<const ProgramBinaries> binaries, bool store_when_built)
+    : context_(std::move(context)),
+      device_(std::move(device)),
+      device_name_(std::move(device_name)),
+      device_identity_(std::move(device_identity)),
+      binaries_(std::move(binaries)),
+      store_when_built_(store_when_built) {}
 
 ProgramCache::~ProgramCache() = default;
 
@@ -30,16 +41,23 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
 }
 
 ::cl::Program ProgramCache::program(const KernelSpec& spec) {
-  return program(spec.source_hash(), spec.source(), spec.build_options(), spec.origin());
+  return program(spec.source_hash(), spec.source(), spec.build_options(), spec.origin(),
+                 store_when_built_);
+}
+
+void ProgramCache::keep(const KernelSpec& spec) {
+  (void)program(spec.source_hash(), spec.source(), spec.build_options(), spec.origin(), true);
 }
 
 ::cl::Program ProgramCache::program(std::string_view source, std::string_view options,
                                     std::string_view origin) {
-  return program(std::hash<std::string_view>{}(source), source, options, origin);
+  return program(std::hash<std::string_view>{}(source), source, options, origin,
+                 store_when_built_);
 }
 
 ::cl::Program ProgramCache::program(std::size_t source_hash, std::string_view source,
-                                    std::string_view options, std::string_view origin) {
+                                    std::string_view options, std::string_view origin,
+                                    bool store) {
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard lock(mutex_);
@@ -54,22 +72,33 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
   }
   std::lock_guard lock(entry->mutex);
   if (!entry->done) {
-    builds_.fetch_add(1, std::memory_order_relaxed);
     try {
-      entry->program = build(source, options, origin);
+      entry->program = build(source, options, origin, entry->stored);
     } catch (const AutotuneError& error) {
       entry->failure = error;
     }
     entry->done = true;
   }
   if (entry->failure) throw *entry->failure;
+  if (store && binaries_ && !entry->stored) {
+    save_binary(ProgramKey{device_identity_, source, options}, entry->program);
+    entry->stored = true;
+  }
   return entry->program;
 }
 
 ::cl::Program ProgramCache::build(std::string_view source, std::string_view options,
-                                  std::string_view origin) {
+                                  std::string_view origin, bool& loaded) {
   const std::string where =
       std::string(origin) + " with options '" + std::string(options) + "' on " + device_name_;
+  const ProgramKey key{device_identity_, source, options};
+  if (binaries_) {
+    if (auto program = load_binary(key, where)) {
+      loaded = true;
+      return *program;
+    }
+  }
+  builds_.fetch_add(1, std::memory_order_relaxed);
   cl_int code = CL_SUCCESS;
   ::cl::Program program(context_, std::string(source), false, &code);
   check(code, [&] { return "creating the program " + where; });
@@ -83,6 +112,50 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
                                                            : "; build log:\n" + log));
   }
   return program;
+}
+
+// The program from its stored binary, or nothing (none stored, or the driver rejected it: then
+// the file is removed and the caller compiles the source).
+std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
+                                                       const std::string& where) {
+  const auto binary = binaries_->load(key);
+  if (!binary) return std::nullopt;
+  cl_int code = CL_SUCCESS;
+  cl_int status = CL_SUCCESS;
+  const unsigned char* bytes = binary->data();
+  const std::size_t size = binary->size();
+  cl_device_id device = device_();
+  cl_program raw = clCreateProgramWithBinary(context_(), 1, &device, &size, &bytes, &status, &code);
+  if (code != CL_SUCCESS || status != CL_SUCCESS) {
+    if (raw != nullptr) clReleaseProgram(raw);
+    binaries_->discard(key, "the driver rejected it for " + where + ": " +
+                                error_name(code != CL_SUCCESS ? code : status));
+    return std::nullopt;
+  }
+  ::cl::Program program(raw);  // takes ownership
+  code = program.build(std::vector<::cl::Device>{device_}, std::string(key.options).c_str());
+  if (code != CL_SUCCESS) {
+    binaries_->discard(key, "building it for " + where + " failed: " + error_name(code));
+    return std::nullopt;
+  }
+  binary_loads_.fetch_add(1, std::memory_order_relaxed);
+  return program;
+}
+
+// Stores the compiled program's binary; a driver that gives none (or an error) is no failure.
+void ProgramCache::save_binary(const ProgramKey& key, const ::cl::Program& program) {
+  std::size_t size = 0;
+  if (clGetProgramInfo(program(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) !=
+          CL_SUCCESS ||
+      size == 0) {
+    return;
+  }
+  std::vector<unsigned char> binary(size);
+  unsigned char* data = binary.data();
+  if (clGetProgramInfo(program(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) != CL_SUCCESS) {
+    return;
+  }
+  binaries_->save(key, binary);
 }
 
 ::cl::Kernel ProgramCache::kernel(const KernelSpec& spec) {

@@ -36,13 +36,26 @@ class GemmKernel {
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
                   DeviceMatrix& c, const float& alpha, const float& beta) const {
     const std::size_t m = a.rows, n = b.cols, k = a.cols;
-    ::cl::Kernel kernel = client.kernel(a.dtype == DType::f16 ? f16_ : f32_);
+    ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     client.launch_with(kernel, global, local, static_cast<cl_int>(m), static_cast<cl_int>(n),
                        static_cast<cl_int>(k), alpha, beta, a.buffer, b.buffer, c.buffer);
   }
 
   std::string fingerprint() const { return f32_.fingerprint() + f16_.fingerprint(); }
+
+  /// Builds the program a call on these inputs will run, without running it (the tuner builds
+  /// the candidates it is about to measure ahead, on other threads).
+  void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
+               const float&, const float&) const {
+    (void)client.program(spec(a.dtype));
+  }
+  /// Stores the program's binary once this kernel won (see ProgramCache::keep).
+  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
+            const float&, const float&) const {
+    client.programs().keep(spec(a.dtype));
+  }
+  const cl::KernelSpec& spec(DType dtype) const { return dtype == DType::f16 ? f16_ : f32_; }
 
  private:
   static const char* file_of(Algorithm a) {
@@ -173,6 +186,16 @@ auto factory(Algorithm algorithm) {
   return [algorithm](const Config& config) { return GemmKernel(algorithm, config); };
 }
 
+// The families of the set, in set order.
+struct Family {
+  Space (*space)();
+  Algorithm algorithm;
+};
+constexpr Family families[] = {{naive_space, Algorithm::naive},
+                               {tiled_space, Algorithm::tiled},
+                               {direct_space, Algorithm::direct},
+                               {blocked_space, Algorithm::blocked}};
+
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
                  const float&) {
   if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
@@ -227,10 +250,10 @@ std::optional<std::string> same_product(
 auto make_set() {
   // Index 0, the naive kernel, is the safe default and the validation reference.
   return TunableSet{key_of, bench_inputs}
-      .with(naive_space(), factory(Algorithm::naive))
-      .with(tiled_space(), factory(Algorithm::tiled))
-      .with(direct_space(), factory(Algorithm::direct))
-      .with(blocked_space(), factory(Algorithm::blocked))
+      .with(families[0].space(), factory(families[0].algorithm))
+      .with(families[1].space(), factory(families[1].algorithm))
+      .with(families[2].space(), factory(families[2].algorithm))
+      .with(families[3].space(), factory(families[3].algorithm))
       .validate_with(same_product)
       .share_inputs();
 }
@@ -266,6 +289,19 @@ void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMat
     throw std::invalid_argument("tunekit::ops::matmul: no candidate named '" + std::string(candidate) + "'");
   }
   set.call(set.locate(*index), client, a, b, c, alpha, beta);
+}
+
+std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) {
+  std::vector<std::pair<std::string, cl::KernelSpec>> all;
+  for (const Family& family : families) {
+    const Space space = family.space();
+    const ExpandedSpace expanded = space.expand();
+    for (const Config& config : expanded.configs()) {
+      all.emplace_back(space.name() + "[" + config.to_string() + "]",
+                       GemmKernel(family.algorithm, config).spec(dtype));
+    }
+  }
+  return all;
 }
 
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,

@@ -99,8 +99,7 @@ class ArrayReduction {
   // Writes the result to out.buffer[0]: no host synchronisation inside the op.
   void operator()(cl::Client& client, const DeviceVector& input, const ReduceOp& op,
                   DeviceVector& out) const {
-    const bool nvidia = strategy_ == Strategy::subgroup && client.device().nvidia;
-    ::cl::Kernel kernel = client.kernel(specs_.get(op, nvidia));
+    ::cl::Kernel kernel = client.kernel(spec(client, op));
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     std::size_t n = input.size;
     const std::size_t first_groups = groups(client, n);
@@ -119,8 +118,20 @@ class ArrayReduction {
   }
 
   std::string fingerprint() const { return specs_.fingerprint(); }
+  /// Builds the program ahead of measuring (Preparable), stores it once it won (Keepable).
+  void prepare(cl::Client& client, const DeviceVector&, const ReduceOp& op,
+               const DeviceVector&) const {
+    (void)client.program(spec(client, op));
+  }
+  void keep(cl::Client& client, const DeviceVector&, const ReduceOp& op,
+            const DeviceVector&) const {
+    client.programs().keep(spec(client, op));
+  }
 
  private:
+  const cl::KernelSpec& spec(const cl::Client& client, const ReduceOp& op) const {
+    return specs_.get(op, strategy_ == Strategy::subgroup && client.device().nvidia);
+  }
   std::size_t groups(cl::Client& client, std::size_t n) const {
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     if (strategy_ == Strategy::tree) return ceil_div(n, 2 * wgs);
@@ -144,8 +155,7 @@ class RowReduction {
 
   void operator()(cl::Client& client, const DeviceMatrix& matrix, const ReduceOp& op,
                   DeviceVector& out) const {
-    const bool nvidia = subgroup_ && client.device().nvidia;
-    ::cl::Kernel kernel = client.kernel(specs_.get(op, nvidia));
+    ::cl::Kernel kernel = client.kernel(spec(client, op));
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     // Sub-group kernels give each row one warp; NVIDIA's warps are 32 wide.
     const std::size_t rows_per_group = subgroup_ ? wgs / 32 : 1;
@@ -155,8 +165,20 @@ class RowReduction {
   }
 
   std::string fingerprint() const { return specs_.fingerprint(); }
+  /// Builds the program ahead of measuring (Preparable), stores it once it won (Keepable).
+  void prepare(cl::Client& client, const DeviceMatrix&, const ReduceOp& op,
+               const DeviceVector&) const {
+    (void)client.program(spec(client, op));
+  }
+  void keep(cl::Client& client, const DeviceMatrix&, const ReduceOp& op,
+            const DeviceVector&) const {
+    client.programs().keep(spec(client, op));
+  }
 
  private:
+  const cl::KernelSpec& spec(const cl::Client& client, const ReduceOp& op) const {
+    return specs_.get(op, subgroup_ && client.device().nvidia);
+  }
   bool subgroup_;
   Config config_;
   ReduceSpecs specs_;

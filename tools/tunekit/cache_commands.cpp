@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <tunekit/cache.hpp>
+#include <tunekit/cl/program_binaries.hpp>
 #include <tunekit/error.hpp>
 #include <tunekit/report.hpp>
 
@@ -39,6 +40,10 @@ int cache_ls_command(const CommonOptions& common) {
   if (cache_is_missing(dir)) return exit_ok;
   FileStore store(dir);
   std::cout << "cache: " << store.directory().string() << "\n";
+  const cl::ProgramBinaries binaries(dir);
+  const auto programs = binaries.usage();
+  std::cout << "program binaries: " << programs.files << " (" << programs.bytes << " bytes) in "
+            << binaries.directory().string() << "\n";
   const auto ops = store.ops();
   if (ops.empty()) {
     std::cout << "no tuning results\n";
@@ -89,8 +94,11 @@ int cache_clear_command(const CommonOptions& common, const std::string& op) {
   if (op.empty()) {
     const std::size_t count = store.entries().size();
     store.clear();
+    const auto programs = cl::ProgramBinaries(dir).clear();
     std::cout << "removed " << count << " results of every op from " << store.directory().string()
-              << "\n";
+              << "\n"
+              << "removed " << programs.files << " program binaries (" << programs.bytes
+              << " bytes)\n";
   } else {
     const std::size_t count = store.entries(op).size();
     store.clear(op);

@@ -17,7 +17,7 @@ constexpr const char* exit_help =
     "Exit status: 0 ok; 1 runtime failure (no device, a tuning in which no candidate worked, "
     "cache I/O); 2 usage error (bad arguments, or a bad TUNEKIT_* value).\n"
     "Environment: TUNEKIT_LEVEL, TUNEKIT_SEARCH, TUNEKIT_LOG, TUNEKIT_CACHE, TUNEKIT_CACHE_DIR, "
-    "TUNEKIT_DEVICE (see docs/settings.md).";
+    "TUNEKIT_DEVICE, TUNEKIT_BUILD_THREADS (see docs/settings.md).";
 
 // Size options take positive integers; CLI11 reports anything else as a usage error.
 CLI::Option* add_size(CLI::App& app, const char* name, std::optional<std::uint64_t>& value,

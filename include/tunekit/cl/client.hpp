@@ -61,6 +61,9 @@ class Client {
     return {device_.max_work_group_size, static_cast<std::size_t>(device_.local_memory)};
   }
   ::cl::Context& context() noexcept { return context_; }
+  /// A CPU device: its kernels run on the host's cores, so the tuner builds no program while
+  /// it measures (builds ahead are done before each measurement, not during it).
+  bool measures_on_host_cores() const noexcept { return device_.is_cpu(); }
   /// The raw queue, for third-party code. Work enqueued on it directly is not recorded: measure()
   /// then falls back to markers around the work.
   ::cl::CommandQueue& queue() noexcept { return queue_; }

@@ -58,6 +58,10 @@ class KernelSpec {
 
 /// A fresh kernel object for `spec` from `client`'s program cache (defined with Client).
 ::cl::Kernel make_kernel(Client& client, const KernelSpec& spec);
+/// The program of `spec` from `client`'s program cache, built if it is not yet.
+::cl::Program make_program(Client& client, const KernelSpec& spec);
+/// The same, and its binary stored (ProgramCache::keep).
+void keep_program(Client& client, const KernelSpec& spec);
 
 namespace detail {
 template <std::size_t>
@@ -94,6 +98,17 @@ class KernelCandidate {
     std::string text;
     for (const auto& spec : specs_) text += spec.fingerprint();
     return text;
+  }
+  /// Builds the programs of every spec without running anything (Preparable): the tuner builds
+  /// the candidates it is about to measure ahead, on other threads.
+  template <class... Args>
+  void prepare(Client& client, const Args&...) const {
+    for (const auto& spec : specs_) (void)make_program(client, spec);
+  }
+  /// Stores the programs' binaries once this candidate won (Keepable).
+  template <class... Args>
+  void keep(Client& client, const Args&...) const {
+    for (const auto& spec : specs_) keep_program(client, spec);
   }
   const std::array<KernelSpec, N>& specs() const noexcept { return specs_; }
 

@@ -1,17 +1,20 @@
 // ProgramCache: every OpenCL program a client uses, built once per (source, build options) even
-// when several threads ask for it together; a failed build is remembered with its log.
+// when several threads ask for it together; a failed build is remembered with its log. With
+// ProgramBinaries, a program compiled by an earlier process is loaded from its binary instead.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/cl/opencl.hpp"
+#include "tunekit/cl/program_binaries.hpp"
 
 namespace tunekit::cl {
 
@@ -20,6 +23,12 @@ class ProgramCache {
  public:
   /// `device_name` appears in build errors.
   ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name);
+  /// Also loads a program from `binaries` (under `device_identity`, DeviceInfo::identity())
+  /// before compiling its source, and stores there every program it compiles, or with
+  /// `store_when_built` false only those keep() names (storing costs PoCL more than a build).
+  ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name,
+               std::string device_identity, std::shared_ptr<const ProgramBinaries> binaries,
+               bool store_when_built = true);
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
   ~ProgramCache();
@@ -31,12 +40,21 @@ class ProgramCache {
   ::cl::Program program(std::string_view source, std::string_view options,
                         std::string_view origin = "<inline source>");
 
+  /// Builds `spec`'s program if needed and stores its binary if it is not on disk yet (e.g. a
+  /// tuning's winner, on a device where not every program is stored). Throws as program().
+  void keep(const KernelSpec& spec);
+
   /// A new kernel object for `spec` (objects are not shared: setting arguments is not
   /// thread-safe). Throws AutotuneError(build) when the program has no such kernel.
   ::cl::Kernel kernel(const KernelSpec& spec);
 
-  /// How many builds were started (successful or not): a cache hit adds nothing.
+  /// How many builds from source were started (successful or not): a cache hit adds nothing,
+  /// nor does a program loaded from its stored binary.
   std::size_t builds() const noexcept { return builds_.load(std::memory_order_relaxed); }
+  /// How many programs were loaded from stored binaries (ProgramBinaries).
+  std::size_t binary_loads() const noexcept {
+    return binary_loads_.load(std::memory_order_relaxed);
+  }
   /// How many programs (built or failed) the cache holds.
   std::size_t size() const;
   /// Forgets every program (the next request builds again).
@@ -72,15 +90,22 @@ class ProgramCache {
   struct Entry;
 
   ::cl::Program program(std::size_t source_hash, std::string_view source, std::string_view options,
-                        std::string_view origin);
-  ::cl::Program build(std::string_view source, std::string_view options, std::string_view origin);
+                        std::string_view origin, bool store);
+  ::cl::Program build(std::string_view source, std::string_view options, std::string_view origin,
+                      bool& loaded);
+  std::optional<::cl::Program> load_binary(const ProgramKey& key, const std::string& where);
+  void save_binary(const ProgramKey& key, const ::cl::Program& program);
 
   ::cl::Context context_;
   ::cl::Device device_;
   std::string device_name_;
+  std::string device_identity_;
+  std::shared_ptr<const ProgramBinaries> binaries_;  // null: nothing on disk
+  bool store_when_built_ = true;
   mutable std::mutex mutex_;  // guards the map only: builds run outside it, in parallel
   std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash, KeyEqual> programs_;
   std::atomic<std::size_t> builds_{0};
+  std::atomic<std::size_t> binary_loads_{0};
 };
 
 }  // namespace tunekit::cl

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tunekit/anchor.hpp"
@@ -38,6 +39,11 @@ std::vector<std::string> matmul_candidates();
 /// The candidates that fit `limits` (work-group size, local memory): what a tuning on that
 /// device can measure.
 std::vector<std::string> matmul_candidates(const DeviceLimits& limits);
+
+/// Every candidate's name and kernel (source, build options) for `dtype`, in set order: for
+/// benchmarks of program builds (bench/bench_builds.cpp). Launch-only parameters (LX, LY) give
+/// several candidates the same program.
+std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype);
 
 /// Runs one named candidate, bypassing the tuner (for tests, and to force a kernel).
 /// Throws std::invalid_argument for an unknown name.

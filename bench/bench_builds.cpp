@@ -1,0 +1,271 @@
+// How long OpenCL program builds take, and what helps: N distinct matmul programs (the real
+// kernels, with the -D options matmul's blocked space gives them) built one after another, by T
+// threads in one context, by T threads in T contexts, and reloaded from stored binaries; then
+// the first launch of a program built from source against one loaded from its binary (on PoCL,
+// whether the binary carries the work-group functions compiled at a first launch).
+// Prints each line as it is measured. docs/benchmarks.md, "Time to tuned".
+//
+// Usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] [--candidate NAME]
+//   --candidate: the matmul candidate whose first launches are timed (default: the first of
+//   the N blocked programs), e.g. "direct[WPTM=4,VWN=8,NVEC=4,LX=2,LY=1]"
+// Turn the driver's own compile cache off for honest numbers: CUDA_CACHE_DISABLE=1 (NVIDIA),
+// POCL_KERNEL_CACHE=0 (PoCL). Every run also adds a fresh -D to each phase's programs, so no
+// phase can reuse what an earlier phase or run compiled.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <tunekit/cl.hpp>
+#include <tunekit/ops/matmul.hpp>
+#include <vector>
+
+namespace tcl = tunekit::cl;
+namespace ops = tunekit::ops;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void line(const char* what, std::size_t programs, double seconds, double serial) {
+  std::printf("%-44s %4zu programs %8.2f s %8.1f ms/program", what, programs, seconds,
+              1e3 * seconds / static_cast<double>(programs));
+  if (serial > 0) std::printf("   %.2fx serial", serial / seconds);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+::cl::Context make_context(const tcl::DeviceInfo& device) {
+  cl_int code = CL_SUCCESS;
+  ::cl::Context context(device.device, nullptr, nullptr, nullptr, &code);
+  tcl::check(code, [] { return std::string("creating a context"); });
+  return context;
+}
+
+// The same specs with `tag` added to their options: programs no earlier phase compiled.
+std::vector<tcl::KernelSpec> tagged(const std::vector<tcl::KernelSpec>& specs,
+                                    const std::string& tag) {
+  std::vector<tcl::KernelSpec> out;
+  for (const auto& s : specs) {
+    out.push_back(tcl::KernelSpec::embedded("matmul_reg.cl", s.build_options() + " " + tag,
+                                            s.kernel_name()));
+  }
+  return out;
+}
+
+// Builds every spec on `threads` threads; each thread takes the next spec from a shared counter
+// and builds it through `cache_of(thread)`.
+double build_all(const std::vector<tcl::KernelSpec>& specs, std::size_t threads,
+                 const std::function<tcl::ProgramCache&(std::size_t)>& cache_of) {
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> failures{0};
+  const auto start = Clock::now();
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (std::size_t i; (i = next.fetch_add(1)) < specs.size();) {
+        try {
+          (void)cache_of(t).program(specs[i]);
+        } catch (const std::exception&) {
+          failures.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+  const double seconds = seconds_since(start);
+  if (failures > 0) std::printf("  (%zu builds failed)\n", failures.load());
+  return seconds;
+}
+
+// One matmul call's wall time (enqueue to finish).
+double timed_call(const std::string& name, tcl::Client& client, const ops::DeviceMatrix& a,
+                  const ops::DeviceMatrix& b, ops::DeviceMatrix& c) {
+  const auto start = Clock::now();
+  ops::matmul_with(name, client, a, b, c);
+  client.finish();
+  return seconds_since(start);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t programs = 16;
+  std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
+  std::string selector;
+  std::string candidate;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--programs" && i + 1 < argc) {
+      programs = std::max(1ul, std::stoul(argv[++i]));
+    } else if (arg == "--threads" && i + 1 < argc) {
+      threads = std::max(1ul, std::stoul(argv[++i]));
+    } else if (arg == "--device" && i + 1 < argc) {
+      selector = argv[++i];
+    } else if (arg == "--candidate" && i + 1 < argc) {
+      candidate = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] "
+                           "[--candidate NAME]\n");
+      return 2;
+    }
+  }
+  try {
+    const tcl::DeviceInfo device = tcl::select_device(selector);
+    std::printf("device: %s\nidentity: %s\n", device.describe().c_str(), device.identity().c_str());
+    std::printf("POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s\n",
+                std::getenv("POCL_KERNEL_CACHE") ? std::getenv("POCL_KERNEL_CACHE") : "(unset)",
+                std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
+
+    // N distinct programs of the blocked family, spread over its space.
+    std::vector<std::pair<std::string, tcl::KernelSpec>> blocked;
+    std::set<std::string> seen;
+    for (auto& [name, spec] : ops::matmul_kernels(tunekit::DType::f32)) {
+      if (name.starts_with("blocked[") && seen.insert(spec.build_options()).second) {
+        blocked.emplace_back(name, spec);
+      }
+    }
+    programs = std::min(programs, blocked.size());
+    std::vector<tcl::KernelSpec> specs;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < programs; ++i) {
+      const auto& pick = blocked[i * blocked.size() / programs];
+      names.push_back(pick.first);
+      specs.push_back(pick.second);
+    }
+    std::printf("%zu of matmul's %zu blocked programs, %zu threads\n\n", programs, blocked.size(),
+                threads);
+    std::fflush(stdout);
+    const std::string run = std::to_string(std::random_device{}());
+    const auto phase = [&](const char* name) { return "-DBENCH_RUN=" + run + " -DBENCH_PHASE_" + name; };
+
+    const ::cl::Context shared = make_context(device);
+    tcl::ProgramCache serial_cache(shared, device.device, device.device_name);
+    const double serial =
+        build_all(tagged(specs, phase("serial")), 1, [&](std::size_t) -> tcl::ProgramCache& {
+          return serial_cache;
+        });
+    line("serial, one context", programs, serial, 0);
+
+    tcl::ProgramCache one_context(shared, device.device, device.device_name);
+    line(("T threads, one context (T=" + std::to_string(threads) + ")").c_str(), programs,
+         build_all(tagged(specs, phase("one")), threads,
+                   [&](std::size_t) -> tcl::ProgramCache& { return one_context; }),
+         serial);
+
+    std::vector<std::unique_ptr<tcl::ProgramCache>> per_thread;
+    for (std::size_t t = 0; t < threads; ++t) {
+      per_thread.push_back(std::make_unique<tcl::ProgramCache>(make_context(device), device.device,
+                                                               device.device_name));
+    }
+    line(("T threads, T contexts (T=" + std::to_string(threads) + ")").c_str(), programs,
+         build_all(tagged(specs, phase("many")), threads,
+                   [&](std::size_t t) -> tcl::ProgramCache& { return *per_thread[t]; }),
+         serial);
+
+    // Binaries: compiled (and stored) once, then loaded in a fresh context.
+    char pattern[] = "/tmp/tunekit-bench-builds-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
+    const fs::path dir = pattern;
+    const auto binaries = std::make_shared<const tcl::ProgramBinaries>(dir);
+    const auto stored_specs = tagged(specs, phase("binary"));
+    tcl::ProgramCache storing(make_context(device), device.device, device.device_name,
+                              device.identity(), binaries);
+    line("serial, storing binaries", programs,
+         build_all(stored_specs, 1, [&](std::size_t) -> tcl::ProgramCache& { return storing; }),
+         serial);
+    std::printf("  stored: %ju bytes in %zu files\n", binaries->usage().bytes, binaries->usage().files);
+    tcl::ProgramCache loading(make_context(device), device.device, device.device_name,
+                              device.identity(), binaries);
+    line("serial, loaded from binaries", programs,
+         build_all(stored_specs, 1, [&](std::size_t) -> tcl::ProgramCache& { return loading; }),
+         serial);
+    tcl::ProgramCache loading_threads(make_context(device), device.device, device.device_name,
+                                      device.identity(), binaries);
+    line("T threads, loaded from binaries", programs,
+         build_all(stored_specs, threads,
+                   [&](std::size_t) -> tcl::ProgramCache& { return loading_threads; }),
+         serial);
+    std::printf("  (compiled from source: %zu, loaded: %zu)\n\n",
+                storing.builds() + loading.builds() + loading_threads.builds(),
+                loading.binary_loads() + loading_threads.binary_loads());
+
+    // First launches: a program built from source, then the same one loaded from its binary in
+    // new clients (the binary stored right after the build, as tunekit stores it).
+    tunekit::Settings settings = tunekit::global_settings();
+    settings.persistent_cache = true;
+    const std::string name = candidate.empty() ? names.front() : candidate;
+    const std::size_t n = 256;
+    const auto all = ops::matmul_kernels(tunekit::DType::f32);
+    const tcl::KernelSpec* first_spec = nullptr;
+    for (const auto& [other, spec] : all) {
+      if (other == name) first_spec = &spec;
+    }
+    if (first_spec == nullptr) throw std::invalid_argument("no matmul candidate '" + name + "'");
+    // One client per line, on a fresh context; `store`: keep() the program (store its binary)
+    // before the first call; `after(client)` runs after the calls.
+    const auto first_launch = [&](const char* what, const fs::path& cache, bool store,
+                                  const std::function<void(tcl::Client&)>& after = nullptr) {
+      settings.cache_dir = cache;
+      tunekit::set_global_settings(settings);
+      tcl::Client client(device);
+      const auto a = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 1);
+      const auto b = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 2);
+      auto c = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 3);
+      auto start = Clock::now();
+      (void)client.program(*first_spec);
+      const double build = seconds_since(start);
+      start = Clock::now();
+      if (store) client.programs().keep(*first_spec);
+      const double stored = seconds_since(start);
+      const double first = timed_call(name, client, a, b, c);
+      std::vector<double> later;
+      for (int i = 0; i < 15; ++i) later.push_back(timed_call(name, client, a, b, c));
+      std::nth_element(later.begin(), later.begin() + 7, later.end());
+      std::printf("%-40s program %7.1f ms  stored %7.1f ms  first call %7.1f ms  later calls"
+                  " %7.2f ms (median of 15)  (compiled %zu, loaded %zu)\n",
+                  what, 1e3 * build, 1e3 * stored, 1e3 * first, 1e3 * later[7],
+                  client.programs().builds(), client.programs().binary_loads());
+      std::fflush(stdout);
+      if (after) after(client);
+    };
+    std::printf("first launches of %s at %zux%zux%zu:\n", name.c_str(), n, n, n);
+    first_launch("compiled from source", dir / "none", false, [&](tcl::Client& client) {
+      // The binary as the driver gives it after launches.
+      const auto program = client.program(*first_spec);
+      std::size_t size = 0;
+      clGetProgramInfo(program(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+      std::vector<unsigned char> binary(size);
+      unsigned char* data = binary.data();
+      clGetProgramInfo(program(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr);
+      tcl::ProgramBinaries(dir / "after")
+          .save({device.identity(), first_spec->source(), first_spec->build_options()}, binary);
+    });
+    first_launch("compiled, binary stored before the call", dir / "kept", true);
+    first_launch("loaded from that binary", dir / "kept", false);
+    first_launch("loaded from that binary again", dir / "kept", false);
+    first_launch("loaded from a binary taken after calls", dir / "after", false);
+    const auto kept = tcl::ProgramBinaries(dir / "kept").usage();
+    const auto taken = tcl::ProgramBinaries(dir / "after").usage();
+    std::printf("  binary files: %ju bytes stored before the first call, %ju taken after calls\n",
+                kept.bytes, taken.bytes);
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_builds: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,76 @@
+// ProgramBinaries: compiled OpenCL programs kept on disk (<cache dir>/programs/v1/), so that a
+// later process loads a program with clCreateProgramWithBinary instead of compiling its source.
+//
+//  - One file per (device identity, source, build options): a header (magic, format version,
+//    the key in full, the binary's length, an XXH3 checksum of header and binary) then the
+//    binary. A file is used only when every key field matches and the checksum holds.
+//  - Written atomically (a private temporary file, fsync, rename): processes building the same
+//    program at once each write a whole file, and the last rename wins.
+//  - A bad file (truncated, garbage, foreign key, or a binary the driver rejects) is reported
+//    once, removed, and the program is rebuilt from source. Disk failures never fail a build.
+// See docs/cache.md, "Program binaries".
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tunekit::cl {
+
+/// What identifies one program binary: the device it was compiled for, the source and options.
+struct ProgramKey {
+  std::string device;   ///< DeviceInfo::identity(): platform, device, driver version, ...
+  std::string_view source;
+  std::string_view options;
+};
+
+/// The binaries of one device under one cache directory. Thread-safe (it holds no state that
+/// changes); any number of processes may share the directory.
+class ProgramBinaries {
+ public:
+  /// The format version this build reads and writes: files live in <root>/programs/v<version>.
+  static constexpr std::uint32_t format_version = 1;
+
+  /// Binaries under `cache_root` (Settings::resolved_cache_dir()). Creates nothing until save().
+  explicit ProgramBinaries(std::filesystem::path cache_root);
+
+  /// The stored binary of `key`, or nothing (absent, or bad: then reported once and removed).
+  std::optional<std::vector<unsigned char>> load(const ProgramKey& key) const;
+  /// Stores `binary` for `key`, replacing an older one. Failures are reported once, not thrown.
+  void save(const ProgramKey& key, const std::vector<unsigned char>& binary) const;
+  /// Removes the binary of `key` because of `reason` (e.g. the driver rejected it); says so once.
+  void discard(const ProgramKey& key, const std::string& reason) const;
+
+  /// The folder holding the files, and the file of `key` in it.
+  const std::filesystem::path& directory() const noexcept { return dir_; }
+  std::filesystem::path file_of(const ProgramKey& key) const;
+
+  /// How many binaries (and bytes) the directory holds.
+  struct Usage {
+    std::size_t files = 0;
+    std::uintmax_t bytes = 0;
+  };
+  Usage usage() const;
+  /// Removes every binary (and leftover temporary file); returns what was removed.
+  Usage clear() const;
+
+ private:
+  std::filesystem::path dir_;
+};
+
+namespace detail {
+/// The bytes of a binary file for `key` (what ProgramBinaries writes).
+std::string encode_program_binary(const ProgramKey& key, const std::vector<unsigned char>& binary);
+/// The binary in `bytes` when they are a valid file for exactly `key`; else the reason why not.
+/// Treats `bytes` as hostile: never reads out of bounds, never throws.
+struct DecodedBinary {
+  std::vector<unsigned char> binary;
+  std::string problem;  ///< empty when the file is good
+};
+DecodedBinary decode_program_binary(std::string_view bytes, const ProgramKey& key);
+}  // namespace detail
+
+}  // namespace tunekit::cl

@@ -1,0 +1,306 @@
+// ProgramBinaries: the on-disk program binaries, their file format, and the few POSIX calls that
+// read and write them without following links or trusting other users' files.
+#include "tunekit/cl/program_binaries.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <system_error>
+
+#include "../warnings.hpp"
+#include "tunekit/result_store.hpp"  // stable_hash
+
+
+namespace tunekit::cl {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char magic[8] = {'T', 'K', 'P', 'R', 'O', 'G', 'B', '\n'};
+constexpr std::size_t max_field = 1 << 16;         // device identity, build options
+constexpr std::size_t max_file = std::size_t{1} << 28;  // 256 MiB: far above any real binary
+
+std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+std::string errno_text(int error) { return std::generic_category().message(error); }
+
+// ---- the file format: little-endian fields, the XXH3 checksum of everything before it last ----
+
+void put_u32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+// Reads fields from hostile bytes: every read is bounds-checked, a short read sets `bad`.
+struct Reader {
+  std::string_view bytes;
+  std::size_t at = 0;
+  bool bad = false;
+  std::uint64_t number(int size) {
+    if (bad || bytes.size() - at < static_cast<std::size_t>(size)) {
+      bad = true;
+      return 0;
+    }
+    std::uint64_t v = 0;
+    for (int i = 0; i < size; ++i) {
+      v |= std::uint64_t{static_cast<unsigned char>(bytes[at + i])} << (8 * i);
+    }
+    at += static_cast<std::size_t>(size);
+    return v;
+  }
+  std::string_view text(std::uint64_t size) {
+    if (bad || size > bytes.size() - at) {
+      bad = true;
+      return {};
+    }
+    const auto view = bytes.substr(at, static_cast<std::size_t>(size));
+    at += static_cast<std::size_t>(size);
+    return view;
+  }
+};
+
+std::string name_of(const ProgramKey& key) {
+  char name[40];
+  std::snprintf(name, sizeof name, "%016" PRIx64 "%016" PRIx64 ".bin",
+                stable_hash(key.device + '\n' + std::string(key.options)),
+                stable_hash(key.source));
+  return name;
+}
+
+// ---- the POSIX part: one small function each way (see docs/cache.md, "Program binaries") ----
+
+enum class ReadStatus { ok, absent, unusable };
+struct FileBytes {
+  ReadStatus status = ReadStatus::absent;
+  std::string bytes;
+  std::string problem;
+};
+
+// The bytes of `path` if it is a regular file of this user and not a link; never blocks on a
+// FIFO, never reads more than max_file.
+FileBytes read_own_file(const fs::path& path) {
+  FileBytes out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return out;
+    out.status = ReadStatus::unusable;
+    out.problem = errno == ELOOP ? "it is a symbolic link" : "cannot open it: " + errno_text(errno);
+    return out;
+  }
+  struct stat info {};
+  out.status = ReadStatus::unusable;
+  if (::fstat(fd, &info) != 0) {
+    out.problem = "cannot stat it: " + errno_text(errno);
+  } else if (!S_ISREG(info.st_mode)) {
+    out.problem = "it is not a regular file";
+  } else if (info.st_uid != ::geteuid()) {
+    out.problem = "it belongs to another user";
+  } else if (static_cast<std::uintmax_t>(info.st_size) > max_file) {
+    out.problem = "it is larger than " + std::to_string(max_file) + " bytes";
+  } else {
+    out.bytes.resize(static_cast<std::size_t>(info.st_size));
+    std::size_t done = 0;
+    while (done < out.bytes.size()) {
+      const ssize_t got = ::read(fd, out.bytes.data() + done, out.bytes.size() - done);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    out.bytes.resize(done);  // a file shrunk meanwhile reads short: the checksum says so
+    out.status = ReadStatus::ok;
+  }
+  ::close(fd);
+  return out;
+}
+
+// Creates `dir` (mode 0700) under an existing parent unless it is there; refuses a link (the
+// folders below the cache root are ours: a link there was not made by us).
+void make_private_dir(const fs::path& dir) {
+  if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) {
+    struct stat info {};
+    if (::lstat(dir.c_str(), &info) != 0) {
+      throw std::runtime_error("cannot stat " + quoted(dir) + ": " + errno_text(errno));
+    }
+    if (!S_ISDIR(info.st_mode)) throw std::runtime_error(quoted(dir) + " is not a directory");
+    return;
+  }
+  throw std::runtime_error("cannot create " + quoted(dir) + ": " + errno_text(errno));
+}
+
+// Writes `bytes` to dir/name atomically: a new private temporary file (O_EXCL, O_NOFOLLOW,
+// 0600), fsync, rename. A reader sees the old file or the new one, never a part.
+void write_file_atomically(const fs::path& dir, const std::string& name, std::string_view bytes) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path temp = dir / (name + ".tmp-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(counter.fetch_add(1)));
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw std::runtime_error("cannot create " + quoted(temp) + ": " + errno_text(errno));
+  std::size_t done = 0;
+  int error = 0;
+  while (done < bytes.size()) {
+    const ssize_t put = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) {
+      error = put < 0 ? errno : EIO;
+      break;
+    }
+    done += static_cast<std::size_t>(put);
+  }
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && ::rename(temp.c_str(), (dir / name).c_str()) != 0) error = errno;
+  if (error != 0) {
+    ::unlink(temp.c_str());
+    throw std::runtime_error("cannot write " + quoted(dir / name) + ": " + errno_text(error));
+  }
+}
+
+bool is_binary_name(const std::string& name) { return name.ends_with(".bin"); }
+bool is_temporary_name(const std::string& name) {
+  return name.find(".bin.tmp-") != std::string::npos;
+}
+
+}  // namespace
+
+namespace detail {
+
+std::string encode_program_binary(const ProgramKey& key, const std::vector<unsigned char>& binary) {
+  std::string out(magic, sizeof magic);
+  put_u32(out, ProgramBinaries::format_version);
+  put_u32(out, static_cast<std::uint32_t>(key.device.size()));
+  out += key.device;
+  put_u32(out, static_cast<std::uint32_t>(key.options.size()));
+  out += key.options;
+  put_u64(out, stable_hash(key.source));
+  put_u64(out, key.source.size());
+  put_u64(out, binary.size());
+  out.append(reinterpret_cast<const char*>(binary.data()), binary.size());
+  put_u64(out, stable_hash(out));
+  return out;
+}
+
+DecodedBinary decode_program_binary(std::string_view bytes, const ProgramKey& key) {
+  DecodedBinary out;
+  const auto fail = [&](std::string why) {
+    out.problem = std::move(why);
+    out.binary.clear();
+    return out;
+  };
+  if (bytes.size() < sizeof magic + 8 || bytes.substr(0, sizeof magic) != std::string_view(magic, sizeof magic)) {
+    return fail("not a tunekit program binary");
+  }
+  Reader trailer{bytes.substr(bytes.size() - 8)};
+  const std::uint64_t checksum = trailer.number(8);
+  if (stable_hash(bytes.substr(0, bytes.size() - 8)) != checksum) {
+    return fail("checksum mismatch (truncated or modified)");
+  }
+  Reader in{bytes.substr(0, bytes.size() - 8), sizeof magic};
+  const auto version = in.number(4);
+  if (version != ProgramBinaries::format_version) {
+    return fail("format version " + std::to_string(version) + ", expected " +
+                std::to_string(ProgramBinaries::format_version));
+  }
+  const auto field = [&in] {
+    const auto size = in.number(4);
+    if (size > max_field) in.bad = true;
+    return in.text(size);
+  };
+  const auto device = field();
+  const auto options = field();
+  const auto source_hash = in.number(8);
+  const auto source_size = in.number(8);
+  const auto binary_size = in.number(8);
+  const auto binary = in.text(binary_size);
+  if (in.bad || in.at != in.bytes.size()) return fail("malformed header");
+  if (device != key.device) return fail("compiled for another device ('" + std::string(device) + "')");
+  if (options != key.options || source_size != key.source.size() ||
+      source_hash != stable_hash(key.source)) {
+    return fail("compiled from another source or with other options");
+  }
+  if (binary.empty()) return fail("empty binary");
+  out.binary.assign(binary.begin(), binary.end());
+  return out;
+}
+
+}  // namespace detail
+
+ProgramBinaries::ProgramBinaries(fs::path cache_root)
+    : dir_(std::move(cache_root) / "programs" / ("v" + std::to_string(format_version))) {}
+
+fs::path ProgramBinaries::file_of(const ProgramKey& key) const { return dir_ / name_of(key); }
+
+std::optional<std::vector<unsigned char>> ProgramBinaries::load(const ProgramKey& key) const {
+  const fs::path path = file_of(key);
+  FileBytes read = read_own_file(path);
+  if (read.status == ReadStatus::absent) return std::nullopt;
+  if (read.status == ReadStatus::unusable) {
+    // Not ours to remove (a link, another user's file): leave it and build from source.
+    warn_once("tunekit: ignoring program binary " + quoted(path) + ": " + read.problem);
+    return std::nullopt;
+  }
+  auto decoded = detail::decode_program_binary(read.bytes, key);
+  if (!decoded.problem.empty()) {
+    discard(key, decoded.problem);
+    return std::nullopt;
+  }
+  return std::move(decoded.binary);
+}
+
+void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned char>& binary) const {
+  if (binary.empty()) return;
+  try {
+    fs::create_directories(dir_.parent_path().parent_path());  // the user's cache root
+    make_private_dir(dir_.parent_path());
+    make_private_dir(dir_);
+    write_file_atomically(dir_, name_of(key), detail::encode_program_binary(key, binary));
+  } catch (const std::exception& e) {
+    warn_once(std::string("tunekit: program binary not cached: ") + e.what());
+  }
+}
+
+void ProgramBinaries::discard(const ProgramKey& key, const std::string& reason) const {
+  const fs::path path = file_of(key);
+  warn_once("tunekit: program binary " + quoted(path) + " is unusable (" + reason +
+            "); removing it and building from source");
+  ::unlink(path.c_str());  // unlink never follows a link; a concurrent rewrite only costs a build
+}
+
+ProgramBinaries::Usage ProgramBinaries::usage() const {
+  Usage usage;
+  std::error_code error;
+  for (fs::directory_iterator it(dir_, error), end; !error && it != end; it.increment(error)) {
+    if (!is_binary_name(it->path().filename().string())) continue;
+    std::error_code stat_error;
+    if (!it->is_regular_file(stat_error) || it->is_symlink(stat_error)) continue;
+    ++usage.files;
+    const auto size = it->file_size(stat_error);
+    if (!stat_error) usage.bytes += size;
+  }
+  return usage;
+}
+
+ProgramBinaries::Usage ProgramBinaries::clear() const {
+  Usage removed;
+  std::error_code error;
+  for (fs::directory_iterator it(dir_, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (!is_binary_name(name) && !is_temporary_name(name)) continue;
+    struct stat info {};
+    if (::lstat(it->path().c_str(), &info) != 0 || S_ISDIR(info.st_mode)) continue;
+    if (::unlink(it->path().c_str()) == 0 && is_binary_name(name)) {
+      ++removed.files;
+      removed.bytes += static_cast<std::uintmax_t>(info.st_size);
+    }
+  }
+  return removed;
+}
+
+}  // namespace tunekit::cl

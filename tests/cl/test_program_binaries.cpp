@@ -1,0 +1,259 @@
+// Program binaries kept on disk (ProgramBinaries): a later process, or a fresh program cache,
+// loads a program instead of compiling it; bad files are reported, removed and rebuilt.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <regex>
+
+#include "../test_cache_support.hpp"  // TempDir, CapturedWarnings, Child (CACHE_CHILD_PATH)
+#include "support_cl.hpp"
+
+namespace tunekit::test {
+
+namespace {
+
+// A program cache of the shared client's device that keeps binaries under `root`.
+std::unique_ptr<cl::ProgramCache> cache_under(const fs::path& root,
+                                              std::string identity = shared_client().id().identity()) {
+  auto& client = shared_client();
+  return std::make_unique<cl::ProgramCache>(client.context(), client.device().device,
+                                            client.device().device_name, std::move(identity),
+                                            std::make_shared<const cl::ProgramBinaries>(root));
+}
+
+cl::ProgramKey key_of(const cl::KernelSpec& spec,
+                      const std::string& identity = shared_client().id().identity()) {
+  return {identity, spec.source(), spec.build_options()};
+}
+
+// Compiles `spec` with binaries under `root`, and returns its binary file.
+fs::path stored_binary(const fs::path& root, const cl::KernelSpec& spec) {
+  (void)cache_under(root)->program(spec);
+  return cl::ProgramBinaries(root).file_of(key_of(spec));
+}
+
+std::size_t binary_files(const fs::path& root) {
+  return cl::ProgramBinaries(root).usage().files;
+}
+
+// What a program_child printed: {builds, loads}, or {-1, -1} when it failed.
+std::pair<int, int> child_counts(const fs::path& output) {
+  const std::string text = read_text(output);
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex("builds=(\\d+) loads=(\\d+)"))) return {-1, -1};
+  return {std::stoi(m[1]), std::stoi(m[2])};
+}
+
+std::pair<int, int> run_program_child(const std::vector<std::string>& args, const fs::path& out) {
+  Child child(args, out);
+  return child.wait() == 0 ? child_counts(out) : std::pair{-1, -1};
+}
+
+// The add kernel stays correct when its program came from a binary.
+void check_add_works(cl::ProgramCache& cache, const cl::KernelSpec& spec) {
+  auto& client = shared_client();
+  auto kernel = cache.kernel(spec);
+  auto buffer = client.upload(std::vector<float>(64, 1.0f));
+  client.launch_with(kernel, ::cl::NDRange(64), ::cl::NullRange, buffer, 2.0f);
+  const auto out = client.download<float>(buffer, 64);
+  CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == 3.0f; }));
+}
+
+}  // namespace
+
+TEST_CASE("a second process loads its programs from binaries and compiles nothing",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  CHECK(run_program_child({dir.path().string(), "-DA=1", "-DA=2"}, dir / "first.txt") ==
+        std::pair{2, 0});
+  CHECK(binary_files(dir.path()) == 2);
+  CHECK(run_program_child({dir.path().string(), "-DA=1", "-DA=2"}, dir / "second.txt") ==
+        std::pair{0, 2});
+  // Another option string is another program.
+  CHECK(run_program_child({dir.path().string(), "-DA=1", "-DA=3"}, dir / "third.txt") ==
+        std::pair{1, 1});
+}
+
+TEST_CASE("a program loaded from its binary runs like the compiled one",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const auto spec = test_kernel("add", "-DLOADED=1");
+  check_add_works(*cache_under(dir.path()), spec);
+  auto second = cache_under(dir.path());
+  check_add_works(*second, spec);
+  CHECK(second->builds() == 0);
+  CHECK(second->binary_loads() == 1);
+}
+
+TEST_CASE("a corrupt, truncated or foreign binary is reported, removed and rebuilt",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const auto spec = test_kernel("add", "-DDAMAGED=1");
+  const fs::path file = stored_binary(dir.path(), spec);
+  const std::string good = read_text(file);
+  REQUIRE(good.size() > 64);
+
+  std::string damaged;
+  std::string expected;
+  SECTION("a flipped byte in the binary") {
+    damaged = good;
+    damaged[good.size() / 2] = static_cast<char>(damaged[good.size() / 2] ^ 0x5a);
+    expected = "checksum mismatch";
+  }
+  SECTION("truncated") {
+    damaged = good.substr(0, good.size() / 2);
+    expected = "checksum mismatch";
+  }
+  SECTION("not a binary file at all") {
+    damaged = "garbage";
+    expected = "not a tunekit program binary";
+  }
+  SECTION("a well-formed file for another device, under this device's name") {
+    damaged = cl::detail::encode_program_binary(key_of(spec, "some other device"),
+                                                std::vector<unsigned char>(good.begin(), good.end()));
+    expected = "compiled for another device";
+  }
+  SECTION("a well-formed file whose binary the driver rejects") {
+    damaged = cl::detail::encode_program_binary(key_of(spec),
+                                                std::vector<unsigned char>(100, 0xab));
+    expected = "the driver rejected it";
+  }
+  write_text(file, damaged);
+  CapturedWarnings warnings;
+  auto cache = cache_under(dir.path());
+  check_add_works(*cache, spec);
+  CHECK(cache->builds() == 1);
+  CHECK(cache->binary_loads() == 0);
+  CHECK(warnings.count(expected) == 1);
+  // Rebuilt from source and stored again: the next cache loads it.
+  auto next = cache_under(dir.path());
+  (void)next->program(spec);
+  CHECK(next->builds() == 0);
+  CHECK(next->binary_loads() == 1);
+}
+
+TEST_CASE("a binary of another device identity is never loaded", "[opencl][program-binaries]") {
+  TempDir dir;
+  const auto spec = test_kernel("add", "-DFOREIGN=1");
+  (void)cache_under(dir.path(), "device A")->program(spec);
+  auto other = cache_under(dir.path(), "device B");
+  (void)other->program(spec);
+  CHECK(other->builds() == 1);
+  CHECK(other->binary_loads() == 0);
+  CHECK(binary_files(dir.path()) == 2);
+}
+
+TEST_CASE("a link where a binary belongs is neither followed nor removed",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const auto spec = test_kernel("add", "-DLINKED=1");
+  const fs::path file = stored_binary(dir.path(), spec);
+  fs::rename(file, dir / "elsewhere.bin");
+  fs::create_symlink(dir / "elsewhere.bin", file);
+  CapturedWarnings warnings;
+  auto cache = cache_under(dir.path());
+  (void)cache->program(spec);
+  CHECK(cache->binary_loads() == 0);
+  CHECK(warnings.count("symbolic link") == 1);
+  CHECK(fs::exists(dir / "elsewhere.bin"));
+}
+
+TEST_CASE("two processes compiling the same programs at once both succeed, and leave whole files",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const std::vector<std::string> args{dir.path().string(), "-DBOTH=1", "-DBOTH=2", "-DBOTH=3"};
+  Child a(args, dir / "a.txt");
+  Child b(args, dir / "b.txt");
+  CHECK(a.wait() == 0);
+  CHECK(b.wait() == 0);
+  const auto [a_builds, a_loads] = child_counts(dir / "a.txt");
+  const auto [b_builds, b_loads] = child_counts(dir / "b.txt");
+  CHECK(a_builds + a_loads == 3);
+  CHECK(b_builds + b_loads == 3);
+  CHECK(binary_files(dir.path()) == 3);
+  std::size_t leftovers = 0;
+  for (const auto& entry : fs::directory_iterator(cl::ProgramBinaries(dir.path()).directory())) {
+    leftovers += entry.path().filename().string().find(".tmp-") != std::string::npos;
+  }
+  CHECK(leftovers == 0);
+  CHECK(run_program_child(args, dir / "c.txt") == std::pair{0, 3});
+}
+
+TEST_CASE("with the persistent cache off nothing is written and every process compiles",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  // The children inherit TUNEKIT_CACHE_DIR: it would be their directory if the cache were on.
+  const char* old = std::getenv("TUNEKIT_CACHE_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TUNEKIT_CACHE_DIR", dir.path().c_str(), 1);
+  const auto first = run_program_child({"off", "-DOFF=1"}, dir / "first.txt");
+  const auto second = run_program_child({"off", "-DOFF=1"}, dir / "second.txt");
+  old ? ::setenv("TUNEKIT_CACHE_DIR", saved.c_str(), 1) : ::unsetenv("TUNEKIT_CACHE_DIR");
+  CHECK(first == std::pair{1, 0});
+  CHECK(second == std::pair{1, 0});
+  CHECK_FALSE(fs::exists(dir / "programs"));
+}
+
+TEST_CASE("binary files are private and cleared with their leftovers", "[opencl][program-binaries]") {
+  TempDir dir;
+  const fs::path file = stored_binary(dir.path(), test_kernel("add", "-DPRIVATE=1"));
+  const cl::ProgramBinaries binaries(dir.path());
+  CHECK((fs::status(file).permissions() & (fs::perms::group_all | fs::perms::others_all)) ==
+        fs::perms::none);
+  CHECK((fs::status(binaries.directory()).permissions() &
+         (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
+  write_text(file.string() + ".tmp-1-0", "left by a killed process");
+  const auto used = binaries.usage();
+  CHECK(used.files == 1);
+  CHECK(used.bytes == fs::file_size(file));
+  const auto removed = binaries.clear();
+  CHECK(removed.files == 1);
+  CHECK(binaries.usage().files == 0);
+  CHECK(fs::is_empty(binaries.directory()));
+}
+
+TEST_CASE("the binary file decoder rejects every truncation and never reads out of bounds",
+          "[program-binaries]") {
+  const std::string source = "kernel void k() {}";
+  const cl::ProgramKey key{"dev", source, "-DX"};
+  const std::string good = cl::detail::encode_program_binary(key, {1, 2, 3, 4, 5});
+  const auto decoded = cl::detail::decode_program_binary(good, key);
+  CHECK(decoded.problem.empty());
+  CHECK(decoded.binary == std::vector<unsigned char>{1, 2, 3, 4, 5});
+  std::size_t rejected = 0;
+  for (std::size_t n = 0; n < good.size(); ++n) {
+    rejected += !cl::detail::decode_program_binary(good.substr(0, n), key).problem.empty();
+  }
+  CHECK(rejected == good.size());
+  const cl::ProgramKey other_options{"dev", source, "-DY"};
+  CHECK_THAT(cl::detail::decode_program_binary(good, other_options).problem,
+             Catch::Contains("other options"));
+}
+
+}  // namespace tunekit::test
+
+namespace tunekit::test {
+
+TEST_CASE("where binaries are not stored when built, keep() stores one",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  auto& client = shared_client();
+  const auto spec = test_kernel("add", "-DKEPT=1");
+  const auto other = test_kernel("add", "-DNOT_KEPT=1");
+  cl::ProgramCache cache(client.context(), client.device().device, client.device().device_name,
+                         client.id().identity(),
+                         std::make_shared<const cl::ProgramBinaries>(dir.path()), false);
+  (void)cache.program(spec);
+  (void)cache.program(other);
+  CHECK(binary_files(dir.path()) == 0);
+  cache.keep(spec);
+  cache.keep(spec);  // once is enough
+  CHECK(binary_files(dir.path()) == 1);
+  CHECK(cache.builds() == 2);
+  auto next = cache_under(dir.path());
+  (void)next->program(spec);
+  (void)next->program(other);
+  CHECK(next->binary_loads() == 1);
+  CHECK(next->builds() == 1);
+}
+
+}  // namespace tunekit::test
