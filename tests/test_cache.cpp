@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <future>
 #include <limits>
 #include <random>
 #include <thread>
@@ -344,4 +345,148 @@ TEST_CASE("op names that are not file-name safe map to distinct, safe file names
   const auto long_name = detail::op_file_name(std::string(1000, 'x'));
   CHECK(long_name.size() < 200);
   CHECK(long_name != detail::op_file_name(std::string(999, 'x')));
+}
+
+namespace {
+
+// One "program" over cache `dir` with the op of the fallback tests: "fussy" is fastest on the
+// anchored size 1024 but throws on 1000; "decent" is next.
+struct FussyProgram {
+  explicit FussyProgram(const fs::path& dir) : tuner("fussy_op", cache_settings(dir)) {}
+  int run(int n) {
+    const auto& set = tuner.init([] {
+      auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+      auto inputs = [](const SizeKey& key, const int&) {
+        return std::tuple<int>(static_cast<int>(key.n.value()));
+      };
+      return TunableSet{key_of, inputs}
+          .with(Tunable{"general", [](VirtualClient& c, int& n) -> int {
+                          if (n == 999) throw std::invalid_argument("999 is refused");
+                          return c.spend(3e-3), 0;
+                        }})
+          .with(Tunable{"fussy", [](VirtualClient& c, int& n) -> int {
+                          if (n % 1024 != 0) throw std::runtime_error("needs multiples of 1024");
+                          return c.spend(1e-3), 1;
+                        }})
+          .with(Tunable{"decent", [](VirtualClient& c, int& n) -> int {
+                          if (n == 999) throw std::invalid_argument("999 is refused");
+                          return c.spend(2e-3), 2;
+                        }});
+    });
+    return tuner.execute(client.id(), client, set, n);
+  }
+  // The winner a fresh program would load for `n`'s key, and whether it had to tune.
+  bool tuned(int n) {
+    const auto report = tuner.tuner(client.id()).report(SizeKey{static_cast<std::uint64_t>(n)});
+    return report && report->tuning_seconds > 0;
+  }
+  LocalTuner<SizeKey> tuner;
+  VirtualClient client;
+};
+
+}  // namespace
+
+TEST_CASE("one failure of the winner is never saved; repeated ones that another served are",
+          "[cache][fallback]") {
+  TempDir dir;
+  CapturedWarnings warnings;
+  {
+    FussyProgram first(dir.path());
+    CHECK(first.run(1000) == 2);  // tuned on 1024: fussy wins, then fails on 1000
+    CHECK(first.tuned(1000));
+  }
+  {
+    FussyProgram second(dir.path());
+    CHECK(second.run(1024) == 1);  // fussy still the winner on disk
+    CHECK_FALSE(second.tuned(1024));
+    for (unsigned i = 1; i < demote_after_failures; ++i) CHECK(second.run(1000) == 2);
+  }
+  {
+    FussyProgram third(dir.path());
+    CHECK(third.run(1024) == 1);  // fewer failures than the threshold in one program: kept
+    for (unsigned i = 0; i < demote_after_failures; ++i) CHECK(third.run(1000) == 2);
+    CHECK(third.run(1024) == 2);  // demoted in memory
+  }
+  FussyProgram fourth(dir.path());
+  CHECK(fourth.run(1024) == 2);  // and on disk
+  CHECK_FALSE(fourth.tuned(1024));
+  const auto stored = FileStore(dir.path()).entries();
+  REQUIRE(stored.size() == 1);
+  CHECK(warnings.count("demoted") == 1);
+}
+
+TEST_CASE("inputs that every candidate rejects leave the saved ranking as it was",
+          "[cache][fallback]") {
+  TempDir dir;
+  {
+    FussyProgram first(dir.path());
+    CHECK(first.run(1024) == 1);
+    const auto saved = read_text(dir / "v1" / "fussy_op.json");
+    CHECK_THAT(saved, Catch::Contains("fussy"));
+    for (int i = 0; i < 10; ++i) {
+      // fussy throws first: its exception reaches the caller; the others reject 999 too.
+      CHECK_THROWS_MATCHES(first.run(999), std::runtime_error,
+                           Catch::Message("needs multiples of 1024"));
+    }
+    CHECK(first.run(1024) == 1);
+    CHECK(read_text(dir / "v1" / "fussy_op.json") == saved);  // nothing written
+  }
+  FussyProgram second(dir.path());
+  CHECK(second.run(1024) == 1);
+  CHECK_FALSE(second.tuned(1024));
+}
+
+TEST_CASE("a cached key never waits for another key's tuning; the key being tuned does",
+          "[cache][concurrency]") {
+  TempDir dir;
+  std::promise<void> started_promise, release_promise;
+  std::shared_future<void> release = release_promise.get_future().share();
+  std::atomic<bool> started_once{false};
+  auto make_set = [&] {
+    auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+    auto inputs = [](const SizeKey& key, const std::uint64_t&) {
+      return std::tuple<std::uint64_t>(key.n.value());
+    };
+    return TunableSet{key_of, inputs}.with(
+        Tunable{"blocking on 4096", [&](VirtualClient& c, std::uint64_t& n) {
+                  if (n == 4096) {  // the test holds this tuning until it says so
+                    if (!started_once.exchange(true)) started_promise.set_value();
+                    release.wait();
+                  }
+                  return c.spend(1e-3), n;
+                }});
+  };
+  {  // an earlier program tuned key 16
+    LocalTuner<SizeKey> earlier("waits", cache_settings(dir.path()));
+    VirtualClient client("device A");
+    const auto& set = earlier.init(make_set);
+    REQUIRE(earlier.execute(client.id(), client, set, std::uint64_t{16}) == 16);
+  }
+  LocalTuner<SizeKey> tuner("waits", cache_settings(dir.path()));
+  const auto& set = tuner.init(make_set);
+  auto call = [&](std::uint64_t n) {
+    return std::async(std::launch::async, [&, n] {
+      VirtualClient client("device A");  // one client per thread, one device
+      std::uint64_t value = n;
+      return tuner.execute(client.id(), client, set, value);
+    });
+  };
+  auto tuning = call(4096);
+  started_promise.get_future().wait();  // 4096 is being tuned, under the device's tuning lock
+  auto same_key = call(4096);
+  auto cached = call(16);
+  // The cached key completes while the other tuning is held (on main it waited for it: only a
+  // deadlock-safety bound here, the release comes in any case).
+  const bool cached_done = cached.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  const bool same_key_waiting =
+      same_key.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout;
+  release_promise.set_value();
+  CHECK(cached_done);
+  CHECK(same_key_waiting);
+  CHECK(cached.get() == 16);
+  CHECK(tuning.get() == 4096);
+  CHECK(same_key.get() == 4096);
+  const auto report = tuner.tuner(DeviceId("device A")).report(SizeKey{16});
+  REQUIRE(report);
+  CHECK(report->tuning_seconds == 0);  // loaded, not tuned
 }
