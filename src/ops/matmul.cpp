@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench_fit.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/space.hpp"
@@ -191,15 +192,27 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
 
 // Random matrices of the key's (anchored) sizes, the same for the same key, in A's context.
 // Benchmarks run with beta = 0: C is then output only, so one set of inputs serves every
-// candidate (and the kernels' choice does not depend on beta).
+// candidate (and the kernels' choice does not depend on beta). When the anchored matrices do not
+// fit the device, the caller's own A and B (which the kernels only read) and a fresh C of the
+// real shape.
 std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
-    const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
+    const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
     const float& alpha, const float&) {
+  using Inputs = std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>;
   const auto context = a.buffer.getInfo<CL_MEM_CONTEXT>();
-  const std::uint64_t seed = stable_hash(key_to_string(key));
-  return {random_matrix(context, key.m, key.k, key.dtype, seed),
-          random_matrix(context, key.k, key.n, key.dtype, seed + 1),
-          random_matrix(context, key.m, key.n, key.dtype, seed + 2), alpha, 0.0f};
+  const std::string key_text = key_to_string(key);
+  const std::uint64_t seed = stable_hash(key_text);
+  const std::uint64_t element = size_of(key.dtype);
+  return detail::anchored_or_real(
+      context, "matmul", key_text,
+      {detail::bytes_of(key.m, key.k, element), detail::bytes_of(key.k, key.n, element),
+       detail::bytes_of(key.m, key.n, element)},
+      [&] {
+        return Inputs{random_matrix(context, key.m, key.k, key.dtype, seed),
+                      random_matrix(context, key.k, key.n, key.dtype, seed + 1),
+                      random_matrix(context, key.m, key.n, key.dtype, seed + 2), alpha, 0.0f};
+      },
+      [&] { return Inputs{a, b, random_matrix(context, a.rows, b.cols, a.dtype, seed + 2), alpha, 0.0f}; });
 }
 
 // Compares C with the reference's C: each element within a bound that grows with K, since the

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench_fit.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/space.hpp"
@@ -185,9 +186,15 @@ ReduceKey array_key(const DeviceVector& input, const ReduceOp& op, const DeviceV
 std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& key,
                                                               const DeviceVector& input,
                                                               const ReduceOp& op, const DeviceVector&) {
+  using Inputs = std::tuple<DeviceVector, ReduceOp, DeviceVector>;
   const auto context = input.buffer.getInfo<CL_MEM_CONTEXT>();
-  const auto seed = stable_hash(key_to_string(key));
-  return {random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)};
+  const std::string key_text = key_to_string(key);
+  const auto seed = stable_hash(key_text);
+  // When the anchored input does not fit the device: the caller's own (only read) instead.
+  return detail::anchored_or_real(
+      context, "reduce", key_text, {detail::bytes_of(key.n, sizeof(float))},
+      [&] { return Inputs{random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)}; },
+      [&] { return Inputs{input, op, random_vector(context, 1, seed + 1)}; });
 }
 
 // Summation order differs between strategies: allow float rounding over n terms of |x| <= 1.
@@ -242,10 +249,19 @@ RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const Devic
 std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& key,
                                                             const DeviceMatrix& matrix,
                                                             const ReduceOp& op, const DeviceVector&) {
+  using Inputs = std::tuple<DeviceMatrix, ReduceOp, DeviceVector>;
   const auto context = matrix.buffer.getInfo<CL_MEM_CONTEXT>();
-  const auto seed = stable_hash(key_to_string(key));
-  return {random_matrix(context, key.rows, key.cols, DType::f32, seed), op,
-          random_vector(context, key.rows, seed + 1)};
+  const std::string key_text = key_to_string(key);
+  const auto seed = stable_hash(key_text);
+  // When the anchored matrix does not fit the device: the caller's own (only read) instead.
+  return detail::anchored_or_real(
+      context, "reduce_rows", key_text,
+      {detail::bytes_of(key.rows, key.cols, sizeof(float)), detail::bytes_of(key.rows, sizeof(float))},
+      [&] {
+        return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed), op,
+                      random_vector(context, key.rows, seed + 1)};
+      },
+      [&] { return Inputs{matrix, op, random_vector(context, matrix.rows, seed + 1)}; });
 }
 
 auto make_row_set() {

@@ -140,3 +140,27 @@ TEST_CASE("matmul rejects shapes that do not fit with a clear message", "[ops][m
   CHECK_THROWS_WITH(matmul(client, a, b, c), Catch::Contains("A is 2x3, B is 4x2"));
   CHECK_THROWS_WITH(matmul_with("nonsense", client, a, a, c), Catch::Contains("shapes"));
 }
+
+// Run by ctest with POCL_MEMORY_LIMIT=1 (1 GiB of device memory, 256 MiB per allocation): A is
+// 2049 x 16385 (134 MB), its anchored twin 4096 x 32768 (537 MB) exceeds the maximum allocation.
+// On main the tuning failed every candidate ("allocating a random 4096 x 32768 matrix:
+// CL_INVALID_BUFFER_SIZE") although the naive kernel serves the call.
+TEST_CASE("matmul tunes on the real shape when the anchored inputs do not fit the device",
+          "[.][small-memory]") {
+  Settings settings;  // as few runs as possible: each is 34 million multiply-adds on the CPU
+  settings.persistent_cache = false;
+  settings.search = SearchSettings{SearchStrategy::annealing, 0.0, 1, 30};
+  BenchmarkSettings bench;
+  bench.warmup_runs = 0;
+  bench.min_samples = 1;
+  bench.max_samples = 1;
+  settings.benchmark = bench;
+  set_global_settings(settings);
+  auto& client = tunekit::test::default_client();
+  const Problem p{2049, 1, 16385};
+  const std::uint64_t anchored_a = std::uint64_t{4096} * 32768 * sizeof(float);
+  REQUIRE(client.device().max_allocation < anchored_a);  // the limit is in effect
+  REQUIRE(client.device().max_allocation >= p.m * p.k * sizeof(float));
+  CHECK(run_and_check(client, "", p, DType::f32, 1.0f, 0.0f) < 1e-5);
+  CHECK(run_and_check(client, "", p, DType::f32, 0.5f, 2.0f) < 1e-5);  // the same key, tuned
+}
