@@ -1,4 +1,5 @@
-// Benchmark inputs that fit the device: the shipped ops' input generators make random inputs of
+// Sizes the shipped ops' kernels can take (int_argument), and benchmark inputs that fit the
+// device: the shipped ops' input generators make random inputs of
 // the key's anchored shape, which can be twice the caller's in each dimension. When those do not
 // fit (or cannot be allocated), tuning runs on the caller's own shape instead: a call that a
 // candidate can serve must never fail because its anchored twin is too large.
@@ -85,6 +86,17 @@ auto anchored_or_real(const ::cl::Context& context, const std::string& op, const
   }
   note_real_shape(op, key, *why);
   return real();
+}
+
+/// `value` as a kernel's `int` argument; beyond 2^31 - 1 an AutotuneError(launch) naming the
+/// limit, before anything is launched (a wrapped size would index out of the buffers).
+inline cl_int int_argument(std::uint64_t value, const std::string& what) {
+  constexpr std::uint64_t limit = 2147483647;  // 2^31 - 1
+  if (value > limit) {
+    throw AutotuneError(ErrorKind::launch, what + " is " + std::to_string(value) +
+                                               ", over the kernels' 32-bit limit of 2^31 - 1");
+  }
+  return static_cast<cl_int>(value);
 }
 
 }  // namespace tunekit::ops::detail

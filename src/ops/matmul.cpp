@@ -37,10 +37,17 @@ class GemmKernel {
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
                   DeviceMatrix& c, const float& alpha, const float& beta) const {
     const std::size_t m = a.rows, n = b.cols, k = a.cols;
+    const cl_int M = detail::int_argument(m, "M"), N = detail::int_argument(n, "N"),
+                 K = detail::int_argument(k, "K");
+    if (algorithm_ == Algorithm::direct || algorithm_ == Algorithm::blocked) {
+      // These index with 32-bit int (the naive and tiled kernels use 64-bit offsets).
+      detail::int_argument(std::uint64_t{m} * k, "M*K (elements of A)");
+      detail::int_argument(std::uint64_t{k} * n, "K*N (elements of B)");
+      detail::int_argument(std::uint64_t{m} * n, "M*N (elements of C)");
+    }
     ::cl::Kernel kernel = client.kernel(a.dtype == DType::f16 ? f16_ : f32_);
     const auto [global, local] = ndrange(m, n);
-    client.launch_with(kernel, global, local, static_cast<cl_int>(m), static_cast<cl_int>(n),
-                       static_cast<cl_int>(k), alpha, beta, a.buffer, b.buffer, c.buffer);
+    client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
   }
 
   std::string fingerprint() const { return f32_.fingerprint() + f16_.fingerprint(); }

@@ -110,8 +110,8 @@ class ArrayReduction {
     while (true) {
       const std::size_t g = groups(client, n);
       ::cl::Buffer target = g == 1 ? out.buffer : partials;
-      client.launch_with(kernel, ::cl::NDRange(g * wgs), ::cl::NDRange(wgs), static_cast<cl_int>(n),
-                         source, target);
+      client.launch_with(kernel, ::cl::NDRange(g * wgs), ::cl::NDRange(wgs),
+                         detail::int_argument(n, "the number of values"), source, target);
       if (g == 1) break;
       source = partials;  // the next launch reads these partials and writes the other buffer
       std::swap(partials, spare);
@@ -151,8 +151,8 @@ class RowReduction {
     // Sub-group kernels give each row one warp; NVIDIA's warps are 32 wide.
     const std::size_t rows_per_group = subgroup_ ? wgs / 32 : 1;
     client.launch_with(kernel, ::cl::NDRange(wgs * ceil_div(matrix.rows, rows_per_group)),
-                       ::cl::NDRange(wgs), static_cast<cl_int>(matrix.rows),
-                       static_cast<cl_int>(matrix.cols), matrix.buffer, out.buffer);
+                       ::cl::NDRange(wgs), detail::int_argument(matrix.rows, "rows"),
+                       detail::int_argument(matrix.cols, "cols"), matrix.buffer, out.buffer);
   }
 
   std::string fingerprint() const { return specs_.fingerprint(); }

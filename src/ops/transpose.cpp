@@ -48,8 +48,9 @@ class TransposeKernel {
         local = ::cl::NDRange(p("LX"), p("LY"));
         break;
     }
-    client.launch_with(kernel, global, local, static_cast<cl_int>(in.rows),
-                       static_cast<cl_int>(in.cols), in.buffer, out.buffer);
+    // Offsets are 64-bit in the kernels; each dimension must fit an int.
+    client.launch_with(kernel, global, local, detail::int_argument(in.rows, "rows"),
+                       detail::int_argument(in.cols, "cols"), in.buffer, out.buffer);
   }
 
   std::string fingerprint() const { return spec_.fingerprint(); }
