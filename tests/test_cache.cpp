@@ -131,7 +131,7 @@ TEST_CASE("a new tuner on the same directory uses the cached winner without tuni
   CHECK(run_program(dir.path(), {1, 2, 4, 8}) == 1);
 }
 
-TEST_CASE("changing a kernel's source invalidates its cached results", "[cache]") {
+TEST_CASE("changing a candidate's fingerprint invalidates its cached results", "[cache]") {
   TempDir dir;
   CHECK(run_program(dir.path(), {16}, "device A", "v1") == 1);
   CHECK(run_program(dir.path(), {16}, "device A", "v2") == 1);  // edited: re-tuned
@@ -272,17 +272,36 @@ TEST_CASE("a thread waiting for a tuning lock gets it when the holder releases i
           "[cache][concurrency]") {
   TempDir dir;
   FileStore a(dir.path()), b(dir.path());
-  std::atomic<bool> released{false}, acquired_early{false};
+  FileStore::Options quick;
+  quick.tuning_lock_timeout = std::chrono::milliseconds(100);
+  FileStore third(dir.path(), quick);
+  std::atomic<bool> asking{false}, acquired{false};
+  std::promise<void> let_go;
   auto held = a.lock_for_tuning(id_of("m=1"));
   std::thread waiter([&] {
+    asking = true;
     auto lock = b.lock_for_tuning(id_of("m=1"));
-    if (!released) acquired_early = true;
+    acquired = true;
+    let_go.get_future().wait();  // holds the lock until the main thread has checked it
   });
+  while (!asking) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  released = true;
+  const bool blocked = !acquired;  // asked, and still waiting while the holder holds it
   held.reset();
+  while (!acquired) std::this_thread::yield();
+  // The waiter really holds the lock now (not a give-up after a timeout): a third store waits
+  // for it, times out and says so.
+  {
+    CapturedWarnings warnings;
+    { auto other = third.lock_for_tuning(id_of("m=1")); }
+    CHECK(warnings.count("tuning here as well") == 1);
+  }
+  let_go.set_value();
   waiter.join();
-  CHECK_FALSE(acquired_early);
+  CHECK(blocked);
+  CapturedWarnings warnings;
+  { auto again = third.lock_for_tuning(id_of("m=1")); }  // released by the waiter
+  CHECK(warnings.text().empty());
 }
 
 TEST_CASE("the loader keeps the good entries of a file with a malformed one", "[cache][loader]") {
