@@ -509,3 +509,58 @@ TEST_CASE("a cached key never waits for another key's tuning; the key being tune
   REQUIRE(report);
   CHECK(report->tuning_seconds == 0);  // loaded, not tuned
 }
+
+namespace {
+
+// One program whose candidates all throw (std::bad_alloc when `Memory`, else a runtime_error):
+// returns the error's text; counts input-generator calls (one per candidate per tuning) in
+// `generated`. `changed` changes the set's checksum.
+template <bool Memory>
+std::string run_failing_program(const fs::path& dir, int& generated, bool changed = false) {
+  LocalTuner<SizeKey> tuner("failing_op", cache_settings(dir));
+  VirtualClient client;
+  const auto& set = tuner.init([&] {
+    auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+    auto inputs = [&](const SizeKey&, const int& n) { return ++generated, std::tuple<int>(n); };
+    auto fails = [](VirtualClient&, int&) -> int {
+      if (Memory) throw std::bad_alloc();
+      throw std::runtime_error("broken");
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"a", fails})
+        .with(Tunable{"b", fails}.fingerprint(changed ? "changed" : ""));
+  });
+  try {
+    return std::to_string(tuner.execute(client.id(), client, set, 100));
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::no_valid_candidate);
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a key whose candidates all failed is remembered on disk until its set changes",
+          "[cache][failure]") {
+  TempDir dir;
+  int generated = 0;
+  const auto first = run_failing_program<false>(dir.path(), generated);
+  CHECK_THAT(first, Catch::Contains("no candidate of 'failing_op' works for n=128"));
+  CHECK(generated == 2);
+  // A later program rethrows the same error without tuning.
+  CHECK(run_failing_program<false>(dir.path(), generated) == first);
+  CHECK(generated == 2);
+  // Another set (here a changed fingerprint, as an edited kernel gives) is tuned again.
+  CHECK(run_failing_program<false>(dir.path(), generated, true) == first);
+  CHECK(generated == 4);
+}
+
+TEST_CASE("a key that failed for want of memory is not remembered on disk", "[cache][failure]") {
+  TempDir dir;
+  int generated = 0;
+  const auto first = run_failing_program<true>(dir.path(), generated);
+  CHECK_THAT(first, Catch::Contains("out of memory"));
+  CHECK(generated == 2);
+  CHECK(run_failing_program<true>(dir.path(), generated) == first);
+  CHECK(generated == 4);  // tuned again: the memory may be there now
+}

@@ -270,7 +270,7 @@ class Tuner {
     }
     if (auto stored = load(set, id)) return *stored;
     Decision decision = from_report(set, tune(client, set, key, inputs...));
-    if (!decision.failed) persist(set, key, decision);
+    if (!decision.failed || lasting(*decision.failed)) persist(set, key, decision);
     return decision;
   }
 
@@ -285,6 +285,21 @@ class Tuner {
     if (!stored) return std::nullopt;
     TuningReport report{op_, id.key, device_.identity(), 0, stored->outcomes};
     rank(report.outcomes);
+    if (stored->winner.empty()) {  // a remembered failure: every candidate failed
+      const bool same_set =
+          report.outcomes.size() == set.size() &&
+          std::all_of(report.outcomes.begin(), report.outcomes.end(), [&](const auto& outcome) {
+            return !outcome.ok() && outcome.index < set.size() &&
+                   set.name(outcome.index) == outcome.name;
+          });
+      if (!same_set) {
+        warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
+        return std::nullopt;
+      }
+      Decision failed = from_report(set, report);
+      remember(std::move(report));
+      return failed;
+    }
     Decision decision;
     for (const auto& outcome : report.outcomes) {
       // An outcome that no longer names the same candidate is stale: ignore it.
@@ -307,10 +322,32 @@ class Tuner {
     return decision;
   }
 
+  // Whether a tuning in which every candidate failed is worth remembering on disk: not when a
+  // failure may come from the moment (memory, device, timer) rather than from the candidates.
+  // It is retried when the set changes (its checksum is part of the entry's identity) or the
+  // cache is cleared.
+  static bool lasting(const AutotuneError& failure) {
+    if (failure.causes().empty()) return false;
+    return std::none_of(failure.causes().begin(), failure.causes().end(), [](const auto& cause) {
+      switch (cause.kind()) {
+        case ErrorKind::allocation:
+        case ErrorKind::device:
+        case ErrorKind::cache:
+        case ErrorKind::settings:
+        case ErrorKind::invalid_measurement:
+          return true;
+        default:
+          return false;
+      }
+    });
+  }
+
   template <class Set>
   void persist(const Set& set, const Key& key, const Decision& decision) {
     if (!store_) return;
-    StoredResult result{set.name(decision.index), decision.index, {}};
+    // A failed key is stored with no winner: every outcome failed (see load()).
+    StoredResult result{decision.failed ? std::string() : set.name(decision.index),
+                        decision.index, {}};
     if (auto known = report(key)) result.outcomes = known->outcomes;
     // Candidates that failed after tuning are stored as failed, so a reload ranks them out.
     for (const auto& failure : decision.failures) {
