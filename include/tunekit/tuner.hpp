@@ -297,7 +297,7 @@ class Tuner {
         return std::nullopt;
       }
       Decision failed = from_report(set, report);
-      remember(std::move(report));
+      remember(std::move(report), /*replace=*/false);
       return failed;
     }
     Decision decision;
@@ -318,7 +318,9 @@ class Tuner {
       std::clog << "tunekit: " << op_ << " [" << id.key << "]: '" << stored->winner
                 << "' from the persistent cache\n";
     }
-    remember(std::move(report));
+    // Not over the report of this process's own tuning, which another thread may have just
+    // saved and kept (lookups run beside tunings).
+    remember(std::move(report), /*replace=*/false);
     return decision;
   }
 
@@ -676,9 +678,13 @@ class Tuner {
                              index);
   }
 
-  void remember(TuningReport report) {
+  void remember(TuningReport report, bool replace = true) {
     std::lock_guard lock(reports_mutex_);
-    reports_.insert_or_assign(report.key, std::move(report));
+    if (replace) {
+      reports_.insert_or_assign(report.key, std::move(report));
+    } else {
+      reports_.try_emplace(report.key, std::move(report));
+    }
   }
 
   std::string op_;
