@@ -564,3 +564,42 @@ TEST_CASE("a key that failed for want of memory is not remembered on disk", "[ca
   CHECK(run_failing_program<true>(dir.path(), generated) == first);
   CHECK(generated == 4);  // tuned again: the memory may be there now
 }
+
+TEST_CASE("8 threads over 40 keys with a persistent cache: each key tuned once, then loaded",
+          "[cache][concurrency]") {
+  TempDir dir;
+  std::atomic<int> generated{0};
+  auto make_set = [&] {
+    auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+    auto inputs = [&](const SizeKey& key, const std::uint64_t&) {
+      ++generated;
+      return std::tuple<std::uint64_t>(key.n.value());
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"slow", [](VirtualClient& c, std::uint64_t& n) { return c.spend(2e-3), n; }})
+        .with(Tunable{"fast", [](VirtualClient& c, std::uint64_t& n) { return c.spend(1e-3), n; }});
+  };
+  constexpr int threads = 8, keys = 40, calls = 200;
+  auto program = [&] {
+    LocalTuner<SizeKey> tuner("many_threads", cache_settings(dir.path()));
+    const auto& set = tuner.init(make_set);
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        VirtualClient client("device A");
+        for (int i = 0; i < calls; ++i) {
+          std::uint64_t n = std::uint64_t{1} << ((i * 7 + t) % keys);
+          if (tuner.execute(client.id(), client, set, n) != n) ++wrong;
+        }
+      });
+    }
+    for (auto& thread : pool) thread.join();
+    return wrong.load();
+  };
+  CHECK(program() == 0);
+  CHECK(generated == 2 * keys);  // two candidates, one tuning per key
+  CHECK(program() == 0);         // a second program loads every key
+  CHECK(generated == 2 * keys);
+  CHECK(FileStore(dir.path()).entries().size() == keys);
+}
