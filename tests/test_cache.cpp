@@ -547,8 +547,12 @@ TEST_CASE("a key whose candidates all failed is remembered on disk until its set
   const auto first = run_failing_program<false>(dir.path(), generated);
   CHECK_THAT(first, Catch::Contains("no candidate of 'failing_op' works for n=128"));
   CHECK(generated == 2);
-  // A later program rethrows the same error without tuning.
-  CHECK(run_failing_program<false>(dir.path(), generated) == first);
+  // A later program rethrows the same error without tuning, and says where it comes from.
+  {
+    CapturedWarnings warnings;
+    CHECK(run_failing_program<false>(dir.path(), generated) == first);
+    CHECK(warnings.count("failed in an earlier tuning") == 1);
+  }
   CHECK(generated == 2);
   // Another set (here a changed fingerprint, as an edited kernel gives) is tuned again.
   CHECK(run_failing_program<false>(dir.path(), generated, true) == first);

@@ -297,6 +297,9 @@ class Tuner {
         return std::nullopt;
       }
       Decision failed = from_report(set, report);
+      warn("tunekit: " + op_ + " [" + id.key + "]: every candidate failed in an earlier tuning "
+           "(remembered in the persistent cache until the set changes; `tunekit cache clear " +
+           op_ + "` tries again)");
       remember(std::move(report), /*replace=*/false);
       return failed;
     }
