@@ -8,6 +8,7 @@
   Registers per work-item: WPTM*NVEC vectors of VWN floats (accumulators) + NVEC (B) + 1.
   Local memory: none.
   Kernel: matmul_direct(M, N, K, alpha, beta, A, B, C): row-major, dense; beta == 0 does not read C.
+    Element offsets are 32-bit int: M*K, K*N and M*N must stay below 2^31 (the host refuses more).
   NDRange: global = (roundup(ceil(N/(NVEC*VWN)), lx), roundup(ceil(M/WPTM), ly)) for any local
     size (lx, ly) the device accepts. On PoCL a tall work-group (lx = 1, ly = 8..32) reuses the
     B panel of one column block across the rows of the group.

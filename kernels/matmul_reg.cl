@@ -21,6 +21,7 @@
   Local memory: (DB+1) * KWG * ((MWG+PADA) + (NWG+PADB)) * 4 bytes.
   Registers per work-item: about WPTM*WPTN + WPTM + WPTN + (MWG+NWG)*KWG/NT floats.
   Kernel: matmul_reg(M, N, K, alpha, beta, A, B, C): A M x K, B K x N, C M x N, row-major, dense.
+    Element offsets are 32-bit int: M*K, K*N and M*N must stay below 2^31 (the host refuses more).
     beta == 0 does not read C.
   NDRange: local = (NDIMC, MDIMC); global = (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC).
   Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load;

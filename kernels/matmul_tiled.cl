@@ -7,6 +7,7 @@
   Kernel: matmul_tiled(M, N, K, alpha, beta, A, B, C)   (same arguments as matmul_naive)
   NDRange: local = (TS, TS); global = (roundup(N, TS), roundup(M, TS)).
   Any M, N, K >= 1: tile loads outside A/B are zero-filled, stores outside C are skipped.
+  Element offsets are 64-bit: any M, N, K below 2^31, whatever M*K, K*N, M*N.
 */
 #ifndef PRECISION
 #define PRECISION 32
@@ -35,15 +36,15 @@ void matmul_tiled(const int M, const int N, const int K, const float alpha, cons
   float acc = 0.0f;
   for (int k0 = 0; k0 < K; k0 += TS) {
     const int ka = k0 + tx, kb = k0 + ty;
-    As[ty][tx] = (row < M && ka < K) ? LD(A, row * K + ka) : 0.0f;
-    Bs[ty][tx] = (kb < K && col < N) ? LD(B, kb * N + col) : 0.0f;
+    As[ty][tx] = (row < M && ka < K) ? LD(A, (size_t)row * K + ka) : 0.0f;
+    Bs[ty][tx] = (kb < K && col < N) ? LD(B, (size_t)kb * N + col) : 0.0f;
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (int k = 0; k < TS; ++k) acc = mad(As[ty][k], Bs[k][tx], acc);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (row < M && col < N) {
-    const int idx = row * N + col;
+    const size_t idx = (size_t)row * N + col;
     const float c = alpha * acc;
     ST(C, idx, beta != 0.0f ? mad(beta, LD(C, idx), c) : c);
   }

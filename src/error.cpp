@@ -18,6 +18,7 @@ std::string_view to_string(ErrorKind kind) {
     case ErrorKind::settings: return "bad setting";
     case ErrorKind::cache: return "cache error";
     case ErrorKind::device: return "no usable device";
+    case ErrorKind::invalid_key: return "invalid key";
   }
   return "error";
 }

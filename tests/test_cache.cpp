@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <future>
 #include <limits>
 #include <random>
 #include <thread>
@@ -130,7 +131,7 @@ TEST_CASE("a new tuner on the same directory uses the cached winner without tuni
   CHECK(run_program(dir.path(), {1, 2, 4, 8}) == 1);
 }
 
-TEST_CASE("changing a kernel's source invalidates its cached results", "[cache]") {
+TEST_CASE("changing a candidate's fingerprint invalidates its cached results", "[cache]") {
   TempDir dir;
   CHECK(run_program(dir.path(), {16}, "device A", "v1") == 1);
   CHECK(run_program(dir.path(), {16}, "device A", "v2") == 1);  // edited: re-tuned
@@ -271,17 +272,36 @@ TEST_CASE("a thread waiting for a tuning lock gets it when the holder releases i
           "[cache][concurrency]") {
   TempDir dir;
   FileStore a(dir.path()), b(dir.path());
-  std::atomic<bool> released{false}, acquired_early{false};
+  FileStore::Options quick;
+  quick.tuning_lock_timeout = std::chrono::milliseconds(100);
+  FileStore third(dir.path(), quick);
+  std::atomic<bool> asking{false}, acquired{false};
+  std::promise<void> let_go;
   auto held = a.lock_for_tuning(id_of("m=1"));
   std::thread waiter([&] {
+    asking = true;
     auto lock = b.lock_for_tuning(id_of("m=1"));
-    if (!released) acquired_early = true;
+    acquired = true;
+    let_go.get_future().wait();  // holds the lock until the main thread has checked it
   });
+  while (!asking) std::this_thread::yield();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  released = true;
+  const bool blocked = !acquired;  // asked, and still waiting while the holder holds it
   held.reset();
+  while (!acquired) std::this_thread::yield();
+  // The waiter really holds the lock now (not a give-up after a timeout): a third store waits
+  // for it, times out and says so.
+  {
+    CapturedWarnings warnings;
+    { auto other = third.lock_for_tuning(id_of("m=1")); }
+    CHECK(warnings.count("tuning here as well") == 1);
+  }
+  let_go.set_value();
   waiter.join();
-  CHECK_FALSE(acquired_early);
+  CHECK(blocked);
+  CapturedWarnings warnings;
+  { auto again = third.lock_for_tuning(id_of("m=1")); }  // released by the waiter
+  CHECK(warnings.text().empty());
 }
 
 TEST_CASE("the loader keeps the good entries of a file with a malformed one", "[cache][loader]") {
@@ -344,4 +364,246 @@ TEST_CASE("op names that are not file-name safe map to distinct, safe file names
   const auto long_name = detail::op_file_name(std::string(1000, 'x'));
   CHECK(long_name.size() < 200);
   CHECK(long_name != detail::op_file_name(std::string(999, 'x')));
+}
+
+namespace {
+
+// One "program" over cache `dir` with the op of the fallback tests: "fussy" is fastest on the
+// anchored size 1024 but throws on 1000; "decent" is next.
+struct FussyProgram {
+  explicit FussyProgram(const fs::path& dir) : tuner("fussy_op", cache_settings(dir)) {}
+  int run(int n) {
+    const auto& set = tuner.init([] {
+      auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+      auto inputs = [](const SizeKey& key, const int&) {
+        return std::tuple<int>(static_cast<int>(key.n.value()));
+      };
+      return TunableSet{key_of, inputs}
+          .with(Tunable{"general", [](VirtualClient& c, int& n) -> int {
+                          if (n == 999) throw std::invalid_argument("999 is refused");
+                          return c.spend(3e-3), 0;
+                        }})
+          .with(Tunable{"fussy", [](VirtualClient& c, int& n) -> int {
+                          if (n % 1024 != 0) throw std::runtime_error("needs multiples of 1024");
+                          return c.spend(1e-3), 1;
+                        }})
+          .with(Tunable{"decent", [](VirtualClient& c, int& n) -> int {
+                          if (n == 999) throw std::invalid_argument("999 is refused");
+                          return c.spend(2e-3), 2;
+                        }});
+    });
+    return tuner.execute(client.id(), client, set, n);
+  }
+  // The winner a fresh program would load for `n`'s key, and whether it had to tune.
+  bool tuned(int n) {
+    const auto report = tuner.tuner(client.id()).report(SizeKey{static_cast<std::uint64_t>(n)});
+    return report && report->tuning_seconds > 0;
+  }
+  LocalTuner<SizeKey> tuner;
+  VirtualClient client;
+};
+
+}  // namespace
+
+TEST_CASE("one failure of the winner is never saved; repeated ones that another served are",
+          "[cache][fallback]") {
+  TempDir dir;
+  CapturedWarnings warnings;
+  {
+    FussyProgram first(dir.path());
+    CHECK(first.run(1000) == 2);  // tuned on 1024: fussy wins, then fails on 1000
+    CHECK(first.tuned(1000));
+  }
+  {
+    FussyProgram second(dir.path());
+    CHECK(second.run(1024) == 1);  // fussy still the winner on disk
+    CHECK_FALSE(second.tuned(1024));
+    for (unsigned i = 1; i < demote_after_failures; ++i) CHECK(second.run(1000) == 2);
+  }
+  {
+    FussyProgram third(dir.path());
+    CHECK(third.run(1024) == 1);  // fewer failures than the threshold in one program: kept
+    for (unsigned i = 0; i < demote_after_failures; ++i) CHECK(third.run(1000) == 2);
+    CHECK(third.run(1024) == 2);  // demoted in memory
+  }
+  FussyProgram fourth(dir.path());
+  CHECK(fourth.run(1024) == 2);  // and on disk
+  CHECK_FALSE(fourth.tuned(1024));
+  const auto stored = FileStore(dir.path()).entries();
+  REQUIRE(stored.size() == 1);
+  CHECK(warnings.count("demoted") == 1);
+}
+
+TEST_CASE("inputs that every candidate rejects leave the saved ranking as it was",
+          "[cache][fallback]") {
+  TempDir dir;
+  {
+    FussyProgram first(dir.path());
+    CHECK(first.run(1024) == 1);
+    const auto saved = read_text(dir / "v1" / "fussy_op.json");
+    CHECK_THAT(saved, Catch::Contains("fussy"));
+    for (int i = 0; i < 10; ++i) {
+      // fussy throws first: its exception reaches the caller; the others reject 999 too.
+      CHECK_THROWS_MATCHES(first.run(999), std::runtime_error,
+                           Catch::Message("needs multiples of 1024"));
+    }
+    CHECK(first.run(1024) == 1);
+    CHECK(read_text(dir / "v1" / "fussy_op.json") == saved);  // nothing written
+  }
+  FussyProgram second(dir.path());
+  CHECK(second.run(1024) == 1);
+  CHECK_FALSE(second.tuned(1024));
+}
+
+TEST_CASE("a cached key never waits for another key's tuning; the key being tuned does",
+          "[cache][concurrency]") {
+  TempDir dir;
+  std::promise<void> started_promise, release_promise;
+  std::shared_future<void> release = release_promise.get_future().share();
+  std::atomic<bool> started_once{false};
+  auto make_set = [&] {
+    auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+    auto inputs = [](const SizeKey& key, const std::uint64_t&) {
+      return std::tuple<std::uint64_t>(key.n.value());
+    };
+    return TunableSet{key_of, inputs}.with(
+        Tunable{"blocking on 4096", [&](VirtualClient& c, std::uint64_t& n) {
+                  if (n == 4096) {  // the test holds this tuning until it says so
+                    if (!started_once.exchange(true)) started_promise.set_value();
+                    release.wait();
+                  }
+                  return c.spend(1e-3), n;
+                }});
+  };
+  {  // an earlier program tuned key 16
+    LocalTuner<SizeKey> earlier("waits", cache_settings(dir.path()));
+    VirtualClient client("device A");
+    const auto& set = earlier.init(make_set);
+    REQUIRE(earlier.execute(client.id(), client, set, std::uint64_t{16}) == 16);
+  }
+  LocalTuner<SizeKey> tuner("waits", cache_settings(dir.path()));
+  const auto& set = tuner.init(make_set);
+  auto call = [&](std::uint64_t n) {
+    return std::async(std::launch::async, [&, n] {
+      VirtualClient client("device A");  // one client per thread, one device
+      std::uint64_t value = n;
+      return tuner.execute(client.id(), client, set, value);
+    });
+  };
+  auto tuning = call(4096);
+  started_promise.get_future().wait();  // 4096 is being tuned, under the device's tuning lock
+  auto same_key = call(4096);
+  auto cached = call(16);
+  // The cached key completes while the other tuning is held (on main it waited for it: only a
+  // deadlock-safety bound here, the release comes in any case).
+  const bool cached_done = cached.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  const bool same_key_waiting =
+      same_key.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout;
+  release_promise.set_value();
+  CHECK(cached_done);
+  CHECK(same_key_waiting);
+  CHECK(cached.get() == 16);
+  CHECK(tuning.get() == 4096);
+  CHECK(same_key.get() == 4096);
+  const auto report = tuner.tuner(DeviceId("device A")).report(SizeKey{16});
+  REQUIRE(report);
+  CHECK(report->tuning_seconds == 0);  // loaded, not tuned
+}
+
+namespace {
+
+// One program whose candidates all throw (std::bad_alloc when `Memory`, else a runtime_error):
+// returns the error's text; counts input-generator calls (one per candidate per tuning) in
+// `generated`. `changed` changes the set's checksum.
+template <bool Memory>
+std::string run_failing_program(const fs::path& dir, int& generated, bool changed = false) {
+  LocalTuner<SizeKey> tuner("failing_op", cache_settings(dir));
+  VirtualClient client;
+  const auto& set = tuner.init([&] {
+    auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+    auto inputs = [&](const SizeKey&, const int& n) { return ++generated, std::tuple<int>(n); };
+    auto fails = [](VirtualClient&, int&) -> int {
+      if (Memory) throw std::bad_alloc();
+      throw std::runtime_error("broken");
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"a", fails})
+        .with(Tunable{"b", fails}.fingerprint(changed ? "changed" : ""));
+  });
+  try {
+    return std::to_string(tuner.execute(client.id(), client, set, 100));
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::no_valid_candidate);
+    return e.what();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a key whose candidates all failed is remembered on disk until its set changes",
+          "[cache][failure]") {
+  TempDir dir;
+  int generated = 0;
+  const auto first = run_failing_program<false>(dir.path(), generated);
+  CHECK_THAT(first, Catch::Contains("no candidate of 'failing_op' works for n=128"));
+  CHECK(generated == 2);
+  // A later program rethrows the same error without tuning, and says where it comes from.
+  {
+    CapturedWarnings warnings;
+    CHECK(run_failing_program<false>(dir.path(), generated) == first);
+    CHECK(warnings.count("failed in an earlier tuning") == 1);
+  }
+  CHECK(generated == 2);
+  // Another set (here a changed fingerprint, as an edited kernel gives) is tuned again.
+  CHECK(run_failing_program<false>(dir.path(), generated, true) == first);
+  CHECK(generated == 4);
+}
+
+TEST_CASE("a key that failed for want of memory is not remembered on disk", "[cache][failure]") {
+  TempDir dir;
+  int generated = 0;
+  const auto first = run_failing_program<true>(dir.path(), generated);
+  CHECK_THAT(first, Catch::Contains("out of memory"));
+  CHECK(generated == 2);
+  CHECK(run_failing_program<true>(dir.path(), generated) == first);
+  CHECK(generated == 4);  // tuned again: the memory may be there now
+}
+
+TEST_CASE("8 threads over 40 keys with a persistent cache: each key tuned once, then loaded",
+          "[cache][concurrency]") {
+  TempDir dir;
+  std::atomic<int> generated{0};
+  auto make_set = [&] {
+    auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+    auto inputs = [&](const SizeKey& key, const std::uint64_t&) {
+      ++generated;
+      return std::tuple<std::uint64_t>(key.n.value());
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"slow", [](VirtualClient& c, std::uint64_t& n) { return c.spend(2e-3), n; }})
+        .with(Tunable{"fast", [](VirtualClient& c, std::uint64_t& n) { return c.spend(1e-3), n; }});
+  };
+  constexpr int threads = 8, keys = 40, calls = 200;
+  auto program = [&] {
+    LocalTuner<SizeKey> tuner("many_threads", cache_settings(dir.path()));
+    const auto& set = tuner.init(make_set);
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        VirtualClient client("device A");
+        for (int i = 0; i < calls; ++i) {
+          std::uint64_t n = std::uint64_t{1} << ((i * 7 + t) % keys);
+          if (tuner.execute(client.id(), client, set, n) != n) ++wrong;
+        }
+      });
+    }
+    for (auto& thread : pool) thread.join();
+    return wrong.load();
+  };
+  CHECK(program() == 0);
+  CHECK(generated == 2 * keys);  // two candidates, one tuning per key
+  CHECK(program() == 0);         // a second program loads every key
+  CHECK(generated == 2 * keys);
+  CHECK(FileStore(dir.path()).entries().size() == keys);
 }

@@ -40,7 +40,7 @@ TEST_CASE("a second process finds the first one's results and tunes nothing", "[
   CHECK(store.entries("child_op").size() == 4);
 }
 
-TEST_CASE("a process with another kernel source or device re-tunes", "[cache][process]") {
+TEST_CASE("a process with another candidate fingerprint or device re-tunes", "[cache][process]") {
   TempDir dir;
   CHECK(run_child(child_args(dir, {"1"}), dir / "out1") == 1);
   CHECK(run_child(child_args(dir, {"--source", "edited", "1"}), dir / "out2") == 1);

@@ -1,4 +1,6 @@
 #include <catch2/catch.hpp>
+#include <charconv>
+#include <cmath>
 #include <cereal/archives/binary.hpp>
 #include <cereal/archives/json.hpp>
 #include <cereal/types/string.hpp>
@@ -101,4 +103,56 @@ TEST_CASE("an anchored key survives a cereal binary round trip as plain numbers"
     in(loaded);
   }
   CHECK(tunekit::key_to_string(loaded) == "m=4096 n=128 k=4 dtype=f16");
+}
+
+namespace app {
+struct FloatKey {
+  BOOST_HANA_DEFINE_STRUCT(FloatKey, (double, x), (float, y));
+};
+struct TwoStrings {
+  BOOST_HANA_DEFINE_STRUCT(TwoStrings, (std::string, a), (std::string, b));
+};
+}  // namespace app
+
+TEST_CASE("floating key fields print so that different values never share a cache text", "[key]") {
+  // Seen on main: both printed "x=1 y=1" and so shared one cache entry.
+  const app::FloatKey a{1.0, 1.0f};
+  const app::FloatKey b{1.0000001, 1.0000001f};
+  CHECK_FALSE(tunekit::KeyEqual{}(a, b));
+  CHECK(tunekit::key_to_string(a) != tunekit::key_to_string(b));
+  CHECK(tunekit::key_to_string(a) == "x=1 y=1");
+  // Every printed value reads back as the same number.
+  for (const double v : {0.1, 1.0 / 3, 1e300, -2.5e-310, 123456789.123456789}) {
+    const auto text = tunekit::key_to_string(app::FloatKey{v, static_cast<float>(v)});
+    const auto x = text.substr(2, text.find(' ') - 2);
+    const auto y = text.substr(text.find("y=") + 2);
+    double read_x = 0;
+    float read_y = 0;
+    std::from_chars(x.data(), x.data() + x.size(), read_x);
+    std::from_chars(y.data(), y.data() + y.size(), read_y);
+    CHECK(read_x == v);
+    CHECK(read_y == static_cast<float>(v));
+  }
+  // -0 equals 0 in memory, so it prints the same.
+  CHECK(tunekit::key_to_string(app::FloatKey{-0.0, -0.0f}) == "x=0 y=0");
+}
+
+TEST_CASE("string key fields escape the separators: no two keys print the same", "[key]") {
+  // Seen on main: both printed "a=x b=y b=z".
+  const app::TwoStrings first{"x b=y", "z"};
+  const app::TwoStrings second{"x", "y b=z"};
+  CHECK(tunekit::key_to_string(first) != tunekit::key_to_string(second));
+  CHECK(tunekit::key_to_string(first) == "a=x\\x20b\\x3dy b=z");
+  CHECK(tunekit::key_to_string(app::TwoStrings{"a\\x20", "\n"}) == "a=a\\x5cx20 b=\\x0a");
+  CHECK(tunekit::key_to_string(app::TwoStrings{"", ""}) == "a= b=");
+  CHECK(tunekit::key_to_string(app::TwoStrings{"plain-text_1.0", "ü"}) ==
+        "a=plain-text_1.0 b=ü");
+}
+
+TEST_CASE("a key with a NaN field names the field as its problem", "[key]") {
+  CHECK_FALSE(tunekit::key_problem(app::FloatKey{1, 2}));
+  const auto problem = tunekit::key_problem(app::FloatKey{1, std::nanf("")});
+  REQUIRE(problem);
+  CHECK_THAT(*problem, Catch::Contains("'y'") && Catch::Contains("NaN"));
+  CHECK(tunekit::key_to_string(app::FloatKey{std::nan(""), 0}) == "x=nan y=0");
 }

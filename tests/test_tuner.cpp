@@ -305,33 +305,57 @@ TEST_CASE("a throwing key generator's exception reaches the caller unchanged", "
   CHECK(run(tuner, client, set, 1) == 0);
 }
 
-TEST_CASE("a winner that fails on real inputs falls back to the next-best candidate", "[tuner][fallback]") {
+namespace {
+// "fussy" is fastest on the anchored benchmark size (1024) but cannot handle 1000.
+auto fussy_set() {
+  return TunableSet{key_of_size, bench_inputs}
+      .with(Tunable{"general", costs(3e-3, 0)})
+      .with(Tunable{"fussy", [](VirtualClient& c, int& n) -> int {
+                      if (n % 1024 != 0) throw std::runtime_error("needs multiples of 1024");
+                      c.spend(1e-3);
+                      return 1;
+                    }})
+      .with(Tunable{"decent", costs(2e-3, 2)});
+}
+}  // namespace
+
+TEST_CASE("a winner that fails on one call falls back for that call only", "[tuner][fallback]") {
   LocalTuner<SizeKey> tuner("fallback", test::test_settings());
   VirtualClient client;
-  // "fussy" is fastest on the anchored benchmark size (1024) but cannot handle 1000.
-  const auto& set = tuner.init([] {
-    return TunableSet{key_of_size, bench_inputs}
-        .with(Tunable{"general", costs(3e-3, 0)})
-        .with(Tunable{"fussy", [](VirtualClient& c, int& n) -> int {
-                        if (n % 1024 != 0) throw std::runtime_error("needs multiples of 1024");
-                        c.spend(1e-3);
-                        return 1;
-                      }})
-        .with(Tunable{"decent", costs(2e-3, 2)});
-  });
-  CHECK(run(tuner, client, set, 1000) == 2);  // tuned on 1024: fussy wins, then fails on 1000
-  CHECK(run(tuner, client, set, 1024) == 2);  // the fallback is recorded for the key
+  const auto& set = tuner.init(fussy_set);
+  CHECK(run(tuner, client, set, 1000) == 2);  // tuned on 1024: fussy wins, fails on 1000
+  CHECK(run(tuner, client, set, 1024) == 1);  // one failure demotes nothing
   const auto measured = client.measurements();
   CHECK(run(tuner, client, set, 1000) == 2);
-  CHECK(client.measurements() == measured);
+  CHECK(run(tuner, client, set, 1024) == 1);
+  CHECK(client.measurements() == measured);  // and falling back never re-tunes
 }
 
-TEST_CASE("when every ranked candidate fails on real inputs, the error lists them", "[tuner][fallback]") {
+TEST_CASE("a winner failing repeatedly where another candidate serves is demoted",
+          "[tuner][fallback]") {
+  LocalTuner<SizeKey> tuner("demotion", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init(fussy_set);
+  for (unsigned i = 1; i < demote_after_failures; ++i) {
+    CHECK(run(tuner, client, set, 1000) == 2);
+    CHECK(run(tuner, client, set, 1024) == 1);
+  }
+  CHECK(run(tuner, client, set, 1000) == 2);  // the last strike
+  CHECK(run(tuner, client, set, 1024) == 2);  // demoted: the next-best serves every call
+  CHECK(run(tuner, client, set, 1000) == 2);
+}
+
+TEST_CASE("when every candidate fails on the caller's inputs, the caller's error is rethrown "
+          "and the ranking kept", "[tuner][fallback]") {
   LocalTuner<SizeKey> tuner("fallback exhausted", test::test_settings());
   VirtualClient client;
-  auto only_1024 = [](double cost, int id) {
-    return [=](VirtualClient& c, int& n) -> int {
-      if (n != 1024) throw std::runtime_error("only 1024");
+  std::vector<int> tried;
+  auto only_1024 = [&tried](double cost, int id) {
+    return [=, &tried](VirtualClient& c, int& n) -> int {
+      if (n != 1024) {
+        tried.push_back(id);
+        throw std::invalid_argument("only 1024, candidate " + std::to_string(id));
+      }
       c.spend(cost);
       return id;
     };
@@ -341,9 +365,106 @@ TEST_CASE("when every ranked candidate fails on real inputs, the error lists the
         .with(Tunable{"p", only_1024(1e-3, 0)})
         .with(Tunable{"q", only_1024(2e-3, 1)});
   });
-  const auto text = reason_of([&] { run(tuner, client, set, 999); }, ErrorKind::no_valid_candidate);
-  CHECK_THAT(text, Catch::Contains("'p'") && Catch::Contains("'q'") &&
-                       Catch::Contains("on the real inputs"));
+  CHECK(run(tuner, client, set, 1024) == 0);
+  const auto measured = client.measurements();
+  for (int i = 0; i < 5; ++i) {
+    tried.clear();
+    // The winner's own exception, unchanged: the inputs are at fault, not the candidates.
+    CHECK_THROWS_MATCHES(run(tuner, client, set, 999), std::invalid_argument,
+                         Catch::Message("only 1024, candidate 0"));
+    CHECK(tried == std::vector<int>{0, 1});  // the other candidate was tried for this call
+  }
+  CHECK(run(tuner, client, set, 1024) == 0);  // the ranking is untouched
+  CHECK(client.measurements() == measured);
+}
+
+TEST_CASE("a key whose candidates all fail is tuned once and its error rethrown at once",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("all fail", test::test_settings());
+  VirtualClient client;
+  int generated = 0;
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, [&](const SizeKey& key, const int& n) {
+                        ++generated;
+                        return bench_inputs(key, n);
+                      }}
+        .with(Tunable{"a", [](VirtualClient&, int&) -> int { throw std::runtime_error("no a"); }})
+        .with(Tunable{"b", [](VirtualClient&, int&) -> int { throw std::runtime_error("no b"); }});
+  });
+  std::vector<std::string> messages;
+  for (int i = 0; i < 12; ++i) {
+    try {
+      run(tuner, client, set, 100);
+    } catch (const AutotuneError& e) {
+      CHECK(e.kind() == ErrorKind::no_valid_candidate);
+      CHECK(e.causes().size() == 2);
+      messages.push_back(e.what());
+    }
+  }
+  REQUIRE(messages.size() == 12);
+  CHECK(std::all_of(messages.begin(), messages.end(),
+                    [&](const std::string& m) { return m == messages.front(); }));
+  CHECK(generated == 2);  // one tuning: one input set per candidate
+  // Another key is tuned on its own; forgetting the memory tunes the failed key again.
+  CHECK_THROWS_AS(run(tuner, client, set, 5000), AutotuneError);
+  CHECK(generated == 4);
+  tuner.tuner(client.id()).clear_memory();
+  CHECK_THROWS_AS(run(tuner, client, set, 100), AutotuneError);
+  CHECK(generated == 6);
+}
+
+namespace {
+struct ScaleKey {
+  BOOST_HANA_DEFINE_STRUCT(ScaleKey, (double, scale));
+};
+}  // namespace
+
+TEST_CASE("a key with a NaN field is an invalid-key error, not a new tuning on every call",
+          "[tuner][failure]") {
+  LocalTuner<ScaleKey> tuner("nan key", test::test_settings());
+  VirtualClient client;
+  int generated = 0;
+  const auto& set = tuner.init([&] {
+    return TunableSet{[](const double& x) { return ScaleKey{x}; },
+                      [&](const ScaleKey&, const double& x) { return ++generated, std::tuple(x); }}
+        .with(Tunable{"a", [](VirtualClient& c, double& x) { return c.spend(1e-3), x; }});
+  });
+  CHECK(tuner.execute(client.id(), client, set, 0.5) == 0.5);
+  CHECK(tuner.execute(client.id(), client, set, 0.5000000000000001) == 0.5000000000000001);
+  CHECK(generated == 2);  // two keys (they print differently too)
+  for (int i = 0; i < 5; ++i) {
+    const auto text = reason_of([&] { tuner.execute(client.id(), client, set, std::nan("")); },
+                                ErrorKind::invalid_key);
+    CHECK_THAT(text, Catch::Contains("'scale'") && Catch::Contains("NaN"));
+  }
+  CHECK(generated == 2);
+}
+
+namespace {
+struct LimitedClient : test::VirtualClient {
+  DeviceLimits limits() const { return {128, 16384}; }
+};
+}  // namespace
+
+TEST_CASE("a limits rule naming an unknown parameter fails its candidates with an AutotuneError",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("bad limits rule", test::test_settings());
+  LimitedClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(space("s").parameter("A", {1, 2}).work_group_size([](const Config& c) {
+          return static_cast<std::size_t>(c["NOPE"]);  // std::out_of_range on main
+        }),
+              [](const Config& c) {
+                return [a = c["A"]](LimitedClient& client, int&) {
+                  client.spend(1e-3 * static_cast<double>(a));
+                  return static_cast<int>(a);
+                };
+              });
+  });
+  const auto text = reason_of([&] { tuner.execute(client.id(), client, set, 8); },
+                              ErrorKind::no_valid_candidate);
+  CHECK_THAT(text, Catch::Contains("limits rule") && Catch::Contains("NOPE"));
 }
 
 TEST_CASE("higher-priority groups are measured first and lower ones skipped", "[tuner][priority]") {

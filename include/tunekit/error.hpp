@@ -22,6 +22,7 @@ enum class ErrorKind {
   settings,             ///< a setting or environment variable has a bad value
   cache,                ///< the persistent cache could not be read or written
   device,               ///< no usable device (e.g. no OpenCL platform)
+  invalid_key,          ///< the key cannot identify a tuning (a NaN field, a size out of range)
 };
 
 /// "build", "out of resources", ...

@@ -4,11 +4,17 @@
 
 #include <boost/hana.hpp>
 #include <cereal/cereal.hpp>
+#include <charconv>
+#include <cmath>
 #include <concepts>
 #include <cstddef>
+#include <cstdio>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "tunekit/anchor.hpp"
@@ -48,6 +54,41 @@ std::size_t hash_field(const T& v) {
   }
 }
 
+// A field's text may not contain the separators of the key's text (' ' between fields, '=' after
+// a name), the escape character itself, nor control bytes: those are written as \xHH, so that
+// two different keys never print the same (`a="x b=y"` is `a=x\x20b\x3dy`, not `a=x b=y`).
+inline void write_escaped(std::ostream& os, std::string_view text) {
+  static constexpr char hex[] = "0123456789abcdef";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte <= 0x20 || byte == 0x7f || c == '=' || c == '\\') {
+      os << '\\' << 'x' << hex[byte >> 4] << hex[byte & 0xf];
+    } else {
+      os << c;
+    }
+  }
+}
+
+// The shortest text that reads back as the same value (std::to_chars), so that two different
+// floating values never share a cache entry. -0 prints as 0: the two compare equal in memory.
+template <std::floating_point T>
+void write_float(std::ostream& os, T v) {
+  if (std::isnan(v)) {
+    os << "nan";  // for logs only: a key with a NaN field is refused before any lookup
+    return;
+  }
+  if (v == 0) v = 0;
+  char buffer[64];
+  if constexpr (std::is_same_v<T, long double>) {
+    std::snprintf(buffer, sizeof buffer, "%.*Lg", std::numeric_limits<long double>::max_digits10,
+                  v);
+    os << buffer;
+  } else {
+    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+    os << std::string_view(buffer, ec == std::errc() ? static_cast<std::size_t>(end - buffer) : 0);
+  }
+}
+
 template <class T>
 void print_field(std::ostream& os, const T& v) {
   if constexpr (std::is_same_v<T, bool>) {
@@ -56,10 +97,25 @@ void print_field(std::ostream& os, const T& v) {
     os << static_cast<long long>(v);
   } else if constexpr (std::is_integral_v<T> && sizeof(T) == 1) {
     os << static_cast<int>(v);  // not as a character
+  } else if constexpr (std::is_integral_v<T>) {
+    os << v;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    write_float(os, v);
   } else {
     static_assert(Streamable<T>, "a key field cannot be printed: give it an operator<<");
-    os << v;
+    std::ostringstream text;  // strings, and any type's own operator<<, escaped
+    text << v;
+    write_escaped(os, text.view());
   }
+}
+
+// Why a field cannot be part of a key's identity, if it cannot.
+template <class T>
+std::optional<std::string> field_problem(const T& v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(v)) return std::string("is NaN, which equals nothing, not even itself");
+  }
+  return std::nullopt;
 }
 
 }  // namespace detail
@@ -105,6 +161,8 @@ struct KeyEqual {
 };
 
 /// Writes "m=1024 n=1024 k=64 dtype=f32" for a reflected key, operator<< otherwise.
+/// Integers and bools print as numbers and words; floats in their shortest exact form; every
+/// other field (strings, enums with an operator<<) with ' ', '=', '\\' and control bytes escaped.
 template <AutotuneKey K>
 void print_key(std::ostream& os, const K& key) {
   if constexpr (ReflectedStruct<K>) {
@@ -120,7 +178,27 @@ void print_key(std::ostream& os, const K& key) {
   }
 }
 
-/// The printed form of a key; also its identity in the persistent cache.
+/// Why `key` cannot identify a tuning, if it cannot: a NaN field (it never equals itself, so
+/// every call would miss and tune again). The tuner refuses such a key with
+/// AutotuneError(invalid_key) before any lookup.
+template <AutotuneKey K>
+std::optional<std::string> key_problem(const K& key) {
+  std::optional<std::string> problem;
+  if constexpr (ReflectedStruct<K>) {
+    boost::hana::for_each(boost::hana::accessors<K>(), [&](auto accessor) {
+      if (problem) return;
+      if (auto p = detail::field_problem(boost::hana::second(accessor)(key))) {
+        problem = "field '" + std::string(boost::hana::to<const char*>(boost::hana::first(accessor))) +
+                  "' " + *p;
+      }
+    });
+  }
+  return problem;
+}
+
+/// The printed form of a key; also its identity in the persistent cache. Unambiguous for
+/// reflected keys: floating fields are printed so that they read back exactly, and a field's
+/// own text has its separators escaped (see detail::write_escaped).
 template <AutotuneKey K>
 std::string key_to_string(const K& key) {
   std::ostringstream os;

@@ -47,6 +47,11 @@ void warn(const std::string& message);
 /// The AutotuneError an exception_ptr stands for (see error_from_current_exception).
 AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable);
 
+/// How many times a winner must fail on calls that another candidate then served before it is
+/// demoted (in memory and in the persistent store). One failure never demotes: it may be a busy
+/// device or an input that only this call has.
+inline constexpr unsigned demote_after_failures = 3;
+
 /// Per-device tuning state of one op.
 template <AutotuneKey Key>
 class Tuner {
@@ -58,27 +63,31 @@ class Tuner {
         store_(std::move(store)) {}
 
   /// Runs the winner for `key` on `inputs`, tuning first on a miss. Hot path (winner known):
-  /// one lock-free lookup and one indirect call.
+  /// one lock-free lookup and one indirect call. A miss looks in the persistent store without
+  /// waiting for any tuning; only tuning itself is serialised per device (a key that another
+  /// thread is tuning waits for that tuning).
+  ///
+  /// What leaves it: the winner's own result; the AutotuneError that decided the key (every
+  /// candidate failed in tuning: thrown again at once on every later call, without tuning again);
+  /// AutotuneError(invalid_key) for a key that cannot identify a tuning (a NaN field); and, when
+  /// the winner and every other working candidate fail on the caller's inputs, the winner's own
+  /// exception unchanged (the caller's inputs are at fault, not the candidates: the ranking is
+  /// kept). Exceptions of the caller's own code (key generator, progress hook) pass unchanged.
   template <TimingClient Client, class Set, class... Inputs>
   execute_result_t<Set, Client, Inputs...> execute(Client& client, const Set& set, const Key& key,
                                                    Inputs&... inputs) {
     if (const Decision* decision = decisions_.find(key)) {
-      try {
-        return run(*decision, client, set, inputs...);
-      } catch (...) {
-        return recover(std::current_exception(), decision->index, client, set, key, inputs...);
-      }
+      return serve(*decision, client, set, key, inputs...);
     }
-    return tune_and_run(client, set, key, inputs...);
+    return serve(obtain(client, set, key, inputs...), client, set, key, inputs...);
   }
 
   /// The winner's location for `key`, tuning first on a miss (for prepared dispatch).
   template <TimingClient Client, class Set, class... Inputs>
   CandidateLocation winner(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
-    if (const Decision* decision = decisions_.find(key)) return decision->location;
-    std::lock_guard lock(tuning_mutex_);
     const Decision* decision = decisions_.find(key);
-    if (decision == nullptr) decision = decisions_.insert(key, decide(client, set, key, inputs...));
+    if (decision == nullptr) decision = &obtain(client, set, key, inputs...);
+    if (decision->failed) throw *decision->failed;
     return decision->location;
   }
 
@@ -98,9 +107,10 @@ class Tuner {
     return all;
   }
 
-  /// Forgets the in-memory winners (the persistent store keeps its entries).
+  /// Forgets the in-memory winners and remembered failures (the persistent store keeps its
+  /// entries).
   void clear_memory() {
-    std::lock_guard lock(tuning_mutex_);
+    std::lock_guard lock(decisions_mutex_);
     decisions_.clear();
   }
 
@@ -109,12 +119,17 @@ class Tuner {
   const Settings& settings() const noexcept { return settings_; }
 
  private:
-  /// The winner of one key and the working candidates behind it, fastest first.
+  /// The winner of one key and the working candidates behind it, fastest first; or, when every
+  /// candidate failed, the error that says so (thrown again at once on every call).
   struct Decision {
     std::uint32_t index = 0;
     CandidateLocation location;
     std::vector<std::uint32_t> ranking;
-    std::vector<AutotuneError> failures;  // of candidates that failed, in tuning or later
+    std::vector<AutotuneError> failures;  // of candidates demoted after tuning
+    std::shared_ptr<const AutotuneError> failed;
+    // Failures of the winner on calls that another candidate then served; guarded by
+    // decisions_mutex_ (readers of the lock-free map never touch it).
+    mutable unsigned strikes = 0;
   };
 
   template <class Client, class Set, class... Inputs>
@@ -137,80 +152,117 @@ class Tuner {
     }
   }
 
+  // Runs `decision`'s winner; on a failure, the rest of its ranking for this call (recover).
   template <class Client, class Set, class... Inputs>
-  execute_result_t<Set, Client, Inputs...> tune_and_run(Client& client, const Set& set,
-                                                        const Key& key, Inputs&... inputs) {
-    const Decision* decision = nullptr;
-    {
-      std::lock_guard lock(tuning_mutex_);  // one tuning at a time per device: fair timings
-      decision = decisions_.find(key);
-      if (decision == nullptr) {
-        decision = decisions_.insert(key, decide(client, set, key, inputs...));
-      }
-    }
+  execute_result_t<Set, Client, Inputs...> serve(const Decision& decision, Client& client,
+                                                 const Set& set, const Key& key,
+                                                 Inputs&... inputs) {
+    if (decision.failed) throw *decision.failed;
     try {
-      return run(*decision, client, set, inputs...);
+      return run(decision, client, set, inputs...);
     } catch (...) {
-      return recover(std::current_exception(), decision->index, client, set, key, inputs...);
+      return recover(std::current_exception(), decision, client, set, key, inputs...);
     }
   }
 
-  // The winner failed on real inputs (an anchored key can hide a shape it cannot handle):
-  // move to the next-best working candidate, record it, and try again.
+  // The decision for a key that missed in memory: from the persistent store if it has it (no
+  // tuning lock: a cached key never waits for another key's tuning), else by tuning under the
+  // device's tuning lock (after which the key may turn out decided by the thread before us).
+  template <class Client, class Set, class... Inputs>
+  const Decision& obtain(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    if (auto problem = key_problem(key)) {
+      throw AutotuneError(ErrorKind::invalid_key,
+                          "a key of '" + op_ + "' cannot identify a tuning: " + *problem);
+    }
+    if (store_) {
+      if (auto stored = load(set, entry_id(set, key))) return keep(key, std::move(*stored));
+    }
+    std::lock_guard tuning(tuning_mutex_);  // one tuning at a time per device: fair timings
+    if (const Decision* decision = decisions_.find(key)) return *decision;
+    return keep(key, decide(client, set, key, inputs...));
+  }
+
+  // Stores `decision` for `key` unless another thread stored one first; returns the kept one.
+  const Decision& keep(const Key& key, Decision decision) {
+    std::lock_guard lock(decisions_mutex_);
+    if (const Decision* existing = decisions_.find(key)) return *existing;
+    return *decisions_.insert(key, std::move(decision));
+  }
+
+  // The winner failed on the caller's inputs. For this call only, the other working candidates
+  // are tried in ranking order. If one serves the call, the winner gets a strike; after
+  // `demote_after_failures` strikes it is demoted, in memory and on disk. If none serves it,
+  // the inputs are at fault: the winner's own exception is rethrown and the ranking kept.
   template <class Client, class Set, class... Inputs>
   execute_result_t<Set, Client, Inputs...> recover(std::exception_ptr failure,
-                                                   std::uint32_t failed, Client& client,
+                                                   const Decision& decision, Client& client,
                                                    const Set& set, const Key& key,
                                                    Inputs&... inputs) {
-    for (;;) {
-      const Decision* next = nullptr;
-      {
-        std::lock_guard lock(tuning_mutex_);
-        const Decision* current = decisions_.find(key);
-        if (current == nullptr) {
-          next = decisions_.insert(key, decide(client, set, key, inputs...));
-        } else if (current->index != failed) {
-          next = current;  // another thread has moved on already
-        } else {
-          Decision moved = *current;
-          moved.failures.push_back(error_from_exception(failure, set.name(failed)));
-          std::erase(moved.ranking, failed);
-          if (moved.ranking.empty()) {
-            throw AutotuneError(ErrorKind::no_valid_candidate,
-                                "no candidate of '" + op_ + "' works for " + key_to_string(key) +
-                                    " on the real inputs",
-                                {}, moved.failures);
-          }
-          moved.index = moved.ranking.front();
-          moved.location = set.locate(moved.index);
-          warn("tunekit: " + op_ + " [" + key_to_string(key) + "]: winner '" + set.name(failed) +
-               "' failed on real inputs (" + moved.failures.back().message() +
-               "); falling back to '" + set.name(moved.index) + "'");
-          persist(set, key, moved);
-          next = decisions_.insert(key, std::move(moved));
-        }
-      }
+    using Output = execute_result_t<Set, Client, Inputs...>;
+    for (const std::uint32_t other : decision.ranking) {
+      if (other == decision.index) continue;
       try {
-        return run(*next, client, set, inputs...);
+        if constexpr (std::is_void_v<Output>) {
+          call_unwrapped(set.locate(other), client, set, inputs...);
+          strike(failure, decision.index, other, set, key);
+          return;
+        } else {
+          Output output = call_unwrapped(set.locate(other), client, set, inputs...);
+          strike(failure, decision.index, other, set, key);
+          return output;
+        }
       } catch (...) {
-        failure = std::current_exception();
-        failed = next->index;
       }
     }
+    std::rethrow_exception(failure);
+  }
+
+  // `failed`, the winner of `key`, failed on inputs that `served` handled.
+  template <class Set>
+  void strike(std::exception_ptr failure, std::uint32_t failed, std::uint32_t served,
+              const Set& set, const Key& key) {
+    const AutotuneError error = error_from_exception(failure, set.name(failed));
+    std::optional<Decision> demoted;
+    {
+      std::lock_guard lock(decisions_mutex_);
+      const Decision* current = decisions_.find(key);
+      if (current == nullptr || current->index != failed) return;  // already moved on
+      if (++current->strikes < demote_after_failures) {
+        if (settings_.log >= LogLevel::info) {
+          warn("tunekit: " + op_ + " [" + key_to_string(key) + "]: winner '" + set.name(failed) +
+               "' failed on this call (" + error.message() + "); '" + set.name(served) +
+               "' served it instead");
+        }
+        return;
+      }
+      Decision moved = *current;
+      moved.strikes = 0;
+      moved.failures.push_back(error);
+      std::erase(moved.ranking, failed);
+      if (moved.ranking.empty()) return;  // a newer decision without `served`: keep the winner
+      moved.index = moved.ranking.front();
+      moved.location = set.locate(moved.index);
+      decisions_.insert(key, moved);
+      demoted = std::move(moved);
+    }
+    warn("tunekit: " + op_ + " [" + key_to_string(key) + "]: winner '" + set.name(failed) +
+         "' failed on real inputs " + std::to_string(demote_after_failures) +
+         " times that another candidate served (last: " + error.message() +
+         "); demoted, now '" + set.name(demoted->index) + "'");
+    persist(set, key, *demoted);
   }
 
   template <class Set>
   EntryId entry_id(const Set& set, const Key& key) {
-    if (!checksum_) checksum_ = stable_hash(set.checksum_text());
-    return EntryId{device_.identity(), op_, key_to_string(key), *checksum_};
+    std::call_once(checksum_once_, [&] { checksum_ = stable_hash(set.checksum_text()); });
+    return EntryId{device_.identity(), op_, key_to_string(key), checksum_};
   }
 
   // Called with tuning_mutex_ held: from the store if it has the key, else by tuning.
   template <class Client, class Set, class... Inputs>
   Decision decide(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
     if (!store_) return from_report(set, tune(client, set, key, inputs...));
-    const EntryId id = entry_id(set, key);
-    if (auto stored = load(set, id)) return *stored;
+    const EntryId id = entry_id(set, key);  // obtain() looked in the store just before
     std::unique_ptr<TuningLock> process_lock;
     try {
       process_lock = store_->lock_for_tuning(id);  // another process may be tuning this key
@@ -219,7 +271,7 @@ class Tuner {
     }
     if (auto stored = load(set, id)) return *stored;
     Decision decision = from_report(set, tune(client, set, key, inputs...));
-    persist(set, key, decision);
+    if (!decision.failed || lasting(*decision.failed)) persist(set, key, decision);
     return decision;
   }
 
@@ -234,6 +286,24 @@ class Tuner {
     if (!stored) return std::nullopt;
     TuningReport report{op_, id.key, device_.identity(), 0, stored->outcomes};
     rank(report.outcomes);
+    if (stored->winner.empty()) {  // a remembered failure: every candidate failed
+      const bool same_set =
+          report.outcomes.size() == set.size() &&
+          std::all_of(report.outcomes.begin(), report.outcomes.end(), [&](const auto& outcome) {
+            return !outcome.ok() && outcome.index < set.size() &&
+                   set.name(outcome.index) == outcome.name;
+          });
+      if (!same_set) {
+        warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
+        return std::nullopt;
+      }
+      Decision failed = from_report(set, report);
+      warn("tunekit: " + op_ + " [" + id.key + "]: every candidate failed in an earlier tuning "
+           "(remembered in the persistent cache until the set changes; `tunekit cache clear " +
+           op_ + "` tries again)");
+      remember(std::move(report), /*replace=*/false);
+      return failed;
+    }
     Decision decision;
     for (const auto& outcome : report.outcomes) {
       // An outcome that no longer names the same candidate is stale: ignore it.
@@ -252,14 +322,38 @@ class Tuner {
       std::clog << "tunekit: " << op_ << " [" << id.key << "]: '" << stored->winner
                 << "' from the persistent cache\n";
     }
-    remember(std::move(report));
+    // Not over the report of this process's own tuning, which another thread may have just
+    // saved and kept (lookups run beside tunings).
+    remember(std::move(report), /*replace=*/false);
     return decision;
+  }
+
+  // Whether a tuning in which every candidate failed is worth remembering on disk: not when a
+  // failure may come from the moment (memory, device, timer) rather than from the candidates.
+  // It is retried when the set changes (its checksum is part of the entry's identity) or the
+  // cache is cleared.
+  static bool lasting(const AutotuneError& failure) {
+    if (failure.causes().empty()) return false;
+    return std::none_of(failure.causes().begin(), failure.causes().end(), [](const auto& cause) {
+      switch (cause.kind()) {
+        case ErrorKind::allocation:
+        case ErrorKind::device:
+        case ErrorKind::cache:
+        case ErrorKind::settings:
+        case ErrorKind::invalid_measurement:
+          return true;
+        default:
+          return false;
+      }
+    });
   }
 
   template <class Set>
   void persist(const Set& set, const Key& key, const Decision& decision) {
     if (!store_) return;
-    StoredResult result{set.name(decision.index), decision.index, {}};
+    // A failed key is stored with no winner: every outcome failed (see load()).
+    StoredResult result{decision.failed ? std::string() : set.name(decision.index),
+                        decision.index, {}};
     if (auto known = report(key)) result.outcomes = known->outcomes;
     // Candidates that failed after tuning are stored as failed, so a reload ranks them out.
     for (const auto& failure : decision.failures) {
@@ -289,13 +383,15 @@ class Tuner {
       }
     }
     if (decision.ranking.empty()) {
-      if (set.size() == 0) {
-        throw AutotuneError(ErrorKind::no_valid_candidate,
-                            "the tunable set of '" + op_ + "' is empty");
-      }
-      throw AutotuneError(ErrorKind::no_valid_candidate,
-                          "no candidate of '" + op_ + "' works for " + report.key, {},
-                          std::move(reasons));
+      // Remembered: every later call throws the same error at once instead of tuning again.
+      decision.failed = std::make_shared<const AutotuneError>(
+          set.size() == 0
+              ? AutotuneError(ErrorKind::no_valid_candidate,
+                              "the tunable set of '" + op_ + "' is empty")
+              : AutotuneError(ErrorKind::no_valid_candidate,
+                              "no candidate of '" + op_ + "' works for " + report.key, {},
+                              std::move(reasons)));
+      return decision;
     }
     decision.index = decision.ranking.front();
     decision.location = set.locate(decision.index);
@@ -372,7 +468,17 @@ class Tuner {
       if (ahead) ahead->before_measuring(i);
       [&] {
         if constexpr (HasDeviceLimits<Client>) {
-          if (auto reason = set.exceeds(i, client.limits())) {
+          std::optional<std::string> reason;
+          try {
+            reason = set.exceeds(i, client.limits());
+          } catch (...) {  // the set's own limits rule threw (e.g. it names no such parameter)
+            const auto cause = error_from_exception(std::current_exception(), outcomes[i].name);
+            outcomes[i].status = OutcomeStatus::failed;
+            outcomes[i].error = AutotuneError(
+                cause.kind(), "the limits rule failed: " + cause.message(), outcomes[i].name);
+            return;
+          }
+          if (reason) {
             outcomes[i].status = OutcomeStatus::failed;
             outcomes[i].error =
                 AutotuneError(ErrorKind::out_of_resources, *reason, outcomes[i].name);
@@ -691,18 +797,24 @@ class Tuner {
                              index);
   }
 
-  void remember(TuningReport report) {
+  void remember(TuningReport report, bool replace = true) {
     std::lock_guard lock(reports_mutex_);
-    reports_.insert_or_assign(report.key, std::move(report));
+    if (replace) {
+      reports_.insert_or_assign(report.key, std::move(report));
+    } else {
+      reports_.try_emplace(report.key, std::move(report));
+    }
   }
 
   std::string op_;
   DeviceId device_;
   Settings settings_;
   std::shared_ptr<ResultStore> store_;
-  std::optional<std::uint64_t> checksum_;
+  std::once_flag checksum_once_;
+  std::uint64_t checksum_ = 0;
   detail::InsertOnlyMap<Key, Decision, KeyHash, KeyEqual> decisions_;
-  std::mutex tuning_mutex_;
+  std::mutex decisions_mutex_;  // serialises writers of decisions_ (and strikes)
+  std::mutex tuning_mutex_;     // held while this device tunes a key
   mutable std::mutex reports_mutex_;
   std::map<std::string, TuningReport> reports_;
 };

@@ -12,8 +12,16 @@ struct CodeInfo {
   const char* hint;  // what the code usually means for a tuning candidate
 };
 
-// CL_PLATFORM_NOT_FOUND_KHR comes from cl_khr_icd, which not every header set defines.
+// CL_PLATFORM_NOT_FOUND_KHR comes from cl_khr_icd, which not every header set defines; the
+// codes of OpenCL 2.0 and later are missing from headers that target an older version.
 constexpr cl_int platform_not_found_khr = -1001;
+constexpr cl_int invalid_pipe_size = -69;
+constexpr cl_int invalid_device_queue = -70;
+constexpr cl_int invalid_spec_id = -71;
+constexpr cl_int max_size_restriction_exceeded = -72;
+constexpr cl_int device_partition_failed_ext = -1057;
+constexpr cl_int invalid_partition_count_ext = -1058;
+constexpr cl_int invalid_partition_name_ext = -1059;
 
 constexpr CodeInfo codes[] = {
     {CL_DEVICE_NOT_FOUND, "CL_DEVICE_NOT_FOUND", ErrorKind::device, "no device of that type"},
@@ -31,6 +39,10 @@ constexpr CodeInfo codes[] = {
      "the event has no profiling data (queue without profiling, or not finished)"},
     {CL_MEM_COPY_OVERLAP, "CL_MEM_COPY_OVERLAP", ErrorKind::launch,
      "source and destination of a copy overlap"},
+    {CL_IMAGE_FORMAT_MISMATCH, "CL_IMAGE_FORMAT_MISMATCH", ErrorKind::launch,
+     "source and destination images have different formats"},
+    {CL_IMAGE_FORMAT_NOT_SUPPORTED, "CL_IMAGE_FORMAT_NOT_SUPPORTED", ErrorKind::launch,
+     "the device does not support this image format"},
     {CL_BUILD_PROGRAM_FAILURE, "CL_BUILD_PROGRAM_FAILURE", ErrorKind::build,
      "the program did not compile"},
     {CL_MAP_FAILURE, "CL_MAP_FAILURE", ErrorKind::runtime, "a buffer could not be mapped"},
@@ -44,6 +56,10 @@ constexpr CodeInfo codes[] = {
      "the driver has no linker"},
     {CL_LINK_PROGRAM_FAILURE, "CL_LINK_PROGRAM_FAILURE", ErrorKind::build,
      "the program did not link"},
+    {CL_DEVICE_PARTITION_FAILED, "CL_DEVICE_PARTITION_FAILED", ErrorKind::device,
+     "the device could not be partitioned"},
+    {CL_KERNEL_ARG_INFO_NOT_AVAILABLE, "CL_KERNEL_ARG_INFO_NOT_AVAILABLE", ErrorKind::build,
+     "the program was built without kernel argument information"},
     {CL_INVALID_VALUE, "CL_INVALID_VALUE", ErrorKind::launch, "an argument value is invalid"},
     {CL_INVALID_DEVICE_TYPE, "CL_INVALID_DEVICE_TYPE", ErrorKind::device, "invalid device type"},
     {CL_INVALID_PLATFORM, "CL_INVALID_PLATFORM", ErrorKind::device, "invalid platform"},
@@ -95,13 +111,38 @@ constexpr CodeInfo codes[] = {
     {CL_INVALID_EVENT, "CL_INVALID_EVENT", ErrorKind::runtime, "invalid event"},
     {CL_INVALID_OPERATION, "CL_INVALID_OPERATION", ErrorKind::launch,
      "the operation is not valid here"},
+    {CL_INVALID_GL_OBJECT, "CL_INVALID_GL_OBJECT", ErrorKind::launch, "invalid OpenGL object"},
     {CL_INVALID_BUFFER_SIZE, "CL_INVALID_BUFFER_SIZE", ErrorKind::allocation,
      "the buffer size is zero or above the device's maximum allocation"},
     {CL_INVALID_GLOBAL_WORK_SIZE, "CL_INVALID_GLOBAL_WORK_SIZE", ErrorKind::launch,
      "the global size is zero or too large"},
+    {CL_INVALID_MIP_LEVEL, "CL_INVALID_MIP_LEVEL", ErrorKind::launch, "invalid mip-map level"},
     {CL_INVALID_PROPERTY, "CL_INVALID_PROPERTY", ErrorKind::runtime, "invalid property"},
+    {CL_INVALID_IMAGE_DESCRIPTOR, "CL_INVALID_IMAGE_DESCRIPTOR", ErrorKind::launch,
+     "invalid image descriptor"},
+    {CL_INVALID_COMPILER_OPTIONS, "CL_INVALID_COMPILER_OPTIONS", ErrorKind::build,
+     "the compiler options are invalid"},
+    {CL_INVALID_LINKER_OPTIONS, "CL_INVALID_LINKER_OPTIONS", ErrorKind::build,
+     "the linker options are invalid"},
+    {CL_INVALID_DEVICE_PARTITION_COUNT, "CL_INVALID_DEVICE_PARTITION_COUNT", ErrorKind::device,
+     "invalid device partition count"},
+    {invalid_pipe_size, "CL_INVALID_PIPE_SIZE", ErrorKind::allocation,
+     "the pipe's packet size or count is zero or above the device's maximum"},
+    {invalid_device_queue, "CL_INVALID_DEVICE_QUEUE", ErrorKind::launch,
+     "invalid device-side queue"},
+    {invalid_spec_id, "CL_INVALID_SPEC_ID", ErrorKind::build,
+     "the program has no specialization constant of that id"},
+    {max_size_restriction_exceeded, "CL_MAX_SIZE_RESTRICTION_EXCEEDED",
+     ErrorKind::out_of_resources,
+     "a size exceeds what the device can handle (e.g. a kernel argument over its maximum)"},
     {platform_not_found_khr, "CL_PLATFORM_NOT_FOUND_KHR", ErrorKind::device,
      "no OpenCL platform is installed"},
+    {device_partition_failed_ext, "CL_DEVICE_PARTITION_FAILED_EXT", ErrorKind::device,
+     "the device could not be partitioned"},
+    {invalid_partition_count_ext, "CL_INVALID_PARTITION_COUNT_EXT", ErrorKind::device,
+     "invalid device partition count"},
+    {invalid_partition_name_ext, "CL_INVALID_PARTITION_NAME_EXT", ErrorKind::device,
+     "invalid device partition name"},
 };
 
 const CodeInfo* find(cl_int code) {

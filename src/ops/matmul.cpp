@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench_fit.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/space.hpp"
@@ -36,10 +37,17 @@ class GemmKernel {
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
                   DeviceMatrix& c, const float& alpha, const float& beta) const {
     const std::size_t m = a.rows, n = b.cols, k = a.cols;
+    const cl_int M = detail::int_argument(m, "M"), N = detail::int_argument(n, "N"),
+                 K = detail::int_argument(k, "K");
+    if (algorithm_ == Algorithm::direct || algorithm_ == Algorithm::blocked) {
+      // These index with 32-bit int (the naive and tiled kernels use 64-bit offsets).
+      detail::int_argument(std::uint64_t{m} * k, "M*K (elements of A)");
+      detail::int_argument(std::uint64_t{k} * n, "K*N (elements of B)");
+      detail::int_argument(std::uint64_t{m} * n, "M*N (elements of C)");
+    }
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
-    client.launch_with(kernel, global, local, static_cast<cl_int>(m), static_cast<cl_int>(n),
-                       static_cast<cl_int>(k), alpha, beta, a.buffer, b.buffer, c.buffer);
+    client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
   }
 
   std::string fingerprint() const { return f32_.fingerprint() + f16_.fingerprint(); }
@@ -215,15 +223,27 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
 
 // Random matrices of the key's (anchored) sizes, the same for the same key, in A's context.
 // Benchmarks run with beta = 0: C is then output only, so one set of inputs serves every
-// candidate (and the kernels' choice does not depend on beta).
+// candidate (and the kernels' choice does not depend on beta). When the anchored matrices do not
+// fit the device, the caller's own A and B (which the kernels only read) and a fresh C of the
+// real shape.
 std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
-    const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
+    const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
     const float& alpha, const float&) {
+  using Inputs = std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>;
   const auto context = a.buffer.getInfo<CL_MEM_CONTEXT>();
-  const std::uint64_t seed = stable_hash(key_to_string(key));
-  return {random_matrix(context, key.m, key.k, key.dtype, seed),
-          random_matrix(context, key.k, key.n, key.dtype, seed + 1),
-          random_matrix(context, key.m, key.n, key.dtype, seed + 2), alpha, 0.0f};
+  const std::string key_text = key_to_string(key);
+  const std::uint64_t seed = stable_hash(key_text);
+  const std::uint64_t element = size_of(key.dtype);
+  return detail::anchored_or_real(
+      context, "matmul", key_text,
+      {detail::bytes_of(key.m, key.k, element), detail::bytes_of(key.k, key.n, element),
+       detail::bytes_of(key.m, key.n, element)},
+      [&] {
+        return Inputs{random_matrix(context, key.m, key.k, key.dtype, seed),
+                      random_matrix(context, key.k, key.n, key.dtype, seed + 1),
+                      random_matrix(context, key.m, key.n, key.dtype, seed + 2), alpha, 0.0f};
+      },
+      [&] { return Inputs{a, b, random_matrix(context, a.rows, b.cols, a.dtype, seed + 2), alpha, 0.0f}; });
 }
 
 // Compares C with the reference's C: each element within a bound that grows with K, since the

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench_fit.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/space.hpp"
@@ -108,8 +109,8 @@ class ArrayReduction {
     while (true) {
       const std::size_t g = groups(client, n);
       ::cl::Buffer target = g == 1 ? out.buffer : partials;
-      client.launch_with(kernel, ::cl::NDRange(g * wgs), ::cl::NDRange(wgs), static_cast<cl_int>(n),
-                         source, target);
+      client.launch_with(kernel, ::cl::NDRange(g * wgs), ::cl::NDRange(wgs),
+                         detail::int_argument(n, "the number of values"), source, target);
       if (g == 1) break;
       source = partials;  // the next launch reads these partials and writes the other buffer
       std::swap(partials, spare);
@@ -160,8 +161,8 @@ class RowReduction {
     // Sub-group kernels give each row one warp; NVIDIA's warps are 32 wide.
     const std::size_t rows_per_group = subgroup_ ? wgs / 32 : 1;
     client.launch_with(kernel, ::cl::NDRange(wgs * ceil_div(matrix.rows, rows_per_group)),
-                       ::cl::NDRange(wgs), static_cast<cl_int>(matrix.rows),
-                       static_cast<cl_int>(matrix.cols), matrix.buffer, out.buffer);
+                       ::cl::NDRange(wgs), detail::int_argument(matrix.rows, "rows"),
+                       detail::int_argument(matrix.cols, "cols"), matrix.buffer, out.buffer);
   }
 
   std::string fingerprint() const { return specs_.fingerprint(); }
@@ -207,9 +208,15 @@ ReduceKey array_key(const DeviceVector& input, const ReduceOp& op, const DeviceV
 std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& key,
                                                               const DeviceVector& input,
                                                               const ReduceOp& op, const DeviceVector&) {
+  using Inputs = std::tuple<DeviceVector, ReduceOp, DeviceVector>;
   const auto context = input.buffer.getInfo<CL_MEM_CONTEXT>();
-  const auto seed = stable_hash(key_to_string(key));
-  return {random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)};
+  const std::string key_text = key_to_string(key);
+  const auto seed = stable_hash(key_text);
+  // When the anchored input does not fit the device: the caller's own (only read) instead.
+  return detail::anchored_or_real(
+      context, "reduce", key_text, {detail::bytes_of(key.n, sizeof(float))},
+      [&] { return Inputs{random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)}; },
+      [&] { return Inputs{input, op, random_vector(context, 1, seed + 1)}; });
 }
 
 // Summation order differs between strategies: allow float rounding over n terms of |x| <= 1.
@@ -264,10 +271,19 @@ RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const Devic
 std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& key,
                                                             const DeviceMatrix& matrix,
                                                             const ReduceOp& op, const DeviceVector&) {
+  using Inputs = std::tuple<DeviceMatrix, ReduceOp, DeviceVector>;
   const auto context = matrix.buffer.getInfo<CL_MEM_CONTEXT>();
-  const auto seed = stable_hash(key_to_string(key));
-  return {random_matrix(context, key.rows, key.cols, DType::f32, seed), op,
-          random_vector(context, key.rows, seed + 1)};
+  const std::string key_text = key_to_string(key);
+  const auto seed = stable_hash(key_text);
+  // When the anchored matrix does not fit the device: the caller's own (only read) instead.
+  return detail::anchored_or_real(
+      context, "reduce_rows", key_text,
+      {detail::bytes_of(key.rows, key.cols, sizeof(float)), detail::bytes_of(key.rows, sizeof(float))},
+      [&] {
+        return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed), op,
+                      random_vector(context, key.rows, seed + 1)};
+      },
+      [&] { return Inputs{matrix, op, random_vector(context, matrix.rows, seed + 1)}; });
 }
 
 auto make_row_set() {

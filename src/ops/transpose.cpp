@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "bench_fit.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/space.hpp"
@@ -47,8 +48,9 @@ class TransposeKernel {
         local = ::cl::NDRange(p("LX"), p("LY"));
         break;
     }
-    client.launch_with(kernel, global, local, static_cast<cl_int>(in.rows),
-                       static_cast<cl_int>(in.cols), in.buffer, out.buffer);
+    // Offsets are 64-bit in the kernels; each dimension must fit an int.
+    client.launch_with(kernel, global, local, detail::int_argument(in.rows, "rows"),
+                       detail::int_argument(in.cols, "cols"), in.buffer, out.buffer);
   }
 
   std::string fingerprint() const { return spec_.fingerprint(); }
@@ -93,12 +95,22 @@ TransposeKey key_of(const DeviceMatrix& in, const DeviceMatrix& out) {
   return TransposeKey{in.rows, in.cols};
 }
 
+// Random matrices of the key's (anchored) sizes; when they do not fit the device, the caller's
+// own input (which the kernels only read) and a fresh output of the real shape.
 std::tuple<DeviceMatrix, DeviceMatrix> bench_inputs(const TransposeKey& key, const DeviceMatrix& in,
                                                     const DeviceMatrix&) {
+  using Inputs = std::tuple<DeviceMatrix, DeviceMatrix>;
   const auto context = in.buffer.getInfo<CL_MEM_CONTEXT>();
-  const auto seed = stable_hash(key_to_string(key));
-  return {random_matrix(context, key.rows, key.cols, DType::f32, seed),
-          random_matrix(context, key.cols, key.rows, DType::f32, seed + 1)};
+  const std::string key_text = key_to_string(key);
+  const auto seed = stable_hash(key_text);
+  const auto bytes = detail::bytes_of(key.rows, key.cols, sizeof(float));
+  return detail::anchored_or_real(
+      context, "transpose", key_text, {bytes, bytes},
+      [&] {
+        return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed),
+                      random_matrix(context, key.cols, key.rows, DType::f32, seed + 1)};
+      },
+      [&] { return Inputs{in, random_matrix(context, in.cols, in.rows, DType::f32, seed + 1)}; });
 }
 
 auto make_set() {

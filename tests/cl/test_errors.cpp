@@ -32,6 +32,21 @@ TEST_CASE("OpenCL error codes map to names and AutotuneError kinds", "[opencl][e
   CHECK(cl::error_kind(CL_INVALID_ARG_SIZE) == ErrorKind::launch);
   CHECK(cl::error_kind(-1001) == ErrorKind::device);
   CHECK(cl::error_kind(-9999) == ErrorKind::runtime);
+  CHECK(cl::error_kind(CL_INVALID_COMPILER_OPTIONS) == ErrorKind::build);
+  CHECK(cl::error_kind(CL_INVALID_LINKER_OPTIONS) == ErrorKind::build);
+  CHECK(cl::error_kind(-71) == ErrorKind::build);  // CL_INVALID_SPEC_ID
+  CHECK(cl::error_kind(-72) == ErrorKind::out_of_resources);
+  CHECK(cl::error_name(-72) == "CL_MAX_SIZE_RESTRICTION_EXCEEDED");
+  CHECK(cl::error_kind(-69) == ErrorKind::allocation);  // CL_INVALID_PIPE_SIZE
+  CHECK(cl::error_kind(CL_DEVICE_PARTITION_FAILED) == ErrorKind::device);
+  // Every code of the OpenCL 3.0 table has its name and a kind of its own.
+  for (cl_int code = -1; code >= -72; --code) {
+    if (code <= -20 && code >= -29) continue;  // unassigned by the specification
+    INFO("code " << code);
+    CHECK_THAT(cl::error_name(code), Catch::StartsWith("CL_"));
+    CHECK_THAT(cl::make_error(code, "x").message(),
+               Catch::Contains(" (" + std::to_string(code) + "): "));  // and a hint
+  }
   const auto e = cl::make_error(CL_OUT_OF_RESOURCES, "enqueueing kernel 'k'");
   CHECK(e.kind() == ErrorKind::out_of_resources);
   CHECK_THAT(e.message(), Catch::StartsWith("enqueueing kernel 'k'") &&

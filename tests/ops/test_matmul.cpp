@@ -140,3 +140,61 @@ TEST_CASE("matmul rejects shapes that do not fit with a clear message", "[ops][m
   CHECK_THROWS_WITH(matmul(client, a, b, c), Catch::Contains("A is 2x3, B is 4x2"));
   CHECK_THROWS_WITH(matmul_with("nonsense", client, a, a, c), Catch::Contains("shapes"));
 }
+
+// Run by ctest with POCL_MEMORY_LIMIT=1 (1 GiB of device memory, 256 MiB per allocation): A is
+// 2049 x 16385 (134 MB), its anchored twin 4096 x 32768 (537 MB) exceeds the maximum allocation.
+// On main the tuning failed every candidate ("allocating a random 4096 x 32768 matrix:
+// CL_INVALID_BUFFER_SIZE") although the naive kernel serves the call.
+TEST_CASE("matmul tunes on the real shape when the anchored inputs do not fit the device",
+          "[.][small-memory]") {
+  Settings settings;  // as few runs as possible: each is 34 million multiply-adds on the CPU
+  settings.persistent_cache = false;
+  settings.search = SearchSettings{SearchStrategy::annealing, 0.0, 1, 30};
+  BenchmarkSettings bench;
+  bench.warmup_runs = 0;
+  bench.min_samples = 1;
+  bench.max_samples = 1;
+  settings.benchmark = bench;
+  set_global_settings(settings);
+  auto& client = tunekit::test::default_client();
+  const Problem p{2049, 1, 16385};
+  const std::uint64_t anchored_a = std::uint64_t{4096} * 32768 * sizeof(float);
+  REQUIRE(client.device().max_allocation < anchored_a);  // the limit is in effect
+  REQUIRE(client.device().max_allocation >= p.m * p.k * sizeof(float));
+  CHECK(run_and_check(client, "", p, DType::f32, 1.0f, 0.0f) < 1e-5);
+  CHECK(run_and_check(client, "", p, DType::f32, 0.5f, 2.0f) < 1e-5);  // the same key, tuned
+}
+
+// The 32-bit boundary on a big GPU (hidden: `tunekit_ops_tests "[gpu-large]"` on an H100; it
+// needs about 9 GB of device memory and 20 GB of host memory). C = A * B of 46341 x 46341 x 1
+// holds 2,147,488,281 elements, just over 2^31: on main this killed the queue
+// (CL_INVALID_COMMAND_QUEUE) where 46340 x 46340 worked. Now the kernels with 32-bit offsets
+// refuse it before launch and the 64-bit ones serve it; every element past index 2^31 is checked.
+TEST_CASE("matmul of 46341 x 46341 x 1: C over 2^31 elements is right to its last element",
+          "[.][gpu-large]") {
+  tunekit::test::quick_tuning();
+  auto& client = tunekit::test::default_client();
+  const std::size_t n = 46341;
+  REQUIRE(client.device().max_allocation >= n * n * sizeof(float));
+  const auto va = random_values(n, 1), vb = random_values(n, 2);
+  auto a = upload_matrix(client, va, n, 1);
+  auto b = upload_matrix(client, vb, 1, n);
+  auto c = upload_matrix(client, std::vector<float>(n * n, 0.0f), n, n);
+  matmul(client, a, b, c, 1.0f, 0.0f);
+  const auto hc = download_matrix(client, c);
+  REQUIRE(hc.size() == n * n);
+  std::size_t wrong = 0, first_wrong = 0;
+  const std::size_t boundary = std::size_t{1} << 31;
+  for (std::size_t i = 0; i < hc.size(); i += i + 1 < boundary - 1000 ? 997 : 1) {
+    if (hc[i] != va[i / n] * vb[i % n] && wrong++ == 0) first_wrong = i;
+  }
+  INFO("first wrong element: " << first_wrong);
+  CHECK(wrong == 0);
+  const auto report = matmul_tuner().tuner(client.id()).report(MatmulKey{n, n, 1, DType::f32});
+  REQUIRE(report);
+  for (const auto& outcome : report->outcomes) {
+    if (outcome.name.rfind("direct", 0) == 0 && outcome.status == OutcomeStatus::failed) {
+      CHECK_THAT(outcome.error->message(), Catch::Contains("2^31"));
+    }
+  }
+}

@@ -1,0 +1,102 @@
+// Sizes the shipped ops' kernels can take (int_argument), and benchmark inputs that fit the
+// device: the shipped ops' input generators make random inputs of
+// the key's anchored shape, which can be twice the caller's in each dimension. When those do not
+// fit (or cannot be allocated), tuning runs on the caller's own shape instead: a call that a
+// candidate can serve must never fail because its anchored twin is too large.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "tunekit/cl/client.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/tuner.hpp"
+
+namespace tunekit::ops::detail {
+
+/// Bytes of `count` elements of `size` bytes each, or nothing past 64 bits.
+inline std::optional<std::uint64_t> bytes_of(std::uint64_t count, std::uint64_t size) {
+  if (size != 0 && count > UINT64_MAX / size) return std::nullopt;
+  return count * size;
+}
+
+/// Bytes of a rows x cols matrix of `size`-byte elements, or nothing past 64 bits.
+inline std::optional<std::uint64_t> bytes_of(std::uint64_t rows, std::uint64_t cols,
+                                             std::uint64_t size) {
+  if (cols != 0 && rows > UINT64_MAX / cols) return std::nullopt;
+  return bytes_of(rows * cols, size);
+}
+
+/// Why buffers of `sizes` bytes cannot serve as benchmark inputs on the device of `context`, or
+/// nothing when they can: each must be within the device's maximum allocation, and all of them
+/// within half of its global memory (the caller's own data lives there too).
+inline std::optional<std::string> misfit(const ::cl::Context& context,
+                                         std::initializer_list<std::optional<std::uint64_t>> sizes) {
+  const auto devices = context.getInfo<CL_CONTEXT_DEVICES>();
+  if (devices.empty()) return std::nullopt;
+  const std::uint64_t max_alloc = devices.front().getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+  const std::uint64_t global = devices.front().getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+  std::uint64_t total = 0;
+  for (const auto& size : sizes) {
+    if (!size) return std::string("their size does not fit in 64 bits");
+    if (*size > max_alloc) {
+      return "a buffer of " + std::to_string(*size) + " bytes exceeds the device's maximum " +
+             "allocation of " + std::to_string(max_alloc);
+    }
+    total += *size;  // each is at most max_alloc: no overflow for a handful of them
+  }
+  if (total > global / 2) {
+    return std::to_string(total) + " bytes exceed half the device's memory (" +
+           std::to_string(global) + " bytes)";
+  }
+  return std::nullopt;
+}
+
+/// Says, once per op and key in a process, that its tuning runs on the caller's shape.
+inline void note_real_shape(const std::string& op, const std::string& key, const std::string& why) {
+  static std::mutex mutex;
+  static std::set<std::pair<std::string, std::string>> noted;
+  {
+    std::lock_guard lock(mutex);
+    if (!noted.emplace(op, key).second) return;
+  }
+  warn("tunekit: " + op + " [" + key + "]: the anchored benchmark inputs do not fit (" + why +
+       "); tuning on the caller's own shape instead");
+}
+
+/// `anchored()` when the buffers of `anchored_sizes` fit and can be allocated, else `real()`
+/// (noted once): both make the benchmark inputs.
+template <class Anchored, class Real>
+auto anchored_or_real(const ::cl::Context& context, const std::string& op, const std::string& key,
+                      std::initializer_list<std::optional<std::uint64_t>> anchored_sizes,
+                      Anchored anchored, Real real) -> decltype(real()) {
+  auto why = misfit(context, anchored_sizes);
+  if (!why) {
+    try {
+      return anchored();
+    } catch (const AutotuneError& e) {
+      if (e.kind() != ErrorKind::allocation) throw;
+      why = e.message();
+    }
+  }
+  note_real_shape(op, key, *why);
+  return real();
+}
+
+/// `value` as a kernel's `int` argument; beyond 2^31 - 1 an AutotuneError(launch) naming the
+/// limit, before anything is launched (a wrapped size would index out of the buffers).
+inline cl_int int_argument(std::uint64_t value, const std::string& what) {
+  constexpr std::uint64_t limit = 2147483647;  // 2^31 - 1
+  if (value > limit) {
+    throw AutotuneError(ErrorKind::launch, what + " is " + std::to_string(value) +
+                                               ", over the kernels' 32-bit limit of 2^31 - 1");
+  }
+  return static_cast<cl_int>(value);
+}
+
+}  // namespace tunekit::ops::detail
