@@ -2,6 +2,7 @@
 // parse_cache_bundle either parse or raise AutotuneError(cache); nothing else (no crash, no other
 // exception, no sanitizer report). What parses must write and read back to the same entries.
 // Build and run: fuzz/run.sh [seconds]   (or cmake -DTUNEKIT_FUZZ=ON with clang++)
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
@@ -11,8 +12,22 @@
 
 namespace {
 
+/// The reader's promise to everything after it: each time is 0 or a plausible positive time.
+void check_numbers(const tunekit::detail::ParsedFile& parsed) {
+  const auto plausible = [](double t) { return t == 0 || (t >= 1e-12 && t <= 1e6); };
+  for (const auto& entry : parsed.entries) {
+    for (const auto& o : entry.result.outcomes) {
+      if (!plausible(o.median) || !plausible(o.min) || !plausible(o.max) ||
+          !(std::isnan(o.spread) || plausible(o.spread))) {
+        std::abort();
+      }
+    }
+  }
+}
+
 void check_round_trip(const tunekit::detail::ParsedFile& parsed) {
   using namespace tunekit::detail;
+  check_numbers(parsed);
   const std::string text = write_cache_file(parsed.op, parsed.entries);
   const ParsedFile again = parse_cache_file(text);
   if (again.op != parsed.op || !again.problems.empty() ||

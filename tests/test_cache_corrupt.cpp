@@ -5,6 +5,7 @@
 #include <random>
 
 #include "test_cache_support.hpp"
+#include "unprivileged.hpp"
 
 using namespace tunekit;
 using namespace tunekit::test;
@@ -143,14 +144,18 @@ TEST_CASE("an unwritable cache directory is reported once and tuning goes on in 
     CHECK(warnings.count("running without the persistent cache") == 1);
     CHECK(warnings.lines() == 1);
   }
-  if (::geteuid() != 0) {  // root writes through permission bits
-    fs::create_directories(dir / "readonly/v1");
-    fs::permissions(dir / "readonly/v1", fs::perms::owner_read | fs::perms::owner_exec);
+  // Root writes through permission bits: the read-only directory is met by an unprivileged user.
+  fs::create_directories(dir / "readonly/v1");
+  fs::permissions(dir / "readonly", fs::perms::owner_all);
+  fs::permissions(dir / "readonly/v1", fs::perms::owner_read | fs::perms::owner_exec);
+  give_to_unprivileged(dir.path());
+  const int rc = run_unprivileged([&] {
     CapturedWarnings warnings;
-    CHECK(make_result_store(cache_settings(dir / "readonly")) == nullptr);
-    CHECK(run_program(dir / "readonly", {1}) == 1);
-    CHECK(warnings.count("not writable") == 1);
-  }
+    const bool refused = make_result_store(cache_settings(dir / "readonly")) == nullptr;
+    const bool tuned = run_program(dir / "readonly", {1}) == 1;
+    return refused && tuned && warnings.count("not writable") == 1 ? 0 : 1;
+  });
+  CHECK(rc == 0);
 }
 
 TEST_CASE("leftover temporary files of a killed writer do not disturb the cache",

@@ -100,7 +100,8 @@ struct Settings {
   SearchSettings search_settings() const {
     return search ? *search : SearchSettings::for_level(level);
   }
-  /// cache_dir, or the default location when it is empty.
+  /// cache_dir, or the default location when it is empty: $XDG_CACHE_HOME/tunekit, else
+  /// $HOME/.cache/tunekit. Throws AutotuneError(settings) when neither is set (no /tmp fallback).
   std::filesystem::path resolved_cache_dir() const;
 };
 

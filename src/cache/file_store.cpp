@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <set>
@@ -118,14 +119,19 @@ struct FileRead {
 
 constexpr off_t max_file_size = off_t{1} << 30;
 
-FileRead read_file(const fs::path& path) {
+/// Whether a path is inside the cache (never follow a link there) or named by the user.
+enum class Links { refuse, follow };
+
+FileRead read_file(const fs::path& path, Links links = Links::refuse) {
   FileRead read;
   // O_NONBLOCK: opening a FIFO planted in the cache must not hang.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+                                 (links == Links::refuse ? O_NOFOLLOW : 0)));
   if (!fd) {
     if (errno == ENOENT) return read;
     read.kind = FileRead::unreadable;
-    read.error = errno_text(errno);
+    read.error = errno == ELOOP ? "a symbolic link (tunekit never follows links in its cache)"
+                                : errno_text(errno);
     read.stamp = stamp_of(path);
     return read;
   }
@@ -194,9 +200,11 @@ void sync_directory(const fs::path& dir) {
 
 /// Writes `bytes` to `path` so that readers see the old file or the new one, never a mix:
 /// a temporary file in the same directory, fsync, rename over, fsync the directory.
-void write_atomically(const fs::path& path, std::string_view bytes) {
+/// Cache files are the user's own (0600); an exported bundle is for others to read (0644 less
+/// the umask).
+void write_atomically(const fs::path& path, std::string_view bytes, mode_t mode = 0600) {
   const fs::path temp = path.string() + ".tmp." + unique_suffix();
-  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (!fd) fail("cannot create " + quoted(temp), errno);
   try {
     write_all(fd.get(), bytes, temp);
@@ -244,6 +252,25 @@ bool lock_until(int fd, Clock::time_point deadline) {
   }
 }
 
+/// Opens (creating it 0600) the lock file `path`: never through a symbolic link, and only a
+/// regular file of this user, so that a planted link or file cannot make us write elsewhere.
+Fd open_lock_file(const fs::path& path) {
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+  if (!fd && errno == ELOOP) {
+    throw AutotuneError(ErrorKind::cache,
+                        "the lock file " + quoted(path) + " is a symbolic link; tunekit never "
+                        "follows links in its cache (remove it)");
+  }
+  if (!fd) fail("cannot open the lock file " + quoted(path), errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) fail("cannot stat the lock file " + quoted(path), errno);
+  if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    throw AutotuneError(ErrorKind::cache, "the lock file " + quoted(path) +
+                                              " is not a regular file of this user (remove it)");
+  }
+  return fd;
+}
+
 /// An exclusive lock on the file `path` (created if needed), or nothing after `timeout`.
 /// When `remove_on_release`, the holder deletes the file before it lets go (so that lock files
 /// do not pile up); a waiter that then gets the lock of the deleted file notices and retries.
@@ -253,8 +280,7 @@ class LockFile final : public TuningLock {
                                            bool remove_on_release) {
     const auto deadline = Clock::now() + timeout;
     for (;;) {
-      Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-      if (!fd) fail("cannot open the lock file " + quoted(path), errno);
+      Fd fd = open_lock_file(path);
       if (!lock_until(fd.get(), deadline)) return nullptr;
       struct stat held {}, named {};
       if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
@@ -279,6 +305,59 @@ class LockFile final : public TuningLock {
   fs::path path_;
   bool remove_on_release_;
 };
+
+/// Creates `dir` and its missing parents 0700, whatever the umask (like `mkdir -p -m 700`).
+void make_private_directories(const fs::path& dir) {
+  fs::path sofar;
+  for (const auto& part : dir) {
+    sofar /= part;
+    if (::mkdir(sofar.c_str(), 0700) == 0) {
+      if (::chmod(sofar.c_str(), 0700) != 0) fail("cannot set the mode of " + quoted(sofar), errno);
+    } else if (errno != EEXIST) {
+      const int error = errno;
+      struct stat st {};
+      if (::stat(sofar.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) continue;  // EACCES on a parent
+      fail("cannot create the cache directory " + quoted(dir), error);
+    }
+  }
+}
+
+/// Checks that `dir` is a directory of this user that no one else may write, so that no other
+/// user can plant or swap files in it. The cache directory itself may be reached through a
+/// link the user made (Links::follow); the folders tunekit makes inside it may not.
+void check_private_directory(const fs::path& dir, Links links) {
+  struct stat st {};
+  const int rc = links == Links::follow ? ::stat(dir.c_str(), &st) : ::lstat(dir.c_str(), &st);
+  if (rc != 0) fail("cannot use the cache directory " + quoted(dir), errno);
+  if (!S_ISDIR(st.st_mode)) {
+    throw AutotuneError(ErrorKind::cache,
+                        quoted(dir) + " is not a directory" +
+                            (S_ISLNK(st.st_mode) ? " but a symbolic link" : "") +
+                            "; remove it, or choose another cache directory (TUNEKIT_CACHE_DIR "
+                            "or --cache-dir)");
+  }
+  if (st.st_uid != ::geteuid()) {
+    throw AutotuneError(ErrorKind::cache,
+                        "the cache directory " + quoted(dir) + " belongs to uid " +
+                            std::to_string(st.st_uid) + ", not to this user (uid " +
+                            std::to_string(::geteuid()) + "); tunekit uses only a directory of "
+                            "your own: set TUNEKIT_CACHE_DIR (or --cache-dir) to one");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw AutotuneError(ErrorKind::cache,
+                        "the cache directory " + quoted(dir) + " is writable by other users (mode " +
+                            mode + "); run `chmod go-w " + dir.string() + "` or use another one");
+  }
+}
+
+/// `dir` created if missing (0700) and checked as above.
+void prepare_private_directory(const fs::path& dir, Links links) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) make_private_directories(dir);
+  check_private_directory(dir, links);
+}
 
 /// What lock_for_tuning gives when it stopped waiting: nothing held.
 class NoLock final : public TuningLock {};
@@ -308,15 +387,11 @@ FileStore::FileStore(std::filesystem::path directory, Options options)
     : root_(std::move(directory)),
       dir_(root_ / ("v" + std::to_string(format_version))),
       options_(options) {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec || !fs::is_directory(dir_)) {
-    throw AutotuneError(ErrorKind::cache, "cannot create the cache directory " + quoted(dir_) +
-                                              ": " + (ec ? ec.message() : "not a directory"));
-  }
+  prepare_private_directory(root_, Links::follow);
+  prepare_private_directory(dir_, Links::refuse);
   // Permission bits do not tell (root, read-only mounts): try it.
   const fs::path probe = dir_ / (".probe." + unique_suffix());
-  Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) {
     throw AutotuneError(ErrorKind::cache, "the cache directory " + quoted(dir_) +
                                               " is not writable: " + errno_text(errno));
@@ -493,11 +568,7 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
 
 std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
   const fs::path locks = dir_ / "locks";
-  std::error_code ec;
-  fs::create_directories(locks, ec);
-  if (ec) {
-    throw AutotuneError(ErrorKind::cache, "cannot create " + quoted(locks) + ": " + ec.message());
-  }
+  prepare_private_directory(locks, Links::refuse);
   std::string name = detail::op_file_name(id.op);
   name.resize(name.size() - 5);  // ".json"
   const std::string what = id.device + '\0' + id.key + '\0' + detail::hex64(id.checksum);
@@ -529,6 +600,29 @@ std::vector<fs::path> cache_files(const fs::path& dir) {
   return files;
 }
 
+/// "<digits>.<digits>", as unique_suffix() makes it.
+bool is_unique_suffix(std::string_view text) {
+  const auto dot = text.find('.');
+  const auto digits = [](std::string_view t) {
+    return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return dot != std::string_view::npos && digits(text.substr(0, dot)) && digits(text.substr(dot + 1));
+}
+
+/// Whether `other` is a temporary file or a moved-aside copy of the cache file `name`, exactly
+/// as write_atomically and move_aside name them: "transpose.json.tmp.12.0" is one of
+/// "transpose.json", the op file "transpose.json.corrupt-x.json" of another op is not.
+bool is_leftover_of(std::string_view name, std::string_view other) {
+  if (!other.starts_with(name)) return false;
+  other.remove_prefix(name.size());
+  if (other.starts_with(".tmp.")) return is_unique_suffix(other.substr(5));
+  constexpr std::string_view corrupt = ".corrupt-";
+  constexpr std::size_t time_chars = 15;  // timestamp(): YYYYMMDDTHHMMSS
+  if (!other.starts_with(corrupt) || other.size() < corrupt.size() + time_chars + 1) return false;
+  other.remove_prefix(corrupt.size() + time_chars);
+  return other.front() == '-' && is_unique_suffix(other.substr(1));
+}
+
 /// Removes `file` and its leftovers (temporary files, moved-aside corrupt files) under its lock.
 void remove_cache_file(const fs::path& dir, const fs::path& file, std::chrono::milliseconds timeout) {
   const auto lock = LockFile::acquire(file.string() + ".lock", timeout, false);
@@ -540,8 +634,7 @@ void remove_cache_file(const fs::path& dir, const fs::path& file, std::chrono::m
   const std::string name = file.filename().string();
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string other = it->path().filename().string();
-    if (other.starts_with(name + ".tmp.") || other.starts_with(name + ".corrupt-")) {
+    if (is_leftover_of(name, it->path().filename().string())) {
       std::error_code ignored;
       fs::remove(it->path(), ignored);
     }
@@ -625,12 +718,12 @@ std::size_t FileStore::export_to(const std::filesystem::path& file) const {
     ops.back().entries.push_back(std::move(entry));
     ++count;
   }
-  write_atomically(file, detail::write_cache_bundle(ops));
+  write_atomically(file, detail::write_cache_bundle(ops), 0644);
   return count;
 }
 
 std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode mode) {
-  const FileRead read = read_file(file);
+  const FileRead read = read_file(file, Links::follow);  // a file the user named
   switch (read.kind) {
     case FileRead::absent:
       throw AutotuneError(ErrorKind::cache, "cannot import " + quoted(file) + ": no such file");
@@ -649,8 +742,11 @@ std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode
   }
   std::vector<CacheEntry> all;
   for (auto& op : ops) {
-    for (const auto& problem : op.problems) {
-      warn("tunekit: import of " + quoted(file) + ": skipping " + problem);
+    // A bundle is all or nothing: a bad entry (forged numbers, a failed checksum) means the
+    // bundle cannot be trusted, so nothing of it is merged.
+    if (!op.problems.empty()) {
+      throw AutotuneError(ErrorKind::cache, "cannot import " + quoted(file) + ": " +
+                                                op.problems.front() + " (nothing imported)");
     }
     all.insert(all.end(), std::make_move_iterator(op.entries.begin()),
                std::make_move_iterator(op.entries.end()));
@@ -660,9 +756,8 @@ std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode
 
 std::shared_ptr<ResultStore> make_result_store(const Settings& settings) {
   if (!settings.persistent_cache) return nullptr;
-  const fs::path dir = settings.resolved_cache_dir();
   try {
-    return std::make_shared<FileStore>(dir);
+    return std::make_shared<FileStore>(settings.resolved_cache_dir());
   } catch (const AutotuneError& e) {
     warn_once("tunekit: " + e.message() + "; running without the persistent cache");
     return nullptr;

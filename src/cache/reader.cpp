@@ -24,6 +24,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -106,6 +108,46 @@ std::uint64_t checked_hex(std::string_view text, const char* what) {
   return *value;
 }
 
+// ---- what a number read from a file may be ----
+// Every number of an entry is checked here, once, before anything (the tuner, `cache show`, the
+// HTML report) uses it: a forged file must not make a chart loop forever, allocate without
+// bound or index out of range.
+
+/// Times in seconds: 0 (not measured), or between a picosecond and 11 days. A subnormal or
+/// infinite time is not a measurement.
+constexpr double min_seconds = 1e-12;
+constexpr double max_seconds = 1e6;
+/// Counts (samples, batch size) and candidate indices; outcomes per entry.
+constexpr std::uint64_t max_count = std::uint64_t{1} << 32;
+constexpr std::size_t max_outcomes = std::size_t{1} << 22;
+
+void check_seconds(double value, const char* name, bool nan_allowed = false) {
+  if (std::isnan(value) && nan_allowed) return;
+  if (!(value == 0 || (value >= min_seconds && value <= max_seconds))) {
+    char text[48];
+    std::snprintf(text, sizeof text, "%g", value);
+    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is " + text +
+                                              ": not a time in seconds (0, or 1e-12 to 1e6)");
+  }
+}
+
+void check_count(std::uint64_t value, const char* name) {
+  if (value >= max_count) {
+    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is " +
+                                              std::to_string(value) + ": out of range");
+  }
+}
+
+void check_numbers(const AutotuneOutcome& o) {
+  check_seconds(o.median, "median");
+  check_seconds(o.spread, "spread", /*nan_allowed=*/true);  // a skipped candidate's is NaN
+  check_seconds(o.min, "min");
+  check_seconds(o.max, "max");
+  check_count(o.index, "index");
+  check_count(o.samples, "samples");
+  check_count(o.batch, "batch");
+}
+
 AutotuneOutcome read_outcome(const Value& v) {
   if (!v.IsObject()) throw AutotuneError(ErrorKind::cache, "an outcome is not an object");
   AutotuneOutcome o;
@@ -131,6 +173,7 @@ AutotuneOutcome read_outcome(const Value& v) {
     if (!parsed_kind) throw AutotuneError(ErrorKind::cache, "unknown error kind '" + kind + "'");
     o.error = AutotuneError(*parsed_kind, std::move(message), o.name);
   }
+  check_numbers(o);
   return o;
 }
 
@@ -145,6 +188,9 @@ CacheEntry read_entry(const Value& v, const std::string& op) {
   e.result.winner_index = integer_field<std::uint32_t>(v, "winner_index");
   const Value& outcomes = member(v, "outcomes");
   if (!outcomes.IsArray()) throw AutotuneError(ErrorKind::cache, "\"outcomes\" is not an array");
+  if (outcomes.Size() > max_outcomes) {
+    throw AutotuneError(ErrorKind::cache, "more than " + std::to_string(max_outcomes) + " outcomes");
+  }
   for (const Value& o : outcomes.GetArray()) e.result.outcomes.push_back(read_outcome(o));
   const auto stored = checked_hex(text_field(v, "checksum"), "checksum");
   if (stored != entry_checksum(e)) {

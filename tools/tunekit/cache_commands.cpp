@@ -22,6 +22,11 @@ std::filesystem::path cache_dir(const CommonOptions& common) {
 bool cache_is_missing(const std::filesystem::path& dir) {
   std::error_code error;
   if (std::filesystem::is_directory(dir, error)) return false;
+  if (std::filesystem::exists(std::filesystem::symlink_status(dir, error))) {
+    throw AutotuneError(ErrorKind::cache, "the cache directory " + dir.string() +
+                                              " is not a directory; remove it or choose another "
+                                              "one (--cache-dir, TUNEKIT_CACHE_DIR)");
+  }
   std::cout << "no tuning results: " << dir.string() << " does not exist yet\n";
   return true;
 }

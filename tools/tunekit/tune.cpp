@@ -140,6 +140,27 @@ cl::DeviceInfo choose_device(const std::string& selector, bool from_option) {
   }
 }
 
+// The matrices a tuning of `options` makes, checked against the kernels' 32-bit limit (each size
+// alone is checked by the parser; their product is checked here).
+void check_sizes(const TuneOptions& options) {
+  try {
+    if (options.op == "matmul") {
+      const std::uint64_t size = options.size.value_or(256);
+      const std::uint64_t m = options.m.value_or(size), n = options.n.value_or(size),
+                          k = options.k.value_or(size);
+      const DType dtype = options.dtype == "f16" ? DType::f16 : DType::f32;
+      (void)ops::checked_matrix_bytes(m, k, dtype, "A");
+      (void)ops::checked_matrix_bytes(k, n, dtype, "B");
+      (void)ops::checked_matrix_bytes(m, n, dtype, "C");
+    } else if (options.op == "reduce_rows" || options.op == "transpose") {
+      const Shape shape = matrix_shape(options, 1024);
+      (void)ops::checked_matrix_bytes(shape.rows, shape.cols, DType::f32, "the matrix");
+    }
+  } catch (const AutotuneError& e) {
+    throw UsageError(e.message());
+  }
+}
+
 template <class Key>
 std::vector<TuningReport> reports_of(LocalTuner<Key>& tuner, const cl::Client& client) {
   return tuner.tuner(client.id()).reports();
@@ -163,6 +184,7 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   settings.on_progress = [&progress](const TuningProgress& p) { progress(p); };
   set_global_settings(settings);  // the shipped ops' tuners start from the global settings
 
+  check_sizes(options);  // before a device is opened: too large for the kernels is a usage error
   cl::Client client(choose_device(settings.device, !options.device.empty()));
   std::cerr << "tunekit: tuning " << options.op << " on " << client.device().describe()
             << " (level " << to_string(settings.level) << ")\n";
