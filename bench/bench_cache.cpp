@@ -119,7 +119,7 @@ void cold_start_first_execute(benchmark::State& state) {
   CacheFixture fixture(count, static_cast<std::size_t>(state.range(1)));
   tunekit::HostClient client(device);
   const MatmulKey key = key_number(count / 2);
-  std::size_t file_size = fs::file_size(fixture.dir / "v1" / (op + ".json"));
+  std::size_t file_size = fs::file_size(fixture.dir / "v2" / (op + ".json"));
   for (auto _ : state) {
     tunekit::LocalTuner<MatmulKey> tuner(op, cache_settings(fixture.dir));
     const auto& set = tuner.init(make_set);
@@ -157,7 +157,7 @@ BENCHMARK(cold_start_first_execute)
 void parse_cache_file(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(0));
   CacheFixture fixture(count);
-  std::ifstream in(fixture.dir / "v1" / (op + ".json"), std::ios::binary);
+  std::ifstream in(fixture.dir / "v2" / (op + ".json"), std::ios::binary);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   for (auto _ : state) benchmark::DoNotOptimize(tunekit::detail::parse_cache_file(text));
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));

@@ -24,11 +24,11 @@ mode_t mode_of(const fs::path& path) {
   return st.st_mode & 07777;
 }
 
-/// A cache directory (with v1/ and v1/locks/) of the unprivileged user, under `dir`.
+/// A cache directory (with v2/ and v2/locks/) of the unprivileged user, under `dir`.
 fs::path victims_cache(const TempDir& dir) {
   const fs::path cache = dir / "cache";
-  fs::create_directories(cache / "v1" / "locks");
-  for (const auto& d : {cache, cache / "v1", cache / "v1" / "locks"}) {
+  fs::create_directories(cache / "v2" / "locks");
+  for (const auto& d : {cache, cache / "v2", cache / "v2" / "locks"}) {
     fs::permissions(d, fs::perms::owner_all);
   }
   give_to_unprivileged(dir.path());
@@ -40,7 +40,7 @@ std::string tuning_lock_name(const fs::path& cache) {
   const int rc = run_unprivileged([&] {
     FileStore store(cache);
     const auto lock = store.lock_for_tuning(id);
-    for (const auto& e : fs::directory_iterator(cache / "v1" / "locks")) {
+    for (const auto& e : fs::directory_iterator(cache / "v2" / "locks")) {
       write_text(cache / "lock-name", e.path().filename().string());
     }
     return 0;
@@ -61,9 +61,9 @@ TEST_CASE("a symbolic link planted at a lock file is never followed", "[cache][a
   fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
   give_to_unprivileged(secret);
   const std::string lock_name = tuning_lock_name(cache);
-  fs::create_symlink(secret, cache / "v1" / "locks" / lock_name);
-  fs::create_symlink(dir / "created", cache / "v1" / "cached_op.json.lock");  // a missing path
-  fs::create_symlink(secret, cache / "v1" / "cached_op.json");
+  fs::create_symlink(secret, cache / "v2" / "locks" / lock_name);
+  fs::create_symlink(dir / "created", cache / "v2" / "cached_op.json.lock");  // a missing path
+  fs::create_symlink(secret, cache / "v2" / "cached_op.json");
 
   const int rc = run_unprivileged([&] {
     FileStore store(cache);
@@ -102,7 +102,7 @@ TEST_CASE("a cache directory another user can write, or that is not ours, is ref
     });
   };
   CHECK(refused_because("/", "not to this user") == 0);  // root's: `nobody` or us
-  for (const auto& d : {cache, cache / "v1", cache / "v1" / "locks"}) {
+  for (const auto& d : {cache, cache / "v2", cache / "v2" / "locks"}) {
     fs::permissions(d, fs::perms::all);  // 0777: anyone could plant links in it
     CHECK(refused_because(cache, "chmod go-w") == 0);
     fs::permissions(d, fs::perms::owner_all);
@@ -113,9 +113,9 @@ TEST_CASE("a cache directory another user can write, or that is not ours, is ref
   fs::create_directory_symlink(cache, dir / "link");  // the user's own link to the cache: fine
   give_to_unprivileged(dir / "link");
   CHECK(refused_because(dir / "link", "") == 1);
-  fs::remove(cache / "v1" / "locks");
-  fs::create_directory_symlink(dir.path(), cache / "v1" / "locks");
-  give_to_unprivileged(cache / "v1" / "locks");
+  fs::remove(cache / "v2" / "locks");
+  fs::create_directory_symlink(dir.path(), cache / "v2" / "locks");
+  give_to_unprivileged(cache / "v2" / "locks");
   CHECK(refused_because(cache, "symbolic link") == 0);
 }
 
@@ -134,10 +134,10 @@ TEST_CASE("cache directories are created 0700 and files 0600, whatever the umask
   REQUIRE(rc == 0);
   CHECK(mode_of(dir / "new") == 0700);
   CHECK(mode_of(cache) == 0700);
-  CHECK(mode_of(cache / "v1") == 0700);
-  CHECK(mode_of(cache / "v1" / "locks") == 0700);
-  CHECK(mode_of(cache / "v1" / "cached_op.json") == 0600);
-  CHECK(mode_of(cache / "v1" / "cached_op.json.lock") == 0600);
+  CHECK(mode_of(cache / "v2") == 0700);
+  CHECK(mode_of(cache / "v2" / "locks") == 0700);
+  CHECK(mode_of(cache / "v2" / "cached_op.json") == 0600);
+  CHECK(mode_of(cache / "v2" / "cached_op.json.lock") == 0600);
 }
 
 // ---- forged numbers: an entry whose checksum is right (anyone can compute it) but whose
@@ -226,11 +226,11 @@ TEST_CASE("clearing an op removes its own leftovers only, not another op's file"
   FileStore store(dir.path());
   const EntryId other{id.device, "cached_op.json.corrupt-x", id.key, id.checksum};
   store.save_entries({CacheEntry{id, sample_result()}, CacheEntry{other, sample_result()}});
-  write_text(dir / "v1/cached_op.json.tmp.123.4", "half");
-  write_text(dir / "v1/cached_op.json.corrupt-20261122T141503-4711.0", "bad");
+  write_text(dir / "v2/cached_op.json.tmp.123.4", "half");
+  write_text(dir / "v2/cached_op.json.corrupt-20261122T141503-4711.0", "bad");
   store.clear(id.op);
   CHECK(store.entries(id.op).empty());
   CHECK(store.entries(other.op).size() == 1);
-  CHECK_FALSE(fs::exists(dir / "v1/cached_op.json.tmp.123.4"));
-  CHECK_FALSE(fs::exists(dir / "v1/cached_op.json.corrupt-20261122T141503-4711.0"));
+  CHECK_FALSE(fs::exists(dir / "v2/cached_op.json.tmp.123.4"));
+  CHECK_FALSE(fs::exists(dir / "v2/cached_op.json.corrupt-20261122T141503-4711.0"));
 }

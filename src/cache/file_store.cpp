@@ -406,6 +406,23 @@ std::filesystem::path FileStore::file_of(std::string_view op) const {
   return dir_ / detail::op_file_name(op);
 }
 
+std::filesystem::path FileStore::tables_of(std::string_view op) const {
+  std::string name = detail::op_file_name(op);
+  name.resize(name.size() - 5);  // ".json"
+  return dir_ / (name + ".tables");
+}
+
+namespace {
+/// The hash that names an entry's files (its outcome table, its tuning lock).
+std::string entry_hash(const EntryId& id) {
+  return detail::hex64(stable_hash(id.device + '\0' + id.key + '\0' + detail::hex64(id.checksum)));
+}
+}  // namespace
+
+std::filesystem::path FileStore::table_of(const EntryId& id) const {
+  return tables_of(id.op) / (entry_hash(id) + ".json");
+}
+
 FileStore::OpState& FileStore::state_of(const std::string& op) const {
   std::lock_guard lock(states_mutex_);
   auto it = states_.find(op);
@@ -435,7 +452,7 @@ void warn_unreadable(const FileRead& read, const fs::path& path, std::string_vie
   }
 }
 
-/// The parsed file, checked to hold `op`; throws AutotuneError(cache) when unusable.
+/// The parsed index, checked to hold `op`; throws AutotuneError(cache) when unusable.
 std::unique_ptr<detail::IndexedFile> parse_for(std::string bytes, std::string_view op) {
   auto file = detail::IndexedFile::parse(std::move(bytes));
   if (file->op() != op) {
@@ -445,10 +462,10 @@ std::unique_ptr<detail::IndexedFile> parse_for(std::string bytes, std::string_vi
   return file;
 }
 
-/// Parses what read_file found for `op`, telling each problem once. Entries of a file that is
-/// not usable as a whole are not returned; `bad` says whether anything was wrong.
-std::vector<CacheEntry> entries_in(const FileRead& read, const fs::path& path,
-                                   std::string_view op, bool* bad = nullptr) {
+/// Parses the index that read_file found for `op`, telling each problem once. Records of a file
+/// that is not usable as a whole are not returned; `bad` says whether anything was wrong.
+std::vector<detail::IndexRecord> records_in(const FileRead& read, const fs::path& path,
+                                            std::string_view op, bool* bad = nullptr) {
   if (bad) *bad = false;
   if (read.kind != FileRead::ok) {
     warn_unreadable(read, path, op);
@@ -458,11 +475,79 @@ std::vector<CacheEntry> entries_in(const FileRead& read, const fs::path& path,
     auto parsed = parse_for(read.bytes, op)->all();
     for (const auto& problem : parsed.problems) warn_once(entry_warning(path, problem));
     if (bad) *bad = !parsed.problems.empty();
-    return std::move(parsed.entries);
+    return std::move(parsed.records);
   } catch (const AutotuneError& e) {
     warn_once(file_warning(path, e));
     if (bad) *bad = true;
     return {};
+  }
+}
+
+/// The whole entry in the outcome table `path`, checked against its index record; nothing
+/// (and `problem` set) when the table is missing, unusable or not the one the index names.
+std::optional<CacheEntry> read_table(const fs::path& path, const detail::IndexRecord& record,
+                                     std::string& problem) {
+  const std::string what = "the outcome table of [" + record.id.key + "] (" + quoted(path) + ")";
+  const FileRead read = read_file(path);
+  if (read.kind != FileRead::ok) {
+    problem = what + (read.kind == FileRead::absent      ? ": missing"
+                      : read.kind == FileRead::directory ? ": a directory"
+                                                         : ": " + read.error);
+    return std::nullopt;
+  }
+  try {
+    auto parsed = detail::parse_cache_file(read.bytes);
+    if (!parsed.problems.empty()) {
+      problem = what + ": " + parsed.problems.front();
+      return std::nullopt;
+    }
+    const auto agrees = [&](const CacheEntry& entry) {
+      return key_of(entry.id) == key_of(record.id) && entry.result.winner == record.winner &&
+             entry.result.winner_index == record.winner_index;
+    };
+    if (parsed.op != record.id.op || parsed.entries.size() != 1 || !agrees(parsed.entries.front())) {
+      problem = what + ": it does not hold the entry its index names";
+      return std::nullopt;
+    }
+    return std::move(parsed.entries.front());
+  } catch (const AutotuneError& e) {
+    problem = what + ": " + e.message();
+    return std::nullopt;
+  }
+}
+
+/// Keeps an outcome table that is there but unusable, before it is replaced.
+void keep_aside_if_unusable(const fs::path& table) {
+  const FileRead read = read_file(table);
+  if (read.kind == FileRead::absent || read.kind == FileRead::directory) return;
+  try {
+    if (read.kind == FileRead::ok && detail::parse_cache_file(read.bytes).problems.empty()) return;
+  } catch (const AutotuneError&) {
+  }
+  move_aside(table, "had unusable content");
+}
+
+/// How many set checksums (builds of a program's kernels) one key keeps per device: older
+/// builds' entries are pruned on write, so that an op's files do not grow without bound.
+constexpr std::size_t max_builds_per_key = 3;
+
+/// Prunes the entries of `id`'s device and key beyond the newest max_builds_per_key (by the time
+/// their tables were written), `id`'s own entry counting as the newest.
+void prune(std::map<EntryKey, detail::IndexRecord>& merged, const EntryId& id,
+           const fs::path& tables) {
+  std::vector<std::pair<std::int64_t, EntryKey>> others;  // (written, key), other checksums
+  for (auto it = merged.lower_bound(EntryKey{id.device, id.key, 0});
+       it != merged.end() && std::get<0>(it->first) == id.device && std::get<1>(it->first) == id.key;
+       ++it) {
+    if (std::get<2>(it->first) == id.checksum) continue;
+    others.emplace_back(stamp_of(tables / (entry_hash(it->second.id) + ".json")).mtime_ns, it->first);
+  }
+  if (others.size() < max_builds_per_key) return;
+  std::sort(others.begin(), others.end(), std::greater<>());
+  for (std::size_t i = max_builds_per_key - 1; i < others.size(); ++i) {
+    const auto found = merged.find(others[i].second);
+    ::unlink((tables / (entry_hash(found->second.id) + ".json")).c_str());
+    merged.erase(found);
   }
 }
 
@@ -491,9 +576,13 @@ std::optional<StoredResult> FileStore::load(const EntryId& id) {
   const auto find = [&]() -> std::optional<StoredResult> {
     if (!state.file) return std::nullopt;
     std::string problem;
-    auto found = state.file->find(id, problem);
+    const auto record = state.file->find(id, problem);
+    if (record) {
+      // Only now the one entry's outcome table is read: not the other keys' tables.
+      if (auto entry = read_table(table_of(id), *record, problem)) return std::move(entry->result);
+    }
     if (!problem.empty()) warn_once(entry_warning(path, problem));
-    return found;
+    return std::nullopt;
   };
   bool fresh = false;
   if (!state.loaded || stamp_of(path) != state.stamp) {
@@ -543,24 +632,32 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
       throw AutotuneError(ErrorKind::cache, "cannot read " + quoted(path) + ": " + read.error);
     }
     bool bad = false;
-    std::map<EntryKey, CacheEntry> merged;
-    for (auto& entry : entries_in(read, path, op, &bad)) {
-      auto key = key_of(entry.id);
-      merged.insert_or_assign(std::move(key), std::move(entry));
+    std::map<EntryKey, detail::IndexRecord> merged;
+    for (auto& record : records_in(read, path, op, &bad)) {
+      auto key = key_of(record.id);
+      merged.insert_or_assign(std::move(key), std::move(record));
     }
     if (bad) move_aside(path, "had unusable content");
+    const fs::path tables = tables_of(op);
+    prepare_private_directory(tables, Links::refuse);
+    // Each entry's table first, then the index that names it: a reader never finds a record
+    // without its table (a crash in between leaves only an unnamed table, replaced later).
     for (const CacheEntry* entry : items) {
       auto key = key_of(entry->id);
       if (mode == ImportMode::keep_existing && merged.contains(key)) continue;
-      merged.insert_or_assign(std::move(key), *entry);
+      const fs::path table = table_of(entry->id);
+      keep_aside_if_unusable(table);
+      write_atomically(table, detail::write_cache_file(op, {*entry}));
+      merged.insert_or_assign(std::move(key), detail::record_of(*entry));
+      prune(merged, entry->id, tables);
       ++written;
     }
-    std::vector<CacheEntry> all;
+    std::vector<detail::IndexRecord> all;
     all.reserve(merged.size());
-    for (auto& [key, entry] : merged) all.push_back(std::move(entry));
-    write_atomically(path, detail::write_cache_file(op, all));
+    for (auto& [key, record] : merged) all.push_back(std::move(record));
+    write_atomically(path, detail::write_cache_index(op, all));
 
-    state.loaded = false;  // the next load parses the new file once
+    state.loaded = false;  // the next load parses the new index once
     state.file.reset();
   }
   return written;
@@ -571,8 +668,7 @@ std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
   prepare_private_directory(locks, Links::refuse);
   std::string name = detail::op_file_name(id.op);
   name.resize(name.size() - 5);  // ".json"
-  const std::string what = id.device + '\0' + id.key + '\0' + detail::hex64(id.checksum);
-  const fs::path path = locks / (name + "." + detail::hex64(stable_hash(what)) + ".lock");
+  const fs::path path = locks / (name + "." + entry_hash(id) + ".lock");
   auto lock = LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true);
   if (!lock) {
     warn("tunekit: another process has been tuning '" + id.op + "' [" + id.key + "] for over " +
@@ -589,7 +685,7 @@ std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
 
 namespace {
 
-/// The cache files in `dir`, by name.
+/// The index files in `dir`, by name.
 std::vector<fs::path> cache_files(const fs::path& dir) {
   std::vector<fs::path> files;
   std::error_code ec;
@@ -623,8 +719,10 @@ bool is_leftover_of(std::string_view name, std::string_view other) {
   return other.front() == '-' && is_unique_suffix(other.substr(1));
 }
 
-/// Removes `file` and its leftovers (temporary files, moved-aside corrupt files) under its lock.
-void remove_cache_file(const fs::path& dir, const fs::path& file, std::chrono::milliseconds timeout) {
+/// Removes the index `file`, its leftovers (temporary files, moved-aside corrupt files) and its
+/// outcome tables, under its lock.
+void remove_cache_file(const fs::path& dir, const fs::path& file, const fs::path& tables,
+                       std::chrono::milliseconds timeout) {
   const auto lock = LockFile::acquire(file.string() + ".lock", timeout, false);
   if (!lock) throw AutotuneError(ErrorKind::cache, "timed out waiting for the lock of " + quoted(file));
   struct stat st {};
@@ -639,12 +737,22 @@ void remove_cache_file(const fs::path& dir, const fs::path& file, std::chrono::m
       fs::remove(it->path(), ignored);
     }
   }
+  // remove_all removes links, never what they point to.
+  if (::lstat(tables.c_str(), &st) == 0) {
+    std::error_code error;
+    fs::remove_all(tables, error);
+    if (error) throw AutotuneError(ErrorKind::cache, "cannot remove " + quoted(tables) + ": " + error.message());
+  }
 }
 
 }  // namespace
 
 void FileStore::clear() {
-  for (const auto& file : cache_files(dir_)) remove_cache_file(dir_, file, options_.write_lock_timeout);
+  for (const auto& file : cache_files(dir_)) {
+    std::string name = file.filename().string();
+    name.resize(name.size() - 5);
+    remove_cache_file(dir_, file, dir_ / (name + ".tables"), options_.write_lock_timeout);
+  }
   std::lock_guard lock(states_mutex_);
   for (auto& [op, state] : states_) {
     std::lock_guard state_lock(state->mutex);
@@ -656,7 +764,7 @@ void FileStore::clear() {
 void FileStore::clear(std::string_view op) {
   OpState& state = state_of(std::string(op));
   std::lock_guard lock(state.mutex);
-  remove_cache_file(dir_, file_of(op), options_.write_lock_timeout);
+  remove_cache_file(dir_, file_of(op), tables_of(op), options_.write_lock_timeout);
   state.loaded = false;
   state.file.reset();
 }
@@ -667,44 +775,54 @@ bool entry_order(const CacheEntry& a, const CacheEntry& b) {
          std::tie(b.id.op, b.id.device, b.id.key, b.id.checksum);
 }
 
-/// The op a file holds, read from its content; entries are appended to `out`.
-std::optional<std::string> read_cache_file(const fs::path& path, std::vector<CacheEntry>& out) {
-  const FileRead read = read_file(path);
-  if (read.kind != FileRead::ok) {
-    (void)entries_in(read, path, "");  // tells what is wrong
+/// The op an index file holds, read from its content (nothing when unusable).
+std::optional<std::string> op_in(const FileRead& read) {
+  if (read.kind != FileRead::ok) return std::nullopt;
+  try {
+    return detail::IndexedFile::parse(read.bytes)->op();
+  } catch (const AutotuneError&) {
     return std::nullopt;
   }
-  std::string op;
-  try {
-    op = detail::IndexedFile::parse(read.bytes)->op();
-  } catch (const AutotuneError&) {
-  }
-  auto entries = entries_in(read, path, op);
-  out.insert(out.end(), std::make_move_iterator(entries.begin()),
-             std::make_move_iterator(entries.end()));
-  return op;
 }
 }  // namespace
 
+std::vector<CacheEntry> FileStore::entries_in(const fs::path& path, std::string_view op) const {
+  std::vector<CacheEntry> found;
+  for (const auto& record : records_in(read_file(path), path, op)) {
+    std::string problem;
+    if (auto entry = read_table(table_of(record.id), record, problem)) {
+      found.push_back(std::move(*entry));
+    } else {
+      warn_once(entry_warning(path, problem));
+    }
+  }
+  return found;
+}
+
 std::vector<CacheEntry> FileStore::entries() const {
   std::vector<CacheEntry> all;
-  for (const auto& file : cache_files(dir_)) (void)read_cache_file(file, all);
+  for (const auto& file : cache_files(dir_)) {
+    auto found = entries_in(file, op_in(read_file(file)).value_or(""));
+    all.insert(all.end(), std::make_move_iterator(found.begin()),
+               std::make_move_iterator(found.end()));
+  }
   std::sort(all.begin(), all.end(), entry_order);
   return all;
 }
 
 std::vector<CacheEntry> FileStore::entries(std::string_view op) const {
-  const fs::path path = file_of(op);
-  auto found = entries_in(read_file(path), path, op);
+  auto found = entries_in(file_of(op), op);
   std::sort(found.begin(), found.end(), entry_order);
   return found;
 }
 
 std::vector<std::string> FileStore::ops() const {
   std::vector<std::string> names;
-  std::vector<CacheEntry> ignored;
   for (const auto& file : cache_files(dir_)) {
-    if (auto op = read_cache_file(file, ignored)) names.push_back(*op);
+    const FileRead read = read_file(file);
+    auto op = op_in(read);
+    (void)records_in(read, file, op.value_or(""));  // tells what is wrong
+    if (op) names.push_back(std::move(*op));
   }
   std::sort(names.begin(), names.end());
   return names;

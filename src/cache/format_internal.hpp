@@ -13,8 +13,11 @@
 
 namespace tunekit::detail {
 
-inline constexpr const char* file_format = "tunekit-cache";
+inline constexpr const char* index_format = "tunekit-cache";        // <op>.json
+inline constexpr const char* table_format = "tunekit-cache-table";  // <op>.tables/<hash>.json
 inline constexpr const char* bundle_format = "tunekit-cache-bundle";
+/// Bundles of version 1 hold the same entries: a bundle exported by an older tunekit imports.
+inline constexpr int oldest_bundle_version = 1;
 
 /// 16 lower-case hex digits.
 inline std::string hex64(std::uint64_t value) {

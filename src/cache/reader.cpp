@@ -153,9 +153,11 @@ AutotuneOutcome read_outcome(const Value& v) {
   AutotuneOutcome o;
   o.name = string_field(v, "name");
   o.index = integer_field<std::size_t>(v, "index");
-  const auto status = string_field(v, "status");
+  const auto status = text_field(v, "status");
   const auto parsed_status = enum_from(all_statuses, status);
-  if (!parsed_status) throw AutotuneError(ErrorKind::cache, "unknown status '" + status + "'");
+  if (!parsed_status) {
+    throw AutotuneError(ErrorKind::cache, "unknown status '" + std::string(status) + "'");
+  }
   o.status = *parsed_status;
   o.median = number_field(v, "median");
   o.spread = number_field(v, "spread");
@@ -166,11 +168,13 @@ AutotuneOutcome read_outcome(const Value& v) {
   // "error_kind" and "error" are there only when the candidate has an error.
   const bool has_kind = find_member(v, "error_kind") != nullptr;
   const bool has_message = find_member(v, "error") != nullptr;
-  const auto kind = has_kind ? string_field(v, "error_kind") : std::string();
+  const auto kind = has_kind ? text_field(v, "error_kind") : std::string_view();
   auto message = has_message ? string_field(v, "error") : std::string();
   if (has_kind || has_message) {
     const auto parsed_kind = enum_from(all_kinds, kind);
-    if (!parsed_kind) throw AutotuneError(ErrorKind::cache, "unknown error kind '" + kind + "'");
+    if (!parsed_kind) {
+      throw AutotuneError(ErrorKind::cache, "unknown error kind '" + std::string(kind) + "'");
+    }
     o.error = AutotuneError(*parsed_kind, std::move(message), o.name);
   }
   check_numbers(o);
@@ -200,6 +204,19 @@ CacheEntry read_entry(const Value& v, const std::string& op) {
   return e;
 }
 
+/// One record of an index file (no outcomes: those, and the checksum over everything, are in the
+/// entry's table, checked against the record when it is read).
+IndexRecord read_record(const Value& v, const std::string& op) {
+  IndexRecord r;
+  r.id.op = op;
+  r.id.device = string_field(v, "device");
+  r.id.key = string_field(v, "key");
+  r.id.checksum = checked_hex(text_field(v, "set_checksum"), "set_checksum");
+  r.winner = string_field(v, "winner");
+  r.winner_index = integer_field<std::uint32_t>(v, "winner_index");
+  return r;
+}
+
 std::string entry_problem(std::size_t index, const std::string& op, const std::string& what) {
   return "entry " + std::to_string(index) + " of '" + op + "': " + what;
 }
@@ -210,7 +227,8 @@ std::string describe_parse_error(const rj::Document& doc) {
 }
 
 /// Parses `buffer` in place; checks that it is a JSON object of `format`, this version.
-void parse_document(std::string& buffer, rj::Document& doc, const char* format) {
+void parse_document(std::string& buffer, rj::Document& doc, const char* format,
+                    int oldest_version = FileStore::format_version) {
   if (buffer.find('\0') != std::string::npos) {
     throw AutotuneError(ErrorKind::cache, "contains NUL bytes: not a text file");
   }
@@ -238,7 +256,7 @@ void parse_document(std::string& buffer, rj::Document& doc, const char* format) 
               .ec != std::errc()) {
     throw AutotuneError(ErrorKind::cache, "no integer \"version\" field");
   }
-  if (number != FileStore::format_version) {
+  if (number < oldest_version || number > FileStore::format_version) {
     throw AutotuneError(ErrorKind::cache, "format version " + std::to_string(number) +
                                               ", this build reads version " +
                                               std::to_string(FileStore::format_version));
@@ -268,24 +286,35 @@ class EntryIndex {
   const std::string& op() const noexcept { return op_; }
   const std::vector<std::string>& problems() const noexcept { return problems_; }
 
-  std::optional<StoredResult> find(const EntryId& id, std::string& problem) const {
+  /// The index record for `id` (an index file's entries).
+  std::optional<IndexRecord> find_record(const EntryId& id, std::string& problem) const {
     const auto it = index_.find(Key{id.key, id.device, id.checksum});
     if (it == index_.end()) return std::nullopt;
     try {
-      return read_entry(*it->second.value, op_).result;
+      return read_record(*it->second.value, op_);
     } catch (const std::exception& e) {
       problem = entry_problem(it->second.position, op_, message_of(e));
       return std::nullopt;
     }
   }
 
+  /// Every index record, in file order.
+  ParsedIndex all_records() const {
+    ParsedIndex index{op_, {}, problems_};
+    for (const Slot& slot : slots()) {
+      try {
+        index.records.push_back(read_record(*slot.value, op_));
+      } catch (const std::exception& e) {
+        index.problems.push_back(entry_problem(slot.position, op_, message_of(e)));
+      }
+    }
+    return index;
+  }
+
+  /// Every whole entry, in file order (a table file's or a bundle's entries).
   ParsedFile all() const {
     ParsedFile file{op_, {}, problems_};
-    std::vector<Slot> slots;
-    for (const auto& [key, slot] : index_) slots.push_back(slot);
-    std::sort(slots.begin(), slots.end(),
-              [](const Slot& a, const Slot& b) { return a.position < b.position; });
-    for (const Slot& slot : slots) {
+    for (const Slot& slot : slots()) {
       try {
         file.entries.push_back(read_entry(*slot.value, op_));
       } catch (const std::exception& e) {
@@ -305,6 +334,14 @@ class EntryIndex {
     const Value* value;
     std::size_t position;
   };
+  std::vector<Slot> slots() const {
+    std::vector<Slot> slots;
+    for (const auto& [key, slot] : index_) slots.push_back(slot);
+    std::sort(slots.begin(), slots.end(),
+              [](const Slot& a, const Slot& b) { return a.position < b.position; });
+    return slots;
+  }
+
   std::string op_;
   std::map<Key, Slot> index_;
   std::vector<std::string> problems_;
@@ -313,17 +350,17 @@ class EntryIndex {
 class DomFile final : public IndexedFile {
  public:
   explicit DomFile(std::string bytes) : buffer_(std::move(bytes)) {
-    parse_document(buffer_, doc_, file_format);
+    parse_document(buffer_, doc_, index_format);
     const Value* op = find_member(doc_, "op");
     if (op == nullptr || !op->IsString()) throw AutotuneError(ErrorKind::cache, "no \"op\" string");
     index_.emplace(doc_, std::string(text_of(*op)));
   }
   const std::string& op() const override { return index_->op(); }
   const std::vector<std::string>& index_problems() const override { return index_->problems(); }
-  std::optional<StoredResult> find(const EntryId& id, std::string& problem) const override {
-    return index_->find(id, problem);
+  std::optional<IndexRecord> find(const EntryId& id, std::string& problem) const override {
+    return index_->find_record(id, problem);
   }
-  ParsedFile all() const override { return index_->all(); }
+  ParsedIndex all() const override { return index_->all_records(); }
 
  private:
   std::string buffer_;  // parsed in place: the DOM's strings point into it
@@ -345,7 +382,14 @@ auto guarded(F&& parse) {
 }  // namespace
 
 ParsedFile parse_cache_file(std::string_view bytes) {
-  return IndexedFile::parse(std::string(bytes))->all();
+  return guarded([&] {
+    std::string buffer(bytes);
+    rj::Document doc;
+    parse_document(buffer, doc, table_format);
+    const Value* op = find_member(doc, "op");
+    if (op == nullptr || !op->IsString()) throw AutotuneError(ErrorKind::cache, "no \"op\" string");
+    return EntryIndex(doc, std::string(text_of(*op))).all();
+  });
 }
 
 std::unique_ptr<IndexedFile> IndexedFile::parse(std::string bytes) {
@@ -358,7 +402,7 @@ std::vector<ParsedFile> parse_cache_bundle(std::string_view bytes) {
   return guarded([&] {
     std::string buffer(bytes);
     rj::Document doc;
-    parse_document(buffer, doc, bundle_format);
+    parse_document(buffer, doc, bundle_format, oldest_bundle_version);
     const Value& ops = member(doc, "ops");
     if (!ops.IsArray()) throw AutotuneError(ErrorKind::cache, "\"ops\" is not an array");
     std::vector<ParsedFile> files;

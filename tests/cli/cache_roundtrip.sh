@@ -47,7 +47,7 @@ expect_status 1 "not a directory" "$tunekit" --cache-dir "$work/a-file" cache ls
 set -e
 "$tunekit" cache show reduce | grep -q "\* vector4" || fail "a refused command deleted results"
 # `cache clear reduce` leaves the op file of "reduce.json.corrupt-x" alone (names match exactly).
-cp "$TUNEKIT_CACHE_DIR/v1/reduce.json" "$TUNEKIT_CACHE_DIR/v1/reduce.json.corrupt-x.json"
+cp "$TUNEKIT_CACHE_DIR/v2/reduce.json" "$TUNEKIT_CACHE_DIR/v2/reduce.json.corrupt-x.json"
 "$tunekit" cache clear reduce >/dev/null
-[[ -f "$TUNEKIT_CACHE_DIR/v1/reduce.json.corrupt-x.json" ]] || fail "clear reduce removed another op's file"
+[[ -f "$TUNEKIT_CACHE_DIR/v2/reduce.json.corrupt-x.json" ]] || fail "clear reduce removed another op's file"
 echo "cache round trip ok"

@@ -58,8 +58,14 @@ int cache_ls_command(const CommonOptions& common) {
     const auto entries = store.entries(op);
     std::set<std::string> devices;
     for (const auto& e : entries) devices.insert(e.id.device);
+    // The index and every outcome table.
     std::error_code error;
-    const auto size = std::filesystem::file_size(store.file_of(op), error);
+    auto size = std::filesystem::file_size(store.file_of(op), error);
+    std::error_code ignored;
+    for (std::filesystem::directory_iterator it(store.tables_of(op), ignored), end;
+         !error && !ignored && it != end; it.increment(ignored)) {
+      if (it->is_regular_file(ignored)) size += it->file_size(ignored);
+    }
     std::printf("  %-*s %8zu %8zu %10s\n", static_cast<int>(width), op.c_str(), entries.size(),
                 devices.size(), error ? "?" : std::to_string(size).c_str());
   }
