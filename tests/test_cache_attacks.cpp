@@ -234,3 +234,25 @@ TEST_CASE("clearing an op removes its own leftovers only, not another op's file"
   CHECK_FALSE(fs::exists(dir / "v2/cached_op.json.tmp.123.4"));
   CHECK_FALSE(fs::exists(dir / "v2/cached_op.json.corrupt-20261122T141503-4711.0"));
 }
+
+TEST_CASE("names and errors reach the terminal escaped, and a huge name does not pad every row",
+          "[cache][attack]") {
+  CHECK(printable("\x1b[2J\x1b]0;pwned\x07ok") == "\\x1b[2J\\x1b]0;pwned\\x07ok");
+  CHECK(printable("caf\xc3\xa9 \xc2\x9b" "31m") == "caf\xc3\xa9 \\xc2\\x9b" "31m");  // C1 CSI
+  CHECK(printable("a\nb") == "a\\x0ab");
+  CHECK(printable("a\nb", 100, true) == "a\nb");
+  CHECK(printable(std::string(100, 'x') + "\xc3\xa9", 101) == std::string(100, 'x') + "...");
+  TuningReport report{"op\x1b[2J", "n=1", "device", 0, sample_result().outcomes};
+  report.outcomes[0].name = std::string(1 << 20, 'n');  // a 1 MB candidate name
+  report.outcomes[2].error = AutotuneError(ErrorKind::build, "\x1b]0;pwned\x07", "x");
+  for (int i = 0; i < 200; ++i) report.outcomes.push_back(report.outcomes[1]);
+  const std::string table = format_report(report);
+  CHECK(table.find('\x1b') == std::string::npos);
+  CHECK(table.find('\x07') == std::string::npos);
+  std::size_t longest = 0;
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) longest = std::max(longest, line.size());
+  CHECK(longest < 200);  // every row was padded to the 1 MB name (then cut at 511)
+  const std::string summary = text_summary({report});
+  CHECK(summary.find('\x1b') == std::string::npos);
+}

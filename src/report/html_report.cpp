@@ -801,12 +801,15 @@ std::string html_report(const std::vector<TuningReport>& reports,
 
 std::string text_summary(const std::vector<TuningReport>& reports) {
   if (reports.empty()) return "no tuning results\n";
+  // Columns are capped and their text escaped (printable): a forged 10 MB name or an escape
+  // sequence in a key must neither pad every row nor reach the terminal.
+  constexpr std::size_t max_op = 40, max_key = 80, max_winner = 48;
   std::size_t op_width = 2, key_width = 3, winner_width = 6;
   for (const auto& r : reports) {
-    op_width = std::max(op_width, r.op.size());
-    key_width = std::max(key_width, r.key.size());
+    op_width = std::max(op_width, std::min(r.op.size(), max_op));
+    key_width = std::max(key_width, std::min(r.key.size(), max_key));
     if (const auto* w = r.winner())
-      winner_width = std::max(winner_width, std::min(w->name.size(), std::size_t{48}));
+      winner_width = std::max(winner_width, std::min(w->name.size(), max_winner));
   }
   std::string text;
   char line[512];
@@ -828,8 +831,9 @@ std::string text_summary(const std::vector<TuningReport>& reports) {
     }
     std::snprintf(
         line, sizeof line, "%-*s  %-*s  %-*s %12s %11s  %s\n", static_cast<int>(op_width),
-        r.op.c_str(), static_cast<int>(key_width), r.key.c_str(), static_cast<int>(winner_width),
-        winner ? clip(winner->name, 48).c_str() : "(none worked)",
+        printable(r.op, max_op).c_str(), static_cast<int>(key_width),
+        printable(r.key, max_key).c_str(), static_cast<int>(winner_width),
+        winner ? printable(winner->name, max_winner).c_str() : "(none worked)",
         winner ? format_seconds(winner->median).c_str() : "-", speedup.c_str(), counts.c_str());
     text += line;
   }

@@ -7,6 +7,7 @@
 #include <string>
 #include <tunekit/cache.hpp>
 #include <tunekit/error.hpp>
+#include <tunekit/outcome.hpp>
 #include <tunekit/report.hpp>
 
 #include "commands.hpp"
@@ -33,7 +34,7 @@ bool cache_is_missing(const std::filesystem::path& dir) {
 
 std::string known_ops(const FileStore& store) {
   std::string text;
-  for (const auto& op : store.ops()) text += (text.empty() ? "" : ", ") + op;
+  for (const auto& op : store.ops()) text += (text.empty() ? "" : ", ") + printable(op, 200);
   return text.empty() ? "none" : text;
 }
 
@@ -50,7 +51,8 @@ int cache_ls_command(const CommonOptions& common) {
     return exit_ok;
   }
   std::size_t width = 2;
-  for (const auto& op : ops) width = std::max(width, op.size());
+  constexpr std::size_t max_op = 60;
+  for (const auto& op : ops) width = std::max(width, std::min(op.size(), max_op));
   std::printf("  %-*s %8s %8s %10s\n", static_cast<int>(width), "op", "entries", "devices",
               "bytes");
   std::fflush(stdout);
@@ -66,7 +68,7 @@ int cache_ls_command(const CommonOptions& common) {
          !error && !ignored && it != end; it.increment(ignored)) {
       if (it->is_regular_file(ignored)) size += it->file_size(ignored);
     }
-    std::printf("  %-*s %8zu %8zu %10s\n", static_cast<int>(width), op.c_str(), entries.size(),
+    std::printf("  %-*s %8zu %8zu %10s\n", static_cast<int>(width), printable(op, max_op).c_str(), entries.size(),
                 devices.size(), error ? "?" : std::to_string(size).c_str());
   }
   std::fflush(stdout);
@@ -79,7 +81,7 @@ int cache_show_command(const CommonOptions& common, const std::string& op) {
   FileStore store(dir);
   const auto entries = store.entries(op);
   if (entries.empty()) {
-    std::cerr << "tunekit: no results for op '" << op << "' in " << store.directory().string()
+    std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in " << store.directory().string()
               << " (ops with results: " << known_ops(store) << ")\n";
     return exit_failure;
   }
@@ -88,7 +90,7 @@ int cache_show_command(const CommonOptions& common, const std::string& op) {
     char checksum[32];
     std::snprintf(checksum, sizeof checksum, "%016" PRIx64, entries[i].id.checksum);
     std::cout << (i ? "\n" : "") << format_report(reports[i]) << "    (set checksum " << checksum
-              << ", winner '" << entries[i].result.winner << "')\n";
+              << ", winner '" << printable(entries[i].result.winner, 200) << "')\n";
   }
   return exit_ok;
 }
@@ -105,7 +107,7 @@ int cache_clear_command(const CommonOptions& common, const std::string& op) {
   } else {
     const std::size_t count = store.entries(op).size();
     store.clear(op);
-    std::cout << "removed " << count << " results of '" << op << "' from "
+    std::cout << "removed " << count << " results of '" << printable(op, 200) << "' from "
               << store.directory().string() << "\n";
   }
   return exit_ok;
@@ -137,7 +139,7 @@ int report_command(const CommonOptions& common, const ReportOptions& options) {
     FileStore store(dir);
     entries = options.op.empty() ? store.entries() : store.entries(options.op);
     if (!options.op.empty() && entries.empty()) {
-      std::cerr << "tunekit: no results for op '" << options.op << "' in "
+      std::cerr << "tunekit: no results for op '" << printable(options.op, 200) << "' in "
                 << store.directory().string() << " (ops with results: " << known_ops(store)
                 << ")\n";
       return exit_failure;

@@ -8,6 +8,7 @@
 #include <string>
 #include <tunekit/error.hpp>
 #include <tunekit/ops/matrix.hpp>
+#include <tunekit/outcome.hpp>
 
 #include "commands.hpp"
 
@@ -175,13 +176,14 @@ int main(int argc, char** argv) {
     if (cache_import->parsed()) return cache_import_command(common, file, keep_existing);
     if (report->parsed()) return report_command(common, report_options);
   } catch (const UsageError& e) {
-    std::cerr << "tunekit: " << e.what() << "\nRun with --help for more information.\n";
+    std::cerr << "tunekit: " << tunekit::printable(e.what(), 2000, true)
+              << "\nRun with --help for more information.\n";
     return exit_usage;
   } catch (const tunekit::AutotuneError& e) {
-    std::cerr << "tunekit: error: " << e.what() << "\n";
+    std::cerr << "tunekit: error: " << tunekit::printable(e.what(), 8000, true) << "\n";
     return e.kind() == tunekit::ErrorKind::settings ? exit_usage : exit_failure;
   } catch (const std::exception& e) {
-    std::cerr << "tunekit: error: " << e.what() << "\n";
+    std::cerr << "tunekit: error: " << tunekit::printable(e.what(), 8000, true) << "\n";
     return exit_failure;
   }
   return exit_usage;  // unreachable: a subcommand is required

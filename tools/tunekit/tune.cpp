@@ -68,7 +68,7 @@ int list_devices_command(const CommonOptions& common) {
               << ", timer " << format_seconds(d.timer_resolution) << "\n";
   }
   if (!choice_problem.empty()) {
-    std::cout << "TUNEKIT_DEVICE='" << settings.device
+    std::cout << "TUNEKIT_DEVICE='" << printable(settings.device, 80)
               << "' selects none of these: " << choice_problem << "\n";
     return exit_usage;
   }
