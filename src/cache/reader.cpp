@@ -181,15 +181,23 @@ AutotuneOutcome read_outcome(const Value& v) {
   return o;
 }
 
+/// One record of an index file (no outcomes: those, and the checksum over everything, are in the
+/// entry's table, checked against the record when it is read).
+IndexRecord read_record(const Value& v, const std::string& op) {
+  IndexRecord r;
+  r.id.op = op;
+  r.id.device = string_field(v, "device");
+  r.id.key = string_field(v, "key");
+  r.id.checksum = checked_hex(text_field(v, "set_checksum"), "set_checksum");
+  r.winner = string_field(v, "winner");
+  r.winner_index = integer_field<std::uint32_t>(v, "winner_index");
+  return r;
+}
+
 /// Converts one entry and checks it against its own checksum; throws on any problem.
 CacheEntry read_entry(const Value& v, const std::string& op) {
-  CacheEntry e;
-  e.id.op = op;
-  e.id.device = string_field(v, "device");
-  e.id.key = string_field(v, "key");
-  e.id.checksum = checked_hex(text_field(v, "set_checksum"), "set_checksum");
-  e.result.winner = string_field(v, "winner");
-  e.result.winner_index = integer_field<std::uint32_t>(v, "winner_index");
+  IndexRecord head = read_record(v, op);  // an entry is a record with its outcomes
+  CacheEntry e{std::move(head.id), StoredResult{std::move(head.winner), head.winner_index, {}}};
   const Value& outcomes = member(v, "outcomes");
   if (!outcomes.IsArray()) throw AutotuneError(ErrorKind::cache, "\"outcomes\" is not an array");
   if (outcomes.Size() > max_outcomes) {
@@ -204,18 +212,6 @@ CacheEntry read_entry(const Value& v, const std::string& op) {
   return e;
 }
 
-/// One record of an index file (no outcomes: those, and the checksum over everything, are in the
-/// entry's table, checked against the record when it is read).
-IndexRecord read_record(const Value& v, const std::string& op) {
-  IndexRecord r;
-  r.id.op = op;
-  r.id.device = string_field(v, "device");
-  r.id.key = string_field(v, "key");
-  r.id.checksum = checked_hex(text_field(v, "set_checksum"), "set_checksum");
-  r.winner = string_field(v, "winner");
-  r.winner_index = integer_field<std::uint32_t>(v, "winner_index");
-  return r;
-}
 
 std::string entry_problem(std::size_t index, const std::string& op, const std::string& what) {
   return "entry " + std::to_string(index) + " of '" + op + "': " + what;
@@ -301,30 +297,30 @@ class EntryIndex {
   /// Every index record, in file order.
   ParsedIndex all_records() const {
     ParsedIndex index{op_, {}, problems_};
-    for (const Slot& slot : slots()) {
-      try {
-        index.records.push_back(read_record(*slot.value, op_));
-      } catch (const std::exception& e) {
-        index.problems.push_back(entry_problem(slot.position, op_, message_of(e)));
-      }
-    }
+    convert_all(read_record, index.records, index.problems);
     return index;
   }
 
   /// Every whole entry, in file order (a table file's or a bundle's entries).
   ParsedFile all() const {
     ParsedFile file{op_, {}, problems_};
-    for (const Slot& slot : slots()) {
-      try {
-        file.entries.push_back(read_entry(*slot.value, op_));
-      } catch (const std::exception& e) {
-        file.problems.push_back(entry_problem(slot.position, op_, message_of(e)));
-      }
-    }
+    convert_all(read_entry, file.entries, file.problems);
     return file;
   }
 
  private:
+  /// `read` applied to every slot in file order; a slot it throws on becomes a problem.
+  template <class Read, class Item>
+  void convert_all(Read read, std::vector<Item>& items, std::vector<std::string>& problems) const {
+    for (const Slot& slot : slots()) {
+      try {
+        items.push_back(read(*slot.value, op_));
+      } catch (const std::exception& e) {
+        problems.push_back(entry_problem(slot.position, op_, message_of(e)));
+      }
+    }
+  }
+
   static std::string message_of(const std::exception& e) {
     if (const auto* a = dynamic_cast<const AutotuneError*>(&e)) return a->message();
     return e.what();

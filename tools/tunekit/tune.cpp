@@ -140,15 +140,23 @@ cl::DeviceInfo choose_device(const std::string& selector, bool from_option) {
   }
 }
 
+struct MatmulShape {
+  std::uint64_t m, n, k;
+  DType dtype;
+};
+
+MatmulShape matmul_shape(const TuneOptions& o) {
+  const std::uint64_t size = o.size.value_or(256);
+  return {o.m.value_or(size), o.n.value_or(size), o.k.value_or(size),
+          o.dtype == "f16" ? DType::f16 : DType::f32};
+}
+
 // The matrices a tuning of `options` makes, checked against the kernels' 32-bit limit (each size
 // alone is checked by the parser; their product is checked here).
 void check_sizes(const TuneOptions& options) {
   try {
     if (options.op == "matmul") {
-      const std::uint64_t size = options.size.value_or(256);
-      const std::uint64_t m = options.m.value_or(size), n = options.n.value_or(size),
-                          k = options.k.value_or(size);
-      const DType dtype = options.dtype == "f16" ? DType::f16 : DType::f32;
+      const auto [m, n, k, dtype] = matmul_shape(options);
       (void)ops::checked_matrix_bytes(m, k, dtype, "A");
       (void)ops::checked_matrix_bytes(k, n, dtype, "B");
       (void)ops::checked_matrix_bytes(m, n, dtype, "C");
@@ -192,10 +200,7 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   std::vector<TuningReport> reports;
   try {
     if (options.op == "matmul") {
-      const std::uint64_t size = options.size.value_or(256);
-      const std::uint64_t m = options.m.value_or(size), n = options.n.value_or(size),
-                          k = options.k.value_or(size);
-      const DType dtype = options.dtype == "f16" ? DType::f16 : DType::f32;
+      const auto [m, n, k, dtype] = matmul_shape(options);
       const auto a = ops::random_matrix(context, m, k, dtype, 1);
       const auto b = ops::random_matrix(context, k, n, dtype, 2);
       auto c = ops::random_matrix(context, m, n, dtype, 3);
