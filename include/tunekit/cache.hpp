@@ -93,6 +93,9 @@ class FileStore : public ResultStore {
   std::vector<CacheEntry> entries(std::string_view op) const;
   /// The ops that have a cache file.
   std::vector<std::string> ops() const;
+  /// The identities of `op`'s valid index records: what entries(op) lists, without reading a
+  /// single outcome table (cheap however large the tables).
+  std::vector<EntryId> ids(std::string_view op) const;
 
   /// Writes every valid entry (all ops, all devices) to one JSON bundle at `file` (atomically).
   /// Returns the number of entries. Throws AutotuneError(cache) on failure.

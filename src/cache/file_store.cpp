@@ -816,6 +816,13 @@ std::vector<CacheEntry> FileStore::entries(std::string_view op) const {
   return found;
 }
 
+std::vector<EntryId> FileStore::ids(std::string_view op) const {
+  std::vector<EntryId> found;
+  const fs::path path = file_of(op);
+  for (auto& record : records_in(read_file(path), path, op)) found.push_back(std::move(record.id));
+  return found;
+}
+
 std::vector<std::string> FileStore::ops() const {
   std::vector<std::string> names;
   for (const auto& file : cache_files(dir_)) {

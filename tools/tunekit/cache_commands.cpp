@@ -57,9 +57,9 @@ int cache_ls_command(const CommonOptions& common) {
               "bytes");
   std::fflush(stdout);
   for (const auto& op : ops) {
-    const auto entries = store.entries(op);
+    const auto entries = store.ids(op);  // no outcome table read
     std::set<std::string> devices;
-    for (const auto& e : entries) devices.insert(e.id.device);
+    for (const auto& id : entries) devices.insert(id.device);
     // The index and every outcome table.
     std::error_code error;
     auto size = std::filesystem::file_size(store.file_of(op), error);

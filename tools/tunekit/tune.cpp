@@ -1,6 +1,7 @@
 // `tunekit devices` and `tunekit tune <op>`: the OpenCL side of the tool.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -241,10 +242,27 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
     }
   }
   if (settings.persistent_cache) {
-    std::cout << "results kept in "
-              << (settings.resolved_cache_dir() / ("v" + std::to_string(FileStore::format_version)))
-                     .string()
-              << "\n";
+    // Say "kept" only of what is on disk: a full disk or an unusable cache directory leaves the
+    // results in memory (the library warned why).
+    std::optional<FileStore> store;
+    bool kept = false;
+    try {
+      store.emplace(settings.resolved_cache_dir());
+      kept = std::all_of(reports.begin(), reports.end(), [&](const TuningReport& report) {
+        const auto ids = store->ids(report.op);
+        return std::any_of(ids.begin(), ids.end(), [&](const EntryId& id) {
+          return id.device == report.device && id.key == report.key;
+        });
+      });
+    } catch (const AutotuneError&) {
+    }
+    if (!kept) {
+      std::cerr << "tunekit: error: the results could not be written to the persistent cache"
+                << (store ? " in " + store->directory().string() : std::string())
+                << " (see the warning above): they were not kept\n";
+      return exit_failure;
+    }
+    std::cout << "results kept in " << store->directory().string() << "\n";
   }
   return exit_ok;
 }
