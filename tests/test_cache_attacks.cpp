@@ -256,3 +256,32 @@ TEST_CASE("names and errors reach the terminal escaped, and a huge name does not
   const std::string summary = text_summary({report});
   CHECK(summary.find('\x1b') == std::string::npos);
 }
+
+TEST_CASE("the next writer removes temporary and lock files that killed processes left",
+          "[cache][attack]") {
+  TempDir dir;
+  CHECK(run_program(dir.path(), {1}) == 1);
+  const pid_t gone = ::fork();  // a pid that is certainly not running any more
+  if (gone == 0) ::_exit(0);
+  REQUIRE(gone > 0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string dead = std::to_string(gone), alive = std::to_string(::getpid());
+  FileStore store(dir.path());
+  const fs::path tables = store.tables_of("cached_op");
+  write_text(dir / ("v2/cached_op.json.tmp." + dead + ".0"), std::string(1000, 'x'));
+  write_text(tables / ("0123456789abcdef.json.tmp." + dead + ".3"), "half");
+  write_text(dir / ("v2/cached_op.json.tmp." + alive + ".9"), "a write in progress");
+  write_text(dir / "v2/locks/cached_op.0123456789abcdef.lock", "pid " + dead + "\n");
+  const auto held = store.lock_for_tuning(id);  // a live holder's lock file stays
+  std::size_t locks_before = 0;
+  for (const auto& e : fs::directory_iterator(dir / "v2/locks")) locks_before += e.is_regular_file();
+  REQUIRE(locks_before == 2);
+  CHECK(run_program(dir.path(), {2}) == 1);  // writes: cleans up
+  CHECK_FALSE(fs::exists(dir / ("v2/cached_op.json.tmp." + dead + ".0")));
+  CHECK_FALSE(fs::exists(tables / ("0123456789abcdef.json.tmp." + dead + ".3")));
+  CHECK(fs::exists(dir / ("v2/cached_op.json.tmp." + alive + ".9")));
+  CHECK_FALSE(fs::exists(dir / "v2/locks/cached_op.0123456789abcdef.lock"));
+  std::size_t locks_after = 0;
+  for (const auto& e : fs::directory_iterator(dir / "v2/locks")) locks_after += e.is_regular_file();
+  CHECK(locks_after == 1);
+}

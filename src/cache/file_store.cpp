@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
+#include <csignal>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -609,6 +611,10 @@ void FileStore::save(const EntryId& id, const StoredResult& result) {
   }
 }
 
+namespace {
+void remove_stale_files(const fs::path& dir, const fs::path& locks);
+}  // namespace
+
 std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, ImportMode mode) {
   std::map<std::string, std::vector<const CacheEntry*>> by_op;
   for (const auto& entry : entries) by_op[entry.id.op].push_back(&entry);
@@ -640,6 +646,8 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
     if (bad) move_aside(path, "had unusable content");
     const fs::path tables = tables_of(op);
     prepare_private_directory(tables, Links::refuse);
+    remove_stale_files(dir_, dir_ / "locks");
+    remove_stale_files(tables, {});
     // Each entry's table first, then the index that names it: a reader never finds a record
     // without its table (a crash in between leaves only an unnamed table, replaced later).
     for (const CacheEntry* entry : items) {
@@ -717,6 +725,43 @@ bool is_leftover_of(std::string_view name, std::string_view other) {
   if (!other.starts_with(corrupt) || other.size() < corrupt.size() + time_chars + 1) return false;
   other.remove_prefix(corrupt.size() + time_chars);
   return other.front() == '-' && is_unique_suffix(other.substr(1));
+}
+
+/// Whether `name` is "<file>.tmp.<pid>.<n>" or ".probe.<pid>.<n>" of a process that is gone:
+/// what a writer killed mid-write leaves.
+bool is_stale_temporary(std::string_view name) {
+  std::string_view suffix;
+  if (const auto at = name.rfind(".tmp."); at != std::string_view::npos) {
+    suffix = name.substr(at + 5);
+  } else if (name.starts_with(".probe.")) {
+    suffix = name.substr(7);
+  }
+  if (!is_unique_suffix(suffix)) return false;
+  long pid = 0;
+  std::from_chars(suffix.data(), suffix.data() + suffix.find('.'), pid);
+  return pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+/// The next writer cleans up after killed processes: temporary files in `dir` whose writer is
+/// gone, and in `locks` the tuning-lock files nobody holds (a killed holder's stay behind;
+/// taking the lock proves it free, and a waiter of the deleted file retries on the new one).
+void remove_stale_files(const fs::path& dir, const fs::path& locks) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (is_stale_temporary(it->path().filename().string())) ::unlink(it->path().c_str());
+  }
+  if (locks.empty()) return;
+  for (fs::directory_iterator it(locks, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path path = it->path();
+    if (!path.filename().string().ends_with(".lock")) continue;
+    Fd fd(::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat held {}, named {};
+    if (fd && ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0 && ::fstat(fd.get(), &held) == 0 &&
+        ::lstat(path.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev && S_ISREG(named.st_mode)) {
+      ::unlink(path.c_str());
+    }
+  }
 }
 
 /// Removes the index `file`, its leftovers (temporary files, moved-aside corrupt files) and its
