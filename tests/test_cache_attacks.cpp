@@ -285,3 +285,19 @@ TEST_CASE("the next writer removes temporary and lock files that killed processe
   for (const auto& e : fs::directory_iterator(dir / "v2/locks")) locks_after += e.is_regular_file();
   CHECK(locks_after == 1);
 }
+
+TEST_CASE("a waiter for a held tuning lock says once whom it waits for", "[cache][attack]") {
+  TempDir dir;
+  FileStore holder(dir.path());
+  FileStore::Options options;
+  options.tuning_lock_timeout = std::chrono::milliseconds(1500);  // past the 1 s notice
+  FileStore waiter(dir.path(), options);
+  const auto held = holder.lock_for_tuning(id);  // a stopped holder: it never lets go
+  CapturedWarnings warnings;
+  { auto same = waiter.lock_for_tuning(id); }
+  INFO(warnings.text());
+  CHECK(warnings.count("waiting for another process (pid " + std::to_string(::getpid()) +
+                       ") that is tuning 'cached_op' [n=1]") == 1);
+  CHECK(warnings.count("tuning here as well") == 1);
+  CHECK(warnings.lines() == 2);
+}

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <ctime>
 #include <set>
 #include <system_error>
@@ -22,6 +23,7 @@
 #include "format_internal.hpp"
 #include "indexed_file.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
 
 namespace tunekit {
@@ -241,14 +243,25 @@ void move_aside(const fs::path& path, const std::string& why) {
 
 /// Takes an exclusive flock on `fd`, polling with a growing sleep (1 ms to 50 ms) until
 /// `deadline`. The kernel drops a dead process's flock, so no lock outlives its holder.
-bool lock_until(int fd, Clock::time_point deadline) {
+/// Called once when a wait for a lock has lasted `after`: a waiter says what it waits for.
+struct WaitNotice {
+  std::chrono::milliseconds after{0};
+  std::function<void()> say;
+};
+
+bool lock_until(int fd, Clock::time_point deadline, WaitNotice* notice = nullptr) {
   auto delay = std::chrono::milliseconds(1);
+  const auto started = Clock::now();
   for (;;) {
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
     if (errno == EINTR) continue;
     if (errno != EWOULDBLOCK) fail("cannot lock", errno);
     const auto now = Clock::now();
     if (now >= deadline) return false;
+    if (notice && notice->say && now - started >= notice->after) {
+      notice->say();
+      notice->say = nullptr;  // once
+    }
     std::this_thread::sleep_for(std::min<Clock::duration>(delay, deadline - now));
     delay = std::min(delay * 2, std::chrono::milliseconds(50));
   }
@@ -279,11 +292,11 @@ Fd open_lock_file(const fs::path& path) {
 class LockFile final : public TuningLock {
  public:
   static std::unique_ptr<LockFile> acquire(const fs::path& path, std::chrono::milliseconds timeout,
-                                           bool remove_on_release) {
+                                           bool remove_on_release, WaitNotice* notice = nullptr) {
     const auto deadline = Clock::now() + timeout;
     for (;;) {
       Fd fd = open_lock_file(path);
-      if (!lock_until(fd.get(), deadline)) return nullptr;
+      if (!lock_until(fd.get(), deadline, notice)) return nullptr;
       struct stat held {}, named {};
       if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
           held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
@@ -677,7 +690,18 @@ std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
   std::string name = detail::op_file_name(id.op);
   name.resize(name.size() - 5);  // ".json"
   const fs::path path = locks / (name + "." + entry_hash(id) + ".lock");
-  auto lock = LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true);
+  // A holder that is stopped (not dead) keeps its lock: after a second, say whom we wait for.
+  WaitNotice notice{std::chrono::seconds(1), [&] {
+                      std::string holder = read_file(path).bytes;
+                      if (holder.ends_with('\n')) holder.pop_back();
+                      warn("tunekit: waiting for another process (" +
+                           printable(holder.empty() ? "pid unknown" : holder, 40) +
+                           ") that is tuning '" + printable(id.op, 200) + "' [" +
+                           printable(id.key, 200) + "], for its result (at most " +
+                           std::to_string(options_.tuning_lock_timeout.count()) + " ms)");
+                    }};
+  auto lock = LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true,
+                                &notice);
   if (!lock) {
     warn("tunekit: another process has been tuning '" + id.op + "' [" + id.key + "] for over " +
          std::to_string(options_.tuning_lock_timeout.count()) + " ms; tuning here as well");
