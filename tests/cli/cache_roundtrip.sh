@@ -44,6 +44,7 @@ expect_status 2 "level.*empty" "$tunekit" tune transpose --size 16 --level ""
 expect_status 1 "median.*nothing imported" "$tunekit" cache import "$work/forged.json"
 echo x >"$work/a-file"
 expect_status 1 "not a directory" "$tunekit" --cache-dir "$work/a-file" cache ls
+expect_status 1 "not a directory" "$tunekit" --cache-dir "$work/a-file" report
 set -e
 "$tunekit" cache show reduce | grep -q "\* vector4" || fail "a refused command deleted results"
 # `cache clear reduce` leaves the op file of "reduce.json.corrupt-x" alone (names match exactly).

@@ -19,8 +19,8 @@ std::filesystem::path cache_dir(const CommonOptions& common) {
   return command_settings(common).resolved_cache_dir();
 }
 
-// Nothing to read: said once, the same way by every command.
-bool cache_is_missing(const std::filesystem::path& dir) {
+// Whether there is no cache directory yet; one that is there but is not a directory is an error.
+bool cache_absent(const std::filesystem::path& dir) {
   std::error_code error;
   if (std::filesystem::is_directory(dir, error)) return false;
   if (std::filesystem::exists(std::filesystem::symlink_status(dir, error))) {
@@ -28,6 +28,12 @@ bool cache_is_missing(const std::filesystem::path& dir) {
                                               " is not a directory; remove it or choose another "
                                               "one (--cache-dir, TUNEKIT_CACHE_DIR)");
   }
+  return true;
+}
+
+// Nothing to read: said once, the same way by every command.
+bool cache_is_missing(const std::filesystem::path& dir) {
+  if (!cache_absent(dir)) return false;
   std::cout << "no tuning results: " << dir.string() << " does not exist yet\n";
   return true;
 }
@@ -134,8 +140,7 @@ int cache_import_command(const CommonOptions& common, const std::filesystem::pat
 int report_command(const CommonOptions& common, const ReportOptions& options) {
   const auto dir = cache_dir(common);
   std::vector<CacheEntry> entries;
-  std::error_code missing;
-  if (std::filesystem::is_directory(dir, missing)) {
+  if (!cache_absent(dir)) {
     FileStore store(dir);
     entries = options.op.empty() ? store.entries() : store.entries(options.op);
     if (!options.op.empty() && entries.empty()) {
