@@ -47,10 +47,13 @@ auto make_set() {
 
 MatmulKey key_number(std::size_t i) { return {64 + i, 128 + 2 * i, 32 + (i % 7)}; }
 
-/// A cache directory whose op file holds `count` entries for the set above, on `device`.
+/// A cache directory whose op file holds `count` entries for the set above, on `device`. With
+/// `extra_outcomes`, each entry's outcome table also has that many rows of other (configuration)
+/// candidates, named like the H100's blocked-GEMM configurations: the H100 wrote ~1,700 outcomes
+/// (~530 KB) per matmul key.
 struct CacheFixture {
   fs::path dir;
-  explicit CacheFixture(std::size_t count) {
+  explicit CacheFixture(std::size_t count, std::size_t extra_outcomes = 0) {
     std::string pattern = (fs::temp_directory_path() / "tunekit-bench-cache-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir = pattern;
@@ -76,6 +79,23 @@ struct CacheFixture {
         o.batch = 1;
         result.outcomes.push_back(o);
       }
+      for (std::size_t c = 0; c < extra_outcomes; ++c) {
+        tunekit::AutotuneOutcome o = result.outcomes.back();
+        o.index = set.size() + c;
+        o.name = "blocked[MWG=" + std::to_string(16 << (c % 4)) + ",NWG=" +
+                 std::to_string(16 << (c / 4 % 4)) + ",KWG=" + std::to_string(8 << (c / 16 % 3)) +
+                 ",MDIMC=16,NDIMC=16,MDIMA=16,NDIMB=16,KWI=2,VWM=" + std::to_string(1 << (c / 48 % 3)) +
+                 ",VWN=" + std::to_string(1 << (c / 144 % 3)) + ",STRM=0,STRN=0,SA=" +
+                 std::to_string(c / 432 % 2) + ",SB=" + std::to_string(c / 864 % 2) + "]";
+        o.status = c % 5 == 0 ? tunekit::OutcomeStatus::failed : tunekit::OutcomeStatus::dropped;
+        o.median *= 1.5 + static_cast<double>(c % 97) / 10;
+        if (o.status == tunekit::OutcomeStatus::failed) {
+          o.median = o.spread = o.min = o.max = 0, o.samples = 0;
+          o.error = tunekit::AutotuneError(tunekit::ErrorKind::out_of_resources,
+                                           "CL_OUT_OF_RESOURCES: 49152 bytes of local memory", o.name);
+        }
+        result.outcomes.push_back(o);
+      }
       entries.push_back({{device.identity(), op, tunekit::key_to_string(key_number(i)), checksum},
                          std::move(result)});
     }
@@ -96,10 +116,10 @@ tunekit::Settings cache_settings(const fs::path& dir) {
 
 void cold_start_first_execute(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(0));
-  CacheFixture fixture(count);
+  CacheFixture fixture(count, static_cast<std::size_t>(state.range(1)));
   tunekit::HostClient client(device);
   const MatmulKey key = key_number(count / 2);
-  std::size_t file_size = fs::file_size(fixture.dir / "v1" / (op + ".json"));
+  std::size_t file_size = fs::file_size(fixture.dir / "v2" / (op + ".json"));
   for (auto _ : state) {
     tunekit::LocalTuner<MatmulKey> tuner(op, cache_settings(fixture.dir));
     const auto& set = tuner.init(make_set);
@@ -117,18 +137,27 @@ void cold_start_first_execute(benchmark::State& state) {
   state.counters["entries"] = static_cast<double>(count);
   state.counters["file_KiB"] = static_cast<double>(file_size) / 1024;
 }
+// Args: entries, extra outcomes per entry (0: 4 candidates; 1,700: an H100 matmul table).
 BENCHMARK(cold_start_first_execute)
-    ->Arg(10)
-    ->Arg(100)
-    ->Arg(1000)
-    ->Arg(10000)
+    ->Args({10, 0})
+    ->Args({100, 0})
+    ->Args({1000, 0})
+    ->Args({10000, 0})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+// The fixture of 1,000 H100-sized entries is ~0.5 GB: a few iterations are enough.
+BENCHMARK(cold_start_first_execute)
+    ->Args({10, 1700})
+    ->Args({100, 1700})
+    ->Args({1000, 1700})
+    ->Iterations(3)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
 void parse_cache_file(benchmark::State& state) {
   const auto count = static_cast<std::size_t>(state.range(0));
   CacheFixture fixture(count);
-  std::ifstream in(fixture.dir / "v1" / (op + ".json"), std::ios::binary);
+  std::ifstream in(fixture.dir / "v2" / (op + ".json"), std::ios::binary);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   for (auto _ : state) benchmark::DoNotOptimize(tunekit::detail::parse_cache_file(text));
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));

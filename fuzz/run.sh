@@ -5,12 +5,14 @@
 #   fuzz/run.sh [TARGET] [SECONDS, default 180] [extra libFuzzer flags]
 #   fuzz/run.sh all [SECONDS]        every target in turn, SECONDS each
 #
-# Targets: cache_loader (the default; `fuzz/run.sh 180` still fuzzes it), settings,
-# replay_table, device_selector (needs an OpenCL device: PoCL in CI).
+# Targets: cache_loader (the default; `fuzz/run.sh 180` still fuzzes it), report (forged
+# entries through the HTML report; seeds: the cache loader's), settings, replay_table,
+# device_selector (needs an OpenCL device: PoCL in CI). Every input is given at most 10 s: the
+# report target exists to catch loops that never end.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-targets=(cache_loader settings replay_table device_selector)
+targets=(cache_loader report settings replay_table device_selector)
 target=cache_loader
 if [[ $# -gt 0 && ! "$1" =~ ^[0-9]+$ ]]; then target="$1"; shift; fi
 seconds="${1:-180}"
@@ -24,6 +26,8 @@ libs=(-lxxhash)
 extra=()
 case "$target" in
   cache_loader) sources=("$root/src/cache/format.cpp" "$root/src/cache/reader.cpp") ;;
+  report) sources=("$root/src/cache/format.cpp" "$root/src/cache/reader.cpp"
+                   "$root/src/report/html_report.cpp") ;;
   settings|replay_table) sources=("$root/src/settings.cpp" "$root/src/search.cpp" "$root/src/space.cpp") ;;
   device_selector)
     sources=("$root/src/cl/device.cpp" "$root/src/cl/errors.cpp" "$root/src/settings.cpp"
@@ -48,9 +52,9 @@ if [[ ! -x "$binary" || -n "$(find "${all_sources[@]}" "$root/include" "$here/ru
   "$cxx" "${flags[@]}" "${all_sources[@]}" "${libs[@]}" -o "$binary"
 fi
 seeds="$here/corpus/$target"
-[[ "$target" == cache_loader ]] && seeds="$here/corpus/cache"
+[[ "$target" == cache_loader || "$target" == report ]] && seeds="$here/corpus/cache"
 cp -n "$seeds"/* "$out/corpus/" 2>/dev/null || true
 dict=()
 [[ -f "$here/$target.dict" ]] && dict=(-dict="$here/$target.dict")
 exec "$binary" "$out/corpus" -max_total_time="$seconds" -max_len=65536 "${dict[@]}" \
-  -artifact_prefix="$out/artifacts/" -print_final_stats=1 "$@"
+  -timeout=10 -artifact_prefix="$out/artifacts/" -print_final_stats=1 "$@"

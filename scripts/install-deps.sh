@@ -3,12 +3,13 @@
 # Usage: scripts/install-deps.sh   (root, or a user with sudo)
 # chromium is for the test that opens the HTML report in a headless browser (label: browser);
 # without it that test is skipped. (--with-browser, once needed for it, is still accepted.)
+# clang and libclang-rt-14-dev (libFuzzer) build the fuzz targets that .ci/run runs.
 set -euo pipefail
 
 packages=(cmake ninja-build g++ make pkg-config git
   ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
   libboost1.81-dev libcereal-dev libxxhash-dev libcli11-dev
-  catch2 libbenchmark-dev libclblast-dev chromium)
+  catch2 libbenchmark-dev libclblast-dev chromium clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -53,11 +53,49 @@ std::string format_seconds(double seconds) {
   return text;
 }
 
+std::string printable(std::string_view text, std::size_t max_bytes, bool lines) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes) + 8);
+  static constexpr char digits[] = "0123456789abcdef";
+  const auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (out.size() >= max_bytes) {
+      // Back off to a character boundary (not inside a UTF-8 sequence), then mark the cut.
+      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80) out.pop_back();
+      if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && !(lines && c == '\n')) || c == 0x7f) {
+      escape(c);
+    } else if (c == 0xc2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      escape(c);  // a C1 control (CSI is U+009B): both bytes escaped
+      escape(static_cast<unsigned char>(text[++i]));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string format_report(const TuningReport& report) {
+  // Names are cut to a column of at most 64: one long name must not pad every row (a 10 MB
+  // name over 2,000 rows took minutes).
+  constexpr std::size_t max_name = 64;
   std::size_t width = 9;
-  for (const auto& outcome : report.outcomes) width = std::max(width, outcome.name.size());
+  for (const auto& outcome : report.outcomes) {
+    width = std::max(width, std::min(outcome.name.size(), max_name));
+  }
   const AutotuneOutcome* winner = report.winner();
-  std::string text = "tunekit: " + report.op + " [" + report.key + "] on " + report.device;
+  std::string text = "tunekit: " + printable(report.op, 200) + " [" + printable(report.key, 400) +
+                     "] on " + printable(report.device, 400);
   if (report.tuning_seconds > 0) text += ", tuned in " + format_seconds(report.tuning_seconds);
   text += "\n";
   if (!report.neighbour_starts.empty()) {
@@ -82,7 +120,7 @@ std::string format_report(const TuningReport& report) {
         status += ratio;
       }
       std::snprintf(line, sizeof line, "  %c %-*s %12s %9s %8zu  %s\n", mark,
-                    static_cast<int>(width), outcome.name.c_str(),
+                    static_cast<int>(width), printable(outcome.name, max_name).c_str(),
                     format_seconds(outcome.median).c_str(), spread, outcome.samples,
                     status.c_str());
     } else {
@@ -92,8 +130,8 @@ std::string format_report(const TuningReport& report) {
                         : std::string(to_string(outcome.status));
       const char* label = outcome.status == OutcomeStatus::failed ? "FAILED" : "skipped";
       std::snprintf(line, sizeof line, "  %c %-*s %12s %9s %8s  %s (%s)\n", mark,
-                    static_cast<int>(width), outcome.name.c_str(), "-", "", "", label,
-                    reason.substr(0, 300).c_str());
+                    static_cast<int>(width), printable(outcome.name, max_name).c_str(), "-", "",
+                    "", label, printable(reason, 300).c_str());
     }
     text += line;
   }

@@ -150,7 +150,10 @@ std::filesystem::path Settings::resolved_cache_dir() const {
   if (const char* home = std::getenv("HOME"); home && *home) {
     return std::filesystem::path(home) / ".cache" / "tunekit";
   }
-  return std::filesystem::temp_directory_path() / "tunekit-cache";
+  // No fallback to a shared temporary directory: another user could prepare it (docs/cache.md).
+  throw AutotuneError(ErrorKind::settings,
+                      "no cache directory: none of TUNEKIT_CACHE_DIR, XDG_CACHE_HOME and HOME is "
+                      "set; set one of them (or turn the persistent cache off: TUNEKIT_CACHE=off)");
 }
 
 namespace {

@@ -60,20 +60,20 @@ TEST_CASE("a saved result loads back exactly, with its winner and every outcome"
   auto loaded = fresh.load(id_of("m=64"));
   REQUIRE(loaded);
   check_same(*loaded, saved);
-  CHECK(fs::exists(dir / "v1/matmul.json"));
+  CHECK(fs::exists(dir / "v2/matmul.json"));
 }
 
-TEST_CASE("times of any magnitude survive the JSON round trip bit for bit", "[cache]") {
+TEST_CASE("times of any valid magnitude survive the JSON round trip bit for bit", "[cache]") {
   TempDir dir;
   FileStore store(dir.path());
   std::mt19937_64 rng(7);
   std::vector<CacheEntry> entries;
   for (int i = 0; i < 200; ++i) {
     const double median = std::ldexp(std::uniform_real_distribution<double>(1, 2)(rng),
-                                     std::uniform_int_distribution<int>(-60, 10)(rng));
+                                     std::uniform_int_distribution<int>(-39, 17)(rng));  // all times within 1e-12..1e6 s
     entries.push_back({id_of("k=" + std::to_string(i)), sample_result(median)});
   }
-  entries.back().result.outcomes[0].spread = std::numeric_limits<double>::infinity();
+  entries.back().result.outcomes[0].spread = 1e6;  // the largest time the reader accepts
   entries.back().result.outcomes[1].spread = std::numeric_limits<double>::quiet_NaN();
   CHECK(store.save_entries(entries) == entries.size());
   FileStore fresh(dir.path());
@@ -84,7 +84,7 @@ TEST_CASE("times of any magnitude survive the JSON round trip bit for bit", "[ca
     CHECK(loaded->outcomes[2].max == e.result.outcomes[2].max);
   }
   const auto last = fresh.load(entries.back().id);
-  CHECK(std::isinf(last->outcomes[0].spread));
+  CHECK(last->outcomes[0].spread == 1e6);
   CHECK(std::isnan(last->outcomes[1].spread));
 }
 
@@ -265,7 +265,7 @@ TEST_CASE("the tuning lock of one key makes another holder wait, and only up to 
   CapturedWarnings warnings;
   { auto again = second.lock_for_tuning(id_of("m=1")); }
   CHECK(warnings.text().empty());
-  CHECK(fs::is_empty(dir / "v1/locks"));
+  CHECK(fs::is_empty(dir / "v2/locks"));
 }
 
 TEST_CASE("a thread waiting for a tuning lock gets it when the holder releases it",
@@ -333,10 +333,11 @@ TEST_CASE("the loader rejects non-objects, deep nesting and foreign formats with
       "{}",
       std::string(100000, '['),
       std::string(50, '{') + std::string(50, '}'),
-      "{\"format\": \"tunekit-cache\", \"version\": 2, \"op\": \"x\", \"entries\": []}",
+      "{\"format\": \"tunekit-cache-table\", \"version\": 3, \"op\": \"x\", \"entries\": []}",
+      "{\"format\": \"tunekit-cache\", \"version\": 2, \"op\": \"x\", \"entries\": []}",  // an index
       "{\"format\": \"something else\", \"version\": 1}",
-      "{\"format\": \"tunekit-cache\", \"version\": \"1\"}",
-      "{\"format\": \"tunekit-cache\", \"version\": 1, \"op\": \"x\", \"entries\": {}}",
+      "{\"format\": \"tunekit-cache-table\", \"version\": \"2\"}",
+      "{\"format\": \"tunekit-cache-table\", \"version\": 2, \"op\": \"x\", \"entries\": {}}",
   };
   for (const auto& input : inputs) {
     INFO(input.substr(0, 80));
@@ -349,7 +350,7 @@ TEST_CASE("the loader rejects non-objects, deep nesting and foreign formats with
   }
   // Entries that are not objects are skipped one by one.
   const auto odd = detail::parse_cache_file(
-      "{\"format\": \"tunekit-cache\", \"version\": 1, \"op\": \"x\", "
+      "{\"format\": \"tunekit-cache-table\", \"version\": 2, \"op\": \"x\", "
       "\"entries\": [1, \"two\", null, true, [], {}]}");
   CHECK(odd.entries.empty());
   CHECK(odd.problems.size() == 6);
@@ -440,7 +441,14 @@ TEST_CASE("inputs that every candidate rejects leave the saved ranking as it was
   {
     FussyProgram first(dir.path());
     CHECK(first.run(1024) == 1);
-    const auto saved = read_text(dir / "v1" / "fussy_op.json");
+    // The op's index and its outcome tables, as they are on disk.
+    const auto on_disk = [&] {
+      const FileStore store(dir.path());
+      std::string text = read_text(store.file_of("fussy_op"));
+      for (const auto& e : fs::directory_iterator(store.tables_of("fussy_op"))) text += read_text(e.path());
+      return text;
+    };
+    const auto saved = on_disk();
     CHECK_THAT(saved, Catch::Contains("fussy"));
     for (int i = 0; i < 10; ++i) {
       // fussy throws first: its exception reaches the caller; the others reject 999 too.
@@ -448,7 +456,7 @@ TEST_CASE("inputs that every candidate rejects leave the saved ranking as it was
                            Catch::Message("needs multiples of 1024"));
     }
     CHECK(first.run(1024) == 1);
-    CHECK(read_text(dir / "v1" / "fussy_op.json") == saved);  // nothing written
+    CHECK(on_disk() == saved);  // nothing written
   }
   FussyProgram second(dir.path());
   CHECK(second.run(1024) == 1);
@@ -606,4 +614,79 @@ TEST_CASE("8 threads over 40 keys with a persistent cache: each key tuned once, 
   CHECK(program() == 0);         // a second program loads every key
   CHECK(generated == 2 * keys);
   CHECK(FileStore(dir.path()).entries().size() == keys);
+}
+
+// ---- format 2: a small index per op, one outcome table per entry ----
+
+namespace {
+/// A result with `outcomes` rows, as large as an H100 matmul tuning writes them.
+StoredResult large_result(std::size_t outcomes) {
+  StoredResult r = sample_result();
+  AutotuneOutcome row = r.outcomes[1];
+  for (std::size_t i = r.outcomes.size(); i < outcomes; ++i) {
+    row.index = i;
+    row.name = "blocked[MWG=64,NWG=64,KWG=32,MDIMC=16,NDIMC=16,VWM=4,VWN=" + std::to_string(i) + "]";
+    r.outcomes.push_back(row);
+  }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("an op's index stays small however large its outcome tables, and a lookup reads one table",
+          "[cache]") {
+  TempDir dir;
+  std::vector<CacheEntry> entries;
+  for (int i = 0; i < 40; ++i) entries.push_back({id_of("m=" + std::to_string(i)), large_result(1700)});
+  FileStore(dir.path()).save_entries(entries);
+  FileStore store(dir.path());
+  // 40 tables of ~300 KB each; the index that a cold start parses holds 40 short records.
+  CHECK(fs::file_size(store.file_of("matmul")) < 40 * 300);
+  CHECK(fs::file_size(store.table_of(entries[3].id)) > 100'000);
+  // Every other table unusable: a lookup of m=3 does not read them (no warning).
+  for (const auto& e : entries) {
+    if (e.id.key != "m=3") write_text(store.table_of(e.id), "garbage");
+  }
+  CapturedWarnings warnings;
+  const auto loaded = store.load(entries[3].id);
+  REQUIRE(loaded);
+  CHECK(loaded->outcomes.size() == 1700);
+  CHECK(warnings.text().empty());
+  CHECK_FALSE(store.load(entries[4].id));  // its table is garbage: re-tuned
+  CHECK(warnings.count("outcome table of [m=4]") == 1);
+}
+
+TEST_CASE("a key keeps the entries of its three newest set checksums; older ones are pruned",
+          "[cache]") {
+  TempDir dir;
+  FileStore store(dir.path());
+  store.save(id_of("m=1", "device B", 7), sample_result());  // another device: never pruned
+  const auto start = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (std::uint64_t checksum = 1; checksum <= 5; ++checksum) {
+    store.save(id_of("m=1", "device A", checksum), sample_result());
+    // Written a minute apart, whatever the file system's timestamp granularity.
+    fs::last_write_time(store.table_of(id_of("m=1", "device A", checksum)),
+                        start + std::chrono::minutes(checksum));
+  }
+  std::vector<std::uint64_t> kept;
+  for (const auto& e : store.entries("matmul")) {
+    if (e.id.device == "device A") kept.push_back(e.id.checksum);
+  }
+  CHECK(kept == std::vector<std::uint64_t>{3, 4, 5});
+  CHECK(store.load(id_of("m=1", "device B", 7)));
+  std::size_t tables = 0;
+  for (const auto& e : fs::directory_iterator(store.tables_of("matmul"))) tables += e.is_regular_file();
+  CHECK(tables == 4);  // the pruned entries' tables are gone too
+}
+
+TEST_CASE("a bundle exported by format 1 imports into format 2", "[cache]") {
+  TempDir dir;
+  std::string bundle = detail::write_cache_bundle({{"matmul", {{id_of("m=1"), sample_result()}}, {}}});
+  const auto at = bundle.find("\"version\": 2");
+  REQUIRE(at != std::string::npos);
+  bundle.replace(at, 12, "\"version\": 1");
+  write_text(dir / "old.json", bundle);
+  FileStore store(dir / "cache");
+  CHECK(store.import_from(dir / "old.json") == 1);
+  CHECK(store.load(id_of("m=1")));
+  CHECK(store.directory().filename() == "v2");
 }

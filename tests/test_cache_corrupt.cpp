@@ -5,6 +5,7 @@
 #include <random>
 
 #include "test_cache_support.hpp"
+#include "unprivileged.hpp"
 
 using namespace tunekit;
 using namespace tunekit::test;
@@ -13,12 +14,12 @@ namespace {
 
 const std::string op = "cached_op";
 
-fs::path op_file(const TempDir& dir) { return dir / ("v1/" + op + ".json"); }
+fs::path op_file(const TempDir& dir) { return dir / ("v2/" + op + ".json"); }
 
 /// The files moved aside next to the op's file.
 std::vector<fs::path> kept_aside(const TempDir& dir) {
   std::vector<fs::path> found;
-  for (const auto& e : fs::directory_iterator(dir / "v1")) {
+  for (const auto& e : fs::directory_iterator(dir / "v2")) {
     if (e.path().filename().string().starts_with(op + ".json.corrupt-")) found.push_back(e.path());
   }
   return found;
@@ -28,7 +29,7 @@ std::vector<fs::path> kept_aside(const TempDir& dir) {
 /// re-tune both and warn exactly once; the second must use the rewritten cache.
 void check_bad_file_is_ignored_and_kept(const TempDir& dir, const std::string& bad,
                                         const std::string& expected_warning) {
-  fs::create_directories(dir / "v1");
+  fs::create_directories(dir / "v2");
   write_text(op_file(dir), bad);
   {
     CapturedWarnings warnings;
@@ -49,7 +50,7 @@ std::string valid_file_text(const TempDir& dir) {
   TempDir scratch;
   CHECK(run_program(scratch.path(), {1, 2}) == 2);
   (void)dir;
-  return read_text(scratch / ("v1/" + op + ".json"));
+  return read_text(scratch / ("v2/" + op + ".json"));
 }
 
 }  // namespace
@@ -74,10 +75,10 @@ TEST_CASE("a cache file of a foreign format version is reported once and not tru
           "[cache][corrupt]") {
   TempDir dir;
   std::string text = valid_file_text(dir);
-  const auto at = text.find("\"version\": 1");
+  const auto at = text.find("\"version\": 2");
   REQUIRE(at != std::string::npos);
   text.replace(at, 12, "\"version\": 99");
-  check_bad_file_is_ignored_and_kept(dir, text, "format version 99, this build reads version 1");
+  check_bad_file_is_ignored_and_kept(dir, text, "format version 99, this build reads version 2");
 }
 
 TEST_CASE("a cache file holding another op is reported once and not trusted", "[cache][corrupt]") {
@@ -93,13 +94,16 @@ TEST_CASE("an entry edited by hand fails its checksum: only it is re-tuned, the 
           "[cache][corrupt]") {
   TempDir dir;
   CHECK(run_program(dir.path(), {1, 2, 4}) == 3);
-  std::string text = read_text(op_file(dir));
   // Make the winner of the key n=2 look slower than it was, without fixing its checksum.
-  const auto entry = text.find("\"key\": \"n=2\"");
-  REQUIRE(entry != std::string::npos);
-  const auto median = text.find("\"median\": ", entry);
+  const auto tables = FileStore(dir.path()).entries(op);
+  REQUIRE(tables.size() == 3);
+  const fs::path table = FileStore(dir.path()).table_of(tables[1].id);
+  REQUIRE(tables[1].id.key == "n=2");
+  std::string text = read_text(table);
+  const auto median = text.find("\"median\": ");
+  REQUIRE(median != std::string::npos);
   text.replace(median, 10, "\"median\": 7");
-  write_text(op_file(dir), text);
+  write_text(table, text);
   {
     CapturedWarnings warnings;
     CHECK(run_program(dir.path(), {1, 2, 4}) == 1);  // n=1 and n=4 still come from the cache
@@ -107,8 +111,12 @@ TEST_CASE("an entry edited by hand fails its checksum: only it is re-tuned, the 
     CHECK(warnings.count("does not match its checksum") == 1);
     CHECK(warnings.count("kept it as") == 1);
   }
-  REQUIRE(kept_aside(dir).size() == 1);
-  CHECK(read_text(kept_aside(dir).front()) == text);
+  std::vector<fs::path> aside;
+  for (const auto& e : fs::directory_iterator(table.parent_path())) {
+    if (e.path().filename().string().find(".corrupt-") != std::string::npos) aside.push_back(e.path());
+  }
+  REQUIRE(aside.size() == 1);
+  CHECK(read_text(aside.front()) == text);
   CapturedWarnings warnings;
   CHECK(run_program(dir.path(), {1, 2, 4}) == 0);
   CHECK(warnings.text().empty());
@@ -143,24 +151,28 @@ TEST_CASE("an unwritable cache directory is reported once and tuning goes on in 
     CHECK(warnings.count("running without the persistent cache") == 1);
     CHECK(warnings.lines() == 1);
   }
-  if (::geteuid() != 0) {  // root writes through permission bits
-    fs::create_directories(dir / "readonly/v1");
-    fs::permissions(dir / "readonly/v1", fs::perms::owner_read | fs::perms::owner_exec);
+  // Root writes through permission bits: the read-only directory is met by an unprivileged user.
+  fs::create_directories(dir / "readonly/v2");
+  fs::permissions(dir / "readonly", fs::perms::owner_all);
+  fs::permissions(dir / "readonly/v2", fs::perms::owner_read | fs::perms::owner_exec);
+  give_to_unprivileged(dir.path());
+  const int rc = run_unprivileged([&] {
     CapturedWarnings warnings;
-    CHECK(make_result_store(cache_settings(dir / "readonly")) == nullptr);
-    CHECK(run_program(dir / "readonly", {1}) == 1);
-    CHECK(warnings.count("not writable") == 1);
-  }
+    const bool refused = make_result_store(cache_settings(dir / "readonly")) == nullptr;
+    const bool tuned = run_program(dir / "readonly", {1}) == 1;
+    return refused && tuned && warnings.count("not writable") == 1 ? 0 : 1;
+  });
+  CHECK(rc == 0);
 }
 
 TEST_CASE("leftover temporary files of a killed writer do not disturb the cache",
           "[cache][corrupt]") {
   TempDir dir;
   CHECK(run_program(dir.path(), {1}) == 1);
-  write_text(dir / ("v1/" + op + ".json.tmp.99999.0"), "{\"half written");
+  write_text(dir / ("v2/" + op + ".json.tmp.99999.0"), "{\"half written");
   CHECK(run_program(dir.path(), {1, 2}) == 1);
   FileStore store(dir.path());
   CHECK(store.entries().size() == 2);
   store.clear();
-  CHECK_FALSE(fs::exists(dir / ("v1/" + op + ".json.tmp.99999.0")));
+  CHECK_FALSE(fs::exists(dir / ("v2/" + op + ".json.tmp.99999.0")));
 }

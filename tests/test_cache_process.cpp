@@ -79,14 +79,14 @@ TEST_CASE("a process killed while holding the tuning lock does not block the nex
   const fs::path tuning = dir / "tuning.flag";
   Child hung(child_args(dir, {"--hang-file", tuning.string(), "64"}), dir / "out_hung");
   REQUIRE(wait_for_file(tuning, std::chrono::seconds(20)));  // it holds the lock now
-  REQUIRE_FALSE(fs::is_empty(dir / "cache/v1/locks"));
+  REQUIRE_FALSE(fs::is_empty(dir / "cache/v2/locks"));
   ::kill(hung.pid(), SIGKILL);
   CHECK(hung.wait() == 128 + SIGKILL);
 
   const auto started = std::chrono::steady_clock::now();
   CHECK(run_child(child_args(dir, {"64"}), dir / "out_next") == 1);  // tuned, not stuck
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));  // not 10 min
-  CHECK(fs::is_empty(dir / "cache/v1/locks"));  // the stale lock file was taken over and removed
+  CHECK(fs::is_empty(dir / "cache/v2/locks"));  // the stale lock file was taken over and removed
   CHECK(run_child(child_args(dir, {"64"}), dir / "out_last") == 0);
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("a process waits for another's tuning of the same key and uses its res
   // The first process tunes slowly; the second starts while it does.
   Child slow(child_args(dir, {"--counter", counter.string(), "--tune-ms", "300", "128"}),
              dir / "out_slow");
-  REQUIRE(wait_for_file(dir / "cache/v1/locks", std::chrono::seconds(20)));
+  REQUIRE(wait_for_file(dir / "cache/v2/locks", std::chrono::seconds(20)));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   Child quick(child_args(dir, {"--counter", counter.string(), "128"}), dir / "out_quick");
   REQUIRE(slow.wait() == 0);

@@ -76,6 +76,18 @@ TEST_CASE("the cache directory defaults to XDG_CACHE_HOME, then HOME", "[setting
   CHECK(tunekit::Settings{}.resolved_cache_dir() == "/home/u/.cache/tunekit");
 }
 
+TEST_CASE("without XDG_CACHE_HOME and HOME there is no cache directory, not a shared /tmp one",
+          "[settings]") {
+  ScopedEnv xdg("XDG_CACHE_HOME", "");
+  ScopedEnv home("HOME", "");
+  const auto message = message_of([] { (void)tunekit::Settings{}.resolved_cache_dir(); });
+  CHECK_THAT(message, Catch::Contains("TUNEKIT_CACHE_DIR") && Catch::Contains("XDG_CACHE_HOME") &&
+                          Catch::Contains("HOME"));
+  tunekit::Settings settings;
+  settings.persistent_cache = true;
+  CHECK(tunekit::make_result_store(settings) == nullptr);  // warned, no persistence
+}
+
 TEST_CASE("levels raise sampling effort and relax racing as they go up", "[settings]") {
   using tunekit::BenchmarkSettings;
   using tunekit::Level;

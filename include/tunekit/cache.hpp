@@ -1,15 +1,20 @@
-// FileStore: the persistent cache. One human-readable JSON file per op under a versioned folder
-// (<dir>/v1/<op>.json), shared safely by the threads and processes of one machine.
+// FileStore: the persistent cache. Human-readable JSON under a versioned folder, shared safely by
+// the threads and processes of one user on one machine: per op an index (<dir>/v2/<op>.json, one
+// small record per entry) and one file per entry holding its whole outcome table
+// (<dir>/v2/<op>.tables/<hash>.json), read only when that entry is looked up.
 //
 //  - An entry is (device identity, op, key, set checksum) -> winner, plus every candidate's
 //    outcome. It applies only where all four match.
 //  - Each file carries a format version; each entry a checksum of its own content. A truncated,
 //    garbage, foreign-version or hand-edited file or entry is reported once and ignored; a bad
 //    file is moved aside (<op>.json.corrupt-<time>-<pid>) on the next write, never overwritten.
-//  - Writes: lock file per op (flock), re-read, merge, temp file, fsync, rename.
+//  - Writes: lock file per op (flock), re-read, merge, temp file, fsync, rename; the entry's
+//    table before the index that names it. Entries of older set checksums of a key are pruned.
 //  - lock_for_tuning: one lock file per entry (flock): another process waits for the result;
 //    the kernel releases the lock of a process that dies.
-//  - Files are parsed lazily, once, and re-read only when they changed on disk or a lookup misses.
+//  - Indexes are parsed lazily, once, and re-read only when they changed on disk or a lookup
+//    misses; a table is read when its entry is looked up.
+//  - The directory must be the user's own and not writable by others (see docs/cache.md).
 // See docs/cache.md.
 #pragma once
 
@@ -46,7 +51,9 @@ enum class ImportMode {
 class FileStore : public ResultStore {
  public:
   /// The format version this build reads and writes; files live in <dir>/v<format_version>.
-  static constexpr int format_version = 1;
+  /// Version 1 (one file per op with every outcome table) is not read: its keys are re-tuned
+  /// (or its results moved with an older tunekit's `cache export` and this one's import).
+  static constexpr int format_version = 2;
 
   struct Options {
     /// How long lock_for_tuning waits for another process's tuning before tuning anyway.
@@ -88,6 +95,9 @@ class FileStore : public ResultStore {
   std::vector<CacheEntry> entries(std::string_view op) const;
   /// The ops that have a cache file.
   std::vector<std::string> ops() const;
+  /// The identities of `op`'s valid index records: what entries(op) lists, without reading a
+  /// single outcome table (cheap however large the tables).
+  std::vector<EntryId> ids(std::string_view op) const;
 
   /// Writes every valid entry (all ops, all devices) to one JSON bundle at `file` (atomically).
   /// Returns the number of entries. Throws AutotuneError(cache) on failure.
@@ -100,10 +110,14 @@ class FileStore : public ResultStore {
   /// The cache directory as given, and the versioned folder holding the files.
   const std::filesystem::path& root() const noexcept { return root_; }
   const std::filesystem::path& directory() const noexcept { return dir_; }
-  /// The file holding `op`'s results.
+  /// The index file of `op`'s results.
   std::filesystem::path file_of(std::string_view op) const;
+  /// The folder of `op`'s outcome tables, and the file of one entry's table.
+  std::filesystem::path tables_of(std::string_view op) const;
+  std::filesystem::path table_of(const EntryId& id) const;
 
  private:
+  std::vector<CacheEntry> entries_in(const std::filesystem::path& index, std::string_view op) const;
   struct OpState;
   OpState& state_of(const std::string& op) const;
 
@@ -124,12 +138,13 @@ struct ParsedFile {
   std::vector<std::string> problems;
 };
 
-/// Parses the bytes of one op's cache file. Throws AutotuneError(cache) when they are not a
-/// cache file of this format version (truncated, garbage, foreign version, too deeply nested);
-/// never anything else, never crashes. An entry whose content does not match its checksum, or
-/// that is malformed, is left out and named in `problems`.
+/// Parses the bytes of an outcome-table file (whole entries of one op; FileStore writes one
+/// entry per file). Throws AutotuneError(cache) when they are not such a file of this format
+/// version (truncated, garbage, foreign version, too deeply nested); never anything else, never
+/// crashes. An entry whose content does not match its checksum, that has a number out of range,
+/// or that is malformed, is left out and named in `problems`.
 ParsedFile parse_cache_file(std::string_view bytes);
-/// The JSON text of one op's cache file (what parse_cache_file reads).
+/// The JSON text of an outcome-table file (what parse_cache_file reads).
 std::string write_cache_file(std::string_view op, const std::vector<CacheEntry>& entries);
 
 /// A bundle (export_to / import_from): several ops' entries in one file.

@@ -64,4 +64,12 @@ std::string format_report(const TuningReport& report);
 /// "1.234 ms", "15.2 us", ...
 std::string format_seconds(double seconds);
 
+/// `text` made safe and short enough to print on a terminal: control characters (ESC, BEL, CR,
+/// newline, ..., DEL, and the C1 controls U+0080-U+009F) shown as \xNN, and, past `max_bytes`,
+/// cut at a character boundary with "...". The one function through which tunekit prints every
+/// name, key, device and error that came from outside (a cache file, a bundle, a kernel's build
+/// log): an imported name cannot clear the screen or retitle the terminal. With `lines`, '\n'
+/// is kept (multi-line messages).
+std::string printable(std::string_view text, std::size_t max_bytes = 4096, bool lines = false);
+
 }  // namespace tunekit

@@ -126,7 +126,8 @@ struct Settings {
   }
   /// build_threads, or its default.
   std::size_t build_thread_count() const;
-  /// cache_dir, or the default location when it is empty.
+  /// cache_dir, or the default location when it is empty: $XDG_CACHE_HOME/tunekit, else
+  /// $HOME/.cache/tunekit. Throws AutotuneError(settings) when neither is set (no /tmp fallback).
   std::filesystem::path resolved_cache_dir() const;
 };
 

@@ -269,14 +269,15 @@ class Tuner {
     } catch (const std::exception& e) {
       warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
     }
-    if (auto stored = load(set, id)) return *stored;
+    // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
+    if (auto stored = load(set, id, /*report_mismatch=*/false)) return *stored;
     Decision decision = from_report(set, tune(client, set, key, inputs...));
     if (!decision.failed || lasting(*decision.failed)) persist(set, key, decision);
     return decision;
   }
 
   template <class Set>
-  std::optional<Decision> load(const Set& set, const EntryId& id) {
+  std::optional<Decision> load(const Set& set, const EntryId& id, bool report_mismatch = true) {
     std::optional<StoredResult> stored;
     try {
       stored = store_->load(id);
@@ -294,7 +295,9 @@ class Tuner {
                    set.name(outcome.index) == outcome.name;
           });
       if (!same_set) {
-        warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
+        if (report_mismatch) {
+          warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
+        }
         return std::nullopt;
       }
       Decision failed = from_report(set, report);
@@ -313,7 +316,9 @@ class Tuner {
     }
     if (decision.ranking.empty() || decision.ranking.front() != stored->winner_index ||
         set.name(stored->winner_index) != stored->winner) {
-      warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
+      if (report_mismatch) {
+        warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
+      }
       return std::nullopt;
     }
     decision.index = decision.ranking.front();

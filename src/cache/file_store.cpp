@@ -9,8 +9,12 @@
 #include <algorithm>
 #include <map>
 #include <atomic>
+#include <charconv>
+#include <csignal>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <ctime>
 #include <set>
 #include <system_error>
@@ -21,6 +25,7 @@
 #include "indexed_file.hpp"
 #include "../warnings.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
 
 namespace tunekit {
@@ -107,14 +112,19 @@ struct FileRead {
 
 constexpr off_t max_file_size = off_t{1} << 30;
 
-FileRead read_file(const fs::path& path) {
+/// Whether a path is inside the cache (never follow a link there) or named by the user.
+enum class Links { refuse, follow };
+
+FileRead read_file(const fs::path& path, Links links = Links::refuse) {
   FileRead read;
   // O_NONBLOCK: opening a FIFO planted in the cache must not hang.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+                                 (links == Links::refuse ? O_NOFOLLOW : 0)));
   if (!fd) {
     if (errno == ENOENT) return read;
     read.kind = FileRead::unreadable;
-    read.error = errno_text(errno);
+    read.error = errno == ELOOP ? "a symbolic link (tunekit never follows links in its cache)"
+                                : errno_text(errno);
     read.stamp = stamp_of(path);
     return read;
   }
@@ -183,9 +193,11 @@ void sync_directory(const fs::path& dir) {
 
 /// Writes `bytes` to `path` so that readers see the old file or the new one, never a mix:
 /// a temporary file in the same directory, fsync, rename over, fsync the directory.
-void write_atomically(const fs::path& path, std::string_view bytes) {
+/// Cache files are the user's own (0600); an exported bundle is for others to read (0644 less
+/// the umask).
+void write_atomically(const fs::path& path, std::string_view bytes, mode_t mode = 0600) {
   const fs::path temp = path.string() + ".tmp." + unique_suffix();
-  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (!fd) fail("cannot create " + quoted(temp), errno);
   try {
     write_all(fd.get(), bytes, temp);
@@ -220,17 +232,47 @@ void move_aside(const fs::path& path, const std::string& why) {
 
 /// Takes an exclusive flock on `fd`, polling with a growing sleep (1 ms to 50 ms) until
 /// `deadline`. The kernel drops a dead process's flock, so no lock outlives its holder.
-bool lock_until(int fd, Clock::time_point deadline) {
+/// Called once when a wait for a lock has lasted `after`: a waiter says what it waits for.
+struct WaitNotice {
+  std::chrono::milliseconds after{0};
+  std::function<void()> say;
+};
+
+bool lock_until(int fd, Clock::time_point deadline, WaitNotice* notice = nullptr) {
   auto delay = std::chrono::milliseconds(1);
+  const auto started = Clock::now();
   for (;;) {
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
     if (errno == EINTR) continue;
     if (errno != EWOULDBLOCK) fail("cannot lock", errno);
     const auto now = Clock::now();
     if (now >= deadline) return false;
+    if (notice && notice->say && now - started >= notice->after) {
+      notice->say();
+      notice->say = nullptr;  // once
+    }
     std::this_thread::sleep_for(std::min<Clock::duration>(delay, deadline - now));
     delay = std::min(delay * 2, std::chrono::milliseconds(50));
   }
+}
+
+/// Opens (creating it 0600) the lock file `path`: never through a symbolic link, and only a
+/// regular file of this user, so that a planted link or file cannot make us write elsewhere.
+Fd open_lock_file(const fs::path& path) {
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
+  if (!fd && errno == ELOOP) {
+    throw AutotuneError(ErrorKind::cache,
+                        "the lock file " + quoted(path) + " is a symbolic link; tunekit never "
+                        "follows links in its cache (remove it)");
+  }
+  if (!fd) fail("cannot open the lock file " + quoted(path), errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) fail("cannot stat the lock file " + quoted(path), errno);
+  if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    throw AutotuneError(ErrorKind::cache, "the lock file " + quoted(path) +
+                                              " is not a regular file of this user (remove it)");
+  }
+  return fd;
 }
 
 /// An exclusive lock on the file `path` (created if needed), or nothing after `timeout`.
@@ -239,12 +281,11 @@ bool lock_until(int fd, Clock::time_point deadline) {
 class LockFile final : public TuningLock {
  public:
   static std::unique_ptr<LockFile> acquire(const fs::path& path, std::chrono::milliseconds timeout,
-                                           bool remove_on_release) {
+                                           bool remove_on_release, WaitNotice* notice = nullptr) {
     const auto deadline = Clock::now() + timeout;
     for (;;) {
-      Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-      if (!fd) fail("cannot open the lock file " + quoted(path), errno);
-      if (!lock_until(fd.get(), deadline)) return nullptr;
+      Fd fd = open_lock_file(path);
+      if (!lock_until(fd.get(), deadline, notice)) return nullptr;
       struct stat held {}, named {};
       if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
           held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
@@ -268,6 +309,59 @@ class LockFile final : public TuningLock {
   fs::path path_;
   bool remove_on_release_;
 };
+
+/// Creates `dir` and its missing parents 0700, whatever the umask (like `mkdir -p -m 700`).
+void make_private_directories(const fs::path& dir) {
+  fs::path sofar;
+  for (const auto& part : dir) {
+    sofar /= part;
+    if (::mkdir(sofar.c_str(), 0700) == 0) {
+      if (::chmod(sofar.c_str(), 0700) != 0) fail("cannot set the mode of " + quoted(sofar), errno);
+    } else if (errno != EEXIST) {
+      const int error = errno;
+      struct stat st {};
+      if (::stat(sofar.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) continue;  // EACCES on a parent
+      fail("cannot create the cache directory " + quoted(dir), error);
+    }
+  }
+}
+
+/// Checks that `dir` is a directory of this user that no one else may write, so that no other
+/// user can plant or swap files in it. The cache directory itself may be reached through a
+/// link the user made (Links::follow); the folders tunekit makes inside it may not.
+void check_private_directory(const fs::path& dir, Links links) {
+  struct stat st {};
+  const int rc = links == Links::follow ? ::stat(dir.c_str(), &st) : ::lstat(dir.c_str(), &st);
+  if (rc != 0) fail("cannot use the cache directory " + quoted(dir), errno);
+  if (!S_ISDIR(st.st_mode)) {
+    throw AutotuneError(ErrorKind::cache,
+                        quoted(dir) + " is not a directory" +
+                            (S_ISLNK(st.st_mode) ? " but a symbolic link" : "") +
+                            "; remove it, or choose another cache directory (TUNEKIT_CACHE_DIR "
+                            "or --cache-dir)");
+  }
+  if (st.st_uid != ::geteuid()) {
+    throw AutotuneError(ErrorKind::cache,
+                        "the cache directory " + quoted(dir) + " belongs to uid " +
+                            std::to_string(st.st_uid) + ", not to this user (uid " +
+                            std::to_string(::geteuid()) + "); tunekit uses only a directory of "
+                            "your own: set TUNEKIT_CACHE_DIR (or --cache-dir) to one");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw AutotuneError(ErrorKind::cache,
+                        "the cache directory " + quoted(dir) + " is writable by other users (mode " +
+                            mode + "); run `chmod go-w " + dir.string() + "` or use another one");
+  }
+}
+
+/// `dir` created if missing (0700) and checked as above.
+void prepare_private_directory(const fs::path& dir, Links links) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) make_private_directories(dir);
+  check_private_directory(dir, links);
+}
 
 /// What lock_for_tuning gives when it stopped waiting: nothing held.
 class NoLock final : public TuningLock {};
@@ -297,15 +391,11 @@ FileStore::FileStore(std::filesystem::path directory, Options options)
     : root_(std::move(directory)),
       dir_(root_ / ("v" + std::to_string(format_version))),
       options_(options) {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec || !fs::is_directory(dir_)) {
-    throw AutotuneError(ErrorKind::cache, "cannot create the cache directory " + quoted(dir_) +
-                                              ": " + (ec ? ec.message() : "not a directory"));
-  }
+  prepare_private_directory(root_, Links::follow);
+  prepare_private_directory(dir_, Links::refuse);
   // Permission bits do not tell (root, read-only mounts): try it.
   const fs::path probe = dir_ / (".probe." + unique_suffix());
-  Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  Fd fd(::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) {
     throw AutotuneError(ErrorKind::cache, "the cache directory " + quoted(dir_) +
                                               " is not writable: " + errno_text(errno));
@@ -318,6 +408,23 @@ FileStore::~FileStore() = default;
 
 std::filesystem::path FileStore::file_of(std::string_view op) const {
   return dir_ / detail::op_file_name(op);
+}
+
+std::filesystem::path FileStore::tables_of(std::string_view op) const {
+  std::string name = detail::op_file_name(op);
+  name.resize(name.size() - 5);  // ".json"
+  return dir_ / (name + ".tables");
+}
+
+namespace {
+/// The hash that names an entry's files (its outcome table, its tuning lock).
+std::string entry_hash(const EntryId& id) {
+  return detail::hex64(stable_hash(id.device + '\0' + id.key + '\0' + detail::hex64(id.checksum)));
+}
+}  // namespace
+
+std::filesystem::path FileStore::table_of(const EntryId& id) const {
+  return tables_of(id.op) / (entry_hash(id) + ".json");
 }
 
 FileStore::OpState& FileStore::state_of(const std::string& op) const {
@@ -349,7 +456,7 @@ void warn_unreadable(const FileRead& read, const fs::path& path, std::string_vie
   }
 }
 
-/// The parsed file, checked to hold `op`; throws AutotuneError(cache) when unusable.
+/// The parsed index, checked to hold `op`; throws AutotuneError(cache) when unusable.
 std::unique_ptr<detail::IndexedFile> parse_for(std::string bytes, std::string_view op) {
   auto file = detail::IndexedFile::parse(std::move(bytes));
   if (file->op() != op) {
@@ -359,10 +466,10 @@ std::unique_ptr<detail::IndexedFile> parse_for(std::string bytes, std::string_vi
   return file;
 }
 
-/// Parses what read_file found for `op`, telling each problem once. Entries of a file that is
-/// not usable as a whole are not returned; `bad` says whether anything was wrong.
-std::vector<CacheEntry> entries_in(const FileRead& read, const fs::path& path,
-                                   std::string_view op, bool* bad = nullptr) {
+/// Parses the index that read_file found for `op`, telling each problem once. Records of a file
+/// that is not usable as a whole are not returned; `bad` says whether anything was wrong.
+std::vector<detail::IndexRecord> records_in(const FileRead& read, const fs::path& path,
+                                            std::string_view op, bool* bad = nullptr) {
   if (bad) *bad = false;
   if (read.kind != FileRead::ok) {
     warn_unreadable(read, path, op);
@@ -372,11 +479,79 @@ std::vector<CacheEntry> entries_in(const FileRead& read, const fs::path& path,
     auto parsed = parse_for(read.bytes, op)->all();
     for (const auto& problem : parsed.problems) warn_once(entry_warning(path, problem));
     if (bad) *bad = !parsed.problems.empty();
-    return std::move(parsed.entries);
+    return std::move(parsed.records);
   } catch (const AutotuneError& e) {
     warn_once(file_warning(path, e));
     if (bad) *bad = true;
     return {};
+  }
+}
+
+/// The whole entry in the outcome table `path`, checked against its index record; nothing
+/// (and `problem` set) when the table is missing, unusable or not the one the index names.
+std::optional<CacheEntry> read_table(const fs::path& path, const detail::IndexRecord& record,
+                                     std::string& problem) {
+  const std::string what = "the outcome table of [" + record.id.key + "] (" + quoted(path) + ")";
+  const FileRead read = read_file(path);
+  if (read.kind != FileRead::ok) {
+    problem = what + (read.kind == FileRead::absent      ? ": missing"
+                      : read.kind == FileRead::directory ? ": a directory"
+                                                         : ": " + read.error);
+    return std::nullopt;
+  }
+  try {
+    auto parsed = detail::parse_cache_file(read.bytes);
+    if (!parsed.problems.empty()) {
+      problem = what + ": " + parsed.problems.front();
+      return std::nullopt;
+    }
+    const auto agrees = [&](const CacheEntry& entry) {
+      return key_of(entry.id) == key_of(record.id) && entry.result.winner == record.winner &&
+             entry.result.winner_index == record.winner_index;
+    };
+    if (parsed.op != record.id.op || parsed.entries.size() != 1 || !agrees(parsed.entries.front())) {
+      problem = what + ": it does not hold the entry its index names";
+      return std::nullopt;
+    }
+    return std::move(parsed.entries.front());
+  } catch (const AutotuneError& e) {
+    problem = what + ": " + e.message();
+    return std::nullopt;
+  }
+}
+
+/// Keeps an outcome table that is there but unusable, before it is replaced.
+void keep_aside_if_unusable(const fs::path& table) {
+  const FileRead read = read_file(table);
+  if (read.kind == FileRead::absent || read.kind == FileRead::directory) return;
+  try {
+    if (read.kind == FileRead::ok && detail::parse_cache_file(read.bytes).problems.empty()) return;
+  } catch (const AutotuneError&) {
+  }
+  move_aside(table, "had unusable content");
+}
+
+/// How many set checksums (builds of a program's kernels) one key keeps per device: older
+/// builds' entries are pruned on write, so that an op's files do not grow without bound.
+constexpr std::size_t max_builds_per_key = 3;
+
+/// Prunes the entries of `id`'s device and key beyond the newest max_builds_per_key (by the time
+/// their tables were written), `id`'s own entry counting as the newest.
+void prune(std::map<EntryKey, detail::IndexRecord>& merged, const EntryId& id,
+           const fs::path& tables) {
+  std::vector<std::pair<std::int64_t, EntryKey>> others;  // (written, key), other checksums
+  for (auto it = merged.lower_bound(EntryKey{id.device, id.key, 0});
+       it != merged.end() && std::get<0>(it->first) == id.device && std::get<1>(it->first) == id.key;
+       ++it) {
+    if (std::get<2>(it->first) == id.checksum) continue;
+    others.emplace_back(stamp_of(tables / (entry_hash(it->second.id) + ".json")).mtime_ns, it->first);
+  }
+  if (others.size() < max_builds_per_key) return;
+  std::sort(others.begin(), others.end(), std::greater<>());
+  for (std::size_t i = max_builds_per_key - 1; i < others.size(); ++i) {
+    const auto found = merged.find(others[i].second);
+    ::unlink((tables / (entry_hash(found->second.id) + ".json")).c_str());
+    merged.erase(found);
   }
 }
 
@@ -405,9 +580,13 @@ std::optional<StoredResult> FileStore::load(const EntryId& id) {
   const auto find = [&]() -> std::optional<StoredResult> {
     if (!state.file) return std::nullopt;
     std::string problem;
-    auto found = state.file->find(id, problem);
+    const auto record = state.file->find(id, problem);
+    if (record) {
+      // Only now the one entry's outcome table is read: not the other keys' tables.
+      if (auto entry = read_table(table_of(id), *record, problem)) return std::move(entry->result);
+    }
     if (!problem.empty()) warn_once(entry_warning(path, problem));
-    return found;
+    return std::nullopt;
   };
   bool fresh = false;
   if (!state.loaded || stamp_of(path) != state.stamp) {
@@ -434,6 +613,10 @@ void FileStore::save(const EntryId& id, const StoredResult& result) {
   }
 }
 
+namespace {
+void remove_stale_files(const fs::path& dir, const fs::path& locks);
+}  // namespace
+
 std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, ImportMode mode) {
   std::map<std::string, std::vector<const CacheEntry*>> by_op;
   for (const auto& entry : entries) by_op[entry.id.op].push_back(&entry);
@@ -457,24 +640,34 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
       throw AutotuneError(ErrorKind::cache, "cannot read " + quoted(path) + ": " + read.error);
     }
     bool bad = false;
-    std::map<EntryKey, CacheEntry> merged;
-    for (auto& entry : entries_in(read, path, op, &bad)) {
-      auto key = key_of(entry.id);
-      merged.insert_or_assign(std::move(key), std::move(entry));
+    std::map<EntryKey, detail::IndexRecord> merged;
+    for (auto& record : records_in(read, path, op, &bad)) {
+      auto key = key_of(record.id);
+      merged.insert_or_assign(std::move(key), std::move(record));
     }
     if (bad) move_aside(path, "had unusable content");
+    const fs::path tables = tables_of(op);
+    prepare_private_directory(tables, Links::refuse);
+    remove_stale_files(dir_, dir_ / "locks");
+    remove_stale_files(tables, {});
+    // Each entry's table first, then the index that names it: a reader never finds a record
+    // without its table (a crash in between leaves only an unnamed table, replaced later).
     for (const CacheEntry* entry : items) {
       auto key = key_of(entry->id);
       if (mode == ImportMode::keep_existing && merged.contains(key)) continue;
-      merged.insert_or_assign(std::move(key), *entry);
+      const fs::path table = table_of(entry->id);
+      keep_aside_if_unusable(table);
+      write_atomically(table, detail::write_cache_file(op, {*entry}));
+      merged.insert_or_assign(std::move(key), detail::record_of(*entry));
+      prune(merged, entry->id, tables);
       ++written;
     }
-    std::vector<CacheEntry> all;
+    std::vector<detail::IndexRecord> all;
     all.reserve(merged.size());
-    for (auto& [key, entry] : merged) all.push_back(std::move(entry));
-    write_atomically(path, detail::write_cache_file(op, all));
+    for (auto& [key, record] : merged) all.push_back(std::move(record));
+    write_atomically(path, detail::write_cache_index(op, all));
 
-    state.loaded = false;  // the next load parses the new file once
+    state.loaded = false;  // the next load parses the new index once
     state.file.reset();
   }
   return written;
@@ -482,16 +675,22 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
 
 std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
   const fs::path locks = dir_ / "locks";
-  std::error_code ec;
-  fs::create_directories(locks, ec);
-  if (ec) {
-    throw AutotuneError(ErrorKind::cache, "cannot create " + quoted(locks) + ": " + ec.message());
-  }
+  prepare_private_directory(locks, Links::refuse);
   std::string name = detail::op_file_name(id.op);
   name.resize(name.size() - 5);  // ".json"
-  const std::string what = id.device + '\0' + id.key + '\0' + detail::hex64(id.checksum);
-  const fs::path path = locks / (name + "." + detail::hex64(stable_hash(what)) + ".lock");
-  auto lock = LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true);
+  const fs::path path = locks / (name + "." + entry_hash(id) + ".lock");
+  // A holder that is stopped (not dead) keeps its lock: after a second, say whom we wait for.
+  WaitNotice notice{std::chrono::seconds(1), [&] {
+                      std::string holder = read_file(path).bytes;
+                      if (holder.ends_with('\n')) holder.pop_back();
+                      warn("tunekit: waiting for another process (" +
+                           printable(holder.empty() ? "pid unknown" : holder, 40) +
+                           ") that is tuning '" + printable(id.op, 200) + "' [" +
+                           printable(id.key, 200) + "], for its result (at most " +
+                           std::to_string(options_.tuning_lock_timeout.count()) + " ms)");
+                    }};
+  auto lock = LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true,
+                                &notice);
   if (!lock) {
     warn("tunekit: another process has been tuning '" + id.op + "' [" + id.key + "] for over " +
          std::to_string(options_.tuning_lock_timeout.count()) + " ms; tuning here as well");
@@ -507,7 +706,7 @@ std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
 
 namespace {
 
-/// The cache files in `dir`, by name.
+/// The index files in `dir`, by name.
 std::vector<fs::path> cache_files(const fs::path& dir) {
   std::vector<fs::path> files;
   std::error_code ec;
@@ -518,8 +717,70 @@ std::vector<fs::path> cache_files(const fs::path& dir) {
   return files;
 }
 
-/// Removes `file` and its leftovers (temporary files, moved-aside corrupt files) under its lock.
-void remove_cache_file(const fs::path& dir, const fs::path& file, std::chrono::milliseconds timeout) {
+/// "<digits>.<digits>", as unique_suffix() makes it.
+bool is_unique_suffix(std::string_view text) {
+  const auto dot = text.find('.');
+  const auto digits = [](std::string_view t) {
+    return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return dot != std::string_view::npos && digits(text.substr(0, dot)) && digits(text.substr(dot + 1));
+}
+
+/// Whether `other` is a temporary file or a moved-aside copy of the cache file `name`, exactly
+/// as write_atomically and move_aside name them: "transpose.json.tmp.12.0" is one of
+/// "transpose.json", the op file "transpose.json.corrupt-x.json" of another op is not.
+bool is_leftover_of(std::string_view name, std::string_view other) {
+  if (!other.starts_with(name)) return false;
+  other.remove_prefix(name.size());
+  if (other.starts_with(".tmp.")) return is_unique_suffix(other.substr(5));
+  constexpr std::string_view corrupt = ".corrupt-";
+  constexpr std::size_t time_chars = 15;  // timestamp(): YYYYMMDDTHHMMSS
+  if (!other.starts_with(corrupt) || other.size() < corrupt.size() + time_chars + 1) return false;
+  other.remove_prefix(corrupt.size() + time_chars);
+  return other.front() == '-' && is_unique_suffix(other.substr(1));
+}
+
+/// Whether `name` is "<file>.tmp.<pid>.<n>" or ".probe.<pid>.<n>" of a process that is gone:
+/// what a writer killed mid-write leaves.
+bool is_stale_temporary(std::string_view name) {
+  std::string_view suffix;
+  if (const auto at = name.rfind(".tmp."); at != std::string_view::npos) {
+    suffix = name.substr(at + 5);
+  } else if (name.starts_with(".probe.")) {
+    suffix = name.substr(7);
+  }
+  if (!is_unique_suffix(suffix)) return false;
+  long pid = 0;
+  std::from_chars(suffix.data(), suffix.data() + suffix.find('.'), pid);
+  return pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+/// The next writer cleans up after killed processes: temporary files in `dir` whose writer is
+/// gone, and in `locks` the tuning-lock files nobody holds (a killed holder's stay behind;
+/// taking the lock proves it free, and a waiter of the deleted file retries on the new one).
+void remove_stale_files(const fs::path& dir, const fs::path& locks) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (is_stale_temporary(it->path().filename().string())) ::unlink(it->path().c_str());
+  }
+  if (locks.empty()) return;
+  for (fs::directory_iterator it(locks, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path path = it->path();
+    if (!path.filename().string().ends_with(".lock")) continue;
+    Fd fd(::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat held {}, named {};
+    if (fd && ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0 && ::fstat(fd.get(), &held) == 0 &&
+        ::lstat(path.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev && S_ISREG(named.st_mode)) {
+      ::unlink(path.c_str());
+    }
+  }
+}
+
+/// Removes the index `file`, its leftovers (temporary files, moved-aside corrupt files) and its
+/// outcome tables, under its lock.
+void remove_cache_file(const fs::path& dir, const fs::path& file, const fs::path& tables,
+                       std::chrono::milliseconds timeout) {
   const auto lock = LockFile::acquire(file.string() + ".lock", timeout, false);
   if (!lock) throw AutotuneError(ErrorKind::cache, "timed out waiting for the lock of " + quoted(file));
   struct stat st {};
@@ -529,18 +790,27 @@ void remove_cache_file(const fs::path& dir, const fs::path& file, std::chrono::m
   const std::string name = file.filename().string();
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string other = it->path().filename().string();
-    if (other.starts_with(name + ".tmp.") || other.starts_with(name + ".corrupt-")) {
+    if (is_leftover_of(name, it->path().filename().string())) {
       std::error_code ignored;
       fs::remove(it->path(), ignored);
     }
+  }
+  // remove_all removes links, never what they point to.
+  if (::lstat(tables.c_str(), &st) == 0) {
+    std::error_code error;
+    fs::remove_all(tables, error);
+    if (error) throw AutotuneError(ErrorKind::cache, "cannot remove " + quoted(tables) + ": " + error.message());
   }
 }
 
 }  // namespace
 
 void FileStore::clear() {
-  for (const auto& file : cache_files(dir_)) remove_cache_file(dir_, file, options_.write_lock_timeout);
+  for (const auto& file : cache_files(dir_)) {
+    std::string name = file.filename().string();
+    name.resize(name.size() - 5);
+    remove_cache_file(dir_, file, dir_ / (name + ".tables"), options_.write_lock_timeout);
+  }
   std::lock_guard lock(states_mutex_);
   for (auto& [op, state] : states_) {
     std::lock_guard state_lock(state->mutex);
@@ -552,7 +822,7 @@ void FileStore::clear() {
 void FileStore::clear(std::string_view op) {
   OpState& state = state_of(std::string(op));
   std::lock_guard lock(state.mutex);
-  remove_cache_file(dir_, file_of(op), options_.write_lock_timeout);
+  remove_cache_file(dir_, file_of(op), tables_of(op), options_.write_lock_timeout);
   state.loaded = false;
   state.file.reset();
 }
@@ -563,35 +833,43 @@ bool entry_order(const CacheEntry& a, const CacheEntry& b) {
          std::tie(b.id.op, b.id.device, b.id.key, b.id.checksum);
 }
 
-/// The op a file holds, read from its content; entries are appended to `out`.
-std::optional<std::string> read_cache_file(const fs::path& path, std::vector<CacheEntry>& out) {
-  const FileRead read = read_file(path);
-  if (read.kind != FileRead::ok) {
-    (void)entries_in(read, path, "");  // tells what is wrong
+/// The op an index file holds, read from its content (nothing when unusable).
+std::optional<std::string> op_in(const FileRead& read) {
+  if (read.kind != FileRead::ok) return std::nullopt;
+  try {
+    return detail::IndexedFile::parse(read.bytes)->op();
+  } catch (const AutotuneError&) {
     return std::nullopt;
   }
-  std::string op;
-  try {
-    op = detail::IndexedFile::parse(read.bytes)->op();
-  } catch (const AutotuneError&) {
-  }
-  auto entries = entries_in(read, path, op);
-  out.insert(out.end(), std::make_move_iterator(entries.begin()),
-             std::make_move_iterator(entries.end()));
-  return op;
 }
 }  // namespace
 
+std::vector<CacheEntry> FileStore::entries_in(const fs::path& path, std::string_view op) const {
+  std::vector<CacheEntry> found;
+  for (const auto& record : records_in(read_file(path), path, op)) {
+    std::string problem;
+    if (auto entry = read_table(table_of(record.id), record, problem)) {
+      found.push_back(std::move(*entry));
+    } else {
+      warn_once(entry_warning(path, problem));
+    }
+  }
+  return found;
+}
+
 std::vector<CacheEntry> FileStore::entries() const {
   std::vector<CacheEntry> all;
-  for (const auto& file : cache_files(dir_)) (void)read_cache_file(file, all);
+  for (const auto& file : cache_files(dir_)) {
+    auto found = entries_in(file, op_in(read_file(file)).value_or(""));
+    all.insert(all.end(), std::make_move_iterator(found.begin()),
+               std::make_move_iterator(found.end()));
+  }
   std::sort(all.begin(), all.end(), entry_order);
   return all;
 }
 
 std::vector<CacheEntry> FileStore::entries(std::string_view op) const {
-  const fs::path path = file_of(op);
-  auto found = entries_in(read_file(path), path, op);
+  auto found = entries_in(file_of(op), op);
   std::sort(found.begin(), found.end(), entry_order);
   return found;
 }
@@ -599,9 +877,12 @@ std::vector<CacheEntry> FileStore::entries(std::string_view op) const {
 std::vector<std::string> FileStore::winners(const std::string& device, const std::string& op,
                                             std::uint64_t checksum) {
   std::map<std::string, std::size_t> count;
-  try {
-    for (const auto& entry : entries(op)) {
-      if (entry.id.device == device && entry.id.checksum == checksum) ++count[entry.result.winner];
+  try {  // the index alone: no outcome table is read
+    const fs::path path = file_of(op);
+    for (const auto& record : records_in(read_file(path), path, op)) {
+      if (record.id.device == device && record.id.checksum == checksum && !record.winner.empty()) {
+        ++count[record.winner];
+      }
     }
   } catch (const std::exception&) {
     return {};  // only a hint for where to start: a tuning goes on without it
@@ -613,11 +894,20 @@ std::vector<std::string> FileStore::winners(const std::string& device, const std
   return names;
 }
 
+std::vector<EntryId> FileStore::ids(std::string_view op) const {
+  std::vector<EntryId> found;
+  const fs::path path = file_of(op);
+  for (auto& record : records_in(read_file(path), path, op)) found.push_back(std::move(record.id));
+  return found;
+}
+
 std::vector<std::string> FileStore::ops() const {
   std::vector<std::string> names;
-  std::vector<CacheEntry> ignored;
   for (const auto& file : cache_files(dir_)) {
-    if (auto op = read_cache_file(file, ignored)) names.push_back(*op);
+    const FileRead read = read_file(file);
+    auto op = op_in(read);
+    (void)records_in(read, file, op.value_or(""));  // tells what is wrong
+    if (op) names.push_back(std::move(*op));
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -631,12 +921,12 @@ std::size_t FileStore::export_to(const std::filesystem::path& file) const {
     ops.back().entries.push_back(std::move(entry));
     ++count;
   }
-  write_atomically(file, detail::write_cache_bundle(ops));
+  write_atomically(file, detail::write_cache_bundle(ops), 0644);
   return count;
 }
 
 std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode mode) {
-  const FileRead read = read_file(file);
+  const FileRead read = read_file(file, Links::follow);  // a file the user named
   switch (read.kind) {
     case FileRead::absent:
       throw AutotuneError(ErrorKind::cache, "cannot import " + quoted(file) + ": no such file");
@@ -655,8 +945,11 @@ std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode
   }
   std::vector<CacheEntry> all;
   for (auto& op : ops) {
-    for (const auto& problem : op.problems) {
-      warn("tunekit: import of " + quoted(file) + ": skipping " + problem);
+    // A bundle is all or nothing: a bad entry (forged numbers, a failed checksum) means the
+    // bundle cannot be trusted, so nothing of it is merged.
+    if (!op.problems.empty()) {
+      throw AutotuneError(ErrorKind::cache, "cannot import " + quoted(file) + ": " +
+                                                op.problems.front() + " (nothing imported)");
     }
     all.insert(all.end(), std::make_move_iterator(op.entries.begin()),
                std::make_move_iterator(op.entries.end()));
@@ -666,9 +959,8 @@ std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode
 
 std::shared_ptr<ResultStore> make_result_store(const Settings& settings) {
   if (!settings.persistent_cache) return nullptr;
-  const fs::path dir = settings.resolved_cache_dir();
   try {
-    return std::make_shared<FileStore>(dir);
+    return std::make_shared<FileStore>(settings.resolved_cache_dir());
   } catch (const AutotuneError& e) {
     warn_once("tunekit: " + e.message() + "; running without the persistent cache");
     return nullptr;

@@ -2,31 +2,57 @@
 #include <cereal/archives/json.hpp>
 
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <sstream>
 
 #include "format_internal.hpp"
+#include "indexed_file.hpp"
 
 namespace tunekit::detail {
 namespace {
 
 // ---- the entry checksum: XXH3 over a canonical, unambiguous text of the entry ----
 
+// Formatted on the stack, not through std::to_string: a cold start checks an entry of 1,700
+// outcomes (~17,000 fields).
+void put_decimal(std::string& out, std::uint64_t value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  out.append(digits, end);
+}
 void put(std::string& out, std::string_view text) {
-  out += std::to_string(text.size());
+  put_decimal(out, text.size());
   out += ':';
   out += text;
   out += ';';
 }
-void put(std::string& out, std::uint64_t value) { put(out, std::to_string(value)); }
+void put(std::string& out, std::uint64_t value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  put(out, std::string_view(digits, static_cast<std::size_t>(end - digits)));
+}
 void put(std::string& out, double value) {
   // Bit-exact: the JSON archive writes the shortest text that reads back to the same double.
-  put(out, std::isnan(value) ? std::string("nan") : hex64(std::bit_cast<std::uint64_t>(value)));
+  if (std::isnan(value)) return put(out, std::string_view("nan"));
+  char text[16];
+  hex64_to(text, std::bit_cast<std::uint64_t>(value));
+  put(out, std::string_view(text, 16));
 }
 
 // ---- writing ----
 
 using Out = cereal::JSONOutputArchive;
+
+void write_record(Out& ar, const IndexRecord& record) {
+  ar.startNode();
+  ar(cereal::make_nvp("device", record.id.device));
+  ar(cereal::make_nvp("key", record.id.key));
+  ar(cereal::make_nvp("set_checksum", hex64(record.id.checksum)));
+  ar(cereal::make_nvp("winner", record.winner));
+  ar(cereal::make_nvp("winner_index", record.winner_index));
+  ar.finishNode();
+}
 
 void write_entry(Out& ar, const CacheEntry& entry) {
   ar.startNode();
@@ -78,6 +104,7 @@ Out::Options json_options() {
 
 std::uint64_t entry_checksum(const CacheEntry& entry) {
   std::string text = "tunekit-entry-v1;";
+  text.reserve(256 + entry.result.outcomes.size() * 200);
   put(text, entry.id.device);
   put(text, entry.id.op);
   put(text, entry.id.key);
@@ -101,11 +128,35 @@ std::uint64_t entry_checksum(const CacheEntry& entry) {
   return stable_hash(text);
 }
 
-std::string write_cache_file(std::string_view op, const std::vector<CacheEntry>& entries) {
+IndexRecord record_of(const CacheEntry& entry) {
+  return IndexRecord{entry.id, entry.result.winner, entry.result.winner_index};
+}
+
+std::string write_cache_index(std::string_view op, const std::vector<IndexRecord>& records) {
   std::ostringstream os;
   {
     Out ar(os, json_options());
-    ar(cereal::make_nvp("format", std::string(file_format)));
+    ar(cereal::make_nvp("format", std::string(index_format)));
+    ar(cereal::make_nvp("version", FileStore::format_version));
+    ar(cereal::make_nvp("op", std::string(op)));
+    ar.setNextName("entries");
+    ar.startNode();
+    ar.makeArray();
+    for (const auto& record : records) write_record(ar, record);
+    ar.finishNode();
+  }
+  os << '\n';
+  return std::move(os).str();
+}
+
+std::string write_cache_file(std::string_view op, const std::vector<CacheEntry>& entries) {
+  std::ostringstream os;
+  {
+    // No indentation: a table of 1,700 outcomes is read at a cold start, and a third of an
+    // indented one is spaces. (Still one field per line.)
+    Out ar(os, Out::Options(RAPIDJSON_NAMESPACE::Writer<RAPIDJSON_NAMESPACE::OStreamWrapper>::kDefaultMaxDecimalPlaces,
+                            Out::Options::IndentChar::space, 0));
+    ar(cereal::make_nvp("format", std::string(table_format)));
     ar(cereal::make_nvp("version", FileStore::format_version));
     ar(cereal::make_nvp("op", std::string(op)));
     write_entries(ar, entries);

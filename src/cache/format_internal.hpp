@@ -13,15 +13,21 @@
 
 namespace tunekit::detail {
 
-inline constexpr const char* file_format = "tunekit-cache";
+inline constexpr const char* index_format = "tunekit-cache";        // <op>.json
+inline constexpr const char* table_format = "tunekit-cache-table";  // <op>.tables/<hash>.json
 inline constexpr const char* bundle_format = "tunekit-cache-bundle";
+/// Bundles of version 1 hold the same entries: a bundle exported by an older tunekit imports.
+inline constexpr int oldest_bundle_version = 1;
 
 /// 16 lower-case hex digits.
-inline std::string hex64(std::uint64_t value) {
+inline void hex64_to(char (&text)[16], std::uint64_t value) {
   static constexpr char digits[] = "0123456789abcdef";
-  std::string text(16, '0');
-  for (int i = 15; i >= 0; --i, value >>= 4) text[static_cast<std::size_t>(i)] = digits[value & 15];
-  return text;
+  for (int i = 15; i >= 0; --i, value >>= 4) text[i] = digits[value & 15];
+}
+inline std::string hex64(std::uint64_t value) {
+  char text[16];
+  hex64_to(text, value);
+  return std::string(text, 16);
 }
 
 /// 1 to 16 hex digits, either case.

@@ -24,6 +24,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -106,14 +108,56 @@ std::uint64_t checked_hex(std::string_view text, const char* what) {
   return *value;
 }
 
+// ---- what a number read from a file may be ----
+// Every number of an entry is checked here, once, before anything (the tuner, `cache show`, the
+// HTML report) uses it: a forged file must not make a chart loop forever, allocate without
+// bound or index out of range.
+
+/// Times in seconds: 0 (not measured), or between a picosecond and 11 days. A subnormal or
+/// infinite time is not a measurement.
+constexpr double min_seconds = 1e-12;
+constexpr double max_seconds = 1e6;
+/// Counts (samples, batch size) and candidate indices; outcomes per entry.
+constexpr std::uint64_t max_count = std::uint64_t{1} << 32;
+constexpr std::size_t max_outcomes = std::size_t{1} << 22;
+
+void check_seconds(double value, const char* name, bool nan_allowed = false) {
+  if (std::isnan(value) && nan_allowed) return;
+  if (!(value == 0 || (value >= min_seconds && value <= max_seconds))) {
+    char text[48];
+    std::snprintf(text, sizeof text, "%g", value);
+    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is " + text +
+                                              ": not a time in seconds (0, or 1e-12 to 1e6)");
+  }
+}
+
+void check_count(std::uint64_t value, const char* name) {
+  if (value >= max_count) {
+    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is " +
+                                              std::to_string(value) + ": out of range");
+  }
+}
+
+void check_numbers(const AutotuneOutcome& o) {
+  check_seconds(o.median, "median");
+  check_seconds(o.spread, "spread", /*nan_allowed=*/true);  // a skipped candidate's is NaN
+  check_seconds(o.min, "min");
+  check_seconds(o.max, "max");
+  check_count(o.index, "index");
+  check_count(o.samples, "samples");
+  check_count(o.batch, "batch");
+}
+
 AutotuneOutcome read_outcome(const Value& v) {
   if (!v.IsObject()) throw AutotuneError(ErrorKind::cache, "an outcome is not an object");
   AutotuneOutcome o;
   o.name = string_field(v, "name");
   o.index = integer_field<std::size_t>(v, "index");
-  const auto status = string_field(v, "status");
+  const auto status = text_field(v, "status");
   const auto parsed_status = enum_from(all_statuses, status);
-  if (!parsed_status) throw AutotuneError(ErrorKind::cache, "unknown status '" + status + "'");
+  if (!parsed_status) {
+    throw AutotuneError(ErrorKind::cache, "unknown status '" + std::string(status) + "'");
+  }
   o.status = *parsed_status;
   o.median = number_field(v, "median");
   o.spread = number_field(v, "spread");
@@ -124,27 +168,41 @@ AutotuneOutcome read_outcome(const Value& v) {
   // "error_kind" and "error" are there only when the candidate has an error.
   const bool has_kind = find_member(v, "error_kind") != nullptr;
   const bool has_message = find_member(v, "error") != nullptr;
-  const auto kind = has_kind ? string_field(v, "error_kind") : std::string();
+  const auto kind = has_kind ? text_field(v, "error_kind") : std::string_view();
   auto message = has_message ? string_field(v, "error") : std::string();
   if (has_kind || has_message) {
     const auto parsed_kind = enum_from(all_kinds, kind);
-    if (!parsed_kind) throw AutotuneError(ErrorKind::cache, "unknown error kind '" + kind + "'");
+    if (!parsed_kind) {
+      throw AutotuneError(ErrorKind::cache, "unknown error kind '" + std::string(kind) + "'");
+    }
     o.error = AutotuneError(*parsed_kind, std::move(message), o.name);
   }
+  check_numbers(o);
   return o;
+}
+
+/// One record of an index file (no outcomes: those, and the checksum over everything, are in the
+/// entry's table, checked against the record when it is read).
+IndexRecord read_record(const Value& v, const std::string& op) {
+  IndexRecord r;
+  r.id.op = op;
+  r.id.device = string_field(v, "device");
+  r.id.key = string_field(v, "key");
+  r.id.checksum = checked_hex(text_field(v, "set_checksum"), "set_checksum");
+  r.winner = string_field(v, "winner");
+  r.winner_index = integer_field<std::uint32_t>(v, "winner_index");
+  return r;
 }
 
 /// Converts one entry and checks it against its own checksum; throws on any problem.
 CacheEntry read_entry(const Value& v, const std::string& op) {
-  CacheEntry e;
-  e.id.op = op;
-  e.id.device = string_field(v, "device");
-  e.id.key = string_field(v, "key");
-  e.id.checksum = checked_hex(text_field(v, "set_checksum"), "set_checksum");
-  e.result.winner = string_field(v, "winner");
-  e.result.winner_index = integer_field<std::uint32_t>(v, "winner_index");
+  IndexRecord head = read_record(v, op);  // an entry is a record with its outcomes
+  CacheEntry e{std::move(head.id), StoredResult{std::move(head.winner), head.winner_index, {}}};
   const Value& outcomes = member(v, "outcomes");
   if (!outcomes.IsArray()) throw AutotuneError(ErrorKind::cache, "\"outcomes\" is not an array");
+  if (outcomes.Size() > max_outcomes) {
+    throw AutotuneError(ErrorKind::cache, "more than " + std::to_string(max_outcomes) + " outcomes");
+  }
   for (const Value& o : outcomes.GetArray()) e.result.outcomes.push_back(read_outcome(o));
   const auto stored = checked_hex(text_field(v, "checksum"), "checksum");
   if (stored != entry_checksum(e)) {
@@ -153,6 +211,7 @@ CacheEntry read_entry(const Value& v, const std::string& op) {
   }
   return e;
 }
+
 
 std::string entry_problem(std::size_t index, const std::string& op, const std::string& what) {
   return "entry " + std::to_string(index) + " of '" + op + "': " + what;
@@ -164,7 +223,8 @@ std::string describe_parse_error(const rj::Document& doc) {
 }
 
 /// Parses `buffer` in place; checks that it is a JSON object of `format`, this version.
-void parse_document(std::string& buffer, rj::Document& doc, const char* format) {
+void parse_document(std::string& buffer, rj::Document& doc, const char* format,
+                    int oldest_version = FileStore::format_version) {
   if (buffer.find('\0') != std::string::npos) {
     throw AutotuneError(ErrorKind::cache, "contains NUL bytes: not a text file");
   }
@@ -192,7 +252,7 @@ void parse_document(std::string& buffer, rj::Document& doc, const char* format) 
               .ec != std::errc()) {
     throw AutotuneError(ErrorKind::cache, "no integer \"version\" field");
   }
-  if (number != FileStore::format_version) {
+  if (number < oldest_version || number > FileStore::format_version) {
     throw AutotuneError(ErrorKind::cache, "format version " + std::to_string(number) +
                                               ", this build reads version " +
                                               std::to_string(FileStore::format_version));
@@ -222,34 +282,45 @@ class EntryIndex {
   const std::string& op() const noexcept { return op_; }
   const std::vector<std::string>& problems() const noexcept { return problems_; }
 
-  std::optional<StoredResult> find(const EntryId& id, std::string& problem) const {
+  /// The index record for `id` (an index file's entries).
+  std::optional<IndexRecord> find_record(const EntryId& id, std::string& problem) const {
     const auto it = index_.find(Key{id.key, id.device, id.checksum});
     if (it == index_.end()) return std::nullopt;
     try {
-      return read_entry(*it->second.value, op_).result;
+      return read_record(*it->second.value, op_);
     } catch (const std::exception& e) {
       problem = entry_problem(it->second.position, op_, message_of(e));
       return std::nullopt;
     }
   }
 
+  /// Every index record, in file order.
+  ParsedIndex all_records() const {
+    ParsedIndex index{op_, {}, problems_};
+    convert_all(read_record, index.records, index.problems);
+    return index;
+  }
+
+  /// Every whole entry, in file order (a table file's or a bundle's entries).
   ParsedFile all() const {
     ParsedFile file{op_, {}, problems_};
-    std::vector<Slot> slots;
-    for (const auto& [key, slot] : index_) slots.push_back(slot);
-    std::sort(slots.begin(), slots.end(),
-              [](const Slot& a, const Slot& b) { return a.position < b.position; });
-    for (const Slot& slot : slots) {
-      try {
-        file.entries.push_back(read_entry(*slot.value, op_));
-      } catch (const std::exception& e) {
-        file.problems.push_back(entry_problem(slot.position, op_, message_of(e)));
-      }
-    }
+    convert_all(read_entry, file.entries, file.problems);
     return file;
   }
 
  private:
+  /// `read` applied to every slot in file order; a slot it throws on becomes a problem.
+  template <class Read, class Item>
+  void convert_all(Read read, std::vector<Item>& items, std::vector<std::string>& problems) const {
+    for (const Slot& slot : slots()) {
+      try {
+        items.push_back(read(*slot.value, op_));
+      } catch (const std::exception& e) {
+        problems.push_back(entry_problem(slot.position, op_, message_of(e)));
+      }
+    }
+  }
+
   static std::string message_of(const std::exception& e) {
     if (const auto* a = dynamic_cast<const AutotuneError*>(&e)) return a->message();
     return e.what();
@@ -259,6 +330,14 @@ class EntryIndex {
     const Value* value;
     std::size_t position;
   };
+  std::vector<Slot> slots() const {
+    std::vector<Slot> slots;
+    for (const auto& [key, slot] : index_) slots.push_back(slot);
+    std::sort(slots.begin(), slots.end(),
+              [](const Slot& a, const Slot& b) { return a.position < b.position; });
+    return slots;
+  }
+
   std::string op_;
   std::map<Key, Slot> index_;
   std::vector<std::string> problems_;
@@ -267,17 +346,17 @@ class EntryIndex {
 class DomFile final : public IndexedFile {
  public:
   explicit DomFile(std::string bytes) : buffer_(std::move(bytes)) {
-    parse_document(buffer_, doc_, file_format);
+    parse_document(buffer_, doc_, index_format);
     const Value* op = find_member(doc_, "op");
     if (op == nullptr || !op->IsString()) throw AutotuneError(ErrorKind::cache, "no \"op\" string");
     index_.emplace(doc_, std::string(text_of(*op)));
   }
   const std::string& op() const override { return index_->op(); }
   const std::vector<std::string>& index_problems() const override { return index_->problems(); }
-  std::optional<StoredResult> find(const EntryId& id, std::string& problem) const override {
-    return index_->find(id, problem);
+  std::optional<IndexRecord> find(const EntryId& id, std::string& problem) const override {
+    return index_->find_record(id, problem);
   }
-  ParsedFile all() const override { return index_->all(); }
+  ParsedIndex all() const override { return index_->all_records(); }
 
  private:
   std::string buffer_;  // parsed in place: the DOM's strings point into it
@@ -299,7 +378,14 @@ auto guarded(F&& parse) {
 }  // namespace
 
 ParsedFile parse_cache_file(std::string_view bytes) {
-  return IndexedFile::parse(std::string(bytes))->all();
+  return guarded([&] {
+    std::string buffer(bytes);
+    rj::Document doc;
+    parse_document(buffer, doc, table_format);
+    const Value* op = find_member(doc, "op");
+    if (op == nullptr || !op->IsString()) throw AutotuneError(ErrorKind::cache, "no \"op\" string");
+    return EntryIndex(doc, std::string(text_of(*op))).all();
+  });
 }
 
 std::unique_ptr<IndexedFile> IndexedFile::parse(std::string bytes) {
@@ -312,7 +398,7 @@ std::vector<ParsedFile> parse_cache_bundle(std::string_view bytes) {
   return guarded([&] {
     std::string buffer(bytes);
     rj::Document doc;
-    parse_document(buffer, doc, bundle_format);
+    parse_document(buffer, doc, bundle_format, oldest_bundle_version);
     const Value& ops = member(doc, "ops");
     if (!ops.IsArray()) throw AutotuneError(ErrorKind::cache, "\"ops\" is not an array");
     std::vector<ParsedFile> files;

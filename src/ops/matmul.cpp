@@ -218,6 +218,9 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
   if (a.rows == 0 || b.cols == 0 || a.cols == 0) {
     throw std::invalid_argument("tunekit::ops::matmul: empty matrices");
   }
+  check_matrix(a, "tunekit::ops::matmul: A");
+  check_matrix(b, "tunekit::ops::matmul: B");
+  check_matrix(c, "tunekit::ops::matmul: C");
   return MatmulKey{a.rows, b.cols, a.cols, a.dtype};
 }
 

@@ -1,11 +1,16 @@
 // Moving matrices between host and device, half conversion, and reproducible random data.
 #include "tunekit/ops/matrix.hpp"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
 #include "tunekit/cl/errors.hpp"
+#include "tunekit/error.hpp"
 
 namespace tunekit::ops {
 
@@ -75,9 +80,69 @@ std::vector<float> to_floats(const std::vector<std::uint16_t>& halves) {
 }
 }  // namespace
 
+std::size_t checked_matrix_bytes(std::size_t rows, std::size_t cols, DType dtype,
+                                 const std::string& what) {
+  const auto too_large = [&](const std::string& why) {
+    return AutotuneError(ErrorKind::allocation,
+                         what + " of " + std::to_string(rows) + " x " +
+                             std::to_string(cols) + " " + std::string(to_string(dtype)) + " " +
+                             why + ": the kernels index with 32-bit ints (at most " +
+                             std::to_string(max_kernel_elements) + " elements)");
+  };
+  if (rows > max_kernel_elements || cols > max_kernel_elements) {
+    throw too_large("has a dimension that is too large");
+  }
+  if (cols != 0 && rows > max_kernel_elements / cols) throw too_large("has too many elements");
+  return rows * cols * size_of(dtype);  // < 2^31 * 8: no overflow
+}
+
+namespace {
+std::string bytes_text(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+std::size_t host_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return SIZE_MAX;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+}
+}  // namespace
+
+void check_allocation(const ::cl::Device& device, std::size_t bytes, const std::string& what) {
+  const std::size_t largest = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+  if (bytes > largest) {
+    throw AutotuneError(ErrorKind::allocation,
+                        what + " needs " + bytes_text(bytes) +
+                            ", more than the device's largest buffer (" + bytes_text(largest) +
+                            ", CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
+  }
+  if (const std::size_t host = host_memory(); bytes > host / 2) {
+    throw AutotuneError(ErrorKind::allocation,
+                        what + " needs " + bytes_text(bytes) +
+                            ", more than half of the host's memory (" + bytes_text(host) +
+                            "; the data is made on the host first)");
+  }
+}
+
+void check_matrix(const DeviceMatrix& matrix, const std::string& what) {
+  const std::size_t bytes = checked_matrix_bytes(matrix.rows, matrix.cols, matrix.dtype, what);
+  if (matrix.buffer() == nullptr) {
+    throw std::invalid_argument(what + " has no buffer");
+  }
+  const std::size_t held = matrix.buffer.getInfo<CL_MEM_SIZE>();
+  if (held < bytes) {
+    throw std::invalid_argument(what + " is " + std::to_string(matrix.rows) + " x " +
+                                std::to_string(matrix.cols) + " (" + std::to_string(bytes) +
+                                " bytes) but its buffer holds " + std::to_string(held) + " bytes");
+  }
+}
+
 DeviceMatrix upload_matrix(cl::Client& client, const std::vector<float>& values, std::size_t rows,
                            std::size_t cols, DType dtype) {
   check_dtype(dtype);
+  (void)checked_matrix_bytes(rows, cols, dtype, "a matrix to upload");
   if (values.size() != rows * cols) {
     throw std::invalid_argument("tunekit: " + std::to_string(values.size()) +
                                 " values for a " + std::to_string(rows) + " x " +
@@ -90,6 +155,9 @@ DeviceMatrix upload_matrix(cl::Client& client, const std::vector<float>& values,
 DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::size_t cols,
                            DType dtype, std::uint64_t seed) {
   check_dtype(dtype);
+  const std::string what = "a random matrix";
+  check_allocation(context.getInfo<CL_CONTEXT_DEVICES>().at(0),
+                   checked_matrix_bytes(rows, cols, dtype, what), what);
   const auto values = random_values(rows * cols, seed);
   cl_int status = CL_SUCCESS;
   ::cl::Buffer buffer;

@@ -188,6 +188,10 @@ class RowReduction {
 auto local_memory_of_wgs = [](const Config& c) { return static_cast<std::size_t>(c["WGS"] * 4); };
 auto work_group_of_wgs = [](const Config& c) { return static_cast<std::size_t>(c["WGS"]); };
 
+DeviceMatrix as_matrix(const DeviceVector& vector) {
+  return DeviceMatrix{vector.buffer, vector.size, 1, DType::f32};
+}
+
 void check_op(ReduceOp op) {
   if (op != ReduceOp::sum && op != ReduceOp::max) {
     throw std::invalid_argument("tunekit::ops::reduce: unknown operation " +
@@ -199,9 +203,8 @@ ReduceKey array_key(const DeviceVector& input, const ReduceOp& op, const DeviceV
   if (out.size < 1) throw std::invalid_argument("tunekit::ops::reduce_into: out holds no value");
   check_op(op);
   if (input.size == 0) throw std::invalid_argument("tunekit::ops::reduce: the input is empty");
-  if (input.size >= (std::size_t{1} << 31)) {
-    throw std::invalid_argument("tunekit::ops::reduce: at most 2^31 - 1 values");
-  }
+  check_matrix(as_matrix(input), "tunekit::ops::reduce: the input");
+  check_matrix(as_matrix(out), "tunekit::ops::reduce: out");
   return ReduceKey{input.size, op};
 }
 
@@ -265,6 +268,8 @@ RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const Devic
     throw std::invalid_argument("tunekit::ops::reduce_rows: out holds " + std::to_string(out.size) +
                                 " values for " + std::to_string(matrix.rows) + " rows");
   }
+  check_matrix(matrix, "tunekit::ops::reduce_rows: the matrix");
+  check_matrix(as_matrix(out), "tunekit::ops::reduce_rows: out");
   return RowReduceKey{matrix.rows, matrix.cols, op};
 }
 

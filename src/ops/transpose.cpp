@@ -92,6 +92,8 @@ TransposeKey key_of(const DeviceMatrix& in, const DeviceMatrix& out) {
                                 " matrix is " + std::to_string(in.cols) + "x" + std::to_string(in.rows));
   }
   if (in.rows == 0 || in.cols == 0) throw std::invalid_argument("tunekit::ops::transpose: empty matrix");
+  check_matrix(in, "tunekit::ops::transpose: in");  // the kernels take its sizes as cl_int
+  check_matrix(out, "tunekit::ops::transpose: out");
   return TransposeKey{in.rows, in.cols};
 }
 

@@ -161,13 +161,22 @@ struct TimeAxis {
 };
 
 TimeAxis bar_axis(double lo, double hi, double a, double b) {
+  // The cache's reader admits only times of 0 or 1e-12 to 1e6 s; a direct call may pass
+  // anything. Clamped to that range, the loops below stay short whatever the data: at most
+  // 18 decades, 11 linear ticks (no step of 0 from a subnormal time, no endless loop from an
+  // infinite one).
+  const auto clamp_time = [](double t) { return std::isfinite(t) ? std::clamp(t, 0.0, 1e6) : 1e6; };
+  lo = std::isnan(lo) ? 0 : clamp_time(lo), hi = clamp_time(hi);
+  if (lo > 0 && lo < 1e-12) lo = 1e-12;
   TimeAxis axis{{0, hi, a, b, false}, {}};
   if (lo > 0 && hi / lo > 20) {
     axis.scale = {lo / 1.5, hi * 1.1, a, b, true};
     // 1, 2 and 5 times each power of ten in range; only the powers when that is too many.
-    const double first_power = std::pow(10.0, std::floor(std::log10(axis.scale.lo)));
+    const int first = static_cast<int>(std::floor(std::log10(axis.scale.lo)));
+    const int last = static_cast<int>(std::floor(std::log10(axis.scale.hi)));
     const bool dense = axis.scale.hi / axis.scale.lo <= 2000;
-    for (double power = first_power; power <= axis.scale.hi; power *= 10) {
+    for (int exponent = first; exponent <= last; ++exponent) {
+      const double power = std::pow(10.0, exponent);
       for (double m : {1.0, 2.0, 5.0}) {
         const double tick = m * power;
         if ((m == 1.0 || dense) && tick >= axis.scale.lo && tick <= axis.scale.hi) {
@@ -178,8 +187,8 @@ TimeAxis bar_axis(double lo, double hi, double a, double b) {
     return axis;
   }
   const double step = nice_step(std::max(hi, 1e-12) / 5);
-  axis.scale.hi = std::ceil(hi / step * (1 - 1e-9)) * step;
-  for (int i = 0; i * step <= axis.scale.hi * 1.0001; ++i) axis.ticks.push_back(i * step);
+  axis.scale.hi = std::max(std::ceil(hi / step * (1 - 1e-9)) * step, step);
+  for (int i = 0; i <= 10 && i * step <= axis.scale.hi * 1.0001; ++i) axis.ticks.push_back(i * step);
   return axis;
 }
 
@@ -197,8 +206,9 @@ std::string clip(const std::string& text, std::size_t chars) {
 std::string bar_chart(const TuningReport& report, const AutotuneOutcome& winner) {
   std::vector<const AutotuneOutcome*> working;
   for (const auto& o : report.outcomes) {
-    if (o.ok()) working.push_back(&o);
+    if (o.ok() && !std::isnan(o.median)) working.push_back(&o);  // NaN: no order to sort by
   }
+  if (working.empty()) return {};
   std::stable_sort(
       working.begin(), working.end(),
       [](const AutotuneOutcome* x, const AutotuneOutcome* y) { return x->median < y->median; });
@@ -342,7 +352,10 @@ std::string space_charts(const std::string& space, const std::vector<SpacePoint>
   html += "; parameters ordered by influence</h4><div class=\"panels\">";
   const double width = 250, height = 196, left = 62, right = 12, top = 24, bottom = 40;
   const Scale y_scale{y_lo, y_hi, height - bottom, top, true};
-  for (const auto& [influence, name] : ranked) {
+  for (const auto& parameter : ranked) {
+    // Plain names, not a structured binding: the lambdas below capture them (clang < 16).
+    const double influence = parameter.first;
+    const std::string& name = parameter.second;
     const std::vector<std::int64_t> axis(values[name].begin(), values[name].end());
     const double band = (width - left - right) / static_cast<double>(axis.size());
     const auto x_of = [&](std::int64_t v) {
@@ -788,12 +801,15 @@ std::string html_report(const std::vector<TuningReport>& reports,
 
 std::string text_summary(const std::vector<TuningReport>& reports) {
   if (reports.empty()) return "no tuning results\n";
+  // Columns are capped and their text escaped (printable): a forged 10 MB name or an escape
+  // sequence in a key must neither pad every row nor reach the terminal.
+  constexpr std::size_t max_op = 40, max_key = 80, max_winner = 48;
   std::size_t op_width = 2, key_width = 3, winner_width = 6;
   for (const auto& r : reports) {
-    op_width = std::max(op_width, r.op.size());
-    key_width = std::max(key_width, r.key.size());
+    op_width = std::max(op_width, std::min(r.op.size(), max_op));
+    key_width = std::max(key_width, std::min(r.key.size(), max_key));
     if (const auto* w = r.winner())
-      winner_width = std::max(winner_width, std::min(w->name.size(), std::size_t{48}));
+      winner_width = std::max(winner_width, std::min(w->name.size(), max_winner));
   }
   std::string text;
   char line[512];
@@ -815,8 +831,9 @@ std::string text_summary(const std::vector<TuningReport>& reports) {
     }
     std::snprintf(
         line, sizeof line, "%-*s  %-*s  %-*s %12s %11s  %s\n", static_cast<int>(op_width),
-        r.op.c_str(), static_cast<int>(key_width), r.key.c_str(), static_cast<int>(winner_width),
-        winner ? clip(winner->name, 48).c_str() : "(none worked)",
+        printable(r.op, max_op).c_str(), static_cast<int>(key_width),
+        printable(r.key, max_key).c_str(), static_cast<int>(winner_width),
+        winner ? printable(winner->name, max_winner).c_str() : "(none worked)",
         winner ? format_seconds(winner->median).c_str() : "-", speedup.c_str(), counts.c_str());
     text += line;
   }

@@ -18,10 +18,37 @@ if "$tunekit" cache show matmul >/dev/null 2>&1; then fail "show of a cleared op
 "$tunekit" cache show reduce | grep -q "\* vector4" || fail "show reduce"
 set +e
 "$tunekit" cache import "$work/missing.json" >/dev/null 2>&1
-[[ $? -eq 2 ]] || fail "import of a missing file is not a usage error"
+[[ $? -eq 1 ]] || fail "import of a missing file is not a runtime failure (docs/cli.md)"
 echo "garbage" >"$work/garbage.json"
 "$tunekit" cache import "$work/garbage.json" >"$work/garbage.out" 2>&1
 [[ $? -eq 1 ]] || fail "import of a garbage file is not a runtime failure"
 set -e
 grep -q "garbage.json" "$work/garbage.out" || fail "the import error does not name the file"
+# Hostile or careless input: usage errors (2) that delete nothing, refused bundles (1).
+expect_status() {
+  local want=$1 pattern=$2
+  shift 2
+  local out status
+  out=$("$@" 2>&1)
+  status=$?
+  [[ $status -eq $want ]] || fail "exit status $status, expected $want: $* ($out)"
+  grep -Eq -- "$pattern" <<<"$out" || fail "output of $* does not match /$pattern/: $out"
+}
+set +e
+expect_status 2 "cache-dir.*empty" "$tunekit" --cache-dir "" cache clear
+expect_status 2 "op.*empty" "$tunekit" cache clear ""
+expect_status 2 "html.*empty" "$tunekit" report --html ""
+expect_status 2 "op.*empty" "$tunekit" report --op ""
+expect_status 2 "level.*empty" "$tunekit" tune transpose --size 16 --level ""
+"$sample" --forged-bundle "$work/forged.json" || fail "writing the forged bundle"
+expect_status 1 "median.*nothing imported" "$tunekit" cache import "$work/forged.json"
+echo x >"$work/a-file"
+expect_status 1 "not a directory" "$tunekit" --cache-dir "$work/a-file" cache ls
+expect_status 1 "not a directory" "$tunekit" --cache-dir "$work/a-file" report
+set -e
+"$tunekit" cache show reduce | grep -q "\* vector4" || fail "a refused command deleted results"
+# `cache clear reduce` leaves the op file of "reduce.json.corrupt-x" alone (names match exactly).
+cp "$TUNEKIT_CACHE_DIR/v2/reduce.json" "$TUNEKIT_CACHE_DIR/v2/reduce.json.corrupt-x.json"
+"$tunekit" cache clear reduce >/dev/null
+[[ -f "$TUNEKIT_CACHE_DIR/v2/reduce.json.corrupt-x.json" ]] || fail "clear reduce removed another op's file"
 echo "cache round trip ok"

@@ -1,12 +1,26 @@
 // Seeds a persistent cache directory with the report tests' sample tunings, for the CLI and
 // browser tests. Usage: tunekit_report_sample <cache-dir>
+// With --forged-bundle <file>: writes a bundle whose entry has a right checksum but a subnormal
+// median (what an attacker can make), for `cache import` to refuse.
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 #include <tunekit/cache.hpp>
 
 #include "../test_report_samples.hpp"
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string_view(argv[1]) == "--forged-bundle") {
+    auto entries = tunekit::test::sample_entries();
+    entries.front().result.outcomes.front().median = 5e-324;
+    const std::string op = entries.front().id.op;
+    std::FILE* out = std::fopen(argv[2], "wb");
+    const std::string text = tunekit::detail::write_cache_bundle({{op, {entries.front()}, {}}});
+    const bool ok = out != nullptr && std::fwrite(text.data(), 1, text.size(), out) == text.size();
+    if (out != nullptr) std::fclose(out);
+    return ok ? 0 : 1;
+  }
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <cache-dir>\n", argv[0]);
     return 2;

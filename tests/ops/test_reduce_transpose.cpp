@@ -132,3 +132,27 @@ TEST_CASE("transpose is exact for square, tall, wide and odd matrices", "[ops][t
   auto wrong = upload_matrix(client, tunekit::ops::random_values(6, 1), 2, 3);
   CHECK_THROWS_WITH(transpose(client, in, wrong), Catch::Contains("out is 2x3"));
 }
+
+TEST_CASE("absurd sizes are refused before any allocation or launch, naming the limit",
+          "[ops][transpose][opencl]") {
+  auto& client = default_client();
+  // 3 x 6148914691236517206 elements wrap around to 2 in 64 bits: a tiny buffer, then a kernel
+  // that indexed far past it.
+  const std::size_t huge = 6148914691236517206u;
+  CHECK_THROWS_WITH(random_matrix(client.context(), 3, huge, tunekit::DType::f32, 1),
+                    Catch::Contains("32-bit") && Catch::Contains("2147483647"));
+  CHECK_THROWS_WITH(checked_matrix_bytes(65536, 65536, tunekit::DType::f32, "A"),
+                    Catch::Contains("too many elements"));
+  CHECK(checked_matrix_bytes(46340, 46340, tunekit::DType::f16, "A") == 46340ull * 46340 * 2);
+  // A matrix that claims more than its buffer holds.
+  DeviceMatrix in{client.allocate(4 * 6), 3, huge, tunekit::DType::f32};
+  DeviceMatrix out{client.allocate(4 * 6), huge, 3, tunekit::DType::f32};
+  CHECK_THROWS_WITH(transpose(client, in, out), Catch::Contains("32-bit"));
+  in.cols = out.rows = 1000;
+  CHECK_THROWS_WITH(transpose(client, in, out), Catch::Contains("but its buffer holds 24 bytes"));
+  // Larger than the device's largest buffer: a clear error, not std::bad_alloc.
+  const auto device = client.context().getInfo<CL_CONTEXT_DEVICES>().at(0);
+  const std::size_t largest = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+  CHECK_THROWS_WITH(check_allocation(device, largest + 1, "the input"),
+                    Catch::Contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE"));
+}

@@ -8,6 +8,7 @@
 #include <tunekit/cache.hpp>
 #include <tunekit/cl/program_binaries.hpp>
 #include <tunekit/error.hpp>
+#include <tunekit/outcome.hpp>
 #include <tunekit/report.hpp>
 
 #include "commands.hpp"
@@ -19,17 +20,28 @@ std::filesystem::path cache_dir(const CommonOptions& common) {
   return command_settings(common).resolved_cache_dir();
 }
 
-// Nothing to read: said once, the same way by every command.
-bool cache_is_missing(const std::filesystem::path& dir) {
+// Whether there is no cache directory yet; one that is there but is not a directory is an error.
+bool cache_absent(const std::filesystem::path& dir) {
   std::error_code error;
   if (std::filesystem::is_directory(dir, error)) return false;
+  if (std::filesystem::exists(std::filesystem::symlink_status(dir, error))) {
+    throw AutotuneError(ErrorKind::cache, "the cache directory " + dir.string() +
+                                              " is not a directory; remove it or choose another "
+                                              "one (--cache-dir, TUNEKIT_CACHE_DIR)");
+  }
+  return true;
+}
+
+// Nothing to read: said once, the same way by every command.
+bool cache_is_missing(const std::filesystem::path& dir) {
+  if (!cache_absent(dir)) return false;
   std::cout << "no tuning results: " << dir.string() << " does not exist yet\n";
   return true;
 }
 
 std::string known_ops(const FileStore& store) {
   std::string text;
-  for (const auto& op : store.ops()) text += (text.empty() ? "" : ", ") + op;
+  for (const auto& op : store.ops()) text += (text.empty() ? "" : ", ") + printable(op, 200);
   return text.empty() ? "none" : text;
 }
 
@@ -50,17 +62,24 @@ int cache_ls_command(const CommonOptions& common) {
     return exit_ok;
   }
   std::size_t width = 2;
-  for (const auto& op : ops) width = std::max(width, op.size());
+  constexpr std::size_t max_op = 60;
+  for (const auto& op : ops) width = std::max(width, std::min(op.size(), max_op));
   std::printf("  %-*s %8s %8s %10s\n", static_cast<int>(width), "op", "entries", "devices",
               "bytes");
   std::fflush(stdout);
   for (const auto& op : ops) {
-    const auto entries = store.entries(op);
+    const auto entries = store.ids(op);  // no outcome table read
     std::set<std::string> devices;
-    for (const auto& e : entries) devices.insert(e.id.device);
+    for (const auto& id : entries) devices.insert(id.device);
+    // The index and every outcome table.
     std::error_code error;
-    const auto size = std::filesystem::file_size(store.file_of(op), error);
-    std::printf("  %-*s %8zu %8zu %10s\n", static_cast<int>(width), op.c_str(), entries.size(),
+    auto size = std::filesystem::file_size(store.file_of(op), error);
+    std::error_code ignored;
+    for (std::filesystem::directory_iterator it(store.tables_of(op), ignored), end;
+         !error && !ignored && it != end; it.increment(ignored)) {
+      if (it->is_regular_file(ignored)) size += it->file_size(ignored);
+    }
+    std::printf("  %-*s %8zu %8zu %10s\n", static_cast<int>(width), printable(op, max_op).c_str(), entries.size(),
                 devices.size(), error ? "?" : std::to_string(size).c_str());
   }
   std::fflush(stdout);
@@ -73,7 +92,7 @@ int cache_show_command(const CommonOptions& common, const std::string& op) {
   FileStore store(dir);
   const auto entries = store.entries(op);
   if (entries.empty()) {
-    std::cerr << "tunekit: no results for op '" << op << "' in " << store.directory().string()
+    std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in " << store.directory().string()
               << " (ops with results: " << known_ops(store) << ")\n";
     return exit_failure;
   }
@@ -82,7 +101,7 @@ int cache_show_command(const CommonOptions& common, const std::string& op) {
     char checksum[32];
     std::snprintf(checksum, sizeof checksum, "%016" PRIx64, entries[i].id.checksum);
     std::cout << (i ? "\n" : "") << format_report(reports[i]) << "    (set checksum " << checksum
-              << ", winner '" << entries[i].result.winner << "')\n";
+              << ", winner '" << printable(entries[i].result.winner, 200) << "')\n";
   }
   return exit_ok;
 }
@@ -102,7 +121,7 @@ int cache_clear_command(const CommonOptions& common, const std::string& op) {
   } else {
     const std::size_t count = store.entries(op).size();
     store.clear(op);
-    std::cout << "removed " << count << " results of '" << op << "' from "
+    std::cout << "removed " << count << " results of '" << printable(op, 200) << "' from "
               << store.directory().string() << "\n";
   }
   return exit_ok;
@@ -129,12 +148,11 @@ int cache_import_command(const CommonOptions& common, const std::filesystem::pat
 int report_command(const CommonOptions& common, const ReportOptions& options) {
   const auto dir = cache_dir(common);
   std::vector<CacheEntry> entries;
-  std::error_code missing;
-  if (std::filesystem::is_directory(dir, missing)) {
+  if (!cache_absent(dir)) {
     FileStore store(dir);
     entries = options.op.empty() ? store.entries() : store.entries(options.op);
     if (!options.op.empty() && entries.empty()) {
-      std::cerr << "tunekit: no results for op '" << options.op << "' in "
+      std::cerr << "tunekit: no results for op '" << printable(options.op, 200) << "' in "
                 << store.directory().string() << " (ops with results: " << known_ops(store)
                 << ")\n";
       return exit_failure;

@@ -1,11 +1,14 @@
 // `tunekit`: list OpenCL devices, tune the shipped ops, inspect and move the persistent cache,
 // and write the HTML report. The command line is parsed here; the commands live beside it.
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <string>
 #include <tunekit/error.hpp>
+#include <tunekit/ops/matrix.hpp>
+#include <tunekit/outcome.hpp>
 
 #include "commands.hpp"
 
@@ -19,23 +22,47 @@ constexpr const char* exit_help =
     "Environment: TUNEKIT_LEVEL, TUNEKIT_SEARCH, TUNEKIT_LOG, TUNEKIT_CACHE, TUNEKIT_CACHE_DIR, "
     "TUNEKIT_DEVICE, TUNEKIT_BUILD_THREADS (see docs/settings.md).";
 
-// Size options take positive integers; CLI11 reports anything else as a usage error.
+// Every text option and argument: an empty one is a usage error, never "the default" (an empty
+// --cache-dir or op once meant "clear everything").
+const CLI::Validator non_empty(
+    [](const std::string& text) { return text.empty() ? std::string("must not be empty") : ""; },
+    "", "non-empty");
+
+// Size options take integers from 1 to the kernels' limit, checked on the text: a number past
+// 2^64 must not wrap or saturate into a valid one. Anything else is a usage error.
+const CLI::Validator size_value(
+    [](const std::string& text) -> std::string {
+      std::uint64_t value = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec == std::errc() && end == text.data() + text.size() && value >= 1 &&
+          value <= tunekit::ops::max_kernel_elements) {
+        return {};
+      }
+      return "'" + text.substr(0, 40) + (text.size() > 40 ? "...'" : "'") +
+             " is not a size from 1 to " + std::to_string(tunekit::ops::max_kernel_elements) +
+             " (the kernels index with 32-bit ints)";
+    },
+    "", "size");
+
 CLI::Option* add_size(CLI::App& app, const char* name, std::optional<std::uint64_t>& value,
                       const char* help) {
-  return app.add_option(name, value, help)->check(CLI::PositiveNumber)->type_name("N");
+  return app.add_option(name, value, help)->check(size_value)->type_name("N");
 }
 
 void add_tuning_options(CLI::App& op, TuneOptions& options) {
   op.add_option("--device,-d", options.device,
                 "OpenCL device: an index from `tunekit devices`, or a substring of the "
                 "platform/device name (default: TUNEKIT_DEVICE, else the first GPU, else the "
-                "first CPU)");
+                "first CPU)")
+      ->check(non_empty);
   op.add_option("--level,-l", options.level,
                 "how hard to tune: minimal, balanced, extensive, full (default: TUNEKIT_LEVEL, "
-                "else balanced)");
+                "else balanced)")
+      ->check(non_empty);
   op.add_option("--search", options.search,
                 "search strategy for parameter spaces: exhaustive, random, annealing (default: "
-                "TUNEKIT_SEARCH, else the level's)");
+                "TUNEKIT_SEARCH, else the level's)")
+      ->check(non_empty);
   op.add_flag("--no-cache", options.no_cache,
               "neither read nor write the persistent cache (always tunes)");
   op.add_flag("--no-progress", options.no_progress, "no progress line on stderr");
@@ -53,7 +80,8 @@ int main(int argc, char** argv) {
   app.add_option("--cache-dir", common.cache_dir,
                  "the persistent cache directory (default: TUNEKIT_CACHE_DIR, else "
                  "$XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(non_empty);
 
   CLI::App* devices = app.add_subcommand(
       "devices", "List the OpenCL platforms and devices, with their identity and limits.");
@@ -97,20 +125,21 @@ int main(int argc, char** argv) {
       cache->add_subcommand("ls", "List the ops with results, and where they are.");
   std::string cache_op;
   CLI::App* cache_show = cache->add_subcommand("show", "Print every stored tuning of one op.");
-  cache_show->add_option("op", cache_op, "the op's name (see `tunekit cache ls`)")->required();
+  cache_show->add_option("op", cache_op, "the op's name (see `tunekit cache ls`)")
+      ->required()
+      ->check(non_empty);
   CLI::App* cache_clear =
       cache->add_subcommand("clear", "Remove the results of one op, or of every op.");
-  cache_clear->add_option("op", cache_op, "the op to clear (default: every op)");
+  cache_clear->add_option("op", cache_op, "the op to clear (default: every op)")->check(non_empty);
   std::string file;
   CLI::App* cache_export =
       cache->add_subcommand("export", "Write every result (all ops, all devices) to one file.");
-  cache_export->add_option("file", file, "the bundle to write")->required();
+  cache_export->add_option("file", file, "the bundle to write")->required()->check(non_empty);
   bool keep_existing = false;
   CLI::App* cache_import =
       cache->add_subcommand("import", "Merge a bundle written by `tunekit cache export`.");
-  cache_import->add_option("file", file, "the bundle to read")
-      ->required()
-      ->check(CLI::ExistingFile);
+  // A missing file is a cache I/O failure (exit 1) reported by import_from, like an unreadable one.
+  cache_import->add_option("file", file, "the bundle to read")->required()->check(non_empty);
   cache_import->add_flag("--keep-existing", keep_existing,
                          "keep a local result where the bundle has one for the same entry");
   for (CLI::App* sub : {cache_ls, cache_show, cache_clear, cache_export, cache_import}) {
@@ -123,8 +152,9 @@ int main(int argc, char** argv) {
   report
       ->add_option("--html", report_options.html,
                    "write a self-contained HTML report (charts per op and key) to FILE")
-      ->type_name("FILE");
-  report->add_option("--op", report_options.op, "only this op");
+      ->type_name("FILE")
+      ->check(non_empty);
+  report->add_option("--op", report_options.op, "only this op")->check(non_empty);
   report->footer(exit_help);
 
   try {
@@ -146,13 +176,14 @@ int main(int argc, char** argv) {
     if (cache_import->parsed()) return cache_import_command(common, file, keep_existing);
     if (report->parsed()) return report_command(common, report_options);
   } catch (const UsageError& e) {
-    std::cerr << "tunekit: " << e.what() << "\nRun with --help for more information.\n";
+    std::cerr << "tunekit: " << tunekit::printable(e.what(), 2000, true)
+              << "\nRun with --help for more information.\n";
     return exit_usage;
   } catch (const tunekit::AutotuneError& e) {
-    std::cerr << "tunekit: error: " << e.what() << "\n";
+    std::cerr << "tunekit: error: " << tunekit::printable(e.what(), 8000, true) << "\n";
     return e.kind() == tunekit::ErrorKind::settings ? exit_usage : exit_failure;
   } catch (const std::exception& e) {
-    std::cerr << "tunekit: error: " << e.what() << "\n";
+    std::cerr << "tunekit: error: " << tunekit::printable(e.what(), 8000, true) << "\n";
     return exit_failure;
   }
   return exit_usage;  // unreachable: a subcommand is required

@@ -1,6 +1,7 @@
 // `tunekit devices` and `tunekit tune <op>`: the OpenCL side of the tool.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -68,7 +69,7 @@ int list_devices_command(const CommonOptions& common) {
               << ", timer " << format_seconds(d.timer_resolution) << "\n";
   }
   if (!choice_problem.empty()) {
-    std::cout << "TUNEKIT_DEVICE='" << settings.device
+    std::cout << "TUNEKIT_DEVICE='" << printable(settings.device, 80)
               << "' selects none of these: " << choice_problem << "\n";
     return exit_usage;
   }
@@ -140,6 +141,35 @@ cl::DeviceInfo choose_device(const std::string& selector, bool from_option) {
   }
 }
 
+struct MatmulShape {
+  std::uint64_t m, n, k;
+  DType dtype;
+};
+
+MatmulShape matmul_shape(const TuneOptions& o) {
+  const std::uint64_t size = o.size.value_or(256);
+  return {o.m.value_or(size), o.n.value_or(size), o.k.value_or(size),
+          o.dtype == "f16" ? DType::f16 : DType::f32};
+}
+
+// The matrices a tuning of `options` makes, checked against the kernels' 32-bit limit (each size
+// alone is checked by the parser; their product is checked here).
+void check_sizes(const TuneOptions& options) {
+  try {
+    if (options.op == "matmul") {
+      const auto [m, n, k, dtype] = matmul_shape(options);
+      (void)ops::checked_matrix_bytes(m, k, dtype, "A");
+      (void)ops::checked_matrix_bytes(k, n, dtype, "B");
+      (void)ops::checked_matrix_bytes(m, n, dtype, "C");
+    } else if (options.op == "reduce_rows" || options.op == "transpose") {
+      const Shape shape = matrix_shape(options, 1024);
+      (void)ops::checked_matrix_bytes(shape.rows, shape.cols, DType::f32, "the matrix");
+    }
+  } catch (const AutotuneError& e) {
+    throw UsageError(e.message());
+  }
+}
+
 template <class Key>
 std::vector<TuningReport> reports_of(LocalTuner<Key>& tuner, const cl::Client& client) {
   return tuner.tuner(client.id()).reports();
@@ -163,6 +193,7 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   settings.on_progress = [&progress](const TuningProgress& p) { progress(p); };
   set_global_settings(settings);  // the shipped ops' tuners start from the global settings
 
+  check_sizes(options);  // before a device is opened: too large for the kernels is a usage error
   cl::Client client(choose_device(settings.device, !options.device.empty()));
   std::cerr << "tunekit: tuning " << options.op << " on " << client.device().describe()
             << " (level " << to_string(settings.level) << ")\n";
@@ -170,10 +201,7 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   std::vector<TuningReport> reports;
   try {
     if (options.op == "matmul") {
-      const std::uint64_t size = options.size.value_or(256);
-      const std::uint64_t m = options.m.value_or(size), n = options.n.value_or(size),
-                          k = options.k.value_or(size);
-      const DType dtype = options.dtype == "f16" ? DType::f16 : DType::f32;
+      const auto [m, n, k, dtype] = matmul_shape(options);
       const auto a = ops::random_matrix(context, m, k, dtype, 1);
       const auto b = ops::random_matrix(context, k, n, dtype, 2);
       auto c = ops::random_matrix(context, m, n, dtype, 3);
@@ -214,10 +242,27 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
     }
   }
   if (settings.persistent_cache) {
-    std::cout << "results kept in "
-              << (settings.resolved_cache_dir() / ("v" + std::to_string(FileStore::format_version)))
-                     .string()
-              << "\n";
+    // Say "kept" only of what is on disk: a full disk or an unusable cache directory leaves the
+    // results in memory (the library warned why).
+    std::optional<FileStore> store;
+    bool kept = false;
+    try {
+      store.emplace(settings.resolved_cache_dir());
+      kept = std::all_of(reports.begin(), reports.end(), [&](const TuningReport& report) {
+        const auto ids = store->ids(report.op);
+        return std::any_of(ids.begin(), ids.end(), [&](const EntryId& id) {
+          return id.device == report.device && id.key == report.key;
+        });
+      });
+    } catch (const AutotuneError&) {
+    }
+    if (!kept) {
+      std::cerr << "tunekit: error: the results could not be written to the persistent cache"
+                << (store ? " in " + store->directory().string() : std::string())
+                << " (see the warning above): they were not kept\n";
+      return exit_failure;
+    }
+    std::cout << "results kept in " << store->directory().string() << "\n";
   }
   return exit_ok;
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tunekit/cl/client.hpp"
@@ -21,6 +22,23 @@ struct DeviceMatrix {
   std::size_t elements() const noexcept { return rows * cols; }
   std::size_t bytes() const noexcept { return elements() * size_of(dtype); }
 };
+
+/// The most elements (and the largest dimension) the shipped ops' kernels index: they take sizes
+/// and offsets as 32-bit cl_int.
+inline constexpr std::size_t max_kernel_elements = 2147483647;  // INT32_MAX
+
+/// rows * cols * size_of(dtype), checked before anything is allocated or launched. Throws
+/// AutotuneError(allocation) naming the limit when a dimension or the element count exceeds
+/// max_kernel_elements (the product overflowing included). `what` names the matrix.
+std::size_t checked_matrix_bytes(std::size_t rows, std::size_t cols, DType dtype,
+                                 const std::string& what);
+/// Throws AutotuneError(allocation) when `bytes` do not fit in one buffer of the device
+/// (CL_DEVICE_MAX_MEM_ALLOC_SIZE) or in the host's physical memory (the data is made on the host
+/// first): a clear error before allocating, instead of std::bad_alloc or a long swap storm.
+void check_allocation(const ::cl::Device& device, std::size_t bytes, const std::string& what);
+/// Checks a matrix given to an op: its sizes as above, and a buffer that holds them (a matrix
+/// that claims more than its buffer holds would make a kernel read out of bounds).
+void check_matrix(const DeviceMatrix& matrix, const std::string& what);
 
 /// A dense f32 vector in device memory.
 struct DeviceVector {

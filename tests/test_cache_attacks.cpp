@@ -1,0 +1,303 @@
+// Attacks on the cache directory by another local user (or a careless one): planted symbolic
+// links, directories others can write, a shared temporary directory. The attacked process runs
+// as an unprivileged user (tests/unprivileged.hpp), so that these are real under root too.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+
+#include <limits>
+#include <tunekit/report.hpp>
+
+#include "test_cache_support.hpp"
+#include "unprivileged.hpp"
+
+using namespace tunekit;
+using namespace tunekit::test;
+
+namespace {
+
+const EntryId id{"device A", "cached_op", "n=1", 0x1234};
+
+mode_t mode_of(const fs::path& path) {
+  struct stat st {};
+  REQUIRE(::lstat(path.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+/// A cache directory (with v2/ and v2/locks/) of the unprivileged user, under `dir`.
+fs::path victims_cache(const TempDir& dir) {
+  const fs::path cache = dir / "cache";
+  fs::create_directories(cache / "v2" / "locks");
+  for (const auto& d : {cache, cache / "v2", cache / "v2" / "locks"}) {
+    fs::permissions(d, fs::perms::owner_all);
+  }
+  give_to_unprivileged(dir.path());
+  return cache;
+}
+
+/// The name of `id`'s tuning lock file, seen while it is held.
+std::string tuning_lock_name(const fs::path& cache) {
+  const int rc = run_unprivileged([&] {
+    FileStore store(cache);
+    const auto lock = store.lock_for_tuning(id);
+    for (const auto& e : fs::directory_iterator(cache / "v2" / "locks")) {
+      write_text(cache / "lock-name", e.path().filename().string());
+    }
+    return 0;
+  });
+  REQUIRE(rc == 0);
+  const std::string name = read_text(cache / "lock-name");
+  REQUIRE_FALSE(name.empty());
+  return name;
+}
+
+}  // namespace
+
+TEST_CASE("a symbolic link planted at a lock file is never followed", "[cache][attack]") {
+  TempDir dir;
+  const fs::path cache = victims_cache(dir);
+  const fs::path secret = dir / "secret";  // a file of the attacked user
+  write_text(secret, "secret");
+  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
+  give_to_unprivileged(secret);
+  const std::string lock_name = tuning_lock_name(cache);
+  fs::create_symlink(secret, cache / "v2" / "locks" / lock_name);
+  fs::create_symlink(dir / "created", cache / "v2" / "cached_op.json.lock");  // a missing path
+  fs::create_symlink(secret, cache / "v2" / "cached_op.json");
+
+  const int rc = run_unprivileged([&] {
+    FileStore store(cache);
+    int refused = 0;
+    try {
+      (void)store.lock_for_tuning(id);
+    } catch (const AutotuneError& e) {
+      refused += e.message().find("symbolic link") != std::string::npos;
+    }
+    try {
+      store.save_entries({CacheEntry{id, sample_result()}});
+    } catch (const AutotuneError& e) {
+      refused += e.message().find("symbolic link") != std::string::npos;
+    }
+    (void)store.load(id);  // reads nothing through the link
+    return refused == 2 ? 0 : 1;
+  });
+  CHECK(rc == 0);
+  CHECK(read_text(secret) == "secret");
+  CHECK_FALSE(fs::exists(dir / "created"));
+}
+
+TEST_CASE("a cache directory another user can write, or that is not ours, is refused",
+          "[cache][attack]") {
+  TempDir dir;
+  const fs::path cache = victims_cache(dir);
+  const auto refused_because = [&](const fs::path& where, const std::string& reason) {
+    return run_unprivileged([&] {
+      try {
+        FileStore store(where);
+        (void)store.lock_for_tuning(id);
+      } catch (const AutotuneError& e) {
+        return e.message().find(reason) != std::string::npos ? 0 : 2;
+      }
+      return 1;
+    });
+  };
+  CHECK(refused_because("/", "not to this user") == 0);  // root's: `nobody` or us
+  for (const auto& d : {cache, cache / "v2", cache / "v2" / "locks"}) {
+    fs::permissions(d, fs::perms::all);  // 0777: anyone could plant links in it
+    CHECK(refused_because(cache, "chmod go-w") == 0);
+    fs::permissions(d, fs::perms::owner_all);
+  }
+  fs::permissions(cache, fs::perms::owner_all | fs::perms::group_write);
+  CHECK(refused_because(cache, "writable by other users") == 0);
+  fs::permissions(cache, fs::perms::owner_all);
+  fs::create_directory_symlink(cache, dir / "link");  // the user's own link to the cache: fine
+  give_to_unprivileged(dir / "link");
+  CHECK(refused_because(dir / "link", "") == 1);
+  fs::remove(cache / "v2" / "locks");
+  fs::create_directory_symlink(dir.path(), cache / "v2" / "locks");
+  give_to_unprivileged(cache / "v2" / "locks");
+  CHECK(refused_because(cache, "symbolic link") == 0);
+}
+
+TEST_CASE("cache directories are created 0700 and files 0600, whatever the umask",
+          "[cache][attack]") {
+  TempDir dir;
+  give_to_unprivileged(dir.path());
+  const fs::path cache = dir / "new" / "cache";
+  const int rc = run_unprivileged([&] {
+    ::umask(0);
+    FileStore store(cache);
+    (void)store.lock_for_tuning(id);
+    store.save_entries({CacheEntry{id, sample_result()}});
+    return 0;
+  });
+  REQUIRE(rc == 0);
+  CHECK(mode_of(dir / "new") == 0700);
+  CHECK(mode_of(cache) == 0700);
+  CHECK(mode_of(cache / "v2") == 0700);
+  CHECK(mode_of(cache / "v2" / "locks") == 0700);
+  CHECK(mode_of(cache / "v2" / "cached_op.json") == 0600);
+  CHECK(mode_of(cache / "v2" / "cached_op.json.lock") == 0600);
+}
+
+// ---- forged numbers: an entry whose checksum is right (anyone can compute it) but whose
+// numbers are not times or counts ----
+
+namespace {
+
+/// The file's text with one entry whose first outcome was changed by `forge`.
+template <class Forge>
+std::string forged_file(Forge&& forge) {
+  CacheEntry entry{id, sample_result()};
+  forge(entry.result.outcomes.front());
+  return detail::write_cache_file(id.op, {entry});
+}
+
+}  // namespace
+
+TEST_CASE("forged times and counts in an entry are refused by the reader, naming the field",
+          "[cache][attack]") {
+  const double bad_times[] = {5e-324, 1e-300, std::numeric_limits<double>::infinity(), -1e-3,
+                              std::numeric_limits<double>::quiet_NaN(), 1e9};
+  for (const double bad : bad_times) {
+    INFO("median " << bad);
+    const auto parsed = detail::parse_cache_file(forged_file([&](AutotuneOutcome& o) { o.median = bad; }));
+    CHECK(parsed.entries.empty());
+    REQUIRE(parsed.problems.size() == 1);
+    CHECK_THAT(parsed.problems.front(), Catch::Contains("\"median\""));
+  }
+  const auto spread = detail::parse_cache_file(
+      forged_file([](AutotuneOutcome& o) { o.spread = -std::numeric_limits<double>::infinity(); }));
+  CHECK(spread.entries.empty());
+  const auto samples = detail::parse_cache_file(
+      forged_file([](AutotuneOutcome& o) { o.samples = std::size_t{1} << 40; }));
+  REQUIRE(samples.problems.size() == 1);
+  CHECK_THAT(samples.problems.front(), Catch::Contains("\"samples\""));
+  const auto index = detail::parse_cache_file(
+      forged_file([](AutotuneOutcome& o) { o.index = std::size_t{1} << 33; }));
+  CHECK(index.entries.empty());
+  // The legitimate extremes still read: 0 (not measured) and NaN spread (skipped).
+  const auto fine = detail::parse_cache_file(forged_file([](AutotuneOutcome& o) {
+    o.median = 1e-12, o.spread = std::numeric_limits<double>::quiet_NaN(), o.min = 0;
+  }));
+  CHECK(fine.entries.size() == 1);
+  CHECK(fine.problems.empty());
+}
+
+TEST_CASE("a bundle with a forged entry is refused whole by import", "[cache][attack]") {
+  TempDir dir;
+  CacheEntry good{id, sample_result()};
+  CacheEntry forged{EntryId{id.device, id.op, "n=2", id.checksum}, sample_result()};
+  forged.result.outcomes.front().median = 5e-324;
+  write_text(dir / "bundle.json", detail::write_cache_bundle({{id.op, {good, forged}, {}}}));
+  FileStore store(dir / "cache");
+  try {
+    store.import_from(dir / "bundle.json");
+    FAIL("imported");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::cache);
+    CHECK_THAT(e.message(), Catch::Contains("\"median\"") && Catch::Contains("nothing imported"));
+  }
+  CHECK(store.entries().empty());
+}
+
+TEST_CASE("the HTML report stays bounded on times the reader would refuse", "[cache][attack]") {
+  // Called directly (not through the reader): a subnormal time made the log-scale tick loop
+  // step by 0, an infinite one made it allocate without bound.
+  const double infinity = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::pair<double, double>> pairs{
+      {5e-324, 1e-3}, {1e-3, infinity}, {4e-320, 1e308}, {nan, 1e-3}, {-1, 1e-3}, {0, 0},
+      {1e-3, 1e300}, {-infinity, infinity}};
+  for (const auto& [a, b] : pairs) {
+    INFO(a << " and " << b);
+    TuningReport report{"op", "n=1", "device", 0, sample_result().outcomes};
+    report.outcomes[0].median = a;
+    report.outcomes[1].median = b;
+    const std::string html = html_report({report});
+    CHECK(html.size() < (std::size_t{4} << 20));
+    CHECK_FALSE(text_summary({report}).empty());
+  }
+}
+
+TEST_CASE("clearing an op removes its own leftovers only, not another op's file",
+          "[cache][attack]") {
+  TempDir dir;
+  FileStore store(dir.path());
+  const EntryId other{id.device, "cached_op.json.corrupt-x", id.key, id.checksum};
+  store.save_entries({CacheEntry{id, sample_result()}, CacheEntry{other, sample_result()}});
+  write_text(dir / "v2/cached_op.json.tmp.123.4", "half");
+  write_text(dir / "v2/cached_op.json.corrupt-20261122T141503-4711.0", "bad");
+  store.clear(id.op);
+  CHECK(store.entries(id.op).empty());
+  CHECK(store.entries(other.op).size() == 1);
+  CHECK_FALSE(fs::exists(dir / "v2/cached_op.json.tmp.123.4"));
+  CHECK_FALSE(fs::exists(dir / "v2/cached_op.json.corrupt-20261122T141503-4711.0"));
+}
+
+TEST_CASE("names and errors reach the terminal escaped, and a huge name does not pad every row",
+          "[cache][attack]") {
+  CHECK(printable("\x1b[2J\x1b]0;pwned\x07ok") == "\\x1b[2J\\x1b]0;pwned\\x07ok");
+  CHECK(printable("caf\xc3\xa9 \xc2\x9b" "31m") == "caf\xc3\xa9 \\xc2\\x9b" "31m");  // C1 CSI
+  CHECK(printable("a\nb") == "a\\x0ab");
+  CHECK(printable("a\nb", 100, true) == "a\nb");
+  CHECK(printable(std::string(100, 'x') + "\xc3\xa9", 101) == std::string(100, 'x') + "...");
+  TuningReport report{"op\x1b[2J", "n=1", "device", 0, sample_result().outcomes};
+  report.outcomes[0].name = std::string(1 << 20, 'n');  // a 1 MB candidate name
+  report.outcomes[2].error = AutotuneError(ErrorKind::build, "\x1b]0;pwned\x07", "x");
+  for (int i = 0; i < 200; ++i) report.outcomes.push_back(report.outcomes[1]);
+  const std::string table = format_report(report);
+  CHECK(table.find('\x1b') == std::string::npos);
+  CHECK(table.find('\x07') == std::string::npos);
+  std::size_t longest = 0;
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) longest = std::max(longest, line.size());
+  CHECK(longest < 200);  // every row was padded to the 1 MB name (then cut at 511)
+  const std::string summary = text_summary({report});
+  CHECK(summary.find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("the next writer removes temporary and lock files that killed processes left",
+          "[cache][attack]") {
+  TempDir dir;
+  CHECK(run_program(dir.path(), {1}) == 1);
+  const pid_t gone = ::fork();  // a pid that is certainly not running any more
+  if (gone == 0) ::_exit(0);
+  REQUIRE(gone > 0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string dead = std::to_string(gone), alive = std::to_string(::getpid());
+  FileStore store(dir.path());
+  const fs::path tables = store.tables_of("cached_op");
+  write_text(dir / ("v2/cached_op.json.tmp." + dead + ".0"), std::string(1000, 'x'));
+  write_text(tables / ("0123456789abcdef.json.tmp." + dead + ".3"), "half");
+  write_text(dir / ("v2/cached_op.json.tmp." + alive + ".9"), "a write in progress");
+  write_text(dir / "v2/locks/cached_op.0123456789abcdef.lock", "pid " + dead + "\n");
+  const auto held = store.lock_for_tuning(id);  // a live holder's lock file stays
+  std::size_t locks_before = 0;
+  for (const auto& e : fs::directory_iterator(dir / "v2/locks")) locks_before += e.is_regular_file();
+  REQUIRE(locks_before == 2);
+  CHECK(run_program(dir.path(), {2}) == 1);  // writes: cleans up
+  CHECK_FALSE(fs::exists(dir / ("v2/cached_op.json.tmp." + dead + ".0")));
+  CHECK_FALSE(fs::exists(tables / ("0123456789abcdef.json.tmp." + dead + ".3")));
+  CHECK(fs::exists(dir / ("v2/cached_op.json.tmp." + alive + ".9")));
+  CHECK_FALSE(fs::exists(dir / "v2/locks/cached_op.0123456789abcdef.lock"));
+  std::size_t locks_after = 0;
+  for (const auto& e : fs::directory_iterator(dir / "v2/locks")) locks_after += e.is_regular_file();
+  CHECK(locks_after == 1);
+}
+
+TEST_CASE("a waiter for a held tuning lock says once whom it waits for", "[cache][attack]") {
+  TempDir dir;
+  FileStore holder(dir.path());
+  FileStore::Options options;
+  options.tuning_lock_timeout = std::chrono::milliseconds(1500);  // past the 1 s notice
+  FileStore waiter(dir.path(), options);
+  const auto held = holder.lock_for_tuning(id);  // a stopped holder: it never lets go
+  CapturedWarnings warnings;
+  { auto same = waiter.lock_for_tuning(id); }
+  INFO(warnings.text());
+  CHECK(warnings.count("waiting for another process (pid " + std::to_string(::getpid()) +
+                       ") that is tuning 'cached_op' [n=1]") == 1);
+  CHECK(warnings.count("tuning here as well") == 1);
+  CHECK(warnings.lines() == 2);
+}
