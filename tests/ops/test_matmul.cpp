@@ -171,7 +171,7 @@ TEST_CASE("matmul tunes on the real shape when the anchored inputs do not fit th
 // (CL_INVALID_COMMAND_QUEUE) where 46340 x 46340 worked. Now the kernels with 32-bit offsets
 // refuse it before launch and the 64-bit ones serve it; every element past index 2^31 is checked.
 TEST_CASE("matmul of 46341 x 46341 x 1: C over 2^31 elements is right to its last element",
-          "[.][gpu-large]") {
+          "[.][gpu][gpu-large]") {
   tunekit::test::quick_tuning();
   auto& client = tunekit::test::default_client();
   const std::size_t n = 46341;
