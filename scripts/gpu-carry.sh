@@ -17,10 +17,11 @@ exclude="$(git rev-parse --git-common-dir)/info/exclude"
 grep -qx '/.carry/' "$exclude" 2>/dev/null || echo '/.carry/' >> "$exclude"
 # Required: the suites and the tool; optional: what a build without benchmarks lacks.
 required=(tests/tunekit_core_tests tests/tunekit_cache_tests tests/tunekit_cache_child
-          tests/tunekit_report_tests tests/cl/tunekit_cl_tests tests/ops/tunekit_ops_tests
+          tests/tunekit_report_tests tests/cl/tunekit_cl_tests tests/cl/tunekit_program_child
+          tests/ops/tunekit_ops_tests
           examples/cl_custom_kernel tunekit)
 optional=(bench/bench_ops bench/bench_search bench/record_matmul_space bench/bench_builds
-          bench/bench_tuning)
+          bench/bench_cache)
 for b in "${required[@]}"; do cp "$build/$b" "$out/"; done
 for b in "${optional[@]}"; do [ -f "$build/$b" ] && cp "$build/$b" "$out/"; done
 cp ../shared/tools/torch_sgemm.py "$out/" 2>/dev/null || true

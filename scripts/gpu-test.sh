@@ -74,7 +74,8 @@ suite() {
 suite core 120 "$bin/tunekit_core_tests"
 suite cache 120 "$bin/tunekit_cache_tests"
 suite report 60 "$bin/tunekit_report_tests"
-suite opencl 240 "$bin/tunekit_cl_tests"
+# The OpenCL suite's second process is the program-binary child, the cache suite's its own.
+suite opencl 240 env TUNEKIT_TEST_CACHE_CHILD="$bin/tunekit_program_child" "$bin/tunekit_cl_tests"
 suite ops 400 "$bin/tunekit_ops_tests"
 suite example.cl_custom_kernel 120 env TUNEKIT_CACHE=off "$bin/cl_custom_kernel"
 # No platform: the ICD loader finds no driver in an empty vendors directory (and none named by
