@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Time to a tuned matmul on the GPU machine (issue 18's targets), with NVIDIA's own compile cache
+# off (CUDA_CACHE_DISABLE=1) and the default level, from the repository root there:
+#   scripts/gpu-time-to-tuned.sh [LOG]       (binaries from scripts/gpu-carry.sh)
+# 1. nothing cached: matmul 2048 in an empty cache directory;
+# 2. a second process, the kernels built once: the results cleared, the program binaries kept;
+# 3. a new shape whose neighbours are tuned: 4096, then 2048x4096x2048;
+# 4. the same new shape tuned in an empty directory (the winner to compare with).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$root/.carry/gpu
+log=${1:-${OUT:-/tmp}/h100-time-to-tuned.log}
+if ldconfig -p | grep -q libnvidia-opencl.so.1 && [ ! -f /etc/OpenCL/vendors/nvidia.icd ]; then
+  mkdir -p /etc/OpenCL/vendors
+  echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+fi
+export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TUNEKIT_DEVICE=${TUNEKIT_DEVICE:-NVIDIA} CUDA_CACHE_DISABLE=1 TUNEKIT_LOG=info
+unset TUNEKIT_LEVEL
+work=$(mktemp -d)
+: > "$log"
+: > "${log%.log}-tables.log"
+say() { echo "$@" | tee -a "$log"; }
+# tune NAME DIR ARGS...: one process, its wall time and the winner's line.
+tune() {
+  local name=$1 dir=$2
+  shift 2
+  local started=$EPOCHREALTIME
+  timeout "${TUNE_TIMEOUT:-300}" "$bin/tunekit" --cache-dir "$dir" tune matmul "$@" --no-progress > "$work/$name.out" 2>&1
+  local status=$?
+  local wall
+  wall=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+  say "$name: matmul $* -> exit $status, wall $wall s"
+  grep -E "started from|^ +\* " "$work/$name.out" | head -3 | tee -a "$log"
+  grep -cE " (measured|dropped|winner)( |$)" "$work/$name.out" | sed 's/^/  candidates measured: /' | tee -a "$log"
+  { echo "## $name"; cat "$work/$name.out"; } >> "${log%.log}-tables.log"
+}
+say "# time to tuned: $(sed -n 1p "$bin/BUILD"), $(date -u +%Y-%m-%dT%H:%M:%SZ), CUDA_CACHE_DISABLE=1, level balanced"
+tune cold "$work/a" --size 2048
+"$bin/tunekit" --cache-dir "$work/a" cache clear matmul > /dev/null 2>&1
+tune binaries-kept "$work/a" --size 2048
+tune neighbour-4096 "$work/a" --size 4096
+tune new-shape "$work/a" --m 2048 --n 4096 --k 2048
+tune new-shape-alone "$work/b" --m 2048 --n 4096 --k 2048
+rm -rf "$work"
