@@ -10,7 +10,8 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/.carry/gpu
 log=${1:-${OUT:-/tmp}/h100-time-to-tuned.log}
-if ldconfig -p | grep -q libnvidia-opencl.so.1 && [ ! -f /etc/OpenCL/vendors/nvidia.icd ]; then
+libraries=$(ldconfig -p 2>/dev/null || true)  # captured: grep -q would cut a pipe short
+if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.icd ]]; then
   mkdir -p /etc/OpenCL/vendors
   echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 fi

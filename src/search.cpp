@@ -62,13 +62,18 @@ class BudgetedSearch {
            result_.evaluated.size() >= times_.size() ||
            evaluator_.spent_seconds() >= budget_.max_seconds ||
            (counting_patience_ && without_gain_ >= budget_.patience) ||
-           (result_.evaluated.size() >= abandon_after() &&
-            !(result_.best_time <= budget_.abandon_factor * evaluator_.leader_time()));
+           abandoned();
   }
-  // A space is judged by its start points when it has any (they are its best known
-  // configurations), else by its first abandon_after configurations.
-  std::size_t abandon_after() const {
-    return starts_ > 0 ? std::min(starts_, budget_.abandon_after) : budget_.abandon_after;
+  // Far behind the leader: judged by the start points when one of them works (they are the
+  // space's best known configurations), else by the first abandon_after configurations. Never
+  // when abandon_after is unset (the maximum: the `full` level, a user's own budget).
+  bool abandoned() const {
+    if (budget_.abandon_after == std::numeric_limits<std::size_t>::max()) return false;
+    const bool judged_by_starts = starts_ > 0 && a_start_worked_;
+    const std::size_t after =
+        judged_by_starts ? std::min(starts_, budget_.abandon_after) : budget_.abandon_after;
+    return result_.evaluated.size() >= after &&
+           !(result_.best_time <= budget_.abandon_factor * evaluator_.leader_time());
   }
   // From now on, evaluations that do not beat the best by more than the margin count towards
   // the patience (the start points never do: they are what is known).
@@ -76,6 +81,7 @@ class BudgetedSearch {
     counting_patience_ = true;
     without_gain_ = 0;
     starts_ = result_.evaluated.size();
+    a_start_worked_ = std::isfinite(result_.best_time);
   }
   bool visited(std::size_t i) const { return times_[i].has_value(); }
   // Tells the evaluator what comes next: the first of `configs` not evaluated yet, as many as
@@ -119,6 +125,7 @@ class BudgetedSearch {
   bool counting_patience_ = false;
   std::size_t without_gain_ = 0;
   std::size_t starts_ = 0;  // start points evaluated
+  bool a_start_worked_ = false;
 };
 
 std::optional<std::size_t> random_unvisited(const BudgetedSearch& s, std::size_t size,

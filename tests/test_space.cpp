@@ -316,10 +316,11 @@ namespace {
 // Times chosen by the order of evaluation: `gain_at` (1-based) is 5% faster than all before;
 // `leader` is what the tuning found elsewhere.
 struct ScriptedEvaluator final : SearchEvaluator {
-  std::size_t calls = 0, gain_at = 0;
+  std::size_t calls = 0, gain_at = 0, failing = 0;  // the first `failing` evaluations fail
   double leader = std::numeric_limits<double>::infinity();
   std::optional<double> evaluate(std::size_t) override {
     ++calls;
+    if (calls <= failing) return std::nullopt;
     return calls >= gain_at && gain_at > 0 ? 0.95e-3 : 1e-3;
   }
   double spent_seconds() const override { return 0; }
@@ -379,6 +380,20 @@ TEST_CASE("a space far behind the leader elsewhere is abandoned after a few conf
   ScriptedEvaluator judged;
   judged.leader = 0.4e-3;
   CHECK(search(SearchStrategy::annealing, started, judged, budget, 1).evaluated.size() == 2);
+  // Start points that fail say nothing of the space: its first 6 configurations judge it.
+  ScriptedEvaluator failed_starts;
+  failed_starts.leader = 0.4e-3;
+  failed_starts.failing = 2;
+  CHECK(search(SearchStrategy::annealing, started, failed_starts, budget, 1).evaluated.size() == 6);
+  // Without abandon_after (the full level, a budget of one's own) nothing is abandoned.
+  ScriptedEvaluator full;
+  full.leader = 0.4e-3;
+  CHECK(search(SearchStrategy::annealing, started, full, SearchBudget{100}, 1).evaluated.size() == 100);
+  const auto level_full = SearchSettings::for_level(Level::full).budget_for(started.size());
+  ScriptedEvaluator exhaustive;
+  exhaustive.leader = 0.4e-3;
+  CHECK(search(SearchStrategy::exhaustive, started, exhaustive, level_full, 1).evaluated.size() ==
+        started.size());
 }
 
 TEST_CASE("a search measures the caller's start points after the space's own", "[search]") {

@@ -199,19 +199,32 @@ class Tuner {
                                                    const Set& set, const Key& key,
                                                    Inputs&... inputs) {
     using Output = execute_result_t<Set, Client, Inputs...>;
+    // Recording the strike never runs the op again nor fails a call that was served.
+    const auto record_strike = [&](std::uint32_t served) noexcept {
+      try {
+        strike(failure, decision.index, served, set, key);
+      } catch (...) {
+      }
+    };
     for (const std::uint32_t other : decision.ranking) {
       if (other == decision.index) continue;
-      try {
-        if constexpr (std::is_void_v<Output>) {
+      if constexpr (std::is_void_v<Output>) {
+        try {
           call_unwrapped(set.locate(other), client, set, inputs...);
-          strike(failure, decision.index, other, set, key);
-          return;
-        } else {
-          Output output = call_unwrapped(set.locate(other), client, set, inputs...);
-          strike(failure, decision.index, other, set, key);
-          return output;
+        } catch (...) {
+          continue;
         }
-      } catch (...) {
+        record_strike(other);
+        return;
+      } else {
+        std::optional<Output> output;
+        try {
+          output.emplace(call_unwrapped(set.locate(other), client, set, inputs...));
+        } catch (...) {
+          continue;
+        }
+        record_strike(other);
+        return std::move(*output);
       }
     }
     std::rethrow_exception(failure);
@@ -334,7 +347,8 @@ class Tuner {
   }
 
   // Whether a tuning in which every candidate failed is worth remembering on disk: not when a
-  // failure may come from the moment (memory, device, timer) rather than from the candidates.
+  // failure may come from the moment (memory, resources, device, timer) rather than from the
+  // candidates.
   // It is retried when the set changes (its checksum is part of the entry's identity) or the
   // cache is cleared.
   static bool lasting(const AutotuneError& failure) {
@@ -342,6 +356,7 @@ class Tuner {
     return std::none_of(failure.causes().begin(), failure.causes().end(), [](const auto& cause) {
       switch (cause.kind()) {
         case ErrorKind::allocation:
+        case ErrorKind::out_of_resources:  // NVIDIA reports memory held by others as this too
         case ErrorKind::device:
         case ErrorKind::cache:
         case ErrorKind::settings:

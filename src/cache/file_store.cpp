@@ -23,6 +23,7 @@
 
 #include "format_internal.hpp"
 #include "indexed_file.hpp"
+#include "private_directory.hpp"
 #include "../warnings.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/outcome.hpp"
@@ -375,6 +376,10 @@ bool is_cache_file_name(const std::string& name) {
 }
 
 }  // namespace
+
+void detail::prepare_private_cache_directory(const fs::path& dir, bool follow_link) {
+  prepare_private_directory(dir, follow_link ? Links::follow : Links::refuse);
+}
 
 /// What this store knows of one op's file: parsed once, entries converted when looked up.
 struct FileStore::OpState {

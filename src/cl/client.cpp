@@ -8,6 +8,7 @@
 
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/settings.hpp"
+#include "../warnings.hpp"
 
 namespace tunekit::cl {
 
@@ -52,7 +53,12 @@ std::size_t volume(const ::cl::NDRange& range) {
 std::shared_ptr<const ProgramBinaries> program_binaries() {
   const Settings settings = global_settings();
   if (!settings.persistent_cache) return nullptr;
-  return std::make_shared<const ProgramBinaries>(settings.resolved_cache_dir());
+  try {
+    return std::make_shared<const ProgramBinaries>(settings.resolved_cache_dir());
+  } catch (const std::exception& e) {  // no cache directory (no HOME, say): build from source
+    warn_once(std::string("tunekit: program binaries are not kept: ") + e.what());
+    return nullptr;
+  }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "../cache/private_directory.hpp"
 #include "../warnings.hpp"
 #include "tunekit/result_store.hpp"  // stable_hash
 
@@ -119,20 +120,6 @@ FileBytes read_own_file(const fs::path& path) {
   }
   ::close(fd);
   return out;
-}
-
-// Creates `dir` (mode 0700) under an existing parent unless it is there; refuses a link (the
-// folders below the cache root are ours: a link there was not made by us).
-void make_private_dir(const fs::path& dir) {
-  if (::mkdir(dir.c_str(), 0700) == 0 || errno == EEXIST) {
-    struct stat info {};
-    if (::lstat(dir.c_str(), &info) != 0) {
-      throw std::runtime_error("cannot stat " + quoted(dir) + ": " + errno_text(errno));
-    }
-    if (!S_ISDIR(info.st_mode)) throw std::runtime_error(quoted(dir) + " is not a directory");
-    return;
-  }
-  throw std::runtime_error("cannot create " + quoted(dir) + ": " + errno_text(errno));
 }
 
 // Writes `bytes` to dir/name atomically: a new private temporary file (O_EXCL, O_NOFOLLOW,
@@ -257,9 +244,10 @@ std::optional<std::vector<unsigned char>> ProgramBinaries::load(const ProgramKey
 void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned char>& binary) const {
   if (binary.empty()) return;
   try {
-    fs::create_directories(dir_.parent_path().parent_path());  // the user's cache root
-    make_private_dir(dir_.parent_path());
-    make_private_dir(dir_);
+    // The cache root (maybe a link the user made), then our folders: one rule for all of them.
+    tunekit::detail::prepare_private_cache_directory(dir_.parent_path().parent_path(), true);
+    tunekit::detail::prepare_private_cache_directory(dir_.parent_path(), false);
+    tunekit::detail::prepare_private_cache_directory(dir_, false);
     write_file_atomically(dir_, name_of(key), detail::encode_program_binary(key, binary));
   } catch (const std::exception& e) {
     warn_once(std::string("tunekit: program binary not cached: ") + e.what());

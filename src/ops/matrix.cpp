@@ -82,18 +82,22 @@ std::vector<float> to_floats(const std::vector<std::uint16_t>& halves) {
 
 std::size_t checked_matrix_bytes(std::size_t rows, std::size_t cols, DType dtype,
                                  const std::string& what) {
+  // Each dimension reaches a kernel as a 32-bit cl_int; the element count may exceed 2^31 (the
+  // kernels that index with 32-bit offsets refuse such shapes at their launch, the others serve
+  // them), but the byte count must not wrap around.
   const auto too_large = [&](const std::string& why) {
-    return AutotuneError(ErrorKind::allocation,
-                         what + " of " + std::to_string(rows) + " x " +
-                             std::to_string(cols) + " " + std::string(to_string(dtype)) + " " +
-                             why + ": the kernels index with 32-bit ints (at most " +
-                             std::to_string(max_kernel_elements) + " elements)");
+    return AutotuneError(ErrorKind::allocation, what + " of " + std::to_string(rows) + " x " +
+                                                    std::to_string(cols) + " " +
+                                                    std::string(to_string(dtype)) + " " + why);
   };
   if (rows > max_kernel_elements || cols > max_kernel_elements) {
-    throw too_large("has a dimension that is too large");
+    throw too_large("has a dimension that is too large: sizes reach the kernels as 32-bit ints "
+                    "(at most " + std::to_string(max_kernel_elements) + ")");
   }
-  if (cols != 0 && rows > max_kernel_elements / cols) throw too_large("has too many elements");
-  return rows * cols * size_of(dtype);  // < 2^31 * 8: no overflow
+  if (cols != 0 && rows > SIZE_MAX / size_of(dtype) / cols) {
+    throw too_large("has more bytes than a size can count");
+  }
+  return rows * cols * size_of(dtype);
 }
 
 namespace {

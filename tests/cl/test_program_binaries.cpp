@@ -257,3 +257,37 @@ TEST_CASE("where binaries are not stored when built, keep() stores one",
 }
 
 }  // namespace tunekit::test
+
+namespace tunekit::test {
+
+TEST_CASE("without any cache directory (no HOME), a client builds from source and works",
+          "[opencl][binaries]") {
+  // A daemon or container with neither TUNEKIT_CACHE_DIR, XDG_CACHE_HOME nor HOME: binaries are
+  // not kept (said once), and nothing else changes.
+  const Settings before = global_settings();
+  std::vector<std::pair<std::string, std::string>> saved;
+  for (const char* name : {"HOME", "XDG_CACHE_HOME", "TUNEKIT_CACHE_DIR"}) {
+    if (const char* v = std::getenv(name)) saved.emplace_back(name, v);
+    ::unsetenv(name);
+  }
+  Settings settings;
+  settings.persistent_cache = true;
+  set_global_settings(settings);
+  CapturedWarnings warnings;
+  bool works = false;
+  try {
+    cl::Client client(shared_client().device());
+    auto data = client.upload(ramp(64));
+    auto kernel = client.kernel(test_kernel("add", "-DNO_HOME_TEST=1"));
+    client.launch_with(kernel, ::cl::NDRange(64), ::cl::NDRange(16), data, 1.0f);
+    const auto got = client.download<float>(data, 64);
+    works = got[3] == ramp(64)[3] + 1.0f;
+  } catch (...) {
+  }
+  for (const auto& [name, value] : saved) ::setenv(name.c_str(), value.c_str(), 1);
+  set_global_settings(before);
+  CHECK(works);
+  CHECK(warnings.count("program binaries are not kept") == 1);
+}
+
+}  // namespace tunekit::test

@@ -23,13 +23,14 @@ struct DeviceMatrix {
   std::size_t bytes() const noexcept { return elements() * size_of(dtype); }
 };
 
-/// The most elements (and the largest dimension) the shipped ops' kernels index: they take sizes
-/// and offsets as 32-bit cl_int.
+/// The largest dimension the shipped ops' kernels take (sizes are passed as 32-bit cl_int), and
+/// the most elements a kernel that indexes with 32-bit offsets reaches (matmul's direct and
+/// blocked kernels check it at launch; the others use 64-bit offsets).
 inline constexpr std::size_t max_kernel_elements = 2147483647;  // INT32_MAX
 
 /// rows * cols * size_of(dtype), checked before anything is allocated or launched. Throws
-/// AutotuneError(allocation) naming the limit when a dimension or the element count exceeds
-/// max_kernel_elements (the product overflowing included). `what` names the matrix.
+/// AutotuneError(allocation) naming the limit when a dimension exceeds max_kernel_elements or
+/// the byte count would overflow. `what` names the matrix.
 std::size_t checked_matrix_bytes(std::size_t rows, std::size_t cols, DType dtype,
                                  const std::string& what);
 /// Throws AutotuneError(allocation) when `bytes` do not fit in one buffer of the device
