@@ -23,7 +23,7 @@
 
 #include "format_internal.hpp"
 #include "indexed_file.hpp"
-#include "private_directory.hpp"
+#include "private_files.hpp"
 #include "../warnings.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/outcome.hpp"
@@ -377,9 +377,6 @@ bool is_cache_file_name(const std::string& name) {
 
 }  // namespace
 
-void detail::prepare_private_cache_directory(const fs::path& dir, bool follow_link) {
-  prepare_private_directory(dir, follow_link ? Links::follow : Links::refuse);
-}
 
 /// What this store knows of one op's file: parsed once, entries converted when looked up.
 struct FileStore::OpState {
@@ -970,6 +967,19 @@ std::shared_ptr<ResultStore> make_result_store(const Settings& settings) {
     warn_once("tunekit: " + e.message() + "; running without the persistent cache");
     return nullptr;
   }
+}
+
+void detail::prepare_private_cache_directory(const fs::path& dir, bool follow_link) {
+  prepare_private_directory(dir, follow_link ? Links::follow : Links::refuse);
+}
+
+void detail::write_private_file_atomically(const fs::path& path, std::string_view bytes) {
+  write_atomically(path, bytes, 0600);
+}
+
+bool detail::is_temporary_file_name(std::string_view name) {
+  const auto at = name.rfind(".tmp.");
+  return at != std::string_view::npos && is_unique_suffix(name.substr(at + 5));
 }
 
 }  // namespace tunekit

@@ -6,14 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <system_error>
 
-#include "../cache/private_directory.hpp"
+#include "../cache/private_files.hpp"
 #include "../warnings.hpp"
 #include "tunekit/result_store.hpp"  // stable_hash
 
@@ -122,37 +121,10 @@ FileBytes read_own_file(const fs::path& path) {
   return out;
 }
 
-// Writes `bytes` to dir/name atomically: a new private temporary file (O_EXCL, O_NOFOLLOW,
-// 0600), fsync, rename. A reader sees the old file or the new one, never a part.
-void write_file_atomically(const fs::path& dir, const std::string& name, std::string_view bytes) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path temp = dir / (name + ".tmp-" + std::to_string(::getpid()) + "-" +
-                               std::to_string(counter.fetch_add(1)));
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot create " + quoted(temp) + ": " + errno_text(errno));
-  std::size_t done = 0;
-  int error = 0;
-  while (done < bytes.size()) {
-    const ssize_t put = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) {
-      error = put < 0 ? errno : EIO;
-      break;
-    }
-    done += static_cast<std::size_t>(put);
-  }
-  if (error == 0 && ::fsync(fd) != 0) error = errno;
-  if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && ::rename(temp.c_str(), (dir / name).c_str()) != 0) error = errno;
-  if (error != 0) {
-    ::unlink(temp.c_str());
-    throw std::runtime_error("cannot write " + quoted(dir / name) + ": " + errno_text(error));
-  }
-}
-
 bool is_binary_name(const std::string& name) { return name.ends_with(".bin"); }
+// What a writer killed mid-write leaves: "<hash>.bin.tmp.<pid>.<n>".
 bool is_temporary_name(const std::string& name) {
-  return name.find(".bin.tmp-") != std::string::npos;
+  return name.find(".bin.tmp.") != std::string::npos && tunekit::detail::is_temporary_file_name(name);
 }
 
 }  // namespace
@@ -248,7 +220,8 @@ void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned cha
     tunekit::detail::prepare_private_cache_directory(dir_.parent_path().parent_path(), true);
     tunekit::detail::prepare_private_cache_directory(dir_.parent_path(), false);
     tunekit::detail::prepare_private_cache_directory(dir_, false);
-    write_file_atomically(dir_, name_of(key), detail::encode_program_binary(key, binary));
+    tunekit::detail::write_private_file_atomically(dir_ / name_of(key),
+                                                   detail::encode_program_binary(key, binary));
   } catch (const std::exception& e) {
     warn_once(std::string("tunekit: program binary not cached: ") + e.what());
   }

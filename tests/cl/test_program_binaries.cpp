@@ -172,7 +172,7 @@ TEST_CASE("two processes compiling the same programs at once both succeed, and l
   CHECK(binary_files(dir.path()) == 3);
   std::size_t leftovers = 0;
   for (const auto& entry : fs::directory_iterator(cl::ProgramBinaries(dir.path()).directory())) {
-    leftovers += entry.path().filename().string().find(".tmp-") != std::string::npos;
+    leftovers += entry.path().filename().string().find(".tmp.") != std::string::npos;
   }
   CHECK(leftovers == 0);
   CHECK(run_program_child(args, dir / "c.txt") == std::pair{0, 3});
@@ -201,7 +201,7 @@ TEST_CASE("binary files are private and cleared with their leftovers", "[opencl]
         fs::perms::none);
   CHECK((fs::status(binaries.directory()).permissions() &
          (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
-  write_text(file.string() + ".tmp-1-0", "left by a killed process");
+  write_text(file.string() + ".tmp.1.0", "left by a killed process");
   const auto used = binaries.usage();
   CHECK(used.files == 1);
   CHECK(used.bytes == fs::file_size(file));
