@@ -135,7 +135,9 @@ std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
   ::cl::Program program(raw);  // takes ownership
   code = program.build(std::vector<::cl::Device>{device_}, std::string(key.options).c_str());
   if (code != CL_SUCCESS) {
-    binaries_->discard(key, "building it for " + where + " failed: " + error_name(code));
+    // Some drivers (NVIDIA) accept any bytes here and reject them only when building.
+    binaries_->discard(key, "the driver rejected it when building it for " + where + ": " +
+                                error_name(code));
     return std::nullopt;
   }
   binary_loads_.fetch_add(1, std::memory_order_relaxed);
