@@ -139,7 +139,8 @@ Settings Settings::from_environment() { return from_environment(Settings{}); }
 
 std::size_t Settings::build_thread_count() const {
   if (build_threads) return *build_threads;
-  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  // More threads only build further ahead: on NVIDIA, 8 threads built 1.8x as fast as one.
+  return std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 4);
 }
 
 std::filesystem::path Settings::resolved_cache_dir() const {

@@ -1,6 +1,7 @@
 // Building ahead: the tuner prepares (builds) the candidates it is about to measure on a small
 // pool of threads (BuildPool, BuildAhead), and measures in the same order with the same result.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -181,6 +182,31 @@ TEST_CASE("an annealing search prepares its start points", "[tuner][build-ahead]
                        .start_at("A=3,B=3").start_at("A=1,B=4"));
   CHECK(events->before("prepared 33", "called 33"));
   CHECK(events->before("prepared 14", "called 14"));
+}
+
+TEST_CASE("building ahead builds no guesses, and at most one candidate per thread ahead",
+          "[build-ahead]") {
+  std::mutex mutex;
+  std::vector<std::size_t> prepared;
+  {
+    BuildAhead ahead(2, /*quiet=*/false, [&](std::size_t i) {
+      std::lock_guard lock(mutex);
+      prepared.push_back(i);
+    });
+    ahead.plan({7, 8, 9}, /*likely=*/false);  // annealing's neighbours: maybe never measured
+    CHECK(ahead.submitted() == 0);
+    ahead.plan({0, 1, 2, 3, 4, 5});
+    CHECK(ahead.submitted() == 2);  // the window: one per thread
+    ahead.before_measuring(0);      // 0 is done; 2 joins 1 in the window
+    CHECK(ahead.submitted() == 3);
+    ahead.before_measuring(1);
+    ahead.before_measuring(2);
+  }  // the destructor drops what has not started (3 and 4 may have) and joins the pool
+  std::sort(prepared.begin(), prepared.end());
+  REQUIRE(prepared.size() >= 3);
+  CHECK(std::vector<std::size_t>(prepared.begin(), prepared.begin() + 3) ==
+        std::vector<std::size_t>{0, 1, 2});
+  CHECK(prepared.back() <= 4);  // never 5: it was never in the window
 }
 
 TEST_CASE("the build pool runs, finishes, cancels and joins its jobs", "[build-ahead]") {

@@ -54,15 +54,15 @@ class BuildPool {
 };
 
 /// What a tuning builds ahead: the candidates it will measure next, in order, prepared on a
-/// BuildPool (started at the first submission) at most `window` ahead of the one measured.
+/// BuildPool (started at the first submission), at most one per thread ahead of the one measured.
 class BuildAhead {
  public:
   /// `prepare(i)` builds candidate i (called on the pool's threads). `quiet`: the device
   /// measures on the host's cores (a CPU device), so no build may run during a measurement.
   BuildAhead(std::size_t threads, bool quiet, std::function<void(std::size_t)> prepare);
   /// The candidates measured next, in order. Replaces the previous plan: its builds not started
-  /// are dropped. `likely` false: they only may be measured (annealing's neighbours): built only
-  /// where that costs the measurements nothing (not quiet).
+  /// are dropped. `likely` false: they only may be measured (annealing's neighbours): ignored,
+  /// nothing is built on a guess.
   void plan(const std::vector<std::size_t>& next, bool likely = true);
   /// Called before candidate i is measured: keeps the window full, makes sure i's preparation
   /// (if it was submitted) has run, and when quiet waits until no build runs.

@@ -105,7 +105,7 @@ struct Settings {
   std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
   std::optional<SearchSettings> search;        ///< unset: SearchSettings::for_level(level)
   /// Threads that build (prepare) the candidates a tuning is about to measure while it measures
-  /// others. Unset: the hardware threads, at most 8. 0: none (a candidate builds in its first
+  /// others. Unset: the hardware threads, at most 4. 0: none (a candidate builds in its first
   /// call, on the tuning thread).
   std::optional<std::size_t> build_threads;
   /// Called by the tuning thread after each candidate a tuning measures (never on a cache hit or
