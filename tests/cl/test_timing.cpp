@@ -166,3 +166,32 @@ TEST_CASE("a candidate throwing in the middle of a measurement leaves the client
 }
 
 }  // namespace tunekit::test
+
+namespace tunekit::test {
+
+// The peaks behind throughput bounds: plausible on any device (no bound on how fast it is), the
+// same for every client of one device, and a declared one is used as declared.
+TEST_CASE("a device's peak is measured once per process, and can be declared",
+          "[opencl][timing][peak]") {
+  STATIC_REQUIRE(HasDevicePeak<cl::Client>);
+  auto& client = shared_client();
+  const DevicePeak measured = client.peak();
+  CHECK(measured.flops_per_second > 1e6);  // a megaflop: any device that runs OpenCL
+  CHECK(measured.bytes_per_second > 1e6);
+  CHECK(std::isfinite(measured.flops_per_second));
+  CHECK(std::isfinite(measured.bytes_per_second));
+  cl::Client other(client.device());
+  const DevicePeak again = other.peak();  // not measured again: the same figures
+  CHECK(again.flops_per_second == measured.flops_per_second);
+  CHECK(again.bytes_per_second == measured.bytes_per_second);
+  other.declare_peak({2e12, 3e11});
+  CHECK(client.peak().flops_per_second == 2e12);
+  CHECK(client.peak().bytes_per_second == 3e11);
+  client.declare_peak(measured);  // as it was, for the tests that follow
+  // The roofline: the slower of arithmetic and traffic.
+  CHECK(least_seconds({2e12, 0}, {2e12, 3e11}) == Approx(1.0));
+  CHECK(least_seconds({2e12, 6e11}, {2e12, 3e11}) == Approx(2.0));
+  CHECK(least_seconds({1, 1}, {}) == 0);  // unknown peak: no bound
+}
+
+}  // namespace tunekit::test

@@ -21,6 +21,7 @@
 #include "tunekit/detail/function_ref.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/throughput.hpp"
 
 namespace tunekit::cl {
 
@@ -141,6 +142,14 @@ class Client {
   /// How the last measure() got its time, and from how many events.
   MeasureSource last_measure_source() const noexcept { return last_source_; }
   std::size_t last_measure_events() const noexcept { return last_event_count_; }
+
+  /// The device's peak arithmetic (FLOP/s) and memory (bytes/s) throughput, for throughput
+  /// bounds: declared by declare_peak(), else measured at the first call (a multiply-add kernel
+  /// and a copy kernel, a few tens of milliseconds) and kept for every client of this device in
+  /// the process. A device on which the measurement fails has an unknown (zero) peak.
+  tunekit::DevicePeak peak();
+  /// Declares the peak of this client's device (e.g. from its data sheet) instead of measuring.
+  void declare_peak(const tunekit::DevicePeak& peak);
 
   /// The profiling module's per-client state (regions); see tunekit/cl/profiling.hpp.
   Profiler& profiler() noexcept { return *profiler_; }

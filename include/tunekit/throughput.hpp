@@ -1,0 +1,42 @@
+// Throughput bounds: what a device can do at best, and what one call of an op asks of it. A
+// tuning stops once a candidate comes within the level's fraction of that roofline
+// (SearchSettings::good_enough): nothing measured after it could gain more than the rest.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+
+namespace tunekit {
+
+/// The most a device does per second: arithmetic (FLOP/s) and memory traffic (bytes/s). Zero
+/// means unknown. cl::Client::peak() measures both once per device.
+struct DevicePeak {
+  double flops_per_second = 0;
+  double bytes_per_second = 0;
+};
+
+/// What one call of an op on a key's benchmark inputs does: FLOPs, and bytes it must move
+/// between the device's memory and its cores (each input read once, each output written once).
+struct Work {
+  double flops = 0;
+  double bytes = 0;
+};
+
+/// The least time `work` can take on a device of `peak` (the roofline: the slower of its
+/// arithmetic and its memory traffic at their peaks); 0 when nothing is known.
+inline double least_seconds(const Work& work, const DevicePeak& peak) {
+  const auto part = [](double amount, double rate) {
+    return std::isfinite(amount) && amount > 0 && std::isfinite(rate) && rate > 0 ? amount / rate
+                                                                                   : 0.0;
+  };
+  return std::max(part(work.flops, peak.flops_per_second), part(work.bytes, peak.bytes_per_second));
+}
+
+/// A client that knows its device's peak (for throughput bounds).
+template <class Client>
+concept HasDevicePeak = requires(Client& client) {
+  { client.peak() } -> std::convertible_to<DevicePeak>;
+};
+
+}  // namespace tunekit

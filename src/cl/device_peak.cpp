@@ -1,0 +1,96 @@
+// Client::peak(): a device's arithmetic and memory peaks, measured once per device and process
+// (kernels/peak.cl), for the throughput bounds that end a tuning early.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "../warnings.hpp"
+#include "tunekit/cl/client.hpp"
+
+namespace tunekit::cl {
+namespace {
+
+std::mutex peaks_mutex;
+std::map<std::string, DevicePeak>& known_peaks() {  // by device identity
+  static std::map<std::string, DevicePeak> peaks;
+  return peaks;
+}
+
+// The shortest of three runs of `work` once it takes long enough to time well.
+template <class Work>
+double best_of_three(Client& client, Work&& work) {
+  double best = client.measure(FunctionRef<void()>(work), 1);
+  for (int i = 0; i < 2; ++i) best = std::min(best, client.measure(FunctionRef<void()>(work), 1));
+  return best;
+}
+
+// Long enough that the timer's tick (1 us on NVIDIA) and launch overheads do not matter.
+constexpr double least_timed_seconds = 5e-3;
+
+double measure_flops(Client& client) {
+  const DeviceInfo& device = client.device();
+  const std::size_t local = std::min<std::size_t>(256, device.max_work_group_size);
+  const std::size_t items = local * std::max<std::size_t>(device.compute_units, 1) * 8;
+  ::cl::Buffer out = client.allocate(items * sizeof(float));
+  ::cl::Kernel kernel = client.kernel(KernelSpec::embedded("peak.cl", "", "peak_fma"));
+  cl_int iterations = 64;
+  const auto run = [&] {
+    set_args(kernel, iterations, 0.5f, out);
+    client.launch(kernel, ::cl::NDRange(items), ::cl::NDRange(local));
+  };
+  double seconds = client.measure(FunctionRef<void()>(run), 1);  // also the first launch
+  while (seconds < least_timed_seconds && iterations < (1 << 22)) {
+    iterations *= 2;
+    seconds = client.measure(FunctionRef<void()>(run), 1);
+  }
+  seconds = best_of_three(client, run);
+  const double flops = 64.0 * static_cast<double>(iterations) * static_cast<double>(items);
+  return seconds > 0 ? flops / seconds : 0;
+}
+
+double measure_bytes(Client& client) {
+  const DeviceInfo& device = client.device();
+  // Beyond every cache (the H100's L2 holds 50 MB), within the device's limits.
+  std::uint64_t bytes = device.is_cpu() ? (64u << 20) : (256u << 20);
+  bytes = std::min<std::uint64_t>({bytes, device.max_allocation, device.global_memory / 8});
+  bytes -= bytes % 16;
+  if (bytes == 0) return 0;
+  ::cl::Buffer in = client.allocate(bytes), out = client.allocate(bytes);
+  client.fill(in, 1.0f, bytes / sizeof(float));
+  ::cl::Kernel kernel = client.kernel(KernelSpec::embedded("peak.cl", "", "peak_copy"));
+  set_args(kernel, in, out);
+  const auto run = [&] { client.launch(kernel, ::cl::NDRange(bytes / 16)); };
+  (void)client.measure(FunctionRef<void()>(run), 1);  // the first launch
+  const double seconds = best_of_three(client, run);
+  return seconds > 0 ? 2.0 * static_cast<double>(bytes) / seconds : 0;  // read and written
+}
+
+}  // namespace
+
+DevicePeak Client::peak() {
+  const std::string& identity = id_.identity();
+  {
+    std::lock_guard lock(peaks_mutex);
+    if (auto it = known_peaks().find(identity); it != known_peaks().end()) return it->second;
+  }
+  DevicePeak peak;
+  try {
+    peak.flops_per_second = measure_flops(*this);
+    peak.bytes_per_second = measure_bytes(*this);
+  } catch (const std::exception& e) {
+    warn("tunekit: measuring the peak of " + device_.describe() +
+         " failed, no throughput bound for its tunings: " + e.what());
+    peak = {};
+  }
+  std::lock_guard lock(peaks_mutex);
+  return known_peaks().try_emplace(identity, peak).first->second;  // the first one measured
+}
+
+void Client::declare_peak(const DevicePeak& peak) {
+  std::lock_guard lock(peaks_mutex);
+  known_peaks().insert_or_assign(id_.identity(), peak);
+}
+
+}  // namespace tunekit::cl
