@@ -2,10 +2,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <exception>
 #include <limits>
 #include <new>
+#include <numeric>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -131,6 +135,50 @@ AutotuneOutcome measure_candidate(Client& client, FunctionRef<void()> run_once,
     outcome.error = error_from_current_exception(outcome.name);
   }
   return outcome;
+}
+
+/// One contender of measure_interleaved: a call to time, and how many calls make one sample.
+struct Contender {
+  FunctionRef<void()> run_once;
+  std::size_t batch = 1;
+};
+
+/// What measure_interleaved found for one contender: its per-call time in each round, or the
+/// error that ended its rounds.
+struct InterleavedTimes {
+  std::vector<double> samples;
+  std::optional<AutotuneError> error;
+};
+
+/// Measures `contenders` in `rounds` rounds; each round times one batch of every contender, in an
+/// order shuffled by `seed`. Measured one after another, contenders meet different moments of
+/// the machine (a slow second, a clock change); interleaved, they meet the same ones, so their
+/// medians can be compared. Never throws: a contender's failure is its error, and it is left
+/// out of the rounds after it. `names` (one per contender) name the failures.
+template <TimingClient Client>
+std::vector<InterleavedTimes> measure_interleaved(Client& client,
+                                                  const std::vector<Contender>& contenders,
+                                                  const std::vector<std::string>& names,
+                                                  std::size_t rounds, std::uint64_t seed) {
+  std::vector<InterleavedTimes> times(contenders.size());
+  std::vector<std::size_t> order(contenders.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937_64 shuffle(seed);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    std::shuffle(order.begin(), order.end(), shuffle);
+    for (std::size_t c : order) {
+      if (times[c].error) continue;
+      const std::size_t batch = std::max<std::size_t>(contenders[c].batch, 1);
+      try {
+        const double total =
+            detail::checked_time(client.measure(contenders[c].run_once, batch), names.at(c));
+        times[c].samples.push_back(total / static_cast<double>(batch));
+      } catch (...) {
+        times[c].error = error_from_current_exception(names.at(c));
+      }
+    }
+  }
+  return times;
 }
 
 }  // namespace tunekit
