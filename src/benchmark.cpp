@@ -7,7 +7,7 @@
 #include <mutex>
 #include <set>
 
-#include "tunekit/tuner.hpp"
+#include "tunekit/log.hpp"
 
 namespace tunekit {
 

@@ -1,4 +1,4 @@
-// The library's warnings on stderr (private): warn() is declared for users in tuner.hpp.
+// The library's warnings on stderr (private): warn() is declared for users in log.hpp.
 #pragma once
 
 #include <string>

@@ -35,6 +35,8 @@ SampleSummary summarize(std::vector<double> samples);
 /// The AutotuneError an exception in flight stands for: an AutotuneError keeps its kind,
 /// std::bad_alloc is an allocation failure, anything else a runtime failure with its what().
 AutotuneError error_from_current_exception(const std::string& tunable);
+/// The AutotuneError an exception_ptr stands for (see error_from_current_exception).
+AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable);
 
 namespace detail {
 inline double checked_time(double seconds, const std::string& name) {

@@ -26,6 +26,13 @@ class TuneGroup {
   std::function<int(const Key&)> priority_;
 };
 
+/// Priority of one candidate for one key: its group's, then its own inside the group.
+struct CandidatePriority {
+  int group = 0;
+  int own = 0;
+  bool skipped() const noexcept { return group < 0 || own < 0; }
+};
+
 /// Text a candidate adds to its set's checksum: an OpenCL kernel's source and build options, so
 /// that editing the kernel invalidates cached results. Callables may provide it themselves with
 /// a `fingerprint()` member.

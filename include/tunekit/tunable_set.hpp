@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tunekit/detail/set_entries.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/result.hpp"
 #include "tunekit/space.hpp"
@@ -58,128 +59,6 @@ struct CandidateLocation {
 /// The set has no validator: candidates are not compared with a reference.
 struct NoValidation {};
 
-namespace detail {
-
-template <class T>
-inline constexpr bool is_tuple_v = false;
-template <class... T>
-inline constexpr bool is_tuple_v<std::tuple<T...>> = true;
-
-/// The candidates a parameter space expands into: one callable per valid configuration.
-template <class Fn>
-struct SpaceEntry {
-  std::shared_ptr<const Space> space;
-  std::shared_ptr<const ExpandedSpace> expanded;
-  std::vector<Fn> variants;
-};
-
-template <class T>
-inline constexpr bool is_space_v = false;
-template <class Fn>
-inline constexpr bool is_space_v<SpaceEntry<Fn>> = true;
-
-template <class T>
-inline constexpr bool is_grouped_v = false;
-template <class Fn, class Key>
-inline constexpr bool is_grouped_v<GroupedTunable<Fn, Key>> = true;
-
-template <class Entry>
-decltype(auto) tunable_of(const Entry& entry) {
-  if constexpr (is_grouped_v<Entry>) {
-    return entry.tunable();
-  } else {
-    return (entry);
-  }
-}
-
-// The callable of variant `variant` of an entry (always 0 outside spaces).
-template <class Entry>
-const auto& function_of(const Entry& entry, std::size_t variant) {
-  if constexpr (is_space_v<Entry>) {
-    return entry.variants[variant];
-  } else {
-    return tunable_of(entry).function();
-  }
-}
-
-template <class Entry>
-std::size_t size_of(const Entry& entry) {
-  if constexpr (is_space_v<Entry>) {
-    return entry.variants.size();
-  } else {
-    return 1;
-  }
-}
-
-template <class Entry>
-std::string name_of(const Entry& entry, std::size_t variant) {
-  if constexpr (is_space_v<Entry>) {
-    return entry.space->name() + "[" + (*entry.expanded)[variant].to_string() + "]";
-  } else {
-    return tunable_of(entry).name();
-  }
-}
-
-template <class Entry>
-std::string fingerprint_of(const Entry& entry, std::size_t variant) {
-  if constexpr (is_space_v<Entry>) {
-    using Fn = std::remove_cvref_t<decltype(entry.variants[variant])>;
-    if constexpr (Fingerprinted<Fn>) {
-      return std::string(entry.variants[variant].fingerprint());
-    } else {
-      return {};
-    }
-  } else {
-    return tunable_of(entry).fingerprint();
-  }
-}
-
-template <class Fn, class Client, class... Args>
-decltype(auto) invoke_tunable(const Fn& fn, Client& client, Args&... args) {
-  if constexpr (std::is_invocable_v<const Fn&, Client&, Args&...>) {
-    return std::invoke(fn, client, args...);
-  } else {
-    static_assert(std::is_invocable_v<const Fn&, Args&...>,
-                  "a tunable cannot be called with the benchmark inputs (nor with the client "
-                  "followed by them): check its parameters against the input generator's result");
-    return std::invoke(fn, args...);
-  }
-}
-
-// What a call through the set returns: the tunables' common return type, or Result<T> when some
-// return T and others Result<T>.
-struct mismatched_results {};
-template <class... R>
-struct common_call_result {
-  using type = mismatched_results;
-};
-template <class R>
-struct common_call_result<R> {
-  using type = R;
-};
-template <class R0, class R1, class... Rest>
-struct common_call_result<R0, R1, Rest...> {
-  using type = std::conditional_t<
-      (std::is_same_v<R0, R1> && ... && std::is_same_v<R0, Rest>), R0,
-      std::conditional_t<(std::is_same_v<unwrapped_result_t<R0>, unwrapped_result_t<R1>> && ... &&
-                          std::is_same_v<unwrapped_result_t<R0>, unwrapped_result_t<Rest>>),
-                         Result<unwrapped_result_t<R0>>, mismatched_results>>;
-};
-template <class... R>
-using common_call_result_t = typename common_call_result<R...>::type;
-
-template <class Entry, class Client, class... Args>
-using entry_result_t = decltype(invoke_tunable(function_of(std::declval<const Entry&>(), 0),
-                                               std::declval<Client&>(), std::declval<Args&>()...));
-
-}  // namespace detail
-
-/// Priority of one candidate for one key: its group's, then its own inside the group.
-struct CandidatePriority {
-  int group = 0;
-  int own = 0;
-  bool skipped() const noexcept { return group < 0 || own < 0; }
-};
 
 /// The candidates of one op. Build it once (LocalTuner::init) with `.with(tunable)` calls; index 0
 /// is the safe default and the validation reference.
@@ -268,8 +147,8 @@ class TunableSet {
   /// The candidate's name; for a space, "name[P=1,Q=2]".
   std::string name(std::size_t index) const {
     const auto where = locate(index);
-    return visit_entry<std::string>(where.entry, [&](const auto& entry) {
-      return detail::name_of(entry, where.variant);
+    return visit_entry<std::string>(where.entry, [&]<class E>(const E& entry) {
+      return detail::EntryTraits<E>::name(entry, where.variant);
     });
   }
 
@@ -303,27 +182,17 @@ class TunableSet {
 
   /// The expanded space behind entry `e`, or null when it is a single tunable.
   const ExpandedSpace* space_of_entry(std::size_t e) const {
-    return visit_entry<const ExpandedSpace*>(e, [](const auto& entry) -> const ExpandedSpace* {
-      if constexpr (detail::is_space_v<std::remove_cvref_t<decltype(entry)>>) {
-        return entry.expanded.get();
-      } else {
-        return nullptr;
-      }
-    });
+    return visit_entry<const ExpandedSpace*>(
+        e, []<class E>(const E& entry) { return detail::EntryTraits<E>::space(entry); });
   }
 
   /// Why candidate `index` cannot run within `limits` (a space's work-group or local-memory
   /// rule), or nothing.
   std::optional<std::string> exceeds(std::size_t index, const DeviceLimits& limits) const {
     const auto where = locate(index);
-    return visit_entry<std::optional<std::string>>(
-        where.entry, [&](const auto& entry) -> std::optional<std::string> {
-          if constexpr (detail::is_space_v<std::remove_cvref_t<decltype(entry)>>) {
-            return entry.space->exceeds((*entry.expanded)[where.variant], limits);
-          } else {
-            return std::nullopt;
-          }
-        });
+    return visit_entry<std::optional<std::string>>(where.entry, [&]<class E>(const E& entry) {
+      return detail::EntryTraits<E>::exceeds(entry, where.variant, limits);
+    });
   }
 
   /// Builds what candidate `index` runs for a call on `inputs`, without running it, when its
@@ -349,29 +218,20 @@ class TunableSet {
   /// Whether some candidate is Preparable with this client and these inputs.
   template <class Client, class... Inputs>
   static constexpr bool preparable =
-      (Preparable<std::remove_cvref_t<decltype(detail::function_of(std::declval<const Entries&>(), 0))>,
-                  Client, std::remove_cvref_t<Inputs>...> ||
+      (Preparable<detail::entry_function_t<Entries>, Client, std::remove_cvref_t<Inputs>...> ||
        ...);
 
   template <class Key>
   CandidatePriority priority(std::size_t index, const Key& key) const {
-    return visit_entry<CandidatePriority>(locate(index).entry, [&](const auto& entry) -> CandidatePriority {
-      if constexpr (detail::is_grouped_v<std::remove_cvref_t<decltype(entry)>>) {
-        return {entry.group().priority(key), entry.priority(key)};
-      } else {
-        return {};
-      }
+    return visit_entry<CandidatePriority>(locate(index).entry, [&]<class E>(const E& entry) {
+      return detail::EntryTraits<E>::priority(entry, key);
     });
   }
 
   /// Name of the candidate's group ("" when it has none).
   std::string group_name(std::size_t index) const {
-    return visit_entry<std::string>(locate(index).entry, [](const auto& entry) -> std::string {
-      if constexpr (detail::is_grouped_v<std::remove_cvref_t<decltype(entry)>>) {
-        return entry.group().name();
-      } else {
-        return {};
-      }
+    return visit_entry<std::string>(locate(index).entry, []<class E>(const E& entry) {
+      return detail::EntryTraits<E>::group_name(entry);
     });
   }
 
@@ -383,8 +243,9 @@ class TunableSet {
       text += name(i);
       text += '\n';
       const auto where = locate(i);
-      text += visit_entry<std::string>(
-          where.entry, [&](const auto& e) { return detail::fingerprint_of(e, where.variant); });
+      text += visit_entry<std::string>(where.entry, [&]<class E>(const E& entry) {
+        return detail::EntryTraits<E>::fingerprint(entry, where.variant);
+      });
       text += '\n';
     }
     return text;
@@ -413,9 +274,7 @@ class TunableSet {
   template <class Client, class... Args>
   decltype(auto) call(CandidateLocation where, Client& client, Args&... args) const {
     static_assert(sizeof...(Entries) > 0, "the tunable set is empty: add candidates with .with()");
-    static_assert((TuneFn<std::remove_cvref_t<decltype(detail::function_of(
-                              std::declval<const Entries&>(), 0))>,
-                          Client, Args...> && ...),
+    static_assert((TuneFn<detail::entry_function_t<Entries>, Client, Args...> && ...),
                   "a tunable cannot be called with the benchmark inputs (nor with the client "
                   "followed by them)");
     using R = detail::common_call_result_t<detail::entry_result_t<Entries, Client, Args...>...>;
@@ -441,7 +300,8 @@ class TunableSet {
 
   template <std::size_t I, class R, class Client, class... Args>
   static R call_entry(const TunableSet& set, std::uint32_t variant, Client& client, Args&... args) {
-    const auto& fn = detail::function_of(std::get<I>(set.entries_), variant);
+    using Entry = std::tuple_element_t<I, std::tuple<Entries...>>;
+    const auto& fn = detail::EntryTraits<Entry>::function(std::get<I>(set.entries_), variant);
     using Raw = decltype(detail::invoke_tunable(fn, client, args...));
     if constexpr (std::is_same_v<Raw, R>) {
       return detail::invoke_tunable(fn, client, args...);
@@ -457,8 +317,8 @@ class TunableSet {
   template <class F>
   void with_callable(std::size_t index, F&& f) const {
     const auto where = locate(index);
-    (void)visit_entry<bool>(where.entry, [&](const auto& entry) {
-      f(detail::function_of(entry, where.variant));
+    (void)visit_entry<bool>(where.entry, [&]<class E>(const E& entry) {
+      f(detail::EntryTraits<E>::function(entry, where.variant));
       return true;
     });
   }
@@ -481,8 +341,11 @@ class TunableSet {
   void compute_offsets() {
     offsets_[0] = 0;
     std::size_t e = 0;
-    std::apply([&](const auto&... entry) { ((offsets_[e + 1] = offsets_[e] + detail::size_of(entry), ++e), ...); },
-               entries_);
+    std::apply(
+        [&]<class... E>(const E&... entry) {
+          ((offsets_[e + 1] = offsets_[e] + detail::EntryTraits<E>::size(entry), ++e), ...);
+        },
+        entries_);
   }
 
   KeyGen key_generator_;

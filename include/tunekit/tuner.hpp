@@ -1,51 +1,36 @@
-// Tuner: one device's tuning state for one op: the in-memory cache of winners, the persistent
-// store, and the procedure that measures candidates and picks the winner.
+// Tuner: one device's tuning state for one op: the in-memory cache of winners (lookup and
+// dispatch), the persistent store (load and persist), and recovery when a winner fails on real
+// inputs. Tuning itself is a TuningRun (tuning_run.hpp) following a TuningPlan (tuning_plan.hpp);
+// docs/architecture.md follows one execute() call through them.
 #pragma once
 
 #include <algorithm>
-#include <cmath>
-#include <functional>
-#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <iostream>
-#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "tunekit/benchmark.hpp"
-#include "tunekit/build_pool.hpp"
 #include "tunekit/detail/insert_only_map.hpp"
 #include "tunekit/device_id.hpp"
+#include "tunekit/dispatch.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/log.hpp"
 #include "tunekit/outcome.hpp"
-#include "tunekit/result.hpp"
 #include "tunekit/result_store.hpp"
-#include "tunekit/search.hpp"
-#include "tunekit/space.hpp"
 #include "tunekit/settings.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tunable_set.hpp"
+#include "tunekit/tuning_run.hpp"
 
 namespace tunekit {
-
-/// What a call through `set` returns once a tunekit::Result is unwrapped.
-template <class Set, class Client, class... Inputs>
-using execute_result_t = unwrapped_result_t<decltype(std::declval<const Set&>().call(
-    CandidateLocation{}, std::declval<Client&>(), std::declval<Inputs&>()...))>;
-
-/// Writes a warning line to stderr; the library's single place for it.
-void warn(const std::string& message);
-
-/// The AutotuneError an exception_ptr stands for (see error_from_current_exception).
-AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable);
 
 /// How many times a winner must fail on calls that another candidate then served before it is
 /// demoted (in memory and in the persistent store). One failure never demotes: it may be a busy
@@ -135,21 +120,7 @@ class Tuner {
   template <class Client, class Set, class... Inputs>
   static execute_result_t<Set, Client, Inputs...> run(const Decision& decision, Client& client,
                                                       const Set& set, Inputs&... inputs) {
-    return call_unwrapped(decision.location, client, set, inputs...);
-  }
-
-  template <class Client, class Set, class... Args>
-  static execute_result_t<Set, Client, Args...> call_unwrapped(CandidateLocation where,
-                                                               Client& client, const Set& set,
-                                                               Args&... args) {
-    using Raw = decltype(set.call(where, client, args...));
-    if constexpr (is_result_v<Raw>) {
-      Raw result = set.call(where, client, args...);
-      if (!result) throw result.error();
-      if constexpr (!std::is_void_v<typename Raw::value_type>) return std::move(result).value();
-    } else {
-      return set.call(where, client, args...);
-    }
+    return detail::call_unwrapped(decision.location, client, set, inputs...);
   }
 
   // Runs `decision`'s winner; on a failure, the rest of its ranking for this call (recover).
@@ -210,7 +181,7 @@ class Tuner {
       if (other == decision.index) continue;
       if constexpr (std::is_void_v<Output>) {
         try {
-          call_unwrapped(set.locate(other), client, set, inputs...);
+          detail::call_unwrapped(set.locate(other), client, set, inputs...);
         } catch (...) {
           continue;
         }
@@ -219,7 +190,7 @@ class Tuner {
       } else {
         std::optional<Output> output;
         try {
-          output.emplace(call_unwrapped(set.locate(other), client, set, inputs...));
+          output.emplace(detail::call_unwrapped(set.locate(other), client, set, inputs...));
         } catch (...) {
           continue;
         }
@@ -418,277 +389,18 @@ class Tuner {
     return decision;
   }
 
-  // Candidates grouped into priority levels, best first; a level is only measured when every
-  // candidate of the levels before it failed. Negatively prioritised ones come last of all.
-  template <class Set>
-  std::vector<std::vector<std::size_t>> plan(const Set& set, const Key& key,
-                                             std::vector<AutotuneOutcome>& outcomes) {
-    struct Planned {
-      std::size_t index;
-      CandidatePriority priority;
-    };
-    std::vector<Planned> eligible, skipped;
-    for (std::size_t i = 0; i < set.size(); ++i) {
-      try {
-        const CandidatePriority p = set.priority(i, key);
-        (p.skipped() ? skipped : eligible).push_back({i, p});
-      } catch (...) {
-        outcomes[i].status = OutcomeStatus::failed;
-        outcomes[i].error = error_from_exception(std::current_exception(), outcomes[i].name);
-      }
-    }
-    const auto by_priority = [](const Planned& a, const Planned& b) {
-      return std::tie(b.priority.group, b.priority.own) < std::tie(a.priority.group, a.priority.own);
-    };
-    std::stable_sort(eligible.begin(), eligible.end(), by_priority);
-    std::vector<std::vector<std::size_t>> levels;
-    for (std::size_t i = 0; i < eligible.size(); ++i) {
-      if (i == 0 || by_priority(eligible[i - 1], eligible[i])) levels.emplace_back();
-      levels.back().push_back(eligible[i].index);
-    }
-    if (!skipped.empty()) {
-      levels.emplace_back();
-      for (const auto& s : skipped) levels.back().push_back(s.index);
-    }
-    return levels;
-  }
-
+  // Tunes `key` (called with tuning_mutex_ held): the run measures, this tuner logs and keeps
+  // the report.
   template <class Client, class Set, class... Inputs>
   TuningReport tune(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
-    const auto started = std::chrono::steady_clock::now();
-    TuningReport report{op_, key_to_string(key), device_.identity(), 0, {}};
-    std::vector<AutotuneOutcome> outcomes(set.size());
-    for (std::size_t i = 0; i < set.size(); ++i) {
-      outcomes[i].name = set.name(i);
-      outcomes[i].index = i;
-    }
-    const auto levels = plan(set, key, outcomes);
-    const BenchmarkSettings bench = settings_.benchmark_settings();
-    TuningState<Client, Set, Inputs...> state;
-    double leader = std::numeric_limits<double>::infinity();
-    std::size_t leader_index = 0;
-    TuningProgress progress;
-    progress.op = op_;
-    progress.key = report.key;
-    // The candidates about to be measured are built ahead on other threads (build_pool.hpp).
-    std::optional<BuildAhead> ahead;
-    if constexpr (Set::template preparable<Client, Inputs...>) {
-      bool quiet = false;
-      if constexpr (requires { client.measures_on_host_cores(); }) {
-        quiet = client.measures_on_host_cores();
-      }
-      ahead.emplace(settings_.build_thread_count(), quiet, [&](std::size_t i) {
-        if constexpr (HasDeviceLimits<Client>) {
-          if (set.exceeds(i, client.limits())) return;  // measure_one skips it
-        }
-        set.prepare(i, client, std::as_const(inputs)...);
-      });
-    }
-    auto measure_one = [&](std::size_t i) {
-      if (ahead) ahead->before_measuring(i);
-      [&] {
-        if constexpr (HasDeviceLimits<Client>) {
-          std::optional<std::string> reason;
-          try {
-            reason = set.exceeds(i, client.limits());
-          } catch (...) {  // the set's own limits rule threw (e.g. it names no such parameter)
-            const auto cause = error_from_exception(std::current_exception(), outcomes[i].name);
-            outcomes[i].status = OutcomeStatus::failed;
-            outcomes[i].error = AutotuneError(
-                cause.kind(), "the limits rule failed: " + cause.message(), outcomes[i].name);
-            return;
-          }
-          if (reason) {
-            outcomes[i].status = OutcomeStatus::failed;
-            outcomes[i].error =
-                AutotuneError(ErrorKind::out_of_resources, *reason, outcomes[i].name);
-            return;
-          }
-        }
-        outcomes[i] = measure(i, client, set, key, bench, leader, state, inputs...);
-        if (outcomes[i].ok() && outcomes[i].median < leader) {
-          leader = outcomes[i].median;
-          leader_index = i;
-        }
-      }();
-      if (settings_.on_progress) {
-        progress.total = std::max(progress.total, ++progress.done);
-        progress.elapsed_seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        if (std::isfinite(leader)) {
-          progress.best = outcomes[leader_index].name;
-          progress.best_seconds = leader;
-        }
-        settings_.on_progress(std::as_const(progress));
-      }
-    };
-    // Where other keys of this op on this device ended: their winners are measured first.
-    const std::vector<std::size_t> known = known_winners(set, key, report.key);
-    for (std::size_t i : known) report.neighbour_starts.push_back(outcomes[i].name);
-    const auto is_measured = [&](std::size_t i) {
-      return outcomes[i].status != OutcomeStatus::skipped;
-    };
-    bool found = false;
-    for (const auto& level : levels) {
-      if (settings_.on_progress) progress.total += planned_measurements(set, level);
-      // Single tunables first: their times make racing inside the spaces effective.
-      std::map<std::size_t, std::vector<std::size_t>> space_members;  // entry -> candidates
-      std::vector<std::size_t> singles;
-      for (std::size_t i : level) {
-        const auto entry = set.locate(i).entry;
-        if (set.space_of_entry(entry) != nullptr) {
-          space_members[entry].push_back(i);
-        } else {
-          singles.push_back(i);
-        }
-      }
-      if (ahead) ahead->plan(singles);
-      for (std::size_t i : singles) measure_one(i);
-      // Then every space's start points (its own and the neighbours' winners), so that the
-      // spaces are searched best first: a family whose best is far behind the leader is then
-      // abandoned early (SearchBudget::abandon_after) instead of being searched in full.
-      std::vector<std::pair<double, std::size_t>> order;  // (best start time, entry)
-      for (const auto& [entry, members] : space_members) {
-        double best = std::numeric_limits<double>::infinity();
-        if (members.size() == set.space_of_entry(entry)->size()) {
-          const auto starts = starts_of(set, entry, known);
-          if (ahead) ahead->plan(starts);
-          for (std::size_t i : starts) {
-            if (!is_measured(i)) measure_one(i);
-            if (outcomes[i].ok()) best = std::min(best, outcomes[i].median);
-          }
-        }
-        order.emplace_back(best, entry);
-      }
-      std::stable_sort(order.begin(), order.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [best, entry] : order) {
-        search_space(set, entry, space_members[entry], report.key, measure_one, outcomes, known,
-                     leader, ahead ? &*ahead : nullptr);
-      }
-      found = found || std::isfinite(leader);
-      if (found) break;
-    }
-    for (auto& outcome : outcomes) {
-      if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
-        outcome.error = AutotuneError(ErrorKind::skipped,
-                                      !found ? "skipped by priority"
-                                      : outcome.index < set.size() &&
-                                              set.space_of_entry(set.locate(outcome.index).entry)
-                                          ? "not reached by the search"
-                                          : "a candidate of higher priority works",
-                                      outcome.name);
-      }
-    }
-    rank(outcomes);
-    if (!outcomes.empty() && outcomes.front().ok()) {
-      try {  // the winner's build is worth keeping (e.g. as a program binary)
-        set.keep(outcomes.front().index, client, std::as_const(inputs)...);
-      } catch (...) {
-      }
-    }
-    report.outcomes = std::move(outcomes);
-    report.tuning_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const std::string key_text = key_to_string(key);
+    TuningRun<Key, Client, Set, Inputs...> tuning(op_, device_.identity(), settings_, client, set,
+                                                  key, known_winners(set, key, key_text),
+                                                  stable_hash(op_ + "|" + key_text), inputs...);
+    TuningReport report = tuning.run();
     if (settings_.log >= LogLevel::info) std::clog << format_report(report);
     remember(report);
     return report;
-  }
-
-  // How many of `level`'s candidates a tuning expects to measure: a whole space counts its
-  // search budget (for progress reports only).
-  template <class Set>
-  std::size_t planned_measurements(const Set& set, const std::vector<std::size_t>& level) const {
-    std::size_t count = 0;
-    std::map<std::size_t, std::size_t> space_members;  // entry -> candidates in this level
-    for (std::size_t i : level) {
-      const auto entry = set.locate(i).entry;
-      if (set.space_of_entry(entry) != nullptr) {
-        ++space_members[entry];
-      } else {
-        ++count;
-      }
-    }
-    for (const auto& [entry, members] : space_members) {
-      const std::size_t size = set.space_of_entry(entry)->size();
-      count += members == size
-                   ? std::min(size, settings_.search_settings().budget_for(size).max_evaluations)
-                   : members;
-    }
-    return count;
-  }
-
-  // Searches the candidates `members` of space entry `entry` with the configured strategy,
-  // measuring each configuration the strategy asks for (those measured already, such as the
-  // start points, count with their outcome). `known`: the neighbours' winners (set indices);
-  // `leader`: the best time of the whole tuning so far, which the search compares with;
-  // `ahead` (if any) builds what the strategy says comes next.
-  template <class Set, class MeasureOne>
-  void search_space(const Set& set, std::size_t entry, const std::vector<std::size_t>& members,
-                    const std::string& key_text, MeasureOne& measure_one,
-                    std::vector<AutotuneOutcome>& outcomes, const std::vector<std::size_t>& known,
-                    const double& leader, BuildAhead* ahead) {
-    const ExpandedSpace& space = *set.space_of_entry(entry);
-    const std::size_t first = set.entry_range(entry).first;
-    const SearchSettings search_settings = settings_.search_settings();
-    if (members.size() != space.size()) {
-      if (ahead) ahead->plan(members);
-      for (std::size_t i : members) {
-        if (outcomes[i].status == OutcomeStatus::skipped) measure_one(i);  // too few to search
-      }
-      return;
-    }
-    struct LiveEvaluator final : SearchEvaluator {
-      std::size_t first;
-      MeasureOne* measure;
-      std::vector<AutotuneOutcome>* outcomes;
-      const double* leader;
-      BuildAhead* ahead;
-      void prefetch(const std::vector<std::size_t>& configs, bool likely) override {
-        if (ahead == nullptr) return;
-        std::vector<std::size_t> candidates(configs);
-        for (auto& c : candidates) c += first;
-        ahead->plan(candidates, likely);
-      }
-      std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-      std::optional<double> evaluate(std::size_t config) override {
-        if ((*outcomes)[first + config].status == OutcomeStatus::skipped) (*measure)(first + config);
-        const auto& outcome = (*outcomes)[first + config];
-        if (!outcome.ok()) return std::nullopt;
-        return outcome.median;
-      }
-      double spent_seconds() const override {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      }
-      double leader_time() const override { return *leader; }
-    } evaluator;
-    evaluator.first = first;
-    evaluator.measure = &measure_one;
-    evaluator.outcomes = &outcomes;
-    evaluator.leader = &leader;
-    evaluator.ahead = ahead;
-    std::vector<std::size_t> extra_starts;
-    for (std::size_t i : known) {
-      if (set.locate(i).entry == entry) extra_starts.push_back(i - first);
-    }
-    // Seeded by the key, so that a tuning can be reproduced.
-    search(search_settings.strategy, space, evaluator,
-           search_settings.budget_for(space.size(), !extra_starts.empty()),
-           stable_hash(op_ + "|" + key_text), extra_starts);
-  }
-
-  // The set indices of the start points of space entry `entry`: its own, then those of `known`
-  // in it.
-  template <class Set>
-  static std::vector<std::size_t> starts_of(const Set& set, std::size_t entry,
-                                            const std::vector<std::size_t>& known) {
-    const std::size_t first = set.entry_range(entry).first;
-    std::vector<std::size_t> starts;
-    for (std::size_t config : set.space_of_entry(entry)->starts()) starts.push_back(first + config);
-    for (std::size_t i : known) {
-      if (set.locate(i).entry == entry) starts.push_back(i);
-    }
-    return starts;
   }
 
   // The winners of the other keys of this op tuned on this device (in this process, then in the
@@ -718,103 +430,6 @@ class Tuner {
       if (indices.size() == most) break;
     }
     return indices;
-  }
-
-  // State of one tuning shared across its candidates: the benchmark inputs, and the reference
-  // output for validation (the first candidate that runs, computed once).
-  template <class Client, class Set, class... Inputs>
-  struct TuningState {
-    using Output = execute_result_t<Set, Client, Inputs...>;
-    using Bench = decltype(std::declval<const Set&>().make_inputs(std::declval<const Key&>(),
-                                                                  std::declval<const Inputs&>()...));
-    using Compared = std::conditional_t<std::is_void_v<Output>, Bench, Output>;
-    std::optional<Compared> reference;
-    std::string reference_name;
-    bool tried = false;
-    std::optional<Bench> shared_inputs;  // benchmark inputs (kept across candidates if shared)
-  };
-
-  template <class Client, class Set, class Bench>
-  static auto output_of(CandidateLocation where, Client& client, const Set& set, Bench& bench) {
-    return std::apply(
-        [&](auto&... args) {
-          using Output = decltype(call_unwrapped(where, client, set, args...));
-          if constexpr (std::is_void_v<Output>) {
-            call_unwrapped(where, client, set, args...);
-            return bench;
-          } else {
-            return call_unwrapped(where, client, set, args...);
-          }
-        },
-        bench);
-  }
-
-  template <class Client, class Set, class... Inputs>
-  AutotuneOutcome measure(std::size_t index, Client& client, const Set& set, const Key& key,
-                          const BenchmarkSettings& bench_settings, double leader,
-                          TuningState<Client, Set, Inputs...>& state, Inputs&... inputs) {
-    const std::string name = set.name(index);
-    const CandidateLocation where = set.locate(index);
-    AutotuneOutcome failed;
-    failed.name = name;
-    failed.index = index;
-    failed.status = OutcomeStatus::failed;
-    using Bench = typename TuningState<Client, Set, Inputs...>::Bench;
-    // Fresh benchmark inputs for each candidate, unless the set shares one set of them across
-    // the tuning (TunableSet::share_inputs).
-    std::optional<Bench>& bench = state.shared_inputs;
-    try {
-      if (!bench || !set.shares_inputs()) bench.emplace(set.make_inputs(key, inputs...));
-    } catch (...) {
-      bench.reset();
-      const auto cause = error_from_exception(std::current_exception(), name);
-      failed.error = AutotuneError(cause.kind(), "the input generator failed: " + cause.message(),
-                                   name);
-      return failed;
-    }
-    if constexpr (Set::validates) {
-      if (!state.tried) {
-        state.tried = true;
-        for (std::size_t r = 0; r < set.size() && !state.reference; ++r) {
-          try {
-            auto reference_inputs = set.make_inputs(key, inputs...);
-            state.reference.emplace(output_of(set.locate(r), client, set, reference_inputs));
-            wait_for(client);
-            state.reference_name = set.name(r);
-          } catch (...) {
-          }
-        }
-      }
-      if (state.reference) {
-        try {
-          const auto output = output_of(where, client, set, *bench);
-          wait_for(client);
-          const auto verdict = std::invoke(set.validator(), std::as_const(*state.reference),
-                                           std::as_const(output));
-          std::optional<std::string> problem;
-          if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
-            if (!verdict) problem = "output differs from the reference";
-          } else {
-            if (verdict && !verdict->empty()) problem = *verdict;
-          }
-          if (problem) {
-            failed.error = AutotuneError(ErrorKind::wrong_output,
-                                         *problem + " (reference: '" + state.reference_name +
-                                             "')",
-                                         name);
-            return failed;
-          }
-        } catch (...) {
-          failed.error = error_from_exception(std::current_exception(), name);
-          return failed;
-        }
-      }
-    }
-    auto run_once = [&] {
-      std::apply([&](auto&... args) { (void)call_unwrapped(where, client, set, args...); }, *bench);
-    };
-    return measure_candidate(client, FunctionRef<void()>(run_once), bench_settings, leader, name,
-                             index);
   }
 
   void remember(TuningReport report, bool replace = true) {

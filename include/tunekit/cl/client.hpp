@@ -20,7 +20,7 @@
 #include "tunekit/cl/program_cache.hpp"
 #include "tunekit/detail/function_ref.hpp"
 #include "tunekit/device_id.hpp"
-#include "tunekit/space.hpp"
+#include "tunekit/device_limits.hpp"
 #include "tunekit/throughput.hpp"
 
 namespace tunekit::cl {

@@ -1,0 +1,162 @@
+// The kinds of entry a TunableSet holds (one per `.with(...)`): a single Tunable, a
+// GroupedTunable, or a parameter space expanded into many candidates. EntryTraits<Entry> is all
+// the set knows of a kind: a new kind is one specialisation here plus the `with` that makes it.
+// Also the call machinery: invoking a tunable with or without the client, and the common result
+// type of a set's candidates.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tunekit/candidate_name.hpp"
+#include "tunekit/device_limits.hpp"
+#include "tunekit/result.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/tunable.hpp"
+
+namespace tunekit::detail {
+
+template <class T>
+inline constexpr bool is_tuple_v = false;
+template <class... T>
+inline constexpr bool is_tuple_v<std::tuple<T...>> = true;
+
+/// The candidates a parameter space expands into: one callable per valid configuration.
+template <class Fn>
+struct SpaceEntry {
+  std::shared_ptr<const Space> space;
+  std::shared_ptr<const ExpandedSpace> expanded;
+  std::vector<Fn> variants;
+};
+
+/// What a set asks of an entry of kind `Entry` (variant: the candidate's index inside the entry):
+///   size(e)                    candidates it contributes
+///   function(e, variant)       the callable
+///   name(e, variant)           the candidate's name (a space's: candidate_name())
+///   fingerprint(e, variant)    text for the set's checksum
+///   space(e)                   the expanded space behind it, or null
+///   exceeds(e, variant, lim)   why the candidate cannot run within device limits, or nothing
+///   priority(e, key)           its CandidatePriority for a key
+///   group_name(e)              its group's name, "" without one
+template <class Entry>
+struct EntryTraits;
+
+// The members common to kinds that hold one Tunable, reached by Traits::tunable(entry).
+template <class Traits, class Entry>
+struct OneCandidate {
+  static constexpr std::size_t size(const Entry&) noexcept { return 1; }
+  static const auto& function(const Entry& e, std::size_t) {
+    return Traits::tunable(e).function();
+  }
+  static std::string name(const Entry& e, std::size_t) { return Traits::tunable(e).name(); }
+  static std::string fingerprint(const Entry& e, std::size_t) {
+    return Traits::tunable(e).fingerprint();
+  }
+  static const ExpandedSpace* space(const Entry&) noexcept { return nullptr; }
+  static std::optional<std::string> exceeds(const Entry&, std::size_t, const DeviceLimits&) {
+    return std::nullopt;
+  }
+};
+
+template <class Fn>
+struct EntryTraits<Tunable<Fn>> : OneCandidate<EntryTraits<Tunable<Fn>>, Tunable<Fn>> {
+  static const Tunable<Fn>& tunable(const Tunable<Fn>& e) noexcept { return e; }
+  template <class Key>
+  static CandidatePriority priority(const Tunable<Fn>&, const Key&) {
+    return {};
+  }
+  static std::string group_name(const Tunable<Fn>&) { return {}; }
+};
+
+template <class Fn, class GroupKey>
+struct EntryTraits<GroupedTunable<Fn, GroupKey>>
+    : OneCandidate<EntryTraits<GroupedTunable<Fn, GroupKey>>, GroupedTunable<Fn, GroupKey>> {
+  using Entry = GroupedTunable<Fn, GroupKey>;
+  static const Tunable<Fn>& tunable(const Entry& e) noexcept { return e.tunable(); }
+  template <class Key>
+  static CandidatePriority priority(const Entry& e, const Key& key) {
+    return {e.group().priority(key), e.priority(key)};
+  }
+  static std::string group_name(const Entry& e) { return e.group().name(); }
+};
+
+template <class Fn>
+struct EntryTraits<SpaceEntry<Fn>> {
+  using Entry = SpaceEntry<Fn>;
+  static std::size_t size(const Entry& e) noexcept { return e.variants.size(); }
+  static const Fn& function(const Entry& e, std::size_t variant) { return e.variants[variant]; }
+  static std::string name(const Entry& e, std::size_t variant) {
+    return candidate_name(e.space->name(), (*e.expanded)[variant].to_string());
+  }
+  static std::string fingerprint(const Entry& e, std::size_t variant) {
+    if constexpr (Fingerprinted<Fn>) {
+      return std::string(e.variants[variant].fingerprint());
+    } else {
+      (void)e, (void)variant;
+      return {};
+    }
+  }
+  static const ExpandedSpace* space(const Entry& e) noexcept { return e.expanded.get(); }
+  static std::optional<std::string> exceeds(const Entry& e, std::size_t variant,
+                                            const DeviceLimits& limits) {
+    return e.space->exceeds((*e.expanded)[variant], limits);
+  }
+  template <class Key>
+  static CandidatePriority priority(const Entry&, const Key&) {
+    return {};
+  }
+  static std::string group_name(const Entry&) { return {}; }
+};
+
+/// The type of the callables of an entry.
+template <class Entry>
+using entry_function_t =
+    std::remove_cvref_t<decltype(EntryTraits<Entry>::function(std::declval<const Entry&>(), 0))>;
+
+template <class Fn, class Client, class... Args>
+decltype(auto) invoke_tunable(const Fn& fn, Client& client, Args&... args) {
+  if constexpr (std::is_invocable_v<const Fn&, Client&, Args&...>) {
+    return std::invoke(fn, client, args...);
+  } else {
+    static_assert(std::is_invocable_v<const Fn&, Args&...>,
+                  "a tunable cannot be called with the benchmark inputs (nor with the client "
+                  "followed by them): check its parameters against the input generator's result");
+    return std::invoke(fn, args...);
+  }
+}
+
+// What a call through the set returns: the tunables' common return type, or Result<T> when some
+// return T and others Result<T>.
+struct mismatched_results {};
+template <class... R>
+struct common_call_result {
+  using type = mismatched_results;
+};
+template <class R>
+struct common_call_result<R> {
+  using type = R;
+};
+template <class R0, class R1, class... Rest>
+struct common_call_result<R0, R1, Rest...> {
+  using type = std::conditional_t<
+      (std::is_same_v<R0, R1> && ... && std::is_same_v<R0, Rest>), R0,
+      std::conditional_t<(std::is_same_v<unwrapped_result_t<R0>, unwrapped_result_t<R1>> && ... &&
+                          std::is_same_v<unwrapped_result_t<R0>, unwrapped_result_t<Rest>>),
+                         Result<unwrapped_result_t<R0>>, mismatched_results>>;
+};
+template <class... R>
+using common_call_result_t = typename common_call_result<R...>::type;
+
+template <class Entry, class Client, class... Args>
+using entry_result_t = decltype(invoke_tunable(
+    EntryTraits<Entry>::function(std::declval<const Entry&>(), 0), std::declval<Client&>(),
+    std::declval<Args&>()...));
+
+}  // namespace tunekit::detail

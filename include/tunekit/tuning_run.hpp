@@ -1,0 +1,360 @@
+// TuningRun: one tuning of one key, following its TuningPlan: measures candidates (racing them
+// against the leader), validates their outputs, searches the spaces, builds ahead, and reports
+// progress. It decides nothing about caches: the Tuner (tuner.hpp) looks up, persists and
+// dispatches; a run only turns a set, a key and inputs into a ranked TuningReport.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tunekit/benchmark.hpp"
+#include "tunekit/build_pool.hpp"
+#include "tunekit/detail/function_ref.hpp"
+#include "tunekit/dispatch.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/key.hpp"
+#include "tunekit/outcome.hpp"
+#include "tunekit/search.hpp"
+#include "tunekit/settings.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/timing_client.hpp"
+#include "tunekit/tuning_plan.hpp"
+
+namespace tunekit {
+
+/// One tuning of `key` for `set` on `client`. Build it, call run() once; it holds references to
+/// everything it is given, and the inputs are only read (benchmark inputs come from the set's
+/// input generator).
+template <class Key, class Client, class Set, class... Inputs>
+class TuningRun {
+ public:
+  /// `op`, `device`: what the report names. `known`: the set indices of other keys' winners on
+  /// this device, measured first. `seed`: the search strategies' seed (reproducible per key).
+  TuningRun(const std::string& op, const std::string& device, const Settings& settings,
+            Client& client, const Set& set, const Key& key, std::vector<std::size_t> known,
+            std::uint64_t seed, Inputs&... inputs)
+      : op_(op),
+        settings_(settings),
+        client_(client),
+        set_(set),
+        key_(key),
+        inputs_(inputs...),
+        known_(std::move(known)),
+        seed_(seed),
+        bench_(settings.benchmark_settings()),
+        report_{op, key_to_string(key), device, 0, {}} {}
+  TuningRun(const TuningRun&) = delete;
+  TuningRun& operator=(const TuningRun&) = delete;
+
+  /// Measures the set for the key, level by level of the plan, until a level has a working
+  /// candidate. Candidates not measured carry the reason. The outcomes come back ranked.
+  TuningReport run() {
+    outcomes_.resize(set_.size());
+    for (std::size_t i = 0; i < set_.size(); ++i) {
+      outcomes_[i].name = set_.name(i);
+      outcomes_[i].index = i;
+    }
+    const TuningPlan plan(plan_entries(set_), priorities(), settings_.search_settings());
+    progress_.op = op_;  // the tuner's: outlives the run
+    progress_.key = report_.key;
+    start_building_ahead();
+    for (std::size_t i : known_) report_.neighbour_starts.push_back(outcomes_[i].name);
+    bool found = false;
+    for (const PlannedLevel& level : plan.levels()) {
+      if (settings_.on_progress) progress_.total += level.planned_measurements;
+      if (ahead_) ahead_->plan(level.singles);
+      for (std::size_t i : level.singles) measure_one(i);
+      // Then every space's start points (its own and the neighbours' winners), so that the
+      // spaces are searched best first: a family whose best is far behind the leader is then
+      // abandoned early (SearchBudget::abandon_after) instead of being searched in full.
+      std::vector<std::pair<double, const PlannedSpace*>> order;  // (best start time, space)
+      for (const PlannedSpace& space : level.spaces) {
+        double best = std::numeric_limits<double>::infinity();
+        if (space.whole) {
+          const auto starts = plan.starts(space.entry, known_);
+          if (ahead_) ahead_->plan(starts);
+          for (std::size_t i : starts) {
+            if (outcomes_[i].status == OutcomeStatus::skipped) measure_one(i);
+            if (outcomes_[i].ok()) best = std::min(best, outcomes_[i].median);
+          }
+        }
+        order.emplace_back(best, &space);
+      }
+      std::stable_sort(order.begin(), order.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [best, space] : order) search(plan, *space);
+      found = found || std::isfinite(leader_);
+      if (found) break;
+    }
+    for (auto& outcome : outcomes_) {
+      if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
+        outcome.error = AutotuneError(ErrorKind::skipped,
+                                      !found ? "skipped by priority"
+                                      : plan.in_space(outcome.index)
+                                          ? "not reached by the search"
+                                          : "a candidate of higher priority works",
+                                      outcome.name);
+      }
+    }
+    rank(outcomes_);
+    if (!outcomes_.empty() && outcomes_.front().ok()) {
+      try {  // the winner's build is worth keeping (e.g. as a program binary)
+        std::apply([&](const auto&... in) { set_.keep(outcomes_.front().index, client_, in...); },
+                   inputs_);
+      } catch (...) {
+      }
+    }
+    report_.outcomes = std::move(outcomes_);
+    report_.tuning_seconds = seconds_since(started_);
+    return std::move(report_);
+  }
+
+ private:
+  using Output = execute_result_t<Set, Client, Inputs...>;
+  using Bench = decltype(std::declval<const Set&>().make_inputs(std::declval<const Key&>(),
+                                                                std::declval<const Inputs&>()...));
+  // What validation compares: the output, or the benchmark inputs of a candidate returning void.
+  using Compared = std::conditional_t<std::is_void_v<Output>, Bench, Output>;
+
+  static double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  // Every candidate's priority for the key; a priority function that throws fails its candidate.
+  std::vector<std::optional<CandidatePriority>> priorities() {
+    std::vector<std::optional<CandidatePriority>> all(set_.size());
+    for (std::size_t i = 0; i < set_.size(); ++i) {
+      try {
+        all[i] = set_.priority(i, key_);
+      } catch (...) {
+        outcomes_[i].status = OutcomeStatus::failed;
+        outcomes_[i].error = error_from_exception(std::current_exception(), outcomes_[i].name);
+      }
+    }
+    return all;
+  }
+
+  // The candidates about to be measured are built ahead on other threads (build_pool.hpp).
+  void start_building_ahead() {
+    if constexpr (Set::template preparable<Client, Inputs...>) {
+      bool quiet = false;
+      if constexpr (requires { client_.measures_on_host_cores(); }) {
+        quiet = client_.measures_on_host_cores();
+      }
+      ahead_.emplace(settings_.build_thread_count(), quiet, [this](std::size_t i) {
+        if constexpr (HasDeviceLimits<Client>) {
+          if (set_.exceeds(i, client_.limits())) return;  // measure_one fails it
+        }
+        std::apply([&](const auto&... in) { set_.prepare(i, client_, in...); }, inputs_);
+      });
+    }
+  }
+
+  // Why candidate `i` cannot run on this client's device (a space's limits rule), or nothing.
+  std::optional<AutotuneError> beyond_limits(std::size_t i) const {
+    if constexpr (HasDeviceLimits<Client>) {
+      const std::string& name = outcomes_[i].name;
+      std::optional<std::string> reason;
+      try {
+        reason = set_.exceeds(i, client_.limits());
+      } catch (...) {  // the set's own limits rule threw (e.g. it names no such parameter)
+        const auto cause = error_from_exception(std::current_exception(), name);
+        return AutotuneError(cause.kind(), "the limits rule failed: " + cause.message(), name);
+      }
+      if (reason) return AutotuneError(ErrorKind::out_of_resources, *reason, name);
+    } else {
+      (void)i;
+    }
+    return std::nullopt;
+  }
+
+  // Measures candidate `i` (or fails it for the device's limits), follows the leader, and
+  // reports progress.
+  void measure_one(std::size_t i) {
+    if (ahead_) ahead_->before_measuring(i);
+    if (auto error = beyond_limits(i)) {
+      outcomes_[i].status = OutcomeStatus::failed;
+      outcomes_[i].error = std::move(error);
+    } else {
+      outcomes_[i] = measure(i);
+      if (outcomes_[i].ok() && outcomes_[i].median < leader_) {
+        leader_ = outcomes_[i].median;
+        leader_index_ = i;
+      }
+    }
+    if (settings_.on_progress) {
+      progress_.total = std::max(progress_.total, ++progress_.done);
+      progress_.elapsed_seconds = seconds_since(started_);
+      if (std::isfinite(leader_)) {
+        progress_.best = outcomes_[leader_index_].name;
+        progress_.best_seconds = leader_;
+      }
+      settings_.on_progress(std::as_const(progress_));
+    }
+  }
+
+  // Searches `space`'s members with the configured strategy, measuring each configuration the
+  // strategy asks for (those measured already, such as the start points, count with their
+  // outcome). The search compares with the leader of the whole tuning so far.
+  void search(const TuningPlan& plan, const PlannedSpace& space) {
+    if (!space.whole) {
+      if (ahead_) ahead_->plan(space.members);
+      for (std::size_t i : space.members) {
+        if (outcomes_[i].status == OutcomeStatus::skipped) measure_one(i);  // too few to search
+      }
+      return;
+    }
+    struct LiveEvaluator final : SearchEvaluator {
+      TuningRun* run;
+      std::size_t first;
+      std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+      void prefetch(const std::vector<std::size_t>& configs, bool likely) override {
+        if (!run->ahead_) return;
+        std::vector<std::size_t> candidates(configs);
+        for (auto& c : candidates) c += first;
+        run->ahead_->plan(candidates, likely);
+      }
+      std::optional<double> evaluate(std::size_t config) override {
+        if (run->outcomes_[first + config].status == OutcomeStatus::skipped) {
+          run->measure_one(first + config);
+        }
+        const auto& outcome = run->outcomes_[first + config];
+        if (!outcome.ok()) return std::nullopt;
+        return outcome.median;
+      }
+      double spent_seconds() const override { return seconds_since(started); }
+      double leader_time() const override { return run->leader_; }
+    } evaluator;
+    evaluator.run = this;
+    evaluator.first = plan.entries()[space.entry].first;
+    const std::vector<std::size_t> extra_starts = plan.known_configs(space.entry, known_);
+    tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space,
+                    evaluator, plan.budget(space.entry, !extra_starts.empty()), seed_,
+                    extra_starts);
+  }
+
+  // The output of candidate `where` on `bench` (the inputs themselves when it returns void).
+  static auto output_of(CandidateLocation where, Client& client, const Set& set, Bench& bench) {
+    return std::apply(
+        [&](auto&... args) {
+          using Out = decltype(detail::call_unwrapped(where, client, set, args...));
+          if constexpr (std::is_void_v<Out>) {
+            detail::call_unwrapped(where, client, set, args...);
+            return bench;
+          } else {
+            return detail::call_unwrapped(where, client, set, args...);
+          }
+        },
+        bench);
+  }
+
+  Bench make_bench_inputs() const {
+    return std::apply([&](const auto&... in) { return set_.make_inputs(key_, in...); }, inputs_);
+  }
+
+  // Why candidate `index`'s output is wrong (compared with the reference: the first candidate
+  // that runs, computed once), or nothing when it is right or nothing can be compared.
+  std::optional<AutotuneError> validate(std::size_t index, Bench& bench) {
+    const std::string name = set_.name(index);
+    if (!reference_tried_) {
+      reference_tried_ = true;
+      for (std::size_t r = 0; r < set_.size() && !reference_; ++r) {
+        try {
+          auto reference_inputs = make_bench_inputs();
+          reference_.emplace(output_of(set_.locate(r), client_, set_, reference_inputs));
+          wait_for(client_);
+          reference_name_ = set_.name(r);
+        } catch (...) {
+        }
+      }
+    }
+    if (!reference_) return std::nullopt;
+    try {
+      const auto output = output_of(set_.locate(index), client_, set_, bench);
+      wait_for(client_);
+      const auto verdict =
+          std::invoke(set_.validator(), std::as_const(*reference_), std::as_const(output));
+      std::optional<std::string> problem;
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
+        if (!verdict) problem = "output differs from the reference";
+      } else {
+        if (verdict && !verdict->empty()) problem = *verdict;
+      }
+      if (problem) {
+        return AutotuneError(ErrorKind::wrong_output,
+                             *problem + " (reference: '" + reference_name_ + "')", name);
+      }
+    } catch (...) {
+      return error_from_exception(std::current_exception(), name);
+    }
+    return std::nullopt;
+  }
+
+  // Benchmark inputs, validation, then the measurement (racing against the leader).
+  AutotuneOutcome measure(std::size_t index) {
+    const std::string name = set_.name(index);
+    const CandidateLocation where = set_.locate(index);
+    AutotuneOutcome failed;
+    failed.name = name;
+    failed.index = index;
+    failed.status = OutcomeStatus::failed;
+    // Fresh benchmark inputs for each candidate, unless the set shares one set of them across
+    // the tuning (TunableSet::share_inputs).
+    std::optional<Bench>& bench = shared_inputs_;
+    try {
+      if (!bench || !set_.shares_inputs()) bench.emplace(make_bench_inputs());
+    } catch (...) {
+      bench.reset();
+      const auto cause = error_from_exception(std::current_exception(), name);
+      failed.error =
+          AutotuneError(cause.kind(), "the input generator failed: " + cause.message(), name);
+      return failed;
+    }
+    if constexpr (Set::validates) {
+      if (auto wrong = validate(index, *bench)) {
+        failed.error = std::move(wrong);
+        return failed;
+      }
+    }
+    auto run_once = [&] {
+      std::apply([&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
+                 *bench);
+    };
+    return measure_candidate(client_, FunctionRef<void()>(run_once), bench_, leader_, name, index);
+  }
+
+  const std::string& op_;
+  const Settings& settings_;
+  Client& client_;
+  const Set& set_;
+  const Key& key_;
+  std::tuple<Inputs&...> inputs_;
+  std::vector<std::size_t> known_;
+  std::uint64_t seed_;
+  BenchmarkSettings bench_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  TuningReport report_;
+  std::vector<AutotuneOutcome> outcomes_;
+  double leader_ = std::numeric_limits<double>::infinity();
+  std::size_t leader_index_ = 0;
+  TuningProgress progress_;
+  std::optional<Compared> reference_;
+  std::string reference_name_;
+  bool reference_tried_ = false;
+  std::optional<Bench> shared_inputs_;  // benchmark inputs (kept across candidates if shared)
+  std::optional<BuildAhead> ahead_;     // last: its threads use the members above
+};
+
+}  // namespace tunekit
