@@ -118,6 +118,16 @@ void BuildAhead::before_measuring(std::size_t i) {
   if (quiet_ && pool_) pool_->wait_idle();
 }
 
+void BuildAhead::settle() {
+  upcoming_.clear();
+  ahead_ = 0;
+  if (!pool_) return;
+  for (std::size_t dropped : pool_->cancel_queued()) {
+    submitted_.erase(std::lower_bound(submitted_.begin(), submitted_.end(), dropped));
+  }
+  pool_->wait_idle();
+}
+
 void BuildAhead::top_up() {
   // One per thread: a search that stops early leaves at most that many built for nothing.
   while (ahead_ < threads_ && !upcoming_.empty()) {

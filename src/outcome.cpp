@@ -103,6 +103,29 @@ std::string format_report(const TuningReport& report) {
     for (const auto& name : report.neighbour_starts) text += " " + name;
     text += "\n";
   }
+  if (!report.stopped_early.empty()) {
+    text += "    stopped early: " + printable(report.stopped_early, 400) + "\n";
+  }
+  if (report.confirmed > 1 && winner != nullptr) {
+    // The winner's lead over the runner-up, beside the spread: a lead inside the spread is a tie.
+    const AutotuneOutcome* runner_up = nullptr;
+    for (const auto& outcome : report.outcomes) {
+      if (&outcome != winner && outcome.ok()) {
+        runner_up = &outcome;
+        break;
+      }
+    }
+    text += "    confirmed: the best " + std::to_string(report.confirmed) +
+            " re-measured in " + std::to_string(report.confirm_rounds) + " interleaved rounds";
+    if (runner_up != nullptr && winner->median > 0) {
+      char lead[160];
+      std::snprintf(lead, sizeof lead, "; the winner leads the runner-up by %.1f%% (spread %.1f%%)",
+                    100 * (runner_up->median / winner->median - 1),
+                    100 * winner->spread / winner->median);
+      text += lead;
+    }
+    text += "\n";
+  }
   char line[512];
   std::snprintf(line, sizeof line, "    %-*s %12s %9s %8s  %s\n", static_cast<int>(width),
                 "candidate", "median", "spread", "samples", "status");

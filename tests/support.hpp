@@ -59,6 +59,14 @@ inline Settings test_settings() {
   return s;
 }
 
+/// test_settings() for tests that count tunings by the input generator's calls (one per
+/// candidate measured): no interleaved confirmation of the best, which generates inputs again.
+inline Settings counting_settings() {
+  Settings s = test_settings();
+  s.benchmark->confirm_contenders = 0;
+  return s;
+}
+
 /// A key with one anchored size.
 struct SizeKey {
   BOOST_HANA_DEFINE_STRUCT(SizeKey, (tunekit::Anchored<std::uint64_t>, n));

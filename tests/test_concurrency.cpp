@@ -20,7 +20,7 @@ TEST_CASE("16 threads hammering execute over many keys tune each key once", "[co
   constexpr int threads = 16;
   constexpr int keys = 64;
   constexpr int calls_per_thread = 2000;
-  Settings settings = test::test_settings();
+  Settings settings = test::counting_settings();
   settings.benchmark->max_samples = 3;
   LocalTuner<SizeKey> tuner("hammered", settings);
   std::vector<std::atomic<int>> tunings(keys);

@@ -59,3 +59,155 @@ TEST_CASE("a contender that fails in the rounds gets its error and no further ro
   CHECK(times[1].error->tunable() == "f");
   CHECK(failing_calls == 1);
 }
+
+namespace {
+
+// A virtual device with a slow phase: its measurements number `from` to `to` (counted from 1)
+// take `factor` times longer, as when another process takes the machine for a second.
+class DriftingClient : public VirtualClient {
+ public:
+  DriftingClient(std::size_t from, std::size_t to, double factor)
+      : from_(from), to_(to), factor_(factor) {}
+  double measure(FunctionRef<void()> work, std::size_t batch) {
+    const double t = VirtualClient::measure(work, batch);
+    const std::size_t number = measurements();
+    return number >= from_ && number <= to_ ? t * factor_ : t;
+  }
+
+ private:
+  std::size_t from_, to_;
+  double factor_;
+};
+
+auto size_key = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
+auto size_inputs = [](const test::SizeKey& key, const int&) {
+  return std::tuple<int>(static_cast<int>(key.n.value()));
+};
+
+template <class Client>
+auto costs(double seconds) {
+  return [=](Client& client, int&) { client.spend(seconds); };
+}
+
+}  // namespace
+
+TEST_CASE("a winner measured in a slow second of the machine still wins: the best are "
+          "re-measured interleaved", "[tuner][confirm]") {
+  for (const bool confirm : {true, false}) {
+    Settings settings = test::test_settings();
+    if (!confirm) settings.benchmark->confirm_contenders = 0;
+    LocalTuner<test::SizeKey> tuner(confirm ? "drift" : "drift-unconfirmed", settings);
+    // "best" is measured first (1 warm-up, 3 samples: measurements 1-4), all of it slowed 1.5x.
+    DriftingClient client(1, 4, 1.5);
+    const auto& set = tuner.init([] {
+      return TunableSet{size_key, size_inputs}
+          .with(Tunable{"best", costs<DriftingClient>(1.00e-3)})
+          .with(Tunable{"second", costs<DriftingClient>(1.05e-3)})
+          .with(Tunable{"far", costs<DriftingClient>(3e-3)});
+    });
+    tuner.execute(client.id(), client, set, 64);
+    const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
+    REQUIRE(report);
+    REQUIRE(report->winner());
+    INFO(format_report(*report));
+    if (confirm) {
+      CHECK(report->winner()->name == "best");
+      CHECK(report->winner()->median == Approx(1.00e-3));
+      CHECK(report->confirmed == 2);  // "far" is not within confirm_within of the best
+      CHECK(report->confirm_rounds == settings.benchmark->confirm_rounds);
+      CHECK_THAT(format_report(*report), Catch::Contains("confirmed: the best 2 re-measured"));
+    } else {  // what it guards against
+      CHECK(report->winner()->name == "second");
+      CHECK(report->confirmed == 0);
+    }
+  }
+}
+
+namespace {
+
+// A virtual device that states its peak: 1 GFLOP/s, 1 GB/s.
+class PeakClient : public VirtualClient {
+ public:
+  DevicePeak peak() const { return {1e9, 1e9}; }
+};
+
+// A key whose benchmark problem is 1 MFLOP: 1 ms at the peak.
+struct WorkKey {
+  BOOST_HANA_DEFINE_STRUCT(WorkKey, (Anchored<std::uint64_t>, n));
+  Work work() const { return {1e6, 0}; }
+};
+
+auto work_key = [](const int& n) { return WorkKey{static_cast<std::uint64_t>(n)}; };
+auto work_inputs = [](const WorkKey&, const int& n) { return std::tuple<int>(n); };
+
+}  // namespace
+
+TEST_CASE("a tuning stops once a candidate runs near the roofline twice", "[tuner][good-enough]") {
+  STATIC_REQUIRE(HasWork<WorkKey>);
+  STATIC_REQUIRE(HasDevicePeak<PeakClient>);
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings::for_level(Level::balanced);
+  REQUIRE(settings.search->good_enough == Approx(0.85));
+  LocalTuner<WorkKey> tuner("roofline", settings);
+  PeakClient client;
+  std::size_t unmeasured_calls = 0;
+  const auto& set = tuner.init([&] {
+    return TunableSet{work_key, work_inputs}
+        .with(Tunable{"slow", costs<PeakClient>(3e-3)})
+        .with(Tunable{"near the peak", costs<PeakClient>(1.1e-3)})  // 91% of the roofline
+        .with(Tunable{"never needed", [&](PeakClient& c, int&) {
+                        ++unmeasured_calls;
+                        c.spend(0.5e-3);
+                      }});
+  });
+  tuner.execute(client.id(), client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(WorkKey{8});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "near the peak");
+  CHECK_THAT(report->stopped_early, Catch::Contains("near the peak") && Catch::Contains("91%"));
+  CHECK(unmeasured_calls == 0);
+  const auto& skipped = report->outcomes.back();
+  CHECK(skipped.name == "never needed");
+  REQUIRE(skipped.error);
+  CHECK_THAT(skipped.error->message(), Catch::Contains("stopped early"));
+}
+
+TEST_CASE("one lucky measurement near the roofline does not stop a tuning, nor does the full "
+          "level", "[tuner][good-enough]") {
+  SECTION("fast in its first measurement only") {
+    LocalTuner<WorkKey> tuner("lucky", test::test_settings());
+    PeakClient client;
+    std::size_t calls = 0;
+    const auto& set = tuner.init([&] {
+      return TunableSet{work_key, work_inputs}
+          // 1 warm-up and 3 samples at 1 ms, then 5 ms: the second measurement disagrees.
+          .with(Tunable{"lucky", [&](PeakClient& c, int&) { c.spend(++calls <= 4 ? 1e-3 : 5e-3); }})
+          .with(Tunable{"steady", costs<PeakClient>(2e-3)});
+    });
+    tuner.execute(client.id(), client, set, 8);
+    const auto report = tuner.tuner(client.id()).report(WorkKey{8});
+    REQUIRE(report);
+    INFO(format_report(*report));
+    CHECK(report->stopped_early.empty());
+    CHECK(report->outcomes.size() == 2);
+    for (const auto& outcome : report->outcomes) CHECK(outcome.ok());  // both measured
+  }
+  SECTION("the full level measures everything") {
+    Settings settings = test::test_settings();
+    settings.search = SearchSettings::for_level(Level::full);
+    LocalTuner<WorkKey> tuner("full", settings);
+    PeakClient client;
+    const auto& set = tuner.init([&] {
+      return TunableSet{work_key, work_inputs}
+          .with(Tunable{"at the peak", costs<PeakClient>(1e-3)})
+          .with(Tunable{"other", costs<PeakClient>(2e-3)});
+    });
+    tuner.execute(client.id(), client, set, 8);
+    const auto report = tuner.tuner(client.id()).report(WorkKey{8});
+    REQUIRE(report);
+    CHECK(report->stopped_early.empty());
+    for (const auto& outcome : report->outcomes) CHECK(outcome.ok());
+  }
+}

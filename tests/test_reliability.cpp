@@ -17,7 +17,7 @@ TEST_CASE("32 threads x 10,000 calls over 100 keys: every result right, every ke
     BOOST_HANA_DEFINE_STRUCT(Key, (std::uint32_t, id));
   };
   constexpr int threads = 32, calls = 10000, keys = 100;
-  Settings settings = test::test_settings();
+  Settings settings = test::counting_settings();
   settings.benchmark->max_samples = 3;
   LocalTuner<Key> tuner("load", settings);
   HostClient host;

@@ -103,11 +103,8 @@ AutotuneOutcome measure_candidate(Client& client, FunctionRef<void()> run_once,
                                                 outcome.name);
       samples.push_back(total / static_cast<double>(outcome.batch));
       const auto summary = summarize(samples);
-      if (samples.size() >= 3 && std::isfinite(leader) &&
-          summary.min > settings.racing_factor * leader) {
-        outcome.status = OutcomeStatus::dropped;  // even its best run loses clearly
-        break;
-      }
+      // Racing never drops a candidate before min_samples (one 2 x racing_factor behind after
+      // its warm-up, above, is the exception: sampling it costs more than it could win back).
       if (samples.size() >= settings.min_samples) {
         // The lower quartile, not the median: half the samples being disturbed must not be
         // enough to eliminate the true winner.

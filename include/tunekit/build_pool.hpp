@@ -67,6 +67,9 @@ class BuildAhead {
   /// Called before candidate i is measured: keeps the window full, makes sure i's preparation
   /// (if it was submitted) has run, and when quiet waits until no build runs.
   void before_measuring(std::size_t i);
+  /// Drops the builds not started and waits for the running ones: nothing builds during what
+  /// follows (the interleaved re-measurement of the best candidates).
+  void settle();
   /// How many candidates were submitted to the pool.
   std::size_t submitted() const noexcept { return submitted_.size(); }
 

@@ -49,6 +49,12 @@ struct TuningReport {
   std::vector<AutotuneOutcome> outcomes;
   /// Candidates measured first because they won other keys of the op on this device.
   std::vector<std::string> neighbour_starts = {};
+  /// Why the tuning stopped before its plan ended (a candidate was good enough); empty if not.
+  std::string stopped_early = {};
+  /// The best candidates re-measured together before the winner was declared (interleaved
+  /// rounds: BenchmarkSettings::confirm_contenders), and how many rounds; 0 when none were.
+  std::size_t confirmed = 0;
+  std::size_t confirm_rounds = 0;
 
   /// The fastest working candidate, if any.
   const AutotuneOutcome* winner() const;

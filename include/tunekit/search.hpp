@@ -29,6 +29,8 @@ class SearchEvaluator {
   /// The best time of the whole tuning so far (other spaces and candidates included): a space
   /// whose own best stays far behind it is abandoned (SearchBudget::abandon_after).
   virtual double leader_time() const { return std::numeric_limits<double>::infinity(); }
+  /// Whether the whole tuning needs nothing more (a candidate is good enough): the search ends.
+  virtual bool finished() const { return false; }
   /// What the strategy will evaluate next, in order, as far as it knows (`likely` false: only
   /// may, e.g. annealing's neighbours), so that a live evaluator builds them ahead. Evaluating
   /// never depends on it; the default ignores it.

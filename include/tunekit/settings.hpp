@@ -31,6 +31,13 @@ struct BenchmarkSettings {
                                      ///< leader's (infinity: never drop)
   double min_sample_seconds = 1e-4;  ///< batch short calls up to this (and 100x timer resolution)
   double max_candidate_seconds = 2;  ///< stop sampling a candidate after this much wall time
+  /// Before a winner is declared, the best few (at most this many, each within
+  /// `confirm_within` times the best) are re-measured together in `confirm_rounds` rounds,
+  /// interleaved (measure_interleaved): measured one after another they met different moments
+  /// of the machine. 0 or 1: no confirmation.
+  std::size_t confirm_contenders = 3;
+  std::size_t confirm_rounds = 7;
+  double confirm_within = 1.5;
 
   static BenchmarkSettings for_level(Level level);
 };
@@ -74,6 +81,11 @@ struct SearchSettings {
   /// none) is `abandon_factor` times slower than the leader is left; the maximum never leaves one.
   std::size_t abandon_after = std::numeric_limits<std::size_t>::max();
   double abandon_factor = 2;
+  /// A tuning stops once a candidate runs at this fraction of the key's roofline (its work at
+  /// the device's peak: throughput.hpp), confirmed by a second measurement, when the key states
+  /// its work and the client knows its peak. 0: never (the default of this struct, and the
+  /// `full` level).
+  double good_enough = 0;
 
   static SearchSettings for_level(Level level);
   /// The budget for a space of `space_size` configurations; `warm`: the search starts from the

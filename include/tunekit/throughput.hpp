@@ -33,6 +33,13 @@ inline double least_seconds(const Work& work, const DevicePeak& peak) {
   return std::max(part(work.flops, peak.flops_per_second), part(work.bytes, peak.bytes_per_second));
 }
 
+/// A key that states the work of its benchmark problem (`key.work()`): its tunings may stop once
+/// a candidate is good enough (SearchSettings::good_enough).
+template <class Key>
+concept HasWork = requires(const Key& key) {
+  { key.work() } -> std::convertible_to<Work>;
+};
+
 /// A client that knows its device's peak (for throughput bounds).
 template <class Client>
 concept HasDevicePeak = requires(Client& client) {

@@ -19,6 +19,7 @@
 #include "tunekit/settings.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/static_space.hpp"
+#include "tunekit/throughput.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tunable.hpp"
 #include "tunekit/tunable_set.hpp"

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -28,6 +29,7 @@
 #include "tunekit/outcome.hpp"
 #include "tunekit/search.hpp"
 #include "tunekit/settings.hpp"
+#include "tunekit/throughput.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tuning_plan.hpp"
@@ -69,6 +71,7 @@ class TuningRun {
     const TuningPlan plan(plan_entries(set_), priorities(), settings_.search_settings());
     progress_.op = op_;  // the tuner's: outlives the run
     progress_.key = report_.key;
+    good_enough_seconds_ = good_enough_bound();
     start_building_ahead();
     for (std::size_t i : known_) report_.neighbour_starts.push_back(outcomes_[i].name);
     bool found = false;
@@ -102,12 +105,15 @@ class TuningRun {
       if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
         outcome.error = AutotuneError(ErrorKind::skipped,
                                       !found ? "skipped by priority"
+                                      : finished_ ? "the tuning stopped early (good enough)"
                                       : plan.in_space(outcome.index)
                                           ? "not reached by the search"
                                           : "a candidate of higher priority works",
                                       outcome.name);
       }
     }
+    if (ahead_) ahead_->settle();  // nothing builds while the best are re-measured
+    confirm_winner();
     rank(outcomes_);
     if (!outcomes_.empty() && outcomes_.front().ok()) {
       try {  // the winner's build is worth keeping (e.g. as a program binary)
@@ -183,6 +189,7 @@ class TuningRun {
   // Measures candidate `i` (or fails it for the device's limits), follows the leader, and
   // reports progress.
   void measure_one(std::size_t i) {
+    if (finished_) return;  // a candidate was good enough: the rest stays unmeasured
     if (ahead_) ahead_->before_measuring(i);
     if (auto error = beyond_limits(i)) {
       outcomes_[i].status = OutcomeStatus::failed;
@@ -192,6 +199,7 @@ class TuningRun {
       if (outcomes_[i].ok() && outcomes_[i].median < leader_) {
         leader_ = outcomes_[i].median;
         leader_index_ = i;
+        if (leader_ <= good_enough_seconds_) check_good_enough(i);
       }
     }
     if (settings_.on_progress) {
@@ -221,7 +229,7 @@ class TuningRun {
       std::size_t first;
       std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
       void prefetch(const std::vector<std::size_t>& configs, bool likely) override {
-        if (!run->ahead_) return;
+        if (!run->ahead_ || run->finished_) return;
         std::vector<std::size_t> candidates(configs);
         for (auto& c : candidates) c += first;
         run->ahead_->plan(candidates, likely);
@@ -236,6 +244,7 @@ class TuningRun {
       }
       double spent_seconds() const override { return seconds_since(started); }
       double leader_time() const override { return run->leader_; }
+      bool finished() const override { return run->finished_; }
     } evaluator;
     evaluator.run = this;
     evaluator.first = plan.entries()[space.entry].first;
@@ -302,6 +311,125 @@ class TuningRun {
     return std::nullopt;
   }
 
+  // The time under which a candidate is good enough: the key's roofline (its work at the
+  // device's peak) over the level's fraction, when the key states its work and the client knows
+  // its peak; 0: no bound.
+  double good_enough_bound() {
+    const double fraction = settings_.search_settings().good_enough;
+    if (!(fraction > 0 && fraction <= 1)) return 0;
+    if constexpr (HasWork<Key> && HasDevicePeak<Client>) {
+      try {
+        roofline_seconds_ = least_seconds(key_.work(), client_.peak());
+        return roofline_seconds_ / fraction;
+      } catch (...) {  // the key's work() threw: no bound, the tuning goes on in full
+        return 0;
+      }
+    }
+    return 0;
+  }
+
+  // Candidate `i` leads under the good-enough bound: a second measurement must confirm it (one
+  // lucky sample must not end a tuning); then the tuning is finished.
+  void check_good_enough(std::size_t i) {
+    std::optional<Bench>& bench = shared_inputs_;
+    try {
+      if (!bench || !set_.shares_inputs()) bench.emplace(make_bench_inputs());
+    } catch (...) {
+      return;  // no second measurement: go on measuring
+    }
+    const CandidateLocation where = set_.locate(i);
+    auto run_once = [&] {
+      std::apply([&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
+                 *bench);
+    };
+    const AutotuneOutcome again =
+        measure_candidate(client_, FunctionRef<void()>(run_once), bench_,
+                          std::numeric_limits<double>::infinity(), outcomes_[i].name, i);
+    if (!again.ok() || again.median > good_enough_seconds_) return;
+    finished_ = true;
+    char text[160];
+    std::snprintf(text, sizeof text, "' ran at %.0f%% of the key's roofline twice (good enough: %.0f%%)",
+                  100 * roofline_seconds_ / std::max(outcomes_[i].median, again.median),
+                  100 * settings_.search_settings().good_enough);
+    report_.stopped_early = "'" + outcomes_[i].name + text;
+  }
+
+  // Before the winner is declared: the best few, each within confirm_within of the best, are
+  // re-measured together in interleaved rounds, and ranked by those (measure_interleaved).
+  void confirm_winner() {
+    const std::size_t most = bench_.confirm_contenders;
+    const std::size_t rounds = bench_.confirm_rounds;
+    if (most < 2 || rounds == 0) return;
+    std::vector<std::size_t> best;
+    for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+      if (outcomes_[i].ok()) best.push_back(i);
+    }
+    std::stable_sort(best.begin(), best.end(), [&](std::size_t a, std::size_t b) {
+      return outcomes_[a].median < outcomes_[b].median;
+    });
+    if (best.size() > most) best.resize(most);
+    while (best.size() > 1 &&
+           !(outcomes_[best.back()].median <= bench_.confirm_within * outcomes_[best.front()].median)) {
+      best.pop_back();
+    }
+    if (best.size() < 2) return;
+    // Their benchmark inputs: the shared ones, or fresh ones for each (in-place candidates).
+    std::vector<std::optional<Bench>> inputs(best.size());
+    try {
+      for (std::size_t k = 0; k < best.size(); ++k) {
+        if (set_.shares_inputs()) {
+          if (!shared_inputs_) shared_inputs_.emplace(make_bench_inputs());
+        } else {
+          inputs[k].emplace(make_bench_inputs());
+        }
+      }
+    } catch (...) {
+      return;  // no inputs to confirm with: the ranking stands as measured
+    }
+    struct Call {
+      TuningRun* run;
+      CandidateLocation where;
+      Bench* bench;
+      void operator()() const {
+        std::apply(
+            [&](auto&... args) {
+              (void)detail::call_unwrapped(where, run->client_, run->set_, args...);
+            },
+            *bench);
+      }
+    };
+    std::vector<Call> calls;
+    calls.reserve(best.size());  // the contenders below refer to these
+    std::vector<Contender> contenders;
+    std::vector<std::string> names;
+    for (std::size_t k = 0; k < best.size(); ++k) {
+      Bench* bench = set_.shares_inputs() ? &*shared_inputs_ : &*inputs[k];
+      calls.push_back(Call{this, set_.locate(best[k]), bench});
+      contenders.push_back(Contender{FunctionRef<void()>(calls.back()), outcomes_[best[k]].batch});
+      names.push_back(outcomes_[best[k]].name);
+    }
+    const auto times = measure_interleaved(client_, contenders, names, rounds, seed_ ^ 0x5eedu);
+    for (std::size_t k = 0; k < best.size(); ++k) {
+      AutotuneOutcome& outcome = outcomes_[best[k]];
+      if (times[k].error) {  // it worked alone but not beside the others: not a winner
+        outcome.status = OutcomeStatus::failed;
+        outcome.error = AutotuneError(times[k].error->kind(),
+                                      "failed when re-measured with the best: " +
+                                          times[k].error->message(),
+                                      outcome.name);
+        continue;
+      }
+      const SampleSummary summary = summarize(times[k].samples);
+      outcome.median = summary.median;
+      outcome.spread = summary.spread;
+      outcome.min = std::min(outcome.min, summary.min);
+      outcome.max = std::max(outcome.max, summary.max);
+      outcome.samples += times[k].samples.size();
+    }
+    report_.confirmed = best.size();
+    report_.confirm_rounds = rounds;
+  }
+
   // Benchmark inputs, validation, then the measurement (racing against the leader).
   AutotuneOutcome measure(std::size_t index) {
     const std::string name = set_.name(index);
@@ -349,6 +477,9 @@ class TuningRun {
   std::vector<AutotuneOutcome> outcomes_;
   double leader_ = std::numeric_limits<double>::infinity();
   std::size_t leader_index_ = 0;
+  double roofline_seconds_ = 0;     // the key's work at the device's peak (0: unknown)
+  double good_enough_seconds_ = 0;  // a leader this fast (twice) finishes the tuning; 0: never
+  bool finished_ = false;
   TuningProgress progress_;
   std::optional<Compared> reference_;
   std::string reference_name_;

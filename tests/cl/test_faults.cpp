@@ -264,7 +264,7 @@ TEST_CASE("8 threads with their own clients call a tuned OpenCL op: right result
           "[opencl][reliability][load]") {
   std::vector<std::unique_ptr<cl::Client>> clients;
   for (int t = 0; t < 8; ++t) clients.push_back(std::make_unique<cl::Client>(shared_client().device()));
-  LocalTuner<SizeKey> tuner("cl-load-own", test_settings());
+  LocalTuner<SizeKey> tuner("cl-load-own", counting_settings());
   std::vector<std::atomic<int>> generated(32);
   std::atomic<int> failures{0}, wrong{0};
   const int per_tuning =
@@ -282,7 +282,7 @@ TEST_CASE("8 threads with their own clients call a tuned OpenCL op: right result
 TEST_CASE("8 threads sharing one client call a tuned OpenCL op: right results, one tuning per key",
           "[opencl][reliability][load]") {
   cl::Client shared(shared_client().device());
-  LocalTuner<SizeKey> tuner("cl-load-shared", test_settings());
+  LocalTuner<SizeKey> tuner("cl-load-shared", counting_settings());
   std::vector<std::atomic<int>> generated(32);
   std::atomic<int> failures{0}, wrong{0};
   const int per_tuning =

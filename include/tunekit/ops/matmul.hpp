@@ -15,6 +15,7 @@
 #include "tunekit/local_tuner.hpp"
 #include "tunekit/ops/matrix.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/throughput.hpp"
 
 namespace tunekit::ops {
 
@@ -22,6 +23,12 @@ namespace tunekit::ops {
 struct MatmulKey {
   BOOST_HANA_DEFINE_STRUCT(MatmulKey, (Anchored<std::uint64_t>, m), (Anchored<std::uint64_t>, n),
                            (Anchored<std::uint64_t>, k), (DType, dtype));
+  /// The benchmark problem's work (the key's sizes): 2mnk FLOPs; A and B read, C written once.
+  Work work() const {
+    const double m_ = static_cast<double>(m.value()), n_ = static_cast<double>(n.value()),
+                 k_ = static_cast<double>(k.value());
+    return {2 * m_ * n_ * k_, (m_ * k_ + k_ * n_ + m_ * n_) * static_cast<double>(size_of(dtype))};
+  }
 };
 
 /// C = alpha * A * B + beta * C with the fastest kernel for this device and these sizes.

@@ -10,6 +10,7 @@
 #include "tunekit/anchor.hpp"
 #include "tunekit/local_tuner.hpp"
 #include "tunekit/ops/matrix.hpp"
+#include "tunekit/throughput.hpp"
 
 namespace tunekit::ops {
 
@@ -21,12 +22,22 @@ inline std::ostream& operator<<(std::ostream& os, ReduceOp op) { return os << to
 /// The tuning key of reduce: the length anchored to a power of two, and the operation.
 struct ReduceKey {
   BOOST_HANA_DEFINE_STRUCT(ReduceKey, (Anchored<std::uint64_t>, n), (ReduceOp, op));
+  /// The benchmark problem's work: n f32 values read once, one operation each.
+  Work work() const {
+    const double n_ = static_cast<double>(n.value());
+    return {n_, 4 * n_};
+  }
 };
 
 /// The tuning key of reduce_rows.
 struct RowReduceKey {
   BOOST_HANA_DEFINE_STRUCT(RowReduceKey, (Anchored<std::uint64_t>, rows),
                            (Anchored<std::uint64_t>, cols), (ReduceOp, op));
+  /// The benchmark problem's work: the f32 matrix read once, one value per row written.
+  Work work() const {
+    const double rows_ = static_cast<double>(rows.value()), cols_ = static_cast<double>(cols.value());
+    return {rows_ * cols_, 4 * (rows_ * cols_ + rows_)};
+  }
 };
 
 /// The sum or the maximum of `input`'s values. Throws std::invalid_argument if it is empty.
