@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bench_fit.hpp"
+#include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/space.hpp"
@@ -320,7 +321,7 @@ std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) 
     const Space space = family.space();
     const ExpandedSpace expanded = space.expand();
     for (const Config& config : expanded.configs()) {
-      all.emplace_back(space.name() + "[" + config.to_string() + "]",
+      all.emplace_back(candidate_name(space.name(), config.to_string()),
                        GemmKernel(family.algorithm, config).spec(dtype));
     }
   }

@@ -2,7 +2,6 @@
 // script for filtering, highlighting and a rendering self-check), and the text summary.
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -23,31 +22,6 @@ std::vector<TuningReport> reports_from_cache(const std::vector<CacheEntry>& entr
     reports.push_back(std::move(report));
   }
   return reports;
-}
-
-std::optional<CandidateParameters> parse_candidate_name(std::string_view name) {
-  const auto open = name.find('[');
-  if (open == std::string_view::npos || open == 0 || name.size() < open + 3 || name.back() != ']') {
-    return std::nullopt;
-  }
-  CandidateParameters parsed{std::string(name.substr(0, open)), {}};
-  std::string_view fields = name.substr(open + 1, name.size() - open - 2);
-  while (!fields.empty()) {
-    const auto comma = fields.find(',');
-    const std::string_view field = fields.substr(0, comma);
-    const auto eq = field.find('=');
-    if (eq == std::string_view::npos || eq == 0) return std::nullopt;
-    std::int64_t value = 0;
-    const char* first = field.data() + eq + 1;
-    const char* last = field.data() + field.size();
-    const auto [end, error] = std::from_chars(first, last, value);
-    if (error != std::errc{} || end != last || first == last) return std::nullopt;
-    parsed.values.emplace_back(std::string(field.substr(0, eq)), value);
-    if (comma == std::string_view::npos) break;
-    fields.remove_prefix(comma + 1);
-    if (fields.empty()) return std::nullopt;  // a trailing comma
-  }
-  return parsed;
 }
 
 namespace {
