@@ -19,6 +19,7 @@
 #include <vector>
 #include <limits>
 #include <string>
+#include <tunekit/candidate_name.hpp>
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/matmul.hpp>
 
@@ -66,11 +67,15 @@ int main(int argc, char** argv) {
     // Build every configuration first, on all cores (the driver compiles programs in parallel):
     // each one's build time is part of what measuring it costs a live search.
     std::size_t in_family = 0;
-    for (const auto& name : ops::matmul_candidates()) in_family += name.rfind(family + "[", 0) == 0;
+    const auto of_family = [&](const std::string& name) {
+      const auto parts = tunekit::split_candidate_name(name);
+      return parts && parts->space == family;
+    };
+    for (const auto& name : ops::matmul_candidates()) in_family += of_family(name);
     std::vector<std::string> names;
     std::size_t fitting = 0;
     for (const auto& name : ops::matmul_candidates(client.limits())) {
-      if (name.rfind(family + "[", 0) != 0) continue;
+      if (!of_family(name)) continue;
       if (fitting++ % parts == part - 1) names.push_back(name);
     }
     std::printf("'%s': %zu configurations, %zu within the device's limits; this part (%zu/%zu): %zu\n",
@@ -141,7 +146,7 @@ int main(int argc, char** argv) {
       table = tunekit::load_replay_table(recorded);
       for (const auto& [config, e] : table) {
         total += e.cost_seconds;
-        if (e.time && *e.time < best) best = *e.time, best_name = family + "[" + config + "]";
+        if (e.time && *e.time < best) best = *e.time, best_name = tunekit::candidate_name(family, config);
       }
     } else {
       tunekit::save_replay_table(out, table);
@@ -160,10 +165,10 @@ int main(int argc, char** argv) {
       std::size_t evaluated = 0;
       for (const auto& o : report->outcomes) {
         all_spent += o.cost_seconds;
-        if (o.name.rfind(family + "[", 0) != 0 || o.status == tunekit::OutcomeStatus::skipped) continue;
+        if (!of_family(o.name) || o.status == tunekit::OutcomeStatus::skipped) continue;
         if (o.error && o.error->kind() == tunekit::ErrorKind::out_of_resources) continue;
         // Its programs were built by the recording already: charge what the recording measured.
-        const std::string config = o.name.substr(family.size() + 1, o.name.size() - family.size() - 2);
+        const std::string config(tunekit::split_candidate_name(o.name)->config);
         const auto recorded = table.find(config);
         ++evaluated, spent += recorded != table.end() ? recorded->second.cost_seconds : o.cost_seconds;
         if (o.ok()) found = std::min(found, o.median);

@@ -3,11 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iostream>
-#include <mutex>
-#include <set>
-
-#include "tunekit/log.hpp"
 
 namespace tunekit {
 
@@ -55,22 +50,6 @@ AutotuneError error_from_exception(std::exception_ptr failure, const std::string
 
 AutotuneError error_from_current_exception(const std::string& tunable) {
   return error_from_exception(std::current_exception(), tunable);
-}
-
-void warn(const std::string& message) {
-  static std::mutex mutex;  // keeps lines from threads whole
-  std::lock_guard lock(mutex);
-  std::cerr << message << '\n';
-}
-
-void warn_once(const std::string& message) {
-  static std::mutex mutex;
-  static std::set<std::string> told;
-  {
-    std::lock_guard lock(mutex);
-    if (!told.insert(message).second) return;
-  }
-  warn(message);
 }
 
 }  // namespace tunekit

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tunekit/candidate_name.hpp"
 #include "tunekit/error.hpp"
 
 namespace tunekit {
@@ -310,14 +311,14 @@ ReplayTable load_replay_table(const std::filesystem::path& path) {
 
 ReplayTable replay_table_from(const TuningReport& report, std::string_view space_name) {
   ReplayTable table;
-  const std::string prefix = std::string(space_name) + "[";
   for (const auto& outcome : report.outcomes) {
-    if (outcome.name.rfind(prefix, 0) != 0 || outcome.name.back() != ']') continue;
+    const auto parts = split_candidate_name(outcome.name);
+    if (!parts || parts->space != space_name) continue;
     if (outcome.status == OutcomeStatus::skipped) continue;  // never measured: not a recording
     RecordedEvaluation e;
     if (outcome.ok()) e.time = outcome.median;
     e.cost_seconds = outcome.cost_seconds;
-    table[outcome.name.substr(prefix.size(), outcome.name.size() - prefix.size() - 1)] = e;
+    table[std::string(parts->config)] = e;
   }
   return table;
 }

@@ -1,7 +1,7 @@
 // stable_hash: XXH3-64, stable across processes and builds (unlike std::hash), for checksums.
 #include <xxhash.h>
 
-#include "tunekit/result_store.hpp"
+#include "tunekit/stable_hash.hpp"
 
 namespace tunekit {
 

@@ -1,11 +1,12 @@
-// The library's warnings on stderr (private): warn() is declared for users in log.hpp.
+// The library's warnings (private): warn() and the rest of the sink are in tunekit/log.hpp.
 #pragma once
 
 #include <string>
 
+#include "tunekit/log.hpp"
+
 namespace tunekit {
 
-void warn(const std::string& message);
 /// warn(), but each distinct message once per process, however often it is met (a bad cache
 /// file read by every lookup, a binary that cannot be stored).
 void warn_once(const std::string& message);

@@ -312,6 +312,41 @@ TEST_CASE("an exhaustive tuning records a replay table that rebuilds its space",
   CHECK(rebuilt[0].to_string() == "A=1,B=1");
 }
 
+TEST_CASE("a space candidate's name is written and read by one pair of functions", "[space]") {
+  CHECK(candidate_name("gemm", "TM=8,TN=4") == "gemm[TM=8,TN=4]");
+  const auto parts = split_candidate_name("gemm[TM=8,TN=4]");
+  REQUIRE(parts);
+  CHECK(parts->space == "gemm");
+  CHECK(parts->config == "TM=8,TN=4");
+  const std::string flat = candidate_name("flat", "");  // a space without parameters
+  const auto empty = split_candidate_name(flat);
+  REQUIRE(empty);
+  CHECK(empty->space == "flat");
+  CHECK(empty->config.empty());
+  for (const char* plain : {"naive", "[A=1]", "x[A=1", "x]", ""}) {
+    INFO(plain);
+    CHECK_FALSE(split_candidate_name(plain));
+  }
+  // The set names its space candidates through it, and a replay table reads them back through it.
+  const auto set = TunableSet{[](int n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; },
+                              CloneInputs{}}
+                       .with(space("tiles").parameter("A", {1, 2}), [](const Config& c) {
+                         return [a = c["A"]](int) { return a; };
+                       });
+  CHECK(set.name(1) == candidate_name("tiles", "A=2"));
+  TuningReport report{"op", "n=1", "device", 0, {}};
+  for (const std::string& name : {set.name(1), std::string("tiles2[A=1]")}) {
+    AutotuneOutcome outcome;
+    outcome.name = name;
+    outcome.status = OutcomeStatus::measured;
+    outcome.median = 1e-3;
+    report.outcomes.push_back(outcome);
+  }
+  const auto table = replay_table_from(report, "tiles");
+  REQUIRE(table.size() == 1);
+  CHECK(table.count("A=2") == 1);
+}
+
 namespace {
 // Times chosen by the order of evaluation: `gain_at` (1-based) is 5% faster than all before;
 // `leader` is what the tuning found elsewhere.

@@ -16,12 +16,13 @@ std::string candidate_name(std::string_view space, std::string_view config);
 /// The two parts of a name that candidate_name wrote.
 struct CandidateNameParts {
   std::string_view space;   ///< before the first '[' (never empty)
-  std::string_view config;  ///< between it and the final ']' (never empty); parse with parse_config
+  std::string_view config;  ///< between it and the final ']'; parse with parse_config
 };
 
 /// The parts of `name`, or nothing when it is not a space's candidate name (a single tunable's
-/// name, or anything without a space before '[', a non-empty configuration and a final ']').
-/// Only the brackets are checked: parse_config (space.hpp) reads the configuration.
+/// name, or anything without a space name before the first '[' and a final ']'). Only the
+/// brackets are checked: parse_config (space.hpp) reads the configuration, and
+/// parse_candidate_name (report.hpp) does both.
 std::optional<CandidateNameParts> split_candidate_name(std::string_view name);
 
 }  // namespace tunekit

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tunekit/outcome.hpp"
+#include "tunekit/stable_hash.hpp"  // was declared here; kept for code that found it here
 
 namespace tunekit {
 
@@ -58,8 +59,5 @@ class ResultStore {
 /// null: tuning goes on without persistence.
 struct Settings;
 std::shared_ptr<ResultStore> make_result_store(const Settings& settings);
-
-/// 64-bit XXH3 of `text`: stable across processes, builds and machines.
-std::uint64_t stable_hash(std::string_view text);
 
 }  // namespace tunekit

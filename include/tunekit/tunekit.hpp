@@ -18,6 +18,7 @@
 #include "tunekit/search.hpp"
 #include "tunekit/settings.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/stable_hash.hpp"
 #include "tunekit/static_space.hpp"
 #include "tunekit/throughput.hpp"
 #include "tunekit/timing_client.hpp"

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +25,7 @@
 #include "tunekit/outcome.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/settings.hpp"
+#include "tunekit/stable_hash.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tunable_set.hpp"
 #include "tunekit/tuning_run.hpp"
@@ -213,7 +213,7 @@ class Tuner {
       if (current == nullptr || current->index != failed) return;  // already moved on
       if (++current->strikes < demote_after_failures) {
         if (settings_.log >= LogLevel::info) {
-          warn("tunekit: " + op_ + " [" + key_to_string(key) + "]: winner '" + set.name(failed) +
+          warn(about(op_, key_to_string(key)) + "winner '" + set.name(failed) +
                "' failed on this call (" + error.message() + "); '" + set.name(served) +
                "' served it instead");
         }
@@ -229,7 +229,7 @@ class Tuner {
       decisions_.insert(key, moved);
       demoted = std::move(moved);
     }
-    warn("tunekit: " + op_ + " [" + key_to_string(key) + "]: winner '" + set.name(failed) +
+    warn(about(op_, key_to_string(key)) + "winner '" + set.name(failed) +
          "' failed on real inputs " + std::to_string(demote_after_failures) +
          " times that another candidate served (last: " + error.message() +
          "); demoted, now '" + set.name(demoted->index) + "'");
@@ -269,6 +269,12 @@ class Tuner {
       warn(std::string("tunekit: cache read failed, tuning instead: ") + e.what());
     }
     if (!stored) return std::nullopt;
+    const auto mismatch = [&]() -> std::optional<Decision> {
+      if (report_mismatch) {
+        warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
+      }
+      return std::nullopt;
+    };
     TuningReport report{op_, id.key, device_.identity(), 0, stored->outcomes};
     rank(report.outcomes);
     if (stored->winner.empty()) {  // a remembered failure: every candidate failed
@@ -278,14 +284,9 @@ class Tuner {
             return !outcome.ok() && outcome.index < set.size() &&
                    set.name(outcome.index) == outcome.name;
           });
-      if (!same_set) {
-        if (report_mismatch) {
-          warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
-        }
-        return std::nullopt;
-      }
+      if (!same_set) return mismatch();
       Decision failed = from_report(set, report);
-      warn("tunekit: " + op_ + " [" + id.key + "]: every candidate failed in an earlier tuning "
+      warn(about(op_, id.key) + "every candidate failed in an earlier tuning "
            "(remembered in the persistent cache until the set changes; `tunekit cache clear " +
            op_ + "` tries again)");
       remember(std::move(report), /*replace=*/false);
@@ -300,16 +301,12 @@ class Tuner {
     }
     if (decision.ranking.empty() || decision.ranking.front() != stored->winner_index ||
         set.name(stored->winner_index) != stored->winner) {
-      if (report_mismatch) {
-        warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
-      }
-      return std::nullopt;
+      return mismatch();
     }
     decision.index = decision.ranking.front();
     decision.location = set.locate(decision.index);
     if (settings_.log >= LogLevel::debug) {
-      std::clog << "tunekit: " << op_ << " [" << id.key << "]: '" << stored->winner
-                << "' from the persistent cache\n";
+      inform(about(op_, id.key) + "'" + stored->winner + "' from the persistent cache\n");
     }
     // Not over the report of this process's own tuning, which another thread may have just
     // saved and kept (lookups run beside tunings).
@@ -398,7 +395,7 @@ class Tuner {
                                                   key, known_winners(set, key, key_text),
                                                   stable_hash(op_ + "|" + key_text), inputs...);
     TuningReport report = tuning.run();
-    if (settings_.log >= LogLevel::info) std::clog << format_report(report);
+    if (settings_.log >= LogLevel::info) inform(format_report(report));
     remember(report);
     return report;
   }

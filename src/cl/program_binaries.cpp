@@ -14,7 +14,7 @@
 
 #include "../cache/private_files.hpp"
 #include "../warnings.hpp"
-#include "tunekit/result_store.hpp"  // stable_hash
+#include "tunekit/stable_hash.hpp"
 
 
 namespace tunekit::cl {

@@ -15,7 +15,7 @@
 
 #include "tunekit/cl/client.hpp"
 #include "tunekit/error.hpp"
-#include "tunekit/tuner.hpp"
+#include "tunekit/log.hpp"
 
 namespace tunekit::ops::detail {
 
@@ -65,7 +65,7 @@ inline void note_real_shape(const std::string& op, const std::string& key, const
     std::lock_guard lock(mutex);
     if (!noted.emplace(op, key).second) return;
   }
-  warn("tunekit: " + op + " [" + key + "]: the anchored benchmark inputs do not fit (" + why +
+  warn(about(op, key) + "the anchored benchmark inputs do not fit (" + why +
        "); tuning on the caller's own shape instead");
 }
 

@@ -9,8 +9,10 @@
 #include <string>
 
 #include "bench_fit.hpp"
+#include "gemm_rules.hpp"
+#include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
-#include "tunekit/result_store.hpp"
+#include "tunekit/stable_hash.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/tunable_set.hpp"
 
@@ -93,7 +95,7 @@ class GemmKernel {
       text += " -D" + name + "=" + std::to_string(config.value(i));
     }
     if (algorithm == Algorithm::blocked) {
-      text += " -DPADA=4 -DPADB=0";  // 4 floats of padding against bank conflicts (% VWM == 0)
+      text += " -DPADA=" + std::to_string(gemm::pad_a) + " -DPADB=" + std::to_string(gemm::pad_b);
     }
     return text + " -cl-mad-enable";
   }
@@ -150,6 +152,12 @@ Space direct_space() {
       .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["LX"] * c["LY"]); });
 }
 
+// The blocked kernel's macros of a configuration (the padding is the op's, not a parameter).
+gemm::BlockedParams blocked_params(const Config& c) {
+  return {c["MWG"], c["NWG"], c["KWG"], c["MDIMC"], c["NDIMC"], c["VWM"],
+          c["VWN"], c["VW"],  gemm::pad_a, gemm::pad_b, c["DB"]};
+}
+
 Space blocked_space() {
   const auto wptm = [](const Config& c) { return c["MWG"] / c["MDIMC"]; };
   const auto wptn = [](const Config& c) { return c["NWG"] / c["NDIMC"]; };
@@ -163,26 +171,15 @@ Space blocked_space() {
       .parameter("VWN", {2, 4})
       .parameter("VW", {4})
       .parameter("DB", {0, 1})
-      .where("MWG % (MDIMC*VWM) == 0", [](const Config& c) { return c["MWG"] % (c["MDIMC"] * c["VWM"]) == 0; },
-             {"MWG", "MDIMC", "VWM"})
-      .where("NWG % (NDIMC*VWN) == 0", [](const Config& c) { return c["NWG"] % (c["NDIMC"] * c["VWN"]) == 0; },
-             {"NWG", "NDIMC", "VWN"})
       .where("4 <= WPTM*WPTN <= 64", [=](const Config& c) {
                const auto outputs = wptm(c) * wptn(c);
                return outputs >= 4 && outputs <= 64;
              },
              {"MWG", "NWG", "MDIMC", "NDIMC"})
-      .where("tiles load evenly", [](const Config& c) {
-               const auto threads = c["MDIMC"] * c["NDIMC"];
-               return c["KWG"] % c["VW"] == 0 && c["NWG"] % c["VW"] == 0 &&
-                      (c["MWG"] * c["KWG"]) % (c["VW"] * threads) == 0 &&
-                      (c["KWG"] * c["NWG"]) % (c["VW"] * threads) == 0;
-             },
-             {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "VW"})
-      .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["MDIMC"] * c["NDIMC"]); })
-      .local_memory([](const Config& c) {
-        return static_cast<std::size_t>((c["DB"] + 1) * c["KWG"] * ((c["MWG"] + 4) + c["NWG"]) * 4);
-      })
+      .where("matmul_reg.cl builds (its #error rules: gemm_rules.hpp)",
+             [](const Config& c) { return gemm::blocked_builds(blocked_params(c)); })
+      .work_group_size([](const Config& c) { return gemm::blocked_work_group_size(blocked_params(c)); })
+      .local_memory([](const Config& c) { return gemm::blocked_local_memory(blocked_params(c)); })
       // The kernel lab's fastest on the H100 (docs/lab/h100-2026-11-22.log): at n = 2048-8192,
       // and at 1024. A search measures them first, so that a small budget (TUNEKIT_LEVEL=minimal)
       // cannot miss them there, and walks on from the better one elsewhere.
@@ -320,7 +317,7 @@ std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) 
     const Space space = family.space();
     const ExpandedSpace expanded = space.expand();
     for (const Config& config : expanded.configs()) {
-      all.emplace_back(space.name() + "[" + config.to_string() + "]",
+      all.emplace_back(candidate_name(space.name(), config.to_string()),
                        GemmKernel(family.algorithm, config).spec(dtype));
     }
   }

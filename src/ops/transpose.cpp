@@ -7,7 +7,7 @@
 
 #include "bench_fit.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
-#include "tunekit/result_store.hpp"
+#include "tunekit/stable_hash.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/tunable_set.hpp"
 

@@ -6,6 +6,7 @@
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/matmul.hpp>
 
+#include "../../src/ops/gemm_rules.hpp"
 #include "ops_support.hpp"
 
 using namespace tunekit;
@@ -77,6 +78,23 @@ TEST_CASE("matmul has all four algorithms and a blocked space of at least 500 co
   CHECK(per_family["direct"] >= 50);
   CHECK(per_family["blocked"] >= 500);
   CHECK(all.front().rfind("naive[", 0) == 0);  // the safe default is index 0
+}
+
+TEST_CASE("the blocked family is exactly the configurations matmul_reg.cl builds (gemm_rules.hpp) "
+          "with 4 to 64 outputs per work-item",
+          "[ops][matmul]") {
+  using tunekit::ops::gemm::BlockedParams;
+  // The kernel's #error rules, with the op's padding.
+  CHECK(tunekit::ops::gemm::blocked_builds(BlockedParams{64, 64, 16, 8, 16, 2, 2, 4}));
+  CHECK_FALSE(tunekit::ops::gemm::blocked_builds(BlockedParams{64, 64, 16, 8, 16, 4, 4, 4, 2}));  // PADA % VWM
+  CHECK_FALSE(tunekit::ops::gemm::blocked_builds(BlockedParams{64, 64, 16, 32, 16, 4, 2, 4}));   // MWG % (MDIMC*VWM)
+  CHECK_FALSE(tunekit::ops::gemm::blocked_builds(BlockedParams{32, 32, 8, 16, 16, 2, 2, 4}));    // tiles load unevenly
+  // (DB+1) * KWG * ((MWG+PADA) + (NWG+PADB)) floats
+  CHECK(tunekit::ops::gemm::blocked_local_memory(BlockedParams{128, 64, 16, 16, 8, 4, 4, 4, 4, 0, 1}) ==
+        2 * 16 * (132 + 64) * 4);
+  std::size_t blocked = 0;
+  for (const auto& name : matmul_candidates()) blocked += name.rfind("blocked[", 0) == 0;
+  CHECK(blocked == 970);  // counted from the rules before they moved to gemm_rules.hpp
 }
 
 TEST_CASE("sampled matmul candidates of every family are correct on odd sizes", "[ops][matmul][opencl]") {

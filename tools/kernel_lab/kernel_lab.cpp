@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "../../src/ops/gemm_rules.hpp"  // the blocked kernel's rules, as the op applies them
+
 namespace {
 
 struct Options {
@@ -440,13 +442,12 @@ bool gemm_valid(const Lab& lab, const GemmConfig& c) {
   const auto& p = c.p;
   const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), kwg = param(p, "KWG", 16), md = param(p, "MDIMC", 16),
             nd = param(p, "NDIMC", 16), vwm = param(p, "VWM", 4), vwn = param(p, "VWN", 4), vw = param(p, "VW", 4),
-            pada = param(p, "PADA", 4), padb = param(p, "PADB", 0), db = param(p, "DB", 0);
-  const int nt = md * nd;
-  if (mwg % (md * vwm) || nwg % (nd * vwn) || kwg % vw || nwg % vw) return false;
-  if ((mwg * kwg) % (vw * nt) || (kwg * nwg) % (vw * nt)) return false;
-  if (pada % vwm || padb % vw || padb % vwn) return false;
-  const size_t local = size_t(db + 1) * kwg * ((mwg + pada) + (nwg + padb)) * 4;
-  return local <= lab.local_mem && size_t(nt) <= lab.max_wg;
+            pada = param(p, "PADA", int(tunekit::ops::gemm::pad_a)),
+            padb = param(p, "PADB", int(tunekit::ops::gemm::pad_b)), db = param(p, "DB", 0);
+  const tunekit::ops::gemm::BlockedParams rules{mwg, nwg, kwg, md, nd, vwm, vwn, vw, pada, padb, db};
+  return tunekit::ops::gemm::blocked_builds(rules) &&
+         tunekit::ops::gemm::blocked_local_memory(rules) <= lab.local_mem &&
+         tunekit::ops::gemm::blocked_work_group_size(rules) <= lab.max_wg;
 }
 
 std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick);

@@ -1,0 +1,164 @@
+// The report's tables: the summary, failed and skipped candidates, every outcome.
+#include "html_parts.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tunekit::report_html {
+
+const AutotuneOutcome* default_of(const TuningReport& report) {
+  for (const auto& o : report.outcomes) {
+    if (o.index == 0) return &o;
+  }
+  return nullptr;
+}
+
+Counts count(const TuningReport& report) {
+  Counts c;
+  for (const auto& o : report.outcomes) {
+    switch (o.status) {
+      case OutcomeStatus::measured:
+        ++c.measured;
+        break;
+      case OutcomeStatus::dropped:
+        ++c.dropped;
+        break;
+      case OutcomeStatus::failed:
+        ++c.failed;
+        break;
+      case OutcomeStatus::skipped:
+        ++c.skipped;
+        break;
+    }
+  }
+  return c;
+}
+
+std::string reason_cell(const AutotuneOutcome& o) {
+  const std::string reason = reason_of(o);
+  if (reason.size() <= 160 && reason.find('\n') == std::string::npos) return escape(reason);
+  const std::string first_line = reason.substr(0, std::min(reason.find('\n'), std::size_t{120}));
+  return escape(first_line) + " …<details><summary>whole message (" +
+         std::to_string(reason.size()) + " characters)</summary><pre>" + escape(reason) +
+         "</pre></details>";
+}
+
+std::string failures(const TuningReport& report) {
+  std::vector<const AutotuneOutcome*> failed;
+  for (const auto& o : report.outcomes) {
+    if (o.status == OutcomeStatus::failed) failed.push_back(&o);
+  }
+  if (failed.empty()) return {};
+  constexpr std::size_t shown = 12;
+  const auto rows = [&](std::size_t from, std::size_t to) {
+    std::string html;
+    for (std::size_t i = from; i < to; ++i) {
+      const AutotuneOutcome& o = *failed[i];
+      html += "<tr data-c=\"" + std::to_string(o.index) + "\"><td><code>" + escape(o.name) +
+              "</code></td><td class=\"kind\">" +
+              escape(o.error ? to_string(o.error->kind()) : std::string_view("failed")) +
+              "</td><td>" + reason_cell(o) + "</td></tr>";
+    }
+    return html;
+  };
+  std::string html = "<h4 class=\"failed-title\">" + std::to_string(failed.size()) + " failed " +
+                     (failed.size() == 1 ? "candidate" : "candidates") +
+                     "</h4><table class=\"failed\"><thead><tr><th>candidate</th><th>kind</th>"
+                     "<th>reason</th></tr></thead><tbody>" +
+                     rows(0, std::min(shown, failed.size())) + "</tbody></table>";
+  if (failed.size() > shown) {
+    html += "<details><summary>" + std::to_string(failed.size() - shown) +
+            " more failed candidates</summary><table class=\"failed\"><tbody>" +
+            rows(shown, failed.size()) + "</tbody></table></details>";
+  }
+  return html;
+}
+
+std::string skipped(const TuningReport& report) {
+  std::map<std::string, std::vector<const AutotuneOutcome*>> by_reason;
+  for (const auto& o : report.outcomes) {
+    if (o.status == OutcomeStatus::skipped) by_reason[reason_of(o)].push_back(&o);
+  }
+  if (by_reason.empty()) return {};
+  std::string html = "<details class=\"skipped\"><summary>Not measured:";
+  bool first = true;
+  for (const auto& [reason, list] : by_reason) {
+    html += std::string(first ? " " : "; ") + std::to_string(list.size()) + " " + escape(reason);
+    first = false;
+  }
+  html += "</summary>";
+  for (const auto& [reason, list] : by_reason) {
+    html += "<p><b>" + escape(reason) + "</b>: ";
+    constexpr std::size_t names = 200;
+    for (std::size_t i = 0; i < list.size() && i < names; ++i) {
+      html += std::string(i ? ", " : "") + "<code>" + escape(list[i]->name) + "</code>";
+    }
+    if (list.size() > names) html += " and " + std::to_string(list.size() - names) + " more";
+    html += "</p>";
+  }
+  return html + "</details>";
+}
+
+std::string outcome_table(const TuningReport& report) {
+  std::string html = "<details class=\"all\"><summary>Every candidate (" +
+                     std::to_string(report.outcomes.size()) +
+                     ")</summary><table class=\"outcomes\"><thead><tr><th>#</th><th>candidate</th>"
+                     "<th>status</th><th>median</th><th>MAD</th><th>min</th><th>max</th>"
+                     "<th>samples</th><th>batch</th><th>cost</th></tr></thead><tbody>";
+  const AutotuneOutcome* winner = report.winner();
+  for (const auto& o : report.outcomes) {
+    const bool timed = o.ok();
+    const auto time = [&](double s) { return timed ? escape(format_seconds(s)) : std::string(); };
+    html += "<tr data-c=\"" + std::to_string(o.index) + "\"" +
+            (&o == winner ? " class=\"winrow\"" : "") + "><td>" + std::to_string(o.index) +
+            "</td><td><code>" + escape(o.name) + "</code></td><td>" +
+            (&o == winner ? std::string("winner") : escape(to_string(o.status))) + "</td><td>" +
+            time(o.median) + "</td><td>" + (timed ? percent(o.spread, o.median) : "") +
+            "</td><td>" + time(o.min) + "</td><td>" + time(o.max) + "</td><td>" +
+            (timed ? std::to_string(o.samples) : "") + "</td><td>" +
+            (timed ? std::to_string(o.batch) : "") + "</td><td>" +
+            (o.cost_seconds > 0 ? escape(format_seconds(o.cost_seconds)) : "") + "</td></tr>";
+  }
+  return html + "</tbody></table></details>";
+}
+
+std::string summary_table(const std::vector<TuningReport>& reports) {
+  std::string html =
+      "<table class=\"summary\"><thead><tr><th>op</th><th>key</th><th>device</th>"
+      "<th>winner</th><th>time</th><th>vs default</th><th>candidates</th></tr>"
+      "</thead><tbody>";
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const TuningReport& r = reports[i];
+    const AutotuneOutcome* winner = r.winner();
+    const AutotuneOutcome* fallback = default_of(r);
+    const Counts c = count(r);
+    html += "<tr><td>" + escape(r.op) + "</td><td><a href=\"#t" + std::to_string(i) + "\"><code>" +
+            escape(r.key) + "</code></a></td><td title=\"" + escape(r.device) + "\">" +
+            escape(short_device(r.device)) + "</td>";
+    if (winner != nullptr) {
+      html += "<td><code>" + escape(clip(winner->name, 60)) + "</code></td><td class=\"num\">" +
+              escape(format_seconds(winner->median)) + "</td><td class=\"num\">" +
+              (fallback != nullptr && fallback->ok() && winner->median > 0
+                   ? ratio_text(fallback->median / winner->median)
+                   : std::string("–")) +
+              "</td>";
+    } else {
+      html += "<td class=\"bad\">none worked</td><td></td><td></td>";
+    }
+    html += "<td>" + std::to_string(c.measured + c.dropped) + " measured" +
+            (c.failed > 0 ? ", <span class=\"bad\">" + std::to_string(c.failed) + " failed</span>"
+                          : std::string()) +
+            "</td></tr>";
+  }
+  return html + "</tbody></table>";
+}
+
+}  // namespace tunekit::report_html
