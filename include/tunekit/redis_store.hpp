@@ -16,7 +16,11 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -107,11 +111,15 @@ class RedisStore : public ResultStore {
 };
 
 /// A local store in front of a remote one: a lookup asks the remote store only on a local miss
-/// (and keeps what it finds locally); a result goes to both; a tuning holds the local lock, then
+/// (and keeps what it finds locally, written by a thread); a result goes to both; a tuning holds the local lock, then
 /// the remote lease. Either may be null.
 class LayeredStore : public ResultStore {
  public:
   LayeredStore(std::shared_ptr<ResultStore> local, std::shared_ptr<ResultStore> remote);
+  /// Waits until what was fetched from the remote store is written locally.
+  ~LayeredStore() override;
+  LayeredStore(const LayeredStore&) = delete;
+  LayeredStore& operator=(const LayeredStore&) = delete;
   std::optional<StoredResult> load(const EntryId& id) override;
   void save(const EntryId& id, const StoredResult& result) override;
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override;
@@ -121,8 +129,16 @@ class LayeredStore : public ResultStore {
   const std::shared_ptr<ResultStore>& remote() const noexcept { return remote_; }
 
  private:
+  void keep_locally(const EntryId& id, const StoredResult& result);
+
   std::shared_ptr<ResultStore> local_;
   std::shared_ptr<ResultStore> remote_;
+  // Entries fetched from the remote store, written locally by a thread (off the caller's path).
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<CacheEntry> to_keep_;
+  bool stopping_ = false;
+  std::thread keeper_;
 };
 
 }  // namespace tunekit

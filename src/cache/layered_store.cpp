@@ -28,13 +28,53 @@ LayeredStore::LayeredStore(std::shared_ptr<ResultStore> local, std::shared_ptr<R
 
 std::optional<StoredResult> LayeredStore::load(const EntryId& id) {
   if (local_) {
+    {
+      // Fetched a moment ago and not written yet: a second lookup does not ask the server again.
+      std::lock_guard lock(mutex_);
+      for (const auto& entry : to_keep_) {
+        if (entry.id.op == id.op && entry.id.device == id.device && entry.id.key == id.key &&
+            entry.id.checksum == id.checksum) {
+          return entry.result;
+        }
+      }
+    }
     if (auto found = local_->load(id)) return found;
   }
   if (!remote_) return std::nullopt;
   auto found = remote_->load(id);
-  // Kept locally: the next process on this machine starts from its own disk.
-  if (found && local_) local_->save(id, *found);
+  // Kept locally, the next process on this machine starts from its own disk; written by a
+  // thread, as the local store's writes are synced (fsync) and this caller waits for its op.
+  if (found && local_) keep_locally(id, *found);
   return found;
+}
+
+void LayeredStore::keep_locally(const EntryId& id, const StoredResult& result) {
+  std::lock_guard lock(mutex_);
+  to_keep_.push_back(CacheEntry{id, result});
+  if (!keeper_.joinable()) {
+    keeper_ = std::thread([this] {
+      std::unique_lock lock(mutex_);
+      for (;;) {
+        wake_.wait(lock, [this] { return stopping_ || !to_keep_.empty(); });
+        if (to_keep_.empty()) return;  // stopping, nothing left
+        const CacheEntry entry = std::move(to_keep_.front());
+        to_keep_.pop_front();
+        lock.unlock();
+        local_->save(entry.id, entry.result);  // never throws: reports a failure itself
+        lock.lock();
+      }
+    });
+  }
+  wake_.notify_one();
+}
+
+LayeredStore::~LayeredStore() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (keeper_.joinable()) keeper_.join();  // what was fetched is on disk before the exit
 }
 
 void LayeredStore::save(const EntryId& id, const StoredResult& result) {
