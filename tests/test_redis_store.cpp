@@ -291,7 +291,7 @@ TEST_CASE("several processes meeting a new key: one tunes, the others wait for i
   CHECK(outputs == std::set<std::string>{"winners=fast\n"});  // all the same winner
 }
 
-TEST_CASE("a crashed tuner's lease expires; a waiter then tunes", "[redis]") {
+TEST_CASE("a crashed tuner's lease expires, and a waiter then takes it", "[redis]") {
   if (!redis_store_built()) return;
   REQUIRE_REDIS_SERVER(server);
   TempDir dir;
