@@ -1,6 +1,7 @@
 // The Redis result store against a real redis-server (tests/redis_server.hpp), started by each
 // test on a free loopback port; skipped with a message where redis-server is not installed.
 #include <hiredis/hiredis.h>
+#include <poll.h>
 
 #include <catch2/catch.hpp>
 #include <set>
@@ -365,4 +366,73 @@ TEST_CASE("results saved while the server is away are sent when it is back", "[r
   RedisStore other(parse_store_url(server->url()), fast_options());
   CHECK(other.load(sample_id("[2]")));
   CHECK(other.load(sample_id("[3]")));
+}
+
+TEST_CASE("a bad store URL given in code: reported once, the local cache is used", "[redis]") {
+  TempDir dir;
+  Settings settings = cache_settings(dir.path());
+  settings.store = "redis://host:99999/0";
+  CapturedWarnings warnings;
+  LocalTuner<SizeKey> tuner("bad_url_op", settings);
+  VirtualClient client("device A");
+  const auto& set = tuner.init([] {
+    return TunableSet{[](const std::uint64_t& n) { return SizeKey{n}; },
+                      [](const SizeKey& k, const std::uint64_t&) { return std::tuple<std::uint64_t>(k.n.value()); }}
+        .with(Tunable{"only", [](VirtualClient& c, std::uint64_t& n) {
+                        c.spend(1e-3);
+                        return n;
+                      }});
+  });
+  CHECK(tuner.execute(client.id(), client, set, std::uint64_t{3}) == 3);
+  CHECK(warnings.count("is not a store URL") == 1);
+  CHECK(FileStore(dir.path()).entries("bad_url_op").size() == 1);
+}
+
+TEST_CASE("a server that answers garbage is a server away, not a crash or a hang", "[redis]") {
+  if (!redis_store_built()) return;
+  // A listener that answers every connection with bytes that are not the Redis protocol, or
+  // with a reply of the wrong kind, then closes.
+  for (const std::string& answer : {std::string("hello\r\n"), std::string("$99999999999\r\nabc"),
+                                   std::string(":1\r\n:2\r\n:3\r\n"), std::string("*-5\r\n")}) {
+    CAPTURE(answer);
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(listener >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(listener, 8) == 0);
+    REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    std::atomic<bool> stop{false};
+    std::thread server([&] {
+      while (!stop) {
+        pollfd wait{listener, POLLIN, 0};
+        if (::poll(&wait, 1, 20) <= 0) continue;
+        const int client = ::accept(listener, nullptr, nullptr);
+        if (client < 0) continue;
+        char buffer[4096];
+        (void)!::read(client, buffer, sizeof buffer);
+        (void)!::write(client, answer.data(), answer.size());
+        ::close(client);
+      }
+    });
+    RedisStore::Options options = fast_options();
+    options.command_timeout = std::chrono::milliseconds(300);
+    const auto started = std::chrono::steady_clock::now();
+    {
+      CapturedWarnings warnings;
+      RedisStore store(parse_store_url("redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/0"),
+                       options);
+      CHECK_FALSE(store.load(sample_id()));
+      auto lock = store.lock_for_tuning(sample_id());
+      store.save(sample_id(), sample_result());
+      CHECK_THROWS_AS(store.entries(), AutotuneError);
+      CHECK(warnings.count("cannot be used") + warnings.count("ignoring the entry") >= 1);
+    }
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+    stop = true;
+    server.join();
+    ::close(listener);
+  }
 }
