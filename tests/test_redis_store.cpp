@@ -87,6 +87,21 @@ RedisStore::Options fast_options() {
   return o;
 }
 
+/// A fresh LocalTuner of one candidate with `settings` executes key `n` of `op` once.
+std::uint64_t run_one(const Settings& settings, const std::string& op, std::uint64_t n) {
+  LocalTuner<SizeKey> tuner(op, settings);
+  VirtualClient client("device A");
+  const auto& set = tuner.init([] {
+    return TunableSet{[](const std::uint64_t& n) { return SizeKey{n}; },
+                      [](const SizeKey& k, const std::uint64_t&) { return std::tuple<std::uint64_t>(k.n.value()); }}
+        .with(Tunable{"only", [](VirtualClient& c, std::uint64_t& n) {
+                        c.spend(1e-3);
+                        return n;
+                      }});
+  });
+  return tuner.execute(client.id(), client, set, n);
+}
+
 bool same(const StoredResult& a, const StoredResult& b) {
   return a.winner == b.winner && a.winner_index == b.winner_index &&
          a.outcomes.size() == b.outcomes.size();
@@ -150,19 +165,7 @@ TEST_CASE("an unreachable server: local results, one warning, nothing waits", "[
   TempDir dir;
   Settings settings = cache_settings(dir.path());
   settings.store = "redis://127.0.0.1:" + std::to_string(port) + "/0";
-  {
-    LocalTuner<SizeKey> tuner("unreachable_op", settings);
-    VirtualClient client("device A");
-    const auto& set = tuner.init([] {
-      return TunableSet{[](const std::uint64_t& n) { return SizeKey{n}; },
-                        [](const SizeKey& k, const std::uint64_t&) { return std::tuple<std::uint64_t>(k.n.value()); }}
-          .with(Tunable{"only", [](VirtualClient& c, std::uint64_t& n) {
-                          c.spend(1e-3);
-                          return n;
-                        }});
-    });
-    CHECK(tuner.execute(client.id(), client, set, std::uint64_t{7}) == 7);
-  }
+  CHECK(run_one(settings, "unreachable_op", 7) == 7);
   CHECK(FileStore(dir.path()).entries("unreachable_op").size() == 1);
 }
 
@@ -373,17 +376,7 @@ TEST_CASE("a bad store URL given in code: reported once, the local cache is used
   Settings settings = cache_settings(dir.path());
   settings.store = "redis://host:99999/0";
   CapturedWarnings warnings;
-  LocalTuner<SizeKey> tuner("bad_url_op", settings);
-  VirtualClient client("device A");
-  const auto& set = tuner.init([] {
-    return TunableSet{[](const std::uint64_t& n) { return SizeKey{n}; },
-                      [](const SizeKey& k, const std::uint64_t&) { return std::tuple<std::uint64_t>(k.n.value()); }}
-        .with(Tunable{"only", [](VirtualClient& c, std::uint64_t& n) {
-                        c.spend(1e-3);
-                        return n;
-                      }});
-  });
-  CHECK(tuner.execute(client.id(), client, set, std::uint64_t{3}) == 3);
+  CHECK(run_one(settings, "bad_url_op", 3) == 3);
   CHECK(warnings.count("is not a store URL") == 1);
   CHECK(FileStore(dir.path()).entries("bad_url_op").size() == 1);
 }
