@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tunekit/error.hpp"
+#include "tunekit/redis_store.hpp"
 
 namespace tunekit {
 
@@ -125,6 +126,10 @@ Settings Settings::from_environment(Settings base) {
                           "or give a directory");
     }
     base.cache_dir = v;
+  }
+  if (const char* v = std::getenv("TUNEKIT_STORE"); v && *v) {
+    (void)parse_store_url(v);  // a bad URL is an error here, not a warning at the first tuning
+    base.store = v;
   }
   if (const char* v = std::getenv("TUNEKIT_DEVICE"); v && *v) base.device = v;
   if (const char* v = std::getenv("TUNEKIT_BUILD_THREADS"); v && *v) {

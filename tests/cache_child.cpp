@@ -2,12 +2,14 @@
 // reports how many keys it tuned (the others came from the persistent cache).
 //
 //   cache_child --dir DIR [--counter FILE] [--device NAME] [--op NAME] [--source TEXT]
-//               [--tune-ms N] [--hang-file FILE] KEY...
+//               [--tune-ms N] [--hang-file FILE] [--store URL] [--start-file FILE] KEY...
 //
+// --store: Settings::store (a shared store behind DIR).
+// --start-file: wait until FILE exists before the first key (several children start at once).
 // --counter: each tuning appends "KEY PID" to FILE (O_APPEND: lines from processes stay whole).
 // --tune-ms: each candidate's benchmark input takes N ms to make (a slow tuning).
 // --hang-file: while tuning (holding the tuning lock), create FILE and sleep forever.
-// Prints "tunings=N" and exits 0; exits 2 on a usage error, 1 on a failure.
+// Prints "tunings=N winners=NAME,..." and exits 0; exits 2 on a usage error, 1 on a failure.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -40,6 +42,7 @@ void append_line(const std::string& file, const std::string& line) {
 int main(int argc, char** argv) {
   using namespace tunekit;
   std::string dir, counter, device = "virtual device", op = "child_op", source = "v1", hang_file;
+  std::string store, start_file;
   int tune_ms = 0;
   std::vector<std::uint64_t> keys;
   for (int i = 1; i < argc; ++i) {
@@ -58,6 +61,8 @@ int main(int argc, char** argv) {
     else if (arg == "--source") source = value();
     else if (arg == "--tune-ms") tune_ms = std::stoi(value());
     else if (arg == "--hang-file") hang_file = value();
+    else if (arg == "--store") store = value();
+    else if (arg == "--start-file") start_file = value();
     else keys.push_back(std::stoull(arg));
   }
   if (dir.empty()) {
@@ -68,6 +73,7 @@ int main(int argc, char** argv) {
   Settings settings = test::test_settings();
   settings.persistent_cache = true;
   settings.cache_dir = dir;
+  settings.store = store;
   LocalTuner<test::SizeKey> tuner(op, settings);
   test::VirtualClient client(device);
 
@@ -94,11 +100,16 @@ int main(int argc, char** argv) {
         .with(Tunable{"slow", slow}.fingerprint("source of slow: " + source));
   });
 
+  while (!start_file.empty() && ::access(start_file.c_str(), F_OK) != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   int tunings = 0;
+  std::string winners;
   try {
     for (std::uint64_t n : keys) {
       if (tuner.execute(client.id(), client, set, n) != n) return 1;
       const auto report = tuner.tuner(client.id()).report(test::SizeKey{n});
+      if (report && report->winner()) winners += (winners.empty() ? "" : ",") + report->winner()->name;
       if (report && report->tuning_seconds > 0) {
         ++tunings;
         if (!counter.empty()) append_line(counter, std::to_string(n) + " " + std::to_string(::getpid()) + "\n");
@@ -108,6 +119,6 @@ int main(int argc, char** argv) {
     std::cerr << "cache_child: " << e.what() << '\n';
     return 1;
   }
-  std::cout << "tunings=" << tunings << std::endl;
+  std::cout << "tunings=" << tunings << " winners=" << winners << std::endl;
   return 0;
 }

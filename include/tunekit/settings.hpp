@@ -113,6 +113,9 @@ struct Settings {
   LogLevel log = LogLevel::quiet;
   bool persistent_cache = true;
   std::filesystem::path cache_dir;  ///< empty: $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit
+  /// A store shared by a fleet, behind the local one: redis://HOST[:PORT][/DB] (see
+  /// parse_store_url, docs/cache.md "fleet"). Empty: the local file store only.
+  std::string store;
   std::string device;               ///< OpenCL device selector: index or name substring
   std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
   std::optional<SearchSettings> search;        ///< unset: SearchSettings::for_level(level)

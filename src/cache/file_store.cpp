@@ -24,6 +24,7 @@
 #include "format_internal.hpp"
 #include "indexed_file.hpp"
 #include "private_files.hpp"
+#include "shared_store.hpp"
 #include "../warnings.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/outcome.hpp"
@@ -626,12 +627,13 @@ std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode
 
 std::shared_ptr<ResultStore> make_result_store(const Settings& settings) {
   if (!settings.persistent_cache) return nullptr;
+  std::shared_ptr<ResultStore> local;
   try {
-    return std::make_shared<FileStore>(settings.resolved_cache_dir());
+    local = std::make_shared<FileStore>(settings.resolved_cache_dir());
   } catch (const AutotuneError& e) {
     warn_once("tunekit: " + e.message() + "; running without the persistent cache");
-    return nullptr;
   }
+  return detail::with_shared_store(settings, std::move(local));  // Settings::store, if any
 }
 
 }  // namespace tunekit

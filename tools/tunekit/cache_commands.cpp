@@ -1,14 +1,18 @@
-// `tunekit cache ...` and `tunekit report`: the persistent cache, read and moved through FileStore.
+// `tunekit cache ...` and `tunekit report`: the persistent cache, read and moved through FileStore,
+// or the shared store that --store / TUNEKIT_STORE names (RedisStore).
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <tunekit/cache.hpp>
 #include <tunekit/cl/program_binaries.hpp>
 #include <tunekit/error.hpp>
 #include <tunekit/outcome.hpp>
+#include <tunekit/redis_store.hpp>
 #include <tunekit/report.hpp>
 
 #include "commands.hpp"
@@ -39,7 +43,16 @@ bool cache_is_missing(const std::filesystem::path& dir) {
   return true;
 }
 
-std::string known_ops(const FileStore& store) {
+// The shared store the settings name (--store, TUNEKIT_STORE), or null: the cache commands then
+// work on it instead of the cache directory.
+std::unique_ptr<RedisStore> remote_store(const CommonOptions& common) {
+  const Settings settings = command_settings(common);
+  if (settings.store.empty()) return nullptr;
+  return std::make_unique<RedisStore>(parse_store_url(settings.store));
+}
+
+template <class Store>
+std::string known_ops(const Store& store) {
   std::string text;
   for (const auto& op : store.ops()) text += (text.empty() ? "" : ", ") + printable(op, 200);
   return text.empty() ? "none" : text;
@@ -47,7 +60,34 @@ std::string known_ops(const FileStore& store) {
 
 }  // namespace
 
+namespace {
+int remote_ls(const RedisStore& store) {
+  std::cout << "store: " << store.address().url() << "\n";
+  std::map<std::string, std::pair<std::size_t, std::set<std::string>>> ops;  // entries, devices
+  for (const auto& entry : store.entries()) {
+    auto& [count, devices] = ops[entry.id.op];
+    ++count;
+    devices.insert(entry.id.device);
+  }
+  if (ops.empty()) {
+    std::cout << "no tuning results\n";
+    return exit_ok;
+  }
+  std::size_t width = 2;
+  constexpr std::size_t max_op = 60;
+  for (const auto& [op, _] : ops) width = std::max(width, std::min(op.size(), max_op));
+  std::printf("  %-*s %8s %8s\n", static_cast<int>(width), "op", "entries", "devices");
+  for (const auto& [op, found] : ops) {
+    std::printf("  %-*s %8zu %8zu\n", static_cast<int>(width), printable(op, max_op).c_str(),
+                found.first, found.second.size());
+  }
+  std::fflush(stdout);
+  return exit_ok;
+}
+}  // namespace
+
 int cache_ls_command(const CommonOptions& common) {
+  if (const auto remote = remote_store(common)) return remote_ls(*remote);
   const auto dir = cache_dir(common);
   if (cache_is_missing(dir)) return exit_ok;
   FileStore store(dir);
@@ -87,14 +127,24 @@ int cache_ls_command(const CommonOptions& common) {
 }
 
 int cache_show_command(const CommonOptions& common, const std::string& op) {
-  const auto dir = cache_dir(common);
-  if (cache_is_missing(dir)) return exit_failure;
-  FileStore store(dir);
-  const auto entries = store.entries(op);
-  if (entries.empty()) {
-    std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in " << store.directory().string()
-              << " (ops with results: " << known_ops(store) << ")\n";
-    return exit_failure;
+  std::vector<CacheEntry> entries;
+  if (const auto remote = remote_store(common)) {
+    entries = remote->entries(op);
+    if (entries.empty()) {
+      std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in "
+                << remote->address().url() << " (ops with results: " << known_ops(*remote) << ")\n";
+      return exit_failure;
+    }
+  } else {
+    const auto dir = cache_dir(common);
+    if (cache_is_missing(dir)) return exit_failure;
+    FileStore store(dir);
+    entries = store.entries(op);
+    if (entries.empty()) {
+      std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in " << store.directory().string()
+                << " (ops with results: " << known_ops(store) << ")\n";
+      return exit_failure;
+    }
   }
   const auto reports = reports_from_cache(entries);
   for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -107,6 +157,14 @@ int cache_show_command(const CommonOptions& common, const std::string& op) {
 }
 
 int cache_clear_command(const CommonOptions& common, const std::string& op) {
+  if (const auto remote = remote_store(common)) {
+    // Program binaries are never shared (docs/cache.md, "fleet"): nothing of them is there.
+    const std::size_t count = op.empty() ? remote->clear() : remote->clear(op);
+    std::cout << "removed " << count << " results of "
+              << (op.empty() ? std::string("every op") : "'" + printable(op, 200) + "'") << " from "
+              << remote->address().url() << "\n";
+    return exit_ok;
+  }
   const auto dir = cache_dir(common);
   if (cache_is_missing(dir)) return exit_ok;
   FileStore store(dir);
@@ -128,6 +186,12 @@ int cache_clear_command(const CommonOptions& common, const std::string& op) {
 }
 
 int cache_export_command(const CommonOptions& common, const std::filesystem::path& file) {
+  if (const auto remote = remote_store(common)) {
+    const std::size_t count = remote->export_to(file);
+    std::cout << "exported " << count << " results from " << remote->address().url() << " to "
+              << file.string() << "\n";
+    return exit_ok;
+  }
   const auto dir = cache_dir(common);
   FileStore store(dir);
   const std::size_t count = store.export_to(file);
@@ -137,18 +201,33 @@ int cache_export_command(const CommonOptions& common, const std::filesystem::pat
 
 int cache_import_command(const CommonOptions& common, const std::filesystem::path& file,
                          bool keep_existing) {
+  const ImportMode mode = keep_existing ? ImportMode::keep_existing : ImportMode::replace;
+  if (const auto remote = remote_store(common)) {
+    const std::size_t count = remote->import_from(file, mode);
+    std::cout << "imported " << count << " results from " << file.string() << " into "
+              << remote->address().url() << "\n";
+    return exit_ok;
+  }
   FileStore store(cache_dir(common));
   const std::size_t count =
-      store.import_from(file, keep_existing ? ImportMode::keep_existing : ImportMode::replace);
+      store.import_from(file, mode);
   std::cout << "imported " << count << " results from " << file.string() << " into "
             << store.directory().string() << "\n";
   return exit_ok;
 }
 
 int report_command(const CommonOptions& common, const ReportOptions& options) {
-  const auto dir = cache_dir(common);
   std::vector<CacheEntry> entries;
-  if (!cache_absent(dir)) {
+  const auto remote = remote_store(common);
+  const std::string source = remote ? remote->address().url() : cache_dir(common).string();
+  if (remote) {
+    entries = options.op.empty() ? remote->entries() : remote->entries(options.op);
+    if (!options.op.empty() && entries.empty()) {
+      std::cerr << "tunekit: no results for op '" << printable(options.op, 200) << "' in "
+                << source << " (ops with results: " << known_ops(*remote) << ")\n";
+      return exit_failure;
+    }
+  } else if (const auto dir = cache_dir(common); !cache_absent(dir)) {
     FileStore store(dir);
     entries = options.op.empty() ? store.entries() : store.entries(options.op);
     if (!options.op.empty() && entries.empty()) {
@@ -162,7 +241,7 @@ int report_command(const CommonOptions& common, const ReportOptions& options) {
   std::cout << text_summary(reports);
   if (!options.html.empty()) {
     HtmlReportOptions html_options;
-    html_options.subtitle = "from " + dir.string();
+    html_options.subtitle = "from " + source;
     const std::string html = html_report(reports, html_options);
     {
       std::ofstream out(options.html, std::ios::binary | std::ios::trunc);

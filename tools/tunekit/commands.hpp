@@ -27,6 +27,7 @@ class UsageError : public std::runtime_error {
 /// Options every command shares.
 struct CommonOptions {
   std::string cache_dir;  ///< --cache-dir: overrides TUNEKIT_CACHE_DIR
+  std::string store;      ///< --store: overrides TUNEKIT_STORE (the cache commands then use it)
 };
 
 /// The settings a command runs with: TUNEKIT_* over the defaults, then the command line.

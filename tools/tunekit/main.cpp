@@ -82,6 +82,12 @@ int main(int argc, char** argv) {
                  "$XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit)")
       ->type_name("DIR")
       ->check(non_empty);
+  app.add_option("--store", common.store,
+                 "a result store shared by a fleet, behind the cache directory: "
+                 "redis://HOST[:PORT][/DB] (default: TUNEKIT_STORE); the cache commands and "
+                 "report then work on it")
+      ->type_name("URL")
+      ->check(non_empty);
 
   CLI::App* devices = app.add_subcommand(
       "devices", "List the OpenCL platforms and devices, with their identity and limits.");

@@ -13,6 +13,8 @@
 #include <tunekit/ops/transpose.hpp>
 #include <tunekit/outcome.hpp>
 
+#include <tunekit/redis_store.hpp>
+
 #include "commands.hpp"
 
 namespace tunekit::cli {
@@ -20,6 +22,10 @@ namespace tunekit::cli {
 Settings command_settings(const CommonOptions& common) {
   Settings settings = Settings::from_environment();
   if (!common.cache_dir.empty()) settings.cache_dir = common.cache_dir;
+  if (!common.store.empty()) {
+    (void)parse_store_url(common.store, "--store");
+    settings.store = common.store;
+  }
   return settings;
 }
 

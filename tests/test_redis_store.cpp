@@ -1,0 +1,431 @@
+// The Redis result store against a real redis-server (tests/redis_server.hpp), started by each
+// test on a free loopback port; skipped with a message where redis-server is not installed.
+#include <hiredis/hiredis.h>
+#include <poll.h>
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <tunekit/redis_store.hpp>
+
+#include "redis_server.hpp"
+#include "test_cache_support.hpp"
+
+using namespace tunekit;
+using namespace tunekit::test;
+
+namespace {
+
+#define REQUIRE_REDIS_SERVER(server)                                                         \
+  auto server = RedisServer::start_if_installed();                                           \
+  if (!server) {                                                                             \
+    WARN("redis-server is not installed (Debian: redis-server; scripts/install-deps.sh): "   \
+         "skipped");                                                                         \
+    SUCCEED("skipped");                                                                      \
+    return;                                                                                  \
+  }
+
+/// A plain client, to look at and tamper with what the store wrote.
+class RawClient {
+ public:
+  explicit RawClient(int port) {
+    const timeval timeout{2, 0};
+    context_ = redisConnectWithTimeout("127.0.0.1", port, timeout);
+    if (context_ == nullptr || context_->err) throw std::runtime_error("cannot connect");
+    redisSetTimeout(context_, timeout);
+  }
+  ~RawClient() { redisFree(context_); }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  /// The reply as text: a string or status as is, an integer in decimal, nil as "(nil)".
+  std::string run(std::vector<std::string> args) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lengths;
+    for (auto& a : args) {
+      argv.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+    auto* reply = static_cast<redisReply*>(
+        redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data()));
+    if (reply == nullptr) throw std::runtime_error("no reply");
+    std::string text;
+    if (reply->type == REDIS_REPLY_INTEGER) text = std::to_string(reply->integer);
+    else if (reply->type == REDIS_REPLY_NIL) text = "(nil)";
+    else if (reply->str != nullptr) text.assign(reply->str, reply->len);
+    freeReplyObject(reply);
+    return text;
+  }
+  /// Every key matching `pattern` (KEYS: a test database is small).
+  std::vector<std::string> keys(const std::string& pattern) {
+    auto* reply = static_cast<redisReply*>(redisCommand(context_, "KEYS %s", pattern.c_str()));
+    std::vector<std::string> found;
+    if (reply && reply->type == REDIS_REPLY_ARRAY) {
+      for (std::size_t i = 0; i < reply->elements; ++i) {
+        found.emplace_back(reply->element[i]->str, reply->element[i]->len);
+      }
+    }
+    if (reply) freeReplyObject(reply);
+    std::sort(found.begin(), found.end());
+    return found;
+  }
+
+ private:
+  redisContext* context_ = nullptr;
+};
+
+EntryId sample_id(const std::string& key = "[1024]") {
+  return EntryId{"device A", "redis_op", key, 0xfeedULL};
+}
+
+RedisStore::Options fast_options() {
+  RedisStore::Options o;
+  o.connect_timeout = std::chrono::milliseconds(500);
+  o.command_timeout = std::chrono::milliseconds(1000);
+  o.retry_interval = std::chrono::milliseconds(50);
+  o.lease_ttl = std::chrono::milliseconds(300);
+  o.lease_wait = std::chrono::seconds(10);
+  return o;
+}
+
+/// A fresh LocalTuner of one candidate with `settings` executes key `n` of `op` once.
+std::uint64_t run_one(const Settings& settings, const std::string& op, std::uint64_t n) {
+  LocalTuner<SizeKey> tuner(op, settings);
+  VirtualClient client("device A");
+  const auto& set = tuner.init([] {
+    return TunableSet{[](const std::uint64_t& n) { return SizeKey{n}; },
+                      [](const SizeKey& k, const std::uint64_t&) { return std::tuple<std::uint64_t>(k.n.value()); }}
+        .with(Tunable{"only", [](VirtualClient& c, std::uint64_t& n) {
+                        c.spend(1e-3);
+                        return n;
+                      }});
+  });
+  return tuner.execute(client.id(), client, set, n);
+}
+
+bool same(const StoredResult& a, const StoredResult& b) {
+  return a.winner == b.winner && a.winner_index == b.winner_index &&
+         a.outcomes.size() == b.outcomes.size();
+}
+
+}  // namespace
+
+TEST_CASE("store URLs are checked strictly", "[redis]") {
+  const auto ok = parse_store_url("redis://127.0.0.1:6380/2");
+  CHECK(ok.host == "127.0.0.1");
+  CHECK(ok.port == 6380);
+  CHECK(ok.db == 2);
+  CHECK(parse_store_url("redis://cache-1.example.com").url() == "redis://cache-1.example.com:6379/0");
+  CHECK(parse_store_url("redis://[::1]:7000/0").host == "::1");
+  CHECK(parse_store_url("redis://[::1]:7000/0").url() == "redis://[::1]:7000/0");
+  for (const char* bad : {"", "redis://", "redis:///0", "http://host:6379/0", "rediss://host/0",
+                          "redis://user:secret@host/0", "redis://host:0/0", "redis://host:65536/0",
+                          "redis://host:-1/0", "redis://host:/0", "redis://host:6379/",
+                          "redis://host:6379/x", "redis://host:6379/65536", "redis://host:6379/00",
+                          "redis://host:6379/0?db=1", "redis://host:6379/0#x", "redis://ho st/0",
+                          "redis://host\n/0", "redis://-host/0", "redis://host-/0", "redis://a..b/0",
+                          "redis://h%41st/0", "redis://[::1/0", "redis://[zz::1]/0",
+                          "redis://[::1]x/0", "redis://host:6379/0/1", "REDIS://host/0",
+                          "redis://host:+6379/0", "redis://host:06379/0"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_store_url(bad), AutotuneError);
+  }
+  CHECK_THROWS_WITH(parse_store_url("redis://u:pw@h/0"), Catch::Contains("password"));
+  CHECK_THROWS_WITH(parse_store_url(std::string(300, 'a')), Catch::Contains("longer than 255"));
+  CHECK_THROWS_WITH(parse_store_url(std::string("redis://h\x01/0"), "X"),
+                    Catch::Contains("X='redis://h\\x01/0' is not a store URL"));
+}
+
+TEST_CASE("TUNEKIT_STORE is checked when the settings are read", "[redis]") {
+  ::setenv("TUNEKIT_STORE", "redis://evil host/0", 1);
+  CHECK_THROWS_WITH(Settings::from_environment(), Catch::Contains("TUNEKIT_STORE="));
+  ::setenv("TUNEKIT_STORE", "redis://127.0.0.1:6390/3", 1);
+  CHECK(Settings::from_environment().store == "redis://127.0.0.1:6390/3");
+  ::unsetenv("TUNEKIT_STORE");
+  CHECK(Settings::from_environment().store.empty());
+}
+
+TEST_CASE("an unreachable server: local results, one warning, nothing waits", "[redis]") {
+  if (!redis_store_built()) return;
+  const int port = free_loopback_port();  // nothing listens there
+  CapturedWarnings warnings;
+  RedisStore store(parse_store_url("redis://127.0.0.1:" + std::to_string(port) + "/0"), fast_options());
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_FALSE(store.load(sample_id()));
+  store.save(sample_id(), sample_result());
+  CHECK_FALSE(store.load(sample_id("[2048]")));
+  auto lock = store.lock_for_tuning(sample_id());  // no lease: tunes here
+  CHECK(lock != nullptr);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  CHECK(store.pending() == 1);
+  CHECK_FALSE(store.reachable());
+  CHECK(warnings.count("cannot be used") == 1);
+  CHECK_THROWS_AS(store.entries(), AutotuneError);
+
+  // Through a tuner: tuned and kept locally.
+  TempDir dir;
+  Settings settings = cache_settings(dir.path());
+  settings.store = "redis://127.0.0.1:" + std::to_string(port) + "/0";
+  CHECK(run_one(settings, "unreachable_op", 7) == 7);
+  CHECK(FileStore(dir.path()).entries("unreachable_op").size() == 1);
+}
+
+TEST_CASE("results go to the server and come back from it", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  RedisStore store(parse_store_url(server->url(3)), fast_options());
+  CHECK_FALSE(store.load(sample_id()));
+  store.save(sample_id(), sample_result());
+  CHECK(store.reachable());
+  RedisStore other(parse_store_url(server->url(3)), fast_options());
+  const auto back = other.load(sample_id());
+  REQUIRE(back);
+  CHECK(same(*back, sample_result()));
+  CHECK(back->outcomes[2].error->message() == sample_result().outcomes[2].error->message());
+  // Another database, device, set checksum: not this entry.
+  CHECK_FALSE(RedisStore(parse_store_url(server->url(4)), fast_options()).load(sample_id()));
+  EntryId other_device = sample_id();
+  other_device.device = "device B";
+  CHECK_FALSE(other.load(other_device));
+  EntryId other_set = sample_id();
+  other_set.checksum = 1;
+  CHECK_FALSE(other.load(other_set));
+
+  CHECK(other.entries().size() == 1);
+  CHECK(other.ops() == std::vector<std::string>{"redis_op"});
+  CHECK(other.entries("other_op").empty());
+
+  // export / import go through the file store's bundle format.
+  TempDir dir;
+  CHECK(other.export_to(dir / "bundle.json") == 1);
+  CHECK(other.clear("redis_op") == 1);
+  CHECK(other.entries().empty());
+  CHECK(other.import_from(dir / "bundle.json") == 1);
+  CHECK(other.import_from(dir / "bundle.json", ImportMode::keep_existing) == 0);
+  REQUIRE(store.load(sample_id()));
+  CHECK(other.clear() == 1);
+  CHECK_FALSE(store.load(sample_id()));
+}
+
+TEST_CASE("a bad or forged entry on the server is reported and ignored", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  RedisStore store(parse_store_url(server->url()), fast_options());
+  store.save(sample_id("[1]"), sample_result());
+  store.save(sample_id("[2]"), sample_result(2e-3));
+  RawClient raw(server->port());
+  const auto keys = raw.keys("tunekit:*entry:*");
+  REQUIRE(keys.size() == 2);
+  const std::string first = raw.run({"GET", keys[0]});
+  const std::string second = raw.run({"GET", keys[1]});
+  const auto load_all = [&] {
+    int found = 0;
+    for (const char* key : {"[1]", "[2]"}) found += RedisStore(parse_store_url(server->url()), fast_options()).load(sample_id(key)).has_value();
+    return found;
+  };
+  REQUIRE(load_all() == 2);
+
+  SECTION("garbage") {
+    raw.run({"SET", keys[0], std::string("\0\xff{\"format\":", 12)});
+    raw.run({"SET", keys[1], "{\"format\":\"tunekit-cache-table\",\"version\":2,\"op\":\"redis_op\",\"entries\":[[[[[[[[[[[]]]]]]]]]]]}"});
+  }
+  SECTION("an edited number (the entry checksum fails)") {
+    std::string edited = first;
+    const auto at = edited.find("\"samples\": 12");
+    REQUIRE(at != std::string::npos);
+    edited.replace(at, 13, "\"samples\": 13");
+    raw.run({"SET", keys[0], edited});
+    raw.run({"SET", keys[1], first});  // another key's valid entry under this name
+  }
+  SECTION("a key of another type") {
+    raw.run({"DEL", keys[0]});
+    raw.run({"RPUSH", keys[0], "a"});
+    raw.run({"SET", keys[1], second.substr(0, second.size() / 2)});  // truncated
+  }
+  CapturedWarnings warnings;
+  CHECK(load_all() == 0);
+  CHECK(warnings.count("ignoring the entry") == 2);
+  // A listing reports them too, and lists nothing of them.
+  CHECK(store.entries().empty());
+  // A new result replaces the bad one.
+  store.save(sample_id("[1]"), sample_result());
+  CHECK(load_all() == 1);
+}
+
+TEST_CASE("a second process gets a result from the server without tuning", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  TempDir dir;
+  const auto url = server->url();
+  CHECK(run_child({"--dir", (dir / "a").string(), "--store", url, "64", "128"}, dir / "a.out") == 2);
+  // Another machine: its own empty local cache, the same server.
+  CHECK(run_child({"--dir", (dir / "b").string(), "--store", url, "64", "128"}, dir / "b.out") == 0);
+  CHECK(read_text(dir / "b.out").find("winners=fast,fast") != std::string::npos);
+  // ... and kept locally: without the server, still no tuning.
+  server->kill();
+  CHECK(run_child({"--dir", (dir / "b").string(), "--store", url, "64", "128"}, dir / "c.out") == 0);
+  CHECK(FileStore(dir / "b").entries("child_op").size() == 2);
+}
+
+TEST_CASE("several processes meeting a new key: one tunes, the others wait for it", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  TempDir dir;
+  const auto url = server->url();
+  std::vector<std::unique_ptr<Child>> children;
+  for (int i = 0; i < 4; ++i) {
+    const std::string name = "m" + std::to_string(i);
+    children.push_back(std::make_unique<Child>(
+        std::vector<std::string>{"--dir", (dir / name).string(), "--store", url, "--tune-ms", "100",
+                                 "--counter", (dir / "counter").string(), "--start-file",
+                                 (dir / "go").string(), "4096"},
+        dir / (name + ".out")));
+  }
+  write_text(dir / "go", "");
+  int total = 0;
+  std::set<std::string> outputs;
+  for (int i = 0; i < 4; ++i) {
+    CHECK(children[i]->wait() == 0);
+    total += children[i]->tunings();
+    const std::string out = read_text(dir / ("m" + std::to_string(i) + ".out"));
+    outputs.insert(out.substr(std::min(out.find("winners="), out.size())));
+  }
+  CHECK(total == 1);
+  const std::string counter = read_text(dir / "counter");
+  CHECK(std::count(counter.begin(), counter.end(), '\n') == 1);
+  CHECK(outputs == std::set<std::string>{"winners=fast\n"});  // all the same winner
+}
+
+TEST_CASE("a crashed tuner's lease expires, and a waiter then takes it", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  TempDir dir;
+  const auto url = server->url();
+  RedisStore::Options options = fast_options();
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // the tuner that dies holding the lease
+    RedisStore store(parse_store_url(url), options);
+    auto lease = store.lock_for_tuning(sample_id());
+    std::ofstream(dir / "held") << "held";
+    ::raise(SIGKILL);
+    ::_exit(1);
+  }
+  REQUIRE(pid > 0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(fs::exists(dir / "held"));
+  RawClient raw(server->port());
+  REQUIRE(raw.keys("tunekit:*lease:*").size() == 1);  // left behind
+  RedisStore store(parse_store_url(url), options);
+  const auto started = std::chrono::steady_clock::now();
+  auto lease = store.lock_for_tuning(sample_id());
+  const auto waited = std::chrono::steady_clock::now() - started;
+  CHECK(waited < options.lease_wait);  // not the whole bounded wait: the lease expired
+  const auto keys = raw.keys("tunekit:*lease:*");
+  REQUIRE(keys.size() == 1);
+  CHECK(raw.run({"GET", keys[0]}).ends_with("pid " + std::to_string(::getpid())));
+  // Renewed while held: still there after several times its time to live.
+  std::this_thread::sleep_for(options.lease_ttl * 3);
+  CHECK(raw.keys("tunekit:*lease:*").size() == 1);
+  lease.reset();
+  CHECK(raw.keys("tunekit:*lease:*").empty());
+}
+
+TEST_CASE("the server killed mid-tuning: the tuning ends, the result is kept locally", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  TempDir dir;
+  Child child({"--dir", (dir / "a").string(), "--store", server->url(), "--tune-ms", "300",
+               "--counter", (dir / "counter").string(), "512"},
+              dir / "a.out");
+  // Kill the server once the child holds the lease (it is tuning).
+  RawClient raw(server->port());
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (raw.keys("tunekit:*lease:*").empty() && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  server->kill();
+  CHECK(child.wait() == 0);
+  CHECK(child.tunings() == 1);
+  CHECK(FileStore(dir / "a").entries("child_op").size() == 1);
+}
+
+TEST_CASE("results saved while the server is away are sent when it is back", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  RedisStore store(parse_store_url(server->url()), fast_options());
+  store.save(sample_id("[1]"), sample_result());
+  server->kill();
+  CapturedWarnings warnings;
+  store.save(sample_id("[2]"), sample_result());
+  store.save(sample_id("[3]"), sample_result());
+  CHECK(store.pending() == 2);
+  CHECK(warnings.count("cannot be used") == 1);
+  REQUIRE(server->restart());  // empty: nothing was saved
+  // "Later": the first call after retry_interval reconnects and sends them.
+  std::this_thread::sleep_for(fast_options().retry_interval * 2);
+  CHECK_FALSE(store.load(sample_id("[1]")));  // lost with the server
+  CHECK(store.pending() == 0);
+  CHECK(warnings.count("is back; sent it the 2 results") == 1);
+  RedisStore other(parse_store_url(server->url()), fast_options());
+  CHECK(other.load(sample_id("[2]")));
+  CHECK(other.load(sample_id("[3]")));
+}
+
+TEST_CASE("a bad store URL given in code: reported once, the local cache is used", "[redis]") {
+  TempDir dir;
+  Settings settings = cache_settings(dir.path());
+  settings.store = "redis://host:99999/0";
+  CapturedWarnings warnings;
+  CHECK(run_one(settings, "bad_url_op", 3) == 3);
+  CHECK(warnings.count("is not a store URL") == 1);
+  CHECK(FileStore(dir.path()).entries("bad_url_op").size() == 1);
+}
+
+TEST_CASE("a server that answers garbage is a server away, not a crash or a hang", "[redis]") {
+  if (!redis_store_built()) return;
+  // A listener that answers every connection with bytes that are not the Redis protocol, or
+  // with a reply of the wrong kind, then closes.
+  for (const std::string& answer : {std::string("hello\r\n"), std::string("$99999999999\r\nabc"),
+                                   std::string(":1\r\n:2\r\n:3\r\n"), std::string("*-5\r\n")}) {
+    CAPTURE(answer);
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(listener >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+    REQUIRE(::listen(listener, 8) == 0);
+    REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+    std::atomic<bool> stop{false};
+    std::thread server([&] {
+      while (!stop) {
+        pollfd wait{listener, POLLIN, 0};
+        if (::poll(&wait, 1, 20) <= 0) continue;
+        const int client = ::accept(listener, nullptr, nullptr);
+        if (client < 0) continue;
+        char buffer[4096];
+        (void)!::read(client, buffer, sizeof buffer);
+        (void)!::write(client, answer.data(), answer.size());
+        ::close(client);
+      }
+    });
+    RedisStore::Options options = fast_options();
+    options.command_timeout = std::chrono::milliseconds(300);
+    const auto started = std::chrono::steady_clock::now();
+    {
+      CapturedWarnings warnings;
+      RedisStore store(parse_store_url("redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/0"),
+                       options);
+      CHECK_FALSE(store.load(sample_id()));
+      auto lock = store.lock_for_tuning(sample_id());
+      store.save(sample_id(), sample_result());
+      CHECK_THROWS_AS(store.entries(), AutotuneError);
+      CHECK(warnings.count("cannot be used") + warnings.count("ignoring the entry") >= 1);
+    }
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+    stop = true;
+    server.join();
+    ::close(listener);
+  }
+}
