@@ -797,3 +797,31 @@ TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them
     CHECK(made == 1);
   }
 }
+
+TEST_CASE("an input generator and a validator may take the client first", "[tuner][validation]") {
+  LocalTuner<SizeKey> tuner("client_first", test::test_settings());
+  VirtualClient client;
+  int generated_with_client = 0, validated_with_client = 0;
+  const auto& set = tuner.init([&] {
+    auto inputs = [&](VirtualClient& c, const SizeKey& key, const int&) {
+      generated_with_client += &c == &client;
+      return std::tuple<int>(static_cast<int>(key.n.value()));
+    };
+    auto check = [&](VirtualClient& c, const int& reference, const int& output) {
+      validated_with_client += &c == &client;
+      return reference == output;
+    };
+    return TunableSet{key_of_size, inputs}
+        .with(Tunable{"right", [](VirtualClient& c, int& n) { c.spend(2e-3); return n; }})
+        .with(Tunable{"wrong", [](VirtualClient& c, int& n) { c.spend(1e-3); return n + 1; }})
+        .validate_with(check);
+  });
+  CHECK(run(tuner, client, set, 100) == 100);
+  CHECK(generated_with_client > 0);
+  CHECK(validated_with_client > 0);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{100});
+  REQUIRE(report);
+  REQUIRE(report->outcomes.size() == 2);
+  REQUIRE(report->outcomes[1].error);
+  CHECK(report->outcomes[1].error->kind() == ErrorKind::wrong_output);
+}

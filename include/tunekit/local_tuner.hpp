@@ -107,12 +107,12 @@ class LocalTuner {
                   },
                   "the set's key generator must be callable with the inputs passed to execute() "
                   "and return the LocalTuner's key type");
-    static_assert(requires(const Set& set, const Key& key,
+    static_assert(requires(const Set& set, Client& client, const Key& key,
                            const std::remove_cvref_t<Inputs>&... inputs) {
-                    set.make_inputs(key, inputs...);
+                    set.make_inputs(client, key, inputs...);
                   },
                   "the set's input generator must be callable as (key, inputs passed to "
-                  "execute()...)");
+                  "execute()...) or (client, key, inputs...)");
   }
 
   struct TunerNode {

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tunekit/detail/client_first.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/result.hpp"
 #include "tunekit/space.hpp"
@@ -31,9 +32,13 @@ concept KeyGenerator = std::is_invocable_v<const F&, const Inputs&...> &&
                        std::convertible_to<std::invoke_result_t<const F&, const Inputs&...>, Key>;
 
 /// Concept: an input generator makes the inputs to benchmark on from the key and the real
-/// inputs, so that tuning never writes into the caller's buffers.
+/// inputs, so that tuning never writes into the caller's buffers. It may take the client first:
+/// (Client&, const Key&, const Inputs&...).
 template <class F, class Key, class... Inputs>
 concept InputGenerator = std::is_invocable_v<const F&, const Key&, const Inputs&...>;
+template <class F, class Client, class Key, class... Inputs>
+concept InputGeneratorFor =
+    detail::InvocableMaybeClient<F, Client, const Key&, const Inputs&...>;
 
 /// Concept: a tune function can be called with the benchmark inputs, or the client then them.
 template <class F, class Client, class... Args>
@@ -238,7 +243,8 @@ class TunableSet {
   }
 
   /// Validation at tuning time: `check(reference, candidate)` compares a candidate's output with
-  /// candidate 0's and returns true/false or an optional error message (empty = fine). The
+  /// candidate 0's and returns true/false or an optional error message (empty = fine); it may
+  /// take the client first, `check(client, reference, candidate)`, to read device buffers. The
   /// output is the tunable's return value, or the benchmark inputs tuple when it returns void.
   /// The input generator must then be deterministic for a key (seed it from the key).
   template <class Check>
@@ -395,15 +401,16 @@ class TunableSet {
     return std::invoke(key_generator_, inputs...);
   }
 
-  /// The benchmark inputs, always as a tuple.
-  template <class Key, class... Inputs>
-    requires std::is_invocable_v<const InputGen&, const Key&, const Inputs&...>
-  auto make_inputs(const Key& key, const Inputs&... inputs) const {
-    using Made = std::invoke_result_t<const InputGen&, const Key&, const Inputs&...>;
+  /// The benchmark inputs, always as a tuple: input_generator(key, inputs...), or
+  /// input_generator(client, key, inputs...) when it takes the client first.
+  template <class Client, class Key, class... Inputs>
+    requires detail::InvocableMaybeClient<InputGen, Client, const Key&, const Inputs&...>
+  auto make_inputs(Client& client, const Key& key, const Inputs&... inputs) const {
+    using Made = detail::maybe_client_result_t<InputGen, Client, const Key&, const Inputs&...>;
     if constexpr (detail::is_tuple_v<Made>) {
-      return std::invoke(input_generator_, key, inputs...);
+      return detail::invoke_maybe_client(input_generator_, client, key, inputs...);
     } else {
-      return std::tuple<Made>(std::invoke(input_generator_, key, inputs...));
+      return std::tuple<Made>(detail::invoke_maybe_client(input_generator_, client, key, inputs...));
     }
   }
 

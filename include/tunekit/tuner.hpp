@@ -725,8 +725,8 @@ class Tuner {
   template <class Client, class Set, class... Inputs>
   struct TuningState {
     using Output = execute_result_t<Set, Client, Inputs...>;
-    using Bench = decltype(std::declval<const Set&>().make_inputs(std::declval<const Key&>(),
-                                                                  std::declval<const Inputs&>()...));
+    using Bench = decltype(std::declval<const Set&>().make_inputs(
+        std::declval<Client&>(), std::declval<const Key&>(), std::declval<const Inputs&>()...));
     using Compared = std::conditional_t<std::is_void_v<Output>, Bench, Output>;
     std::optional<Compared> reference;
     std::string reference_name;
@@ -764,7 +764,7 @@ class Tuner {
     // the tuning (TunableSet::share_inputs).
     std::optional<Bench>& bench = state.shared_inputs;
     try {
-      if (!bench || !set.shares_inputs()) bench.emplace(set.make_inputs(key, inputs...));
+      if (!bench || !set.shares_inputs()) bench.emplace(set.make_inputs(client, key, inputs...));
     } catch (...) {
       bench.reset();
       const auto cause = error_from_exception(std::current_exception(), name);
@@ -777,7 +777,7 @@ class Tuner {
         state.tried = true;
         for (std::size_t r = 0; r < set.size() && !state.reference; ++r) {
           try {
-            auto reference_inputs = set.make_inputs(key, inputs...);
+            auto reference_inputs = set.make_inputs(client, key, inputs...);
             state.reference.emplace(output_of(set.locate(r), client, set, reference_inputs));
             wait_for(client);
             state.reference_name = set.name(r);
@@ -789,8 +789,8 @@ class Tuner {
         try {
           const auto output = output_of(where, client, set, *bench);
           wait_for(client);
-          const auto verdict = std::invoke(set.validator(), std::as_const(*state.reference),
-                                           std::as_const(output));
+          const auto verdict = detail::invoke_maybe_client(
+              set.validator(), client, std::as_const(*state.reference), std::as_const(output));
           std::optional<std::string> problem;
           if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
             if (!verdict) problem = "output differs from the reference";

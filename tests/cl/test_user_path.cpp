@@ -133,4 +133,42 @@ TEST_CASE("random buffers are reproducible and read back whole", "[opencl][user-
   CHECK_THROWS_AS(cl::buffer_of<double>(client, std::size_t(-1) / 4), AutotuneError);
 }
 
+TEST_CASE("an input generator and a validator may take the client", "[opencl][user-path]") {
+  LocalTuner<SizeKey> tuner("user_path_client_inputs", test::test_settings());
+  auto& client = shared_client();
+  const auto& set = tuner.init([] {
+    auto key_of = [](const ::cl::Buffer&, const std::size_t& n) { return SizeKey{n}; };
+    auto inputs = [](cl::Client& c, const SizeKey& key, const ::cl::Buffer&, const std::size_t&) {
+      const std::size_t n = key.n.value();
+      return std::tuple(cl::random_buffer<float>(c, n, cl::seed_of(key)), n);
+    };
+    auto same = [](cl::Client& c, const auto& reference, const auto& output) {
+      return cl::compare_buffers<float>(c, std::get<0>(reference), std::get<0>(output),
+                                        std::get<1>(output));
+    };
+    auto add = [](float amount) {
+      return cl::with_kernels(
+          [amount](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& x, std::size_t& n) {
+            c.launch_with(k, ::cl::NDRange(n), ::cl::NullRange, x, amount);
+          },
+          test::test_kernel("add"));
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"right", add(1.0f)})
+        .with(Tunable{"wrong", add(2.0f)})
+        .validate_with(same);
+  });
+  auto data = client.upload(std::vector<float>(100, 0.0f));
+  tuner.execute(client.id(), client, set, data, std::size_t{100});
+  CHECK(client.download<float>(data, 100) == std::vector<float>(100, 1.0f));
+  const auto report = tuner.tuner(client.id()).report(SizeKey{100});
+  REQUIRE(report);
+  REQUIRE(report->outcomes.size() == 2);
+  const auto& wrong = report->outcomes[1];
+  CHECK(wrong.name == "wrong");
+  REQUIRE(wrong.error);
+  CHECK(wrong.error->kind() == ErrorKind::wrong_output);
+  CHECK_THAT(wrong.error->message(), Catch::Contains("128 of 128 values differ"));
+}
+
 }  // namespace tunekit::test
