@@ -106,9 +106,10 @@ class Expander {
       out_ += "#line " + std::to_string(line_number + 1) + " " + quoted(name) + "\n";
     }
     if (out_.size() > max_total_bytes) {
-      throw AutotuneError(ErrorKind::build, "the kernel source " + name + " with its includes "
-                                            "exceeds " + std::to_string(max_total_bytes >> 20) +
-                                            " MiB");
+      throw AutotuneError(ErrorKind::build, "the kernel source " + name +
+                                                " with its includes "
+                                                "exceeds " +
+                                                std::to_string(max_total_bytes >> 20) + " MiB");
     }
   }
 
@@ -116,12 +117,12 @@ class Expander {
 
  private:
   std::string read(const std::filesystem::path& file, const std::string& included_from) const {
-    const std::string context = included_from.empty() ? "" : " (included from " + included_from + ")";
+    const std::string context =
+        included_from.empty() ? "" : " (included from " + included_from + ")";
     std::error_code error;
     if (std::filesystem::is_directory(file, error)) {
-      throw AutotuneError(ErrorKind::build,
-                          "cannot read the kernel source " + file.string() + context +
-                              ": it is a directory");
+      throw AutotuneError(ErrorKind::build, "cannot read the kernel source " + file.string() +
+                                                context + ": it is a directory");
     }
     std::ifstream in(file, std::ios::binary);
     if (!in) {

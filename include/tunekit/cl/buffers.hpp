@@ -29,8 +29,8 @@ std::uint64_t seed_of(const Key& key) {
 /// `count` values uniformly spread over [low, high], the same for the same seed everywhere
 /// (splitmix64; no std distribution, whose results differ between standard libraries).
 template <class T>
-  requires std::is_arithmetic_v<T>
-std::vector<T> random_values(std::size_t count, std::uint64_t seed, T low = T(-1), T high = T(1)) {
+requires std::is_arithmetic_v<T> std::vector<T> random_values(std::size_t count, std::uint64_t seed,
+                                                              T low = T(-1), T high = T(1)) {
   std::vector<T> values(count);
   std::uint64_t state = seed;
   for (auto& value : values) {
@@ -77,19 +77,29 @@ std::vector<T> read_all(Client& client, const ::cl::Buffer& buffer) {
   return client.download<T>(buffer, bytes / sizeof(T));
 }
 
-/// Compares the first `count` values of two device buffers: nothing when every pair is within
-/// `tolerance` (relative to the expected value's magnitude, absolute below 1), else a message
-/// naming the first pair that is not and how many differ. NaN never matches. A validator
-/// returns it as it is: `return cl::compare_buffers<float>(client, ref, out, n);`.
+/// Compares two device buffers of T value by value (their first `count` values; by default
+/// all of them, and then their sizes must agree): nothing when every pair is within `tolerance`
+/// (relative to the expected value's magnitude, absolute below 1), else a message naming the
+/// first pair that is not and how many differ. NaN never matches. A validator returns it as it
+/// is: `return cl::compare_buffers<float>(client, std::get<1>(reference), std::get<1>(output));`
 template <class T>
 std::optional<std::string> compare_buffers(Client& client, const ::cl::Buffer& expected,
-                                           const ::cl::Buffer& actual, std::size_t count,
-                                           double tolerance = 1e-5) {
-  const std::vector<T> want = client.download<T>(expected, count);
-  const std::vector<T> got = client.download<T>(actual, count);
+                                           const ::cl::Buffer& actual, double tolerance = 1e-5,
+                                           std::optional<std::size_t> count = std::nullopt) {
+  if (!count) {
+    const std::size_t want = expected.getInfo<CL_MEM_SIZE>() / sizeof(T);
+    const std::size_t got = actual.getInfo<CL_MEM_SIZE>() / sizeof(T);
+    if (want != got) {
+      return "the output holds " + std::to_string(got) + " values, the reference " +
+             std::to_string(want);
+    }
+    count = want;
+  }
+  const std::vector<T> want = client.download<T>(expected, *count);
+  const std::vector<T> got = client.download<T>(actual, *count);
   std::size_t wrong = 0;
   std::size_t first = 0;
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = 0; i < *count; ++i) {
     const double w = static_cast<double>(want[i]);
     const double g = static_cast<double>(got[i]);
     if (!(std::fabs(w - g) <= tolerance * std::max(1.0, std::fabs(w)))) {
@@ -97,7 +107,7 @@ std::optional<std::string> compare_buffers(Client& client, const ::cl::Buffer& e
     }
   }
   if (wrong == 0) return std::nullopt;
-  return std::to_string(wrong) + " of " + std::to_string(count) + " values differ; first at " +
+  return std::to_string(wrong) + " of " + std::to_string(*count) + " values differ; first at " +
          std::to_string(first) + ": " + std::to_string(static_cast<double>(got[first])) +
          ", expected " + std::to_string(static_cast<double>(want[first]));
 }

@@ -16,7 +16,7 @@ concept InvocableMaybeClient =
 /// validators keep their meaning, generic ones included), else fn(client, args...), so that an
 /// OpenCL op's generator can allocate its buffers through the client.
 template <class Fn, class Client, class... Args>
-  requires InvocableMaybeClient<Fn, Client, Args...>
+requires InvocableMaybeClient<Fn, Client, Args...>
 decltype(auto) invoke_maybe_client(const Fn& fn, Client& client, Args&&... args) {
   if constexpr (std::is_invocable_v<const Fn&, Args...>) {
     return std::invoke(fn, std::forward<Args>(args)...);
@@ -26,8 +26,7 @@ decltype(auto) invoke_maybe_client(const Fn& fn, Client& client, Args&&... args)
 }
 
 template <class Fn, class Client, class... Args>
-using maybe_client_result_t =
-    decltype(invoke_maybe_client(std::declval<const Fn&>(), std::declval<Client&>(),
-                                 std::declval<Args>()...));
+using maybe_client_result_t = decltype(invoke_maybe_client(
+    std::declval<const Fn&>(), std::declval<Client&>(), std::declval<Args>()...));
 
 }  // namespace tunekit::detail
