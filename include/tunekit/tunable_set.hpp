@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tunekit/detail/candidate_check.hpp"
 #include "tunekit/detail/client_first.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/result.hpp"
@@ -420,23 +421,30 @@ class TunableSet {
   template <class Client, class... Args>
   decltype(auto) call(CandidateLocation where, Client& client, Args&... args) const {
     static_assert(sizeof...(Entries) > 0, "the tunable set is empty: add candidates with .with()");
-    static_assert((TuneFn<std::remove_cvref_t<decltype(detail::function_of(
-                              std::declval<const Entries&>(), 0))>,
-                          Client, Args...> && ...),
-                  "a tunable cannot be called with the benchmark inputs (nor with the client "
-                  "followed by them)");
-    using R = detail::common_call_result_t<detail::entry_result_t<Entries, Client, Args...>...>;
-    static_assert(!std::is_same_v<R, detail::mismatched_results>,
-                  "every tunable in a set must return the same type for the same inputs (a "
-                  "tunekit::Result<T> and a plain T count as the same)");
-    using Caller = R (*)(const TunableSet&, std::uint32_t, Client&, Args&...);
-    static constexpr auto table = []<std::size_t... I>(std::index_sequence<I...>) {
-      return std::array<Caller, sizeof...(Entries)>{&call_entry<I, R, Client, Args...>...};
-    }(std::index_sequence_for<Entries...>{});
-    return table[where.entry](*this, where.variant, client, args...);
+    if constexpr (!(detail::fits_call<CallableOf<Entries>, Client, Args...> && ...)) {
+      // A compile error per misfit candidate, naming it (detail/candidate_check.hpp); nothing
+      // more is instantiated, so that those errors are the first and nearly the only ones.
+      (void)[]<std::size_t... I>(std::index_sequence<I...>) {
+        return (detail::check_candidate<I, CallableOf<Entries>, Client, Args...>() & ...);
+      }(std::index_sequence_for<Entries...>{});
+    } else {
+      using R = detail::common_call_result_t<detail::entry_result_t<Entries, Client, Args...>...>;
+      static_assert(!std::is_same_v<R, detail::mismatched_results>,
+                    "every tunable in a set must return the same type for the same inputs (a "
+                    "tunekit::Result<T> and a plain T count as the same)");
+      using Caller = R (*)(const TunableSet&, std::uint32_t, Client&, Args&...);
+      static constexpr auto table = []<std::size_t... I>(std::index_sequence<I...>) {
+        return std::array<Caller, sizeof...(Entries)>{&call_entry<I, R, Client, Args...>...};
+      }(std::index_sequence_for<Entries...>{});
+      return table[where.entry](*this, where.variant, client, args...);
+    }
   }
 
  private:
+  template <class Entry>
+  using CallableOf =
+      std::remove_cvref_t<decltype(detail::function_of(std::declval<const Entry&>(), 0))>;
+
   template <class Entry>
   auto append(Entry entry) {
     TunableSet<KeyGen, InputGen, Validator, Entries..., Entry> bigger(
