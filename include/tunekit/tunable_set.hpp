@@ -113,7 +113,7 @@ std::size_t size_of(const Entry& entry) {
   if constexpr (is_space_v<Entry>) {
     return entry.variants.size();
   } else {
-    return 1;
+    return tunable_of(entry).enabled() ? 1 : 0;  // Tunable::only_if(false): not a candidate
   }
 }
 
@@ -258,6 +258,31 @@ class TunableSet {
   }
 
   static constexpr bool validates = !std::is_same_v<Validator, NoValidation>;
+
+  /// The same three on a named set: `auto more = set.with(...)` returns a new set and leaves
+  /// `set` as it was (a copy of it, so its candidates must be copyable).
+  template <class Fn>
+  auto with(Tunable<Fn> tunable) const& {
+    return TunableSet(*this).with(std::move(tunable));
+  }
+  template <class Fn, class Key>
+  auto with(GroupedTunable<Fn, Key> tunable) const& {
+    return TunableSet(*this).with(std::move(tunable));
+  }
+  template <class Factory>
+    requires std::is_invocable_v<const Factory&, const Config&>
+  auto with(Space space, Factory factory) const& {
+    return TunableSet(*this).with(std::move(space), std::move(factory));
+  }
+  template <class Values, class Points, class Factory>
+  auto with(const StaticSpace<Values, Points>& space, const Factory& factory) const& {
+    return TunableSet(*this).with(space, factory);
+  }
+  template <class Check>
+  auto validate_with(Check check) const& {
+    return TunableSet(*this).validate_with(std::move(check));
+  }
+  auto share_inputs() const& { return TunableSet(*this).share_inputs(); }
 
   /// By default each candidate gets freshly generated benchmark inputs, so that in-place
   /// candidates never see each other's results. Call this when the candidates only read their
