@@ -690,3 +690,58 @@ TEST_CASE("a bundle exported by format 1 imports into format 2", "[cache]") {
   CHECK(store.load(id_of("m=1")));
   CHECK(store.directory().filename() == "v2");
 }
+
+TEST_CASE("last_call says whether a call tuned, loaded, dispatched, fell back or failed",
+          "[cache][last-call]") {
+  TempDir dir;
+  VirtualClient client;
+  // "fast" fails on the odd inputs that anchoring hides (101 -> key 128); "slow" serves them.
+  auto make_set = [] {
+    auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+    auto inputs = [](const SizeKey& key, const int&) {
+      return std::tuple<int>(static_cast<int>(key.n.value()));
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"slow", [](VirtualClient& c, int& n) { return c.spend(2e-3), n; }})
+        .with(Tunable{"fast", [](VirtualClient& c, int& n) {
+                        if (n % 2) throw std::runtime_error("odd");
+                        return c.spend(1e-3), n;
+                      }})
+        .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }}
+                  .only_if(false));
+  };
+  auto path_of = [](const LocalTuner<SizeKey>& tuner) {
+    const auto call = tuner.last_call();
+    return call ? std::pair(call->path, call->candidate) : std::pair(CallPath::none, 99u);
+  };
+  {
+    LocalTuner<SizeKey> tuner("last_call", cache_settings(dir.path()));
+    const auto& set = tuner.init(make_set);
+    CHECK(path_of(tuner) == std::pair(CallPath::none, 99u));
+    tuner.execute(client.id(), client, set, 128);
+    CHECK(path_of(tuner) == std::pair(CallPath::tuned, 1u));
+    CHECK(last_call().op == "last_call");
+    tuner.execute(client.id(), client, set, 128);
+    CHECK(path_of(tuner) == std::pair(CallPath::dispatched, 1u));
+    CHECK(tuner.execute(client.id(), client, set, 101) == 101);
+    CHECK(path_of(tuner) == std::pair(CallPath::fell_back, 0u));
+  }
+  {
+    LocalTuner<SizeKey> tuner("last_call", cache_settings(dir.path()));
+    const auto& set = tuner.init(make_set);
+    tuner.execute(client.id(), client, set, 128);
+    CHECK(path_of(tuner) == std::pair(CallPath::loaded, 1u));
+    // Another op's call on this thread is not this op's.
+    LocalTuner<SizeKey> other("last_call_other", test_settings());
+    const auto& failing = other.init([] {
+      return TunableSet{[](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; },
+                        CloneInputs{}}
+          .with(Tunable{"x", [](int&) -> int { throw std::runtime_error("no"); }});
+    });
+    CHECK_THROWS_AS(other.execute(client.id(), client, failing, 4), AutotuneError);
+    CHECK(!tuner.last_call());
+    CHECK(path_of(other).first == CallPath::failed);
+    CHECK_THROWS_AS(other.execute(client.id(), client, failing, 4), AutotuneError);
+    CHECK(path_of(other).first == CallPath::failed);  // the remembered failure
+  }
+}

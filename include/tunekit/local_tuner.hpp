@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "tunekit/call_report.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/result_store.hpp"
@@ -98,6 +99,17 @@ class LocalTuner {
   }
 
   const std::string& op() const noexcept { return op_; }
+
+  /// What this thread's last execute() of this op did (tuned, loaded, dispatched, fell back,
+  /// failed) and which candidate ran, or nothing when its last call was of another op (see
+  /// tunekit::last_call() for any op).
+  std::optional<CallReport> last_call() const noexcept {
+    const CallReport& call = tunekit::last_call();
+    for (const TunerNode* node = tuners_.load(std::memory_order_acquire); node; node = node->next) {
+      if (call.tuner == &node->tuner) return call;
+    }
+    return std::nullopt;
+  }
 
  private:
   template <class Client, class Set, class... Inputs>

@@ -21,6 +21,7 @@
 
 #include "tunekit/benchmark.hpp"
 #include "tunekit/build_pool.hpp"
+#include "tunekit/call_report.hpp"
 #include "tunekit/detail/insert_only_map.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/error.hpp"
@@ -77,6 +78,7 @@ class Tuner {
   execute_result_t<Set, Client, Inputs...> execute(Client& client, const Set& set, const Key& key,
                                                    Inputs&... inputs) {
     if (const Decision* decision = decisions_.find(key)) {
+      note(CallPath::dispatched, decision->index);
       return serve(*decision, client, set, key, inputs...);
     }
     return serve(obtain(client, set, key, inputs...), client, set, key, inputs...);
@@ -157,7 +159,10 @@ class Tuner {
   execute_result_t<Set, Client, Inputs...> serve(const Decision& decision, Client& client,
                                                  const Set& set, const Key& key,
                                                  Inputs&... inputs) {
-    if (decision.failed) throw *decision.failed;
+    if (decision.failed) {
+      note(CallPath::failed, decision.index);
+      throw *decision.failed;
+    }
     try {
       return run(decision, client, set, inputs...);
     } catch (...) {
@@ -175,10 +180,16 @@ class Tuner {
                           "a key of '" + op_ + "' cannot identify a tuning: " + *problem);
     }
     if (store_) {
-      if (auto stored = load(set, entry_id(set, key))) return keep(key, std::move(*stored));
+      if (auto stored = load(set, entry_id(set, key))) {
+        note(CallPath::loaded, stored->index);
+        return keep(key, std::move(*stored));
+      }
     }
     std::lock_guard tuning(tuning_mutex_);  // one tuning at a time per device: fair timings
-    if (const Decision* decision = decisions_.find(key)) return *decision;
+    if (const Decision* decision = decisions_.find(key)) {
+      note(CallPath::dispatched, decision->index);
+      return *decision;
+    }
     return keep(key, decide(client, set, key, inputs...));
   }
 
@@ -215,6 +226,7 @@ class Tuner {
           continue;
         }
         record_strike(other);
+        note(CallPath::fell_back, other);
         return;
       } else {
         std::optional<Output> output;
@@ -224,9 +236,11 @@ class Tuner {
           continue;
         }
         record_strike(other);
+        note(CallPath::fell_back, other);
         return std::move(*output);
       }
     }
+    note(CallPath::failed, decision.index);
     std::rethrow_exception(failure);
   }
 
@@ -274,7 +288,11 @@ class Tuner {
   // Called with tuning_mutex_ held: from the store if it has the key, else by tuning.
   template <class Client, class Set, class... Inputs>
   Decision decide(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
-    if (!store_) return from_report(set, tune(client, set, key, inputs...));
+    if (!store_) {
+      Decision decision = from_report(set, tune(client, set, key, inputs...));
+      note(CallPath::tuned, decision.index);  // after the tuning: its candidates may call ops
+      return decision;
+    }
     const EntryId id = entry_id(set, key);  // obtain() looked in the store just before
     std::unique_ptr<TuningLock> process_lock;
     try {
@@ -283,8 +301,12 @@ class Tuner {
       warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
     }
     // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
-    if (auto stored = load(set, id, /*report_mismatch=*/false)) return *stored;
+    if (auto stored = load(set, id, /*report_mismatch=*/false)) {
+      note(CallPath::loaded, stored->index);
+      return *stored;
+    }
     Decision decision = from_report(set, tune(client, set, key, inputs...));
+    note(CallPath::tuned, decision.index);
     if (!decision.failed || lasting(*decision.failed)) persist(set, key, decision);
     return decision;
   }
@@ -815,6 +837,10 @@ class Tuner {
     };
     return measure_candidate(client, FunctionRef<void()>(run_once), bench_settings, leader, name,
                              index);
+  }
+
+  void note(CallPath path, std::uint32_t candidate) const noexcept {
+    detail::note_call(this, op_, path, candidate);
   }
 
   void remember(TuningReport report, bool replace = true) {
