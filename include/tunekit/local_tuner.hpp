@@ -91,6 +91,7 @@ class LocalTuner {
       if (node->tuner.device() == id) return node->tuner;
     }
     Settings settings = settings_ ? *settings_ : global_settings();
+    settings.validate();
     auto store = make_result_store(settings);
     auto* node = new TunerNode{Tuner<Key>(op_, id, std::move(settings), std::move(store)),
                                tuners_.load(std::memory_order_relaxed)};
