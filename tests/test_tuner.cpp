@@ -867,3 +867,22 @@ TEST_CASE("a tunable can be left out of its set at run time with only_if", "[tun
   REQUIRE(report);
   CHECK(report->outcomes.size() == 2);
 }
+
+TEST_CASE("init with another factory than the first is a clear error, never a wrong cast",
+          "[tuner][init]") {
+  LocalTuner<SizeKey> tuner("init_twice", test::test_settings());
+  auto factory = [] { return TunableSet{key_of_size, bench_inputs}.with(Tunable{"a", costs(1e-3, 0)}); };
+  const auto& set = tuner.init(factory);
+  CHECK(&tuner.init(factory) == &set);  // the same factory: the same set
+  // A different set type (two candidates) and a different factory of the same set type.
+  CHECK_THROWS_WITH(tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"a", costs(1e-3, 0)})
+        .with(Tunable{"b", costs(1e-3, 1)});
+  }),
+                    Catch::Contains("'init_twice': init() was called with another factory"));
+  CHECK_THROWS_AS(tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}.with(Tunable{"a", costs(1e-3, 0)});
+  }),
+                  std::logic_error);
+}

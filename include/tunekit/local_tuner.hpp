@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -54,11 +55,23 @@ class LocalTuner {
   }
 
   /// Builds the tunable set with `factory` the first time (thread-safe) and returns it.
-  /// Every call on one LocalTuner must pass a factory of the same type.
+  /// Every call on one LocalTuner must pass a factory of the same type (in practice: init is
+  /// called from one place): another factory type throws std::logic_error naming the op, since
+  /// the set it would make is not the one kept (nor, for another set type, of its type).
   template <class Factory>
   const std::invoke_result_t<Factory&>& init(Factory&& factory) {
     using Set = std::invoke_result_t<Factory&>;
-    std::call_once(init_once_, [&] { set_ = std::make_shared<const Set>(factory()); });
+    static_assert(!std::is_reference_v<Set> && !std::is_void_v<Set>,
+                  "init's factory must return the tunable set by value");
+    std::call_once(init_once_, [&] {
+      set_ = std::make_shared<const Set>(factory());
+      factory_type_ = &type_tag<std::remove_cvref_t<Factory>>;
+    });
+    if (factory_type_ != &type_tag<std::remove_cvref_t<Factory>>) {
+      throw std::logic_error("tunekit: LocalTuner '" + op_ +
+                             "': init() was called with another factory than the first one; "
+                             "its set would be ignored. Call init from one place per op");
+    }
     return *static_cast<const Set*>(set_.get());
   }
 
@@ -135,8 +148,13 @@ class LocalTuner {
 
   std::string op_;
   std::optional<Settings> settings_;
+  // One address per type, without RTTI: what init's factory was.
+  template <class T>
+  static constexpr char type_tag = 0;
+
   std::once_flag init_once_;
   std::shared_ptr<const void> set_;
+  const void* factory_type_ = nullptr;  // written once, under init_once_
   std::atomic<TunerNode*> tuners_{nullptr};
   std::mutex tuners_mutex_;
 };
