@@ -481,7 +481,8 @@ TEST_CASE("a cached key never waits for another key's tuning; the key being tune
                     release.wait();
                   }
                   return c.spend(1e-3), n;
-                }});
+                }})
+        .with(Tunable{"slower", [](VirtualClient& c, std::uint64_t& n) { return c.spend(2e-3), n; }});
   };
   {  // an earlier program tuned key 16
     LocalTuner<SizeKey> earlier("waits", cache_settings(dir.path()));
@@ -736,7 +737,8 @@ TEST_CASE("last_call says whether a call tuned, loaded, dispatched, fell back or
     const auto& failing = other.init([] {
       return TunableSet{[](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; },
                         CloneInputs{}}
-          .with(Tunable{"x", [](int&) -> int { throw std::runtime_error("no"); }});
+          .with(Tunable{"x", [](int&) -> int { throw std::runtime_error("no"); }})
+          .with(Tunable{"y", [](int&) -> int { throw std::runtime_error("no"); }});
     });
     CHECK_THROWS_AS(other.execute(client.id(), client, failing, 4), AutotuneError);
     CHECK(!tuner.last_call());

@@ -156,7 +156,9 @@ TEST_CASE("sizes that anchor to the same key share one tuning", "[tuner]") {
                         ++tunings;
                         return bench_inputs(key, n);
                       }}
-        .with(Tunable{"only", costs(1e-3, 0)});
+        .with(Tunable{"only", costs(1e-3, 0)})
+        .with(Tunable{"slower", costs(2e-3, 0)})  // one candidate alone is not tuned
+        .share_inputs();
   });
   run(tuner, client, set, 1000);
   run(tuner, client, set, 1024);
@@ -283,7 +285,8 @@ TEST_CASE("a failing input generator is reported for each candidate", "[tuner][f
                       [](const SizeKey&, const int&) -> std::tuple<int> {
                         throw std::runtime_error("no memory for inputs");
                       }}
-        .with(Tunable{"a", costs(1e-3, 0)});
+        .with(Tunable{"a", costs(1e-3, 0)})
+        .with(Tunable{"b", costs(1e-3, 0)});
   });
   const auto text = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::no_valid_candidate);
   CHECK_THAT(text, Catch::Contains("the input generator failed") &&
@@ -427,7 +430,9 @@ TEST_CASE("a key with a NaN field is an invalid-key error, not a new tuning on e
   const auto& set = tuner.init([&] {
     return TunableSet{[](const double& x) { return ScaleKey{x}; },
                       [&](const ScaleKey&, const double& x) { return ++generated, std::tuple(x); }}
-        .with(Tunable{"a", [](VirtualClient& c, double& x) { return c.spend(1e-3), x; }});
+        .with(Tunable{"a", [](VirtualClient& c, double& x) { return c.spend(1e-3), x; }})
+        .with(Tunable{"b", [](VirtualClient& c, double& x) { return c.spend(2e-3), x; }})
+        .share_inputs();
   });
   CHECK(tuner.execute(client.id(), client, set, 0.5) == 0.5);
   CHECK(tuner.execute(client.id(), client, set, 0.5000000000000001) == 0.5000000000000001);
@@ -885,4 +890,25 @@ TEST_CASE("init with another factory than the first is a clear error, never a wr
     return TunableSet{key_of_size, bench_inputs}.with(Tunable{"a", costs(1e-3, 0)});
   }),
                   std::logic_error);
+}
+
+TEST_CASE("a set of one candidate runs it without a benchmark", "[tuner][single]") {
+  LocalTuner<SizeKey> tuner("single", test::test_settings());
+  VirtualClient client;
+  int calls = 0, generated = 0;
+  const auto& set = tuner.init([&] {
+    auto inputs = [&](const SizeKey& key, const int&) {
+      ++generated;
+      return std::tuple<int>(static_cast<int>(key.n.value()));
+    };
+    return TunableSet{key_of_size, inputs}
+        .with(Tunable{"only", [&](VirtualClient& c, int& n) { return ++calls, c.spend(1e-3), n; }})
+        .with(Tunable{"absent", costs(1e-3, 1)}.only_if(false));
+  });
+  CHECK(run(tuner, client, set, 100) == 100);
+  CHECK(run(tuner, client, set, 100) == 100);
+  CHECK(calls == 2);  // the two calls, nothing more
+  CHECK(generated == 0);
+  CHECK(client.measurements() == 0);
+  CHECK(!tuner.tuner(client.id()).report(SizeKey{100}));
 }

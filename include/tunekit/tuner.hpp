@@ -179,6 +179,13 @@ class Tuner {
       throw AutotuneError(ErrorKind::invalid_key,
                           "a key of '" + op_ + "' cannot identify a tuning: " + *problem);
     }
+    if (set.size() == 1) {  // nothing to choose: no benchmark, nothing stored (as in CubeCL)
+      Decision only;
+      only.location = set.locate(0);
+      only.ranking = {0};
+      note(CallPath::dispatched, 0);
+      return keep(key, std::move(only));
+    }
     if (store_) {
       if (auto stored = load(set, entry_id(set, key))) {
         note(CallPath::loaded, stored->index);
