@@ -747,3 +747,35 @@ TEST_CASE("last_call says whether a call tuned, loaded, dispatched, fell back or
     CHECK(path_of(other).first == CallPath::failed);  // the remembered failure
   }
 }
+
+namespace {
+// A device whose timer reports NaN: candidates run, but cannot be timed.
+struct BrokenTimer : VirtualClient {
+  double measure(FunctionRef<void()> work, std::size_t batch) {
+    VirtualClient::measure(work, batch);
+    return std::nan("");
+  }
+};
+}  // namespace
+
+TEST_CASE("when the timer fails for every candidate, the first that ran serves, unsaved",
+          "[cache][failure][timer]") {
+  TempDir dir;
+  BrokenTimer client;
+  auto make_set = [] {
+    auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+    return TunableSet{key_of, CloneInputs{}}
+        .with(Tunable{"broken", [](BrokenTimer&, int&) -> int { throw std::runtime_error("x"); }})
+        .with(Tunable{"first working", [](BrokenTimer&, int& n) { return n + 1; }})
+        .with(Tunable{"second working", [](BrokenTimer&, int& n) { return n + 2; }});
+  };
+  LocalTuner<SizeKey> tuner("broken_timer", cache_settings(dir.path()));
+  const auto& set = tuner.init(make_set);
+  {
+    CapturedWarnings warnings;
+    CHECK(tuner.execute(client.id(), client, set, 8) == 9);
+    CHECK(warnings.count("the timer failed for every candidate") == 1);
+  }
+  CHECK(tuner.execute(client.id(), client, set, 8) == 9);  // kept in memory
+  CHECK(FileStore(dir.path()).entries("broken_timer").empty());
+}

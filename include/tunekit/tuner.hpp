@@ -129,6 +129,7 @@ class Tuner {
     std::vector<std::uint32_t> ranking;
     std::vector<AutotuneError> failures;  // of candidates demoted after tuning
     std::shared_ptr<const AutotuneError> failed;
+    bool unmeasured = false;  // only the timer failed: served, never stored (from_report)
     // Failures of the winner on calls that another candidate then served; guarded by
     // decisions_mutex_ (readers of the lock-free map never touch it).
     mutable unsigned strikes = 0;
@@ -314,7 +315,9 @@ class Tuner {
     }
     Decision decision = from_report(set, tune(client, set, key, inputs...));
     note(CallPath::tuned, decision.index);
-    if (!decision.failed || lasting(*decision.failed)) persist(set, key, decision);
+    if (!decision.unmeasured && (!decision.failed || lasting(*decision.failed))) {
+      persist(set, key, decision);
+    }
     return decision;
   }
 
@@ -429,6 +432,22 @@ class Tuner {
         decision.ranking.push_back(static_cast<std::uint32_t>(outcome.index));
       } else if (outcome.error) {
         reasons.push_back(*outcome.error);
+      }
+    }
+    if (decision.ranking.empty()) {
+      // As CubeCL: when the timer failed, those candidates ran; serve the first of them (in set
+      // order), unmeasured, for this process only.
+      for (const auto& outcome : report.outcomes) {
+        if (outcome.error && outcome.error->kind() == ErrorKind::invalid_measurement) {
+          decision.ranking.push_back(static_cast<std::uint32_t>(outcome.index));
+        }
+      }
+      std::sort(decision.ranking.begin(), decision.ranking.end());
+      decision.unmeasured = !decision.ranking.empty();
+      if (decision.unmeasured) {
+        warn("tunekit: " + op_ + " [" + report.key + "]: the timer failed for every candidate "
+             "that ran; using '" + set.name(decision.ranking.front()) +
+             "' unmeasured (not saved to disk)");
       }
     }
     if (decision.ranking.empty()) {
