@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <mutex>
@@ -176,7 +178,49 @@ Settings global_settings() {
   return *global;
 }
 
+namespace {
+
+// The rule `field` breaks: "<field>=<value> is not valid: <rule>".
+[[noreturn]] void invalid_setting(std::string_view field, double value, std::string_view rule) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", value);
+  throw AutotuneError(ErrorKind::settings, "tunekit::Settings: " + std::string(field) + "=" +
+                                               text + " is not valid: " + std::string(rule));
+}
+
+}  // namespace
+
+void Settings::validate() const {
+  // NaN fails every comparison, so each rule is written as what must hold.
+  const BenchmarkSettings b = benchmark_settings();
+  const auto check = [](bool holds, std::string_view field, double value, std::string_view rule) {
+    if (!holds) invalid_setting(field, value, rule);
+  };
+  check(b.min_samples >= 1, "benchmark.min_samples", static_cast<double>(b.min_samples),
+        "at least 1 sample");
+  check(b.max_samples >= b.min_samples, "benchmark.max_samples",
+        static_cast<double>(b.max_samples), "at least min_samples");
+  check(b.racing_factor >= 1, "benchmark.racing_factor", b.racing_factor,
+        "at least 1 (a candidate is dropped once its median is this many times the leader's; "
+        "infinity never drops)");
+  check(b.target_spread >= 0 && std::isfinite(b.target_spread), "benchmark.target_spread",
+        b.target_spread, "a finite fraction of at least 0");
+  check(b.min_sample_seconds >= 0 && std::isfinite(b.min_sample_seconds),
+        "benchmark.min_sample_seconds", b.min_sample_seconds, "finite seconds of at least 0");
+  check(b.max_candidate_seconds > 0, "benchmark.max_candidate_seconds", b.max_candidate_seconds,
+        "more than 0 seconds");
+  const SearchSettings search = search_settings();
+  check(search.fraction >= 0 && search.fraction <= 1, "search.fraction", search.fraction,
+        "a fraction of the space in [0, 1] (min_evaluations is the floor)");
+  check(search.max_seconds > 0, "search.max_seconds", search.max_seconds, "more than 0 seconds");
+  check(search.margin >= 0 && std::isfinite(search.margin), "search.margin", search.margin,
+        "a finite fraction of at least 0");
+  check(search.abandon_factor >= 1, "search.abandon_factor", search.abandon_factor,
+        "at least 1");
+}
+
 void set_global_settings(Settings settings) {
+  settings.validate();
   std::lock_guard lock(global_mutex);
   global = std::move(settings);
 }

@@ -481,7 +481,8 @@ TEST_CASE("a cached key never waits for another key's tuning; the key being tune
                     release.wait();
                   }
                   return c.spend(1e-3), n;
-                }});
+                }})
+        .with(Tunable{"slower", [](VirtualClient& c, std::uint64_t& n) { return c.spend(2e-3), n; }});
   };
   {  // an earlier program tuned key 16
     LocalTuner<SizeKey> earlier("waits", cache_settings(dir.path()));
@@ -689,4 +690,92 @@ TEST_CASE("a bundle exported by format 1 imports into format 2", "[cache]") {
   CHECK(store.import_from(dir / "old.json") == 1);
   CHECK(store.load(id_of("m=1")));
   CHECK(store.directory().filename() == "v2");
+}
+
+TEST_CASE("last_call says whether a call tuned, loaded, dispatched, fell back or failed",
+          "[cache][last-call]") {
+  TempDir dir;
+  VirtualClient client;
+  // "fast" fails on the odd inputs that anchoring hides (101 -> key 128); "slow" serves them.
+  auto make_set = [] {
+    auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+    auto inputs = [](const SizeKey& key, const int&) {
+      return std::tuple<int>(static_cast<int>(key.n.value()));
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"slow", [](VirtualClient& c, int& n) { return c.spend(2e-3), n; }})
+        .with(Tunable{"fast", [](VirtualClient& c, int& n) {
+                        if (n % 2) throw std::runtime_error("odd");
+                        return c.spend(1e-3), n;
+                      }})
+        .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }}
+                  .only_if(false));
+  };
+  auto path_of = [](const LocalTuner<SizeKey>& tuner) {
+    const auto call = tuner.last_call();
+    return call ? std::pair(call->path, call->candidate) : std::pair(CallPath::none, 99u);
+  };
+  {
+    LocalTuner<SizeKey> tuner("last_call", cache_settings(dir.path()));
+    const auto& set = tuner.init(make_set);
+    CHECK(path_of(tuner) == std::pair(CallPath::none, 99u));
+    tuner.execute(client.id(), client, set, 128);
+    CHECK(path_of(tuner) == std::pair(CallPath::tuned, 1u));
+    CHECK(last_call().op == "last_call");
+    tuner.execute(client.id(), client, set, 128);
+    CHECK(path_of(tuner) == std::pair(CallPath::dispatched, 1u));
+    CHECK(tuner.execute(client.id(), client, set, 101) == 101);
+    CHECK(path_of(tuner) == std::pair(CallPath::fell_back, 0u));
+  }
+  {
+    LocalTuner<SizeKey> tuner("last_call", cache_settings(dir.path()));
+    const auto& set = tuner.init(make_set);
+    tuner.execute(client.id(), client, set, 128);
+    CHECK(path_of(tuner) == std::pair(CallPath::loaded, 1u));
+    // Another op's call on this thread is not this op's.
+    LocalTuner<SizeKey> other("last_call_other", test_settings());
+    const auto& failing = other.init([] {
+      return TunableSet{[](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; },
+                        CloneInputs{}}
+          .with(Tunable{"x", [](int&) -> int { throw std::runtime_error("no"); }})
+          .with(Tunable{"y", [](int&) -> int { throw std::runtime_error("no"); }});
+    });
+    CHECK_THROWS_AS(other.execute(client.id(), client, failing, 4), AutotuneError);
+    CHECK(!tuner.last_call());
+    CHECK(path_of(other).first == CallPath::failed);
+    CHECK_THROWS_AS(other.execute(client.id(), client, failing, 4), AutotuneError);
+    CHECK(path_of(other).first == CallPath::failed);  // the remembered failure
+  }
+}
+
+namespace {
+// A device whose timer reports NaN: candidates run, but cannot be timed.
+struct BrokenTimer : VirtualClient {
+  double measure(FunctionRef<void()> work, std::size_t batch) {
+    VirtualClient::measure(work, batch);
+    return std::nan("");
+  }
+};
+}  // namespace
+
+TEST_CASE("when the timer fails for every candidate, the first that ran serves, unsaved",
+          "[cache][failure][timer]") {
+  TempDir dir;
+  BrokenTimer client;
+  auto make_set = [] {
+    auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+    return TunableSet{key_of, CloneInputs{}}
+        .with(Tunable{"broken", [](BrokenTimer&, int&) -> int { throw std::runtime_error("x"); }})
+        .with(Tunable{"first working", [](BrokenTimer&, int& n) { return n + 1; }})
+        .with(Tunable{"second working", [](BrokenTimer&, int& n) { return n + 2; }});
+  };
+  LocalTuner<SizeKey> tuner("broken_timer", cache_settings(dir.path()));
+  const auto& set = tuner.init(make_set);
+  {
+    CapturedWarnings warnings;
+    CHECK(tuner.execute(client.id(), client, set, 8) == 9);
+    CHECK(warnings.count("the timer failed for every candidate") == 1);
+  }
+  CHECK(tuner.execute(client.id(), client, set, 8) == 9);  // kept in memory
+  CHECK(FileStore(dir.path()).entries("broken_timer").empty());
 }

@@ -75,7 +75,12 @@ TEST_CASE("threads on different devices tune independently", "[concurrency]") {
     pool.emplace_back([&, d] {
       HostClient host(DeviceId("device " + std::to_string(d)));
       const auto& set =
-          tuner.init([&] { return TunableSet{key_of, inputs}.with(Tunable{"id", [](int& n) { return n; }}); });
+          tuner.init([&] {
+        return TunableSet{key_of, inputs}
+            .with(Tunable{"id", [](int& n) { return n; }})
+            .with(Tunable{"id too", [](int& n) { return n; }})
+            .share_inputs();
+      });
       for (int i = 0; i < 500; ++i) wrong += tuner.execute(host.id(), host, set, i % 4) != i % 4;
     });
   }

@@ -97,6 +97,11 @@ std::uint64_t run_one(const Settings& settings, const std::string& op, std::uint
         .with(Tunable{"only", [](VirtualClient& c, std::uint64_t& n) {
                         c.spend(1e-3);
                         return n;
+                      }})
+        // Two candidates: a set of one is never tuned nor stored.
+        .with(Tunable{"slower", [](VirtualClient& c, std::uint64_t& n) {
+                        c.spend(3e-3);
+                        return n;
                       }});
   });
   return tuner.execute(client.id(), client, set, n);

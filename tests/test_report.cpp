@@ -169,3 +169,29 @@ TEST_CASE("cache entries become ranked reports", "[report]") {
   CHECK(reports[1].outcomes.front().name == "vector4");
   CHECK(reports[1].tuning_seconds > 0);  // the candidates' measuring costs
 }
+
+TEST_CASE("keys are listed in numeric order, not as text", "[report]") {
+  CHECK(natural_less("rows=64", "rows=128"));
+  CHECK(!natural_less("rows=128", "rows=64"));
+  CHECK(natural_less("rows=64 cols=8", "rows=64 cols=16"));
+  CHECK(natural_less("n=007", "n=8"));
+  CHECK(natural_less("a", "ab"));
+  CHECK(natural_less("n=99999999999999999999999", "n=100000000000000000000000"));
+  std::vector<TuningReport> reports;
+  for (const char* key : {"rows=256", "rows=64", "rows=128"}) {
+    TuningReport r{"softmax", key, "device", 0, {}};
+    AutotuneOutcome o;
+    o.name = "a";
+    o.status = OutcomeStatus::measured;
+    o.median = 1e-3;
+    o.samples = 3;
+    r.outcomes.push_back(o);
+    reports.push_back(r);
+  }
+  const std::string text = text_summary(reports);
+  CHECK(text.find("rows=64") < text.find("rows=128"));
+  CHECK(text.find("rows=128") < text.find("rows=256"));
+  const std::string html = html_report(reports, {});
+  CHECK(html.find("rows=64") < html.find("rows=128"));
+  CHECK(html.find("rows=128") < html.find("rows=256"));
+}

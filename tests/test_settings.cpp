@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <cmath>
 #include <tunekit/tunekit.hpp>
+
+#include "support.hpp"
 
 namespace {
 // Sets an environment variable for the scope of a test.
@@ -98,4 +101,59 @@ TEST_CASE("levels raise sampling effort and relax racing as they go up", "[setti
   CHECK(balanced.max_samples < full.max_samples);
   CHECK(minimal.racing_factor < balanced.racing_factor);
   CHECK(std::isinf(full.racing_factor));
+}
+
+TEST_CASE("settings that cannot work are refused with the field and the rule", "[settings]") {
+  using namespace tunekit;
+  const auto refused = [](const Settings& s) {
+    try {
+      s.validate();
+    } catch (const AutotuneError& e) {
+      CHECK(e.kind() == ErrorKind::settings);
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  Settings s;
+  for (Level level : {Level::minimal, Level::balanced, Level::extensive, Level::full}) {
+    s.level = level;
+    CHECK(refused(s) == "accepted");
+  }
+  BenchmarkSettings b;
+  b.racing_factor = 0.5;
+  s.benchmark = b;
+  CHECK_THAT(refused(s), Catch::Contains("benchmark.racing_factor=0.5 is not valid: at least 1"));
+  b.racing_factor = std::nan("");
+  s.benchmark = b;
+  CHECK_THAT(refused(s), Catch::Contains("benchmark.racing_factor=nan"));
+  b = {};
+  b.min_samples = 10;
+  b.max_samples = 5;
+  s.benchmark = b;
+  CHECK_THAT(refused(s), Catch::Contains("benchmark.max_samples=5 is not valid: at least min"));
+  b = {};
+  b.min_samples = 0;
+  s.benchmark = b;
+  CHECK_THAT(refused(s), Catch::Contains("benchmark.min_samples=0"));
+  s.benchmark.reset();
+  SearchSettings search;
+  search.fraction = 1.5;
+  s.search = search;
+  CHECK_THAT(refused(s), Catch::Contains("search.fraction=1.5"));
+  // A LocalTuner refuses them before tuning anything, as set_global_settings does.
+  s.search.reset();
+  b = {};
+  b.racing_factor = 0.5;
+  s.benchmark = b;
+  s.persistent_cache = false;
+  LocalTuner<test::SizeKey> tuner("bad_settings", s);
+  HostClient host;
+  const auto& set = tuner.init([] {
+    return TunableSet{[](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; },
+                      CloneInputs{}}
+        .with(Tunable{"a", [](int& n) { return n; }})
+        .with(Tunable{"b", [](int& n) { return n; }});
+  });
+  CHECK_THROWS_WITH(tuner.execute(host.id(), host, set, 4), Catch::Contains("racing_factor"));
+  CHECK_THROWS_WITH(set_global_settings(s), Catch::Contains("racing_factor"));
 }

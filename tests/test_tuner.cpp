@@ -156,7 +156,9 @@ TEST_CASE("sizes that anchor to the same key share one tuning", "[tuner]") {
                         ++tunings;
                         return bench_inputs(key, n);
                       }}
-        .with(Tunable{"only", costs(1e-3, 0)});
+        .with(Tunable{"only", costs(1e-3, 0)})
+        .with(Tunable{"slower", costs(2e-3, 0)})  // one candidate alone is not tuned
+        .share_inputs();
   });
   run(tuner, client, set, 1000);
   run(tuner, client, set, 1024);
@@ -283,7 +285,8 @@ TEST_CASE("a failing input generator is reported for each candidate", "[tuner][f
                       [](const SizeKey&, const int&) -> std::tuple<int> {
                         throw std::runtime_error("no memory for inputs");
                       }}
-        .with(Tunable{"a", costs(1e-3, 0)});
+        .with(Tunable{"a", costs(1e-3, 0)})
+        .with(Tunable{"b", costs(1e-3, 0)});
   });
   const auto text = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::no_valid_candidate);
   CHECK_THAT(text, Catch::Contains("the input generator failed") &&
@@ -427,7 +430,9 @@ TEST_CASE("a key with a NaN field is an invalid-key error, not a new tuning on e
   const auto& set = tuner.init([&] {
     return TunableSet{[](const double& x) { return ScaleKey{x}; },
                       [&](const ScaleKey&, const double& x) { return ++generated, std::tuple(x); }}
-        .with(Tunable{"a", [](VirtualClient& c, double& x) { return c.spend(1e-3), x; }});
+        .with(Tunable{"a", [](VirtualClient& c, double& x) { return c.spend(1e-3), x; }})
+        .with(Tunable{"b", [](VirtualClient& c, double& x) { return c.spend(2e-3), x; }})
+        .share_inputs();
   });
   CHECK(tuner.execute(client.id(), client, set, 0.5) == 0.5);
   CHECK(tuner.execute(client.id(), client, set, 0.5000000000000001) == 0.5000000000000001);
@@ -796,4 +801,114 @@ TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them
     run(tuner, client, set, 4);
     CHECK(made == 1);
   }
+}
+
+TEST_CASE("an input generator and a validator may take the client first", "[tuner][validation]") {
+  LocalTuner<SizeKey> tuner("client_first", test::test_settings());
+  VirtualClient client;
+  int generated_with_client = 0, validated_with_client = 0;
+  const auto& set = tuner.init([&] {
+    auto inputs = [&](VirtualClient& c, const SizeKey& key, const int&) {
+      generated_with_client += &c == &client;
+      return std::tuple<int>(static_cast<int>(key.n.value()));
+    };
+    auto check = [&](VirtualClient& c, const int& reference, const int& output) {
+      validated_with_client += &c == &client;
+      return reference == output;
+    };
+    return TunableSet{key_of_size, inputs}
+        .with(Tunable{"right", [](VirtualClient& c, int& n) { c.spend(2e-3); return n; }})
+        .with(Tunable{"wrong", [](VirtualClient& c, int& n) { c.spend(1e-3); return n + 1; }})
+        .validate_with(check);
+  });
+  CHECK(run(tuner, client, set, 100) == 100);
+  CHECK(generated_with_client > 0);
+  CHECK(validated_with_client > 0);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{100});
+  REQUIRE(report);
+  REQUIRE(report->outcomes.size() == 2);
+  REQUIRE(report->outcomes[1].error);
+  CHECK(report->outcomes[1].error->kind() == ErrorKind::wrong_output);
+}
+
+TEST_CASE("a named set takes .with() and the others, leaving itself as it was", "[tuner][set]") {
+  const auto base = TunableSet{key_of_size, bench_inputs}.with(Tunable{"slow", costs(3e-3, 0)});
+  const auto more = base.with(Tunable{"fast", costs(1e-3, 1)});
+  const auto checked = more.validate_with([](int a, int b) { return a == b; }).share_inputs();
+  CHECK(base.names() == std::vector<std::string>{"slow"});
+  CHECK(more.names() == std::vector<std::string>{"slow", "fast"});
+  CHECK(checked.size() == 2);
+  CHECK(checked.shares_inputs());
+  STATIC_REQUIRE(std::remove_cvref_t<decltype(checked)>::validates);
+  LocalTuner<SizeKey> tuner("named_set", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([&] { return more; });
+  CHECK(run(tuner, client, set, 100) == 1);
+}
+
+TEST_CASE("a tunable can be left out of its set at run time with only_if", "[tuner][set]") {
+  const bool has_fast = std::getenv("TUNEKIT_TEST_NO_SUCH_VARIABLE") != nullptr;  // false
+  const auto make = [](bool with_fast) {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"slow", costs(3e-3, 0)})
+        .with(Tunable{"fast", costs(1e-3, 1)}.only_if(with_fast))
+        .with(Tunable{"middle", costs(2e-3, 2)});
+  };
+  const auto without = make(has_fast);
+  const auto with = make(true);
+  CHECK(without.size() == 2);
+  CHECK(without.names() == std::vector<std::string>{"slow", "middle"});
+  CHECK(without.locate(1).entry == 2);
+  CHECK(without.checksum_text() != with.checksum_text());
+  CHECK(without.checksum_text() == TunableSet{key_of_size, bench_inputs}
+                                       .with(Tunable{"slow", costs(3e-3, 0)})
+                                       .with(Tunable{"middle", costs(2e-3, 2)})
+                                       .checksum_text());
+  LocalTuner<SizeKey> tuner("only_if", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([&] { return without; });
+  CHECK(run(tuner, client, set, 100) == 2);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{100});
+  REQUIRE(report);
+  CHECK(report->outcomes.size() == 2);
+}
+
+TEST_CASE("init with another factory than the first is a clear error, never a wrong cast",
+          "[tuner][init]") {
+  LocalTuner<SizeKey> tuner("init_twice", test::test_settings());
+  auto factory = [] { return TunableSet{key_of_size, bench_inputs}.with(Tunable{"a", costs(1e-3, 0)}); };
+  const auto& set = tuner.init(factory);
+  CHECK(&tuner.init(factory) == &set);  // the same factory: the same set
+  // A different set type (two candidates) and a different factory of the same set type.
+  CHECK_THROWS_WITH(tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"a", costs(1e-3, 0)})
+        .with(Tunable{"b", costs(1e-3, 1)});
+  }),
+                    Catch::Contains("'init_twice': init() was called with another factory"));
+  CHECK_THROWS_AS(tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}.with(Tunable{"a", costs(1e-3, 0)});
+  }),
+                  std::logic_error);
+}
+
+TEST_CASE("a set of one candidate runs it without a benchmark", "[tuner][single]") {
+  LocalTuner<SizeKey> tuner("single", test::test_settings());
+  VirtualClient client;
+  int calls = 0, generated = 0;
+  const auto& set = tuner.init([&] {
+    auto inputs = [&](const SizeKey& key, const int&) {
+      ++generated;
+      return std::tuple<int>(static_cast<int>(key.n.value()));
+    };
+    return TunableSet{key_of_size, inputs}
+        .with(Tunable{"only", [&](VirtualClient& c, int& n) { return ++calls, c.spend(1e-3), n; }})
+        .with(Tunable{"absent", costs(1e-3, 1)}.only_if(false));
+  });
+  CHECK(run(tuner, client, set, 100) == 100);
+  CHECK(run(tuner, client, set, 100) == 100);
+  CHECK(calls == 2);  // the two calls, nothing more
+  CHECK(generated == 0);
+  CHECK(client.measurements() == 0);
+  CHECK(!tuner.tuner(client.id()).report(SizeKey{100}));
 }

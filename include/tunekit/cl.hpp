@@ -4,6 +4,7 @@
 // write `::cl::` for OpenCL-CLHPP's classes.
 #pragma once
 
+#include "tunekit/cl/buffers.hpp"
 #include "tunekit/cl/client.hpp"
 #include "tunekit/cl/device.hpp"
 #include "tunekit/cl/embedded.hpp"

@@ -6,10 +6,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include "tunekit/call_report.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/result_store.hpp"
@@ -53,11 +55,23 @@ class LocalTuner {
   }
 
   /// Builds the tunable set with `factory` the first time (thread-safe) and returns it.
-  /// Every call on one LocalTuner must pass a factory of the same type.
+  /// Every call on one LocalTuner must pass a factory of the same type (in practice: init is
+  /// called from one place): another factory type throws std::logic_error naming the op, since
+  /// the set it would make is not the one kept (nor, for another set type, of its type).
   template <class Factory>
   const std::invoke_result_t<Factory&>& init(Factory&& factory) {
     using Set = std::invoke_result_t<Factory&>;
-    std::call_once(init_once_, [&] { set_ = std::make_shared<const Set>(factory()); });
+    static_assert(!std::is_reference_v<Set> && !std::is_void_v<Set>,
+                  "init's factory must return the tunable set by value");
+    std::call_once(init_once_, [&] {
+      set_ = std::make_shared<const Set>(factory());
+      factory_type_ = &type_tag<std::remove_cvref_t<Factory>>;
+    });
+    if (factory_type_ != &type_tag<std::remove_cvref_t<Factory>>) {
+      throw std::logic_error("tunekit: LocalTuner '" + op_ +
+                             "': init() was called with another factory than the first one; "
+                             "its set would be ignored. Call init from one place per op");
+    }
     return *static_cast<const Set*>(set_.get());
   }
 
@@ -90,6 +104,7 @@ class LocalTuner {
       if (node->tuner.device() == id) return node->tuner;
     }
     Settings settings = settings_ ? *settings_ : global_settings();
+    settings.validate();
     auto store = make_result_store(settings);
     auto* node = new TunerNode{Tuner<Key>(op_, id, std::move(settings), std::move(store)),
                                tuners_.load(std::memory_order_relaxed)};
@@ -99,6 +114,17 @@ class LocalTuner {
 
   const std::string& op() const noexcept { return op_; }
 
+  /// What this thread's last execute() of this op did (tuned, loaded, dispatched, fell back,
+  /// failed) and which candidate ran, or nothing when its last call was of another op (see
+  /// tunekit::last_call() for any op).
+  std::optional<CallReport> last_call() const noexcept {
+    const CallReport& call = tunekit::last_call();
+    for (const TunerNode* node = tuners_.load(std::memory_order_acquire); node; node = node->next) {
+      if (call.tuner == &node->tuner) return call;
+    }
+    return std::nullopt;
+  }
+
  private:
   template <class Client, class Set, class... Inputs>
   static constexpr void check_set() {
@@ -107,12 +133,12 @@ class LocalTuner {
                   },
                   "the set's key generator must be callable with the inputs passed to execute() "
                   "and return the LocalTuner's key type");
-    static_assert(requires(const Set& set, const Key& key,
+    static_assert(requires(const Set& set, Client& client, const Key& key,
                            const std::remove_cvref_t<Inputs>&... inputs) {
-                    set.make_inputs(key, inputs...);
+                    set.make_inputs(client, key, inputs...);
                   },
                   "the set's input generator must be callable as (key, inputs passed to "
-                  "execute()...)");
+                  "execute()...) or (client, key, inputs...)");
   }
 
   struct TunerNode {
@@ -122,8 +148,13 @@ class LocalTuner {
 
   std::string op_;
   std::optional<Settings> settings_;
+  // One address per type, without RTTI: what init's factory was.
+  template <class T>
+  static constexpr char type_tag = 0;
+
   std::once_flag init_once_;
   std::shared_ptr<const void> set_;
+  const void* factory_type_ = nullptr;  // written once, under init_once_
   std::atomic<TunerNode*> tuners_{nullptr};
   std::mutex tuners_mutex_;
 };

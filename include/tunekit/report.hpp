@@ -35,6 +35,10 @@ struct HtmlReportOptions {
 std::string html_report(const std::vector<TuningReport>& reports,
                         const HtmlReportOptions& options = {});
 
+/// Whether `a` comes before `b` with runs of digits compared as numbers ("rows=64" before
+/// "rows=128"): the order of keys in html_report and text_summary (then op, then device).
+bool natural_less(std::string_view a, std::string_view b);
+
 /// One line per report: op, key, winner, its time, its speed-up over candidate 0 (the set's safe
 /// default), and how many candidates were measured and failed.
 std::string text_summary(const std::vector<TuningReport>& reports);

@@ -141,6 +141,10 @@ struct Settings {
   }
   /// build_threads, or its default.
   std::size_t build_thread_count() const;
+  /// Throws AutotuneError(settings) naming the first field with a value that cannot work
+  /// (e.g. racing_factor below 1 or NaN, max_samples below min_samples, a search fraction
+  /// outside [0, 1]). LocalTuner checks its settings before its first tuning.
+  void validate() const;
   /// cache_dir, or the default location when it is empty: $XDG_CACHE_HOME/tunekit, else
   /// $HOME/.cache/tunekit. Throws AutotuneError(settings) when neither is set (no /tmp fallback).
   std::filesystem::path resolved_cache_dir() const;

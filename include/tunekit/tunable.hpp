@@ -72,6 +72,15 @@ class Tunable {
     return std::move(*this);
   }
 
+  /// Keeps this tunable out of its set when `condition` is false (decided at run time, e.g. by
+  /// a device capability): the set then has one candidate fewer, as if the `.with()` were not
+  /// there (its index, names and checksum). Call it before group().
+  Tunable only_if(bool condition) && {
+    enabled_ = enabled_ && condition;
+    return std::move(*this);
+  }
+  bool enabled() const noexcept { return enabled_; }
+
   /// Puts this tunable in `group`, with a priority inside it (negative: skip for that key).
   template <class Key, class Priority = int (*)(const Key&)>
     requires std::is_invocable_r_v<int, const Priority&, const Key&>
@@ -93,6 +102,7 @@ class Tunable {
   std::string name_;
   Fn fn_;
   std::string extra_fingerprint_;
+  bool enabled_ = true;
 };
 
 template <class Fn>

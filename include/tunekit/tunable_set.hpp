@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "tunekit/detail/candidate_check.hpp"
+#include "tunekit/detail/client_first.hpp"
 #include "tunekit/detail/set_entries.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/result.hpp"
@@ -32,9 +34,13 @@ concept KeyGenerator = std::is_invocable_v<const F&, const Inputs&...> &&
                        std::convertible_to<std::invoke_result_t<const F&, const Inputs&...>, Key>;
 
 /// Concept: an input generator makes the inputs to benchmark on from the key and the real
-/// inputs, so that tuning never writes into the caller's buffers.
+/// inputs, so that tuning never writes into the caller's buffers. It may take the client first:
+/// (Client&, const Key&, const Inputs&...).
 template <class F, class Key, class... Inputs>
 concept InputGenerator = std::is_invocable_v<const F&, const Key&, const Inputs&...>;
+template <class F, class Client, class Key, class... Inputs>
+concept InputGeneratorFor =
+    detail::InvocableMaybeClient<F, Client, const Key&, const Inputs&...>;
 
 /// Concept: a tune function can be called with the benchmark inputs, or the client then them.
 template <class F, class Client, class... Args>
@@ -117,7 +123,8 @@ class TunableSet {
   }
 
   /// Validation at tuning time: `check(reference, candidate)` compares a candidate's output with
-  /// candidate 0's and returns true/false or an optional error message (empty = fine). The
+  /// candidate 0's and returns true/false or an optional error message (empty = fine); it may
+  /// take the client first, `check(client, reference, candidate)`, to read device buffers. The
   /// output is the tunable's return value, or the benchmark inputs tuple when it returns void.
   /// The input generator must then be deterministic for a key (seed it from the key).
   template <class Check>
@@ -130,6 +137,31 @@ class TunableSet {
   }
 
   static constexpr bool validates = !std::is_same_v<Validator, NoValidation>;
+
+  /// The same three on a named set: `auto more = set.with(...)` returns a new set and leaves
+  /// `set` as it was (a copy of it, so its candidates must be copyable).
+  template <class Fn>
+  auto with(Tunable<Fn> tunable) const& {
+    return TunableSet(*this).with(std::move(tunable));
+  }
+  template <class Fn, class Key>
+  auto with(GroupedTunable<Fn, Key> tunable) const& {
+    return TunableSet(*this).with(std::move(tunable));
+  }
+  template <class Factory>
+    requires std::is_invocable_v<const Factory&, const Config&>
+  auto with(Space space, Factory factory) const& {
+    return TunableSet(*this).with(std::move(space), std::move(factory));
+  }
+  template <class Values, class Points, class Factory>
+  auto with(const StaticSpace<Values, Points>& space, const Factory& factory) const& {
+    return TunableSet(*this).with(space, factory);
+  }
+  template <class Check>
+  auto validate_with(Check check) const& {
+    return TunableSet(*this).validate_with(std::move(check));
+  }
+  auto share_inputs() const& { return TunableSet(*this).share_inputs(); }
 
   /// By default each candidate gets freshly generated benchmark inputs, so that in-place
   /// candidates never see each other's results. Call this when the candidates only read their
@@ -256,15 +288,16 @@ class TunableSet {
     return std::invoke(key_generator_, inputs...);
   }
 
-  /// The benchmark inputs, always as a tuple.
-  template <class Key, class... Inputs>
-    requires std::is_invocable_v<const InputGen&, const Key&, const Inputs&...>
-  auto make_inputs(const Key& key, const Inputs&... inputs) const {
-    using Made = std::invoke_result_t<const InputGen&, const Key&, const Inputs&...>;
+  /// The benchmark inputs, always as a tuple: input_generator(key, inputs...), or
+  /// input_generator(client, key, inputs...) when it takes the client first.
+  template <class Client, class Key, class... Inputs>
+    requires detail::InvocableMaybeClient<InputGen, Client, const Key&, const Inputs&...>
+  auto make_inputs(Client& client, const Key& key, const Inputs&... inputs) const {
+    using Made = detail::maybe_client_result_t<InputGen, Client, const Key&, const Inputs&...>;
     if constexpr (detail::is_tuple_v<Made>) {
-      return std::invoke(input_generator_, key, inputs...);
+      return detail::invoke_maybe_client(input_generator_, client, key, inputs...);
     } else {
-      return std::tuple<Made>(std::invoke(input_generator_, key, inputs...));
+      return std::tuple<Made>(detail::invoke_maybe_client(input_generator_, client, key, inputs...));
     }
   }
 
@@ -274,18 +307,23 @@ class TunableSet {
   template <class Client, class... Args>
   decltype(auto) call(CandidateLocation where, Client& client, Args&... args) const {
     static_assert(sizeof...(Entries) > 0, "the tunable set is empty: add candidates with .with()");
-    static_assert((TuneFn<detail::entry_function_t<Entries>, Client, Args...> && ...),
-                  "a tunable cannot be called with the benchmark inputs (nor with the client "
-                  "followed by them)");
-    using R = detail::common_call_result_t<detail::entry_result_t<Entries, Client, Args...>...>;
-    static_assert(!std::is_same_v<R, detail::mismatched_results>,
-                  "every tunable in a set must return the same type for the same inputs (a "
-                  "tunekit::Result<T> and a plain T count as the same)");
-    using Caller = R (*)(const TunableSet&, std::uint32_t, Client&, Args&...);
-    static constexpr auto table = []<std::size_t... I>(std::index_sequence<I...>) {
-      return std::array<Caller, sizeof...(Entries)>{&call_entry<I, R, Client, Args...>...};
-    }(std::index_sequence_for<Entries...>{});
-    return table[where.entry](*this, where.variant, client, args...);
+    if constexpr (!(detail::fits_call<detail::entry_function_t<Entries>, Client, Args...> && ...)) {
+      // A compile error per misfit candidate, naming it (detail/candidate_check.hpp); nothing
+      // more is instantiated, so that those errors are the first and nearly the only ones.
+      (void)[]<std::size_t... I>(std::index_sequence<I...>) {
+        return (detail::check_candidate<I, detail::entry_function_t<Entries>, Client, Args...>() & ...);
+      }(std::index_sequence_for<Entries...>{});
+    } else {
+      using R = detail::common_call_result_t<detail::entry_result_t<Entries, Client, Args...>...>;
+      static_assert(!std::is_same_v<R, detail::mismatched_results>,
+                    "every tunable in a set must return the same type for the same inputs (a "
+                    "tunekit::Result<T> and a plain T count as the same)");
+      using Caller = R (*)(const TunableSet&, std::uint32_t, Client&, Args&...);
+      static constexpr auto table = []<std::size_t... I>(std::index_sequence<I...>) {
+        return std::array<Caller, sizeof...(Entries)>{&call_entry<I, R, Client, Args...>...};
+      }(std::index_sequence_for<Entries...>{});
+      return table[where.entry](*this, where.variant, client, args...);
+    }
   }
 
  private:

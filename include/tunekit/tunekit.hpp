@@ -4,6 +4,7 @@
 
 #include "tunekit/anchor.hpp"
 #include "tunekit/benchmark.hpp"
+#include "tunekit/call_report.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/device_limits.hpp"
 #include "tunekit/device_id.hpp"

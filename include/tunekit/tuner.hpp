@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tunekit/benchmark.hpp"
+#include "tunekit/call_report.hpp"
 #include "tunekit/detail/insert_only_map.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/dispatch.hpp"
@@ -62,6 +63,7 @@ class Tuner {
   execute_result_t<Set, Client, Inputs...> execute(Client& client, const Set& set, const Key& key,
                                                    Inputs&... inputs) {
     if (const Decision* decision = decisions_.find(key)) {
+      note(CallPath::dispatched, decision->index);
       return serve(*decision, client, set, key, inputs...);
     }
     return serve(obtain(client, set, key, inputs...), client, set, key, inputs...);
@@ -112,6 +114,7 @@ class Tuner {
     std::vector<std::uint32_t> ranking;
     std::vector<AutotuneError> failures;  // of candidates demoted after tuning
     std::shared_ptr<const AutotuneError> failed;
+    bool unmeasured = false;  // only the timer failed: served, never stored (from_report)
     // Failures of the winner on calls that another candidate then served; guarded by
     // decisions_mutex_ (readers of the lock-free map never touch it).
     mutable unsigned strikes = 0;
@@ -128,7 +131,10 @@ class Tuner {
   execute_result_t<Set, Client, Inputs...> serve(const Decision& decision, Client& client,
                                                  const Set& set, const Key& key,
                                                  Inputs&... inputs) {
-    if (decision.failed) throw *decision.failed;
+    if (decision.failed) {
+      note(CallPath::failed, decision.index);
+      throw *decision.failed;
+    }
     try {
       return run(decision, client, set, inputs...);
     } catch (...) {
@@ -145,11 +151,24 @@ class Tuner {
       throw AutotuneError(ErrorKind::invalid_key,
                           "a key of '" + op_ + "' cannot identify a tuning: " + *problem);
     }
+    if (set.size() == 1) {  // nothing to choose: no benchmark, nothing stored (as in CubeCL)
+      Decision only;
+      only.location = set.locate(0);
+      only.ranking = {0};
+      note(CallPath::dispatched, 0);
+      return keep(key, std::move(only));
+    }
     if (store_) {
-      if (auto stored = load(set, entry_id(set, key))) return keep(key, std::move(*stored));
+      if (auto stored = load(set, entry_id(set, key))) {
+        note(CallPath::loaded, stored->index);
+        return keep(key, std::move(*stored));
+      }
     }
     std::lock_guard tuning(tuning_mutex_);  // one tuning at a time per device: fair timings
-    if (const Decision* decision = decisions_.find(key)) return *decision;
+    if (const Decision* decision = decisions_.find(key)) {
+      note(CallPath::dispatched, decision->index);
+      return *decision;
+    }
     return keep(key, decide(client, set, key, inputs...));
   }
 
@@ -186,6 +205,7 @@ class Tuner {
           continue;
         }
         record_strike(other);
+        note(CallPath::fell_back, other);
         return;
       } else {
         std::optional<Output> output;
@@ -195,9 +215,11 @@ class Tuner {
           continue;
         }
         record_strike(other);
+        note(CallPath::fell_back, other);
         return std::move(*output);
       }
     }
+    note(CallPath::failed, decision.index);
     std::rethrow_exception(failure);
   }
 
@@ -245,7 +267,11 @@ class Tuner {
   // Called with tuning_mutex_ held: from the store if it has the key, else by tuning.
   template <class Client, class Set, class... Inputs>
   Decision decide(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
-    if (!store_) return from_report(set, tune(client, set, key, inputs...));
+    if (!store_) {
+      Decision decision = from_report(set, tune(client, set, key, inputs...));
+      note(CallPath::tuned, decision.index);  // after the tuning: its candidates may call ops
+      return decision;
+    }
     const EntryId id = entry_id(set, key);  // obtain() looked in the store just before
     std::unique_ptr<TuningLock> process_lock;
     try {
@@ -254,9 +280,15 @@ class Tuner {
       warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
     }
     // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
-    if (auto stored = load(set, id, /*report_mismatch=*/false)) return *stored;
+    if (auto stored = load(set, id, /*report_mismatch=*/false)) {
+      note(CallPath::loaded, stored->index);
+      return *stored;
+    }
     Decision decision = from_report(set, tune(client, set, key, inputs...));
-    if (!decision.failed || lasting(*decision.failed)) persist(set, key, decision);
+    note(CallPath::tuned, decision.index);
+    if (!decision.unmeasured && (!decision.failed || lasting(*decision.failed))) {
+      persist(set, key, decision);
+    }
     return decision;
   }
 
@@ -371,6 +403,22 @@ class Tuner {
       }
     }
     if (decision.ranking.empty()) {
+      // As CubeCL: when the timer failed, those candidates ran; serve the first of them (in set
+      // order), unmeasured, for this process only.
+      for (const auto& outcome : report.outcomes) {
+        if (outcome.error && outcome.error->kind() == ErrorKind::invalid_measurement) {
+          decision.ranking.push_back(static_cast<std::uint32_t>(outcome.index));
+        }
+      }
+      std::sort(decision.ranking.begin(), decision.ranking.end());
+      decision.unmeasured = !decision.ranking.empty();
+      if (decision.unmeasured) {
+        warn("tunekit: " + op_ + " [" + report.key + "]: the timer failed for every candidate "
+             "that ran; using '" + set.name(decision.ranking.front()) +
+             "' unmeasured (not saved to disk)");
+      }
+    }
+    if (decision.ranking.empty()) {
       // Remembered: every later call throws the same error at once instead of tuning again.
       decision.failed = std::make_shared<const AutotuneError>(
           set.size() == 0
@@ -427,6 +475,10 @@ class Tuner {
       if (indices.size() == most) break;
     }
     return indices;
+  }
+
+  void note(CallPath path, std::uint32_t candidate) const noexcept {
+    detail::note_call(this, op_, path, candidate);
   }
 
   void remember(TuningReport report, bool replace = true) {

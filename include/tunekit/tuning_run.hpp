@@ -129,8 +129,8 @@ class TuningRun {
 
  private:
   using Output = execute_result_t<Set, Client, Inputs...>;
-  using Bench = decltype(std::declval<const Set&>().make_inputs(std::declval<const Key&>(),
-                                                                std::declval<const Inputs&>()...));
+  using Bench = decltype(std::declval<const Set&>().make_inputs(
+      std::declval<Client&>(), std::declval<const Key&>(), std::declval<const Inputs&>()...));
   // What validation compares: the output, or the benchmark inputs of a candidate returning void.
   using Compared = std::conditional_t<std::is_void_v<Output>, Bench, Output>;
 
@@ -270,7 +270,8 @@ class TuningRun {
   }
 
   Bench make_bench_inputs() const {
-    return std::apply([&](const auto&... in) { return set_.make_inputs(key_, in...); }, inputs_);
+    return std::apply([&](const auto&... in) { return set_.make_inputs(client_, key_, in...); },
+                      inputs_);
   }
 
   // Why candidate `index`'s output is wrong (compared with the reference: the first candidate
@@ -293,8 +294,9 @@ class TuningRun {
     try {
       const auto output = output_of(set_.locate(index), client_, set_, bench);
       wait_for(client_);
-      const auto verdict =
-          std::invoke(set_.validator(), std::as_const(*reference_), std::as_const(output));
+      const auto verdict = detail::invoke_maybe_client(set_.validator(), client_,
+                                                       std::as_const(*reference_),
+                                                       std::as_const(output));
       std::optional<std::string> problem;
       if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
         if (!verdict) problem = "output differs from the reference";

@@ -1,6 +1,7 @@
 // KernelSpec: resolving a source name or text, and the fingerprint that enters set checksums.
 #include "tunekit/cl/kernel_spec.hpp"
 
+#include "kernel_file.hpp"
 #include "tunekit/cl/embedded.hpp"
 
 namespace tunekit::cl {
@@ -45,6 +46,13 @@ KernelSpec KernelSpec::from_text(std::string text, std::string build_options,
   const std::string_view view = *owned;
   spec.set_text(view, std::move(owned));
   return spec;
+}
+
+KernelSpec KernelSpec::from_file(const std::filesystem::path& path, std::string build_options,
+                                 std::string kernel_name,
+                                 const std::vector<std::filesystem::path>& include_dirs) {
+  return from_text(detail::read_kernel_file(path, include_dirs), std::move(build_options),
+                   std::move(kernel_name), path.string());
 }
 
 void KernelSpec::set_text(std::string_view text, std::shared_ptr<const std::string> owner) {

@@ -83,10 +83,45 @@ std::string section(const TuningReport& report, std::size_t number) {
 }
 
 
+// The reports by op, then key in natural order (rows=64 before rows=128), then device.
+std::vector<TuningReport> in_key_order(std::vector<TuningReport> reports) {
+  std::stable_sort(reports.begin(), reports.end(), [](const TuningReport& a, const TuningReport& b) {
+    if (a.op != b.op) return a.op < b.op;
+    if (a.key != b.key) return natural_less(a.key, b.key);
+    return a.device < b.device;
+  });
+  return reports;
+}
+
 }  // namespace
 
-std::string html_report(const std::vector<TuningReport>& reports,
-                        const HtmlReportOptions& options) {
+bool natural_less(std::string_view a, std::string_view b) {
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (is_digit(a[i]) && is_digit(b[j])) {
+      // Compare the two numbers without converting them (any length): leading zeros off, then
+      // the longer is larger, then digit by digit.
+      std::size_t ai = i, bj = j;
+      while (ai < a.size() && a[ai] == '0') ++ai;
+      while (bj < b.size() && b[bj] == '0') ++bj;
+      std::size_t ae = ai, be = bj;
+      while (ae < a.size() && is_digit(a[ae])) ++ae;
+      while (be < b.size() && is_digit(b[be])) ++be;
+      if (ae - ai != be - bj) return ae - ai < be - bj;
+      const int order = a.substr(ai, ae - ai).compare(b.substr(bj, be - bj));
+      if (order != 0) return order < 0;
+      i = ae, j = be;
+    } else {
+      if (a[i] != b[j]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[j]);
+      ++i, ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::string html_report(const std::vector<TuningReport>& given, const HtmlReportOptions& options) {
+  const std::vector<TuningReport> reports = in_key_order(given);
   std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -121,8 +156,9 @@ std::string html_report(const std::vector<TuningReport>& reports,
   return html;
 }
 
-std::string text_summary(const std::vector<TuningReport>& reports) {
-  if (reports.empty()) return "no tuning results\n";
+std::string text_summary(const std::vector<TuningReport>& given) {
+  if (given.empty()) return "no tuning results\n";
+  const std::vector<TuningReport> reports = in_key_order(given);
   // Columns are capped and their text escaped (printable): a forged 10 MB name or an escape
   // sequence in a key must neither pad every row nor reach the terminal.
   constexpr std::size_t max_op = 40, max_key = 80, max_winner = 48;

@@ -1,14 +1,18 @@
 # Checks that a code block of a doc is exactly an example file: the block between
 # "<!-- begin <name> -->" and "<!-- end <name> -->" (its ``` fences excluded).
-# Usage: cmake -DDOC=<doc.md> -DEXAMPLE=<file> -DNAME=<name in the markers> -P doc_example.cmake
+# Usage: cmake -DDOC=<doc.md> -DEXAMPLE=<file> -DNAME=<name in the markers> [-DLANG=<fence
+# language>, default cpp] -P doc_example.cmake
+if(NOT DEFINED LANG)
+  set(LANG cpp)
+endif()
 file(READ "${DOC}" doc)
 file(READ "${EXAMPLE}" example)
-string(FIND "${doc}" "<!-- begin ${NAME} -->\n```cpp\n" begin)
+string(FIND "${doc}" "<!-- begin ${NAME} -->\n```${LANG}\n" begin)
 string(FIND "${doc}" "```\n<!-- end ${NAME} -->" end)
 if(begin EQUAL -1 OR end EQUAL -1)
   message(FATAL_ERROR "${DOC} has no block marked '${NAME}'")
 endif()
-string(LENGTH "<!-- begin ${NAME} -->\n```cpp\n" marker)
+string(LENGTH "<!-- begin ${NAME} -->\n```${LANG}\n" marker)
 math(EXPR from "${begin} + ${marker}")
 math(EXPR length "${end} - ${from}")
 string(SUBSTRING "${doc}" ${from} ${length} block)

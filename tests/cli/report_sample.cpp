@@ -28,7 +28,17 @@ int main(int argc, char** argv) {
   try {
     tunekit::FileStore store(argv[1]);
     store.clear();
-    const std::size_t written = store.save_entries(tunekit::test::sample_entries());
+    auto entries = tunekit::test::sample_entries();
+    // A key whose candidates all failed: stored with no winner (Tuner::persist), shown as such.
+    tunekit::StoredResult failed{"", 0, entries.front().result.outcomes};
+    for (auto& outcome : failed.outcomes) {
+      outcome.status = tunekit::OutcomeStatus::failed;
+      outcome.error = tunekit::AutotuneError(tunekit::ErrorKind::build, "does not compile",
+                                             outcome.name);
+    }
+    entries.push_back({tunekit::EntryId{entries.front().id.device, "always_failing", "n=64", 7},
+                       std::move(failed)});
+    const std::size_t written = store.save_entries(entries);
     std::printf("wrote %zu sample results to %s\n", written, store.directory().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tunekit_report_sample: %s\n", e.what());

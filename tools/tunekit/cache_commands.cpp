@@ -150,8 +150,15 @@ int cache_show_command(const CommonOptions& common, const std::string& op) {
   for (std::size_t i = 0; i < entries.size(); ++i) {
     char checksum[32];
     std::snprintf(checksum, sizeof checksum, "%016" PRIx64, entries[i].id.checksum);
-    std::cout << (i ? "\n" : "") << format_report(reports[i]) << "    (set checksum " << checksum
-              << ", winner '" << printable(entries[i].result.winner, 200) << "')\n";
+    std::cout << (i ? "\n" : "") << format_report(reports[i]) << "    (set checksum " << checksum;
+    if (entries[i].result.winner.empty()) {
+      // What Tuner::load does with such an entry: rethrow, never tune again, until one of these.
+      std::cout << ": every candidate failed; programs rethrow this error without tuning until "
+                   "the set changes (its checksum) or `tunekit cache clear "
+                << printable(op, 200) << "`)\n";
+    } else {
+      std::cout << ", winner '" << printable(entries[i].result.winner, 200) << "')\n";
+    }
   }
   return exit_ok;
 }

@@ -4,12 +4,14 @@
 
 #include <array>
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tunekit/cl/opencl.hpp"
 
@@ -31,6 +33,14 @@ class KernelSpec {
   /// OpenCL C text given by the caller; `label` names it in build errors.
   static KernelSpec from_text(std::string text, std::string build_options, std::string kernel_name,
                               std::string label = "<inline source>");
+  /// The OpenCL C file `path` of the caller (read now, with every file it #includes: looked up
+  /// beside the including file for "name", then in `include_dirs`). Build errors name these
+  /// files and their lines; their whole text is part of the set's checksum and of the program
+  /// binary's key, so editing any of them rebuilds and re-tunes. Throws AutotuneError(build)
+  /// naming the file (and the #include line) that cannot be read or found.
+  static KernelSpec from_file(const std::filesystem::path& path, std::string build_options,
+                              std::string kernel_name,
+                              const std::vector<std::filesystem::path>& include_dirs = {});
 
   std::string_view source() const noexcept { return source_; }
   const std::string& build_options() const noexcept { return options_; }

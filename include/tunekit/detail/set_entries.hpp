@@ -51,7 +51,8 @@ struct EntryTraits;
 // The members common to kinds that hold one Tunable, reached by Traits::tunable(entry).
 template <class Traits, class Entry>
 struct OneCandidate {
-  static constexpr std::size_t size(const Entry&) noexcept { return 1; }
+  // Tunable::only_if(false): not a candidate at all.
+  static std::size_t size(const Entry& e) noexcept { return Traits::tunable(e).enabled() ? 1 : 0; }
   static const auto& function(const Entry& e, std::size_t) {
     return Traits::tunable(e).function();
   }

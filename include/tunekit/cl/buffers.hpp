@@ -1,0 +1,115 @@
+// Device buffers for an op's input generator and validator: reproducible random contents,
+// buffers sized in values rather than bytes, reading them back and comparing two of them.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tunekit/cl/client.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/key.hpp"
+#include "tunekit/result_store.hpp"
+
+namespace tunekit::cl {
+
+/// A seed that depends only on `key` (the same in every process and on every machine): seed
+/// benchmark inputs with it, since validation needs them to be the same for a key.
+template <AutotuneKey Key>
+std::uint64_t seed_of(const Key& key) {
+  return tunekit::stable_hash(key_to_string(key));
+}
+
+/// `count` values uniformly spread over [low, high], the same for the same seed everywhere
+/// (splitmix64; no std distribution, whose results differ between standard libraries).
+template <class T>
+requires std::is_arithmetic_v<T> std::vector<T> random_values(std::size_t count, std::uint64_t seed,
+                                                              T low = T(-1), T high = T(1)) {
+  std::vector<T> values(count);
+  std::uint64_t state = seed;
+  for (auto& value : values) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const double unit = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+    value = static_cast<T>(static_cast<double>(low) +
+                           unit * (static_cast<double>(high) - static_cast<double>(low)));
+  }
+  return values;
+}
+
+/// The bytes of `count` values of T; AutotuneError(allocation) when that overflows.
+template <class T>
+std::size_t bytes_of(std::size_t count) {
+  if (count > std::numeric_limits<std::size_t>::max() / sizeof(T)) {
+    throw AutotuneError(ErrorKind::allocation,
+                        std::to_string(count) + " values do not fit in one buffer");
+  }
+  return count * sizeof(T);
+}
+
+/// An uninitialised device buffer of `count` values of T (at least one byte).
+template <class T>
+::cl::Buffer buffer_of(Client& client, std::size_t count, cl_mem_flags flags = CL_MEM_READ_WRITE) {
+  static_assert(std::is_trivially_copyable_v<T>, "only trivially copyable values go to a device");
+  return client.allocate(std::max<std::size_t>(bytes_of<T>(count), 1), flags);
+}
+
+/// A device buffer of random_values<T>(count, seed, low, high).
+template <class T>
+::cl::Buffer random_buffer(Client& client, std::size_t count, std::uint64_t seed, T low = T(-1),
+                           T high = T(1)) {
+  (void)bytes_of<T>(count);  // before making the values on the host
+  return client.upload(random_values<T>(count, seed, low, high));
+}
+
+/// Every value `buffer` holds (its size divided by sizeof(T)), read back (blocking).
+template <class T>
+std::vector<T> read_all(Client& client, const ::cl::Buffer& buffer) {
+  const std::size_t bytes = buffer.getInfo<CL_MEM_SIZE>();
+  return client.download<T>(buffer, bytes / sizeof(T));
+}
+
+/// Compares two device buffers of T value by value (their first `count` values; by default
+/// all of them, and then their sizes must agree): nothing when every pair is within `tolerance`
+/// (relative to the expected value's magnitude, absolute below 1), else a message naming the
+/// first pair that is not and how many differ. NaN never matches. A validator returns it as it
+/// is: `return cl::compare_buffers<float>(client, std::get<1>(reference), std::get<1>(output));`
+template <class T>
+std::optional<std::string> compare_buffers(Client& client, const ::cl::Buffer& expected,
+                                           const ::cl::Buffer& actual, double tolerance = 1e-5,
+                                           std::optional<std::size_t> count = std::nullopt) {
+  if (!count) {
+    const std::size_t want = expected.getInfo<CL_MEM_SIZE>() / sizeof(T);
+    const std::size_t got = actual.getInfo<CL_MEM_SIZE>() / sizeof(T);
+    if (want != got) {
+      return "the output holds " + std::to_string(got) + " values, the reference " +
+             std::to_string(want);
+    }
+    count = want;
+  }
+  const std::vector<T> want = client.download<T>(expected, *count);
+  const std::vector<T> got = client.download<T>(actual, *count);
+  std::size_t wrong = 0;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < *count; ++i) {
+    const double w = static_cast<double>(want[i]);
+    const double g = static_cast<double>(got[i]);
+    if (!(std::fabs(w - g) <= tolerance * std::max(1.0, std::fabs(w)))) {
+      if (wrong++ == 0) first = i;
+    }
+  }
+  if (wrong == 0) return std::nullopt;
+  return std::to_string(wrong) + " of " + std::to_string(*count) + " values differ; first at " +
+         std::to_string(first) + ": " + std::to_string(static_cast<double>(got[first])) +
+         ", expected " + std::to_string(static_cast<double>(want[first]));
+}
+
+}  // namespace tunekit::cl

@@ -1,0 +1,179 @@
+// Expands a user's .cl file and its includes into one source text with #line directives.
+#include "kernel_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include "tunekit/error.hpp"
+
+namespace tunekit::cl::detail {
+
+namespace {
+
+constexpr std::size_t max_total_bytes = 64u << 20;  // a kernel source is never this large
+constexpr int max_depth = 64;                       // deeper than this is an include cycle
+
+// A string literal for #line: the path with `\` and `"` escaped, control bytes replaced.
+std::string quoted(const std::string& path) {
+  std::string text = "\"";
+  for (const char c : path) {
+    if (c == '\\' || c == '"') text += '\\';
+    text += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+  }
+  return text + "\"";
+}
+
+struct Include {
+  std::string name;
+  bool quoted = false;  // "name" (looked up beside the includer first) rather than <name>
+};
+
+// The target of an `#include "name"` or `#include <name>` line; nothing for any other line.
+std::optional<Include> include_of(std::string_view line) {
+  const auto skip_blanks = [&] {
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+  };
+  skip_blanks();
+  if (!line.starts_with('#')) return std::nullopt;
+  line.remove_prefix(1);
+  skip_blanks();
+  if (!line.starts_with("include")) return std::nullopt;
+  line.remove_prefix(7);
+  skip_blanks();
+  if (line.empty() || (line.front() != '"' && line.front() != '<')) return std::nullopt;
+  const char close = line.front() == '"' ? '"' : '>';
+  const auto end = line.find(close, 1);
+  if (end == std::string_view::npos || end == 1) return std::nullopt;
+  return Include{std::string(line.substr(1, end - 1)), close == '"'};
+}
+
+bool is_pragma_once(std::string_view line) {
+  std::istringstream words{std::string(line)};
+  std::string hash, pragma, once, rest;
+  words >> hash;
+  if (hash == "#") {
+    words >> pragma;
+  } else if (hash.size() > 1 && hash[0] == '#') {
+    pragma = hash.substr(1);
+  } else {
+    return false;
+  }
+  return pragma == "pragma" && (words >> once) && once == "once" && !(words >> rest);
+}
+
+class Expander {
+ public:
+  explicit Expander(const std::vector<std::filesystem::path>& include_dirs) : dirs_(include_dirs) {}
+
+  void expand(const std::filesystem::path& file, int depth, const std::string& included_from) {
+    if (depth > max_depth) {
+      throw AutotuneError(ErrorKind::build, "#include nests deeper than " +
+                                                std::to_string(max_depth) + " files at " +
+                                                included_from + " (an include cycle?)");
+    }
+    std::error_code error;
+    std::filesystem::path canonical = std::filesystem::weakly_canonical(file, error);
+    if (error) canonical = file.lexically_normal();
+    if (once_.contains(canonical)) return;
+    const std::string text = read(file, included_from);
+    const std::string name = file.string();
+    out_ += "#line 1 " + quoted(name) + "\n";
+    std::size_t line_number = 0;
+    for (std::size_t at = 0; at < text.size();) {
+      auto end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      const std::string_view line(text.data() + at, end - at);
+      at = end + 1;
+      ++line_number;
+      if (is_pragma_once(line)) {
+        once_.insert(canonical);
+        out_ += '\n';
+        continue;
+      }
+      const auto include = include_of(line);
+      if (!include) {
+        out_ += line;
+        out_ += '\n';
+        continue;
+      }
+      const std::string where = name + ":" + std::to_string(line_number);
+      expand(find(*include, file, where), depth + 1, where);
+      out_ += "#line " + std::to_string(line_number + 1) + " " + quoted(name) + "\n";
+    }
+    if (out_.size() > max_total_bytes) {
+      throw AutotuneError(ErrorKind::build, "the kernel source " + name +
+                                                " with its includes "
+                                                "exceeds " +
+                                                std::to_string(max_total_bytes >> 20) + " MiB");
+    }
+  }
+
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string read(const std::filesystem::path& file, const std::string& included_from) const {
+    const std::string context =
+        included_from.empty() ? "" : " (included from " + included_from + ")";
+    std::error_code error;
+    if (std::filesystem::is_directory(file, error)) {
+      throw AutotuneError(ErrorKind::build, "cannot read the kernel source " + file.string() +
+                                                context + ": it is a directory");
+    }
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      throw AutotuneError(ErrorKind::build, "cannot read the kernel source " + file.string() +
+                                                context + ": " + std::strerror(errno));
+    }
+    std::string text;
+    char buffer[1 << 16];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+      text.append(buffer, static_cast<std::size_t>(in.gcount()));
+      if (text.size() + out_.size() > max_total_bytes) {
+        throw AutotuneError(ErrorKind::build, "the kernel source " + file.string() + context +
+                                                  " exceeds " +
+                                                  std::to_string(max_total_bytes >> 20) + " MiB");
+      }
+    }
+    if (in.bad()) {
+      throw AutotuneError(ErrorKind::build,
+                          "reading the kernel source " + file.string() + context + " failed");
+    }
+    return text;
+  }
+
+  std::filesystem::path find(const Include& include, const std::filesystem::path& includer,
+                             const std::string& where) const {
+    std::vector<std::filesystem::path> tried;
+    if (include.quoted) tried.push_back(includer.parent_path() / include.name);
+    for (const auto& dir : dirs_) tried.push_back(dir / include.name);
+    std::error_code error;
+    for (const auto& path : tried) {
+      if (std::filesystem::is_regular_file(path, error)) return path.lexically_normal();
+    }
+    std::string searched;
+    for (const auto& path : tried) searched += (searched.empty() ? "" : ", ") + path.string();
+    throw AutotuneError(ErrorKind::build,
+                        where + ": #include '" + include.name + "' not found (searched: " +
+                            (searched.empty() ? "no include directories" : searched) + ")");
+  }
+
+  const std::vector<std::filesystem::path>& dirs_;
+  std::set<std::filesystem::path> once_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string read_kernel_file(const std::filesystem::path& file,
+                             const std::vector<std::filesystem::path>& include_dirs) {
+  Expander expander(include_dirs);
+  expander.expand(file, 0, "");
+  return expander.take();
+}
+
+}  // namespace tunekit::cl::detail

@@ -1,0 +1,21 @@
+// Reading a user's OpenCL C file into one self-contained source text (see KernelSpec::from_file).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tunekit::cl::detail {
+
+/// The text of `file` with every `#include "name"` / `#include <name>` replaced by the included
+/// file's text (looked up beside the including file for "name", then in `include_dirs` in order),
+/// and `#line` directives that keep the compiler's messages pointing at the user's files and
+/// lines. The result is what gets compiled, hashed into the set's checksum and keyed in the
+/// program-binary cache, so that editing any file read invalidates both. A file with
+/// `#pragma once` is read once. Throws AutotuneError(build) naming the file (and the line of the
+/// #include) when a file cannot be read, an include is not found, includes nest too deep, or
+/// the text grows past 64 MiB.
+std::string read_kernel_file(const std::filesystem::path& file,
+                             const std::vector<std::filesystem::path>& include_dirs);
+
+}  // namespace tunekit::cl::detail

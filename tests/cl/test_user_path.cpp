@@ -1,0 +1,178 @@
+// The OpenCL user's path: kernels from the user's own .cl files (with includes), input
+// generators and validators that take the client, and the buffer helpers they use.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <tunekit/cl.hpp>
+#include <tunekit/tunekit.hpp>
+
+#include "support_cl.hpp"
+
+namespace tunekit::test {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory under the build tree's temporary area, removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int counter = 0;
+    path = fs::temp_directory_path() /
+           ("tunekit_user_path_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  fs::path write(const std::string& name, const std::string& text) const {
+    const fs::path file = path / name;
+    fs::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << text;
+    return file;
+  }
+};
+
+std::string build_error(const cl::KernelSpec& spec) {
+  try {
+    (void)shared_client().kernel(spec);
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::build);
+    return e.what();
+  }
+  FAIL("expected a build error");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("a kernel from the user's file finds its includes beside it and in include dirs",
+          "[opencl][user-path]") {
+  TempDir dir;
+  dir.write("inc/scale.h", "#pragma once\nfloat scale(float x) { return SCALE * x; }\n");
+  dir.write("src/offset.h",
+            "#include <scale.h>\nfloat offset(float x) { return scale(x) + 1.0f; }\n");
+  const fs::path file = dir.write("src/k.cl",
+                                  "#include \"offset.h\"\n#include <scale.h>\n"
+                                  "__kernel void f(__global float* x) {\n"
+                                  "  x[get_global_id(0)] = offset(x[get_global_id(0)]);\n}\n");
+  const auto spec = cl::KernelSpec::from_file(file, "-DSCALE=3.0f", "f", {dir.path / "inc"});
+  CHECK(spec.origin() == file.string());
+  auto& client = shared_client();
+  auto buffer = client.upload(std::vector<float>{1, 2, 3, 4});
+  auto kernel = client.kernel(spec);
+  client.launch_with(kernel, ::cl::NDRange(4), ::cl::NullRange, buffer);
+  CHECK(client.download<float>(buffer, 4) == std::vector<float>{4, 7, 10, 13});
+}
+
+TEST_CASE("build errors in the user's files name those files and lines", "[opencl][user-path]") {
+  TempDir dir;
+  dir.write("helper.h", "// helper\n\nfloat helper(float x) { return x + undefined_name; }\n");
+  const fs::path file = dir.write("main.cl",
+                                  "#include \"helper.h\"\n__kernel void f(__global float* x) {\n"
+                                  "  x[0] = helper(x[0]);\n  x[1] = also_undefined;\n}\n");
+  const std::string message = build_error(cl::KernelSpec::from_file(file, "", "f"));
+  CHECK_THAT(message, Catch::Contains((dir.path / "helper.h").string() + ":3"));
+  CHECK_THAT(message, Catch::Contains(file.string() + ":4"));
+}
+
+TEST_CASE("a missing include or file is a build error naming where it was asked for",
+          "[opencl][user-path]") {
+  TempDir dir;
+  const fs::path file = dir.write("main.cl", "// first\n#include \"absent.h\"\n");
+  try {
+    (void)cl::KernelSpec::from_file(file, "", "f", {dir.path / "inc"});
+    FAIL("expected an error");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::build);
+    CHECK_THAT(e.what(), Catch::Contains(file.string() + ":2") && Catch::Contains("absent.h") &&
+                             Catch::Contains((dir.path / "inc" / "absent.h").string()));
+  }
+  CHECK_THROWS_WITH(cl::KernelSpec::from_file(dir.path / "nothing.cl", "", "f"),
+                    Catch::Contains((dir.path / "nothing.cl").string()));
+  const fs::path cycle = dir.write("a.cl", "#include \"a.cl\"\n");
+  CHECK_THROWS_WITH(cl::KernelSpec::from_file(cycle, "", "f"), Catch::Contains("cycle"));
+}
+
+TEST_CASE("editing an included file changes the checksum and the program binary's key",
+          "[opencl][user-path]") {
+  TempDir dir;
+  dir.write("value.h", "#define VALUE 1\n");
+  const fs::path file = dir.write(
+      "main.cl", "#include \"value.h\"\n__kernel void f(__global int* x) { x[0] = VALUE; }\n");
+  const auto before = cl::KernelSpec::from_file(file, "", "f");
+  dir.write("value.h", "#define VALUE 2\n");
+  const auto after = cl::KernelSpec::from_file(file, "", "f");
+  CHECK(before.fingerprint() != after.fingerprint());
+  // The binary cache keys programs by their source text: the include's text is in it.
+  CHECK(before.source() != after.source());
+  CHECK(after.source().find("#define VALUE 2") != std::string_view::npos);
+  auto& client = shared_client();
+  auto buffer = client.upload(std::vector<int>{0});
+  auto kernel = client.kernel(after);
+  client.launch_with(kernel, ::cl::NDRange(1), ::cl::NullRange, buffer);
+  CHECK(client.download<int>(buffer, 1) == std::vector<int>{2});
+}
+
+TEST_CASE("random buffers are reproducible and read back whole", "[opencl][user-path]") {
+  auto& client = shared_client();
+  const auto values = cl::random_values<float>(1000, 42, 0.5f, 2.0f);
+  CHECK(values == cl::random_values<float>(1000, 42, 0.5f, 2.0f));
+  CHECK(values != cl::random_values<float>(1000, 43, 0.5f, 2.0f));
+  CHECK(std::all_of(values.begin(), values.end(), [](float v) { return v >= 0.5f && v <= 2.0f; }));
+  const auto buffer = cl::random_buffer<float>(client, 1000, 42, 0.5f, 2.0f);
+  CHECK(cl::read_all<float>(client, buffer) == values);
+  CHECK(cl::seed_of(SizeKey{100}) == cl::seed_of(SizeKey{128}));  // anchored: one key
+  CHECK(!cl::compare_buffers<float>(client, buffer, buffer));
+  CHECK_THAT(
+      cl::compare_buffers<float>(client, buffer, cl::buffer_of<float>(client, 999)).value_or(""),
+      Catch::Contains("holds 999 values, the reference 1000"));
+  const auto other = cl::random_buffer<float>(client, 1000, 7);
+  CHECK_THAT(cl::compare_buffers<float>(client, buffer, other, 1e-5, 1000).value_or(""),
+             Catch::Contains("first at 0"));
+  CHECK_THROWS_AS(cl::buffer_of<double>(client, std::size_t(-1) / 4), AutotuneError);
+}
+
+TEST_CASE("an input generator and a validator may take the client", "[opencl][user-path]") {
+  LocalTuner<SizeKey> tuner("user_path_client_inputs", test::test_settings());
+  auto& client = shared_client();
+  const auto& set = tuner.init([] {
+    auto key_of = [](const ::cl::Buffer&, const std::size_t& n) { return SizeKey{n}; };
+    auto inputs = [](cl::Client& c, const SizeKey& key, const ::cl::Buffer&, const std::size_t&) {
+      const std::size_t n = key.n.value();
+      return std::tuple(cl::random_buffer<float>(c, n, cl::seed_of(key)), n);
+    };
+    auto same = [](cl::Client& c, const auto& reference, const auto& output) {
+      return cl::compare_buffers<float>(c, std::get<0>(reference), std::get<0>(output));
+    };
+    auto add = [](float amount) {
+      return cl::with_kernels(
+          [amount](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& x, std::size_t& n) {
+            c.launch_with(k, ::cl::NDRange(n), ::cl::NullRange, x, amount);
+          },
+          test::test_kernel("add"));
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"right", add(1.0f)})
+        .with(Tunable{"wrong", add(2.0f)})
+        .validate_with(same);
+  });
+  auto data = client.upload(std::vector<float>(100, 0.0f));
+  tuner.execute(client.id(), client, set, data, std::size_t{100});
+  CHECK(client.download<float>(data, 100) == std::vector<float>(100, 1.0f));
+  const auto report = tuner.tuner(client.id()).report(SizeKey{100});
+  REQUIRE(report);
+  REQUIRE(report->outcomes.size() == 2);
+  const auto& wrong = report->outcomes[1];
+  CHECK(wrong.name == "wrong");
+  REQUIRE(wrong.error);
+  CHECK(wrong.error->kind() == ErrorKind::wrong_output);
+  CHECK_THAT(wrong.error->message(), Catch::Contains("128 of 128 values differ"));
+}
+
+}  // namespace tunekit::test
