@@ -59,8 +59,8 @@ std::vector<tcl::KernelSpec> tagged(const std::vector<tcl::KernelSpec>& specs,
                                     const std::string& tag) {
   std::vector<tcl::KernelSpec> out;
   for (const auto& s : specs) {
-    out.push_back(tcl::KernelSpec::embedded("matmul_reg.cl", s.build_options() + " " + tag,
-                                            s.kernel_name()));
+    out.push_back(
+        tcl::KernelSpec::embedded("matmul_reg.cl", s.build_options() + " " + tag, s.kernel_name()));
   }
   return out;
 }
@@ -117,8 +117,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--candidate" && i + 1 < argc) {
       candidate = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] "
-                           "[--candidate NAME]\n");
+      std::fprintf(stderr,
+                   "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] "
+                   "[--candidate NAME]\n");
       return 2;
     }
   }
@@ -149,14 +150,15 @@ int main(int argc, char** argv) {
                 threads);
     std::fflush(stdout);
     const std::string run = std::to_string(std::random_device{}());
-    const auto phase = [&](const char* name) { return "-DBENCH_RUN=" + run + " -DBENCH_PHASE_" + name; };
+    const auto phase = [&](const char* name) {
+      return "-DBENCH_RUN=" + run + " -DBENCH_PHASE_" + name;
+    };
 
     const ::cl::Context shared = make_context(device);
     tcl::ProgramCache serial_cache(shared, device.device, device.device_name);
     const double serial =
-        build_all(tagged(specs, phase("serial")), 1, [&](std::size_t) -> tcl::ProgramCache& {
-          return serial_cache;
-        });
+        build_all(tagged(specs, phase("serial")), 1,
+                  [&](std::size_t) -> tcl::ProgramCache& { return serial_cache; });
     line("serial, one context", programs, serial, 0);
 
     tcl::ProgramCache one_context(shared, device.device, device.device_name);
@@ -186,7 +188,8 @@ int main(int argc, char** argv) {
     line("serial, storing binaries", programs,
          build_all(stored_specs, 1, [&](std::size_t) -> tcl::ProgramCache& { return storing; }),
          serial);
-    std::printf("  stored: %ju bytes in %zu files\n", binaries->usage().bytes, binaries->usage().files);
+    std::printf("  stored: %ju bytes in %zu files\n", binaries->usage().bytes,
+                binaries->usage().files);
     tcl::ProgramCache loading(make_context(device), device.device, device.device_name,
                               device.identity(), binaries);
     line("serial, loaded from binaries", programs,
@@ -234,10 +237,11 @@ int main(int argc, char** argv) {
       std::vector<double> later;
       for (int i = 0; i < 15; ++i) later.push_back(timed_call(name, client, a, b, c));
       std::nth_element(later.begin(), later.begin() + 7, later.end());
-      std::printf("%-40s program %7.1f ms  stored %7.1f ms  first call %7.1f ms  later calls"
-                  " %7.2f ms (median of 15)  (compiled %zu, loaded %zu)\n",
-                  what, 1e3 * build, 1e3 * stored, 1e3 * first, 1e3 * later[7],
-                  client.programs().builds(), client.programs().binary_loads());
+      std::printf(
+          "%-40s program %7.1f ms  stored %7.1f ms  first call %7.1f ms  later calls"
+          " %7.2f ms (median of 15)  (compiled %zu, loaded %zu)\n",
+          what, 1e3 * build, 1e3 * stored, 1e3 * first, 1e3 * later[7], client.programs().builds(),
+          client.programs().binary_loads());
       std::fflush(stdout);
       if (after) after(client);
     };

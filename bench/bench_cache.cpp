@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-
 #include <tunekit/cache.hpp>
 #include <tunekit/tunekit.hpp>
 
@@ -82,17 +81,21 @@ struct CacheFixture {
       for (std::size_t c = 0; c < extra_outcomes; ++c) {
         tunekit::AutotuneOutcome o = result.outcomes.back();
         o.index = set.size() + c;
-        o.name = "blocked[MWG=" + std::to_string(16 << (c % 4)) + ",NWG=" +
-                 std::to_string(16 << (c / 4 % 4)) + ",KWG=" + std::to_string(8 << (c / 16 % 3)) +
-                 ",MDIMC=16,NDIMC=16,MDIMA=16,NDIMB=16,KWI=2,VWM=" + std::to_string(1 << (c / 48 % 3)) +
-                 ",VWN=" + std::to_string(1 << (c / 144 % 3)) + ",STRM=0,STRN=0,SA=" +
-                 std::to_string(c / 432 % 2) + ",SB=" + std::to_string(c / 864 % 2) + "]";
+        o.name =
+            "blocked[MWG=" + std::to_string(16 << (c % 4)) +
+            ",NWG=" + std::to_string(16 << (c / 4 % 4)) +
+            ",KWG=" + std::to_string(8 << (c / 16 % 3)) +
+            ",MDIMC=16,NDIMC=16,MDIMA=16,NDIMB=16,KWI=2,VWM=" + std::to_string(1 << (c / 48 % 3)) +
+            ",VWN=" + std::to_string(1 << (c / 144 % 3)) +
+            ",STRM=0,STRN=0,SA=" + std::to_string(c / 432 % 2) +
+            ",SB=" + std::to_string(c / 864 % 2) + "]";
         o.status = c % 5 == 0 ? tunekit::OutcomeStatus::failed : tunekit::OutcomeStatus::dropped;
         o.median *= 1.5 + static_cast<double>(c % 97) / 10;
         if (o.status == tunekit::OutcomeStatus::failed) {
           o.median = o.spread = o.min = o.max = 0, o.samples = 0;
-          o.error = tunekit::AutotuneError(tunekit::ErrorKind::out_of_resources,
-                                           "CL_OUT_OF_RESOURCES: 49152 bytes of local memory", o.name);
+          o.error =
+              tunekit::AutotuneError(tunekit::ErrorKind::out_of_resources,
+                                     "CL_OUT_OF_RESOURCES: 49152 bytes of local memory", o.name);
         }
         result.outcomes.push_back(o);
       }

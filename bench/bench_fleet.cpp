@@ -20,9 +20,8 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <vector>
-
 #include <tunekit/tunekit.hpp>
+#include <vector>
 
 #include "../tests/redis_server.hpp"
 
@@ -110,7 +109,8 @@ Run wait_for(pid_t pid, const fs::path& out) {
   std::ifstream in(out);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   Run run;
-  if (std::sscanf(text.c_str(), "us=%lf", &run.us) != 1) throw std::runtime_error("child failed: " + text);
+  if (std::sscanf(text.c_str(), "us=%lf", &run.us) != 1)
+    throw std::runtime_error("child failed: " + text);
   run.tuned = text.find("tuned=1") != std::string::npos;
   const auto at = text.find("winner=");
   run.winner = text.substr(at + 7, text.find('\n', at) - at - 7);
@@ -127,14 +127,18 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "--child") {
     tune_ms = std::stoi(argv[6]);
-    return child(argv[2], argv[3], std::stoull(argv[4]), argv[5] == std::string("-") ? "" : argv[5]);
+    return child(argv[2], argv[3], std::stoull(argv[4]),
+                 argv[5] == std::string("-") ? "" : argv[5]);
   }
   int runs = 21, processes = 8;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
-    if (arg == "--runs") runs = std::stoi(argv[i + 1]);
-    else if (arg == "--processes") processes = std::stoi(argv[i + 1]);
-    else if (arg == "--tune-ms") tune_ms = std::stoi(argv[i + 1]);
+    if (arg == "--runs")
+      runs = std::stoi(argv[i + 1]);
+    else if (arg == "--processes")
+      processes = std::stoi(argv[i + 1]);
+    else if (arg == "--tune-ms")
+      tune_ms = std::stoi(argv[i + 1]);
   }
   auto server = tunekit::test::RedisServer::start_if_installed();
   if (!server) {
@@ -146,15 +150,16 @@ int main(int argc, char** argv) {
   const fs::path work = pattern;
   const std::string url = server->url();
   const auto child_args = [&](const fs::path& dir, std::uint64_t key, const std::string& start) {
-    return std::vector<std::string>{"--child", dir.string(), url, std::to_string(key), start,
-                                    std::to_string(tune_ms)};
+    return std::vector<std::string>{"--child",           dir.string(), url,
+                                    std::to_string(key), start,        std::to_string(tune_ms)};
   };
 
   // 1. Cached keys from Redis, then from the local cache, in fresh processes.
   std::vector<double> from_redis, from_local;
   for (int i = 0; i < runs; ++i) {
     const std::uint64_t key = 1000 + static_cast<std::uint64_t>(i);
-    const fs::path seed = work / ("seed" + std::to_string(i)), fresh = work / ("fresh" + std::to_string(i));
+    const fs::path seed = work / ("seed" + std::to_string(i)),
+                   fresh = work / ("fresh" + std::to_string(i));
     const Run tuned = wait_for(spawn(child_args(seed, key, "-"), work / "out"), work / "out");
     if (!tuned.tuned) throw std::runtime_error("the seeding process did not tune");
     const Run remote = wait_for(spawn(child_args(fresh, key, "-"), work / "out"), work / "out");
@@ -163,10 +168,11 @@ int main(int argc, char** argv) {
     from_redis.push_back(remote.us / 1000);
     from_local.push_back(local.us / 1000);
   }
-  std::printf("cached key, first execute in a fresh process (%d runs): from Redis median %.2f ms "
-              "(min %.2f, max %.2f); from the local cache median %.2f ms\n",
-              runs, median(from_redis), *std::min_element(from_redis.begin(), from_redis.end()),
-              *std::max_element(from_redis.begin(), from_redis.end()), median(from_local));
+  std::printf(
+      "cached key, first execute in a fresh process (%d runs): from Redis median %.2f ms "
+      "(min %.2f, max %.2f); from the local cache median %.2f ms\n",
+      runs, median(from_redis), *std::min_element(from_redis.begin(), from_redis.end()),
+      *std::max_element(from_redis.begin(), from_redis.end()), median(from_local));
 
   // 2. N processes meet one new key at once.
   const fs::path start = work / "go";
@@ -188,9 +194,10 @@ int main(int argc, char** argv) {
   const double wall = std::chrono::duration<double, std::milli>(Clock::now() - begin).count();
   std::string names;
   for (const auto& w : winners) names += (names.empty() ? "" : ", ") + w;
-  std::printf("%d processes meeting one new key at once: %d tuning(s), %zu winner(s) (%s), "
-              "slowest done after %.0f ms\n",
-              processes, tunings, winners.size(), names.c_str(), wall);
+  std::printf(
+      "%d processes meeting one new key at once: %d tuning(s), %zu winner(s) (%s), "
+      "slowest done after %.0f ms\n",
+      processes, tunings, winners.size(), names.c_str(), wall);
   std::error_code ignored;
   fs::remove_all(work, ignored);
   return tunings == 1 && winners.size() == 1 ? 0 : 1;

@@ -6,13 +6,15 @@
 //                  [--only matmul|reduce|transpose]
 // Times are wall-clock around the call and clFinish for both sides (CLBlast enqueues several
 // kernels per call and returns the last one's event only), medians over R repetitions.
+#include <clblast.h>  // after CLHPP, which sets the OpenCL target version
+
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <array>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -22,8 +24,6 @@
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/transpose.hpp>
 #include <vector>
-
-#include <clblast.h>  // after CLHPP, which sets the OpenCL target version
 
 namespace ops = tunekit::ops;
 using Client = tunekit::cl::Client;
@@ -42,7 +42,10 @@ struct Options {
 
 struct Row {
   Row(std::string device_, std::string op_, std::string shape_, std::string unit_)
-      : device(std::move(device_)), op(std::move(op_)), shape(std::move(shape_)), unit(std::move(unit_)) {}
+      : device(std::move(device_)),
+        op(std::move(op_)),
+        shape(std::move(shape_)),
+        unit(std::move(unit_)) {}
   std::string device, op, shape, unit, winner;
   double tunekit = 0, peer = 0, ceiling = 0, tuning_seconds = 0;
   std::string note;
@@ -74,7 +77,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // Largest error of 64 sampled elements of C = A*B against a double-precision host product,
 // relative to the sum of |terms|.
 double sampled_gemm_error(const std::vector<float>& a, const std::vector<float>& b,
-                          const std::vector<float>& c, std::size_t m, std::size_t n, std::size_t k) {
+                          const std::vector<float>& c, std::size_t m, std::size_t n,
+                          std::size_t k) {
   std::mt19937 rng(7);
   double worst = 0;
   for (int s = 0; s < 64; ++s) {
@@ -104,16 +108,17 @@ void bench_matmul(Client& client, const Options& o, std::size_t m, std::size_t n
   ops::matmul(client, a, b, c);
   client.finish();
   row.tuning_seconds = seconds_since(tuning_start);
-  row.winner = winner_of(ops::matmul_tuner().tuner(client.id()).report(ops::MatmulKey{m, n, k, tunekit::DType::f32}));
+  row.winner = winner_of(
+      ops::matmul_tuner().tuner(client.id()).report(ops::MatmulKey{m, n, k, tunekit::DType::f32}));
   const double flops = 2.0 * double(m) * double(n) * double(k);
   row.tunekit = flops / wall_median(client, o.reps, [&] { ops::matmul(client, a, b, c); }) / 1e12;
   const double tunekit_error = sampled_gemm_error(ha, hb, ops::download_matrix(client, c), m, n, k);
 
   cl_command_queue queue = client.queue()();
   const auto status = [&] {
-    return clblast::Gemm(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
-                         m, n, k, 1.0f, a.buffer(), 0, k, b.buffer(), 0, n, 0.0f, c.buffer(), 0, n, &queue,
-                         nullptr);
+    return clblast::Gemm(clblast::Layout::kRowMajor, clblast::Transpose::kNo,
+                         clblast::Transpose::kNo, m, n, k, 1.0f, a.buffer(), 0, k, b.buffer(), 0, n,
+                         0.0f, c.buffer(), 0, n, &queue, nullptr);
   };
   if (status() != clblast::StatusCode::kSuccess) {
     row.note = "CLBlast failed";
@@ -132,7 +137,8 @@ void bench_matmul(Client& client, const Options& o, std::size_t m, std::size_t n
 double copy_bandwidth(Client& client, std::size_t bytes, int reps) {
   auto from = client.allocate(bytes), to = client.allocate(bytes);
   client.fill<float>(from, 1.0f, bytes / 4);
-  return 2.0 * double(bytes) / wall_median(client, reps, [&] { client.copy(from, to, bytes); }) / 1e9;
+  return 2.0 * double(bytes) / wall_median(client, reps, [&] { client.copy(from, to, bytes); }) /
+         1e9;
 }
 
 void bench_reduce(Client& client, const Options& o, std::vector<Row>& rows) {
@@ -143,13 +149,16 @@ void bench_reduce(Client& client, const Options& o, std::vector<Row>& rows) {
   const auto tuning_start = std::chrono::steady_clock::now();
   float result = ops::reduce(client, input, ops::ReduceOp::sum);
   row.tuning_seconds = seconds_since(tuning_start);
-  row.winner = winner_of(ops::reduce_tuner().tuner(client.id()).report(ops::ReduceKey{n, ops::ReduceOp::sum}));
+  row.winner = winner_of(
+      ops::reduce_tuner().tuner(client.id()).report(ops::ReduceKey{n, ops::ReduceOp::sum}));
   const double bytes = 4.0 * double(n);
   // Like CLBlast's Sum, reduce_into leaves the result on the device: no read-back is timed.
   ops::DeviceVector result_on_device{client.allocate(4), 1};
-  row.tunekit = bytes / wall_median(client, o.reps, [&] {
-    ops::reduce_into(client, input, ops::ReduceOp::sum, result_on_device);
-  }) / 1e9;
+  row.tunekit =
+      bytes /
+      wall_median(client, o.reps,
+                  [&] { ops::reduce_into(client, input, ops::ReduceOp::sum, result_on_device); }) /
+      1e9;
   double expected = 0, magnitude = 0;
   for (float v : values) expected += v, magnitude += std::fabs(v);
   char note[128];
@@ -157,7 +166,9 @@ void bench_reduce(Client& client, const Options& o, std::vector<Row>& rows) {
   row.note = note;
   auto out = client.allocate(4);
   cl_command_queue queue = client.queue()();
-  const auto sum = [&] { return clblast::Sum<float>(n, out(), 0, input.buffer(), 0, 1, &queue, nullptr); };
+  const auto sum = [&] {
+    return clblast::Sum<float>(n, out(), 0, input.buffer(), 0, 1, &queue, nullptr);
+  };
   if (sum() == clblast::StatusCode::kSuccess) {
     row.peer = bytes / wall_median(client, o.reps, [&] { sum(); }) / 1e9;
   } else {
@@ -172,7 +183,8 @@ void bench_transpose(Client& client, const Options& o, std::vector<Row>& rows) {
   const auto values = ops::random_values(n * n, 6);
   auto in = ops::upload_matrix(client, values, n, n);
   auto out = ops::upload_matrix(client, std::vector<float>(n * n, 0.0f), n, n);
-  Row row(client.device().device_name, "transpose", std::to_string(n) + "x" + std::to_string(n), "GB/s");
+  Row row(client.device().device_name, "transpose", std::to_string(n) + "x" + std::to_string(n),
+          "GB/s");
   const auto tuning_start = std::chrono::steady_clock::now();
   ops::transpose(client, in, out);
   row.tuning_seconds = seconds_since(tuning_start);
@@ -186,8 +198,8 @@ void bench_transpose(Client& client, const Options& o, std::vector<Row>& rows) {
   row.note = wrong ? "WRONG" : "exact";
   cl_command_queue queue = client.queue()();
   const auto copy = [&] {
-    return clblast::Omatcopy<float>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, n, n, 1.0f,
-                                    in.buffer(), 0, n, out.buffer(), 0, n, &queue, nullptr);
+    return clblast::Omatcopy<float>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, n, n,
+                                    1.0f, in.buffer(), 0, n, out.buffer(), 0, n, &queue, nullptr);
   };
   if (copy() == clblast::StatusCode::kSuccess) {
     row.peer = bytes / wall_median(client, o.reps, [&] { copy(); }) / 1e9;
@@ -211,8 +223,10 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--device") o.device = value;
-    else if (flag == "--sizes") o.sizes = parse_list(value);
+    if (flag == "--device")
+      o.device = value;
+    else if (flag == "--sizes")
+      o.sizes = parse_list(value);
     else if (flag == "--shapes") {
       std::stringstream stream(value);
       for (std::string item; std::getline(stream, item, ',');) {
@@ -223,11 +237,16 @@ int main(int argc, char** argv) {
         }
         o.shapes.push_back(s);
       }
-    } else if (flag == "--reduce") o.reduce_n = std::stoul(value);
-    else if (flag == "--transpose") o.transpose_n = std::stoul(value);
-    else if (flag == "--reps") o.reps = std::stoi(value);
-    else if (flag == "--json") o.json = value;
-    else if (flag == "--only" && (value == "matmul" || value == "reduce" || value == "transpose")) o.only = value;
+    } else if (flag == "--reduce")
+      o.reduce_n = std::stoul(value);
+    else if (flag == "--transpose")
+      o.transpose_n = std::stoul(value);
+    else if (flag == "--reps")
+      o.reps = std::stoi(value);
+    else if (flag == "--json")
+      o.json = value;
+    else if (flag == "--only" && (value == "matmul" || value == "reduce" || value == "transpose"))
+      o.only = value;
     else {
       std::fprintf(stderr, "bench_ops: unknown option %s\n", flag.c_str());
       return 2;
@@ -236,9 +255,12 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   try {
     for (const auto& device : tunekit::cl::list_devices()) {
-      if (!o.device.empty() && (device.platform_name + " " + device.device_name).find(o.device) == std::string::npos) continue;
+      if (!o.device.empty() &&
+          (device.platform_name + " " + device.device_name).find(o.device) == std::string::npos)
+        continue;
       Client client(device);
-      std::printf("device: %s\n  identity: %s\n", device.describe().c_str(), device.identity().c_str());
+      std::printf("device: %s\n  identity: %s\n", device.describe().c_str(),
+                  device.identity().c_str());
       std::fflush(stdout);
       const bool gpu = device.is_gpu();
       auto sizes = o.sizes.empty() ? (gpu ? std::vector<std::size_t>{1024, 2048, 4096, 8192}
@@ -259,7 +281,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_ops: %s\n", e.what());
     return 1;
   }
-  std::printf("\n| device | op | shape | tunekit | CLBlast | tunekit / CLBlast | copy ceiling | tunekit / ceiling | winner | tuning | note |\n");
+  std::printf(
+      "\n| device | op | shape | tunekit | CLBlast | tunekit / CLBlast | copy ceiling | tunekit / "
+      "ceiling | winner | tuning | note |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
     char ceiling[64] = "-", of_ceiling[32] = "-";
@@ -267,21 +291,21 @@ int main(int argc, char** argv) {
       std::snprintf(ceiling, sizeof ceiling, "%.1f GB/s", r.ceiling);
       std::snprintf(of_ceiling, sizeof of_ceiling, "%.0f%%", 100 * r.tunekit / r.ceiling);
     }
-    std::printf("| %s | %s | %s | %.2f %s | %.2f %s | %.2fx | %s | %s | %s | %.1f s | %s |\n", r.device.c_str(),
-                r.op.c_str(), r.shape.c_str(), r.tunekit, r.unit.c_str(), r.peer, r.unit.c_str(),
-                r.peer > 0 ? r.tunekit / r.peer : 0.0, ceiling, of_ceiling, r.winner.c_str(),
-                r.tuning_seconds, r.note.c_str());
+    std::printf("| %s | %s | %s | %.2f %s | %.2f %s | %.2fx | %s | %s | %s | %.1f s | %s |\n",
+                r.device.c_str(), r.op.c_str(), r.shape.c_str(), r.tunekit, r.unit.c_str(), r.peer,
+                r.unit.c_str(), r.peer > 0 ? r.tunekit / r.peer : 0.0, ceiling, of_ceiling,
+                r.winner.c_str(), r.tuning_seconds, r.note.c_str());
   }
   if (!o.json.empty()) {
     std::ofstream json(o.json);
     json << "[\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
-      json << "  {\"device\": \"" << r.device << "\", \"op\": \"" << r.op << "\", \"shape\": \"" << r.shape
-           << "\", \"unit\": \"" << r.unit << "\", \"tunekit\": " << r.tunekit << ", \"clblast\": " << r.peer
-           << ", \"copy_ceiling_gbs\": " << r.ceiling << ", \"winner\": \"" << r.winner
-           << "\", \"tuning_seconds\": " << r.tuning_seconds << ", \"note\": \"" << r.note << "\"}"
-           << (i + 1 < rows.size() ? ",\n" : "\n");
+      json << "  {\"device\": \"" << r.device << "\", \"op\": \"" << r.op << "\", \"shape\": \""
+           << r.shape << "\", \"unit\": \"" << r.unit << "\", \"tunekit\": " << r.tunekit
+           << ", \"clblast\": " << r.peer << ", \"copy_ceiling_gbs\": " << r.ceiling
+           << ", \"winner\": \"" << r.winner << "\", \"tuning_seconds\": " << r.tuning_seconds
+           << ", \"note\": \"" << r.note << "\"}" << (i + 1 < rows.size() ? ",\n" : "\n");
     }
     json << "]\n";
   }

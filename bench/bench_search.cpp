@@ -12,7 +12,7 @@
 namespace {
 
 struct Row {
-  std::vector<double> reached;      // optimum / best found: 1 is the optimum
+  std::vector<double> reached;  // optimum / best found: 1 is the optimum
   std::vector<double> evaluations;
   std::vector<double> seconds;
 };
@@ -26,17 +26,24 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] [--patience P]\n", argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] [--patience P]\n",
+        argv[0]);
     return 2;
   }
   int seeds = 25;
   double time_fraction = 0.2;
   std::size_t evaluation_cap = 0, patience = 0;
   for (int i = 2; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--seeds")) seeds = std::stoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--time-fraction")) time_fraction = std::stod(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--evaluations")) evaluation_cap = std::stoul(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--patience")) patience = std::stoul(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seeds"))
+      seeds = std::stoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--time-fraction"))
+      time_fraction = std::stod(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--evaluations"))
+      evaluation_cap = std::stoul(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--patience"))
+      patience = std::stoul(argv[i + 1]);
   }
   try {
     const auto table = tunekit::load_replay_table(argv[1]);
@@ -54,16 +61,21 @@ int main(int argc, char** argv) {
                 argv[1], space.size(), working, exhaustive_seconds,
                 tunekit::format_seconds(optimum).c_str());
     if (patience) std::printf("patience: %zu evaluations without a 2%% gain\n", patience);
-    if (evaluation_cap) std::printf("budget: %zu evaluations; %d seeds\n\n", evaluation_cap, seeds);
-    else std::printf("budget: %.0f%% of the exhaustive tuning time (%.1f s); %d seeds\n\n",
-                     100 * time_fraction, budget.max_seconds, seeds);
-    std::printf("| strategy | evaluations (median) | tuning time (median) | %% of exhaustive time | reached: median | reached: worst |\n");
+    if (evaluation_cap)
+      std::printf("budget: %zu evaluations; %d seeds\n\n", evaluation_cap, seeds);
+    else
+      std::printf("budget: %.0f%% of the exhaustive tuning time (%.1f s); %d seeds\n\n",
+                  100 * time_fraction, budget.max_seconds, seeds);
+    std::printf(
+        "| strategy | evaluations (median) | tuning time (median) | %% of exhaustive time | "
+        "reached: median | reached: worst |\n");
     std::printf("|---|---|---|---|---|---|\n");
     for (auto strategy : {tunekit::SearchStrategy::random, tunekit::SearchStrategy::annealing}) {
       Row row;
       for (int seed = 1; seed <= seeds; ++seed) {
         tunekit::ReplayEvaluator evaluator(space, table);
-        const auto result = tunekit::search(strategy, space, evaluator, budget, static_cast<std::uint64_t>(seed));
+        const auto result =
+            tunekit::search(strategy, space, evaluator, budget, static_cast<std::uint64_t>(seed));
         row.reached.push_back(optimum / result.best_time);
         row.evaluations.push_back(static_cast<double>(result.evaluated.size()));
         row.seconds.push_back(evaluator.spent_seconds());

@@ -50,7 +50,8 @@ tunekit::Space gemm_space() {
              {"NWG", "NDIMB", "VWN"})
       .work_group_size([=](const Config& c) { return static_cast<std::size_t>(threads(c)); })
       .local_memory([](const Config& c) {
-        return static_cast<std::size_t>((c["SA"] * c["KWG"] * c["MWG"] + c["SB"] * c["KWG"] * c["NWG"]) * 4);
+        return static_cast<std::size_t>(
+            (c["SA"] * c["KWG"] * c["MWG"] + c["SB"] * c["KWG"] * c["NWG"]) * 4);
       });
 }
 
@@ -63,7 +64,8 @@ tunekit::Space hundred_thousand() {
       .parameter("D", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
       .parameter("E", {1, 2, 3, 4, 5, 6, 7, 8, 9, 10})
       .product_at_most({"A", "B", "C"}, 400)
-      .where("D + E is even", [](const Config& c) { return (c["D"] + c["E"]) % 2 == 0; }, {"D", "E"});
+      .where("D + E is even", [](const Config& c) { return (c["D"] + c["E"]) % 2 == 0; },
+             {"D", "E"});
 }
 
 // expand() of `space`, with its size before and after constraints as counters.

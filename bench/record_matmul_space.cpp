@@ -8,20 +8,20 @@
 //          [--table FILE]    no recording: compare the live search with a recorded table
 // Configurations over the device's limits (work-group size, local memory) are left out before
 // anything is built: a live search rejects them at no cost, so they are not part of its space.
-#include <cstdio>
-#include <cmath>
-#include <cstring>
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
-#include <thread>
-#include <vector>
-#include <limits>
 #include <string>
+#include <thread>
 #include <tunekit/candidate_name.hpp>
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/matmul.hpp>
+#include <vector>
 
 namespace ops = tunekit::ops;
 
@@ -33,21 +33,30 @@ int main(int argc, char** argv) {
   std::string recorded;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--live") live = true;
-    else if (i + 1 < argc && flag == "--family") family = argv[++i];
-    else if (i + 1 < argc && flag == "--size") size = std::stoul(argv[++i]);
-    else if (i + 1 < argc && flag == "--out") out = argv[++i];
-    else if (i + 1 < argc && flag == "--device") device = argv[++i];
-    else if (i + 1 < argc && flag == "--limit") limit = std::stoul(argv[++i]);
-    else if (i + 1 < argc && flag == "--table") recorded = argv[++i];
+    if (flag == "--live")
+      live = true;
+    else if (i + 1 < argc && flag == "--family")
+      family = argv[++i];
+    else if (i + 1 < argc && flag == "--size")
+      size = std::stoul(argv[++i]);
+    else if (i + 1 < argc && flag == "--out")
+      out = argv[++i];
+    else if (i + 1 < argc && flag == "--device")
+      device = argv[++i];
+    else if (i + 1 < argc && flag == "--limit")
+      limit = std::stoul(argv[++i]);
+    else if (i + 1 < argc && flag == "--table")
+      recorded = argv[++i];
     else if (i + 1 < argc && flag == "--part" &&
-             std::sscanf(argv[i + 1], "%zu/%zu", &part, &parts) == 2 && part >= 1 && part <= parts) {
+             std::sscanf(argv[i + 1], "%zu/%zu", &part, &parts) == 2 && part >= 1 &&
+             part <= parts) {
       ++i;
     } else {
-      std::fprintf(stderr,
-                   "usage: %s --family blocked|direct --size N --out TABLE.tsv [--live] [--device S] "
-                   "[--part I/N] [--limit COUNT] [--table RECORDED.tsv]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s --family blocked|direct --size N --out TABLE.tsv [--live] [--device S] "
+          "[--part I/N] [--limit COUNT] [--table RECORDED.tsv]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -78,8 +87,9 @@ int main(int argc, char** argv) {
       if (!of_family(name)) continue;
       if (fitting++ % parts == part - 1) names.push_back(name);
     }
-    std::printf("'%s': %zu configurations, %zu within the device's limits; this part (%zu/%zu): %zu\n",
-                family.c_str(), in_family, fitting, part, parts, names.size());
+    std::printf(
+        "'%s': %zu configurations, %zu within the device's limits; this part (%zu/%zu): %zu\n",
+        family.c_str(), in_family, fitting, part, parts, names.size());
     if (limit > 0 && names.size() > limit) names.resize(limit);
     if (!recorded.empty()) names.clear();  // compare with a recorded table: nothing to record
     std::map<std::string, double> build_seconds;
@@ -99,7 +109,8 @@ int main(int argc, char** argv) {
             } catch (const std::exception&) {
               // over a limit or failing: measured (and classified) below
             }
-            const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const double seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             std::lock_guard lock(mutex);
             build_seconds[names[i]] = seconds;
           }
@@ -119,8 +130,9 @@ int main(int argc, char** argv) {
       const std::string config = name.substr(family.size() + 1, name.size() - family.size() - 2);
       auto run = [&] { ops::matmul_with(name, client, a, b, c); };
       // Racing off: every configuration's time is recorded, not just "slower than the leader".
-      auto outcome = tunekit::measure_candidate(client, tunekit::FunctionRef<void()>(run), bench,
-                                                std::numeric_limits<double>::infinity(), name, index);
+      auto outcome =
+          tunekit::measure_candidate(client, tunekit::FunctionRef<void()>(run), bench,
+                                     std::numeric_limits<double>::infinity(), name, index);
       if (outcome.error && outcome.error->kind() == tunekit::ErrorKind::out_of_resources) {
         ++over_limits;  // rejected before launch: no cost, not part of the searchable space
         continue;
@@ -129,7 +141,8 @@ int main(int argc, char** argv) {
       if (outcome.ok()) {
         const auto got = ops::download_matrix(client, c);
         double worst = 0;
-        for (std::size_t i = 0; i < got.size(); i += 97) worst = std::max(worst, double(std::fabs(got[i] - reference[i])));
+        for (std::size_t i = 0; i < got.size(); i += 97)
+          worst = std::max(worst, double(std::fabs(got[i] - reference[i])));
         if (worst <= 4e-6 * double(n) + 1e-5) e.time = outcome.median;
       }
       total += e.cost_seconds;
@@ -146,21 +159,25 @@ int main(int argc, char** argv) {
       table = tunekit::load_replay_table(recorded);
       for (const auto& [config, e] : table) {
         total += e.cost_seconds;
-        if (e.time && *e.time < best) best = *e.time, best_name = tunekit::candidate_name(family, config);
+        if (e.time && *e.time < best)
+          best = *e.time, best_name = tunekit::candidate_name(family, config);
       }
     } else {
       tunekit::save_replay_table(out, table);
     }
     const double flops = 2.0 * double(n) * double(n) * double(n);
-    std::printf("recorded %zu configurations of '%s' at %zu (%zu more rejected at launch) in "
-                "%.1f s; optimum %s = %.2f TFLOP/s: %s\n",
-                table.size(), family.c_str(), n, over_limits, total, tunekit::format_seconds(best).c_str(),
-                flops / best / 1e12, best_name.c_str());
+    std::printf(
+        "recorded %zu configurations of '%s' at %zu (%zu more rejected at launch) in "
+        "%.1f s; optimum %s = %.2f TFLOP/s: %s\n",
+        table.size(), family.c_str(), n, over_limits, total, tunekit::format_seconds(best).c_str(),
+        flops / best / 1e12, best_name.c_str());
     if (live) {
       // The default strategy, live, on the same key: compare its best configuration of this family
       // and the time it spent on the family with the exhaustive run.
       ops::matmul(client, a, b, c);
-      const auto report = ops::matmul_tuner().tuner(client.id()).report(ops::MatmulKey{n, n, n, tunekit::DType::f32});
+      const auto report = ops::matmul_tuner()
+                              .tuner(client.id())
+                              .report(ops::MatmulKey{n, n, n, tunekit::DType::f32});
       double found = std::numeric_limits<double>::infinity(), spent = 0, all_spent = 0;
       std::size_t evaluated = 0;
       for (const auto& o : report->outcomes) {
@@ -170,15 +187,19 @@ int main(int argc, char** argv) {
         // Its programs were built by the recording already: charge what the recording measured.
         const std::string config(tunekit::split_candidate_name(o.name)->config);
         const auto recorded = table.find(config);
-        ++evaluated, spent += recorded != table.end() ? recorded->second.cost_seconds : o.cost_seconds;
+        ++evaluated,
+            spent += recorded != table.end() ? recorded->second.cost_seconds : o.cost_seconds;
         if (o.ok()) found = std::min(found, o.median);
       }
-      std::printf("live default search (%s): %zu of %zu configurations, %.1f s of %.1f s (%.0f%%), best %s = "
-                  "%.1f%% of the optimum; whole tuning %.1f s, winner %s\n",
-                  std::string(tunekit::to_string(tunekit::global_settings().search_settings().strategy)).c_str(),
-                  evaluated, table.size(), spent, total, 100 * spent / total,
-                  tunekit::format_seconds(found).c_str(), 100 * best / found, report->tuning_seconds,
-                  report->winner()->name.c_str());
+      std::printf(
+          "live default search (%s): %zu of %zu configurations, %.1f s of %.1f s (%.0f%%), best %s "
+          "= "
+          "%.1f%% of the optimum; whole tuning %.1f s, winner %s\n",
+          std::string(tunekit::to_string(tunekit::global_settings().search_settings().strategy))
+              .c_str(),
+          evaluated, table.size(), spent, total, 100 * spent / total,
+          tunekit::format_seconds(found).c_str(), 100 * best / found, report->tuning_seconds,
+          report->winner()->name.c_str());
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "record_matmul_space: %s\n", e.what());

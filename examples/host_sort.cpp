@@ -71,9 +71,8 @@ void sort(const std::vector<int>& values, std::vector<int>& sorted) {
       return std::tuple<std::vector<int>, std::vector<int>>(data, std::vector<int>(data.size()));
     };
     return tunekit::TunableSet{key_of, bench_inputs}
-        .with(tunekit::Tunable{"std::sort", sorting_copy([](std::vector<int>& v) {
-                                 std::sort(v.begin(), v.end());
-                               })})
+        .with(tunekit::Tunable{
+            "std::sort", sorting_copy([](std::vector<int>& v) { std::sort(v.begin(), v.end()); })})
         .with(tunekit::Tunable{"std::stable_sort", sorting_copy([](std::vector<int>& v) {
                                  std::stable_sort(v.begin(), v.end());
                                })})

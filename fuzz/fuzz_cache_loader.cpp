@@ -1,12 +1,12 @@
 // libFuzzer target for the cache loader: any bytes given to parse_cache_file (an outcome table),
-// IndexedFile::parse (an op's index) or parse_cache_bundle either parse or raise AutotuneError(cache); nothing else (no crash, no other
-// exception, no sanitizer report). What parses must write and read back to the same entries.
-// Build and run: fuzz/run.sh [seconds]   (or cmake -DTUNEKIT_FUZZ=ON with clang++)
+// IndexedFile::parse (an op's index) or parse_cache_bundle either parse or raise
+// AutotuneError(cache); nothing else (no crash, no other exception, no sanitizer report). What
+// parses must write and read back to the same entries. Build and run: fuzz/run.sh [seconds]   (or
+// cmake -DTUNEKIT_FUZZ=ON with clang++)
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
-
 #include <tunekit/cache.hpp>
 #include <tunekit/error.hpp>
 

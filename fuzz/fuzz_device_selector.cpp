@@ -10,10 +10,9 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
-#include <vector>
-
 #include <tunekit/cl/device.hpp>
 #include <tunekit/error.hpp>
+#include <vector>
 
 namespace {
 
@@ -36,9 +35,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::vector<cl::DeviceInfo> devices = cl::list_devices();
   if (devices.empty()) std::abort();  // the target needs a device to be meaningful
   const std::string_view selector(reinterpret_cast<const char*>(data), size);
-  const bool digits = !selector.empty() && std::all_of(selector.begin(), selector.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) != 0;
-  });
+  const bool digits =
+      !selector.empty() && std::all_of(selector.begin(), selector.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+      });
   try {
     const cl::DeviceInfo device = cl::select_device(selector);
     require(device.index < devices.size());
@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (digits) {
       // The index, in decimal, with any leading zeros.
       const auto first = selector.find_first_not_of('0');
-      const std::string_view number = first == std::string_view::npos ? "0" : selector.substr(first);
+      const std::string_view number =
+          first == std::string_view::npos ? "0" : selector.substr(first);
       require(number == std::to_string(device.index));
     } else if (!selector.empty()) {
       const std::string wanted = lowercase(selector);

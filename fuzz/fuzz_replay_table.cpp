@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
-
 #include <tunekit/error.hpp>
 #include <tunekit/search.hpp>
 
@@ -70,13 +69,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   // Rebuild the space: small tables only (the space is the product of every parameter's values).
-  const bool small = table.size() <= 8 && std::all_of(table.begin(), table.end(), [](const auto& e) {
-                       return std::count(e.first.begin(), e.first.end(), ',') <= 3;
-                     });
+  const bool small =
+      table.size() <= 8 && std::all_of(table.begin(), table.end(), [](const auto& e) {
+        return std::count(e.first.begin(), e.first.end(), ',') <= 3;
+      });
   if (small) {
     try {
       const ExpandedSpace space = space_from_table(table);
-      for (std::size_t i = 0; i < space.size(); ++i) require(table.count(space[i].to_string()) == 1);
+      for (std::size_t i = 0; i < space.size(); ++i)
+        require(table.count(space[i].to_string()) == 1);
     } catch (const AutotuneError& e) {
       require(e.kind() == ErrorKind::cache);
     }

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
-
 #include <tunekit/cache.hpp>
 #include <tunekit/error.hpp>
 #include <tunekit/report.hpp>
@@ -32,7 +31,8 @@ std::vector<tunekit::TuningReport> raw_reports(const std::uint8_t* data, std::si
     o.name = "c" + std::to_string(report.outcomes.size());
     o.index = report.outcomes.size();
     o.median = numbers[0], o.spread = numbers[1], o.min = numbers[2], o.max = numbers[3];
-    o.status = data[at + 32] % 2 ? tunekit::OutcomeStatus::measured : tunekit::OutcomeStatus::dropped;
+    o.status =
+        data[at + 32] % 2 ? tunekit::OutcomeStatus::measured : tunekit::OutcomeStatus::dropped;
     o.samples = data[at + 33];
     o.batch = 1;
     report.outcomes.push_back(o);

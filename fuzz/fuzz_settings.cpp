@@ -12,14 +12,13 @@
 #include <cstring>
 #include <string>
 #include <string_view>
-#include <vector>
-
 #include <tunekit/error.hpp>
 #include <tunekit/settings.hpp>
+#include <vector>
 
 namespace {
 
-constexpr const char* names[] = {"TUNEKIT_LEVEL",  "TUNEKIT_LOG",    "TUNEKIT_CACHE",
+constexpr const char* names[] = {"TUNEKIT_LEVEL",     "TUNEKIT_LOG",    "TUNEKIT_CACHE",
                                  "TUNEKIT_CACHE_DIR", "TUNEKIT_DEVICE", "TUNEKIT_SEARCH"};
 constexpr std::size_t variables = sizeof(names) / sizeof(names[0]);
 constexpr std::size_t max_value = 4096;
@@ -86,15 +85,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // The whole environment.
   for (std::size_t i = 0; i < variables; ++i) {
-    if (set_mask & (1u << i)) set_variable(i, values[i]);
-    else ::unsetenv(names[i]);
+    if (set_mask & (1u << i))
+      set_variable(i, values[i]);
+    else
+      ::unsetenv(names[i]);
   }
   Settings base;
   base.cache_dir = "/base/dir";
   base.device = "base device";
   try {
     const Settings s = Settings::from_environment(base);
-    const auto given = [&](std::size_t i) { return (set_mask & (1u << i)) != 0 && !values[i].empty(); };
+    const auto given = [&](std::size_t i) {
+      return (set_mask & (1u << i)) != 0 && !values[i].empty();
+    };
     require(given(0) ? to_string(s.level) == values[0] : s.level == base.level);
     require(given(1) ? to_string(s.log) == values[1] : s.log == base.log);
     require(given(2) ? s.persistent_cache == parse_cache_switch(values[2])

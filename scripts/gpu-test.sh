@@ -5,7 +5,7 @@
 #                                          (scripts/gpu-carry.sh) and prints the command to run
 #                                          on the device machine; it cannot reach that machine.
 #   scripts/gpu-test.sh run [LOG]  (there) runs every suite (core, cache, report, OpenCL, ops,
-#                                          the OpenCL example, the no-platform check, and the
+#                                          redis, the OpenCL examples, the no-platform check, and the
 #                                          hidden GPU-only cases) on the NVIDIA device; writes
 #                                          the log to LOG (default $OUT/h100-tests.log when $OUT
 #                                          is set, else docs/data/h100-tests.log) and exits
@@ -90,6 +90,9 @@ suite report 60 "$bin/tunekit_report_tests"
 suite opencl 240 env TUNEKIT_TEST_CACHE_CHILD="$bin/tunekit_program_child" "$bin/tunekit_cl_tests"
 suite ops 400 "$bin/tunekit_ops_tests"
 suite example.cl_custom_kernel 120 env TUNEKIT_CACHE=off "$bin/cl_custom_kernel"
+suite example.cl_softmax 120 env TUNEKIT_CACHE=off "$bin/cl_softmax"
+# The fleet store's suite: it starts its own redis-server, and says so where none is installed.
+suite redis 120 "$bin/tunekit_redis_tests"
 # No platform: the ICD loader finds no driver in an empty vendors directory (and none named by
 # OCL_ICD_FILENAMES, which a machine's environment may set).
 mkdir -p "$work/no_vendors"

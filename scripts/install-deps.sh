@@ -3,7 +3,8 @@
 # Usage: scripts/install-deps.sh   (root, or a user with sudo)
 # chromium is for the test that opens the HTML report in a headless browser (label: browser);
 # without it that test is skipped. (--with-browser, once needed for it, is still accepted.)
-# clang and libclang-rt-14-dev (libFuzzer) build the fuzz targets that .ci/run runs.
+# clang and libclang-rt-14-dev (libFuzzer) build the fuzz targets that .ci/run runs; clang-format
+# checks the layout of the C++ files (scripts/check-format.sh).
 # libhiredis-dev builds the Redis result store; redis-server is for its tests, which start their
 # own server on a free loopback port: a redis-server installed here is not left running as a
 # service (stopped and disabled right after its installation).
@@ -13,7 +14,7 @@ packages=(cmake ninja-build g++ make pkg-config git
   ocl-icd-opencl-dev opencl-clhpp-headers pocl-opencl-icd clinfo
   libboost1.81-dev libcereal-dev libxxhash-dev libcli11-dev
   catch2 libbenchmark-dev libclblast-dev chromium clang libclang-rt-14-dev
-  libhiredis-dev redis-server)
+  libhiredis-dev redis-server clang-format)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -30,8 +30,8 @@ void BuildPool::submit(std::function<void()> job, std::size_t tag) {
 
 void BuildPool::finish(std::size_t tag) {
   std::unique_lock lock(mutex_);
-  const auto queued = std::find_if(queue_.begin(), queue_.end(),
-                                   [&](const Job& job) { return job.tag == tag; });
+  const auto queued =
+      std::find_if(queue_.begin(), queue_.end(), [&](const Job& job) { return job.tag == tag; });
   if (queued != queue_.end()) {
     auto job = std::move(queued->run);
     queue_.erase(queued);

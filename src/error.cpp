@@ -6,19 +6,32 @@ namespace tunekit {
 
 std::string_view to_string(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::build: return "build failed";
-    case ErrorKind::launch: return "launch failed";
-    case ErrorKind::out_of_resources: return "out of resources";
-    case ErrorKind::allocation: return "allocation failed";
-    case ErrorKind::runtime: return "runtime error";
-    case ErrorKind::wrong_output: return "wrong output";
-    case ErrorKind::invalid_measurement: return "invalid measurement";
-    case ErrorKind::skipped: return "skipped";
-    case ErrorKind::no_valid_candidate: return "no valid candidate";
-    case ErrorKind::settings: return "bad setting";
-    case ErrorKind::cache: return "cache error";
-    case ErrorKind::device: return "no usable device";
-    case ErrorKind::invalid_key: return "invalid key";
+    case ErrorKind::build:
+      return "build failed";
+    case ErrorKind::launch:
+      return "launch failed";
+    case ErrorKind::out_of_resources:
+      return "out of resources";
+    case ErrorKind::allocation:
+      return "allocation failed";
+    case ErrorKind::runtime:
+      return "runtime error";
+    case ErrorKind::wrong_output:
+      return "wrong output";
+    case ErrorKind::invalid_measurement:
+      return "invalid measurement";
+    case ErrorKind::skipped:
+      return "skipped";
+    case ErrorKind::no_valid_candidate:
+      return "no valid candidate";
+    case ErrorKind::settings:
+      return "bad setting";
+    case ErrorKind::cache:
+      return "cache error";
+    case ErrorKind::device:
+      return "no usable device";
+    case ErrorKind::invalid_key:
+      return "invalid key";
   }
   return "error";
 }

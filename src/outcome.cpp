@@ -10,10 +10,14 @@ namespace tunekit {
 
 std::string_view to_string(OutcomeStatus status) {
   switch (status) {
-    case OutcomeStatus::measured: return "measured";
-    case OutcomeStatus::dropped: return "dropped";
-    case OutcomeStatus::failed: return "failed";
-    case OutcomeStatus::skipped: return "skipped";
+    case OutcomeStatus::measured:
+      return "measured";
+    case OutcomeStatus::dropped:
+      return "dropped";
+    case OutcomeStatus::failed:
+      return "failed";
+    case OutcomeStatus::skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -65,7 +69,8 @@ std::string printable(std::string_view text, std::size_t max_bytes, bool lines) 
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (out.size() >= max_bytes) {
       // Back off to a character boundary (not inside a UTF-8 sequence), then mark the cut.
-      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80) out.pop_back();
+      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xc0) == 0x80)
+        out.pop_back();
       if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xc0) out.pop_back();
       out += "...";
       break;
@@ -115,8 +120,8 @@ std::string format_report(const TuningReport& report) {
         break;
       }
     }
-    text += "    confirmed: the best " + std::to_string(report.confirmed) +
-            " re-measured in " + std::to_string(report.confirm_rounds) + " interleaved rounds";
+    text += "    confirmed: the best " + std::to_string(report.confirmed) + " re-measured in " +
+            std::to_string(report.confirm_rounds) + " interleaved rounds";
     if (runner_up != nullptr && winner->median > 0) {
       char lead[160];
       std::snprintf(lead, sizeof lead, "; the winner leads the runner-up by %.1f%% (spread %.1f%%)",
@@ -147,14 +152,13 @@ std::string format_report(const TuningReport& report) {
                     format_seconds(outcome.median).c_str(), spread, outcome.samples,
                     status.c_str());
     } else {
-      const std::string reason =
-          outcome.error ? std::string(to_string(outcome.error->kind())) + ": " +
-                              outcome.error->message()
-                        : std::string(to_string(outcome.status));
+      const std::string reason = outcome.error ? std::string(to_string(outcome.error->kind())) +
+                                                     ": " + outcome.error->message()
+                                               : std::string(to_string(outcome.status));
       const char* label = outcome.status == OutcomeStatus::failed ? "FAILED" : "skipped";
       std::snprintf(line, sizeof line, "  %c %-*s %12s %9s %8s  %s (%s)\n", mark,
-                    static_cast<int>(width), printable(outcome.name, max_name).c_str(), "-", "",
-                    "", label, printable(reason, 300).c_str());
+                    static_cast<int>(width), printable(outcome.name, max_name).c_str(), "-", "", "",
+                    label, printable(reason, 300).c_str());
     }
     text += line;
   }

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
-#include <map>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -53,9 +53,13 @@ SearchSettings SearchSettings::for_level(Level level) {
 }
 
 SearchBudget SearchSettings::budget_for(std::size_t space_size, bool warm) const {
-  const auto share = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(space_size)));
-  return SearchBudget{std::min(space_size, std::max(share, min_evaluations)), max_seconds,
-                      warm ? std::min(patience, warm_patience) : patience, margin, abandon_after,
+  const auto share =
+      static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(space_size)));
+  return SearchBudget{std::min(space_size, std::max(share, min_evaluations)),
+                      max_seconds,
+                      warm ? std::min(patience, warm_patience) : patience,
+                      margin,
+                      abandon_after,
                       abandon_factor};
 }
 
@@ -71,8 +75,8 @@ class BudgetedSearch {
     return result_.evaluated.size() >= budget_.max_evaluations ||
            result_.evaluated.size() >= times_.size() ||
            evaluator_.spent_seconds() >= budget_.max_seconds ||
-           (counting_patience_ && without_gain_ >= budget_.patience) ||
-           evaluator_.finished() || abandoned();
+           (counting_patience_ && without_gain_ >= budget_.patience) || evaluator_.finished() ||
+           abandoned();
   }
   // Far behind the leader: judged by the start points when one of them works (they are the
   // space's best known configurations), else by the first abandon_after configurations. Never
@@ -99,8 +103,8 @@ class BudgetedSearch {
   void prefetch(const std::vector<std::size_t>& configs, bool likely) {
     std::vector<std::size_t> next;
     std::unordered_set<std::size_t> listed;
-    const std::size_t left = budget_.max_evaluations -
-                             std::min(budget_.max_evaluations, result_.evaluated.size());
+    const std::size_t left =
+        budget_.max_evaluations - std::min(budget_.max_evaluations, result_.evaluated.size());
     for (std::size_t i : configs) {
       if (next.size() >= left) break;
       if (!visited(i) && listed.insert(i).second) next.push_back(i);
@@ -168,7 +172,8 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, const std::vector<std
   double current_time = s.time(current);
   double temperature = 0.5;
   // Cool from 0.5 (a 35% slower move is taken half the time) to 0.005 over the planned moves.
-  const double cooling = std::pow(0.01, 1.0 / static_cast<double>(std::max<std::size_t>(planned, 2)));
+  const double cooling =
+      std::pow(0.01, 1.0 / static_cast<double>(std::max<std::size_t>(planned, 2)));
   int idle_moves = 0;  // moves that evaluated nothing new
   while (!s.exhausted()) {
     if (!std::isfinite(current_time) || idle_moves > 16) {
@@ -205,8 +210,8 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, const std::vector<std
 
 }  // namespace
 
-SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
-                    SearchEvaluator& evaluator, const SearchBudget& budget, std::uint64_t seed,
+SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchEvaluator& evaluator,
+                    const SearchBudget& budget, std::uint64_t seed,
                     const std::vector<std::size_t>& extra_starts) {
   BudgetedSearch s(evaluator, budget, space.size());
   if (space.size() == 0) return s.take();
@@ -252,8 +257,8 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
 std::optional<double> ReplayEvaluator::evaluate(std::size_t config) {
   const auto it = table_.find(space_[config].to_string());
   if (it == table_.end()) {
-    throw AutotuneError(ErrorKind::cache, "the replay table has no entry for " +
-                                              space_[config].to_string());
+    throw AutotuneError(ErrorKind::cache,
+                        "the replay table has no entry for " + space_[config].to_string());
   }
   spent_ += it->second.cost_seconds;
   return it->second.time;
@@ -265,8 +270,10 @@ void save_replay_table(const std::filesystem::path& path, const ReplayTable& tab
   out.precision(9);
   for (const auto& [config, e] : table) {
     out << config << '\t';
-    if (e.time) out << *e.time;
-    else out << "failed";
+    if (e.time)
+      out << *e.time;
+    else
+      out << "failed";
     out << '\t' << e.cost_seconds << '\n';
   }
   if (!out) throw AutotuneError(ErrorKind::cache, "could not write " + path.string());

@@ -17,19 +17,26 @@ namespace tunekit {
 
 std::string_view to_string(Level level) {
   switch (level) {
-    case Level::minimal: return "minimal";
-    case Level::balanced: return "balanced";
-    case Level::extensive: return "extensive";
-    case Level::full: return "full";
+    case Level::minimal:
+      return "minimal";
+    case Level::balanced:
+      return "balanced";
+    case Level::extensive:
+      return "extensive";
+    case Level::full:
+      return "full";
   }
   return "?";
 }
 
 std::string_view to_string(LogLevel level) {
   switch (level) {
-    case LogLevel::quiet: return "quiet";
-    case LogLevel::info: return "info";
-    case LogLevel::debug: return "debug";
+    case LogLevel::quiet:
+      return "quiet";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::debug:
+      return "debug";
   }
   return "?";
 }
@@ -42,7 +49,8 @@ BenchmarkSettings BenchmarkSettings::for_level(Level level) {
       s.target_spread = 0.05, s.max_candidate_seconds = 0.5;
       s.confirm_contenders = 3, s.confirm_rounds = 5;
       break;
-    case Level::balanced: break;
+    case Level::balanced:
+      break;
     case Level::extensive:
       s.warmup_runs = 3, s.min_samples = 10, s.max_samples = 60, s.racing_factor = 2.0;
       s.target_spread = 0.01, s.max_candidate_seconds = 5;
@@ -60,9 +68,12 @@ BenchmarkSettings BenchmarkSettings::for_level(Level level) {
 
 std::string_view to_string(SearchStrategy strategy) {
   switch (strategy) {
-    case SearchStrategy::exhaustive: return "exhaustive";
-    case SearchStrategy::random: return "random";
-    case SearchStrategy::annealing: return "annealing";
+    case SearchStrategy::exhaustive:
+      return "exhaustive";
+    case SearchStrategy::random:
+      return "random";
+    case SearchStrategy::annealing:
+      return "annealing";
   }
   return "?";
 }
@@ -70,9 +81,9 @@ std::string_view to_string(SearchStrategy strategy) {
 namespace {
 [[noreturn]] void bad_value(std::string_view source, std::string_view text,
                             std::string_view accepted) {
-  throw AutotuneError(ErrorKind::settings, std::string(source) + "='" + std::string(text) +
-                                               "' is not valid; accepted values: " +
-                                               std::string(accepted));
+  throw AutotuneError(ErrorKind::settings,
+                      std::string(source) + "='" + std::string(text) +
+                          "' is not valid; accepted values: " + std::string(accepted));
 }
 
 // The value whose to_string() is `text`; else an error listing every accepted name.
@@ -88,7 +99,8 @@ Enum parse_named(std::string_view text, std::string_view source, const Enum (&va
 }  // namespace
 
 Level parse_level(std::string_view text, std::string_view source) {
-  return parse_named(text, source, {Level::minimal, Level::balanced, Level::extensive, Level::full});
+  return parse_named(text, source,
+                     {Level::minimal, Level::balanced, Level::extensive, Level::full});
 }
 
 LogLevel parse_log_level(std::string_view text, std::string_view source) {
@@ -96,8 +108,9 @@ LogLevel parse_log_level(std::string_view text, std::string_view source) {
 }
 
 SearchStrategy parse_search_strategy(std::string_view text, std::string_view source) {
-  return parse_named(text, source,
-                     {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing});
+  return parse_named(
+      text, source,
+      {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing});
 }
 
 bool parse_cache_switch(std::string_view text, std::string_view source) {
@@ -184,8 +197,8 @@ namespace {
 [[noreturn]] void invalid_setting(std::string_view field, double value, std::string_view rule) {
   char text[64];
   std::snprintf(text, sizeof text, "%g", value);
-  throw AutotuneError(ErrorKind::settings, "tunekit::Settings: " + std::string(field) + "=" +
-                                               text + " is not valid: " + std::string(rule));
+  throw AutotuneError(ErrorKind::settings, "tunekit::Settings: " + std::string(field) + "=" + text +
+                                               " is not valid: " + std::string(rule));
 }
 
 }  // namespace
@@ -198,8 +211,8 @@ void Settings::validate() const {
   };
   check(b.min_samples >= 1, "benchmark.min_samples", static_cast<double>(b.min_samples),
         "at least 1 sample");
-  check(b.max_samples >= b.min_samples, "benchmark.max_samples",
-        static_cast<double>(b.max_samples), "at least min_samples");
+  check(b.max_samples >= b.min_samples, "benchmark.max_samples", static_cast<double>(b.max_samples),
+        "at least min_samples");
   check(b.racing_factor >= 1, "benchmark.racing_factor", b.racing_factor,
         "at least 1 (a candidate is dropped once its median is this many times the leader's; "
         "infinity never drops)");
@@ -215,8 +228,7 @@ void Settings::validate() const {
   check(search.max_seconds > 0, "search.max_seconds", search.max_seconds, "more than 0 seconds");
   check(search.margin >= 0 && std::isfinite(search.margin), "search.margin", search.margin,
         "a finite fraction of at least 0");
-  check(search.abandon_factor >= 1, "search.abandon_factor", search.abandon_factor,
-        "at least 1");
+  check(search.abandon_factor >= 1, "search.abandon_factor", search.abandon_factor, "at least 1");
 }
 
 void set_global_settings(Settings settings) {

@@ -77,8 +77,8 @@ Space& Space::parameter(std::string name, std::vector<std::int64_t> values) {
                                 "' has no values");
   }
   if (std::find(names_->begin(), names_->end(), name) != names_->end()) {
-    throw std::invalid_argument("tunekit: space '" + name_ + "' already has a parameter '" +
-                                name + "'");
+    throw std::invalid_argument("tunekit: space '" + name_ + "' already has a parameter '" + name +
+                                "'");
   }
   names_->push_back(std::move(name));
   values_.push_back(std::move(values));
@@ -102,11 +102,10 @@ std::size_t Space::last_of(std::initializer_list<std::string_view> names) const 
 
 Space& Space::divides(std::string_view a, std::string_view b) {
   const std::size_t ia = index_of(a), ib = index_of(b);
-  constraints_.push_back({std::string(a) + " divides " + std::string(b),
-                          [ia, ib](const Config& c) {
-                            return c.value(ia) != 0 && c.value(ib) % c.value(ia) == 0;
-                          },
-                          std::max(ia, ib)});
+  constraints_.push_back(
+      {std::string(a) + " divides " + std::string(b),
+       [ia, ib](const Config& c) { return c.value(ia) != 0 && c.value(ib) % c.value(ia) == 0; },
+       std::max(ia, ib)});
   return *this;
 }
 

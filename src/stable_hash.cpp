@@ -1,7 +1,7 @@
 // stable_hash: XXH3-64, stable across processes and builds (unlike std::hash), for checksums.
-#include <xxhash.h>
-
 #include "tunekit/stable_hash.hpp"
+
+#include <xxhash.h>
 
 namespace tunekit {
 

@@ -73,9 +73,9 @@ TuningPlan::TuningPlan(std::vector<PlanEntry> entries,
 }
 
 std::size_t TuningPlan::entry_of(std::size_t index) const {
-  const auto after = std::upper_bound(
-      entries_.begin(), entries_.end(), index,
-      [](std::size_t i, const PlanEntry& entry) { return i < entry.first; });
+  const auto after =
+      std::upper_bound(entries_.begin(), entries_.end(), index,
+                       [](std::size_t i, const PlanEntry& entry) { return i < entry.first; });
   if (after == entries_.begin() || index >= (after - 1)->first + (after - 1)->size) {
     throw std::out_of_range("tunekit: candidate index out of range");
   }

@@ -19,9 +19,8 @@
 #include <iostream>
 #include <string>
 #include <thread>
-#include <vector>
-
 #include <tunekit/tunekit.hpp>
+#include <vector>
 
 #include "support.hpp"
 
@@ -54,16 +53,26 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (arg == "--dir") dir = value();
-    else if (arg == "--counter") counter = value();
-    else if (arg == "--device") device = value();
-    else if (arg == "--op") op = value();
-    else if (arg == "--source") source = value();
-    else if (arg == "--tune-ms") tune_ms = std::stoi(value());
-    else if (arg == "--hang-file") hang_file = value();
-    else if (arg == "--store") store = value();
-    else if (arg == "--start-file") start_file = value();
-    else keys.push_back(std::stoull(arg));
+    if (arg == "--dir")
+      dir = value();
+    else if (arg == "--counter")
+      counter = value();
+    else if (arg == "--device")
+      device = value();
+    else if (arg == "--op")
+      op = value();
+    else if (arg == "--source")
+      source = value();
+    else if (arg == "--tune-ms")
+      tune_ms = std::stoi(value());
+    else if (arg == "--hang-file")
+      hang_file = value();
+    else if (arg == "--store")
+      store = value();
+    else if (arg == "--start-file")
+      start_file = value();
+    else
+      keys.push_back(std::stoull(arg));
   }
   if (dir.empty()) {
     std::cerr << "cache_child: --dir is required\n";
@@ -109,10 +118,12 @@ int main(int argc, char** argv) {
     for (std::uint64_t n : keys) {
       if (tuner.execute(client.id(), client, set, n) != n) return 1;
       const auto report = tuner.tuner(client.id()).report(test::SizeKey{n});
-      if (report && report->winner()) winners += (winners.empty() ? "" : ",") + report->winner()->name;
+      if (report && report->winner())
+        winners += (winners.empty() ? "" : ",") + report->winner()->name;
       if (report && report->tuning_seconds > 0) {
         ++tunings;
-        if (!counter.empty()) append_line(counter, std::to_string(n) + " " + std::to_string(::getpid()) + "\n");
+        if (!counter.empty())
+          append_line(counter, std::to_string(n) + " " + std::to_string(::getpid()) + "\n");
       }
     }
   } catch (const std::exception& e) {

@@ -83,7 +83,8 @@ class RedisServer {
   }
 
   explicit RedisServer(std::string program) : program_(std::move(program)) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tunekit-redis-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "tunekit-redis-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir_ = pattern;
     for (int attempt = 0;; ++attempt) {
@@ -93,7 +94,9 @@ class RedisServer {
     }
   }
   RedisServer(RedisServer&& other) noexcept
-      : program_(std::move(other.program_)), dir_(std::move(other.dir_)), port_(other.port_),
+      : program_(std::move(other.program_)),
+        dir_(std::move(other.dir_)),
+        port_(other.port_),
         pid_(std::exchange(other.pid_, -1)) {
     other.dir_.clear();
   }
@@ -135,11 +138,23 @@ class RedisServer {
  private:
   bool launch() {
     const std::string port = std::to_string(port_);
-    std::vector<std::string> args{program_,   "--port",       port,  "--bind", "127.0.0.1",
-                                  "--save",   "",             "--appendonly", "no",
-                                  "--dir",    dir_.string(),  "--daemonize",  "no",
-                                  "--logfile", (dir_ / "redis.log").string(),
-                                  "--protected-mode", "yes"};
+    std::vector<std::string> args{program_,
+                                  "--port",
+                                  port,
+                                  "--bind",
+                                  "127.0.0.1",
+                                  "--save",
+                                  "",
+                                  "--appendonly",
+                                  "no",
+                                  "--dir",
+                                  dir_.string(),
+                                  "--daemonize",
+                                  "no",
+                                  "--logfile",
+                                  (dir_ / "redis.log").string(),
+                                  "--protected-mode",
+                                  "yes"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -5,7 +5,6 @@
 #include <cstddef>
 #include <random>
 #include <string>
-
 #include <tunekit/tunekit.hpp>
 
 namespace tunekit::test {

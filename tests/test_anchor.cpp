@@ -125,8 +125,8 @@ TEST_CASE("Anchored refuses values its type cannot hold instead of wrapping them
   CHECK(kind_of([] { return tunekit::Anchored<std::uint64_t>(-5LL); }) == ErrorKind::invalid_key);
   CHECK(kind_of([] { return tunekit::Anchored<std::uint32_t>(std::uint64_t{1} << 32); }) ==
         ErrorKind::invalid_key);
-  CHECK_THROWS_WITH(tunekit::Anchored<std::uint8_t>(300), Catch::Contains("300") &&
-                                                           Catch::Contains("255"));
+  CHECK_THROWS_WITH(tunekit::Anchored<std::uint8_t>(300),
+                    Catch::Contains("300") && Catch::Contains("255"));
   CHECK(tunekit::Anchored<std::uint8_t>(255).value() == 255);
 }
 

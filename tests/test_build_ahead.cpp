@@ -1,8 +1,8 @@
 // Building ahead: the tuner prepares (builds) the candidates it is about to measure on a small
 // pool of threads (BuildPool, BuildAhead), and measures in the same order with the same result.
-#include <catch2/catch.hpp>
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -159,8 +159,9 @@ TEST_CASE("a preparation that throws stops nothing: the candidate's call decides
 TEST_CASE("an exhaustive search prepares what it measures before measuring it",
           "[tuner][build-ahead]") {
   auto events = std::make_shared<Events>();
-  CHECK(tune_space(events, SearchSettings{SearchStrategy::exhaustive, 1.0, 1, 1e9},
-                   space("s").parameter("A", {1, 2, 3}).parameter("B", {1, 2, 3}).start_at("A=2,B=2")) ==
+  CHECK(tune_space(
+            events, SearchSettings{SearchStrategy::exhaustive, 1.0, 1, 1e9},
+            space("s").parameter("A", {1, 2, 3}).parameter("B", {1, 2, 3}).start_at("A=2,B=2")) ==
         11);
   std::size_t measured = 0;
   for (int a = 1; a <= 3; ++a) {
@@ -178,8 +179,11 @@ TEST_CASE("an exhaustive search prepares what it measures before measuring it",
 TEST_CASE("an annealing search prepares its start points", "[tuner][build-ahead]") {
   auto events = std::make_shared<Events>();
   (void)tune_space(events, SearchSettings{SearchStrategy::annealing, 0.0, 6, 1e9},
-                   space("s").parameter("A", {1, 2, 3, 4}).parameter("B", {1, 2, 3, 4})
-                       .start_at("A=3,B=3").start_at("A=1,B=4"));
+                   space("s")
+                       .parameter("A", {1, 2, 3, 4})
+                       .parameter("B", {1, 2, 3, 4})
+                       .start_at("A=3,B=3")
+                       .start_at("A=1,B=4"));
   CHECK(events->before("prepared 33", "called 33"));
   CHECK(events->before("prepared 14", "called 14"));
 }
@@ -231,8 +235,9 @@ TEST_CASE("TUNEKIT_BUILD_THREADS is a number of threads from 0 to 256", "[settin
   CHECK(parse_build_threads("0") == 0);
   CHECK(parse_build_threads("12") == 12);
   for (const char* bad : {"", "-1", "257", "4x", "many", " 2"}) {
-    CHECK_THROWS_WITH(parse_build_threads(bad), Catch::Contains("TUNEKIT_BUILD_THREADS='") &&
-                                                    Catch::Contains("0 (build on the tuning thread) to 256"));
+    CHECK_THROWS_WITH(parse_build_threads(bad),
+                      Catch::Contains("TUNEKIT_BUILD_THREADS='") &&
+                          Catch::Contains("0 (build on the tuning thread) to 256"));
   }
   Settings s;
   CHECK(s.build_thread_count() >= 1);

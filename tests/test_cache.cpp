@@ -1,7 +1,6 @@
 // The persistent cache in one process: round trips, identity, invalidation, listing, clearing,
 // export/import, concurrency between stores, and the loader on its own.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <future>
 #include <limits>
@@ -69,8 +68,9 @@ TEST_CASE("times of any valid magnitude survive the JSON round trip bit for bit"
   std::mt19937_64 rng(7);
   std::vector<CacheEntry> entries;
   for (int i = 0; i < 200; ++i) {
-    const double median = std::ldexp(std::uniform_real_distribution<double>(1, 2)(rng),
-                                     std::uniform_int_distribution<int>(-39, 17)(rng));  // all times within 1e-12..1e6 s
+    const double median = std::ldexp(
+        std::uniform_real_distribution<double>(1, 2)(rng),
+        std::uniform_int_distribution<int>(-39, 17)(rng));  // all times within 1e-12..1e6 s
     entries.push_back({id_of("k=" + std::to_string(i)), sample_result(median)});
   }
   entries.back().result.outcomes[0].spread = 1e6;  // the largest time the reader accepts
@@ -148,7 +148,8 @@ TEST_CASE("a result tuned on another device is not reused", "[cache]") {
   CHECK(run_program(dir.path(), {32}, "device B") == 0);
 }
 
-TEST_CASE("TUNEKIT_CACHE=off gives no store, and the default settings give a FileStore", "[cache]") {
+TEST_CASE("TUNEKIT_CACHE=off gives no store, and the default settings give a FileStore",
+          "[cache]") {
   TempDir dir;
   Settings off = cache_settings(dir.path());
   off.persistent_cache = false;
@@ -209,7 +210,8 @@ TEST_CASE("importing a missing or broken bundle is a cache error, not a crash", 
   TempDir dir;
   FileStore store(dir.path());
   CHECK_THROWS_AS(store.import_from(dir / "absent.json"), AutotuneError);
-  write_text(dir / "broken.json", "{\"format\": \"tunekit-cache-bundle\", \"version\": 1, \"ops\": [");
+  write_text(dir / "broken.json",
+             "{\"format\": \"tunekit-cache-bundle\", \"version\": 1, \"ops\": [");
   try {
     store.import_from(dir / "broken.json");
     FAIL("expected an AutotuneError");
@@ -305,8 +307,8 @@ TEST_CASE("a thread waiting for a tuning lock gets it when the holder releases i
 }
 
 TEST_CASE("the loader keeps the good entries of a file with a malformed one", "[cache][loader]") {
-  std::vector<CacheEntry> entries{{id_of("a"), sample_result()}, {id_of("b"), sample_result()},
-                                  {id_of("c"), sample_result()}};
+  std::vector<CacheEntry> entries{
+      {id_of("a"), sample_result()}, {id_of("b"), sample_result()}, {id_of("c"), sample_result()}};
   std::string text = detail::write_cache_file("matmul", entries);
   // Make the second entry's sample count a string: a type error inside a nested node.
   const auto second = text.find("\"key\": \"b\"");
@@ -334,7 +336,8 @@ TEST_CASE("the loader rejects non-objects, deep nesting and foreign formats with
       std::string(100000, '['),
       std::string(50, '{') + std::string(50, '}'),
       "{\"format\": \"tunekit-cache-table\", \"version\": 3, \"op\": \"x\", \"entries\": []}",
-      "{\"format\": \"tunekit-cache\", \"version\": 2, \"op\": \"x\", \"entries\": []}",  // an index
+      "{\"format\": \"tunekit-cache\", \"version\": 2, \"op\": \"x\", \"entries\": []}",  // an
+                                                                                          // index
       "{\"format\": \"something else\", \"version\": 1}",
       "{\"format\": \"tunekit-cache-table\", \"version\": \"2\"}",
       "{\"format\": \"tunekit-cache-table\", \"version\": 2, \"op\": \"x\", \"entries\": {}}",
@@ -380,11 +383,13 @@ struct FussyProgram {
         return std::tuple<int>(static_cast<int>(key.n.value()));
       };
       return TunableSet{key_of, inputs}
-          .with(Tunable{"general", [](VirtualClient& c, int& n) -> int {
+          .with(Tunable{"general",
+                        [](VirtualClient& c, int& n) -> int {
                           if (n == 999) throw std::invalid_argument("999 is refused");
                           return c.spend(3e-3), 0;
                         }})
-          .with(Tunable{"fussy", [](VirtualClient& c, int& n) -> int {
+          .with(Tunable{"fussy",
+                        [](VirtualClient& c, int& n) -> int {
                           if (n % 1024 != 0) throw std::runtime_error("needs multiples of 1024");
                           return c.spend(1e-3), 1;
                         }})
@@ -445,7 +450,8 @@ TEST_CASE("inputs that every candidate rejects leave the saved ranking as it was
     const auto on_disk = [&] {
       const FileStore store(dir.path());
       std::string text = read_text(store.file_of("fussy_op"));
-      for (const auto& e : fs::directory_iterator(store.tables_of("fussy_op"))) text += read_text(e.path());
+      for (const auto& e : fs::directory_iterator(store.tables_of("fussy_op")))
+        text += read_text(e.path());
       return text;
     };
     const auto saved = on_disk();
@@ -474,15 +480,17 @@ TEST_CASE("a cached key never waits for another key's tuning; the key being tune
     auto inputs = [](const SizeKey& key, const std::uint64_t&) {
       return std::tuple<std::uint64_t>(key.n.value());
     };
-    return TunableSet{key_of, inputs}.with(
-        Tunable{"blocking on 4096", [&](VirtualClient& c, std::uint64_t& n) {
-                  if (n == 4096) {  // the test holds this tuning until it says so
-                    if (!started_once.exchange(true)) started_promise.set_value();
-                    release.wait();
-                  }
-                  return c.spend(1e-3), n;
-                }})
-        .with(Tunable{"slower", [](VirtualClient& c, std::uint64_t& n) { return c.spend(2e-3), n; }});
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"blocking on 4096",
+                      [&](VirtualClient& c, std::uint64_t& n) {
+                        if (n == 4096) {  // the test holds this tuning until it says so
+                          if (!started_once.exchange(true)) started_promise.set_value();
+                          release.wait();
+                        }
+                        return c.spend(1e-3), n;
+                      }})
+        .with(
+            Tunable{"slower", [](VirtualClient& c, std::uint64_t& n) { return c.spend(2e-3), n; }});
   };
   {  // an earlier program tuned key 16
     LocalTuner<SizeKey> earlier("waits", cache_settings(dir.path()));
@@ -626,18 +634,21 @@ StoredResult large_result(std::size_t outcomes) {
   AutotuneOutcome row = r.outcomes[1];
   for (std::size_t i = r.outcomes.size(); i < outcomes; ++i) {
     row.index = i;
-    row.name = "blocked[MWG=64,NWG=64,KWG=32,MDIMC=16,NDIMC=16,VWM=4,VWN=" + std::to_string(i) + "]";
+    row.name =
+        "blocked[MWG=64,NWG=64,KWG=32,MDIMC=16,NDIMC=16,VWM=4,VWN=" + std::to_string(i) + "]";
     r.outcomes.push_back(row);
   }
   return r;
 }
 }  // namespace
 
-TEST_CASE("an op's index stays small however large its outcome tables, and a lookup reads one table",
-          "[cache]") {
+TEST_CASE(
+    "an op's index stays small however large its outcome tables, and a lookup reads one table",
+    "[cache]") {
   TempDir dir;
   std::vector<CacheEntry> entries;
-  for (int i = 0; i < 40; ++i) entries.push_back({id_of("m=" + std::to_string(i)), large_result(1700)});
+  for (int i = 0; i < 40; ++i)
+    entries.push_back({id_of("m=" + std::to_string(i)), large_result(1700)});
   FileStore(dir.path()).save_entries(entries);
   FileStore store(dir.path());
   // 40 tables of ~300 KB each; the index that a cold start parses holds 40 short records.
@@ -675,13 +686,15 @@ TEST_CASE("a key keeps the entries of its three newest set checksums; older ones
   CHECK(kept == std::vector<std::uint64_t>{3, 4, 5});
   CHECK(store.load(id_of("m=1", "device B", 7)));
   std::size_t tables = 0;
-  for (const auto& e : fs::directory_iterator(store.tables_of("matmul"))) tables += e.is_regular_file();
+  for (const auto& e : fs::directory_iterator(store.tables_of("matmul")))
+    tables += e.is_regular_file();
   CHECK(tables == 4);  // the pruned entries' tables are gone too
 }
 
 TEST_CASE("a bundle exported by format 1 imports into format 2", "[cache]") {
   TempDir dir;
-  std::string bundle = detail::write_cache_bundle({{"matmul", {{id_of("m=1"), sample_result()}}, {}}});
+  std::string bundle =
+      detail::write_cache_bundle({{"matmul", {{id_of("m=1"), sample_result()}}, {}}});
   const auto at = bundle.find("\"version\": 2");
   REQUIRE(at != std::string::npos);
   bundle.replace(at, 12, "\"version\": 1");
@@ -704,12 +717,15 @@ TEST_CASE("last_call says whether a call tuned, loaded, dispatched, fell back or
     };
     return TunableSet{key_of, inputs}
         .with(Tunable{"slow", [](VirtualClient& c, int& n) { return c.spend(2e-3), n; }})
-        .with(Tunable{"fast", [](VirtualClient& c, int& n) {
+        .with(Tunable{"fast",
+                      [](VirtualClient& c, int& n) {
                         if (n % 2) throw std::runtime_error("odd");
                         return c.spend(1e-3), n;
                       }})
-        .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }}
-                  .only_if(false));
+        .with(Tunable{
+            "broken", [](VirtualClient&, int&) -> int {
+              throw std::runtime_error("x");
+            }}.only_if(false));
   };
   auto path_of = [](const LocalTuner<SizeKey>& tuner) {
     const auto call = tuner.last_call();

@@ -1,10 +1,9 @@
 // Attacks on the cache directory by another local user (or a careless one): planted symbolic
 // links, directories others can write, a shared temporary directory. The attacked process runs
 // as an unprivileged user (tests/unprivileged.hpp), so that these are real under root too.
-#include <catch2/catch.hpp>
-
 #include <sys/stat.h>
 
+#include <catch2/catch.hpp>
 #include <limits>
 #include <tunekit/report.hpp>
 
@@ -157,11 +156,16 @@ std::string forged_file(Forge&& forge) {
 
 TEST_CASE("forged times and counts in an entry are refused by the reader, naming the field",
           "[cache][attack]") {
-  const double bad_times[] = {5e-324, 1e-300, std::numeric_limits<double>::infinity(), -1e-3,
-                              std::numeric_limits<double>::quiet_NaN(), 1e9};
+  const double bad_times[] = {5e-324,
+                              1e-300,
+                              std::numeric_limits<double>::infinity(),
+                              -1e-3,
+                              std::numeric_limits<double>::quiet_NaN(),
+                              1e9};
   for (const double bad : bad_times) {
     INFO("median " << bad);
-    const auto parsed = detail::parse_cache_file(forged_file([&](AutotuneOutcome& o) { o.median = bad; }));
+    const auto parsed =
+        detail::parse_cache_file(forged_file([&](AutotuneOutcome& o) { o.median = bad; }));
     CHECK(parsed.entries.empty());
     REQUIRE(parsed.problems.size() == 1);
     CHECK_THAT(parsed.problems.front(), Catch::Contains("\"median\""));
@@ -207,8 +211,8 @@ TEST_CASE("the HTML report stays bounded on times the reader would refuse", "[ca
   const double infinity = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<std::pair<double, double>> pairs{
-      {5e-324, 1e-3}, {1e-3, infinity}, {4e-320, 1e308}, {nan, 1e-3}, {-1, 1e-3}, {0, 0},
-      {1e-3, 1e300}, {-infinity, infinity}};
+      {5e-324, 1e-3}, {1e-3, infinity}, {4e-320, 1e308}, {nan, 1e-3},
+      {-1, 1e-3},     {0, 0},           {1e-3, 1e300},   {-infinity, infinity}};
   for (const auto& [a, b] : pairs) {
     INFO(a << " and " << b);
     TuningReport report{"op", "n=1", "device", 0, sample_result().outcomes};
@@ -238,7 +242,10 @@ TEST_CASE("clearing an op removes its own leftovers only, not another op's file"
 TEST_CASE("names and errors reach the terminal escaped, and a huge name does not pad every row",
           "[cache][attack]") {
   CHECK(printable("\x1b[2J\x1b]0;pwned\x07ok") == "\\x1b[2J\\x1b]0;pwned\\x07ok");
-  CHECK(printable("caf\xc3\xa9 \xc2\x9b" "31m") == "caf\xc3\xa9 \\xc2\\x9b" "31m");  // C1 CSI
+  CHECK(printable("caf\xc3\xa9 \xc2\x9b"
+                  "31m") ==
+        "caf\xc3\xa9 \\xc2\\x9b"
+        "31m");  // C1 CSI
   CHECK(printable("a\nb") == "a\\x0ab");
   CHECK(printable("a\nb", 100, true) == "a\nb");
   CHECK(printable(std::string(100, 'x') + "\xc3\xa9", 101) == std::string(100, 'x') + "...");
@@ -274,7 +281,8 @@ TEST_CASE("the next writer removes temporary and lock files that killed processe
   write_text(dir / "v2/locks/cached_op.0123456789abcdef.lock", "pid " + dead + "\n");
   const auto held = store.lock_for_tuning(id);  // a live holder's lock file stays
   std::size_t locks_before = 0;
-  for (const auto& e : fs::directory_iterator(dir / "v2/locks")) locks_before += e.is_regular_file();
+  for (const auto& e : fs::directory_iterator(dir / "v2/locks"))
+    locks_before += e.is_regular_file();
   REQUIRE(locks_before == 2);
   CHECK(run_program(dir.path(), {2}) == 1);  // writes: cleans up
   CHECK_FALSE(fs::exists(dir / ("v2/cached_op.json.tmp." + dead + ".0")));

@@ -1,7 +1,6 @@
 // Bad cache files: each kind is reported once, ignored (re-tuned), never a crash, never trusted,
 // and what it held is kept aside rather than overwritten.
 #include <catch2/catch.hpp>
-
 #include <random>
 
 #include "test_cache_support.hpp"
@@ -113,7 +112,8 @@ TEST_CASE("an entry edited by hand fails its checksum: only it is re-tuned, the 
   }
   std::vector<fs::path> aside;
   for (const auto& e : fs::directory_iterator(table.parent_path())) {
-    if (e.path().filename().string().find(".corrupt-") != std::string::npos) aside.push_back(e.path());
+    if (e.path().filename().string().find(".corrupt-") != std::string::npos)
+      aside.push_back(e.path());
   }
   REQUIRE(aside.size() == 1);
   CHECK(read_text(aside.front()) == text);

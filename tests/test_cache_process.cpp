@@ -2,7 +2,6 @@
 // cache, two processes on a cold cache tune each key once, and a killed process's tuning lock
 // does not block the next one.
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <map>
 #include <set>
@@ -84,7 +83,7 @@ TEST_CASE("a process killed while holding the tuning lock does not block the nex
   CHECK(hung.wait() == 128 + SIGKILL);
 
   const auto started = std::chrono::steady_clock::now();
-  CHECK(run_child(child_args(dir, {"64"}), dir / "out_next") == 1);  // tuned, not stuck
+  CHECK(run_child(child_args(dir, {"64"}), dir / "out_next") == 1);              // tuned, not stuck
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));  // not 10 min
   CHECK(fs::is_empty(dir / "cache/v2/locks"));  // the stale lock file was taken over and removed
   CHECK(run_child(child_args(dir, {"64"}), dir / "out_last") == 0);

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,10 +18,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <vector>
-
 #include <tunekit/cache.hpp>
 #include <tunekit/tunekit.hpp>
+#include <vector>
 
 #include "support.hpp"
 
@@ -109,14 +108,17 @@ inline int run_program(const fs::path& dir, const std::vector<std::uint64_t>& ke
   };
   const auto& set = tuner.init([&] {
     return TunableSet{key_of, inputs}
-        .with(Tunable{"slow", [](VirtualClient& c, std::uint64_t& n) {
-                        c.spend(2e-3);
-                        return n;
-                      }}.fingerprint("slow:" + source))
-        .with(Tunable{"fast", [](VirtualClient& c, std::uint64_t& n) {
-                        c.spend(1e-3);
-                        return n;
-                      }}.fingerprint("fast:" + source));
+        .with(Tunable{
+            "slow",
+            [](VirtualClient& c, std::uint64_t& n) {
+              c.spend(2e-3);
+              return n;
+            }}.fingerprint("slow:" + source))
+        .with(Tunable{
+            "fast", [](VirtualClient& c, std::uint64_t& n) {
+              c.spend(1e-3);
+              return n;
+            }}.fingerprint("fast:" + source));
   });
   int tuned = 0;
   for (std::uint64_t n : keys) {
@@ -219,7 +221,8 @@ inline StoredResult sample_result(double median = 1.25e-3) {
   broken.name = "broken \"tiled\"\n";
   broken.index = 2;
   broken.status = OutcomeStatus::failed;
-  broken.error = AutotuneError(ErrorKind::out_of_resources, "49152 bytes local memory", broken.name);
+  broken.error =
+      AutotuneError(ErrorKind::out_of_resources, "49152 bytes local memory", broken.name);
   r.outcomes = {fast, slow, broken};
   return r;
 }

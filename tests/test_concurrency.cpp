@@ -74,8 +74,7 @@ TEST_CASE("threads on different devices tune independently", "[concurrency]") {
   for (int d = 0; d < 8; ++d) {
     pool.emplace_back([&, d] {
       HostClient host(DeviceId("device " + std::to_string(d)));
-      const auto& set =
-          tuner.init([&] {
+      const auto& set = tuner.init([&] {
         return TunableSet{key_of, inputs}
             .with(Tunable{"id", [](int& n) { return n; }})
             .with(Tunable{"id too", [](int& n) { return n; }})

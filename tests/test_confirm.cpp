@@ -91,8 +91,10 @@ auto costs(double seconds) {
 
 }  // namespace
 
-TEST_CASE("a winner measured in a slow second of the machine still wins: the best are "
-          "re-measured interleaved", "[tuner][confirm]") {
+TEST_CASE(
+    "a winner measured in a slow second of the machine still wins: the best are "
+    "re-measured interleaved",
+    "[tuner][confirm]") {
   for (const bool confirm : {true, false}) {
     Settings settings = test::test_settings();
     if (!confirm) settings.benchmark->confirm_contenders = 0;
@@ -174,8 +176,10 @@ TEST_CASE("a tuning stops once a candidate runs near the roofline twice", "[tune
   CHECK_THAT(skipped.error->message(), Catch::Contains("stopped early"));
 }
 
-TEST_CASE("one lucky measurement near the roofline does not stop a tuning, nor does the full "
-          "level", "[tuner][good-enough]") {
+TEST_CASE(
+    "one lucky measurement near the roofline does not stop a tuning, nor does the full "
+    "level",
+    "[tuner][good-enough]") {
   SECTION("fast in its first measurement only") {
     LocalTuner<WorkKey> tuner("lucky", test::test_settings());
     PeakClient client;

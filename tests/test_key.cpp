@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
-#include <charconv>
-#include <cmath>
 #include <cereal/archives/binary.hpp>
 #include <cereal/archives/json.hpp>
 #include <cereal/types/string.hpp>
+#include <charconv>
+#include <cmath>
 #include <sstream>
 #include <tunekit/key.hpp>
 #include <unordered_set>
@@ -145,8 +145,7 @@ TEST_CASE("string key fields escape the separators: no two keys print the same",
   CHECK(tunekit::key_to_string(first) == "a=x\\x20b\\x3dy b=z");
   CHECK(tunekit::key_to_string(app::TwoStrings{"a\\x20", "\n"}) == "a=a\\x5cx20 b=\\x0a");
   CHECK(tunekit::key_to_string(app::TwoStrings{"", ""}) == "a= b=");
-  CHECK(tunekit::key_to_string(app::TwoStrings{"plain-text_1.0", "ü"}) ==
-        "a=plain-text_1.0 b=ü");
+  CHECK(tunekit::key_to_string(app::TwoStrings{"plain-text_1.0", "ü"}) == "a=plain-text_1.0 b=ü");
 }
 
 TEST_CASE("a key with a NaN field names the field as its problem", "[key]") {

@@ -15,13 +15,14 @@ using namespace tunekit::test;
 
 namespace {
 
-#define REQUIRE_REDIS_SERVER(server)                                                         \
-  auto server = RedisServer::start_if_installed();                                           \
-  if (!server) {                                                                             \
-    WARN("redis-server is not installed (Debian: redis-server; scripts/install-deps.sh): "   \
-         "skipped");                                                                         \
-    SUCCEED("skipped");                                                                      \
-    return;                                                                                  \
+#define REQUIRE_REDIS_SERVER(server)                                                      \
+  auto server = RedisServer::start_if_installed();                                        \
+  if (!server) {                                                                          \
+    WARN(                                                                                 \
+        "redis-server is not installed (Debian: redis-server; scripts/install-deps.sh): " \
+        "skipped");                                                                       \
+    SUCCEED("skipped");                                                                   \
+    return;                                                                               \
   }
 
 /// A plain client, to look at and tamper with what the store wrote.
@@ -49,9 +50,12 @@ class RawClient {
         redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data()));
     if (reply == nullptr) throw std::runtime_error("no reply");
     std::string text;
-    if (reply->type == REDIS_REPLY_INTEGER) text = std::to_string(reply->integer);
-    else if (reply->type == REDIS_REPLY_NIL) text = "(nil)";
-    else if (reply->str != nullptr) text.assign(reply->str, reply->len);
+    if (reply->type == REDIS_REPLY_INTEGER)
+      text = std::to_string(reply->integer);
+    else if (reply->type == REDIS_REPLY_NIL)
+      text = "(nil)";
+    else if (reply->str != nullptr)
+      text.assign(reply->str, reply->len);
     freeReplyObject(reply);
     return text;
   }
@@ -93,8 +97,11 @@ std::uint64_t run_one(const Settings& settings, const std::string& op, std::uint
   VirtualClient client("device A");
   const auto& set = tuner.init([] {
     return TunableSet{[](const std::uint64_t& n) { return SizeKey{n}; },
-                      [](const SizeKey& k, const std::uint64_t&) { return std::tuple<std::uint64_t>(k.n.value()); }}
-        .with(Tunable{"only", [](VirtualClient& c, std::uint64_t& n) {
+                      [](const SizeKey& k, const std::uint64_t&) {
+                        return std::tuple<std::uint64_t>(k.n.value());
+                      }}
+        .with(Tunable{"only",
+                      [](VirtualClient& c, std::uint64_t& n) {
                         c.spend(1e-3);
                         return n;
                       }})
@@ -119,18 +126,39 @@ TEST_CASE("store URLs are checked strictly", "[redis]") {
   CHECK(ok.host == "127.0.0.1");
   CHECK(ok.port == 6380);
   CHECK(ok.db == 2);
-  CHECK(parse_store_url("redis://cache-1.example.com").url() == "redis://cache-1.example.com:6379/0");
+  CHECK(parse_store_url("redis://cache-1.example.com").url() ==
+        "redis://cache-1.example.com:6379/0");
   CHECK(parse_store_url("redis://[::1]:7000/0").host == "::1");
   CHECK(parse_store_url("redis://[::1]:7000/0").url() == "redis://[::1]:7000/0");
-  for (const char* bad : {"", "redis://", "redis:///0", "http://host:6379/0", "rediss://host/0",
-                          "redis://user:secret@host/0", "redis://host:0/0", "redis://host:65536/0",
-                          "redis://host:-1/0", "redis://host:/0", "redis://host:6379/",
-                          "redis://host:6379/x", "redis://host:6379/65536", "redis://host:6379/00",
-                          "redis://host:6379/0?db=1", "redis://host:6379/0#x", "redis://ho st/0",
-                          "redis://host\n/0", "redis://-host/0", "redis://host-/0", "redis://a..b/0",
-                          "redis://h%41st/0", "redis://[::1/0", "redis://[zz::1]/0",
-                          "redis://[::1]x/0", "redis://host:6379/0/1", "REDIS://host/0",
-                          "redis://host:+6379/0", "redis://host:06379/0"}) {
+  for (const char* bad : {"",
+                          "redis://",
+                          "redis:///0",
+                          "http://host:6379/0",
+                          "rediss://host/0",
+                          "redis://user:secret@host/0",
+                          "redis://host:0/0",
+                          "redis://host:65536/0",
+                          "redis://host:-1/0",
+                          "redis://host:/0",
+                          "redis://host:6379/",
+                          "redis://host:6379/x",
+                          "redis://host:6379/65536",
+                          "redis://host:6379/00",
+                          "redis://host:6379/0?db=1",
+                          "redis://host:6379/0#x",
+                          "redis://ho st/0",
+                          "redis://host\n/0",
+                          "redis://-host/0",
+                          "redis://host-/0",
+                          "redis://a..b/0",
+                          "redis://h%41st/0",
+                          "redis://[::1/0",
+                          "redis://[zz::1]/0",
+                          "redis://[::1]x/0",
+                          "redis://host:6379/0/1",
+                          "REDIS://host/0",
+                          "redis://host:+6379/0",
+                          "redis://host:06379/0"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(parse_store_url(bad), AutotuneError);
   }
@@ -153,7 +181,8 @@ TEST_CASE("an unreachable server: local results, one warning, nothing waits", "[
   if (!redis_store_built()) return;
   const int port = free_loopback_port();  // nothing listens there
   CapturedWarnings warnings;
-  RedisStore store(parse_store_url("redis://127.0.0.1:" + std::to_string(port) + "/0"), fast_options());
+  RedisStore store(parse_store_url("redis://127.0.0.1:" + std::to_string(port) + "/0"),
+                   fast_options());
   const auto started = std::chrono::steady_clock::now();
   CHECK_FALSE(store.load(sample_id()));
   store.save(sample_id(), sample_result());
@@ -224,14 +253,19 @@ TEST_CASE("a bad or forged entry on the server is reported and ignored", "[redis
   const std::string second = raw.run({"GET", keys[1]});
   const auto load_all = [&] {
     int found = 0;
-    for (const char* key : {"[1]", "[2]"}) found += RedisStore(parse_store_url(server->url()), fast_options()).load(sample_id(key)).has_value();
+    for (const char* key : {"[1]", "[2]"})
+      found += RedisStore(parse_store_url(server->url()), fast_options())
+                   .load(sample_id(key))
+                   .has_value();
     return found;
   };
   REQUIRE(load_all() == 2);
 
   SECTION("garbage") {
     raw.run({"SET", keys[0], std::string("\0\xff{\"format\":", 12)});
-    raw.run({"SET", keys[1], "{\"format\":\"tunekit-cache-table\",\"version\":2,\"op\":\"redis_op\",\"entries\":[[[[[[[[[[[]]]]]]]]]]]}"});
+    raw.run({"SET", keys[1],
+             "{\"format\":\"tunekit-cache-table\",\"version\":2,\"op\":\"redis_op\",\"entries\":[[["
+             "[[[[[[[[]]]]]]]]]]]}"});
   }
   SECTION("an edited number (the entry checksum fails)") {
     std::string edited = first;
@@ -261,13 +295,16 @@ TEST_CASE("a second process gets a result from the server without tuning", "[red
   REQUIRE_REDIS_SERVER(server);
   TempDir dir;
   const auto url = server->url();
-  CHECK(run_child({"--dir", (dir / "a").string(), "--store", url, "64", "128"}, dir / "a.out") == 2);
+  CHECK(run_child({"--dir", (dir / "a").string(), "--store", url, "64", "128"}, dir / "a.out") ==
+        2);
   // Another machine: its own empty local cache, the same server.
-  CHECK(run_child({"--dir", (dir / "b").string(), "--store", url, "64", "128"}, dir / "b.out") == 0);
+  CHECK(run_child({"--dir", (dir / "b").string(), "--store", url, "64", "128"}, dir / "b.out") ==
+        0);
   CHECK(read_text(dir / "b.out").find("winners=fast,fast") != std::string::npos);
   // ... and kept locally: without the server, still no tuning.
   server->kill();
-  CHECK(run_child({"--dir", (dir / "b").string(), "--store", url, "64", "128"}, dir / "c.out") == 0);
+  CHECK(run_child({"--dir", (dir / "b").string(), "--store", url, "64", "128"}, dir / "c.out") ==
+        0);
   CHECK(FileStore(dir / "b").entries("child_op").size() == 2);
 }
 
@@ -391,7 +428,7 @@ TEST_CASE("a server that answers garbage is a server away, not a crash or a hang
   // A listener that answers every connection with bytes that are not the Redis protocol, or
   // with a reply of the wrong kind, then closes.
   for (const std::string& answer : {std::string("hello\r\n"), std::string("$99999999999\r\nabc"),
-                                   std::string(":1\r\n:2\r\n:3\r\n"), std::string("*-5\r\n")}) {
+                                    std::string(":1\r\n:2\r\n:3\r\n"), std::string("*-5\r\n")}) {
     CAPTURE(answer);
     const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(listener >= 0);
@@ -420,8 +457,9 @@ TEST_CASE("a server that answers garbage is a server away, not a crash or a hang
     const auto started = std::chrono::steady_clock::now();
     {
       CapturedWarnings warnings;
-      RedisStore store(parse_store_url("redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/0"),
-                       options);
+      RedisStore store(
+          parse_store_url("redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/0"),
+          options);
       CHECK_FALSE(store.load(sample_id()));
       auto lock = store.lock_for_tuning(sample_id());
       store.save(sample_id(), sample_result());

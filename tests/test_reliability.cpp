@@ -35,7 +35,9 @@ TEST_CASE("32 threads x 10,000 calls over 100 keys: every result right, every ke
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       const auto& set = tuner.init([&] {
-        return TunableSet{key_of, inputs}.with(Tunable{"mix", mix}).with(Tunable{"mix again", mix_again});
+        return TunableSet{key_of, inputs}
+            .with(Tunable{"mix", mix})
+            .with(Tunable{"mix again", mix_again});
       });
       for (int i = 0; i < calls; ++i) {
         std::uint32_t id = static_cast<std::uint32_t>((i * 31 + t * 7) % keys);
@@ -62,27 +64,38 @@ TEST_CASE("every kind of faulty candidate fails with its own error and the right
   LocalTuner<test::SizeKey> tuner("faults", test::test_settings());
   LimitedClient client;
   auto key_of = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
-  auto inputs = [](const test::SizeKey& key, const int&) { return std::tuple<int>(static_cast<int>(key.n.value())); };
+  auto inputs = [](const test::SizeKey& key, const int&) {
+    return std::tuple<int>(static_cast<int>(key.n.value()));
+  };
   auto correct = [](double cost) {
     return [cost](LimitedClient& c, int& n) -> Result<int> { return c.spend(cost), n * 3; };
   };
   const auto& set = tuner.init([&] {
     return TunableSet{key_of, inputs}
         .with(Tunable{"reference", correct(4e-3)})
-        .with(Tunable{"throws", [](LimitedClient&, int&) -> Result<int> { throw std::runtime_error("kaput"); }})
-        .with(Tunable{"returns error", [](LimitedClient&, int&) -> Result<int> {
+        .with(
+            Tunable{"throws",
+                    [](LimitedClient&, int&) -> Result<int> { throw std::runtime_error("kaput"); }})
+        .with(Tunable{"returns error",
+                      [](LimitedClient&, int&) -> Result<int> {
                         return fail(ErrorKind::launch, "CL_INVALID_WORK_GROUP_SIZE");
                       }})
-        .with(Tunable{"wrong output", [](LimitedClient& c, int& n) -> Result<int> { return c.spend(1e-3), n * 3 + 1; }})
+        .with(Tunable{
+            "wrong output",
+            [](LimitedClient& c, int& n) -> Result<int> { return c.spend(1e-3), n * 3 + 1; }})
         .with(Tunable{"100x slower", correct(2e-1)})
-        .with(Tunable{"fails to build", [](LimitedClient&, int&) -> Result<int> {
+        .with(Tunable{"fails to build",
+                      [](LimitedClient&, int&) -> Result<int> {
                         return fail(ErrorKind::build, "<kernel>:3:1: error: expected ';'");
                       }})
-        .with(Tunable{"cannot allocate", [](LimitedClient&, int&) -> Result<int> { throw std::bad_alloc(); }})
+        .with(Tunable{"cannot allocate",
+                      [](LimitedClient&, int&) -> Result<int> { throw std::bad_alloc(); }})
         .with(Tunable{"the right one", correct(2e-3)})
         .with(space("local memory hog")
                   .parameter("TILE", {64, 128})
-                  .local_memory([](const Config& c) { return static_cast<std::size_t>(c["TILE"] * c["TILE"] * 4); }),
+                  .local_memory([](const Config& c) {
+                    return static_cast<std::size_t>(c["TILE"] * c["TILE"] * 4);
+                  }),
               [&](const Config&) { return correct(1.5e-3); })
         .validate_with([](int expected, int got) { return expected == got; });
   });

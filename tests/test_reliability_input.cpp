@@ -3,9 +3,8 @@
 // allows nothing. Each is a clear error or a documented fallback, never a crash.
 // (Cache files that are directories, unwritable directories given in code, corrupt files: see
 // test_cache_corrupt.cpp; a missing OpenCL platform: tests/cl/test_faults.cpp.)
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -22,12 +21,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -37,15 +40,16 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-constexpr const char* all_variables[] = {"TUNEKIT_LEVEL",     "TUNEKIT_LOG",    "TUNEKIT_CACHE",
-                                         "TUNEKIT_CACHE_DIR", "TUNEKIT_DEVICE", "TUNEKIT_SEARCH",
+constexpr const char* all_variables[] = {"TUNEKIT_LEVEL",        "TUNEKIT_LOG",    "TUNEKIT_CACHE",
+                                         "TUNEKIT_CACHE_DIR",    "TUNEKIT_DEVICE", "TUNEKIT_SEARCH",
                                          "TUNEKIT_BUILD_THREADS"};
 
 // Unsets every TUNEKIT_* variable for a scope, so that a test sees only what it sets.
 struct CleanEnvironment {
   std::vector<std::unique_ptr<ScopedEnv>> saved;
   CleanEnvironment() {
-    for (const char* name : all_variables) saved.push_back(std::make_unique<ScopedEnv>(name, std::nullopt));
+    for (const char* name : all_variables)
+      saved.push_back(std::make_unique<ScopedEnv>(name, std::nullopt));
   }
 };
 
@@ -103,16 +107,17 @@ TEST_CASE("malformed TUNEKIT_* values are errors naming the variable and the acc
   CHECK(rejected == static_cast<int>(bad.size()));  // 26 malformed values, 26 clear errors
 }
 
-TEST_CASE("an empty TUNEKIT_* value (but TUNEKIT_CACHE_DIR) counts as unset: the code's settings stay",
-          "[reliability][input][settings]") {
+TEST_CASE(
+    "an empty TUNEKIT_* value (but TUNEKIT_CACHE_DIR) counts as unset: the code's settings stay",
+    "[reliability][input][settings]") {
   CleanEnvironment clean;
   Settings base;
   base.level = Level::extensive;
   base.log = LogLevel::info;
   base.persistent_cache = false;
   base.device = "from code";
-  for (const char* name : {"TUNEKIT_LEVEL", "TUNEKIT_LOG", "TUNEKIT_CACHE", "TUNEKIT_DEVICE",
-                           "TUNEKIT_SEARCH"}) {
+  for (const char* name :
+       {"TUNEKIT_LEVEL", "TUNEKIT_LOG", "TUNEKIT_CACHE", "TUNEKIT_DEVICE", "TUNEKIT_SEARCH"}) {
     INFO(name);
     ScopedEnv env(name, std::string());
     const Settings s = Settings::from_environment(base);
@@ -215,10 +220,14 @@ TEST_CASE("a set whose only space allows no configuration is a clear error, not 
   LocalTuner<SizeKey> tuner("nothing allowed", test_settings());
   VirtualClient client;
   auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
-  auto inputs = [](const SizeKey& key, const int&) { return std::tuple<int>(static_cast<int>(key.n.value())); };
+  auto inputs = [](const SizeKey& key, const int&) {
+    return std::tuple<int>(static_cast<int>(key.n.value()));
+  };
   const auto& set = tuner.init([&] {
     return TunableSet{key_of, inputs}.with(
-        space("impossible").parameter("T", {3, 5, 7}).where("even", [](const Config& c) { return c["T"] % 2 == 0; }),
+        space("impossible")
+            .parameter("T", {3, 5, 7})
+            .where("even", [](const Config& c) { return c["T"] % 2 == 0; }),
         [](const Config&) { return [](VirtualClient& c, int& n) { return c.spend(1e-3), n; }; });
   });
   CHECK(set.size() == 0);

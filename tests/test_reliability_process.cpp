@@ -2,7 +2,6 @@
 // SIGKILL at random points while they tune, and restarted, round after round. The cache file is
 // never unreadable, no entry is ever lost or duplicated, and every key ends up tuned.
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <map>
 #include <random>
@@ -36,7 +35,8 @@ std::vector<fs::path> corrupt_files(const fs::path& dir) {
   std::vector<fs::path> found;
   if (!fs::exists(dir)) return found;
   for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().filename().string().find(".corrupt-") != std::string::npos) found.push_back(e.path());
+    if (e.path().filename().string().find(".corrupt-") != std::string::npos)
+      found.push_back(e.path());
   }
   return found;
 }
@@ -53,13 +53,15 @@ TEST_CASE("4 processes killed at random points while tuning, restarted: nothing 
   for (int k = 0; k < key_count; ++k) keys.push_back(std::to_string(std::uint64_t{1} << k));
   // Each process takes the keys in its own order, so that they compete for some and not others.
   auto args_of = [&](int p, const fs::path& counter) {
-    std::vector<std::string> args{"--dir", cache.string(), "--counter", counter.string(), "--tune-ms", "60"};
-    for (int k = 0; k < key_count; ++k) args.push_back(keys[static_cast<std::size_t>((k + 8 * p) % key_count)]);
+    std::vector<std::string> args{"--dir",          cache.string(), "--counter",
+                                  counter.string(), "--tune-ms",    "60"};
+    for (int k = 0; k < key_count; ++k)
+      args.push_back(keys[static_cast<std::size_t>((k + 8 * p) % key_count)]);
     return args;
   };
 
-  // Kill points: uniform over 160 ms of a round that holds ~480 ms of tuning (32 keys x 60 ms over 4
-  // processes), after the start-up time of a process (sanitizer builds start far slower).
+  // Kill points: uniform over 160 ms of a round that holds ~480 ms of tuning (32 keys x 60 ms over
+  // 4 processes), after the start-up time of a process (sanitizer builds start far slower).
   const auto before = std::chrono::steady_clock::now();
   REQUIRE(run_child({"--dir", (dir / "warm-up").string()}, dir / "out_warm_up") == 0);
   const int startup_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -104,7 +106,8 @@ TEST_CASE("4 processes killed at random points while tuning, restarted: nothing 
   // A last round left to finish: the keys still missing are tuned, each exactly once.
   std::vector<std::unique_ptr<Child>> last;
   for (int p = 0; p < processes; ++p) {
-    last.push_back(std::make_unique<Child>(args_of(p, dir / "last_tunings.log"), dir / ("last_" + std::to_string(p))));
+    last.push_back(std::make_unique<Child>(args_of(p, dir / "last_tunings.log"),
+                                           dir / ("last_" + std::to_string(p))));
   }
   int last_tunings = 0;
   for (auto& child : last) {
@@ -126,8 +129,8 @@ TEST_CASE("4 processes killed at random points while tuning, restarted: nothing 
   }
   CHECK(FileStore(cache).entries(child_op).size() == keys.size());
   INFO(killed << " processes killed, " << finished << " finished, " << reads << " reads, "
-               << kept_before_last << " keys kept before the last round, start-up " << startup_ms
-               << " ms");
+              << kept_before_last << " keys kept before the last round, start-up " << startup_ms
+              << " ms");
   CHECK(killed >= rounds);  // most rounds killed processes in the middle of their tuning
   CHECK(kept_before_last > 0);
 }

@@ -27,9 +27,8 @@ TEST_CASE("a space candidate's name gives back its parameters", "[report]") {
   REQUIRE(parsed->values.size() == 3);
   CHECK(parsed->values[0] == std::pair<std::string, std::int64_t>("MWG", 64));
   CHECK(parsed->values[2] == std::pair<std::string, std::int64_t>("VW", -4));
-  for (const char* plain :
-       {"naive", "std::sort", "a[b]", "x[A=1,]", "x[=1]", "[A=1]", "x[A=1.5]", "x[A=1", "x[]",
-        "x[A=1,A=2]"}) {
+  for (const char* plain : {"naive", "std::sort", "a[b]", "x[A=1,]", "x[=1]", "[A=1]", "x[A=1.5]",
+                            "x[A=1", "x[]", "x[A=1,A=2]"}) {
     INFO(plain);
     CHECK_FALSE(parse_candidate_name(plain));
   }

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <tunekit/tunekit.hpp>
 
 #include "support.hpp"
@@ -13,8 +13,10 @@ struct ScopedEnv {
     ::setenv(name, value, 1);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   const char* name_;
   std::optional<std::string> old_;

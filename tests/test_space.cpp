@@ -73,13 +73,14 @@ TEST_CASE("a space keeps exactly the configurations its constraints allow", "[sp
 
 TEST_CASE("divides, where and declared parameter uses prune the space", "[space]") {
   int calls = 0;
-  auto s = space("s")
-               .parameter("A", {1, 2, 3, 4, 6})
-               .parameter("B", {12, 18})
-               .divides("A", "B")
-               .parameter("C", {0, 1})
-               .where("A + C is odd", [&](const Config& c) { return ++calls, (c["A"] + c["C"]) % 2 == 1; },
-                      {"A", "C"});
+  auto s =
+      space("s")
+          .parameter("A", {1, 2, 3, 4, 6})
+          .parameter("B", {12, 18})
+          .divides("A", "B")
+          .parameter("C", {0, 1})
+          .where("A + C is odd",
+                 [&](const Config& c) { return ++calls, (c["A"] + c["C"]) % 2 == 1; }, {"A", "C"});
   const auto expanded = s.expand();
   // A divides B: (1,12),(2,12),(3,12),(4,12),(6,12),(1,18),(2,18),(3,18),(6,18); then parity.
   CHECK(expanded.size() == 9);
@@ -96,9 +97,11 @@ TEST_CASE("a configuration prints as text and as build options", "[space]") {
 }
 
 TEST_CASE("a space rejects empty parameters, duplicates and unknown names", "[space]") {
-  CHECK_THROWS_WITH(space("s").parameter("A", {}), Catch::Contains("'A'") && Catch::Contains("no values"));
+  CHECK_THROWS_WITH(space("s").parameter("A", {}),
+                    Catch::Contains("'A'") && Catch::Contains("no values"));
   CHECK_THROWS_WITH(space("s").parameter("A", {1}).parameter("A", {2}), Catch::Contains("already"));
-  CHECK_THROWS_WITH(space("s").parameter("A", {1}).divides("A", "B"), Catch::Contains("no parameter 'B'"));
+  CHECK_THROWS_WITH(space("s").parameter("A", {1}).divides("A", "B"),
+                    Catch::Contains("no parameter 'B'"));
 }
 
 TEST_CASE("neighbours differ in exactly one parameter", "[space]") {
@@ -108,7 +111,8 @@ TEST_CASE("neighbours differ in exactly one parameter", "[space]") {
     CHECK_FALSE(neighbours.empty());
     for (std::size_t n : neighbours) {
       int differing = 0;
-      for (std::size_t p = 0; p < expanded[i].size(); ++p) differing += expanded[i].value(p) != expanded[n].value(p);
+      for (std::size_t p = 0; p < expanded[i].size(); ++p)
+        differing += expanded[i].value(p) != expanded[n].value(p);
       CHECK(differing == 1);
     }
   }
@@ -119,12 +123,16 @@ TEST_CASE("device limits reject configurations before anything runs", "[space]")
                .parameter("WG", {64, 256, 1024})
                .parameter("TILE", {16, 64})
                .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["WG"]); })
-               .local_memory([](const Config& c) { return static_cast<std::size_t>(c["TILE"] * c["TILE"] * 4); });
+               .local_memory([](const Config& c) {
+                 return static_cast<std::size_t>(c["TILE"] * c["TILE"] * 4);
+               });
   const auto expanded = s.expand();
   const DeviceLimits limits{256, 8192};
-  CHECK_FALSE(s.exceeds(expanded[0], limits));                                   // 64, 16
-  CHECK_THAT(*s.exceeds(expanded[1], limits), Catch::Contains("16384 bytes local memory, device has 8192"));
-  CHECK_THAT(*s.exceeds(expanded[4], limits), Catch::Contains("1024 work-items exceeds the device's 256"));
+  CHECK_FALSE(s.exceeds(expanded[0], limits));  // 64, 16
+  CHECK_THAT(*s.exceeds(expanded[1], limits),
+             Catch::Contains("16384 bytes local memory, device has 8192"));
+  CHECK_THAT(*s.exceeds(expanded[4], limits),
+             Catch::Contains("1024 work-items exceeds the device's 256"));
   CHECK_FALSE(s.exceeds(expanded[5], DeviceLimits{}));  // unknown limits: not checked
 }
 
@@ -135,7 +143,8 @@ TEST_CASE("exhaustive search finds the optimum and random search respects its bu
   const auto exhaustive = search(SearchStrategy::exhaustive, expanded, all, {}, 1);
   CHECK(exhaustive.evaluated.size() == expanded.size());
   double optimum = 1e9;
-  for (const auto& [c, e] : table) if (e.time) optimum = std::min(optimum, *e.time);
+  for (const auto& [c, e] : table)
+    if (e.time) optimum = std::min(optimum, *e.time);
   CHECK(exhaustive.best_time == optimum);
 
   ReplayEvaluator some(expanded, table);
@@ -148,7 +157,8 @@ TEST_CASE("a search stops at its time budget", "[search]") {
   const auto expanded = gemm_like_space().expand();
   const auto table = synthetic_table(expanded);
   ReplayEvaluator evaluator(expanded, table);
-  const auto result = search(SearchStrategy::annealing, expanded, evaluator, SearchBudget{100000, 2.0}, 3);
+  const auto result =
+      search(SearchStrategy::annealing, expanded, evaluator, SearchBudget{100000, 2.0}, 3);
   CHECK(evaluator.spent_seconds() >= 2.0);
   CHECK(evaluator.spent_seconds() < 2.0 + 0.05 + 20 * 1e-2);  // at most one evaluation over
   CHECK(result.evaluated.size() < expanded.size());
@@ -158,19 +168,23 @@ TEST_CASE("annealing reaches within 3% of the optimum on 20% of the exhaustive t
   const auto expanded = gemm_like_space().expand();
   const auto table = synthetic_table(expanded);
   double optimum = 1e9;
-  for (const auto& [c, e] : table) if (e.time) optimum = std::min(optimum, *e.time);
+  for (const auto& [c, e] : table)
+    if (e.time) optimum = std::min(optimum, *e.time);
   const SearchBudget budget{expanded.size(), 0.2 * total_cost(table)};
   std::vector<double> annealing_ratio, random_ratio;
   for (std::uint64_t seed = 1; seed <= 15; ++seed) {
     ReplayEvaluator a(expanded, table), r(expanded, table);
-    annealing_ratio.push_back(search(SearchStrategy::annealing, expanded, a, budget, seed).best_time / optimum);
-    random_ratio.push_back(search(SearchStrategy::random, expanded, r, budget, seed).best_time / optimum);
+    annealing_ratio.push_back(
+        search(SearchStrategy::annealing, expanded, a, budget, seed).best_time / optimum);
+    random_ratio.push_back(search(SearchStrategy::random, expanded, r, budget, seed).best_time /
+                           optimum);
     CHECK(a.spent_seconds() <= budget.max_seconds + 1);
   }
   std::sort(annealing_ratio.begin(), annealing_ratio.end());
   std::sort(random_ratio.begin(), random_ratio.end());
   const double annealing_median = annealing_ratio[annealing_ratio.size() / 2];
-  INFO("annealing median " << annealing_median << ", random median " << random_ratio[random_ratio.size() / 2]);
+  INFO("annealing median " << annealing_median << ", random median "
+                           << random_ratio[random_ratio.size() / 2]);
   CHECK(annealing_median <= 1.03);
   CHECK(annealing_median <= random_ratio[random_ratio.size() / 2]);
 }
@@ -186,8 +200,10 @@ TEST_CASE("start points are measured first by every strategy; annealing walks on
   CHECK(expanded[expanded.starts()[0]].to_string() == "TM=1,TN=16,WG=256,VW=1,KW=1");
   CHECK(expanded[expanded.starts()[1]].to_string() == "TM=8,TN=8,WG=64,VW=4,KW=4");
   const auto table = synthetic_table(expanded);
-  for (auto strategy : {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing}) {
-    if (strategy == SearchStrategy::exhaustive) continue;  // measures in order: starts change nothing
+  for (auto strategy :
+       {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing}) {
+    if (strategy == SearchStrategy::exhaustive)
+      continue;  // measures in order: starts change nothing
     ReplayEvaluator evaluator(expanded, table);
     const auto result = search(strategy, expanded, evaluator, SearchBudget{20}, 11);
     REQUIRE(result.evaluated.size() == 20);
@@ -206,19 +222,26 @@ TEST_CASE("start points are measured first by every strategy; annealing walks on
   CHECK(search(SearchStrategy::annealing, expanded, one, SearchBudget{1}, 5).evaluated.size() == 1);
 }
 
-TEST_CASE("a start point that is not a valid configuration is named with what is wrong", "[space]") {
-  const auto bad = [](std::string start) { return gemm_like_space().start_at(std::move(start)).expand(); };
+TEST_CASE("a start point that is not a valid configuration is named with what is wrong",
+          "[space]") {
+  const auto bad = [](std::string start) {
+    return gemm_like_space().start_at(std::move(start)).expand();
+  };
   CHECK_THROWS_WITH(bad("TM=8,TN=8,WG=64,VW=4"), Catch::Contains("'TM=8,TN=8,WG=64,VW=4'") &&
                                                      Catch::Contains("'gemm'") &&
                                                      Catch::Contains("leaves parameter 'KW' out"));
-  CHECK_THROWS_WITH(bad("TM=8,TN=8,WG=64,VW=4,KW=4,XX=1"), Catch::Contains("names no parameter 'XX'"));
-  CHECK_THROWS_WITH(bad("TM=3,TN=8,WG=64,VW=4,KW=4"), Catch::Contains("gives 'TM' a value it cannot take"));
+  CHECK_THROWS_WITH(bad("TM=8,TN=8,WG=64,VW=4,KW=4,XX=1"),
+                    Catch::Contains("names no parameter 'XX'"));
+  CHECK_THROWS_WITH(bad("TM=3,TN=8,WG=64,VW=4,KW=4"),
+                    Catch::Contains("gives 'TM' a value it cannot take"));
   CHECK_THROWS_WITH(bad("TM=8,TN=8,WG=64,VW=4,KW=four"), Catch::Contains("not an integer"));
-  CHECK_THROWS_WITH(bad("TM=16,TN=16,WG=64,VW=4,KW=4"), Catch::Contains("breaks the constraint 'TM*TN <= 64'"));
+  CHECK_THROWS_WITH(bad("TM=16,TN=16,WG=64,VW=4,KW=4"),
+                    Catch::Contains("breaks the constraint 'TM*TN <= 64'"));
   CHECK_THROWS_WITH(bad("TM=8 TN=8"), Catch::Contains("the value '8 TN=8', not an integer"));
   CHECK_THROWS_WITH(bad("TM8,TN=8,WG=64,VW=4,KW=4"), Catch::Contains("NAME=VALUE"));
   CHECK_THROWS_WITH(bad(""), Catch::Contains("NAME=VALUE"));
-  CHECK_THROWS_WITH(bad("TM=8,TM=4,TN=8,WG=64,VW=4,KW=4"), Catch::Contains("repeated parameter name 'TM'"));
+  CHECK_THROWS_WITH(bad("TM=8,TM=4,TN=8,WG=64,VW=4,KW=4"),
+                    Catch::Contains("repeated parameter name 'TM'"));
 }
 
 TEST_CASE("a replay table survives a save and load; a bad line is named", "[search]") {
@@ -242,7 +265,8 @@ struct LimitedClient : test::VirtualClient {
 };
 }  // namespace
 
-TEST_CASE("a space in a tunable set is searched and its best configuration wins", "[space][tuner]") {
+TEST_CASE("a space in a tunable set is searched and its best configuration wins",
+          "[space][tuner]") {
   Settings settings = test::test_settings();
   settings.search = SearchSettings{SearchStrategy::annealing, 0.3, 10, 1e9};
   LocalTuner<test::SizeKey> tuner("space op", settings);
@@ -251,9 +275,10 @@ TEST_CASE("a space in a tunable set is searched and its best configuration wins"
   const auto& set = tuner.init([&] {
     auto key_of = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
     return TunableSet{key_of, CloneInputs{}}
-        .with(Tunable{"baseline", [](LimitedClient& c, int&) { return c.spend(5e-3), std::string("baseline"); }})
-        .with(gemm_like_space()
-                  .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["WG"]); }),
+        .with(Tunable{"baseline", [](LimitedClient& c,
+                                     int&) { return c.spend(5e-3), std::string("baseline"); }})
+        .with(gemm_like_space().work_group_size(
+                  [](const Config& c) { return static_cast<std::size_t>(c["WG"]); }),
               [&](const Config& config) {
                 return [&measured, config](LimitedClient& c, int&) {
                   ++measured;
@@ -285,12 +310,14 @@ TEST_CASE("a space in a tunable set is searched and its best configuration wins"
   CHECK(over_limit > 0);  // WG=256 exceeds the client's 128
 }
 
-TEST_CASE("an exhaustive tuning records a replay table that rebuilds its space", "[search][replay]") {
+TEST_CASE("an exhaustive tuning records a replay table that rebuilds its space",
+          "[search][replay]") {
   Settings settings = test::test_settings();
   settings.search = SearchSettings::for_level(Level::full);
   LocalTuner<test::SizeKey> tuner("recorded", settings);
   test::VirtualClient client;
-  const auto small = space("tiles").parameter("A", {1, 2, 4}).parameter("B", {1, 2, 4}).divides("A", "B");
+  const auto small =
+      space("tiles").parameter("A", {1, 2, 4}).parameter("B", {1, 2, 4}).divides("A", "B");
   const auto& set = tuner.init([&] {
     auto key_of = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
     return TunableSet{key_of, CloneInputs{}}.with(Space(small), [](const Config& c) {
@@ -328,11 +355,11 @@ TEST_CASE("a space candidate's name is written and read by one pair of functions
     CHECK_FALSE(split_candidate_name(plain));
   }
   // The set names its space candidates through it, and a replay table reads them back through it.
-  const auto set = TunableSet{[](int n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; },
-                              CloneInputs{}}
-                       .with(space("tiles").parameter("A", {1, 2}), [](const Config& c) {
-                         return [a = c["A"]](int) { return a; };
-                       });
+  const auto set = TunableSet{
+      [](int n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; },
+      CloneInputs{}}.with(space("tiles").parameter("A", {1, 2}), [](const Config& c) {
+    return [a = c["A"]](int) { return a; };
+  });
   CHECK(set.name(1) == candidate_name("tiles", "A=2"));
   TuningReport report{"op", "n=1", "device", 0, {}};
   for (const std::string& name : {set.name(1), std::string("tiles2[A=1]")}) {
@@ -368,7 +395,8 @@ TEST_CASE("a search stops when its patience runs out without a gain beyond the m
   const auto expanded = gemm_like_space().expand();
   SearchBudget budget{200};
   budget.patience = 10;
-  for (auto strategy : {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing}) {
+  for (auto strategy :
+       {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing}) {
     INFO(to_string(strategy));
     ScriptedEvaluator flat;  // nothing ever gains: the first, then 10 more
     CHECK(search(strategy, expanded, flat, budget, 3).evaluated.size() == 1 + 10);
@@ -391,7 +419,8 @@ TEST_CASE("a search stops when its patience runs out without a gain beyond the m
   CHECK(search(SearchStrategy::random, started, from_starts, budget, 3).evaluated.size() == 2 + 10);
   // Without patience the budget decides.
   ScriptedEvaluator patient;
-  CHECK(search(SearchStrategy::random, expanded, patient, SearchBudget{200}, 3).evaluated.size() == 200);
+  CHECK(search(SearchStrategy::random, expanded, patient, SearchBudget{200}, 3).evaluated.size() ==
+        200);
 }
 
 TEST_CASE("a space far behind the leader elsewhere is abandoned after a few configurations",
@@ -423,7 +452,8 @@ TEST_CASE("a space far behind the leader elsewhere is abandoned after a few conf
   // Without abandon_after (the full level, a budget of one's own) nothing is abandoned.
   ScriptedEvaluator full;
   full.leader = 0.4e-3;
-  CHECK(search(SearchStrategy::annealing, started, full, SearchBudget{100}, 1).evaluated.size() == 100);
+  CHECK(search(SearchStrategy::annealing, started, full, SearchBudget{100}, 1).evaluated.size() ==
+        100);
   const auto level_full = SearchSettings::for_level(Level::full).budget_for(started.size());
   ScriptedEvaluator exhaustive;
   exhaustive.leader = 0.4e-3;
@@ -447,8 +477,8 @@ TEST_CASE("a search measures the caller's start points after the space's own", "
 
 TEST_CASE("a new key's tuning starts from the winners of keys tuned before, in memory and on disk",
           "[space][tuner][warm-start]") {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("tunekit-warm-start-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tunekit-warm-start-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   Settings settings = test::test_settings();
   settings.persistent_cache = true;
@@ -458,16 +488,15 @@ TEST_CASE("a new key's tuning starts from the winners of keys tuned before, in m
   std::vector<std::string> order;  // configurations in the order they were measured
   auto make = [&] {
     auto key_of = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
-    return TunableSet{key_of, CloneInputs{}}.with(
-        gemm_like_space(), [&](const Config& config) {
-          return [&order, config](test::VirtualClient& c, int&) {
-            const auto t = synthetic_time(config);
-            if (!t) throw std::runtime_error("too many registers");
-            order.push_back(config.to_string());
-            c.spend(*t);
-            return config.to_string();
-          };
-        });
+    return TunableSet{key_of, CloneInputs{}}.with(gemm_like_space(), [&](const Config& config) {
+      return [&order, config](test::VirtualClient& c, int&) {
+        const auto t = synthetic_time(config);
+        if (!t) throw std::runtime_error("too many registers");
+        order.push_back(config.to_string());
+        c.spend(*t);
+        return config.to_string();
+      };
+    });
   };
   test::VirtualClient client;
   std::string first_winner;

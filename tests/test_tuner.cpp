@@ -174,20 +174,25 @@ TEST_CASE("each device gets its own tuning", "[tuner]") {
   const auto& set = tuner.init([] {
     return TunableSet{key_of_size, bench_inputs}
         .with(Tunable{"gpu-friendly",
-                      [](VirtualClient& c, int&) { return c.spend(c.id().identity() == "gpu" ? 1e-3 : 3e-3), 0; }})
-        .with(Tunable{"cpu-friendly",
-                      [](VirtualClient& c, int&) { return c.spend(c.id().identity() == "cpu" ? 1e-3 : 3e-3), 1; }});
+                      [](VirtualClient& c, int&) {
+                        return c.spend(c.id().identity() == "gpu" ? 1e-3 : 3e-3), 0;
+                      }})
+        .with(Tunable{"cpu-friendly", [](VirtualClient& c, int&) {
+                        return c.spend(c.id().identity() == "cpu" ? 1e-3 : 3e-3), 1;
+                      }});
   });
   CHECK(tuner.execute(gpu.id(), gpu, set, 5) == 0);
   CHECK(tuner.execute(cpu.id(), cpu, set, 5) == 1);
 }
 
-TEST_CASE("a throwing candidate becomes a runtime AutotuneError and tuning goes on", "[tuner][failure]") {
+TEST_CASE("a throwing candidate becomes a runtime AutotuneError and tuning goes on",
+          "[tuner][failure]") {
   LocalTuner<SizeKey> tuner("throws", test::test_settings());
   VirtualClient client;
   const auto& set = tuner.init([] {
     return TunableSet{key_of_size, bench_inputs}
-        .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("boom"); }})
+        .with(Tunable{"broken",
+                      [](VirtualClient&, int&) -> int { throw std::runtime_error("boom"); }})
         .with(Tunable{"works", costs(1e-3, 1)});
   });
   CHECK(run(tuner, client, set, 1) == 1);
@@ -200,15 +205,18 @@ TEST_CASE("a throwing candidate becomes a runtime AutotuneError and tuning goes 
   CHECK_THAT(broken.error->message(), Catch::Contains("boom"));
 }
 
-TEST_CASE("a candidate returning an error Result fails with that error's kind", "[tuner][failure]") {
+TEST_CASE("a candidate returning an error Result fails with that error's kind",
+          "[tuner][failure]") {
   LocalTuner<SizeKey> tuner("result", test::test_settings());
   VirtualClient client;
   const auto& set = tuner.init([] {
     return TunableSet{key_of_size, bench_inputs}
-        .with(Tunable{"too big", [](VirtualClient&, int&) -> Result<int> {
+        .with(Tunable{"too big",
+                      [](VirtualClient&, int&) -> Result<int> {
                         return fail(ErrorKind::out_of_resources, "49152 bytes local memory");
                       }})
-        .with(Tunable{"fits", [](VirtualClient& c, int&) -> Result<int> { return c.spend(1e-3), 7; }});
+        .with(Tunable{"fits",
+                      [](VirtualClient& c, int&) -> Result<int> { return c.spend(1e-3), 7; }});
   });
   CHECK(run(tuner, client, set, 1) == 7);  // execute unwraps Result<int>
   const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
@@ -218,7 +226,8 @@ TEST_CASE("a candidate returning an error Result fails with that error's kind", 
              Catch::Contains("FAILED (out of resources: 49152 bytes local memory)"));
 }
 
-TEST_CASE("allocation failures and exceptions of unknown type are candidate errors", "[tuner][failure]") {
+TEST_CASE("allocation failures and exceptions of unknown type are candidate errors",
+          "[tuner][failure]") {
   LocalTuner<SizeKey> tuner("odd failures", test::test_settings());
   VirtualClient client;
   const auto& set = tuner.init([] {
@@ -256,12 +265,14 @@ TEST_CASE("an impossible timing is an invalid measurement, not a winner", "[tune
   }
 }
 
-TEST_CASE("when no candidate works, execute throws an error listing every reason", "[tuner][failure]") {
+TEST_CASE("when no candidate works, execute throws an error listing every reason",
+          "[tuner][failure]") {
   LocalTuner<SizeKey> tuner("hopeless", test::test_settings());
   VirtualClient client;
   const auto& set = tuner.init([] {
     return TunableSet{key_of_size, bench_inputs}
-        .with(Tunable{"first", [](VirtualClient&, int&) -> int { throw std::runtime_error("one"); }})
+        .with(
+            Tunable{"first", [](VirtualClient&, int&) -> int { throw std::runtime_error("one"); }})
         .with(Tunable{"second", [](VirtualClient&, int&) -> Result<int> {
                         return fail(ErrorKind::build, "syntax error at line 3");
                       }});
@@ -313,7 +324,8 @@ namespace {
 auto fussy_set() {
   return TunableSet{key_of_size, bench_inputs}
       .with(Tunable{"general", costs(3e-3, 0)})
-      .with(Tunable{"fussy", [](VirtualClient& c, int& n) -> int {
+      .with(Tunable{"fussy",
+                    [](VirtualClient& c, int& n) -> int {
                       if (n % 1024 != 0) throw std::runtime_error("needs multiples of 1024");
                       c.spend(1e-3);
                       return 1;
@@ -348,8 +360,10 @@ TEST_CASE("a winner failing repeatedly where another candidate serves is demoted
   CHECK(run(tuner, client, set, 1000) == 2);
 }
 
-TEST_CASE("when every candidate fails on the caller's inputs, the caller's error is rethrown "
-          "and the ranking kept", "[tuner][fallback]") {
+TEST_CASE(
+    "when every candidate fails on the caller's inputs, the caller's error is rethrown "
+    "and the ranking kept",
+    "[tuner][fallback]") {
   LocalTuner<SizeKey> tuner("fallback exhausted", test::test_settings());
   VirtualClient client;
   std::vector<int> tried;
@@ -387,7 +401,8 @@ TEST_CASE("a key whose candidates all fail is tuned once and its error rethrown 
   VirtualClient client;
   int generated = 0;
   const auto& set = tuner.init([&] {
-    return TunableSet{key_of_size, [&](const SizeKey& key, const int& n) {
+    return TunableSet{key_of_size,
+                      [&](const SizeKey& key, const int& n) {
                         ++generated;
                         return bench_inputs(key, n);
                       }}
@@ -456,19 +471,19 @@ TEST_CASE("a limits rule naming an unknown parameter fails its candidates with a
   LocalTuner<SizeKey> tuner("bad limits rule", test::test_settings());
   LimitedClient client;
   const auto& set = tuner.init([] {
-    return TunableSet{key_of_size, bench_inputs}
-        .with(space("s").parameter("A", {1, 2}).work_group_size([](const Config& c) {
+    return TunableSet{key_of_size, bench_inputs}.with(
+        space("s").parameter("A", {1, 2}).work_group_size([](const Config& c) {
           return static_cast<std::size_t>(c["NOPE"]);  // std::out_of_range on main
         }),
-              [](const Config& c) {
-                return [a = c["A"]](LimitedClient& client, int&) {
-                  client.spend(1e-3 * static_cast<double>(a));
-                  return static_cast<int>(a);
-                };
-              });
+        [](const Config& c) {
+          return [a = c["A"]](LimitedClient& client, int&) {
+            client.spend(1e-3 * static_cast<double>(a));
+            return static_cast<int>(a);
+          };
+        });
   });
-  const auto text = reason_of([&] { tuner.execute(client.id(), client, set, 8); },
-                              ErrorKind::no_valid_candidate);
+  const auto text =
+      reason_of([&] { tuner.execute(client.id(), client, set, 8); }, ErrorKind::no_valid_candidate);
   CHECK_THAT(text, Catch::Contains("limits rule") && Catch::Contains("NOPE"));
 }
 
@@ -476,7 +491,8 @@ TEST_CASE("higher-priority groups are measured first and lower ones skipped", "[
   LocalTuner<SizeKey> tuner("groups", test::test_settings());
   VirtualClient client;
   const TuneGroup<SizeKey> big("big sizes", [](const SizeKey& k) { return k.n >= 1024u ? 2 : 0; });
-  const TuneGroup<SizeKey> small("small sizes", [](const SizeKey& k) { return k.n < 1024u ? 2 : 0; });
+  const TuneGroup<SizeKey> small("small sizes",
+                                 [](const SizeKey& k) { return k.n < 1024u ? 2 : 0; });
   const auto& set = tuner.init([&] {
     return TunableSet{key_of_size, bench_inputs}
         .with(Tunable{"big-1", costs(2e-3, 0)}.group(big))
@@ -519,7 +535,8 @@ TEST_CASE("a negative priority skips a candidate unless nothing else works", "[t
     LocalTuner<SizeKey> tuner("skip but only one", test::test_settings());
     const auto& set = tuner.init([&] {
       return TunableSet{key_of_size, bench_inputs}
-          .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }})
+          .with(
+              Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }})
           .with(Tunable{"excluded", costs(1e-3, 1)}.group(never));
     });
     CHECK(run(tuner, client, set, 1) == 1);
@@ -533,7 +550,11 @@ TEST_CASE("a lower priority level is tried when the higher one all fails", "[tun
   const TuneGroup<SizeKey> low("low", [](const SizeKey&) { return 1; });
   const auto& set = tuner.init([&] {
     return TunableSet{key_of_size, bench_inputs}
-        .with(Tunable{"high-broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }}.group(high))
+        .with(Tunable{
+            "high-broken",
+            [](VirtualClient&, int&) -> int {
+              throw std::runtime_error("x");
+            }}.group(high))
         .with(Tunable{"low-a", costs(2e-3, 1)}.group(low))
         .with(Tunable{"low-b", costs(1e-3, 2)}.group(low));
   });
@@ -546,7 +567,8 @@ TEST_CASE("validation rejects a fast candidate with wrong output", "[tuner][vali
   const auto& set = tuner.init([] {
     return TunableSet{key_of_size, bench_inputs}
         .with(Tunable{"reference", [](VirtualClient& c, int& n) { return c.spend(3e-3), n * 2; }})
-        .with(Tunable{"wrong but fast", [](VirtualClient& c, int& n) { return c.spend(1e-3), n * 2 + 1; }})
+        .with(Tunable{"wrong but fast",
+                      [](VirtualClient& c, int& n) { return c.spend(1e-3), n * 2 + 1; }})
         .with(Tunable{"right", [](VirtualClient& c, int& n) { return c.spend(2e-3), n * 2; }})
         .validate_with([](int expected, int got) { return expected == got; });
   });
@@ -560,20 +582,22 @@ TEST_CASE("validation rejects a fast candidate with wrong output", "[tuner][vali
   CHECK(tuner.tuner(client.id()).report(SizeKey{8})->winner()->name == "right");
 }
 
-TEST_CASE("validation of in-place candidates compares the benchmark inputs", "[tuner][validation]") {
+TEST_CASE("validation of in-place candidates compares the benchmark inputs",
+          "[tuner][validation]") {
   LocalTuner<SizeKey> tuner("in place", test::test_settings());
   VirtualClient client;
   using Data = std::vector<int>;
   const auto& set = tuner.init([] {
-    return TunableSet{[](const Data& d) { return SizeKey{d.size()}; },
-                      [](const SizeKey& k, const Data&) {
-                        return std::tuple<Data>(Data(k.n.value(), 3));
-                      }}
-        .with(Tunable{"double", [](VirtualClient& c, Data& d) {
+    return TunableSet{
+        [](const Data& d) { return SizeKey{d.size()}; },
+        [](const SizeKey& k, const Data&) { return std::tuple<Data>(Data(k.n.value(), 3)); }}
+        .with(Tunable{"double",
+                      [](VirtualClient& c, Data& d) {
                         c.spend(2e-3);
                         for (int& x : d) x *= 2;
                       }})
-        .with(Tunable{"off by one", [](VirtualClient& c, Data& d) {
+        .with(Tunable{"off by one",
+                      [](VirtualClient& c, Data& d) {
                         c.spend(1e-3);
                         for (int& x : d) x = x * 2 + 1;
                       }})
@@ -597,7 +621,8 @@ TEST_CASE("tuning runs on generated inputs and writes the caller's output once",
   const auto& set = tuner.init([] {
     return TunableSet{[](const Data& d) { return SizeKey{d.size()}; },
                       [](const SizeKey& k, const Data&) { return Data(k.n.value(), 0); }}
-        .with(Tunable{"increment", [](VirtualClient& c, Data& d) {
+        .with(Tunable{"increment",
+                      [](VirtualClient& c, Data& d) {
                         c.spend(1e-3);
                         for (int& x : d) ++x;
                       }})
@@ -615,7 +640,8 @@ TEST_CASE("tunables may ignore the client and take only the inputs", "[tuner]") 
   LocalTuner<SizeKey> tuner("no client", test::test_settings());
   HostClient client;
   const auto& set = tuner.init([] {
-    return TunableSet{key_of_size, CloneInputs{}}.with(Tunable{"plain", [](int& n) { return n + 1; }});
+    return TunableSet{key_of_size, CloneInputs{}}.with(
+        Tunable{"plain", [](int& n) { return n + 1; }});
   });
   CHECK(tuner.execute(client.id(), client, set, 41) == 42);
 }
@@ -683,7 +709,8 @@ TEST_CASE("the report table marks the winner and shows ratios and failures", "[t
     return TunableSet{key_of_size, bench_inputs}
         .with(Tunable{"winner", costs(1e-3, 0)})
         .with(Tunable{"runner-up", costs(1.25e-3, 1)})
-        .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("bad"); }});
+        .with(Tunable{"broken",
+                      [](VirtualClient&, int&) -> int { throw std::runtime_error("bad"); }});
   });
   run(tuner, client, set, 2);
   const auto text = format_report(*tuner.tuner(client.id()).report(SizeKey{2}));
@@ -758,11 +785,11 @@ TEST_CASE("the progress total of a searched space is its search budget", "[tuner
         .with(Tunable{"baseline", costs(5e-3, -1)})
         .with(space("s").parameter("A", {1, 2, 3, 4}).parameter("B", {1, 2, 3, 4}),
               [](const Config& c) {
-                return [t = 1e-3 * static_cast<double>(c["A"] + c["B"])](VirtualClient& client,
-                                                                        int&) {
-                  client.spend(t);
-                  return 0;
-                };
+                return
+                    [t = 1e-3 * static_cast<double>(c["A"] + c["B"])](VirtualClient& client, int&) {
+                      client.spend(t);
+                      return 0;
+                    };
               });
   });
   run(tuner, client, set, 8);
@@ -776,7 +803,9 @@ TEST_CASE("the progress total of a searched space is its search budget", "[tuner
 TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {
   VirtualClient client;
   int made = 0;
-  auto counting_inputs = [&](const SizeKey& key, const int& n) { return ++made, bench_inputs(key, n); };
+  auto counting_inputs = [&](const SizeKey& key, const int& n) {
+    return ++made, bench_inputs(key, n);
+  };
   {
     LocalTuner<SizeKey> tuner("fresh inputs", test::test_settings());
     const auto& set = tuner.init([&] {
@@ -817,8 +846,16 @@ TEST_CASE("an input generator and a validator may take the client first", "[tune
       return reference == output;
     };
     return TunableSet{key_of_size, inputs}
-        .with(Tunable{"right", [](VirtualClient& c, int& n) { c.spend(2e-3); return n; }})
-        .with(Tunable{"wrong", [](VirtualClient& c, int& n) { c.spend(1e-3); return n + 1; }})
+        .with(Tunable{"right",
+                      [](VirtualClient& c, int& n) {
+                        c.spend(2e-3);
+                        return n;
+                      }})
+        .with(Tunable{"wrong",
+                      [](VirtualClient& c, int& n) {
+                        c.spend(1e-3);
+                        return n + 1;
+                      }})
         .validate_with(check);
   });
   CHECK(run(tuner, client, set, 100) == 100);
@@ -876,7 +913,9 @@ TEST_CASE("a tunable can be left out of its set at run time with only_if", "[tun
 TEST_CASE("init with another factory than the first is a clear error, never a wrong cast",
           "[tuner][init]") {
   LocalTuner<SizeKey> tuner("init_twice", test::test_settings());
-  auto factory = [] { return TunableSet{key_of_size, bench_inputs}.with(Tunable{"a", costs(1e-3, 0)}); };
+  auto factory = [] {
+    return TunableSet{key_of_size, bench_inputs}.with(Tunable{"a", costs(1e-3, 0)});
+  };
   const auto& set = tuner.init(factory);
   CHECK(&tuner.init(factory) == &set);  // the same factory: the same set
   // A different set type (two candidates) and a different factory of the same set type.

@@ -31,9 +31,10 @@ SearchSettings small_budget() {
 
 }  // namespace
 
-TEST_CASE("a plan orders levels by group then own priority, keeps set order inside a level, and "
-          "puts negatively prioritised candidates last",
-          "[plan]") {
+TEST_CASE(
+    "a plan orders levels by group then own priority, keeps set order inside a level, and "
+    "puts negatively prioritised candidates last",
+    "[plan]") {
   const std::vector<PlanEntry> singles{{0, 1, nullptr}, {1, 1, nullptr}, {2, 1, nullptr},
                                        {3, 1, nullptr}, {4, 1, nullptr}, {5, 1, nullptr}};
   const Priorities priorities{CandidatePriority{0, 0},  CandidatePriority{1, 0},
@@ -59,13 +60,15 @@ TEST_CASE("a plan leaves out candidates whose priority could not be computed", "
   CHECK(plan.levels()[0].singles == Indices{0, 2});
 }
 
-TEST_CASE("a plan splits each level into single tunables and spaces, and counts a whole space "
-          "by its search budget",
-          "[plan]") {
+TEST_CASE(
+    "a plan splits each level into single tunables and spaces, and counts a whole space "
+    "by its search budget",
+    "[plan]") {
   const ExpandedSpace big = six();
   const ExpandedSpace small = three();
   // entries: single 0 | space "six" 1..6 | single 7 | space "three" 8..10
-  const std::vector<PlanEntry> entries{{0, 1, nullptr}, {1, 6, &big}, {7, 1, nullptr}, {8, 3, &small}};
+  const std::vector<PlanEntry> entries{
+      {0, 1, nullptr}, {1, 6, &big}, {7, 1, nullptr}, {8, 3, &small}};
   Priorities priorities(11, CandidatePriority{});
   priorities[9] = CandidatePriority{0, -1};  // one configuration of "three" only as a last resort
   const TuningPlan plan(entries, priorities, small_budget());
@@ -147,9 +150,10 @@ TEST_CASE("a plan takes a tunable set's shape as the set gives it", "[plan]") {
   };
   const auto set = TunableSet{[](int n) { return Key{n}; }, CloneInputs{}}
                        .with(Tunable{"one", [](int n) { return n; }})
-                       .with(space("s").parameter("P", {1, 2, 4}), [](const Config& c) {
-                         return [p = c["P"]](int n) { return static_cast<int>(n * p); };
-                       })
+                       .with(space("s").parameter("P", {1, 2, 4}),
+                             [](const Config& c) {
+                               return [p = c["P"]](int n) { return static_cast<int>(n * p); };
+                             })
                        .with(Tunable{"two", [](int n) { return n + 1; }});
   const std::vector<PlanEntry> entries = plan_entries(set);
   REQUIRE(entries.size() == 3);

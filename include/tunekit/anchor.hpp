@@ -71,8 +71,8 @@ class Anchored {
   // Implicit on purpose: `MatmulKey{m, n, k}` anchors the sizes without extra code at call sites.
   // Any integer type is accepted, and checked against T's range rather than converted.
   template <std::integral U>
-    requires(!std::is_same_v<U, bool>)
-  constexpr Anchored(U value)  // NOLINT(google-explicit-constructor)
+  requires(!std::is_same_v<U, bool>) constexpr Anchored(
+      U value)  // NOLINT(google-explicit-constructor)
       : value_(static_cast<T>(detail::anchor_within(
             checked(value), Max ? std::optional<std::uint64_t>(Max) : std::nullopt,
             Min ? std::optional<std::uint64_t>(Min) : std::nullopt, Base,
@@ -84,9 +84,13 @@ class Anchored {
 
   // cereal: stored as a plain number.
   template <class Archive>
-  T save_minimal(const Archive&) const { return value_; }
+  T save_minimal(const Archive&) const {
+    return value_;
+  }
   template <class Archive>
-  void load_minimal(const Archive&, const T& value) { value_ = value; }
+  void load_minimal(const Archive&, const T& value) {
+    value_ = value;
+  }
 
  private:
   template <class U>
@@ -100,9 +104,10 @@ class Anchored {
     const auto wide = static_cast<std::uint64_t>(value);
     if (wide > std::numeric_limits<T>::max()) {
       throw AutotuneError(ErrorKind::invalid_key,
-                          "the size " + std::to_string(wide) + " does not fit in its anchored "
-                          "field (at most " + std::to_string(std::uint64_t{
-                              std::numeric_limits<T>::max()}) + ")");
+                          "the size " + std::to_string(wide) +
+                              " does not fit in its anchored "
+                              "field (at most " +
+                              std::to_string(std::uint64_t{std::numeric_limits<T>::max()}) + ")");
     }
     return wide;
   }

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <exception>
 #include <limits>
 #include <new>
@@ -94,13 +94,12 @@ AutotuneOutcome measure_candidate(Client& client, FunctionRef<void()> run_once,
 
     std::vector<double> samples;
     samples.reserve(settings.max_samples);
-    const auto deadline =
-        started + std::chrono::duration<double>(settings.max_candidate_seconds);
+    const auto deadline = started + std::chrono::duration<double>(settings.max_candidate_seconds);
     const std::size_t max_samples = std::max<std::size_t>(settings.max_samples, 1);
     outcome.status = OutcomeStatus::measured;
     while (samples.size() < max_samples) {
-      const double total = detail::checked_time(client.measure(run_once, outcome.batch),
-                                                outcome.name);
+      const double total =
+          detail::checked_time(client.measure(run_once, outcome.batch), outcome.name);
       samples.push_back(total / static_cast<double>(outcome.batch));
       const auto summary = summarize(samples);
       // Racing never drops a candidate before min_samples (one 2 x racing_factor behind after

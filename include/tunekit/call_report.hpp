@@ -20,12 +20,18 @@ enum class CallPath : std::uint8_t {
 /// "dispatched", "loaded", ...
 constexpr std::string_view to_string(CallPath path) noexcept {
   switch (path) {
-    case CallPath::none: return "none";
-    case CallPath::dispatched: return "dispatched";
-    case CallPath::loaded: return "loaded";
-    case CallPath::tuned: return "tuned";
-    case CallPath::fell_back: return "fell back";
-    case CallPath::failed: return "failed";
+    case CallPath::none:
+      return "none";
+    case CallPath::dispatched:
+      return "dispatched";
+    case CallPath::loaded:
+      return "loaded";
+    case CallPath::tuned:
+      return "tuned";
+    case CallPath::fell_back:
+      return "fell back";
+    case CallPath::failed:
+      return "failed";
   }
   return "?";
 }

@@ -13,11 +13,16 @@ enum class DType : std::uint8_t { f16, f32, f64, i32, u32 };
 /// "f16", "f32", ...
 constexpr std::string_view to_string(DType t) {
   switch (t) {
-    case DType::f16: return "f16";
-    case DType::f32: return "f32";
-    case DType::f64: return "f64";
-    case DType::i32: return "i32";
-    case DType::u32: return "u32";
+    case DType::f16:
+      return "f16";
+    case DType::f32:
+      return "f32";
+    case DType::f64:
+      return "f64";
+    case DType::i32:
+      return "i32";
+    case DType::u32:
+      return "u32";
   }
   return "?";
 }
@@ -25,9 +30,12 @@ constexpr std::string_view to_string(DType t) {
 /// Size in bytes of one element.
 constexpr std::size_t size_of(DType t) {
   switch (t) {
-    case DType::f16: return 2;
-    case DType::f64: return 8;
-    default: return 4;
+    case DType::f16:
+      return 2;
+    case DType::f64:
+      return 8;
+    default:
+      return 4;
   }
 }
 

@@ -29,7 +29,9 @@ concept ReflectedStruct = boost::hana::Struct<K>::value;
 namespace detail {
 
 template <class T>
-concept Streamable = requires(std::ostream& os, const T& v) { os << v; };
+concept Streamable = requires(std::ostream& os, const T& v) {
+  os << v;
+};
 
 template <class T>
 concept StdHashable = requires(const T& v) {
@@ -45,11 +47,16 @@ template <class T>
 std::size_t hash_field(const T& v) {
   if constexpr (std::is_enum_v<T>) {
     return std::hash<std::underlying_type_t<T>>{}(static_cast<std::underlying_type_t<T>>(v));
-  } else if constexpr (requires { typename T::value_type; v.value(); } && !StdHashable<T>) {
+  } else if constexpr (requires {
+                         typename T::value_type;
+                         v.value();
+                       } &&
+                       !StdHashable<T>) {
     return std::hash<typename T::value_type>{}(v.value());  // Anchored<T>
   } else {
-    static_assert(StdHashable<T>, "a key field has no std::hash: use integers, enums, bools, "
-                                  "strings or tunekit::Anchored");
+    static_assert(StdHashable<T>,
+                  "a key field has no std::hash: use integers, enums, bools, "
+                  "strings or tunekit::Anchored");
     return std::hash<T>{}(v);
   }
 }
@@ -123,9 +130,9 @@ std::optional<std::string> field_problem(const T& v) {
 /// Concept: a tuning key is a regular value that can be hashed and printed. Any Hana-reflected
 /// struct of integers, enums, strings, bools and Anchored fields satisfies it with no extra code.
 template <class K>
-concept AutotuneKey =
-    std::copyable<K> && (ReflectedStruct<K> || (std::equality_comparable<K> &&
-                                                 detail::StdHashable<K> && detail::Streamable<K>));
+concept AutotuneKey = std::copyable<K> &&
+    (ReflectedStruct<K> ||
+     (std::equality_comparable<K> && detail::StdHashable<K> && detail::Streamable<K>));
 
 /// Hash of a key (reflected: combined over its fields; otherwise std::hash).
 struct KeyHash {
@@ -188,8 +195,9 @@ std::optional<std::string> key_problem(const K& key) {
     boost::hana::for_each(boost::hana::accessors<K>(), [&](auto accessor) {
       if (problem) return;
       if (auto p = detail::field_problem(boost::hana::second(accessor)(key))) {
-        problem = "field '" + std::string(boost::hana::to<const char*>(boost::hana::first(accessor))) +
-                  "' " + *p;
+        problem = "field '" +
+                  std::string(boost::hana::to<const char*>(boost::hana::first(accessor))) + "' " +
+                  *p;
       }
     });
   }

@@ -46,7 +46,8 @@ class LocalTuner {
  public:
   /// `op` names the op in logs and in the persistent cache: keep it stable and unique.
   explicit LocalTuner(std::string op) : op_(std::move(op)) {}
-  LocalTuner(std::string op, Settings settings) : op_(std::move(op)), settings_(std::move(settings)) {}
+  LocalTuner(std::string op, Settings settings)
+      : op_(std::move(op)), settings_(std::move(settings)) {}
   LocalTuner(const LocalTuner&) = delete;
   LocalTuner& operator=(const LocalTuner&) = delete;
 
@@ -128,17 +129,19 @@ class LocalTuner {
  private:
   template <class Client, class Set, class... Inputs>
   static constexpr void check_set() {
-    static_assert(requires(const Set& set, const std::remove_cvref_t<Inputs>&... inputs) {
-                    { set.make_key(inputs...) } -> std::convertible_to<Key>;
-                  },
-                  "the set's key generator must be callable with the inputs passed to execute() "
-                  "and return the LocalTuner's key type");
-    static_assert(requires(const Set& set, Client& client, const Key& key,
-                           const std::remove_cvref_t<Inputs>&... inputs) {
-                    set.make_inputs(client, key, inputs...);
-                  },
-                  "the set's input generator must be callable as (key, inputs passed to "
-                  "execute()...) or (client, key, inputs...)");
+    static_assert(
+        requires(const Set& set, const std::remove_cvref_t<Inputs>&... inputs) {
+          { set.make_key(inputs...) } -> std::convertible_to<Key>;
+        },
+        "the set's key generator must be callable with the inputs passed to execute() "
+        "and return the LocalTuner's key type");
+    static_assert(
+        requires(const Set& set, Client& client, const Key& key,
+                 const std::remove_cvref_t<Inputs>&... inputs) {
+          set.make_inputs(client, key, inputs...);
+        },
+        "the set's input generator must be callable as (key, inputs passed to "
+        "execute()...) or (client, key, inputs...)");
   }
 
   struct TunerNode {

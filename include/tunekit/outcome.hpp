@@ -26,12 +26,12 @@ struct AutotuneOutcome {
   std::string name;
   std::size_t index = 0;  ///< position in the tunable set
   OutcomeStatus status = OutcomeStatus::skipped;
-  double median = 0;      ///< the statistic used to rank: median of the samples
-  double spread = 0;      ///< median absolute deviation of the samples (same unit as median)
+  double median = 0;  ///< the statistic used to rank: median of the samples
+  double spread = 0;  ///< median absolute deviation of the samples (same unit as median)
   double min = 0;
   double max = 0;
   std::size_t samples = 0;
-  std::size_t batch = 1;  ///< calls per sample (short kernels are timed in batches)
+  std::size_t batch = 1;    ///< calls per sample (short kernels are timed in batches)
   double cost_seconds = 0;  ///< wall time spent measuring it (builds and warm-up included)
   std::optional<AutotuneError> error;
 

@@ -19,13 +19,13 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
-#include <thread>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "tunekit/cache.hpp"
@@ -35,9 +35,9 @@ namespace tunekit {
 
 /// Where a Redis store is: what redis://host[:port][/db] names.
 struct StoreAddress {
-  std::string host;          ///< a DNS name, an IPv4 address or a bracketed IPv6 one's inside
+  std::string host;  ///< a DNS name, an IPv4 address or a bracketed IPv6 one's inside
   std::uint16_t port = 6379;
-  unsigned db = 0;           ///< the logical database (SELECT)
+  unsigned db = 0;  ///< the logical database (SELECT)
   /// The URL again, in canonical form: redis://host:port/db.
   std::string url() const;
   bool operator==(const StoreAddress&) const = default;
@@ -104,15 +104,15 @@ class RedisStore : public ResultStore {
   std::size_t pending() const;
   const StoreAddress& address() const noexcept;
 
- struct Impl;  // in the .cpp only
+  struct Impl;  // in the .cpp only
 
  private:
   std::shared_ptr<Impl> impl_;  // shared with the leases it gave
 };
 
 /// A local store in front of a remote one: a lookup asks the remote store only on a local miss
-/// (and keeps what it finds locally, written by a thread); a result goes to both; a tuning holds the local lock, then
-/// the remote lease. Either may be null.
+/// (and keeps what it finds locally, written by a thread); a result goes to both; a tuning holds
+/// the local lock, then the remote lease. Either may be null.
 class LayeredStore : public ResultStore {
  public:
   LayeredStore(std::shared_ptr<ResultStore> local, std::shared_ptr<ResultStore> remote);

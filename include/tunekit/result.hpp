@@ -27,7 +27,7 @@ template <class T>
 class Result {
  public:
   using value_type = T;
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
+  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}                  // NOLINT
   Result(Failure failure) : state_(std::in_place_index<1>, std::move(failure.error)) {}  // NOLINT
 
   bool has_value() const noexcept { return state_.index() == 0; }

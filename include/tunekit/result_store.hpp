@@ -16,10 +16,10 @@ namespace tunekit {
 
 /// What one persistent entry is about. A result applies only where all four match.
 struct EntryId {
-  std::string device;       ///< DeviceId::identity()
-  std::string op;           ///< the LocalTuner's op name
-  std::string key;          ///< key_to_string(key)
-  std::uint64_t checksum;   ///< checksum of the tunable set (names, kernel sources, options)
+  std::string device;      ///< DeviceId::identity()
+  std::string op;          ///< the LocalTuner's op name
+  std::string key;         ///< key_to_string(key)
+  std::uint64_t checksum;  ///< checksum of the tunable set (names, kernel sources, options)
 };
 
 /// A stored tuning: the winner, and every candidate's outcome for inspection and fallback.

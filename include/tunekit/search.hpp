@@ -50,8 +50,8 @@ struct SearchResult {
 /// space's start points (Space::start_at), then `extra_starts` (indices into `space`), are
 /// measured first; annealing walks on from the best. The search stops early once
 /// `budget.patience` evaluations after them gained nothing beyond `budget.margin`.
-SearchResult search(SearchStrategy strategy, const ExpandedSpace& space,
-                    SearchEvaluator& evaluator, const SearchBudget& budget, std::uint64_t seed,
+SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchEvaluator& evaluator,
+                    const SearchBudget& budget, std::uint64_t seed,
                     const std::vector<std::size_t>& extra_starts = {});
 
 /// One configuration of a recorded run: its time (nothing if it failed) and what measuring it

@@ -2,6 +2,7 @@
 // variables (TUNEKIT_*) override, so a user can change a built program's behaviour.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -9,7 +10,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <cmath>
 
 namespace tunekit {
 
@@ -116,7 +116,7 @@ struct Settings {
   /// A store shared by a fleet, behind the local one: redis://HOST[:PORT][/DB] (see
   /// parse_store_url, docs/cache.md "fleet"). Empty: the local file store only.
   std::string store;
-  std::string device;               ///< OpenCL device selector: index or name substring
+  std::string device;                          ///< OpenCL device selector: index or name substring
   std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
   std::optional<SearchSettings> search;        ///< unset: SearchSettings::for_level(level)
   /// Threads that build (prepare) the candidates a tuning is about to measure while it measures

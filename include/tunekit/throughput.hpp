@@ -28,7 +28,7 @@ struct Work {
 inline double least_seconds(const Work& work, const DevicePeak& peak) {
   const auto part = [](double amount, double rate) {
     return std::isfinite(amount) && amount > 0 && std::isfinite(rate) && rate > 0 ? amount / rate
-                                                                                   : 0.0;
+                                                                                  : 0.0;
   };
   return std::max(part(work.flops, peak.flops_per_second), part(work.bytes, peak.bytes_per_second));
 }

@@ -25,7 +25,9 @@ concept TimingClient = requires(C& client, const C& cclient, FunctionRef<void()>
 /// A client whose work runs asynchronously and can be waited for (cl::Client): the tuner waits
 /// before a validator reads a candidate's output.
 template <class C>
-concept AsynchronousClient = requires(C& client) { client.finish(); };
+concept AsynchronousClient = requires(C& client) {
+  client.finish();
+};
 
 /// Waits for `client`'s work where it runs asynchronously; nothing to do otherwise.
 template <class C>

@@ -83,8 +83,8 @@ class Tunable {
 
   /// Puts this tunable in `group`, with a priority inside it (negative: skip for that key).
   template <class Key, class Priority = int (*)(const Key&)>
-    requires std::is_invocable_r_v<int, const Priority&, const Key&>
-  GroupedTunable<Fn, Key> group(TuneGroup<Key> group, Priority priority = nullptr) && {
+  requires std::is_invocable_r_v<int, const Priority&, const Key&> GroupedTunable<Fn, Key> group(
+      TuneGroup<Key> group, Priority priority = nullptr) && {
     return GroupedTunable<Fn, Key>(std::move(*this), std::move(group), std::move(priority));
   }
 

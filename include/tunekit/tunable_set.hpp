@@ -8,14 +8,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <string_view>
-#include <vector>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "tunekit/detail/candidate_check.hpp"
 #include "tunekit/detail/client_first.hpp"
@@ -31,7 +31,7 @@ namespace tunekit {
 /// Concept: a key generator turns the inputs of execute() into the tuner's key.
 template <class F, class Key, class... Inputs>
 concept KeyGenerator = std::is_invocable_v<const F&, const Inputs&...> &&
-                       std::convertible_to<std::invoke_result_t<const F&, const Inputs&...>, Key>;
+    std::convertible_to<std::invoke_result_t<const F&, const Inputs&...>, Key>;
 
 /// Concept: an input generator makes the inputs to benchmark on from the key and the real
 /// inputs, so that tuning never writes into the caller's buffers. It may take the client first:
@@ -39,13 +39,12 @@ concept KeyGenerator = std::is_invocable_v<const F&, const Inputs&...> &&
 template <class F, class Key, class... Inputs>
 concept InputGenerator = std::is_invocable_v<const F&, const Key&, const Inputs&...>;
 template <class F, class Client, class Key, class... Inputs>
-concept InputGeneratorFor =
-    detail::InvocableMaybeClient<F, Client, const Key&, const Inputs&...>;
+concept InputGeneratorFor = detail::InvocableMaybeClient<F, Client, const Key&, const Inputs&...>;
 
 /// Concept: a tune function can be called with the benchmark inputs, or the client then them.
 template <class F, class Client, class... Args>
-concept TuneFn = std::is_invocable_v<const F&, Client&, Args&...> ||
-                 std::is_invocable_v<const F&, Args&...>;
+concept TuneFn =
+    std::is_invocable_v<const F&, Client&, Args&...> || std::is_invocable_v<const F&, Args&...>;
 
 /// An input generator that benchmarks on copies of the real inputs: right for values, wrong for
 /// handles to shared buffers (a copy of a handle writes into the caller's data).
@@ -65,7 +64,6 @@ struct CandidateLocation {
 /// The set has no validator: candidates are not compared with a reference.
 struct NoValidation {};
 
-
 /// The candidates of one op. Build it once (LocalTuner::init) with `.with(tunable)` calls; index 0
 /// is the safe default and the validation reference.
 template <class KeyGen, class InputGen, class Validator = NoValidation, class... Entries>
@@ -73,8 +71,7 @@ class TunableSet {
  public:
   static constexpr std::size_t entry_count = sizeof...(Entries);
 
-  TunableSet(KeyGen key_generator, InputGen input_generator)
-    requires(sizeof...(Entries) == 0)
+  TunableSet(KeyGen key_generator, InputGen input_generator) requires(sizeof...(Entries) == 0)
       : key_generator_(std::move(key_generator)), input_generator_(std::move(input_generator)) {
     compute_offsets();
   }
@@ -102,7 +99,7 @@ class TunableSet {
   /// each (e.g. a kernel built with config.build_options()). Searched by a strategy, not
   /// measured exhaustively, when the space is large (see SearchSettings).
   template <class Factory>
-    requires std::is_invocable_v<const Factory&, const Config&>
+  requires std::is_invocable_v<const Factory&, const Config&>
   auto with(Space space, Factory factory) && {
     using Fn = std::invoke_result_t<const Factory&, const Config&>;
     detail::SpaceEntry<Fn> entry{std::make_shared<const Space>(std::move(space)), nullptr, {}};
@@ -149,7 +146,7 @@ class TunableSet {
     return TunableSet(*this).with(std::move(tunable));
   }
   template <class Factory>
-    requires std::is_invocable_v<const Factory&, const Config&>
+  requires std::is_invocable_v<const Factory&, const Config&>
   auto with(Space space, Factory factory) const& {
     return TunableSet(*this).with(std::move(space), std::move(factory));
   }
@@ -291,13 +288,14 @@ class TunableSet {
   /// The benchmark inputs, always as a tuple: input_generator(key, inputs...), or
   /// input_generator(client, key, inputs...) when it takes the client first.
   template <class Client, class Key, class... Inputs>
-    requires detail::InvocableMaybeClient<InputGen, Client, const Key&, const Inputs&...>
+  requires detail::InvocableMaybeClient<InputGen, Client, const Key&, const Inputs&...>
   auto make_inputs(Client& client, const Key& key, const Inputs&... inputs) const {
     using Made = detail::maybe_client_result_t<InputGen, Client, const Key&, const Inputs&...>;
     if constexpr (detail::is_tuple_v<Made>) {
       return detail::invoke_maybe_client(input_generator_, client, key, inputs...);
     } else {
-      return std::tuple<Made>(detail::invoke_maybe_client(input_generator_, client, key, inputs...));
+      return std::tuple<Made>(
+          detail::invoke_maybe_client(input_generator_, client, key, inputs...));
     }
   }
 
@@ -311,8 +309,10 @@ class TunableSet {
       // A compile error per misfit candidate, naming it (detail/candidate_check.hpp); nothing
       // more is instantiated, so that those errors are the first and nearly the only ones.
       (void)[]<std::size_t... I>(std::index_sequence<I...>) {
-        return (detail::check_candidate<I, detail::entry_function_t<Entries>, Client, Args...>() & ...);
-      }(std::index_sequence_for<Entries...>{});
+        return (detail::check_candidate<I, detail::entry_function_t<Entries>, Client, Args...>() &
+                ...);
+      }
+      (std::index_sequence_for<Entries...>{});
     } else {
       using R = detail::common_call_result_t<detail::entry_result_t<Entries, Client, Args...>...>;
       static_assert(!std::is_same_v<R, detail::mismatched_results>,
@@ -321,7 +321,8 @@ class TunableSet {
       using Caller = R (*)(const TunableSet&, std::uint32_t, Client&, Args&...);
       static constexpr auto table = []<std::size_t... I>(std::index_sequence<I...>) {
         return std::array<Caller, sizeof...(Entries)>{&call_entry<I, R, Client, Args...>...};
-      }(std::index_sequence_for<Entries...>{});
+      }
+      (std::index_sequence_for<Entries...>{});
       return table[where.entry](*this, where.variant, client, args...);
     }
   }

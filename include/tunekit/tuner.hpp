@@ -253,8 +253,8 @@ class Tuner {
     }
     warn(about(op_, key_to_string(key)) + "winner '" + set.name(failed) +
          "' failed on real inputs " + std::to_string(demote_after_failures) +
-         " times that another candidate served (last: " + error.message() +
-         "); demoted, now '" + set.name(demoted->index) + "'");
+         " times that another candidate served (last: " + error.message() + "); demoted, now '" +
+         set.name(demoted->index) + "'");
     persist(set, key, *demoted);
   }
 
@@ -303,7 +303,8 @@ class Tuner {
     if (!stored) return std::nullopt;
     const auto mismatch = [&]() -> std::optional<Decision> {
       if (report_mismatch) {
-        warn("tunekit: cache entry for " + op_ + " [" + id.key + "] does not match its set; re-tuning");
+        warn("tunekit: cache entry for " + op_ + " [" + id.key +
+             "] does not match its set; re-tuning");
       }
       return std::nullopt;
     };
@@ -318,7 +319,8 @@ class Tuner {
           });
       if (!same_set) return mismatch();
       Decision failed = from_report(set, report);
-      warn(about(op_, id.key) + "every candidate failed in an earlier tuning "
+      warn(about(op_, id.key) +
+           "every candidate failed in an earlier tuning "
            "(remembered in the persistent cache until the set changes; `tunekit cache clear " +
            op_ + "` tries again)");
       remember(std::move(report), /*replace=*/false);
@@ -372,8 +374,8 @@ class Tuner {
   void persist(const Set& set, const Key& key, const Decision& decision) {
     if (!store_) return;
     // A failed key is stored with no winner: every outcome failed (see load()).
-    StoredResult result{decision.failed ? std::string() : set.name(decision.index),
-                        decision.index, {}};
+    StoredResult result{
+        decision.failed ? std::string() : set.name(decision.index), decision.index, {}};
     if (auto known = report(key)) result.outcomes = known->outcomes;
     // Candidates that failed after tuning are stored as failed, so a reload ranks them out.
     for (const auto& failure : decision.failures) {
@@ -413,20 +415,20 @@ class Tuner {
       std::sort(decision.ranking.begin(), decision.ranking.end());
       decision.unmeasured = !decision.ranking.empty();
       if (decision.unmeasured) {
-        warn("tunekit: " + op_ + " [" + report.key + "]: the timer failed for every candidate "
-             "that ran; using '" + set.name(decision.ranking.front()) +
-             "' unmeasured (not saved to disk)");
+        warn("tunekit: " + op_ + " [" + report.key +
+             "]: the timer failed for every candidate "
+             "that ran; using '" +
+             set.name(decision.ranking.front()) + "' unmeasured (not saved to disk)");
       }
     }
     if (decision.ranking.empty()) {
       // Remembered: every later call throws the same error at once instead of tuning again.
       decision.failed = std::make_shared<const AutotuneError>(
-          set.size() == 0
-              ? AutotuneError(ErrorKind::no_valid_candidate,
-                              "the tunable set of '" + op_ + "' is empty")
-              : AutotuneError(ErrorKind::no_valid_candidate,
-                              "no candidate of '" + op_ + "' works for " + report.key, {},
-                              std::move(reasons)));
+          set.size() == 0 ? AutotuneError(ErrorKind::no_valid_candidate,
+                                          "the tunable set of '" + op_ + "' is empty")
+                          : AutotuneError(ErrorKind::no_valid_candidate,
+                                          "no candidate of '" + op_ + "' works for " + report.key,
+                                          {}, std::move(reasons)));
       return decision;
     }
     decision.index = decision.ranking.front();
@@ -451,7 +453,8 @@ class Tuner {
   // The winners of the other keys of this op tuned on this device (in this process, then in the
   // persistent store), as indices into `set`, most frequent first; at most a few.
   template <class Set>
-  std::vector<std::size_t> known_winners(const Set& set, const Key& key, const std::string& key_text) {
+  std::vector<std::size_t> known_winners(const Set& set, const Key& key,
+                                         const std::string& key_text) {
     constexpr std::size_t most = 4;
     std::vector<std::string> names;
     {

@@ -29,8 +29,8 @@
 #include "tunekit/outcome.hpp"
 #include "tunekit/search.hpp"
 #include "tunekit/settings.hpp"
-#include "tunekit/throughput.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/throughput.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tuning_plan.hpp"
 
@@ -103,13 +103,13 @@ class TuningRun {
     }
     for (auto& outcome : outcomes_) {
       if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
-        outcome.error = AutotuneError(ErrorKind::skipped,
-                                      !found ? "skipped by priority"
-                                      : finished_ ? "the tuning stopped early (good enough)"
-                                      : plan.in_space(outcome.index)
-                                          ? "not reached by the search"
-                                          : "a candidate of higher priority works",
-                                      outcome.name);
+        outcome.error =
+            AutotuneError(ErrorKind::skipped,
+                          !found                         ? "skipped by priority"
+                          : finished_                    ? "the tuning stopped early (good enough)"
+                          : plan.in_space(outcome.index) ? "not reached by the search"
+                                                         : "a candidate of higher priority works",
+                          outcome.name);
       }
     }
     if (ahead_) ahead_->settle();  // nothing builds while the best are re-measured
@@ -249,9 +249,8 @@ class TuningRun {
     evaluator.run = this;
     evaluator.first = plan.entries()[space.entry].first;
     const std::vector<std::size_t> extra_starts = plan.known_configs(space.entry, known_);
-    tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space,
-                    evaluator, plan.budget(space.entry, !extra_starts.empty()), seed_,
-                    extra_starts);
+    tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator,
+                    plan.budget(space.entry, !extra_starts.empty()), seed_, extra_starts);
   }
 
   // The output of candidate `where` on `bench` (the inputs themselves when it returns void).
@@ -294,9 +293,8 @@ class TuningRun {
     try {
       const auto output = output_of(set_.locate(index), client_, set_, bench);
       wait_for(client_);
-      const auto verdict = detail::invoke_maybe_client(set_.validator(), client_,
-                                                       std::as_const(*reference_),
-                                                       std::as_const(output));
+      const auto verdict = detail::invoke_maybe_client(
+          set_.validator(), client_, std::as_const(*reference_), std::as_const(output));
       std::optional<std::string> problem;
       if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
         if (!verdict) problem = "output differs from the reference";
@@ -341,8 +339,9 @@ class TuningRun {
     }
     const CandidateLocation where = set_.locate(i);
     auto run_once = [&] {
-      std::apply([&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
-                 *bench);
+      std::apply(
+          [&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
+          *bench);
     };
     const AutotuneOutcome again =
         measure_candidate(client_, FunctionRef<void()>(run_once), bench_,
@@ -350,7 +349,8 @@ class TuningRun {
     if (!again.ok() || again.median > good_enough_seconds_) return;
     finished_ = true;
     char text[160];
-    std::snprintf(text, sizeof text, "' ran at %.0f%% of the key's roofline twice (good enough: %.0f%%)",
+    std::snprintf(text, sizeof text,
+                  "' ran at %.0f%% of the key's roofline twice (good enough: %.0f%%)",
                   100 * roofline_seconds_ / std::max(outcomes_[i].median, again.median),
                   100 * settings_.search_settings().good_enough);
     report_.stopped_early = "'" + outcomes_[i].name + text;
@@ -370,8 +370,8 @@ class TuningRun {
       return outcomes_[a].median < outcomes_[b].median;
     });
     if (best.size() > most) best.resize(most);
-    while (best.size() > 1 &&
-           !(outcomes_[best.back()].median <= bench_.confirm_within * outcomes_[best.front()].median)) {
+    while (best.size() > 1 && !(outcomes_[best.back()].median <=
+                                bench_.confirm_within * outcomes_[best.front()].median)) {
       best.pop_back();
     }
     if (best.size() < 2) return;
@@ -415,10 +415,9 @@ class TuningRun {
       AutotuneOutcome& outcome = outcomes_[best[k]];
       if (times[k].error) {  // it worked alone but not beside the others: not a winner
         outcome.status = OutcomeStatus::failed;
-        outcome.error = AutotuneError(times[k].error->kind(),
-                                      "failed when re-measured with the best: " +
-                                          times[k].error->message(),
-                                      outcome.name);
+        outcome.error = AutotuneError(
+            times[k].error->kind(),
+            "failed when re-measured with the best: " + times[k].error->message(), outcome.name);
         continue;
       }
       const SampleSummary summary = summarize(times[k].samples);
@@ -459,8 +458,9 @@ class TuningRun {
       }
     }
     auto run_once = [&] {
-      std::apply([&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
-                 *bench);
+      std::apply(
+          [&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
+          *bench);
     };
     return measure_candidate(client_, FunctionRef<void()>(run_once), bench_, leader_, name, index);
   }

@@ -1,31 +1,30 @@
 // FileStore: the persistent cache on disk (POSIX: open/flock/fsync/rename).
-#include "tunekit/cache.hpp"
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <csignal>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <functional>
 #include <ctime>
+#include <functional>
+#include <map>
 #include <set>
 #include <system_error>
 #include <thread>
 #include <utility>
 
+#include "../warnings.hpp"
 #include "format_internal.hpp"
 #include "indexed_file.hpp"
 #include "private_files.hpp"
 #include "shared_store.hpp"
-#include "../warnings.hpp"
+#include "tunekit/cache.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
@@ -52,7 +51,6 @@ bool is_cache_file_name(const std::string& name) {
 
 }  // namespace
 
-
 /// What this store knows of one op's file: parsed once, entries converted when looked up.
 struct FileStore::OpState {
   std::mutex mutex;
@@ -62,7 +60,8 @@ struct FileStore::OpState {
   std::unique_ptr<detail::IndexedFile> file;  // null: absent or unusable
 };
 
-FileStore::FileStore(std::filesystem::path directory) : FileStore(std::move(directory), Options{}) {}
+FileStore::FileStore(std::filesystem::path directory)
+    : FileStore(std::move(directory), Options{}) {}
 
 FileStore::FileStore(std::filesystem::path directory, Options options)
     : root_(std::move(directory)),
@@ -125,8 +124,10 @@ std::string file_warning(const fs::path& path, const AutotuneError& e) {
 /// Tells what is wrong with a file that is not there as a readable regular file.
 void warn_unreadable(const FileRead& read, const fs::path& path, std::string_view op) {
   if (read.kind == FileRead::directory) {
-    warn_once("tunekit: cache file " + quoted(path) + " is a directory, not a file; ignoring it "
-              "(the results of '" + std::string(op) + "' are not cached until it is removed)");
+    warn_once("tunekit: cache file " + quoted(path) +
+              " is a directory, not a file; ignoring it "
+              "(the results of '" +
+              std::string(op) + "' are not cached until it is removed)");
   } else if (read.kind == FileRead::unreadable) {
     warn_once("tunekit: cannot read cache file " + quoted(path) + ": " + read.error +
               "; ignoring it");
@@ -186,7 +187,8 @@ std::optional<CacheEntry> read_table(const fs::path& path, const detail::IndexRe
       return key_of(entry.id) == key_of(record.id) && entry.result.winner == record.winner &&
              entry.result.winner_index == record.winner_index;
     };
-    if (parsed.op != record.id.op || parsed.entries.size() != 1 || !agrees(parsed.entries.front())) {
+    if (parsed.op != record.id.op || parsed.entries.size() != 1 ||
+        !agrees(parsed.entries.front())) {
       problem = what + ": it does not hold the entry its index names";
       return std::nullopt;
     }
@@ -218,10 +220,12 @@ void prune(std::map<EntryKey, detail::IndexRecord>& merged, const EntryId& id,
            const fs::path& tables) {
   std::vector<std::pair<std::int64_t, EntryKey>> others;  // (written, key), other checksums
   for (auto it = merged.lower_bound(EntryKey{id.device, id.key, 0});
-       it != merged.end() && std::get<0>(it->first) == id.device && std::get<1>(it->first) == id.key;
+       it != merged.end() && std::get<0>(it->first) == id.device &&
+       std::get<1>(it->first) == id.key;
        ++it) {
     if (std::get<2>(it->first) == id.checksum) continue;
-    others.emplace_back(stamp_of(tables / (entry_hash(it->second.id) + ".json")).mtime_ns, it->first);
+    others.emplace_back(stamp_of(tables / (entry_hash(it->second.id) + ".json")).mtime_ns,
+                        it->first);
   }
   if (others.size() < max_builds_per_key) return;
   std::sort(others.begin(), others.end(), std::greater<>());
@@ -305,8 +309,8 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
     const auto lock = LockFile::acquire(path.string() + ".lock", options_.write_lock_timeout,
                                         /*remove_on_release=*/false);
     if (!lock) {
-      throw AutotuneError(ErrorKind::cache, "another process held the lock of " + quoted(path) +
-                                                " for too long");
+      throw AutotuneError(ErrorKind::cache,
+                          "another process held the lock of " + quoted(path) + " for too long");
     }
     // Re-read under the lock: other processes' entries are merged, never lost.
     const FileRead read = read_file(path);
@@ -366,8 +370,8 @@ std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
                            printable(id.key, 200) + "], for its result (at most " +
                            std::to_string(options_.tuning_lock_timeout.count()) + " ms)");
                     }};
-  auto lock = LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true,
-                                &notice);
+  auto lock =
+      LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true, &notice);
   if (!lock) {
     warn("tunekit: another process has been tuning '" + id.op + "' [" + id.key + "] for over " +
          std::to_string(options_.tuning_lock_timeout.count()) + " ms; tuning here as well");
@@ -436,7 +440,8 @@ void remove_stale_files(const fs::path& dir, const fs::path& locks) {
     const fs::path path = it->path();
     if (!path.filename().string().ends_with(".lock")) continue;
     Fd fd(::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-    struct stat held {}, named {};
+    struct stat held {
+    }, named{};
     if (fd && ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0 && ::fstat(fd.get(), &held) == 0 &&
         ::lstat(path.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
         held.st_dev == named.st_dev && S_ISREG(named.st_mode)) {
@@ -450,7 +455,8 @@ void remove_stale_files(const fs::path& dir, const fs::path& locks) {
 void remove_cache_file(const fs::path& dir, const fs::path& file, const fs::path& tables,
                        std::chrono::milliseconds timeout) {
   const auto lock = LockFile::acquire(file.string() + ".lock", timeout, false);
-  if (!lock) throw AutotuneError(ErrorKind::cache, "timed out waiting for the lock of " + quoted(file));
+  if (!lock)
+    throw AutotuneError(ErrorKind::cache, "timed out waiting for the lock of " + quoted(file));
   struct stat st {};
   if (::lstat(file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && ::unlink(file.c_str()) != 0) {
     fail("cannot remove " + quoted(file), errno);
@@ -467,7 +473,9 @@ void remove_cache_file(const fs::path& dir, const fs::path& file, const fs::path
   if (::lstat(tables.c_str(), &st) == 0) {
     std::error_code error;
     fs::remove_all(tables, error);
-    if (error) throw AutotuneError(ErrorKind::cache, "cannot remove " + quoted(tables) + ": " + error.message());
+    if (error)
+      throw AutotuneError(ErrorKind::cache,
+                          "cannot remove " + quoted(tables) + ": " + error.message());
   }
 }
 

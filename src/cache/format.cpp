@@ -1,7 +1,6 @@
 // The cache file format, writing side: cereal's JSON archive. (Reading: reader.cpp.)
-#include <cereal/archives/json.hpp>
-
 #include <bit>
+#include <cereal/archives/json.hpp>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -96,8 +95,9 @@ void write_entries(Out& ar, const std::vector<CacheEntry>& entries) {
 
 Out::Options json_options() {
   // Full precision: the shortest text that reads back to the same double.
-  return Out::Options(RAPIDJSON_NAMESPACE::Writer<RAPIDJSON_NAMESPACE::OStreamWrapper>::kDefaultMaxDecimalPlaces,
-                      Out::Options::IndentChar::space, 1);
+  return Out::Options(
+      RAPIDJSON_NAMESPACE::Writer<RAPIDJSON_NAMESPACE::OStreamWrapper>::kDefaultMaxDecimalPlaces,
+      Out::Options::IndentChar::space, 1);
 }
 
 }  // namespace
@@ -154,7 +154,8 @@ std::string write_cache_file(std::string_view op, const std::vector<CacheEntry>&
   {
     // No indentation: a table of 1,700 outcomes is read at a cold start, and a third of an
     // indented one is spaces. (Still one field per line.)
-    Out ar(os, Out::Options(RAPIDJSON_NAMESPACE::Writer<RAPIDJSON_NAMESPACE::OStreamWrapper>::kDefaultMaxDecimalPlaces,
+    Out ar(os, Out::Options(RAPIDJSON_NAMESPACE::Writer<
+                                RAPIDJSON_NAMESPACE::OStreamWrapper>::kDefaultMaxDecimalPlaces,
                             Out::Options::IndentChar::space, 0));
     ar(cereal::make_nvp("format", std::string(table_format)));
     ar(cereal::make_nvp("version", FileStore::format_version));

@@ -36,10 +36,14 @@ inline std::optional<std::uint64_t> parse_hex64(std::string_view text) {
   std::uint64_t value = 0;
   for (char c : text) {
     int digit = 0;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      digit = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      digit = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      digit = c - 'A' + 10;
+    else
+      return std::nullopt;
     value = value << 4 | static_cast<std::uint64_t>(digit);
   }
   return value;
@@ -47,11 +51,18 @@ inline std::optional<std::uint64_t> parse_hex64(std::string_view text) {
 
 inline constexpr std::array all_statuses{OutcomeStatus::measured, OutcomeStatus::dropped,
                                          OutcomeStatus::failed, OutcomeStatus::skipped};
-inline constexpr std::array all_kinds{
-    ErrorKind::build,      ErrorKind::launch,  ErrorKind::out_of_resources,
-    ErrorKind::allocation, ErrorKind::runtime, ErrorKind::wrong_output,
-    ErrorKind::invalid_measurement, ErrorKind::skipped, ErrorKind::no_valid_candidate,
-    ErrorKind::settings,   ErrorKind::cache,   ErrorKind::device};
+inline constexpr std::array all_kinds{ErrorKind::build,
+                                      ErrorKind::launch,
+                                      ErrorKind::out_of_resources,
+                                      ErrorKind::allocation,
+                                      ErrorKind::runtime,
+                                      ErrorKind::wrong_output,
+                                      ErrorKind::invalid_measurement,
+                                      ErrorKind::skipped,
+                                      ErrorKind::no_valid_candidate,
+                                      ErrorKind::settings,
+                                      ErrorKind::cache,
+                                      ErrorKind::device};
 
 /// The enum value whose to_string() is `text`.
 template <class Enum, std::size_t N>

@@ -1,7 +1,6 @@
 // LayeredStore: the local file store in front, a shared (Redis) store behind it.
-#include "shared_store.hpp"
-
 #include "../warnings.hpp"
+#include "shared_store.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/redis_store.hpp"
 #include "tunekit/settings.hpp"

@@ -29,8 +29,6 @@ std::string errno_text(int error) { return std::generic_category().message(error
 
 std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
-
-
 Stamp stamp_of(const struct stat& st) {
   return Stamp{true,
                st.st_dev,
@@ -55,14 +53,11 @@ bool is_racy(const Stamp& stamp) {
   return stamp.exists && now - stamp.mtime_ns < 2'000'000'000;
 }
 
-
-
-
 FileRead read_file(const fs::path& path, Links links) {
   FileRead read;
   // O_NONBLOCK: opening a FIFO planted in the cache must not hang.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK |
-                                 (links == Links::refuse ? O_NOFOLLOW : 0)));
+  Fd fd(::open(path.c_str(),
+               O_RDONLY | O_CLOEXEC | O_NONBLOCK | (links == Links::refuse ? O_NOFOLLOW : 0)));
   if (!fd) {
     if (errno == ENOENT) return read;
     read.kind = FileRead::unreadable;
@@ -175,7 +170,6 @@ void move_aside(const fs::path& path, const std::string& why) {
        " and started a new one");
 }
 
-
 bool lock_until(int fd, Clock::time_point deadline, WaitNotice* notice) {
   auto delay = std::chrono::milliseconds(1);
   const auto started = Clock::now();
@@ -199,9 +193,9 @@ bool lock_until(int fd, Clock::time_point deadline, WaitNotice* notice) {
 Fd open_lock_file(const fs::path& path) {
   Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
   if (!fd && errno == ELOOP) {
-    throw AutotuneError(ErrorKind::cache,
-                        "the lock file " + quoted(path) + " is a symbolic link; tunekit never "
-                        "follows links in its cache (remove it)");
+    throw AutotuneError(ErrorKind::cache, "the lock file " + quoted(path) +
+                                              " is a symbolic link; tunekit never "
+                                              "follows links in its cache (remove it)");
   }
   if (!fd) fail("cannot open the lock file " + quoted(path), errno);
   struct stat st {};
@@ -212,7 +206,6 @@ Fd open_lock_file(const fs::path& path) {
   }
   return fd;
 }
-
 
 /// Creates `dir` and its missing parents 0700, whatever the umask (like `mkdir -p -m 700`).
 void make_private_directories(const fs::path& dir) {
@@ -248,15 +241,17 @@ void check_private_directory(const fs::path& dir, Links links) {
     throw AutotuneError(ErrorKind::cache,
                         "the cache directory " + quoted(dir) + " belongs to uid " +
                             std::to_string(st.st_uid) + ", not to this user (uid " +
-                            std::to_string(::geteuid()) + "); tunekit uses only a directory of "
+                            std::to_string(::geteuid()) +
+                            "); tunekit uses only a directory of "
                             "your own: set TUNEKIT_CACHE_DIR (or --cache-dir) to one");
   }
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    throw AutotuneError(ErrorKind::cache,
-                        "the cache directory " + quoted(dir) + " is writable by other users (mode " +
-                            mode + "); run `chmod go-w " + dir.string() + "` or use another one");
+    throw AutotuneError(ErrorKind::cache, "the cache directory " + quoted(dir) +
+                                              " is writable by other users (mode " + mode +
+                                              "); run `chmod go-w " + dir.string() +
+                                              "` or use another one");
   }
 }
 
@@ -271,9 +266,11 @@ void prepare_private_directory(const fs::path& dir, Links links) {
 bool is_unique_suffix(std::string_view text) {
   const auto dot = text.find('.');
   const auto digits = [](std::string_view t) {
-    return !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !t.empty() &&
+           std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
-  return dot != std::string_view::npos && digits(text.substr(0, dot)) && digits(text.substr(dot + 1));
+  return dot != std::string_view::npos && digits(text.substr(0, dot)) &&
+         digits(text.substr(dot + 1));
 }
 
 void prepare_private_cache_directory(const fs::path& dir, bool follow_link) {

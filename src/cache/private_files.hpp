@@ -118,7 +118,8 @@ void sync_directory(const std::filesystem::path& dir);
 /// a temporary file in the same directory, fsync, rename over, fsync the directory.
 /// Cache files are the user's own (0600); an exported bundle is for others to read (0644 less
 /// the umask).
-void write_atomically(const std::filesystem::path& path, std::string_view bytes, mode_t mode = 0600);
+void write_atomically(const std::filesystem::path& path, std::string_view bytes,
+                      mode_t mode = 0600);
 /// "YYYYMMDDTHHMMSS" of now, local time.
 std::string timestamp();
 /// Renames an unusable cache file aside so that nothing in it is lost, and says where.
@@ -142,13 +143,15 @@ Fd open_lock_file(const std::filesystem::path& path);
 /// do not pile up); a waiter that then gets the lock of the deleted file notices and retries.
 class LockFile final : public TuningLock {
  public:
-  static std::unique_ptr<LockFile> acquire(const std::filesystem::path& path, std::chrono::milliseconds timeout,
+  static std::unique_ptr<LockFile> acquire(const std::filesystem::path& path,
+                                           std::chrono::milliseconds timeout,
                                            bool remove_on_release, WaitNotice* notice = nullptr) {
     const auto deadline = Clock::now() + timeout;
     for (;;) {
       Fd fd = open_lock_file(path);
       if (!lock_until(fd.get(), deadline, notice)) return nullptr;
-      struct stat held {}, named {};
+      struct stat held {
+      }, named{};
       if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
           held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
         return std::unique_ptr<LockFile>(new LockFile(std::move(fd), path, remove_on_release));

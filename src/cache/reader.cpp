@@ -83,7 +83,8 @@ T integer_field(const Value& object, const char* name) {
   T value{};
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) {
-    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is not an integer in range");
+    throw AutotuneError(ErrorKind::cache,
+                        std::string("\"") + name + "\" is not an integer in range");
   }
   return value;
 }
@@ -201,7 +202,8 @@ CacheEntry read_entry(const Value& v, const std::string& op) {
   const Value& outcomes = member(v, "outcomes");
   if (!outcomes.IsArray()) throw AutotuneError(ErrorKind::cache, "\"outcomes\" is not an array");
   if (outcomes.Size() > max_outcomes) {
-    throw AutotuneError(ErrorKind::cache, "more than " + std::to_string(max_outcomes) + " outcomes");
+    throw AutotuneError(ErrorKind::cache,
+                        "more than " + std::to_string(max_outcomes) + " outcomes");
   }
   for (const Value& o : outcomes.GetArray()) e.result.outcomes.push_back(read_outcome(o));
   const auto stored = checked_hex(text_field(v, "checksum"), "checksum");
@@ -212,14 +214,13 @@ CacheEntry read_entry(const Value& v, const std::string& op) {
   return e;
 }
 
-
 std::string entry_problem(std::size_t index, const std::string& op, const std::string& what) {
   return "entry " + std::to_string(index) + " of '" + op + "': " + what;
 }
 
 std::string describe_parse_error(const rj::Document& doc) {
-  return std::string("not valid JSON (") + rj::GetParseError_En(doc.GetParseError()) +
-         " at byte " + std::to_string(doc.GetErrorOffset()) + "): truncated or garbage";
+  return std::string("not valid JSON (") + rj::GetParseError_En(doc.GetParseError()) + " at byte " +
+         std::to_string(doc.GetErrorOffset()) + "): truncated or garbage";
 }
 
 /// Parses `buffer` in place; checks that it is a JSON object of `format`, this version.

@@ -6,6 +6,8 @@
 // <op> is the op's file name (detail::op_file_name, no glob characters), <hash> that of the
 // entry's device, key and set checksum. A value is only trusted after it parsed, passed its
 // checksum and named the very entry its key names.
+#include "tunekit/redis_store.hpp"
+
 #include <hiredis/hiredis.h>
 #include <signal.h>
 #include <unistd.h>
@@ -21,11 +23,10 @@
 #include <set>
 #include <thread>
 
-#include "format_internal.hpp"
 #include "../warnings.hpp"
+#include "format_internal.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/outcome.hpp"
-#include "tunekit/redis_store.hpp"
 
 namespace tunekit {
 namespace {
@@ -61,7 +62,8 @@ struct ReplyDeleter {
 using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
 bool is_status(const Reply& reply, std::string_view text) {
-  return reply && reply->type == REDIS_REPLY_STATUS && std::string_view(reply->str, reply->len) == text;
+  return reply && reply->type == REDIS_REPLY_STATUS &&
+         std::string_view(reply->str, reply->len) == text;
 }
 bool is_string(const redisReply* reply) { return reply && reply->type == REDIS_REPLY_STRING; }
 std::string_view text_of(const redisReply* reply) { return {reply->str, reply->len}; }
@@ -183,8 +185,8 @@ struct RedisStore::Impl {
     Reply reply;
     {
       NoSigpipe guard;
-      reply.reset(static_cast<redisReply*>(redisCommandArgv(
-          context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
+      reply.reset(static_cast<redisReply*>(
+          redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
     }
     if (!reply) {
       lose(context->err != 0 ? std::string(context->errstr) : "no reply");
@@ -291,8 +293,10 @@ struct RedisStore::Impl {
       if (!pending_overflow_said) {
         pending_overflow_said = true;
         warn("tunekit: more than " + std::to_string(options.max_pending) + " results wait for " +
-             url + "; later ones stay in the local cache only (send them with `tunekit cache "
-             "export` and `tunekit --store " + url + " cache import`)");
+             url +
+             "; later ones stay in the local cache only (send them with `tunekit cache "
+             "export` and `tunekit --store " +
+             url + " cache import`)");
       }
       return;
     }
@@ -339,10 +343,10 @@ struct RedisStore::Impl {
       }
       CacheEntry& entry = parsed.entries.front();
       entry.id.op = parsed.op;
-      const bool named = expected ? entry.id.op == expected->op && entry.id.device == expected->device &&
-                                        entry.id.key == expected->key &&
-                                        entry.id.checksum == expected->checksum
-                                  : entry_key(entry.id) == key;
+      const bool named =
+          expected ? entry.id.op == expected->op && entry.id.device == expected->device &&
+                         entry.id.key == expected->key && entry.id.checksum == expected->checksum
+                   : entry_key(entry.id) == key;
       if (!named) {
         problem = "it holds another entry than its name says (op '" + printable(entry.id.op, 100) +
                   "', key [" + printable(entry.id.key, 100) + "])";
@@ -369,8 +373,8 @@ struct RedisStore::Impl {
       if (!reply) unusable();
       if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
           !is_string(reply->element[0]) || reply->element[1]->type != REDIS_REPLY_ARRAY) {
-        throw AutotuneError(ErrorKind::cache, "the result store " + url +
-                                                  " gave an unexpected reply to SCAN");
+        throw AutotuneError(ErrorKind::cache,
+                            "the result store " + url + " gave an unexpected reply to SCAN");
       }
       cursor = std::string(text_of(reply->element[0]));
       for (std::size_t i = 0; i < reply->element[1]->elements; ++i) {
@@ -484,8 +488,10 @@ RedisStore::~RedisStore() {
   if (!impl_->pending.empty() && impl_->connect()) (void)impl_->flush();
   if (!impl_->pending.empty()) {
     warn("tunekit: " + std::to_string(impl_->pending.size()) + " results could not be sent to " +
-         impl_->url + "; they are in the local cache (send them with `tunekit cache export` and "
-         "`tunekit --store " + impl_->url + " cache import`)");
+         impl_->url +
+         "; they are in the local cache (send them with `tunekit cache export` and "
+         "`tunekit --store " +
+         impl_->url + " cache import`)");
   }
 }
 
@@ -503,7 +509,8 @@ std::optional<StoredResult> RedisStore::load(const EntryId& id) {
 void RedisStore::save(const EntryId& id, const StoredResult& result) {
   std::lock_guard lock(impl_->mutex);
   try {
-    if (impl_->connect() && impl_->write(CacheEntry{id, result}, false) == Impl::Written::yes) return;
+    if (impl_->connect() && impl_->write(CacheEntry{id, result}, false) == Impl::Written::yes)
+      return;
     impl_->keep_for_later(id, result);
   } catch (const std::exception& e) {
     warn_once("tunekit: could not send a result to " + impl_->url + ": " + e.what());
@@ -513,7 +520,8 @@ void RedisStore::save(const EntryId& id, const StoredResult& result) {
 std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
   const std::string key = lease_key(id);
   const std::string entry = entry_key(id);
-  const std::string value = random_token() + " host " + host_name() + " pid " + std::to_string(::getpid());
+  const std::string value =
+      random_token() + " host " + host_name() + " pid " + std::to_string(::getpid());
   const std::string ttl = std::to_string(std::max<long long>(impl_->options.lease_ttl.count(), 1));
   const auto started = Clock::now();
   const auto deadline = started + impl_->options.lease_wait;
@@ -528,7 +536,8 @@ std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
       // Held by another: its result may already be there.
       Reply there = impl_->checked({"EXISTS", entry});
       if (!there) return std::make_unique<NoLock>();
-      if (there->type == REDIS_REPLY_INTEGER && there->integer > 0) return std::make_unique<NoLock>();
+      if (there->type == REDIS_REPLY_INTEGER && there->integer > 0)
+        return std::make_unique<NoLock>();
       const auto now = Clock::now();
       if (now >= deadline) {
         warn("tunekit: another machine has been tuning '" + printable(id.op, 200) + "' [" +
@@ -541,10 +550,11 @@ std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
         Reply holder = impl_->command({"GET", key});
         std::string who = is_string(holder.get()) ? std::string(text_of(holder.get())) : "";
         if (const auto space = who.find(' '); space != std::string::npos) who.erase(0, space + 1);
-        warn("tunekit: waiting for another machine (" + printable(who.empty() ? "unknown" : who, 120) +
-             ") that is tuning '" + printable(id.op, 200) + "' [" + printable(id.key, 200) +
-             "] on " + impl_->url + ", for its result (at most " +
-             std::to_string(impl_->options.lease_wait.count()) + " ms)");
+        warn("tunekit: waiting for another machine (" +
+             printable(who.empty() ? "unknown" : who, 120) + ") that is tuning '" +
+             printable(id.op, 200) + "' [" + printable(id.key, 200) + "] on " + impl_->url +
+             ", for its result (at most " + std::to_string(impl_->options.lease_wait.count()) +
+             " ms)");
       }
     }
     std::this_thread::sleep_for(std::min<Clock::duration>(delay, deadline - Clock::now()));
@@ -576,9 +586,13 @@ std::size_t RedisStore::save_entries(const std::vector<CacheEntry>& entries, Imp
   for (const auto& entry : entries) {
     if (!impl_->connect()) impl_->unusable();
     switch (impl_->write(entry, mode == ImportMode::keep_existing)) {
-      case Impl::Written::no: impl_->unusable();
-      case Impl::Written::yes: ++written; break;
-      case Impl::Written::kept: break;
+      case Impl::Written::no:
+        impl_->unusable();
+      case Impl::Written::yes:
+        ++written;
+        break;
+      case Impl::Written::kept:
+        break;
     }
   }
   return written;

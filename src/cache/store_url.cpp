@@ -13,8 +13,9 @@ constexpr std::string_view scheme = "redis://";
 
 [[noreturn]] void bad_url(std::string_view source, std::string_view text, const std::string& why) {
   throw AutotuneError(ErrorKind::settings,
-                      std::string(source) + "='" + printable(text, 300) + "' is not a store URL: " +
-                          why + "; expected redis://HOST[:PORT][/DB], e.g. redis://127.0.0.1:6379/0");
+                      std::string(source) + "='" + printable(text, 300) +
+                          "' is not a store URL: " + why +
+                          "; expected redis://HOST[:PORT][/DB], e.g. redis://127.0.0.1:6379/0");
 }
 
 /// A decimal number in [0, max], no sign, no leading zeros beyond "0", at most 5 digits.
@@ -71,17 +72,20 @@ StoreAddress parse_store_url(std::string_view text, std::string_view source) {
     bad_url(source, text, "longer than " + std::to_string(max_url_chars) + " characters");
   }
   for (unsigned char c : text) {
-    if (c <= ' ' || c >= 0x7f) bad_url(source, text, "it has a space, control or non-ASCII character");
+    if (c <= ' ' || c >= 0x7f)
+      bad_url(source, text, "it has a space, control or non-ASCII character");
   }
   if (text.starts_with("rediss://")) {
-    bad_url(source, text, "TLS (rediss://) is not supported; reach the server over a trusted "
-                          "network or a tunnel");
+    bad_url(source, text,
+            "TLS (rediss://) is not supported; reach the server over a trusted "
+            "network or a tunnel");
   }
   if (!text.starts_with(scheme)) bad_url(source, text, "it does not start with redis://");
   std::string_view rest = text.substr(scheme.size());
   if (rest.find_first_of("@") != std::string_view::npos) {
-    bad_url(source, text, "a user or password in the URL is not supported (it would show in "
-                          "logs and process listings)");
+    bad_url(source, text,
+            "a user or password in the URL is not supported (it would show in "
+            "logs and process listings)");
   }
   if (rest.find_first_of("?#") != std::string_view::npos) {
     bad_url(source, text, "it has a query or fragment");
@@ -92,7 +96,9 @@ StoreAddress parse_store_url(std::string_view text, std::string_view source) {
   if (slash != std::string_view::npos) {
     const std::string_view db = rest.substr(slash + 1);
     const auto value = number(db, 65535);
-    if (!value) bad_url(source, text, "the database '" + std::string(db) + "' is not a number from 0 to 65535");
+    if (!value)
+      bad_url(source, text,
+              "the database '" + std::string(db) + "' is not a number from 0 to 65535");
     address.db = *value;
   }
   std::string_view host;

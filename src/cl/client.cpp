@@ -6,9 +6,9 @@
 #include <chrono>
 #include <limits>
 
+#include "../warnings.hpp"
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/settings.hpp"
-#include "../warnings.hpp"
 
 namespace tunekit::cl {
 
@@ -85,8 +85,8 @@ Client::Client(DeviceInfo device)
       queue_(make_queue(context_, device_)),
       // On a CPU device (PoCL) asking for a binary compiles a work-group function, ~5x a build
       // (docs/opencl.md): only the programs a tuning keeps (its winner's) are stored there.
-      programs_(context_, device_.device, device_.device_name, id_.identity(),
-                program_binaries(), !device_.is_cpu()),
+      programs_(context_, device_.device, device_.device_name, id_.identity(), program_binaries(),
+                !device_.is_cpu()),
       profiler_(std::make_unique<Profiler>(*this)) {
   recorded_.reserve(64);
 }

@@ -16,7 +16,6 @@
 #include "../warnings.hpp"
 #include "tunekit/stable_hash.hpp"
 
-
 namespace tunekit::cl {
 
 namespace {
@@ -24,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char magic[8] = {'T', 'K', 'P', 'R', 'O', 'G', 'B', '\n'};
-constexpr std::size_t max_field = 1 << 16;         // device identity, build options
+constexpr std::size_t max_field = 1 << 16;              // device identity, build options
 constexpr std::size_t max_file = std::size_t{1} << 28;  // 256 MiB: far above any real binary
 
 std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
@@ -70,8 +69,7 @@ struct Reader {
 std::string name_of(const ProgramKey& key) {
   char name[40];
   std::snprintf(name, sizeof name, "%016" PRIx64 "%016" PRIx64 ".bin",
-                stable_hash(key.device + '\n' + std::string(key.options)),
-                stable_hash(key.source));
+                stable_hash(key.device + '\n' + std::string(key.options)), stable_hash(key.source));
   return name;
 }
 
@@ -124,7 +122,8 @@ FileBytes read_own_file(const fs::path& path) {
 bool is_binary_name(const std::string& name) { return name.ends_with(".bin"); }
 // What a writer killed mid-write leaves: "<hash>.bin.tmp.<pid>.<n>".
 bool is_temporary_name(const std::string& name) {
-  return name.find(".bin.tmp.") != std::string::npos && tunekit::detail::is_temporary_file_name(name);
+  return name.find(".bin.tmp.") != std::string::npos &&
+         tunekit::detail::is_temporary_file_name(name);
 }
 
 }  // namespace
@@ -153,7 +152,8 @@ DecodedBinary decode_program_binary(std::string_view bytes, const ProgramKey& ke
     out.binary.clear();
     return out;
   };
-  if (bytes.size() < sizeof magic + 8 || bytes.substr(0, sizeof magic) != std::string_view(magic, sizeof magic)) {
+  if (bytes.size() < sizeof magic + 8 ||
+      bytes.substr(0, sizeof magic) != std::string_view(magic, sizeof magic)) {
     return fail("not a tunekit program binary");
   }
   Reader trailer{bytes.substr(bytes.size() - 8)};
@@ -179,7 +179,8 @@ DecodedBinary decode_program_binary(std::string_view bytes, const ProgramKey& ke
   const auto binary_size = in.number(8);
   const auto binary = in.text(binary_size);
   if (in.bad || in.at != in.bytes.size()) return fail("malformed header");
-  if (device != key.device) return fail("compiled for another device ('" + std::string(device) + "')");
+  if (device != key.device)
+    return fail("compiled for another device ('" + std::string(device) + "')");
   if (options != key.options || source_size != key.source.size() ||
       source_hash != stable_hash(key.source)) {
     return fail("compiled from another source or with other options");

@@ -51,13 +51,11 @@ void ProgramCache::keep(const KernelSpec& spec) {
 
 ::cl::Program ProgramCache::program(std::string_view source, std::string_view options,
                                     std::string_view origin) {
-  return program(std::hash<std::string_view>{}(source), source, options, origin,
-                 store_when_built_);
+  return program(std::hash<std::string_view>{}(source), source, options, origin, store_when_built_);
 }
 
 ::cl::Program ProgramCache::program(std::size_t source_hash, std::string_view source,
-                                    std::string_view options, std::string_view origin,
-                                    bool store) {
+                                    std::string_view options, std::string_view origin, bool store) {
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard lock(mutex_);
@@ -136,8 +134,8 @@ std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
   code = program.build(std::vector<::cl::Device>{device_}, std::string(key.options).c_str());
   if (code != CL_SUCCESS) {
     // Some drivers (NVIDIA) accept any bytes here and reject them only when building.
-    binaries_->discard(key, "the driver rejected it when building it for " + where + ": " +
-                                error_name(code));
+    binaries_->discard(
+        key, "the driver rejected it when building it for " + where + ": " + error_name(code));
     return std::nullopt;
   }
   binary_loads_.fetch_add(1, std::memory_order_relaxed);

@@ -35,8 +35,8 @@ inline std::optional<std::uint64_t> bytes_of(std::uint64_t rows, std::uint64_t c
 /// Why buffers of `sizes` bytes cannot serve as benchmark inputs on the device of `context`, or
 /// nothing when they can: each must be within the device's maximum allocation, and all of them
 /// within half of its global memory (the caller's own data lives there too).
-inline std::optional<std::string> misfit(const ::cl::Context& context,
-                                         std::initializer_list<std::optional<std::uint64_t>> sizes) {
+inline std::optional<std::string> misfit(
+    const ::cl::Context& context, std::initializer_list<std::optional<std::uint64_t>> sizes) {
   const auto devices = context.getInfo<CL_CONTEXT_DEVICES>();
   if (devices.empty()) return std::nullopt;
   const std::uint64_t max_alloc = devices.front().getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();

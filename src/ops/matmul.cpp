@@ -12,8 +12,8 @@
 #include "gemm_rules.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
-#include "tunekit/stable_hash.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/stable_hash.hpp"
 #include "tunekit/tunable_set.hpp"
 
 namespace tunekit::ops {
@@ -36,8 +36,8 @@ class GemmKernel {
         f16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f16, algorithm),
                                       kernel_of(algorithm))) {}
 
-  void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
-                  DeviceMatrix& c, const float& alpha, const float& beta) const {
+  void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
+                  const float& alpha, const float& beta) const {
     const std::size_t m = a.rows, n = b.cols, k = a.cols;
     const cl_int M = detail::int_argument(m, "M"), N = detail::int_argument(n, "N"),
                  K = detail::int_argument(k, "K");
@@ -70,19 +70,27 @@ class GemmKernel {
  private:
   static const char* file_of(Algorithm a) {
     switch (a) {
-      case Algorithm::naive: return "matmul_naive.cl";
-      case Algorithm::tiled: return "matmul_tiled.cl";
-      case Algorithm::direct: return "matmul_direct.cl";
-      case Algorithm::blocked: return "matmul_reg.cl";
+      case Algorithm::naive:
+        return "matmul_naive.cl";
+      case Algorithm::tiled:
+        return "matmul_tiled.cl";
+      case Algorithm::direct:
+        return "matmul_direct.cl";
+      case Algorithm::blocked:
+        return "matmul_reg.cl";
     }
     return "";
   }
   static const char* kernel_of(Algorithm a) {
     switch (a) {
-      case Algorithm::naive: return "matmul_naive";
-      case Algorithm::tiled: return "matmul_tiled";
-      case Algorithm::direct: return "matmul_direct";
-      case Algorithm::blocked: return "matmul_reg";
+      case Algorithm::naive:
+        return "matmul_naive";
+      case Algorithm::tiled:
+        return "matmul_tiled";
+      case Algorithm::direct:
+        return "matmul_direct";
+      case Algorithm::blocked:
+        return "matmul_reg";
     }
     return "";
   }
@@ -116,8 +124,9 @@ class GemmKernel {
         return {::cl::NDRange(round_up(n, ts), round_up(m, ts)), ::cl::NDRange(ts, ts)};
       }
       case Algorithm::blocked:
-        return {::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"), ceil_div(m, p("MWG")) * p("MDIMC")),
-                ::cl::NDRange(p("NDIMC"), p("MDIMC"))};
+        return {
+            ::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"), ceil_div(m, p("MWG")) * p("MDIMC")),
+            ::cl::NDRange(p("NDIMC"), p("MDIMC"))};
     }
     throw std::logic_error("unknown GEMM algorithm");
   }
@@ -128,15 +137,14 @@ class GemmKernel {
   cl::KernelSpec f16_;
 };
 
-Space naive_space() {
-  return space("naive").parameter("LX", {16}).parameter("LY", {16});
-}
+Space naive_space() { return space("naive").parameter("LX", {16}).parameter("LY", {16}); }
 
 Space tiled_space() {
   return space("tiled")
       .parameter("TS", {8, 16, 32})
       .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["TS"] * c["TS"]); })
-      .local_memory([](const Config& c) { return static_cast<std::size_t>(2 * c["TS"] * (c["TS"] + 1) * 4); })
+      .local_memory(
+          [](const Config& c) { return static_cast<std::size_t>(2 * c["TS"] * (c["TS"] + 1) * 4); })
       .start_at("TS=16");  // judged by it: the family is left when it is far behind the leader
 }
 
@@ -154,7 +162,7 @@ Space direct_space() {
 
 // The blocked kernel's macros of a configuration (the padding is the op's, not a parameter).
 gemm::BlockedParams blocked_params(const Config& c) {
-  return {c["MWG"], c["NWG"], c["KWG"], c["MDIMC"], c["NDIMC"], c["VWM"],
+  return {c["MWG"], c["NWG"], c["KWG"],    c["MDIMC"],  c["NDIMC"], c["VWM"],
           c["VWN"], c["VW"],  gemm::pad_a, gemm::pad_b, c["DB"]};
 }
 
@@ -171,14 +179,16 @@ Space blocked_space() {
       .parameter("VWN", {2, 4})
       .parameter("VW", {4})
       .parameter("DB", {0, 1})
-      .where("4 <= WPTM*WPTN <= 64", [=](const Config& c) {
+      .where("4 <= WPTM*WPTN <= 64",
+             [=](const Config& c) {
                const auto outputs = wptm(c) * wptn(c);
                return outputs >= 4 && outputs <= 64;
              },
              {"MWG", "NWG", "MDIMC", "NDIMC"})
       .where("matmul_reg.cl builds (its #error rules: gemm_rules.hpp)",
              [](const Config& c) { return gemm::blocked_builds(blocked_params(c)); })
-      .work_group_size([](const Config& c) { return gemm::blocked_work_group_size(blocked_params(c)); })
+      .work_group_size(
+          [](const Config& c) { return gemm::blocked_work_group_size(blocked_params(c)); })
       .local_memory([](const Config& c) { return gemm::blocked_local_memory(blocked_params(c)); })
       // The kernel lab's fastest on the H100 (docs/lab/h100-2026-11-22.log): at n = 2048-8192,
       // and at 1024. A search measures them first, so that a small budget (TUNEKIT_LEVEL=minimal)
@@ -204,12 +214,13 @@ constexpr Family families[] = {{naive_space, Algorithm::naive},
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
                  const float&) {
   if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
-    throw std::invalid_argument(
-        "tunekit::ops::matmul: shapes do not fit: A is " + std::to_string(a.rows) + "x" +
-        std::to_string(a.cols) + ", B is " + std::to_string(b.rows) + "x" + std::to_string(b.cols) +
-        ", C is " + std::to_string(c.rows) + "x" + std::to_string(c.cols));
+    throw std::invalid_argument("tunekit::ops::matmul: shapes do not fit: A is " +
+                                std::to_string(a.rows) + "x" + std::to_string(a.cols) + ", B is " +
+                                std::to_string(b.rows) + "x" + std::to_string(b.cols) + ", C is " +
+                                std::to_string(c.rows) + "x" + std::to_string(c.cols));
   }
-  if (a.dtype != b.dtype || a.dtype != c.dtype || (a.dtype != DType::f32 && a.dtype != DType::f16)) {
+  if (a.dtype != b.dtype || a.dtype != c.dtype ||
+      (a.dtype != DType::f32 && a.dtype != DType::f16)) {
     throw std::invalid_argument("tunekit::ops::matmul: A, B and C must all be f32 or all f16");
   }
   if (a.rows == 0 || b.cols == 0 || a.cols == 0) {
@@ -243,7 +254,9 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
                       random_matrix(context, key.k, key.n, key.dtype, seed + 1),
                       random_matrix(context, key.m, key.n, key.dtype, seed + 2), alpha, 0.0f};
       },
-      [&] { return Inputs{a, b, random_matrix(context, a.rows, b.cols, a.dtype, seed + 2), alpha, 0.0f}; });
+      [&] {
+        return Inputs{a, b, random_matrix(context, a.rows, b.cols, a.dtype, seed + 2), alpha, 0.0f};
+      });
 }
 
 // Compares C with the reference's C: each element within a bound that grows with K, since the
@@ -306,7 +319,8 @@ void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMat
   (void)key_of(a, b, c, alpha, beta);  // the same checks of shapes and types
   const auto index = set.index_of(candidate);
   if (!index) {
-    throw std::invalid_argument("tunekit::ops::matmul: no candidate named '" + std::string(candidate) + "'");
+    throw std::invalid_argument("tunekit::ops::matmul: no candidate named '" +
+                                std::string(candidate) + "'");
   }
   set.call(set.locate(*index), client, a, b, c, alpha, beta);
 }

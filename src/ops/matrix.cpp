@@ -20,7 +20,8 @@ std::uint16_t float_to_half(float value) {
   const std::uint32_t sign = (bits >> 16) & 0x8000u;
   const std::int32_t exponent = static_cast<std::int32_t>((bits >> 23) & 0xff) - 127 + 15;
   std::uint32_t mantissa = bits & 0x7fffffu;
-  if (((bits >> 23) & 0xff) == 0xff) return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0));
+  if (((bits >> 23) & 0xff) == 0xff)
+    return static_cast<std::uint16_t>(sign | 0x7c00u | (mantissa ? 0x200u : 0));
   if (exponent >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow: infinity
   if (exponent <= 0) {                                                    // subnormal or zero
     if (exponent < -10) return static_cast<std::uint16_t>(sign);
@@ -91,8 +92,10 @@ std::size_t checked_matrix_bytes(std::size_t rows, std::size_t cols, DType dtype
                                                     std::string(to_string(dtype)) + " " + why);
   };
   if (rows > max_kernel_elements || cols > max_kernel_elements) {
-    throw too_large("has a dimension that is too large: sizes reach the kernels as 32-bit ints "
-                    "(at most " + std::to_string(max_kernel_elements) + ")");
+    throw too_large(
+        "has a dimension that is too large: sizes reach the kernels as 32-bit ints "
+        "(at most " +
+        std::to_string(max_kernel_elements) + ")");
   }
   if (cols != 0 && rows > SIZE_MAX / size_of(dtype) / cols) {
     throw too_large("has more bytes than a size can count");
@@ -117,16 +120,16 @@ std::size_t host_memory() {
 void check_allocation(const ::cl::Device& device, std::size_t bytes, const std::string& what) {
   const std::size_t largest = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
   if (bytes > largest) {
-    throw AutotuneError(ErrorKind::allocation,
-                        what + " needs " + bytes_text(bytes) +
-                            ", more than the device's largest buffer (" + bytes_text(largest) +
-                            ", CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
+    throw AutotuneError(ErrorKind::allocation, what + " needs " + bytes_text(bytes) +
+                                                   ", more than the device's largest buffer (" +
+                                                   bytes_text(largest) +
+                                                   ", CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
   }
   if (const std::size_t host = host_memory(); bytes > host / 2) {
-    throw AutotuneError(ErrorKind::allocation,
-                        what + " needs " + bytes_text(bytes) +
-                            ", more than half of the host's memory (" + bytes_text(host) +
-                            "; the data is made on the host first)");
+    throw AutotuneError(ErrorKind::allocation, what + " needs " + bytes_text(bytes) +
+                                                   ", more than half of the host's memory (" +
+                                                   bytes_text(host) +
+                                                   "; the data is made on the host first)");
   }
 }
 
@@ -148,9 +151,8 @@ DeviceMatrix upload_matrix(cl::Client& client, const std::vector<float>& values,
   check_dtype(dtype);
   (void)checked_matrix_bytes(rows, cols, dtype, "a matrix to upload");
   if (values.size() != rows * cols) {
-    throw std::invalid_argument("tunekit: " + std::to_string(values.size()) +
-                                " values for a " + std::to_string(rows) + " x " +
-                                std::to_string(cols) + " matrix");
+    throw std::invalid_argument("tunekit: " + std::to_string(values.size()) + " values for a " +
+                                std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
   }
   if (dtype == DType::f16) return {client.upload(to_half(values)), rows, cols, dtype};
   return {client.upload(values), rows, cols, dtype};

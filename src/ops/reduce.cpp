@@ -3,20 +3,20 @@
 #include "tunekit/ops/reduce.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
-#include <array>
-#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "bench_fit.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
-#include "tunekit/stable_hash.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/stable_hash.hpp"
 #include "tunekit/tunable_set.hpp"
 
 namespace tunekit::ops {
@@ -57,7 +57,9 @@ class ReduceSpecs {
   }
 
  private:
-  static std::size_t index(ReduceOp op, bool nvidia) { return (op == ReduceOp::max ? 2 : 0) + nvidia; }
+  static std::size_t index(ReduceOp op, bool nvidia) {
+    return (op == ReduceOp::max ? 2 : 0) + nvidia;
+  }
   std::array<std::optional<cl::KernelSpec>, 4> specs_;
 };
 
@@ -136,7 +138,8 @@ class ArrayReduction {
   std::size_t groups(cl::Client& client, std::size_t n) const {
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     if (strategy_ == Strategy::tree) return ceil_div(n, 2 * wgs);
-    const std::size_t wanted = static_cast<std::size_t>(config_["GPC"]) * client.device().compute_units;
+    const std::size_t wanted =
+        static_cast<std::size_t>(config_["GPC"]) * client.device().compute_units;
     return std::clamp<std::size_t>(ceil_div(n, wgs * 4), 1, std::max<std::size_t>(wanted, 1));
   }
 
@@ -210,7 +213,8 @@ ReduceKey array_key(const DeviceVector& input, const ReduceOp& op, const DeviceV
 
 std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& key,
                                                               const DeviceVector& input,
-                                                              const ReduceOp& op, const DeviceVector&) {
+                                                              const ReduceOp& op,
+                                                              const DeviceVector&) {
   using Inputs = std::tuple<DeviceVector, ReduceOp, DeviceVector>;
   const auto context = input.buffer.getInfo<CL_MEM_CONTEXT>();
   const std::string key_text = key_to_string(key);
@@ -218,8 +222,12 @@ std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& k
   // When the anchored input does not fit the device: the caller's own (only read) instead.
   return detail::anchored_or_real(
       context, "reduce", key_text, {detail::bytes_of(key.n, sizeof(float))},
-      [&] { return Inputs{random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)}; },
-      [&] { return Inputs{input, op, random_vector(context, 1, seed + 1)}; });
+      [&] {
+        return Inputs{random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)};
+      },
+      [&] {
+        return Inputs{input, op, random_vector(context, 1, seed + 1)};
+      });
 }
 
 // Summation order differs between strategies: allow float rounding over n terms of |x| <= 1.
@@ -232,22 +240,26 @@ std::optional<std::string> same_value(float expected, float got, std::size_t n) 
 auto make_array_set() {
   auto factory = [](Strategy s) { return [s](const Config& c) { return ArrayReduction(s, c); }; };
   return TunableSet{array_key, array_inputs}
-      .with(space("tree").parameter("WGS", {64, 128, 256, 512})
-                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+      .with(space("tree")
+                .parameter("WGS", {64, 128, 256, 512})
+                .work_group_size(work_group_of_wgs)
+                .local_memory(local_memory_of_wgs),
             factory(Strategy::tree))
       .with(space("multi")
                 .parameter("WGS", {64, 128, 256, 512})
                 .parameter("VW", {1, 4, 8})
                 .parameter("UNROLL", {1, 2, 4})
                 .parameter("GPC", {1, 2, 4, 8, 16})
-                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+                .work_group_size(work_group_of_wgs)
+                .local_memory(local_memory_of_wgs),
             factory(Strategy::multi))
       .with(space("subgroup")
                 .parameter("WGS", {256, 512})
                 .parameter("VW", {4})
                 .parameter("UNROLL", {2, 4})
                 .parameter("GPC", {4, 8, 16})
-                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+                .work_group_size(work_group_of_wgs)
+                .local_memory(local_memory_of_wgs),
             factory(Strategy::subgroup))
       .validate_with([](const std::tuple<DeviceVector, ReduceOp, DeviceVector>& reference,
                         const std::tuple<DeviceVector, ReduceOp, DeviceVector>& candidate) {
@@ -260,7 +272,8 @@ auto make_array_set() {
 
 RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const DeviceVector& out) {
   check_op(op);
-  if (matrix.dtype != DType::f32) throw std::invalid_argument("tunekit::ops::reduce_rows: f32 only");
+  if (matrix.dtype != DType::f32)
+    throw std::invalid_argument("tunekit::ops::reduce_rows: f32 only");
   if (matrix.rows == 0 || matrix.cols == 0) {
     throw std::invalid_argument("tunekit::ops::reduce_rows: the matrix is empty");
   }
@@ -275,7 +288,8 @@ RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const Devic
 
 std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& key,
                                                             const DeviceMatrix& matrix,
-                                                            const ReduceOp& op, const DeviceVector&) {
+                                                            const ReduceOp& op,
+                                                            const DeviceVector&) {
   using Inputs = std::tuple<DeviceMatrix, ReduceOp, DeviceVector>;
   const auto context = matrix.buffer.getInfo<CL_MEM_CONTEXT>();
   const std::string key_text = key_to_string(key);
@@ -283,21 +297,30 @@ std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& 
   // When the anchored matrix does not fit the device: the caller's own (only read) instead.
   return detail::anchored_or_real(
       context, "reduce_rows", key_text,
-      {detail::bytes_of(key.rows, key.cols, sizeof(float)), detail::bytes_of(key.rows, sizeof(float))},
+      {detail::bytes_of(key.rows, key.cols, sizeof(float)),
+       detail::bytes_of(key.rows, sizeof(float))},
       [&] {
         return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed), op,
                       random_vector(context, key.rows, seed + 1)};
       },
-      [&] { return Inputs{matrix, op, random_vector(context, matrix.rows, seed + 1)}; });
+      [&] {
+        return Inputs{matrix, op, random_vector(context, matrix.rows, seed + 1)};
+      });
 }
 
 auto make_row_set() {
   return TunableSet{row_key, row_inputs}
-      .with(space("rows").parameter("WGS", {32, 64, 128, 256, 512}).parameter("VW", {1, 4})
-                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+      .with(space("rows")
+                .parameter("WGS", {32, 64, 128, 256, 512})
+                .parameter("VW", {1, 4})
+                .work_group_size(work_group_of_wgs)
+                .local_memory(local_memory_of_wgs),
             [](const Config& c) { return RowReduction(false, c); })
-      .with(space("rows_subgroup").parameter("WGS", {64, 128, 256}).parameter("VW", {1, 4})
-                .work_group_size(work_group_of_wgs).local_memory(local_memory_of_wgs),
+      .with(space("rows_subgroup")
+                .parameter("WGS", {64, 128, 256})
+                .parameter("VW", {1, 4})
+                .work_group_size(work_group_of_wgs)
+                .local_memory(local_memory_of_wgs),
             [](const Config& c) { return RowReduction(true, c); })
       .validate_with([](const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& reference,
                         const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& candidate)
@@ -306,7 +329,8 @@ auto make_row_set() {
         const auto got = read_vector(std::get<2>(candidate));
         const std::size_t rows = std::get<0>(reference).rows, cols = std::get<0>(reference).cols;
         for (std::size_t r = 0; r < rows; ++r) {
-          if (auto problem = same_value(expected[r], got[r], cols)) return "row " + std::to_string(r) + ": " + *problem;
+          if (auto problem = same_value(expected[r], got[r], cols))
+            return "row " + std::to_string(r) + ": " + *problem;
         }
         return std::nullopt;
       })

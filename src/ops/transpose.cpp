@@ -7,8 +7,8 @@
 
 #include "bench_fit.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
-#include "tunekit/stable_hash.hpp"
 #include "tunekit/space.hpp"
+#include "tunekit/stable_hash.hpp"
 #include "tunekit/tunable_set.hpp"
 
 namespace tunekit::ops {
@@ -35,7 +35,8 @@ class TransposeKernel {
     ::cl::NDRange global, local;
     switch (layout_) {
       case Layout::tiled:
-        global = ::cl::NDRange(ceil_div(in.cols, p("TILE")) * p("TILE"), ceil_div(in.rows, p("TILE")) * p("ROWS"));
+        global = ::cl::NDRange(ceil_div(in.cols, p("TILE")) * p("TILE"),
+                               ceil_div(in.rows, p("TILE")) * p("ROWS"));
         local = ::cl::NDRange(p("TILE"), p("ROWS"));
         break;
       case Layout::naive:
@@ -65,9 +66,12 @@ class TransposeKernel {
  private:
   static const char* kernel_of(Layout layout) {
     switch (layout) {
-      case Layout::naive: return "transpose_naive";
-      case Layout::tiled: return "transpose_tiled";
-      case Layout::blocked: return "transpose_blocked";
+      case Layout::naive:
+        return "transpose_naive";
+      case Layout::tiled:
+        return "transpose_tiled";
+      case Layout::blocked:
+        return "transpose_blocked";
     }
     return "";
   }
@@ -86,12 +90,14 @@ TransposeKey key_of(const DeviceMatrix& in, const DeviceMatrix& out) {
     throw std::invalid_argument("tunekit::ops::transpose: f32 only");
   }
   if (out.rows != in.cols || out.cols != in.rows) {
-    throw std::invalid_argument("tunekit::ops::transpose: out is " + std::to_string(out.rows) + "x" +
-                                std::to_string(out.cols) + ", the transpose of a " +
+    throw std::invalid_argument("tunekit::ops::transpose: out is " + std::to_string(out.rows) +
+                                "x" + std::to_string(out.cols) + ", the transpose of a " +
                                 std::to_string(in.rows) + "x" + std::to_string(in.cols) +
-                                " matrix is " + std::to_string(in.cols) + "x" + std::to_string(in.rows));
+                                " matrix is " + std::to_string(in.cols) + "x" +
+                                std::to_string(in.rows));
   }
-  if (in.rows == 0 || in.cols == 0) throw std::invalid_argument("tunekit::ops::transpose: empty matrix");
+  if (in.rows == 0 || in.cols == 0)
+    throw std::invalid_argument("tunekit::ops::transpose: empty matrix");
   check_matrix(in, "tunekit::ops::transpose: in");  // the kernels take its sizes as cl_int
   check_matrix(out, "tunekit::ops::transpose: out");
   return TransposeKey{in.rows, in.cols};
@@ -112,20 +118,28 @@ std::tuple<DeviceMatrix, DeviceMatrix> bench_inputs(const TransposeKey& key, con
         return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed),
                       random_matrix(context, key.cols, key.rows, DType::f32, seed + 1)};
       },
-      [&] { return Inputs{in, random_matrix(context, in.cols, in.rows, DType::f32, seed + 1)}; });
+      [&] {
+        return Inputs{in, random_matrix(context, in.cols, in.rows, DType::f32, seed + 1)};
+      });
 }
 
 auto make_set() {
-  const auto work_items = [](const Config& c) { return static_cast<std::size_t>(c["LX"] * c["LY"]); };
+  const auto work_items = [](const Config& c) {
+    return static_cast<std::size_t>(c["LX"] * c["LY"]);
+  };
   return TunableSet{key_of, bench_inputs}
-      .with(space("naive").parameter("LX", {16, 32, 64}).parameter("LY", {1, 4, 8, 16}).work_group_size(work_items),
+      .with(space("naive")
+                .parameter("LX", {16, 32, 64})
+                .parameter("LY", {1, 4, 8, 16})
+                .work_group_size(work_items),
             factory(Layout::naive))
       .with(space("tiled")
                 .parameter("TILE", {16, 32, 64})
                 .parameter("ROWS", {2, 4, 8, 16})
                 .parameter("PAD", {0, 1})
                 .divides("ROWS", "TILE")
-                .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["TILE"] * c["ROWS"]); })
+                .work_group_size(
+                    [](const Config& c) { return static_cast<std::size_t>(c["TILE"] * c["ROWS"]); })
                 .local_memory([](const Config& c) {
                   return static_cast<std::size_t>(c["TILE"] * (c["TILE"] + c["PAD"]) * 4);
                 })
@@ -168,7 +182,8 @@ void transpose_with(std::string_view candidate, cl::Client& client, const Device
   (void)key_of(in, out);  // the same checks of shapes and types
   const auto index = set.index_of(candidate);
   if (!index) {
-    throw std::invalid_argument("tunekit::ops::transpose: no candidate named '" + std::string(candidate) + "'");
+    throw std::invalid_argument("tunekit::ops::transpose: no candidate named '" +
+                                std::string(candidate) + "'");
   }
   set.call(set.locate(*index), client, in, out);
 }

@@ -1,6 +1,4 @@
 // The report's charts: inline SVG drawn here (bars of one tuning, scatters of a space).
-#include "html_parts.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -11,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "html_parts.hpp"
 
 namespace tunekit::report_html {
 
@@ -74,7 +74,8 @@ TimeAxis bar_axis(double lo, double hi, double a, double b) {
   }
   const double step = nice_step(std::max(hi, 1e-12) / 5);
   axis.scale.hi = std::max(std::ceil(hi / step * (1 - 1e-9)) * step, step);
-  for (int i = 0; i <= 10 && i * step <= axis.scale.hi * 1.0001; ++i) axis.ticks.push_back(i * step);
+  for (int i = 0; i <= 10 && i * step <= axis.scale.hi * 1.0001; ++i)
+    axis.ticks.push_back(i * step);
   return axis;
 }
 

@@ -8,10 +8,9 @@
 #include <set>
 #include <string>
 
-#include "tunekit/report.hpp"
-
 #include "html_assets.hpp"
 #include "html_parts.hpp"
+#include "tunekit/report.hpp"
 
 namespace tunekit {
 
@@ -82,14 +81,14 @@ std::string section(const TuningReport& report, std::size_t number) {
   return html + "</section>";
 }
 
-
 // The reports by op, then key in natural order (rows=64 before rows=128), then device.
 std::vector<TuningReport> in_key_order(std::vector<TuningReport> reports) {
-  std::stable_sort(reports.begin(), reports.end(), [](const TuningReport& a, const TuningReport& b) {
-    if (a.op != b.op) return a.op < b.op;
-    if (a.key != b.key) return natural_less(a.key, b.key);
-    return a.device < b.device;
-  });
+  std::stable_sort(reports.begin(), reports.end(),
+                   [](const TuningReport& a, const TuningReport& b) {
+                     if (a.op != b.op) return a.op < b.op;
+                     if (a.key != b.key) return natural_less(a.key, b.key);
+                     return a.device < b.device;
+                   });
   return reports;
 }
 
@@ -187,12 +186,12 @@ std::string text_summary(const std::vector<TuningReport>& given) {
       std::snprintf(ratio, sizeof ratio, "%.2fx", fallback->median / winner->median);
       speedup = ratio;
     }
-    std::snprintf(
-        line, sizeof line, "%-*s  %-*s  %-*s %12s %11s  %s\n", static_cast<int>(op_width),
-        printable(r.op, max_op).c_str(), static_cast<int>(key_width),
-        printable(r.key, max_key).c_str(), static_cast<int>(winner_width),
-        winner ? printable(winner->name, max_winner).c_str() : "(none worked)",
-        winner ? format_seconds(winner->median).c_str() : "-", speedup.c_str(), counts.c_str());
+    std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s %12s %11s  %s\n", static_cast<int>(op_width),
+                  printable(r.op, max_op).c_str(), static_cast<int>(key_width),
+                  printable(r.key, max_key).c_str(), static_cast<int>(winner_width),
+                  winner ? printable(winner->name, max_winner).c_str() : "(none worked)",
+                  winner ? format_seconds(winner->median).c_str() : "-", speedup.c_str(),
+                  counts.c_str());
     text += line;
   }
   return text;

@@ -1,6 +1,4 @@
 // The report's tables: the summary, failed and skipped candidates, every outcome.
-#include "html_parts.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -11,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "html_parts.hpp"
 
 namespace tunekit::report_html {
 

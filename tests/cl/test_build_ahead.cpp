@@ -29,9 +29,9 @@ auto run_iterate = [](cl::Client& client, ::cl::Kernel& kernel, ::cl::Buffer& da
 };
 
 auto candidate(const std::string& name, const std::string& options) {
-  return Tunable{name, cl::with_kernels(run_iterate, cl::KernelSpec::from_text(
-                                                         iterating_kernel, options, "iterate",
-                                                         "iterating_kernel"))};
+  return Tunable{name, cl::with_kernels(run_iterate,
+                                        cl::KernelSpec::from_text(iterating_kernel, options,
+                                                                  "iterate", "iterating_kernel"))};
 }
 
 // Tunes the candidates on a fresh client (its own program cache) with `threads` build threads;
@@ -43,8 +43,9 @@ std::vector<std::string> tune_with(std::size_t threads) {
   cl::Client client(shared_client().device());
   auto data = client.upload(std::vector<float>(elements, 0.5f));
   const auto& set = tuner.init([] {
-    return TunableSet{[](const ::cl::Buffer&) { return SizeKey{elements}; },
-                      [](const SizeKey&, const ::cl::Buffer& b) { return std::tuple<::cl::Buffer>(b); }}
+    return TunableSet{
+        [](const ::cl::Buffer&) { return SizeKey{elements}; },
+        [](const SizeKey&, const ::cl::Buffer& b) { return std::tuple<::cl::Buffer>(b); }}
         .with(candidate("slow", "-DITER=8192"))
         .with(candidate("broken", "-DITER=1 -DBROKEN"))
         .with(candidate("fast", "-DITER=1"))

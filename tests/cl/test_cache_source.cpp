@@ -1,9 +1,9 @@
 // The persistent cache follows real kernel sources: editing an OpenCL candidate's source text
 // (cl::KernelSpec::from_text through cl::with_kernels) invalidates its cached results, while the
 // same source in a later program loads them.
-#include <catch2/catch.hpp>
 #include <stdlib.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <tunekit/cache.hpp>
 
@@ -37,10 +37,11 @@ bool run_program(const std::filesystem::path& dir, const std::string& amount) {
       c.launch_with(k, ::cl::NDRange(size), ::cl::NullRange, data);
     };
     return TunableSet{key, inputs}
-        .with(Tunable{"add", cl::with_kernels(launch, cl::KernelSpec::from_text(
-                                                          add_source(amount), "", "add_const"))})
-        .with(Tunable{"add again", cl::with_kernels(launch, cl::KernelSpec::from_text(
-                                                                add_source(amount), "", "add_const"))});
+        .with(Tunable{"add", cl::with_kernels(launch, cl::KernelSpec::from_text(add_source(amount),
+                                                                                "", "add_const"))})
+        .with(Tunable{"add again",
+                      cl::with_kernels(
+                          launch, cl::KernelSpec::from_text(add_source(amount), "", "add_const"))});
   });
   constexpr std::size_t n = 256;
   auto data = client.upload(std::vector<float>(n, 1.0f));

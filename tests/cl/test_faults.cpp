@@ -1,9 +1,8 @@
 // Reliability on a real OpenCL device (issue #8): faults injected into real candidates, load from
 // 8 threads, malformed device selectors and no device at all. Results are always checked against
 // the host. (Single faults outside a tuning: test_errors.cpp.)
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <map>
 #include <thread>
 
@@ -54,9 +53,11 @@ cl_int slow_iterations(cl::Client& client, std::size_t n, double factor) {
   auto add = client.kernel(test_kernel("add"));
   auto slow = client.kernel(fault_kernel("add_slowly"));
   constexpr std::size_t batch = 20;  // NVIDIA's profiling timer ticks in 1 us
-  const double fast = min_time(
-      client, [&] { client.launch_with(add, ::cl::NDRange(n), ::cl::NDRange(64), data, 0.0f); },
-      batch) / batch;
+  const double fast =
+      min_time(
+          client, [&] { client.launch_with(add, ::cl::NDRange(n), ::cl::NDRange(64), data, 0.0f); },
+          batch) /
+      batch;
   for (cl_int iterations = 1000; iterations <= (cl_int{1} << 26); iterations *= 2) {
     const double t = min_time(client, [&] {
       client.launch_with(slow, ::cl::NDRange(n), ::cl::NDRange(64), data, 0.0f, iterations);
@@ -92,26 +93,27 @@ TEST_CASE("faults injected into real OpenCL candidates: each its own error, the 
     };
     return TunableSet{key, inputs}
         .with(Tunable{"reference", add(1.0f)})
-        .with(Tunable{"100x slower",
-                      cl::with_kernels(
-                          [slowly](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data,
-                                   std::size_t& size) {
-                            c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f,
-                                          slowly);
-                          },
-                          fault_kernel("add_slowly"))})
-        .with(Tunable{"fails to build",
-                      cl::with_kernels([](cl::Client&, ::cl::Kernel&, ::cl::Buffer&, std::size_t&) {},
-                                       cl::KernelSpec::from_text(
-                                           "__kernel void broken(__global float* d) { d[0] = 1.0f }\n",
-                                           "", "broken", "broken.cl"))})
-        .with(Tunable{"too much local memory",
-                      cl::with_kernels(
-                          [=](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
-                            c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f,
-                                          ::cl::Local(huge_local));
-                          },
-                          test_kernel("add_local"))})
+        .with(Tunable{
+            "100x slower",
+            cl::with_kernels(
+                [slowly](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
+                  c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f, slowly);
+                },
+                fault_kernel("add_slowly"))})
+        .with(Tunable{
+            "fails to build",
+            cl::with_kernels([](cl::Client&, ::cl::Kernel&, ::cl::Buffer&, std::size_t&) {},
+                             cl::KernelSpec::from_text(
+                                 "__kernel void broken(__global float* d) { d[0] = 1.0f }\n", "",
+                                 "broken", "broken.cl"))})
+        .with(
+            Tunable{"too much local memory",
+                    cl::with_kernels(
+                        [=](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
+                          c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f,
+                                        ::cl::Local(huge_local));
+                        },
+                        test_kernel("add_local"))})
         .with(Tunable{"too large a work-group",
                       cl::with_kernels(
                           [=](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t&) {
@@ -123,29 +125,33 @@ TEST_CASE("faults injected into real OpenCL candidates: each its own error, the 
                       [=](cl::Client& c, ::cl::Buffer&, std::size_t&) {
                         (void)c.allocate(huge_buffer);  // over CL_DEVICE_MAX_MEM_ALLOC_SIZE
                       }})
-        .with(Tunable{"bad argument",
-                      cl::with_kernels(
-                          [](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
-                            // a double where the kernel takes a float
-                            c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0);
-                          },
-                          test_kernel("add"))})
+        .with(
+            Tunable{"bad argument",
+                    cl::with_kernels(
+                        [](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
+                          // a double where the kernel takes a float
+                          c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0);
+                        },
+                        test_kernel("add"))})
         .with(Tunable{"wrong output", add(2.0f)})
-        .with(Tunable{"throws",
-                      cl::with_kernels(
-                          [](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
-                            c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f);
-                            throw std::runtime_error("kaput after enqueueing");
-                          },
-                          test_kernel("add"))})
-        .with(Tunable{"through local memory",
-                      cl::with_kernels(
-                          [](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
-                            c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f,
-                                          ::cl::Local(64 * sizeof(float)));
-                          },
-                          test_kernel("add_local"))})
-        .validate_with([&client](const Data& expected, const Data& got) -> std::optional<std::string> {
+        .with(
+            Tunable{"throws",
+                    cl::with_kernels(
+                        [](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
+                          c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f);
+                          throw std::runtime_error("kaput after enqueueing");
+                        },
+                        test_kernel("add"))})
+        .with(
+            Tunable{"through local memory",
+                    cl::with_kernels(
+                        [](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& data, std::size_t& size) {
+                          c.launch_with(k, ::cl::NDRange(size), ::cl::NDRange(64), data, 1.0f,
+                                        ::cl::Local(64 * sizeof(float)));
+                        },
+                        test_kernel("add_local"))})
+        .validate_with([&client](const Data& expected,
+                                 const Data& got) -> std::optional<std::string> {
           const auto want = client.download<float>(std::get<0>(expected), std::get<1>(expected));
           const auto have = client.download<float>(std::get<0>(got), std::get<1>(got));
           const double error = max_error(have, want);
@@ -196,7 +202,8 @@ TEST_CASE("faults injected into real OpenCL candidates: each its own error, the 
   CHECK(by_name.at("reference").ok());
   CHECK(by_name.at("through local memory").ok());
   REQUIRE(report->winner());
-  CHECK((report->winner()->name == "reference" || report->winner()->name == "through local memory"));
+  CHECK(
+      (report->winner()->name == "reference" || report->winner()->name == "through local memory"));
 
   // The client is still sound after all of it: the same key again, now from memory.
   auto more = client.upload(ramp(n));
@@ -260,16 +267,18 @@ int hammer(LocalTuner<SizeKey>& tuner, ClientOf client_of, std::vector<std::atom
 
 }  // namespace
 
-TEST_CASE("8 threads with their own clients call a tuned OpenCL op: right results, one tuning per key",
-          "[opencl][reliability][load]") {
+TEST_CASE(
+    "8 threads with their own clients call a tuned OpenCL op: right results, one tuning per key",
+    "[opencl][reliability][load]") {
   std::vector<std::unique_ptr<cl::Client>> clients;
-  for (int t = 0; t < 8; ++t) clients.push_back(std::make_unique<cl::Client>(shared_client().device()));
+  for (int t = 0; t < 8; ++t)
+    clients.push_back(std::make_unique<cl::Client>(shared_client().device()));
   LocalTuner<SizeKey> tuner("cl-load-own", counting_settings());
   std::vector<std::atomic<int>> generated(32);
   std::atomic<int> failures{0}, wrong{0};
-  const int per_tuning =
-      hammer(tuner, [&](int t) -> cl::Client& { return *clients[static_cast<std::size_t>(t)]; },
-             generated, 100, failures, wrong);
+  const int per_tuning = hammer(
+      tuner, [&](int t) -> cl::Client& { return *clients[static_cast<std::size_t>(t)]; }, generated,
+      100, failures, wrong);
   CHECK(per_tuning >= 1);
   CHECK(failures == 0);
   CHECK(wrong == 0);  // 800 calls, each checked against the host
@@ -285,8 +294,8 @@ TEST_CASE("8 threads sharing one client call a tuned OpenCL op: right results, o
   LocalTuner<SizeKey> tuner("cl-load-shared", counting_settings());
   std::vector<std::atomic<int>> generated(32);
   std::atomic<int> failures{0}, wrong{0};
-  const int per_tuning =
-      hammer(tuner, [&](int) -> cl::Client& { return shared; }, generated, 100, failures, wrong);
+  const int per_tuning = hammer(
+      tuner, [&](int) -> cl::Client& { return shared; }, generated, 100, failures, wrong);
   CHECK(per_tuning >= 1);
   CHECK(failures == 0);
   CHECK(wrong == 0);
@@ -304,7 +313,16 @@ TEST_CASE("malformed device selectors (TUNEKIT_DEVICE) are device errors listing
       "99999999999999999999999",  // past 2^64: was std::out_of_range from std::stoull
       "18446744073709551616",     // 2^64
       "18446744073709551615",     // 2^64 - 1
-      "-1", "1.5", "0x0", "+0", " 0", "0 ", "\t", "\xff\xfe", "%s%n%x", std::string(100000, 'q'),
+      "-1",
+      "1.5",
+      "0x0",
+      "+0",
+      " 0",
+      "0 ",
+      "\t",
+      "\xff\xfe",
+      "%s%n%x",
+      std::string(100000, 'q'),
       std::string("po\0cl", 5)};
   int errors = 0, matches = 0;
   for (const auto& selector : selectors) {
@@ -320,7 +338,8 @@ TEST_CASE("malformed device selectors (TUNEKIT_DEVICE) are device errors listing
       ++matches;
     } catch (const AutotuneError& e) {
       CHECK(e.kind() == ErrorKind::device);
-      CHECK_THAT(e.message(), Catch::Contains("TUNEKIT_DEVICE") && Catch::Contains(devices.front().device_name));
+      CHECK_THAT(e.message(),
+                 Catch::Contains("TUNEKIT_DEVICE") && Catch::Contains(devices.front().device_name));
       ++errors;
     }
   }

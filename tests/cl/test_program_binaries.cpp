@@ -12,8 +12,8 @@ namespace tunekit::test {
 namespace {
 
 // A program cache of the shared client's device that keeps binaries under `root`.
-std::unique_ptr<cl::ProgramCache> cache_under(const fs::path& root,
-                                              std::string identity = shared_client().id().identity()) {
+std::unique_ptr<cl::ProgramCache> cache_under(
+    const fs::path& root, std::string identity = shared_client().id().identity()) {
   auto& client = shared_client();
   return std::make_unique<cl::ProgramCache>(client.context(), client.device().device,
                                             client.device().device_name, std::move(identity),
@@ -31,9 +31,7 @@ fs::path stored_binary(const fs::path& root, const cl::KernelSpec& spec) {
   return cl::ProgramBinaries(root).file_of(key_of(spec));
 }
 
-std::size_t binary_files(const fs::path& root) {
-  return cl::ProgramBinaries(root).usage().files;
-}
+std::size_t binary_files(const fs::path& root) { return cl::ProgramBinaries(root).usage().files; }
 
 // What a program_child printed: {builds, loads}, or {-1, -1} when it failed.
 std::pair<int, int> child_counts(const fs::path& output) {
@@ -108,13 +106,13 @@ TEST_CASE("a corrupt, truncated or foreign binary is reported, removed and rebui
     expected = "not a tunekit program binary";
   }
   SECTION("a well-formed file for another device, under this device's name") {
-    damaged = cl::detail::encode_program_binary(key_of(spec, "some other device"),
-                                                std::vector<unsigned char>(good.begin(), good.end()));
+    damaged = cl::detail::encode_program_binary(
+        key_of(spec, "some other device"), std::vector<unsigned char>(good.begin(), good.end()));
     expected = "compiled for another device";
   }
   SECTION("a well-formed file whose binary the driver rejects") {
-    damaged = cl::detail::encode_program_binary(key_of(spec),
-                                                std::vector<unsigned char>(100, 0xab));
+    damaged =
+        cl::detail::encode_program_binary(key_of(spec), std::vector<unsigned char>(100, 0xab));
     expected = "the driver rejected it";
   }
   write_text(file, damaged);
@@ -193,7 +191,8 @@ TEST_CASE("with the persistent cache off nothing is written and every process co
   CHECK_FALSE(fs::exists(dir / "programs"));
 }
 
-TEST_CASE("binary files are private and cleared with their leftovers", "[opencl][program-binaries]") {
+TEST_CASE("binary files are private and cleared with their leftovers",
+          "[opencl][program-binaries]") {
   TempDir dir;
   const fs::path file = stored_binary(dir.path(), test_kernel("add", "-DPRIVATE=1"));
   const cl::ProgramBinaries binaries(dir.path());

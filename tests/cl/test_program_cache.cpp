@@ -1,7 +1,6 @@
 // The program cache (one build per source and options, thread-safe, failures with their logs),
 // embedded kernel sources and kernel fingerprints.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>

@@ -33,8 +33,8 @@ int main(int argc, char** argv) {
     tunekit::StoredResult failed{"", 0, entries.front().result.outcomes};
     for (auto& outcome : failed.outcomes) {
       outcome.status = tunekit::OutcomeStatus::failed;
-      outcome.error = tunekit::AutotuneError(tunekit::ErrorKind::build, "does not compile",
-                                             outcome.name);
+      outcome.error =
+          tunekit::AutotuneError(tunekit::ErrorKind::build, "does not compile", outcome.name);
     }
     entries.push_back({tunekit::EntryId{entries.front().id.device, "always_failing", "n=64", 7},
                        std::move(failed)});

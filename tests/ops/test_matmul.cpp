@@ -39,15 +39,18 @@ double worst_relative_error(const std::vector<float>& a, const std::vector<float
   return worst;
 }
 
-double run_and_check(tunekit::cl::Client& client, const std::string& candidate, Problem p, DType dtype,
-                     float alpha, float beta) {
+double run_and_check(tunekit::cl::Client& client, const std::string& candidate, Problem p,
+                     DType dtype, float alpha, float beta) {
   auto a = upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k, dtype);
   auto b = upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n, dtype);
   auto c = upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n, dtype);
   // The reference uses the values as stored (rounded to half for f16).
-  const auto ha = download_matrix(client, a), hb = download_matrix(client, b), hc = download_matrix(client, c);
-  if (candidate.empty()) matmul(client, a, b, c, alpha, beta);
-  else matmul_with(candidate, client, a, b, c, alpha, beta);
+  const auto ha = download_matrix(client, a), hb = download_matrix(client, b),
+             hc = download_matrix(client, c);
+  if (candidate.empty())
+    matmul(client, a, b, c, alpha, beta);
+  else
+    matmul_with(candidate, client, a, b, c, alpha, beta);
   return worst_relative_error(ha, hb, hc, download_matrix(client, c), p, alpha, beta);
 }
 
@@ -80,24 +83,29 @@ TEST_CASE("matmul has all four algorithms and a blocked space of at least 500 co
   CHECK(all.front().rfind("naive[", 0) == 0);  // the safe default is index 0
 }
 
-TEST_CASE("the blocked family is exactly the configurations matmul_reg.cl builds (gemm_rules.hpp) "
-          "with 4 to 64 outputs per work-item",
-          "[ops][matmul]") {
+TEST_CASE(
+    "the blocked family is exactly the configurations matmul_reg.cl builds (gemm_rules.hpp) "
+    "with 4 to 64 outputs per work-item",
+    "[ops][matmul]") {
   using tunekit::ops::gemm::BlockedParams;
   // The kernel's #error rules, with the op's padding.
   CHECK(tunekit::ops::gemm::blocked_builds(BlockedParams{64, 64, 16, 8, 16, 2, 2, 4}));
-  CHECK_FALSE(tunekit::ops::gemm::blocked_builds(BlockedParams{64, 64, 16, 8, 16, 4, 4, 4, 2}));  // PADA % VWM
-  CHECK_FALSE(tunekit::ops::gemm::blocked_builds(BlockedParams{64, 64, 16, 32, 16, 4, 2, 4}));   // MWG % (MDIMC*VWM)
-  CHECK_FALSE(tunekit::ops::gemm::blocked_builds(BlockedParams{32, 32, 8, 16, 16, 2, 2, 4}));    // tiles load unevenly
+  CHECK_FALSE(tunekit::ops::gemm::blocked_builds(
+      BlockedParams{64, 64, 16, 8, 16, 4, 4, 4, 2}));  // PADA % VWM
+  CHECK_FALSE(tunekit::ops::gemm::blocked_builds(
+      BlockedParams{64, 64, 16, 32, 16, 4, 2, 4}));  // MWG % (MDIMC*VWM)
+  CHECK_FALSE(tunekit::ops::gemm::blocked_builds(
+      BlockedParams{32, 32, 8, 16, 16, 2, 2, 4}));  // tiles load unevenly
   // (DB+1) * KWG * ((MWG+PADA) + (NWG+PADB)) floats
-  CHECK(tunekit::ops::gemm::blocked_local_memory(BlockedParams{128, 64, 16, 16, 8, 4, 4, 4, 4, 0, 1}) ==
-        2 * 16 * (132 + 64) * 4);
+  CHECK(tunekit::ops::gemm::blocked_local_memory(
+            BlockedParams{128, 64, 16, 16, 8, 4, 4, 4, 4, 0, 1}) == 2 * 16 * (132 + 64) * 4);
   std::size_t blocked = 0;
   for (const auto& name : matmul_candidates()) blocked += name.rfind("blocked[", 0) == 0;
   CHECK(blocked == 970);  // counted from the rules before they moved to gemm_rules.hpp
 }
 
-TEST_CASE("sampled matmul candidates of every family are correct on odd sizes", "[ops][matmul][opencl]") {
+TEST_CASE("sampled matmul candidates of every family are correct on odd sizes",
+          "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   for (const auto& candidate : sampled_candidates()) {
     for (Problem p : {Problem{37, 53, 29}, Problem{1, 1, 1}, Problem{130, 70, 9}}) {
@@ -117,7 +125,8 @@ TEST_CASE("sampled matmul candidates of every family are correct on odd sizes", 
   }
 }
 
-TEST_CASE("matmul accumulates into C with beta and works with f16 storage", "[ops][matmul][opencl]") {
+TEST_CASE("matmul accumulates into C with beta and works with f16 storage",
+          "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   for (const auto& candidate :
        {std::string("naive[LX=16,LY=16]"), std::string("tiled[TS=16]"),
@@ -129,7 +138,8 @@ TEST_CASE("matmul accumulates into C with beta and works with f16 storage", "[op
   }
 }
 
-TEST_CASE("the tuned matmul picks a working kernel and computes the right product", "[ops][matmul][opencl]") {
+TEST_CASE("the tuned matmul picks a working kernel and computes the right product",
+          "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   test::quick_tuning();
   CHECK(run_and_check(client, "", {100, 75, 50}, DType::f32, 1.0f, 0.0f) < 1e-5);

@@ -1,7 +1,7 @@
 // reduce, reduce_rows and transpose on the default OpenCL device (PoCL here), against host
 // references in double precision on random non-zero inputs.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/transpose.hpp>
@@ -36,8 +36,10 @@ TEST_CASE("reduce sums and maxes arrays of awkward lengths", "[ops][reduce][open
       double magnitude = 0;
       const double expected = host_reduce(values, 0, n, op, &magnitude);
       const float got = reduce(client, input, op);
-      if (op == ReduceOp::max) CHECK(got == static_cast<float>(expected));
-      else CHECK(std::fabs(got - expected) / magnitude < 1e-5);
+      if (op == ReduceOp::max)
+        CHECK(got == static_cast<float>(expected));
+      else
+        CHECK(std::fabs(got - expected) / magnitude < 1e-5);
     }
   }
 }
@@ -45,7 +47,8 @@ TEST_CASE("reduce sums and maxes arrays of awkward lengths", "[ops][reduce][open
 TEST_CASE("reduce_rows reduces every row of a matrix", "[ops][reduce][opencl]") {
   tunekit::test::quick_tuning();
   auto& client = default_client();
-  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {33, 1000}, {1000, 3}, {257, 4096}}) {
+  for (auto [rows, cols] :
+       {std::pair<std::size_t, std::size_t>{1, 1}, {33, 1000}, {1000, 3}, {257, 4096}}) {
     const auto values = tunekit::ops::random_values(rows * cols, rows + cols);
     const auto matrix = upload_matrix(client, values, rows, cols);
     auto out = upload_vector(client, std::vector<float>(rows, 0.0f));
@@ -56,29 +59,35 @@ TEST_CASE("reduce_rows reduces every row of a matrix", "[ops][reduce][opencl]") 
       for (std::size_t r = 0; r < rows; ++r) {
         double magnitude = 0;
         const double expected = host_reduce(values, r * cols, cols, op, &magnitude);
-        if (op == ReduceOp::max) REQUIRE(got[r] == static_cast<float>(expected));
-        else REQUIRE(std::fabs(got[r] - expected) / magnitude < 1e-5);
+        if (op == ReduceOp::max)
+          REQUIRE(got[r] == static_cast<float>(expected));
+        else
+          REQUIRE(std::fabs(got[r] - expected) / magnitude < 1e-5);
       }
     }
   }
 }
 
-TEST_CASE("reduce rejects empty input and a short output with clear messages", "[ops][reduce][opencl]") {
+TEST_CASE("reduce rejects empty input and a short output with clear messages",
+          "[ops][reduce][opencl]") {
   auto& client = default_client();
   DeviceVector empty{client.allocate(4), 0};
   CHECK_THROWS_WITH(reduce(client, empty, ReduceOp::sum), Catch::Contains("empty"));
   const auto matrix = upload_matrix(client, tunekit::ops::random_values(6, 1), 3, 2);
   auto out = upload_vector(client, std::vector<float>(2, 0.0f));
-  CHECK_THROWS_WITH(reduce_rows(client, matrix, ReduceOp::sum, out), Catch::Contains("out holds 2 values for 3 rows"));
+  CHECK_THROWS_WITH(reduce_rows(client, matrix, ReduceOp::sum, out),
+                    Catch::Contains("out holds 2 values for 3 rows"));
 }
 
-TEST_CASE("every transpose candidate is exact on odd and edge-block sizes", "[ops][transpose][opencl]") {
+TEST_CASE("every transpose candidate is exact on odd and edge-block sizes",
+          "[ops][transpose][opencl]") {
   auto& client = default_client();
   const auto names = tunekit::ops::transpose_candidates();
   CHECK(names.size() == 12 + 24 + 18);  // naive, tiled, blocked
   // Edges of every block width (4, 8) and of the tiles: partial blocks on both sides.
   std::size_t exact = 0;
-  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {37, 70}, {8, 13}, {64, 9}}) {
+  for (auto [rows, cols] :
+       {std::pair<std::size_t, std::size_t>{1, 1}, {37, 70}, {8, 13}, {64, 9}}) {
     const auto values = tunekit::ops::random_values(rows * cols, rows * 7 + cols);
     const auto in = upload_matrix(client, values, rows, cols);
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -113,10 +122,12 @@ TEST_CASE("every transpose candidate is exact on odd and edge-block sizes", "[op
                     Catch::Contains("no candidate named 'blocked[BLK=3]'"));
 }
 
-TEST_CASE("transpose is exact for square, tall, wide and odd matrices", "[ops][transpose][opencl]") {
+TEST_CASE("transpose is exact for square, tall, wide and odd matrices",
+          "[ops][transpose][opencl]") {
   tunekit::test::quick_tuning();
   auto& client = default_client();
-  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {64, 64}, {1000, 3}, {3, 1000}, {129, 257}}) {
+  for (auto [rows, cols] :
+       {std::pair<std::size_t, std::size_t>{1, 1}, {64, 64}, {1000, 3}, {3, 1000}, {129, 257}}) {
     INFO(rows << "x" << cols);
     const auto values = tunekit::ops::random_values(rows * cols, rows * 31 + cols);
     const auto in = upload_matrix(client, values, rows, cols);
@@ -125,7 +136,8 @@ TEST_CASE("transpose is exact for square, tall, wide and odd matrices", "[ops][t
     const auto got = download_matrix(client, out);
     bool exact = true;
     for (std::size_t r = 0; r < rows && exact; ++r)
-      for (std::size_t c = 0; c < cols; ++c) exact = exact && got[c * rows + r] == values[r * cols + c];
+      for (std::size_t c = 0; c < cols; ++c)
+        exact = exact && got[c * rows + r] == values[r * cols + c];
     CHECK(exact);
   }
   const auto in = upload_matrix(client, tunekit::ops::random_values(6, 1), 2, 3);

@@ -1,16 +1,17 @@
-// kernel_lab: sweeps the parameters of tunekit's OpenCL kernels (kernels/*.cl) on every OpenCL device,
-// checks each configuration against a double-precision host reference, times it with profiling events
-// and compares GEMM with CLBlast SGEMM on the same device, sizes and data.
+// kernel_lab: sweeps the parameters of tunekit's OpenCL kernels (kernels/*.cl) on every OpenCL
+// device, checks each configuration against a double-precision host reference, times it with
+// profiling events and compares GEMM with CLBlast SGEMM on the same device, sizes and data.
 //
 // Usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose]
 //                   [--sizes 1024,2048] [--reps N] [--quick]
-// Output: one table row per (kernel, params, size): median ms, GFLOP/s or GB/s, max rel error, PASS/FAIL.
+// Output: one table row per (kernel, params, size): median ms, GFLOP/s or GB/s, max rel error,
+// PASS/FAIL.
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS
-#include <CL/opencl.hpp>
 #include <clblast.h>
 
+#include <CL/opencl.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,13 +36,14 @@ struct Options {
   std::string only;
   std::vector<int> sizes;
   std::string filter;  // run only configurations whose "kernel params" text contains this
-  std::string grid;  // "gpu" or "cpu": force that parameter grid (default: by device type)
+  std::string grid;    // "gpu" or "cpu": force that parameter grid (default: by device type)
   int reps = 15;
   bool quick = false;
 };
 const Options* g_opt = nullptr;
 bool selected(const std::string& kernel, const std::string& params) {
-  return g_opt == nullptr || g_opt->filter.empty() || (kernel + " " + params).find(g_opt->filter) != std::string::npos;
+  return g_opt == nullptr || g_opt->filter.empty() ||
+         (kernel + " " + params).find(g_opt->filter) != std::string::npos;
 }
 
 std::vector<int> parse_list(const std::string& s) {
@@ -91,7 +93,10 @@ float from_half(uint16_t h) {
       x = sign;
     } else {
       e = 1;
-      while (!(m & 0x400u)) { m <<= 1; --e; }
+      while (!(m & 0x400u)) {
+        m <<= 1;
+        --e;
+      }
       m &= 0x3ffu;
       x = sign | (uint32_t(e - 15 + 127) << 23) | (m << 13);
     }
@@ -122,12 +127,13 @@ std::string params_text(const Params& p) {
   for (auto& [k, v] : p) s += (s.empty() ? "" : " ") + k + "=" + std::to_string(v);
   return s;
 }
-// Build options: every parameter whose name is upper case is a -D macro; lower-case ones (lx, ly, groups)
-// are host-side launch parameters.
+// Build options: every parameter whose name is upper case is a -D macro; lower-case ones (lx, ly,
+// groups) are host-side launch parameters.
 std::string build_options(const Params& p) {
   std::string s = "-cl-mad-enable";
   for (auto& [k, v] : p)
-    if (!k.empty() && std::isupper(static_cast<unsigned char>(k[0]))) s += " -D" + k + "=" + std::to_string(v);
+    if (!k.empty() && std::isupper(static_cast<unsigned char>(k[0])))
+      s += " -D" + k + "=" + std::to_string(v);
   return s;
 }
 size_t roundup(size_t x, size_t m) { return (x + m - 1) / m * m; }
@@ -145,7 +151,8 @@ struct Lab {
   std::map<std::string, std::string> sources;
   std::map<std::string, cl::Program> programs;
 
-  Lab(const cl::Device& d, const std::string& kdir) : dev(d), ctx(d), q(ctx, d, CL_QUEUE_PROFILING_ENABLE), kernel_dir(kdir) {
+  Lab(const cl::Device& d, const std::string& kdir)
+      : dev(d), ctx(d), q(ctx, d, CL_QUEUE_PROFILING_ENABLE), kernel_dir(kdir) {
     dev_name = d.getInfo<CL_DEVICE_NAME>();
     gpu = (d.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU) != 0;
     nvidia = d.getInfo<CL_DEVICE_VENDOR>().find("NVIDIA") != std::string::npos;
@@ -154,8 +161,8 @@ struct Lab {
     cus = d.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
   }
 
-  // After a kernel fault the context is unusable on some drivers (NVIDIA: CL_INVALID_COMMAND_QUEUE);
-  // start over with a fresh one. The caller re-creates its buffers.
+  // After a kernel fault the context is unusable on some drivers (NVIDIA:
+  // CL_INVALID_COMMAND_QUEUE); start over with a fresh one. The caller re-creates its buffers.
   void reset() {
     q.finish();
     programs.clear();
@@ -188,8 +195,8 @@ struct Lab {
     return prog;
   }
 
-  // Times one call (a list of launches) as end(last) - start(first) from profiling events. Short calls
-  // are batched between two events (NVIDIA's timer ticks in 1 us), reported per call.
+  // Times one call (a list of launches) as end(last) - start(first) from profiling events. Short
+  // calls are batched between two events (NVIDIA's timer ticks in 1 us), reported per call.
   double time_ms(const std::function<void(std::vector<cl::Event>&)>& call, int reps) {
     std::vector<cl::Event> ev;
     call(ev);  // warm-up (also the first-call build cost of CLBlast etc.)
@@ -208,7 +215,8 @@ struct Lab {
       return double(t1 - t0) * 1e-6 / batch;
     };
     const double one = span(1);
-    const int batch = std::clamp(int(0.3 / std::max(one, 1e-6)), 1, 100);  // about 0.3 ms per sample
+    const int batch =
+        std::clamp(int(0.3 / std::max(one, 1e-6)), 1, 100);  // about 0.3 ms per sample
     std::vector<double> s;
     for (int r = 0; r < reps; ++r) s.push_back(span(batch));
     return median(s);
@@ -216,10 +224,12 @@ struct Lab {
 };
 
 FILE* g_log = stdout;
-void row(const std::string& dev, const std::string& kernel, const std::string& params, const std::string& size,
-         double ms, const std::string& rate, double err, const std::string& status, const std::string& extra = "") {
-  std::fprintf(g_log, "%-26.26s | %-16s | %-62s | %-16s | %10.4f | %16s | %8.1e | %s%s\n", dev.c_str(), kernel.c_str(),
-               params.c_str(), size.c_str(), ms, rate.c_str(), err, status.c_str(), extra.c_str());
+void row(const std::string& dev, const std::string& kernel, const std::string& params,
+         const std::string& size, double ms, const std::string& rate, double err,
+         const std::string& status, const std::string& extra = "") {
+  std::fprintf(g_log, "%-26.26s | %-16s | %-62s | %-16s | %10.4f | %16s | %8.1e | %s%s\n",
+               dev.c_str(), kernel.c_str(), params.c_str(), size.c_str(), ms, rate.c_str(), err,
+               status.c_str(), extra.c_str());
   std::fflush(g_log);
 }
 std::string fmt(const char* f, double v) {
@@ -236,7 +246,8 @@ struct GemmConfig {
 };
 
 // Global and local NDRange of a GEMM configuration for an M x N output (see kernels/README.md).
-void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global, cl::NDRange& local) {
+void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global,
+                  cl::NDRange& local) {
   const auto& p = c.p;
   if (c.kernel == "matmul_naive") {
     const int lx = param(p, "lx", 16), ly = param(p, "ly", 16);
@@ -247,13 +258,15 @@ void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global, 
     global = cl::NDRange(roundup(N, ts), roundup(M, ts));
     local = cl::NDRange(ts, ts);
   } else if (c.kernel == "matmul_reg") {
-    const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), md = param(p, "MDIMC", 16), nd = param(p, "NDIMC", 16);
+    const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), md = param(p, "MDIMC", 16),
+              nd = param(p, "NDIMC", 16);
     global = cl::NDRange(ceil_div(N, nwg) * nd, ceil_div(M, mwg) * md);
     local = cl::NDRange(nd, md);
   } else {  // matmul_direct
     const int wptm = param(p, "WPTM", 8), vwn = param(p, "VWN", 8), nvec = param(p, "NVEC", 2);
     const int lx = param(p, "lx", 1), ly = param(p, "ly", 16);
-    global = cl::NDRange(roundup(ceil_div(N, size_t(nvec) * vwn), lx), roundup(ceil_div(M, wptm), ly));
+    global =
+        cl::NDRange(roundup(ceil_div(N, size_t(nvec) * vwn), lx), roundup(ceil_div(M, wptm), ly));
     local = cl::NDRange(lx, ly);
   }
 }
@@ -282,7 +295,8 @@ GemmData make_gemm(size_t M, size_t N, size_t K, bool half, uint32_t seed) {
 }
 
 // Max over checked elements of |C - ref| / (sum_k |alpha a b| + |beta c0|), ref in double.
-double gemm_error(const GemmData& d, const std::vector<float>& c, float alpha, float beta, bool full) {
+double gemm_error(const GemmData& d, const std::vector<float>& c, float alpha, float beta,
+                  bool full) {
   std::vector<std::pair<size_t, size_t>> idx;
   if (full) {
     for (size_t i = 0; i < d.M; ++i)
@@ -322,12 +336,20 @@ struct GemmBuffers {
 GemmBuffers upload(Lab& lab, const GemmData& d, bool half) {
   const size_t es = half ? 2 : 4;
   auto buf = [&](const std::vector<float>& v, cl_mem_flags f) {
-    if (!half) return cl::Buffer(lab.ctx, f | CL_MEM_COPY_HOST_PTR, v.size() * es, const_cast<float*>(v.data()));
+    if (!half)
+      return cl::Buffer(lab.ctx, f | CL_MEM_COPY_HOST_PTR, v.size() * es,
+                        const_cast<float*>(v.data()));
     std::vector<uint16_t> h(v.size());
     for (size_t i = 0; i < v.size(); ++i) h[i] = to_half(v[i]);
     return cl::Buffer(lab.ctx, f | CL_MEM_COPY_HOST_PTR, v.size() * es, h.data());
   };
-  return {buf(d.a, CL_MEM_READ_ONLY), buf(d.b, CL_MEM_READ_ONLY), buf(d.c0, CL_MEM_READ_WRITE), half, d.M, d.N, d.K};
+  return {buf(d.a, CL_MEM_READ_ONLY),
+          buf(d.b, CL_MEM_READ_ONLY),
+          buf(d.c0, CL_MEM_READ_WRITE),
+          half,
+          d.M,
+          d.N,
+          d.K};
 }
 
 std::vector<float> download(Lab& lab, const GemmBuffers& g) {
@@ -348,7 +370,8 @@ void reset_c(Lab& lab, const GemmBuffers& g, const GemmData& d, bool nan) {
   if (nan) {  // beta = 0 must overwrite every element without reading it
     std::vector<uint16_t> h(n * (g.half ? 1 : 2), 0x7e00);
     std::vector<float> f(n, std::numeric_limits<float>::quiet_NaN());
-    lab.q.enqueueWriteBuffer(g.C, CL_TRUE, 0, n * (g.half ? 2 : 4), g.half ? static_cast<void*>(h.data()) : static_cast<void*>(f.data()));
+    lab.q.enqueueWriteBuffer(g.C, CL_TRUE, 0, n * (g.half ? 2 : 4),
+                             g.half ? static_cast<void*>(h.data()) : static_cast<void*>(f.data()));
   } else if (!g.half) {
     lab.q.enqueueWriteBuffer(g.C, CL_TRUE, 0, n * 4, d.c0.data());
   } else {
@@ -366,9 +389,11 @@ struct GemmResult {
 };
 
 // Launches one configuration: returns a callable that enqueues it, or sets why.
-std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfig& c, const GemmBuffers& g, float alpha,
+std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfig& c,
+                                                       const GemmBuffers& g, float alpha,
                                                        float beta, std::string& why) {
-  cl::Program prog = lab.program(c.file, build_options(c.p) + (g.half ? " -DPRECISION=16" : ""), why);
+  cl::Program prog =
+      lab.program(c.file, build_options(c.p) + (g.half ? " -DPRECISION=16" : ""), why);
   if (!prog()) return {};
   auto k = std::make_shared<cl::Kernel>(prog, c.kernel.c_str());
   k->setArg(0, int(g.M));
@@ -387,8 +412,8 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   };
 }
 
-GemmResult run_gemm(Lab& lab, const GemmConfig& c, const GemmData& d, const GemmBuffers& g, int reps, bool time_it,
-                    float alpha, float beta, bool full_check, double tol) {
+GemmResult run_gemm(Lab& lab, const GemmConfig& c, const GemmData& d, const GemmBuffers& g,
+                    int reps, bool time_it, float alpha, float beta, bool full_check, double tol) {
   GemmResult r;
   try {
     auto call = gemm_call(lab, c, g, alpha, beta, r.why);
@@ -419,8 +444,9 @@ double run_clblast(Lab& lab, const GemmData& d, const GemmBuffers& g, int reps, 
     lab.q.finish();
     const auto w0 = std::chrono::steady_clock::now();
     cl_event ev = nullptr;
-    const auto st = clblast::Gemm(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, d.M, d.N,
-                                  d.K, 1.0f, g.A(), 0, d.K, g.B(), 0, d.N, 0.0f, g.C(), 0, d.N, &qq, &ev);
+    const auto st = clblast::Gemm(clblast::Layout::kRowMajor, clblast::Transpose::kNo,
+                                  clblast::Transpose::kNo, d.M, d.N, d.K, 1.0f, g.A(), 0, d.K,
+                                  g.B(), 0, d.N, 0.0f, g.C(), 0, d.N, &qq, &ev);
     if (st != clblast::StatusCode::kSuccess) {
       err = -int(st);
       return 0;
@@ -435,16 +461,18 @@ double run_clblast(Lab& lab, const GemmData& d, const GemmBuffers& g, int reps, 
   return median(ms);
 }
 
-// The #error constraints of matmul_reg.cl plus the device's local memory and work-group size, on the
-// host, so that the sweep does not spend builds on configurations that cannot exist.
+// The #error constraints of matmul_reg.cl plus the device's local memory and work-group size, on
+// the host, so that the sweep does not spend builds on configurations that cannot exist.
 bool gemm_valid(const Lab& lab, const GemmConfig& c) {
   if (c.kernel != "matmul_reg") return true;
   const auto& p = c.p;
-  const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), kwg = param(p, "KWG", 16), md = param(p, "MDIMC", 16),
-            nd = param(p, "NDIMC", 16), vwm = param(p, "VWM", 4), vwn = param(p, "VWN", 4), vw = param(p, "VW", 4),
+  const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), kwg = param(p, "KWG", 16),
+            md = param(p, "MDIMC", 16), nd = param(p, "NDIMC", 16), vwm = param(p, "VWM", 4),
+            vwn = param(p, "VWN", 4), vw = param(p, "VW", 4),
             pada = param(p, "PADA", int(tunekit::ops::gemm::pad_a)),
             padb = param(p, "PADB", int(tunekit::ops::gemm::pad_b)), db = param(p, "DB", 0);
-  const tunekit::ops::gemm::BlockedParams rules{mwg, nwg, kwg, md, nd, vwm, vwn, vw, pada, padb, db};
+  const tunekit::ops::gemm::BlockedParams rules{mwg, nwg, kwg,  md,   nd, vwm,
+                                                vwn, vw,  pada, padb, db};
   return tunekit::ops::gemm::blocked_builds(rules) &&
          tunekit::ops::gemm::blocked_local_memory(rules) <= lab.local_mem &&
          tunekit::ops::gemm::blocked_work_group_size(rules) <= lab.max_wg;
@@ -461,23 +489,36 @@ std::vector<GemmConfig> gemm_grid(const Lab& lab, bool quick) {
 
 std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
   std::vector<GemmConfig> v;
-  auto add = [&](const std::string& file, const std::string& kernel, Params p) { v.push_back({file, kernel, std::move(p)}); };
+  auto add = [&](const std::string& file, const std::string& kernel, Params p) {
+    v.push_back({file, kernel, std::move(p)});
+  };
   const bool gpu_grid = g_opt && !g_opt->grid.empty() ? g_opt->grid == "gpu" : lab.gpu;
   if (gpu_grid) {
     add("matmul_naive.cl", "matmul_naive", {{"lx", 16}, {"ly", 16}});
     add("matmul_tiled.cl", "matmul_tiled", {{"TS", 16}});
     add("matmul_tiled.cl", "matmul_tiled", {{"TS", 32}});
-    add("matmul_direct.cl", "matmul_direct", {{"WPTM", 4}, {"VWN", 4}, {"NVEC", 1}, {"lx", 32}, {"ly", 4}});
+    add("matmul_direct.cl", "matmul_direct",
+        {{"WPTM", 4}, {"VWN", 4}, {"NVEC", 1}, {"lx", 32}, {"ly", 4}});
     // (MWG, NWG, MDIMC, NDIMC)
-    const int tiles[][4] = {{128, 128, 16, 16}, {128, 64, 16, 16}, {64, 128, 16, 16}, {64, 64, 16, 16},
-                            {128, 128, 32, 8},  {128, 128, 8, 32}, {64, 64, 8, 8},     {128, 64, 16, 8}};
+    const int tiles[][4] = {{128, 128, 16, 16}, {128, 64, 16, 16}, {64, 128, 16, 16},
+                            {64, 64, 16, 16},   {128, 128, 32, 8}, {128, 128, 8, 32},
+                            {64, 64, 8, 8},     {128, 64, 16, 8}};
     for (auto& t : tiles)
       for (int kwg : {8, 16, 32})
         for (int db : {0, 1}) {
           if (quick && (kwg != 16 || t[2] != 16)) continue;
           add("matmul_reg.cl", "matmul_reg",
-              {{"MWG", t[0]}, {"NWG", t[1]}, {"KWG", kwg}, {"MDIMC", t[2]}, {"NDIMC", t[3]}, {"VWM", 4}, {"VWN", 4},
-               {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", db}});
+              {{"MWG", t[0]},
+               {"NWG", t[1]},
+               {"KWG", kwg},
+               {"MDIMC", t[2]},
+               {"NDIMC", t[3]},
+               {"VWM", 4},
+               {"VWN", 4},
+               {"VW", 4},
+               {"PADA", 4},
+               {"PADB", 0},
+               {"DB", db}});
         }
     if (!quick) {
       const Params base = {{"MWG", 128}, {"NWG", 128}, {"KWG", 8}, {"MDIMC", 16}, {"NDIMC", 16}};
@@ -490,28 +531,131 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
       with({{"VWM", 4}, {"VWN", 2}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
       with({{"VWM", 8}, {"VWN", 8}, {"VW", 4}, {"PADA", 8}, {"PADB", 0}, {"DB", 1}});
       with({{"VWM", 4}, {"VWN", 4}, {"VW", 2}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
-      add("matmul_reg.cl", "matmul_reg", {{"MWG", 128}, {"NWG", 128}, {"KWG", 16}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 8}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
-      add("matmul_reg.cl", "matmul_reg", {{"MWG", 128}, {"NWG", 128}, {"KWG", 32}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 0}});
-      add("matmul_reg.cl", "matmul_reg", {{"MWG", 128}, {"NWG", 256}, {"KWG", 8}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
-      add("matmul_reg.cl", "matmul_reg", {{"MWG", 256}, {"NWG", 128}, {"KWG", 8}, {"MDIMC", 16}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
-      add("matmul_reg.cl", "matmul_reg", {{"MWG", 64}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
-      add("matmul_reg.cl", "matmul_reg", {{"MWG", 32}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 16}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg",
+          {{"MWG", 128},
+           {"NWG", 128},
+           {"KWG", 16},
+           {"MDIMC", 16},
+           {"NDIMC", 16},
+           {"VWM", 4},
+           {"VWN", 4},
+           {"VW", 8},
+           {"PADA", 4},
+           {"PADB", 0},
+           {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg",
+          {{"MWG", 128},
+           {"NWG", 128},
+           {"KWG", 32},
+           {"MDIMC", 16},
+           {"NDIMC", 16},
+           {"VWM", 4},
+           {"VWN", 4},
+           {"VW", 4},
+           {"PADA", 4},
+           {"PADB", 0},
+           {"DB", 0}});
+      add("matmul_reg.cl", "matmul_reg",
+          {{"MWG", 128},
+           {"NWG", 256},
+           {"KWG", 8},
+           {"MDIMC", 16},
+           {"NDIMC", 16},
+           {"VWM", 4},
+           {"VWN", 4},
+           {"VW", 4},
+           {"PADA", 4},
+           {"PADB", 0},
+           {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg",
+          {{"MWG", 256},
+           {"NWG", 128},
+           {"KWG", 8},
+           {"MDIMC", 16},
+           {"NDIMC", 16},
+           {"VWM", 4},
+           {"VWN", 4},
+           {"VW", 4},
+           {"PADA", 4},
+           {"PADB", 0},
+           {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg",
+          {{"MWG", 64},
+           {"NWG", 64},
+           {"KWG", 16},
+           {"MDIMC", 8},
+           {"NDIMC", 16},
+           {"VWM", 4},
+           {"VWN", 4},
+           {"VW", 4},
+           {"PADA", 4},
+           {"PADB", 0},
+           {"DB", 1}});
+      add("matmul_reg.cl", "matmul_reg",
+          {{"MWG", 32},
+           {"NWG", 64},
+           {"KWG", 16},
+           {"MDIMC", 8},
+           {"NDIMC", 16},
+           {"VWM", 4},
+           {"VWN", 4},
+           {"VW", 4},
+           {"PADA", 4},
+           {"PADB", 0},
+           {"DB", 1}});
     }
   } else {
     add("matmul_naive.cl", "matmul_naive", {{"lx", 16}, {"ly", 16}});
     add("matmul_naive.cl", "matmul_naive", {{"lx", 64}, {"ly", 1}});
     add("matmul_tiled.cl", "matmul_tiled", {{"TS", 16}});
-    add("matmul_reg.cl", "matmul_reg", {{"MWG", 64}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8}, {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"PADA", 4}, {"PADB", 0}, {"DB", 0}});
-    add("matmul_reg.cl", "matmul_reg", {{"MWG", 64}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 4}, {"NDIMC", 4}, {"VWM", 8}, {"VWN", 8}, {"VW", 8}, {"PADA", 8}, {"PADB", 0}, {"DB", 0}});
-    add("matmul_reg.cl", "matmul_reg", {{"MWG", 32}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 4}, {"NDIMC", 4}, {"VWM", 8}, {"VWN", 16 / 2}, {"VW", 8}, {"PADA", 8}, {"PADB", 0}, {"DB", 0}});
+    add("matmul_reg.cl", "matmul_reg",
+        {{"MWG", 64},
+         {"NWG", 64},
+         {"KWG", 16},
+         {"MDIMC", 8},
+         {"NDIMC", 8},
+         {"VWM", 4},
+         {"VWN", 4},
+         {"VW", 4},
+         {"PADA", 4},
+         {"PADB", 0},
+         {"DB", 0}});
+    add("matmul_reg.cl", "matmul_reg",
+        {{"MWG", 64},
+         {"NWG", 64},
+         {"KWG", 32},
+         {"MDIMC", 4},
+         {"NDIMC", 4},
+         {"VWM", 8},
+         {"VWN", 8},
+         {"VW", 8},
+         {"PADA", 8},
+         {"PADB", 0},
+         {"DB", 0}});
+    add("matmul_reg.cl", "matmul_reg",
+        {{"MWG", 32},
+         {"NWG", 64},
+         {"KWG", 32},
+         {"MDIMC", 4},
+         {"NDIMC", 4},
+         {"VWM", 8},
+         {"VWN", 16 / 2},
+         {"VW", 8},
+         {"PADA", 8},
+         {"PADB", 0},
+         {"DB", 0}});
     for (int wptm : {4, 6, 8})
-      for (auto [vwn, nvec] : {std::pair{16, 1}, std::pair{16, 2}, std::pair{8, 2}, std::pair{8, 4}})
+      for (auto [vwn, nvec] :
+           {std::pair{16, 1}, std::pair{16, 2}, std::pair{8, 2}, std::pair{8, 4}})
         for (int ly : {1, 16}) {
           if (quick && ly == 1) continue;
-          add("matmul_direct.cl", "matmul_direct", {{"WPTM", wptm}, {"VWN", vwn}, {"NVEC", nvec}, {"lx", 1}, {"ly", ly}});
+          add("matmul_direct.cl", "matmul_direct",
+              {{"WPTM", wptm}, {"VWN", vwn}, {"NVEC", nvec}, {"lx", 1}, {"ly", ly}});
         }
-    add("matmul_direct.cl", "matmul_direct", {{"WPTM", 8}, {"VWN", 16}, {"NVEC", 2}, {"lx", 4}, {"ly", 8}});
-    add("matmul_direct.cl", "matmul_direct", {{"WPTM", 8}, {"VWN", 16}, {"NVEC", 2}, {"lx", 1}, {"ly", 64}});
+    add("matmul_direct.cl", "matmul_direct",
+        {{"WPTM", 8}, {"VWN", 16}, {"NVEC", 2}, {"lx", 4}, {"ly", 8}});
+    add("matmul_direct.cl", "matmul_direct",
+        {{"WPTM", 8}, {"VWN", 16}, {"NVEC", 2}, {"lx", 1}, {"ly", 64}});
   }
   return v;
 }
@@ -519,10 +663,12 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
 void gemm_suite(Lab& lab, const Options& o) {
   const auto grid = gemm_grid(lab, o.quick);
   std::vector<int> sizes = o.sizes;
-  if (sizes.empty()) sizes = lab.gpu ? std::vector<int>{1024, 2048, 4096, 8192} : std::vector<int>{512, 1024};
+  if (sizes.empty())
+    sizes = lab.gpu ? std::vector<int>{1024, 2048, 4096, 8192} : std::vector<int>{512, 1024};
   const std::string& dn = lab.dev_name;
 
-  // 1. Correctness on awkward shapes (non-multiples of every tile, K and N not multiples of the vector
+  // 1. Correctness on awkward shapes (non-multiples of every tile, K and N not multiples of the
+  // vector
   //    widths), alpha and beta non-trivial, full check; fp32 and fp16 storage.
   const size_t edges[][3] = {{1, 1, 1}, {67, 45, 33}, {131, 257, 100}, {200, 260, 36}};
   std::vector<char> valid(grid.size(), 1);
@@ -535,22 +681,27 @@ void gemm_suite(Lab& lab, const Options& o) {
       std::string why;
       for (size_t e = 0; e < ed.size(); ++e) {
         GemmBuffers eb = upload(lab, ed[e], half);
-        auto r = run_gemm(lab, grid[ci], ed[e], eb, 1, false, 1.5f, -0.5f, true, half ? 2e-3 : 1e-5);
+        auto r =
+            run_gemm(lab, grid[ci], ed[e], eb, 1, false, 1.5f, -0.5f, true, half ? 2e-3 : 1e-5);
         if (r.runtime_error) lab.safe_reset();
         worst = std::max(worst, r.err);
         if (!r.ok) {
-          why = r.why + " at " + std::to_string(ed[e].M) + "x" + std::to_string(ed[e].N) + "x" + std::to_string(ed[e].K);
+          why = r.why + " at " + std::to_string(ed[e].M) + "x" + std::to_string(ed[e].N) + "x" +
+                std::to_string(ed[e].K);
           break;
         }
       }
       if (!half && !why.empty()) valid[ci] = 0;
-      row(dn, grid[ci].kernel + (half ? "/f16" : ""), params_text(grid[ci].p), "edges", 0, "-", worst,
-          why.empty() ? "PASS" : "FAIL", why.empty() ? "" : " (" + why + ")");
+      row(dn, grid[ci].kernel + (half ? "/f16" : ""), params_text(grid[ci].p), "edges", 0, "-",
+          worst, why.empty() ? "PASS" : "FAIL", why.empty() ? "" : " (" + why + ")");
     }
   }
 
   // 2. Timing at square sizes, with CLBlast on the same buffers.
-  struct Best { double gflops = 0; std::string what; };
+  struct Best {
+    double gflops = 0;
+    std::string what;
+  };
   std::map<int, std::map<std::string, Best>> best;
   std::map<int, double> clb;
   std::map<std::string, double> gf4096;  // for choosing the configs to run at 8192
@@ -562,21 +713,24 @@ void gemm_suite(Lab& lab, const Options& o) {
     const double cms = run_clblast(lab, d, g, reps, cerr);
     const double cgf = cms > 0 ? 2.0 * n * double(n) * n / (cms * 1e6) : 0;
     clb[n] = cgf;
-    row(dn, "clblast_sgemm", "wall clock around clFinish", std::to_string(n), cms, fmt("%.1f GFLOP/s", cgf), cerr,
-        cms > 0 && cerr < 1e-5 ? "PASS" : "FAIL");
-    // The slow kernels are only timed up to 2048 on GPUs, 1024 on CPUs; 8192 only for the best 6 at 4096.
+    row(dn, "clblast_sgemm", "wall clock around clFinish", std::to_string(n), cms,
+        fmt("%.1f GFLOP/s", cgf), cerr, cms > 0 && cerr < 1e-5 ? "PASS" : "FAIL");
+    // The slow kernels are only timed up to 2048 on GPUs, 1024 on CPUs; 8192 only for the best 6 at
+    // 4096.
     std::vector<std::pair<double, std::string>> ranked;
     for (auto& [k, v] : gf4096) ranked.emplace_back(-v, k);
     std::sort(ranked.begin(), ranked.end());
     for (size_t ci = 0; ci < grid.size(); ++ci) {
       const auto& c = grid[ci];
       if (!valid[ci]) continue;
-      const bool slow = c.kernel == "matmul_naive" || c.kernel == "matmul_tiled" || (lab.gpu && c.kernel == "matmul_direct");
+      const bool slow = c.kernel == "matmul_naive" || c.kernel == "matmul_tiled" ||
+                        (lab.gpu && c.kernel == "matmul_direct");
       if (slow && n > (lab.gpu ? 2048 : 1024)) continue;
       const std::string key = c.kernel + " " + params_text(c.p);
       if (n > 4096 && !ranked.empty()) {
         bool top = false;
-        for (size_t i = 0; i < std::min<size_t>(6, ranked.size()); ++i) top |= ranked[i].second == key;
+        for (size_t i = 0; i < std::min<size_t>(6, ranked.size()); ++i)
+          top |= ranked[i].second == key;
         if (!top) continue;
       }
       auto r = run_gemm(lab, c, d, g, reps, true, 1.0f, 0.0f, false, 1e-5);
@@ -584,9 +738,12 @@ void gemm_suite(Lab& lab, const Options& o) {
         lab.safe_reset();
         g = upload(lab, d, false);
       }
-      row(dn, c.kernel, params_text(c.p), std::to_string(n), r.ms, fmt("%.1f GFLOP/s", r.gflops), r.err,
-          r.ok ? "PASS" : "FAIL", (cgf > 0 ? fmt("  x%.2f vs CLBlast", r.gflops / cgf) : "") + (r.ok ? "" : " (" + r.why + ")"));
-      if (r.ok && r.gflops > best[n][c.kernel].gflops) best[n][c.kernel] = {r.gflops, params_text(c.p)};
+      row(dn, c.kernel, params_text(c.p), std::to_string(n), r.ms, fmt("%.1f GFLOP/s", r.gflops),
+          r.err, r.ok ? "PASS" : "FAIL",
+          (cgf > 0 ? fmt("  x%.2f vs CLBlast", r.gflops / cgf) : "") +
+              (r.ok ? "" : " (" + r.why + ")"));
+      if (r.ok && r.gflops > best[n][c.kernel].gflops)
+        best[n][c.kernel] = {r.gflops, params_text(c.p)};
       if (r.ok && n == 4096) gf4096[key] = r.gflops;
     }
   }
@@ -600,17 +757,20 @@ void gemm_suite(Lab& lab, const Options& o) {
       for (auto& c : grid)
         if (c.kernel == kname && params_text(c.p) == b.what) {
           auto r = run_gemm(lab, c, d, g, o.reps, true, 1.0f, 0.0f, false, 2e-3);
-          row(dn, kname + "/f16", params_text(c.p), std::to_string(n), r.ms, fmt("%.1f GFLOP/s", r.gflops), r.err,
-              r.ok ? "PASS" : "FAIL", r.ok ? "" : " (" + r.why + ")");
+          row(dn, kname + "/f16", params_text(c.p), std::to_string(n), r.ms,
+              fmt("%.1f GFLOP/s", r.gflops), r.err, r.ok ? "PASS" : "FAIL",
+              r.ok ? "" : " (" + r.why + ")");
           break;
         }
     }
   }
-  std::fprintf(g_log, "\n== GEMM summary on %s: best per kernel (GFLOP/s, ratio vs CLBlast) ==\n", dn.c_str());
+  std::fprintf(g_log, "\n== GEMM summary on %s: best per kernel (GFLOP/s, ratio vs CLBlast) ==\n",
+               dn.c_str());
   for (auto& [n, m] : best) {
     std::fprintf(g_log, "n=%d  CLBlast %.1f\n", n, clb[n]);
     for (auto& [k, b] : m)
-      std::fprintf(g_log, "   %-14s %10.1f  x%.2f  [%s]\n", k.c_str(), b.gflops, clb[n] > 0 ? b.gflops / clb[n] : 0.0, b.what.c_str());
+      std::fprintf(g_log, "   %-14s %10.1f  x%.2f  [%s]\n", k.c_str(), b.gflops,
+                   clb[n] > 0 ? b.gflops / clb[n] : 0.0, b.what.c_str());
   }
   std::fprintf(g_log, "\n");
 }
@@ -634,10 +794,12 @@ void reduce_suite(Lab& lab, const Options& o) {
   cl::Buffer p1(lab.ctx, CL_MEM_READ_WRITE, pmax * 4), p2(lab.ctx, CL_MEM_READ_WRITE, pmax * 4);
   {  // reference bandwidth: clEnqueueCopyBuffer of the same array (read + write bytes)
     cl::Buffer copy(lab.ctx, CL_MEM_READ_WRITE, n * 4);
-    const double cms = lab.time_ms([&](std::vector<cl::Event>& ev) {
-      ev.emplace_back();
-      lab.q.enqueueCopyBuffer(in, copy, 0, 0, n * 4, nullptr, &ev.back());
-    }, o.reps);
+    const double cms = lab.time_ms(
+        [&](std::vector<cl::Event>& ev) {
+          ev.emplace_back();
+          lab.q.enqueueCopyBuffer(in, copy, 0, 0, n * 4, nullptr, &ev.back());
+        },
+        o.reps);
     row(dn, "copy_buffer", "clEnqueueCopyBuffer, (read+write)/time", std::to_string(n), cms,
         fmt("%.1f GB/s", 2.0 * n * 4 / (cms * 1e6)), 0, "REF");
   }
@@ -653,8 +815,13 @@ void reduce_suite(Lab& lab, const Options& o) {
             for (int gpc : {4, 16}) {
               if (!lab.gpu && (wgs == 512 || gpc == 16 || (o.quick && un == 1))) continue;
               if (lab.gpu && o.quick && (vw == 1 || wgs == 512)) continue;
-              cfgs.push_back({k, {{"OP", op}, {"WGS", wgs}, {"VW", vw}, {"UNROLL", un}, {"USE_NV_SHFL", shfl},
-                                  {"groups_per_cu", lab.gpu ? gpc * 2 : gpc / 2}}});
+              cfgs.push_back({k,
+                              {{"OP", op},
+                               {"WGS", wgs},
+                               {"VW", vw},
+                               {"UNROLL", un},
+                               {"USE_NV_SHFL", shfl},
+                               {"groups_per_cu", lab.gpu ? gpc * 2 : gpc / 2}}});
             }
     for (auto& c : cfgs) {
       if (!selected(c.kernel, params_text(c.p))) continue;
@@ -681,14 +848,18 @@ void reduce_suite(Lab& lab, const Options& o) {
           size_t m = len;
           cl::Buffer src = in, dst = p1;
           while (true) {
-            size_t groups = c.kernel == "reduce_tree"
-                                ? ceil_div(m, 2 * wgs)
-                                : (m == len ? std::clamp(size_t(param(c.p, "groups_per_cu", 8)) * lab.cus, size_t(1), ceil_div(m, wgs)) : 1);
+            size_t groups =
+                c.kernel == "reduce_tree"
+                    ? ceil_div(m, 2 * wgs)
+                    : (m == len ? std::clamp(size_t(param(c.p, "groups_per_cu", 8)) * lab.cus,
+                                             size_t(1), ceil_div(m, wgs))
+                                : 1);
             k.setArg(0, int(m));
             k.setArg(1, src);
             k.setArg(2, dst);
             ev.emplace_back();
-            lab.q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * wgs), cl::NDRange(wgs), nullptr, &ev.back());
+            lab.q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * wgs),
+                                       cl::NDRange(wgs), nullptr, &ev.back());
             src = dst;
             if (groups == 1) break;
             m = groups;
@@ -715,10 +886,12 @@ void reduce_suite(Lab& lab, const Options& o) {
           err = op ? (got == float(ref) ? 0 : 1) : std::fabs(got - ref) / mag;
           if (!(err < 1e-5)) status = "FAIL";
         } catch (const cl::Error& e) {
-          row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL", std::string(" (") + e.what() + " " + std::to_string(e.err()) + ")");
+          row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL",
+              std::string(" (") + e.what() + " " + std::to_string(e.err()) + ")");
           throw;
         }
-        row(dn, c.kernel, params_text(c.p), sz, ms, fmt("%.1f GB/s", len * 4.0 / (ms * 1e6)), err, status, extra);
+        row(dn, c.kernel, params_text(c.p), sz, ms, fmt("%.1f GB/s", len * 4.0 / (ms * 1e6)), err,
+            status, extra);
       }
     }
   }
@@ -728,7 +901,8 @@ void reduce_suite(Lab& lab, const Options& o) {
       lab.gpu ? std::vector<std::pair<size_t, size_t>>{{16384, 16384}, {1 << 20, 256}, {4099, 1027}}
               : std::vector<std::pair<size_t, size_t>>{{2048, 8192}, {65536, 256}, {1031, 1027}};
   cl::Buffer out(lab.ctx, CL_MEM_READ_WRITE, (size_t(1) << 20) * 4);
-  std::map<std::pair<int, size_t>, std::vector<std::pair<double, double>>> row_refs;  // (op, rows) -> per row
+  std::map<std::pair<int, size_t>, std::vector<std::pair<double, double>>>
+      row_refs;  // (op, rows) -> per row
   for (int op : {0, 1}) {
     std::vector<RedCfg> cfgs;
     for (std::string k : {"reduce_rows", "reduce_rows_sg"})
@@ -756,7 +930,13 @@ void reduce_suite(Lab& lab, const Options& o) {
           row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "SKIP", " (" + why + ")");
           break;
         }
-        const size_t per_group = c.kernel == "reduce_rows" ? 1 : wgs / (lab.nvidia ? 32 : k.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(lab.dev));
+        const size_t per_group =
+            c.kernel == "reduce_rows"
+                ? 1
+                : wgs / (lab.nvidia
+                             ? 32
+                             : k.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(
+                                   lab.dev));
         const size_t groups = ceil_div(rows, per_group);
         k.setArg(0, int(rows));
         k.setArg(1, int(cols));
@@ -765,10 +945,13 @@ void reduce_suite(Lab& lab, const Options& o) {
         double ms = 0, err = 0;
         std::string status = "PASS", extra;
         try {
-          ms = lab.time_ms([&](std::vector<cl::Event>& ev) {
-            ev.emplace_back();
-            lab.q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * wgs), cl::NDRange(wgs), nullptr, &ev.back());
-          }, o.reps);
+          ms = lab.time_ms(
+              [&](std::vector<cl::Event>& ev) {
+                ev.emplace_back();
+                lab.q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(groups * wgs),
+                                           cl::NDRange(wgs), nullptr, &ev.back());
+              },
+              o.reps);
           std::vector<float> got(rows);
           lab.q.enqueueReadBuffer(out, CL_TRUE, 0, rows * 4, got.data());
           auto& rr = row_refs[{op, rows}];
@@ -784,13 +967,16 @@ void reduce_suite(Lab& lab, const Options& o) {
             }
           }
           for (size_t r = 0; r < rows; ++r)
-            err = std::max(err, op ? (got[r] == float(rr[r].first) ? 0.0 : 1.0) : std::fabs(got[r] - rr[r].first) / rr[r].second);
+            err = std::max(err, op ? (got[r] == float(rr[r].first) ? 0.0 : 1.0)
+                                   : std::fabs(got[r] - rr[r].first) / rr[r].second);
           if (!(err < 1e-5)) status = "FAIL";
         } catch (const cl::Error& e) {
-          row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL", std::string(" (") + e.what() + " " + std::to_string(e.err()) + ")");
+          row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL",
+              std::string(" (") + e.what() + " " + std::to_string(e.err()) + ")");
           throw;
         }
-        row(dn, c.kernel, params_text(c.p), sz, ms, fmt("%.1f GB/s", rows * cols * 4.0 / (ms * 1e6)), err, status, extra);
+        row(dn, c.kernel, params_text(c.p), sz, ms,
+            fmt("%.1f GB/s", rows * cols * 4.0 / (ms * 1e6)), err, status, extra);
       }
     }
   }
@@ -847,10 +1033,12 @@ void transpose_suite(Lab& lab, const Options& o) {
       double ms = 0, err = 0;
       std::string status = "PASS", extra;
       try {
-        ms = lab.time_ms([&](std::vector<cl::Event>& ev) {
-          ev.emplace_back();
-          lab.q.enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &ev.back());
-        }, o.reps);
+        ms = lab.time_ms(
+            [&](std::vector<cl::Event>& ev) {
+              ev.emplace_back();
+              lab.q.enqueueNDRangeKernel(k, cl::NullRange, global, local, nullptr, &ev.back());
+            },
+            o.reps);
         std::vector<float> got(M * N);
         lab.q.enqueueReadBuffer(out, CL_TRUE, 0, M * N * 4, got.data());
         for (size_t r = 0; r < M; ++r)
@@ -858,10 +1046,12 @@ void transpose_suite(Lab& lab, const Options& o) {
             if (got[cc * M + r] != x[r * N + cc]) err = 1;
         if (err != 0) status = "FAIL";
       } catch (const cl::Error& e) {
-        row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL", std::string(" (") + e.what() + " " + std::to_string(e.err()) + ")");
+        row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL",
+            std::string(" (") + e.what() + " " + std::to_string(e.err()) + ")");
         throw;
       }
-      row(dn, c.kernel, params_text(c.p), sz, ms, fmt("%.1f GB/s", 2.0 * M * N * 4 / (ms * 1e6)), err, status, extra);
+      row(dn, c.kernel, params_text(c.p), sz, ms, fmt("%.1f GB/s", 2.0 * M * N * 4 / (ms * 1e6)),
+          err, status, extra);
     }
   }
 }
@@ -876,18 +1066,29 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error("missing value after " + a);
       return argv[++i];
     };
-    if (a == "--device") o.device = next();
-    else if (a == "--kernels") o.kernel_dir = next();
-    else if (a == "--only") o.only = next();
-    else if (a == "--sizes") o.sizes = parse_list(next());
-    else if (a == "--reps") o.reps = std::stoi(next());
-    else if (a == "--quick") o.quick = true;
-    else if (a == "--filter") o.filter = next();
-    else if (a == "--grid") o.grid = next();
-    else if (a[0] != '-') o.device = a;
+    if (a == "--device")
+      o.device = next();
+    else if (a == "--kernels")
+      o.kernel_dir = next();
+    else if (a == "--only")
+      o.only = next();
+    else if (a == "--sizes")
+      o.sizes = parse_list(next());
+    else if (a == "--reps")
+      o.reps = std::stoi(next());
+    else if (a == "--quick")
+      o.quick = true;
+    else if (a == "--filter")
+      o.filter = next();
+    else if (a == "--grid")
+      o.grid = next();
+    else if (a[0] != '-')
+      o.device = a;
     else {
-      std::fprintf(stderr, "usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose] "
-                           "[--sizes 1024,2048] [--reps N] [--quick]\n");
+      std::fprintf(
+          stderr,
+          "usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose] "
+          "[--sizes 1024,2048] [--reps N] [--quick]\n");
       return 2;
     }
   }
@@ -905,12 +1106,17 @@ int main(int argc, char** argv) {
         continue;
       ++found;
       Lab lab(d, o.kernel_dir);
-      std::fprintf(g_log, "# device: %s | platform: %s %s | driver %s | %u CUs | local mem %zu | max wg %zu | %s\n",
-                   name.c_str(), pf.getInfo<CL_PLATFORM_NAME>().c_str(), pf.getInfo<CL_PLATFORM_VERSION>().c_str(),
-                   d.getInfo<CL_DRIVER_VERSION>().c_str(), lab.cus, lab.local_mem, lab.max_wg,
-                   d.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_subgroups") != std::string::npos ? "cl_khr_subgroups" : "no cl_khr_subgroups");
-      std::fprintf(g_log, "%-26s | %-16s | %-62s | %-16s | %10s | %16s | %8s | %s\n", "device", "kernel", "params", "size",
-                   "median ms", "rate", "max err", "status");
+      std::fprintf(
+          g_log,
+          "# device: %s | platform: %s %s | driver %s | %u CUs | local mem %zu | max wg %zu | %s\n",
+          name.c_str(), pf.getInfo<CL_PLATFORM_NAME>().c_str(),
+          pf.getInfo<CL_PLATFORM_VERSION>().c_str(), d.getInfo<CL_DRIVER_VERSION>().c_str(),
+          lab.cus, lab.local_mem, lab.max_wg,
+          d.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_khr_subgroups") != std::string::npos
+              ? "cl_khr_subgroups"
+              : "no cl_khr_subgroups");
+      std::fprintf(g_log, "%-26s | %-16s | %-62s | %-16s | %10s | %16s | %8s | %s\n", "device",
+                   "kernel", "params", "size", "median ms", "rate", "max err", "status");
       const std::pair<const char*, void (*)(Lab&, const Options&)> suites[] = {
           {"matmul", gemm_suite}, {"transpose", transpose_suite}, {"reduce", reduce_suite}};
       for (auto& [sname, fn] : suites) {

@@ -119,8 +119,8 @@ int cache_ls_command(const CommonOptions& common) {
          !error && !ignored && it != end; it.increment(ignored)) {
       if (it->is_regular_file(ignored)) size += it->file_size(ignored);
     }
-    std::printf("  %-*s %8zu %8zu %10s\n", static_cast<int>(width), printable(op, max_op).c_str(), entries.size(),
-                devices.size(), error ? "?" : std::to_string(size).c_str());
+    std::printf("  %-*s %8zu %8zu %10s\n", static_cast<int>(width), printable(op, max_op).c_str(),
+                entries.size(), devices.size(), error ? "?" : std::to_string(size).c_str());
   }
   std::fflush(stdout);
   return exit_ok;
@@ -141,8 +141,9 @@ int cache_show_command(const CommonOptions& common, const std::string& op) {
     FileStore store(dir);
     entries = store.entries(op);
     if (entries.empty()) {
-      std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in " << store.directory().string()
-                << " (ops with results: " << known_ops(store) << ")\n";
+      std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in "
+                << store.directory().string() << " (ops with results: " << known_ops(store)
+                << ")\n";
       return exit_failure;
     }
   }
@@ -216,8 +217,7 @@ int cache_import_command(const CommonOptions& common, const std::filesystem::pat
     return exit_ok;
   }
   FileStore store(cache_dir(common));
-  const std::size_t count =
-      store.import_from(file, mode);
+  const std::size_t count = store.import_from(file, mode);
   std::cout << "imported " << count << " results from " << file.string() << " into "
             << store.directory().string() << "\n";
   return exit_ok;
@@ -230,8 +230,8 @@ int report_command(const CommonOptions& common, const ReportOptions& options) {
   if (remote) {
     entries = options.op.empty() ? remote->entries() : remote->entries(options.op);
     if (!options.op.empty() && entries.empty()) {
-      std::cerr << "tunekit: no results for op '" << printable(options.op, 200) << "' in "
-                << source << " (ops with results: " << known_ops(*remote) << ")\n";
+      std::cerr << "tunekit: no results for op '" << printable(options.op, 200) << "' in " << source
+                << " (ops with results: " << known_ops(*remote) << ")\n";
       return exit_failure;
     }
   } else if (const auto dir = cache_dir(common); !cache_absent(dir)) {

@@ -12,7 +12,6 @@
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/transpose.hpp>
 #include <tunekit/outcome.hpp>
-
 #include <tunekit/redis_store.hpp>
 
 #include "commands.hpp"

@@ -22,7 +22,7 @@ namespace tunekit::cl {
 
 /// What identifies one program binary: the device it was compiled for, the source and options.
 struct ProgramKey {
-  std::string device;   ///< DeviceInfo::identity(): platform, device, driver version, ...
+  std::string device;  ///< DeviceInfo::identity(): platform, device, driver version, ...
   std::string_view source;
   std::string_view options;
 };

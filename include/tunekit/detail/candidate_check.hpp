@@ -25,7 +25,8 @@ inline constexpr bool fits_call =
 
 /// True when candidate `Fn` (entry `Index`) fits; otherwise a compile error whose first line is
 /// "invalid application of 'sizeof' to incomplete type
-/// 'tunekit::candidate_cannot_be_called_with<1, <lambda(const float&)>, called_as<Client&, int&>>'".
+/// 'tunekit::candidate_cannot_be_called_with<1, <lambda(const float&)>, called_as<Client&,
+/// int&>>'".
 template <std::size_t Index, class Fn, class Client, class... Args>
 constexpr bool check_candidate() {
   if constexpr (fits_call<Fn, Client, Args...>) {

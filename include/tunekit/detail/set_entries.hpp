@@ -53,9 +53,7 @@ template <class Traits, class Entry>
 struct OneCandidate {
   // Tunable::only_if(false): not a candidate at all.
   static std::size_t size(const Entry& e) noexcept { return Traits::tunable(e).enabled() ? 1 : 0; }
-  static const auto& function(const Entry& e, std::size_t) {
-    return Traits::tunable(e).function();
-  }
+  static const auto& function(const Entry& e, std::size_t) { return Traits::tunable(e).function(); }
   static std::string name(const Entry& e, std::size_t) { return Traits::tunable(e).name(); }
   static std::string fingerprint(const Entry& e, std::size_t) {
     return Traits::tunable(e).fingerprint();
@@ -156,8 +154,8 @@ template <class... R>
 using common_call_result_t = typename common_call_result<R...>::type;
 
 template <class Entry, class Client, class... Args>
-using entry_result_t = decltype(invoke_tunable(
-    EntryTraits<Entry>::function(std::declval<const Entry&>(), 0), std::declval<Client&>(),
-    std::declval<Args&>()...));
+using entry_result_t =
+    decltype(invoke_tunable(EntryTraits<Entry>::function(std::declval<const Entry&>(), 0),
+                            std::declval<Client&>(), std::declval<Args&>()...));
 
 }  // namespace tunekit::detail

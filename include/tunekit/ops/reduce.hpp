@@ -35,7 +35,8 @@ struct RowReduceKey {
                            (Anchored<std::uint64_t>, cols), (ReduceOp, op));
   /// The benchmark problem's work: the f32 matrix read once, one value per row written.
   Work work() const {
-    const double rows_ = static_cast<double>(rows.value()), cols_ = static_cast<double>(cols.value());
+    const double rows_ = static_cast<double>(rows.value()),
+                 cols_ = static_cast<double>(cols.value());
     return {rows_ * cols_, 4 * (rows_ * cols_ + rows_)};
   }
 };

@@ -18,7 +18,8 @@ namespace tunekit::ops {
 
 /// The tuning key of transpose: both sizes anchored to powers of two.
 struct TransposeKey {
-  BOOST_HANA_DEFINE_STRUCT(TransposeKey, (Anchored<std::uint64_t>, rows), (Anchored<std::uint64_t>, cols));
+  BOOST_HANA_DEFINE_STRUCT(TransposeKey, (Anchored<std::uint64_t>, rows),
+                           (Anchored<std::uint64_t>, cols));
   /// The benchmark problem's work: the f32 matrix read once and written once; no arithmetic.
   Work work() const {
     return {0, 8 * static_cast<double>(rows.value()) * static_cast<double>(cols.value())};
