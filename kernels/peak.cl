@@ -1,18 +1,20 @@
 // Device peaks for tunekit's throughput bounds (src/cl/device_peak.cpp): arithmetic and memory.
 /*
-  peak_fma(iterations, seed, out)  8 independent float4 multiply-add chains per work-item,
-      `iterations` times: 64 FLOP per iteration and work-item. The chains converge to 1 (no
+  peak_fma(iterations, seed, out)  8 independent float16 multiply-add chains per work-item,
+      `iterations` times: 256 FLOP per iteration and work-item (wide vectors and independent
+      chains, so that a CPU's SIMD units and a GPU's pipelines are all busy). The chains converge to 1 (no
       overflow, no denormals); the sum is stored so that no compiler can drop them.
       NDRange: any.
   peak_copy(in, out)  one float4 per work-item. NDRange: global = elements / 4, any local.
 */
 kernel void peak_fma(int iterations, float seed, global float* out) {
   const float s = seed + (float)get_global_id(0) * 1e-7f;
-  float4 a0 = (float4)(s, s + 0.1f, s + 0.2f, s + 0.3f);
-  float4 a1 = a0 + 0.01f, a2 = a0 + 0.02f, a3 = a0 + 0.03f;
-  float4 a4 = a0 + 0.04f, a5 = a0 + 0.05f, a6 = a0 + 0.06f, a7 = a0 + 0.07f;
-  const float4 m = (float4)(0.999f);
-  const float4 c = (float4)(0.001f);
+  float16 a0 = (float16)(s) + (float16)(0.0f, 0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f,
+                                         0.9f, 1.0f, 1.1f, 1.2f, 1.3f, 1.4f, 1.5f);
+  float16 a1 = a0 + 0.01f, a2 = a0 + 0.02f, a3 = a0 + 0.03f;
+  float16 a4 = a0 + 0.04f, a5 = a0 + 0.05f, a6 = a0 + 0.06f, a7 = a0 + 0.07f;
+  const float16 m = (float16)(0.999f);
+  const float16 c = (float16)(0.001f);
   for (int i = 0; i < iterations; ++i) {
     a0 = mad(a0, m, c);
     a1 = mad(a1, m, c);
@@ -23,7 +25,8 @@ kernel void peak_fma(int iterations, float seed, global float* out) {
     a6 = mad(a6, m, c);
     a7 = mad(a7, m, c);
   }
-  const float4 sum = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+  const float16 sum16 = ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+  const float4 sum = sum16.lo.lo + sum16.lo.hi + sum16.hi.lo + sum16.hi.hi;
   out[get_global_id(0)] = sum.x + sum.y + sum.z + sum.w;
 }
 

@@ -46,7 +46,7 @@ double measure_flops(Client& client) {
     seconds = client.measure(FunctionRef<void()>(run), 1);
   }
   seconds = best_of_three(client, run);
-  const double flops = 64.0 * static_cast<double>(iterations) * static_cast<double>(items);
+  const double flops = 256.0 * static_cast<double>(iterations) * static_cast<double>(items);
   return seconds > 0 ? flops / seconds : 0;
 }
 

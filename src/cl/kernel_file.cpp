@@ -7,7 +7,9 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "tunekit/error.hpp"
 
@@ -174,6 +176,74 @@ std::string read_kernel_file(const std::filesystem::path& file,
   Expander expander(include_dirs);
   expander.expand(file, 0, "");
   return expander.take();
+}
+
+namespace {
+
+// The file and line that physical line `wanted` (1-based) of `source` stands for, per the #line
+// directives before it (`#line N "file"`: the next line is line N of file); nothing without one.
+std::optional<std::pair<std::string, long>> logical_line(std::string_view source, long wanted) {
+  std::optional<std::pair<std::string, long>> at;  // (file, logical line of the physical line)
+  long physical = 0;
+  for (std::size_t pos = 0; pos <= source.size() && physical < wanted;) {
+    auto end = source.find('\n', pos);
+    if (end == std::string_view::npos) end = source.size();
+    std::string_view line = source.substr(pos, end - pos);
+    ++physical;
+    if (at) ++at->second;
+    if (physical == wanted) break;
+    if (line.starts_with("#line ")) {
+      line.remove_prefix(6);
+      const auto space = line.find(' ');
+      const std::string_view number = line.substr(0, space);
+      long n = 0;
+      bool digits = !number.empty() && number.size() < 10;
+      for (const char c : number) {
+        digits = digits && c >= '0' && c <= '9';
+        n = n * 10 + (c - '0');
+      }
+      std::string_view name = space == std::string_view::npos ? "" : line.substr(space + 1);
+      if (digits && name.size() >= 2 && name.front() == '"' && name.back() == '"') {
+        std::string file;  // the quoted() text undone
+        for (std::size_t i = 1; i + 1 < name.size(); ++i) {
+          if (name[i] == '\\' && i + 2 < name.size()) ++i;
+          file += name[i];
+        }
+        at = std::make_pair(std::move(file), n - 1);  // the next line is line n
+      }
+    }
+    pos = end + 1;
+  }
+  if (physical != wanted) return std::nullopt;
+  return at;
+}
+
+}  // namespace
+
+std::string with_source_lines(std::string_view source, std::string log) {
+  for (const std::string_view label :
+       {std::string_view("<kernel>:"), std::string_view("<source>:")}) {
+    std::size_t at = 0;
+    while ((at = log.find(label, at)) != std::string::npos) {
+      std::size_t end = at + label.size();
+      long line = 0;
+      while (end < log.size() && end - at - label.size() < 9 && log[end] >= '0' &&
+             log[end] <= '9') {
+        line = line * 10 + (log[end++] - '0');
+      }
+      const auto where = end < log.size() && log[end] == ':' && line > 0
+                             ? logical_line(source, line)
+                             : std::nullopt;
+      if (!where) {
+        at = end;
+        continue;
+      }
+      const std::string replacement = where->first + ":" + std::to_string(where->second);
+      log.replace(at, end - at, replacement);
+      at += replacement.size();
+    }
+  }
+  return log;
 }
 
 }  // namespace tunekit::cl::detail

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tunekit::cl::detail {
@@ -17,5 +18,11 @@ namespace tunekit::cl::detail {
 /// the text grows past 64 MiB.
 std::string read_kernel_file(const std::filesystem::path& file,
                              const std::vector<std::filesystem::path>& include_dirs);
+
+/// `log` (a build log of `source`) with every `<kernel>:LINE:` and `<source>:LINE:` (how NVIDIA
+/// names the source it was given: it ignores #line) replaced by the file and line that the
+/// #line directives of `source` give for that line, as PoCL writes them. Unchanged where
+/// `source` has no #line directive before that line.
+std::string with_source_lines(std::string_view source, std::string log);
 
 }  // namespace tunekit::cl::detail

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 
+#include "kernel_file.hpp"
 #include "tunekit/cl/errors.hpp"
 
 namespace tunekit::cl {
@@ -105,6 +106,7 @@ void ProgramCache::keep(const KernelSpec& spec) {
     std::string log;
     program.getBuildInfo(device_, CL_PROGRAM_BUILD_LOG, &log);
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    log = detail::with_source_lines(source, std::move(log));  // the user's files and lines
     throw AutotuneError(error_kind(code), "building " + where + " failed: " + error_name(code) +
                                               (log.empty() ? std::string(" (empty build log)")
                                                            : "; build log:\n" + log));

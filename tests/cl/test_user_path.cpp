@@ -8,6 +8,7 @@
 #include <tunekit/cl.hpp>
 #include <tunekit/tunekit.hpp>
 
+#include "../../src/cl/kernel_file.hpp"
 #include "support_cl.hpp"
 
 namespace tunekit::test {
@@ -176,3 +177,33 @@ TEST_CASE("an input generator and a validator may take the client", "[opencl][us
 }
 
 }  // namespace tunekit::test
+
+// NVIDIA ignores #line and names the source "<kernel>": its build logs are mapped back to the
+// user's files and lines by the #line directives tunekit wrote.
+TEST_CASE("a build log that names <kernel> lines is mapped to the user's files and lines",
+          "[opencl][user-path]") {
+  const std::string source =
+      "#line 1 \"/w/main.cl\"\n"            // 1
+      "kernel void k() {\n"                 // 2: main.cl:1
+      "#line 1 \"/w/help \\\"er\\\".h\"\n"  // 3
+      "float f() { return x; }\n"           // 4: help "er".h:1
+      "float g() { return y; }\n"           // 5: help "er".h:2
+      "#line 3 \"/w/main.cl\"\n"            // 6
+      "}\n";                                // 7: main.cl:3
+  const std::string log =
+      "<kernel>:4:20: error: use of undeclared identifier 'x'\n"
+      "<kernel>:5:20: error: use of undeclared identifier 'y'\n"
+      "<source>:7:1: note: here\n"
+      "<kernel>:1:1: no directive before it\n"
+      "<kernel>:99:1: past the end\n"
+      "<kernel>:x: not a line";
+  CHECK(tunekit::cl::detail::with_source_lines(source, log) ==
+        "/w/help \"er\".h:1:20: error: use of undeclared identifier 'x'\n"
+        "/w/help \"er\".h:2:20: error: use of undeclared identifier 'y'\n"
+        "/w/main.cl:3:1: note: here\n"
+        "<kernel>:1:1: no directive before it\n"
+        "<kernel>:99:1: past the end\n"
+        "<kernel>:x: not a line");
+  CHECK(tunekit::cl::detail::with_source_lines("kernel void k() {}\n", "<kernel>:1:1: e") ==
+        "<kernel>:1:1: e");
+}
