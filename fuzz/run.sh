@@ -27,11 +27,15 @@ extra=()
 case "$target" in
   cache_loader) sources=("$root/src/cache/format.cpp" "$root/src/cache/reader.cpp") ;;
   report) sources=("$root/src/cache/format.cpp" "$root/src/cache/reader.cpp"
-                   "$root/src/report/html_report.cpp") ;;
-  settings|replay_table) sources=("$root/src/settings.cpp" "$root/src/search.cpp" "$root/src/space.cpp") ;;
+                   "$root/src/report/html_report.cpp" "$root/src/report/html_charts.cpp"
+                   "$root/src/report/html_tables.cpp" "$root/src/report/html_text.cpp"
+                   "$root/src/candidate_name.cpp" "$root/src/space.cpp") ;;
+  settings|replay_table) sources=("$root/src/settings.cpp" "$root/src/search.cpp" "$root/src/space.cpp"
+                                  "$root/src/candidate_name.cpp" "$root/src/cache/store_url.cpp") ;;
   device_selector)
     sources=("$root/src/cl/device.cpp" "$root/src/cl/errors.cpp" "$root/src/settings.cpp"
-             "$root/src/search.cpp" "$root/src/space.cpp")
+             "$root/src/search.cpp" "$root/src/space.cpp" "$root/src/candidate_name.cpp"
+             "$root/src/cache/store_url.cpp")
     libs+=(-lOpenCL)
     extra=(-DCL_HPP_TARGET_OPENCL_VERSION=300 -DCL_HPP_MINIMUM_OPENCL_VERSION=200)
     # PoCL is not instrumented; its allocations that outlive one input are its own caches.
