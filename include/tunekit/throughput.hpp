@@ -14,6 +14,9 @@ namespace tunekit {
 struct DevicePeak {
   double flops_per_second = 0;
   double bytes_per_second = 0;
+  /// The device's memory cache (bytes; 0: unknown). Traffic that fits in it is not bound by
+  /// bytes_per_second, which is measured beyond it.
+  double cache_bytes = 0;
 };
 
 /// What one call of an op on a key's benchmark inputs does: FLOPs, and bytes it must move
@@ -24,13 +27,16 @@ struct Work {
 };
 
 /// The least time `work` can take on a device of `peak` (the roofline: the slower of its
-/// arithmetic and its memory traffic at their peaks); 0 when nothing is known.
+/// arithmetic and its memory traffic at their peaks); 0 when nothing is known. Traffic that may
+/// stay in the device's cache (up to twice its size) has no bound: it can beat the copy peak.
 inline double least_seconds(const Work& work, const DevicePeak& peak) {
   const auto part = [](double amount, double rate) {
     return std::isfinite(amount) && amount > 0 && std::isfinite(rate) && rate > 0 ? amount / rate
                                                                                   : 0.0;
   };
-  return std::max(part(work.flops, peak.flops_per_second), part(work.bytes, peak.bytes_per_second));
+  const bool cached = !(work.bytes > 2 * peak.cache_bytes);
+  return std::max(part(work.flops, peak.flops_per_second),
+                  cached ? 0.0 : part(work.bytes, peak.bytes_per_second));
 }
 
 /// A key that states the work of its benchmark problem (`key.work()`): its tunings may stop once

@@ -53,6 +53,7 @@ DeviceInfo describe_device(const ::cl::Platform& platform, const ::cl::Device& d
   info.max_work_item_sizes = device.getInfo<CL_DEVICE_MAX_WORK_ITEM_SIZES>();
   info.max_allocation = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
   info.global_memory = device.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+  info.global_memory_cache = device.getInfo<CL_DEVICE_GLOBAL_MEM_CACHE_SIZE>();
   const std::size_t ticks = device.getInfo<CL_DEVICE_PROFILING_TIMER_RESOLUTION>();
   // A driver reporting 0 ns would make the runner's batching target 0: assume 1 ns.
   info.timer_resolution = static_cast<double>(std::max<std::size_t>(ticks, 1)) * 1e-9;

@@ -79,6 +79,7 @@ DevicePeak Client::peak() {
   try {
     peak.flops_per_second = measure_flops(*this);
     peak.bytes_per_second = measure_bytes(*this);
+    peak.cache_bytes = static_cast<double>(device_.global_memory_cache);
   } catch (const std::exception& e) {
     warn("tunekit: measuring the peak of " + device_.describe() +
          " failed, no throughput bound for its tunings: " + e.what());

@@ -192,6 +192,9 @@ TEST_CASE("a device's peak is measured once per process, and can be declared",
   CHECK(least_seconds({2e12, 0}, {2e12, 3e11}) == Approx(1.0));
   CHECK(least_seconds({2e12, 6e11}, {2e12, 3e11}) == Approx(2.0));
   CHECK(least_seconds({1, 1}, {}) == 0);  // unknown peak: no bound
+  // Traffic that may stay in a 1 MB cache is not bound by the copy peak; beyond it, it is.
+  CHECK(least_seconds({0, 2e6}, {1e12, 1e9, 1e6}) == 0);
+  CHECK(least_seconds({0, 3e6}, {1e12, 1e9, 1e6}) == Approx(3e-3));
 }
 
 }  // namespace tunekit::test

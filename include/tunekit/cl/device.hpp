@@ -27,7 +27,8 @@ struct DeviceInfo {
   std::vector<std::size_t> max_work_item_sizes;  ///< per dimension
   cl_ulong max_allocation = 0;                   ///< largest single buffer, bytes
   cl_ulong global_memory = 0;
-  double timer_resolution = 0;  ///< seconds per tick of the profiling timer
+  cl_ulong global_memory_cache = 0;  ///< CL_DEVICE_GLOBAL_MEM_CACHE_SIZE, bytes
+  double timer_resolution = 0;       ///< seconds per tick of the profiling timer
   /// NVIDIA's platform: no cl_khr_subgroups, but 32-wide warps whose shuffles kernels reach
   /// through inline PTX (decided once here, not by a string search on every launch).
   bool nvidia = false;
