@@ -288,7 +288,7 @@ double Client::measure(FunctionRef<void()> work, std::size_t batch) {
   ::cl::Event before;
   const bool have_before = queue_.enqueueMarkerWithWaitList(nullptr, &before) == CL_SUCCESS;
   {
-    measuring_thread_ = std::this_thread::get_id();
+    measuring_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
     measuring_.store(true, std::memory_order_release);
     struct StopRecording {
       std::atomic<bool>& measuring;

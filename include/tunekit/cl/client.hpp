@@ -160,7 +160,9 @@ class Client {
   cl_event* event_slot() {
     if (!measuring_.load(std::memory_order_acquire)) [[likely]]
       return nullptr;
-    if (measuring_thread_ != std::this_thread::get_id()) return nullptr;
+    if (measuring_thread_.load(std::memory_order_relaxed) != std::this_thread::get_id()) {
+      return nullptr;
+    }
     recorded_.push_back(nullptr);
     return &recorded_.back();
   }
@@ -183,7 +185,8 @@ class Client {
 
   std::mutex measure_mutex_;  // one measurement at a time per client
   std::atomic<bool> measuring_{false};
-  std::thread::id measuring_thread_;
+  // Atomic: other threads sharing the client read it while the next measurement sets it.
+  std::atomic<std::thread::id> measuring_thread_;
   std::vector<cl_event> recorded_;  // raw handles: reused capacity, released after each measure
   MeasureSource last_source_ = MeasureSource::events;
   std::size_t last_event_count_ = 0;
