@@ -5,7 +5,9 @@
 # 1. nothing cached: matmul 2048 in an empty cache directory;
 # 2. a second process, the kernels built once: the results cleared, the program binaries kept;
 # 3. a new shape whose neighbours are tuned: 4096, then 2048x4096x2048;
-# 4. the same new shape tuned in an empty directory (the winner to compare with).
+# 4. the same new shape tuned in an empty directory (the winner to compare with);
+# 5. as a user runs it, NVIDIA's compile cache on (a fresh CUDA_CACHE_PATH): 2048 in an empty
+#    directory, then a second process with the results cleared (step 2 with the driver's cache).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/.carry/gpu
@@ -43,4 +45,10 @@ tune binaries-kept "$work/a" --size 2048
 tune neighbour-4096 "$work/a" --size 4096
 tune new-shape "$work/a" --m 2048 --n 4096 --k 2048
 tune new-shape-alone "$work/b" --m 2048 --n 4096 --k 2048
+say "# NVIDIA's compile cache on (CUDA_CACHE_PATH=$work/nv, empty at first)"
+unset CUDA_CACHE_DISABLE
+export CUDA_CACHE_PATH=$work/nv
+tune driver-cache-cold "$work/c" --size 2048
+"$bin/tunekit" --cache-dir "$work/c" cache clear matmul > /dev/null 2>&1
+tune driver-cache-second-process "$work/c" --size 2048
 rm -rf "$work"
