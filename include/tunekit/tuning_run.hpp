@@ -273,6 +273,28 @@ class TuningRun {
                       inputs_);
   }
 
+  // The benchmark inputs of the next call: fresh ones in `own`, unless the set shares one set of
+  // them across the tuning (TunableSet::share_inputs). Throws what the input generator throws.
+  Bench& bench_inputs(std::optional<Bench>& own) {
+    std::optional<Bench>& slot = set_.shares_inputs() ? shared_inputs_ : own;
+    if (!slot || !set_.shares_inputs()) slot.emplace(make_bench_inputs());
+    return *slot;
+  }
+
+  // One call of candidate `where` on benchmark inputs, its output dropped: what is timed.
+  struct BenchCall {
+    TuningRun* run;
+    CandidateLocation where;
+    Bench* bench;
+    void operator()() const {
+      std::apply(
+          [&](auto&... args) {
+            (void)detail::call_unwrapped(where, run->client_, run->set_, args...);
+          },
+          *bench);
+    }
+  };
+
   // Why candidate `index`'s output is wrong (compared with the reference: the first candidate
   // that runs, computed once), or nothing when it is right or nothing can be compared.
   std::optional<AutotuneError> validate(std::size_t index, Bench& bench) {
@@ -331,20 +353,15 @@ class TuningRun {
   // Candidate `i` leads under the good-enough bound: a second measurement must confirm it (one
   // lucky sample must not end a tuning); then the tuning is finished.
   void check_good_enough(std::size_t i) {
-    std::optional<Bench>& bench = shared_inputs_;
+    Bench* bench = nullptr;
     try {
-      if (!bench || !set_.shares_inputs()) bench.emplace(make_bench_inputs());
+      bench = &bench_inputs(shared_inputs_);
     } catch (...) {
       return;  // no second measurement: go on measuring
     }
-    const CandidateLocation where = set_.locate(i);
-    auto run_once = [&] {
-      std::apply(
-          [&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
-          *bench);
-    };
+    const BenchCall call{this, set_.locate(i), bench};
     const AutotuneOutcome again =
-        measure_candidate(client_, FunctionRef<void()>(run_once), bench_,
+        measure_candidate(client_, FunctionRef<void()>(call), bench_,
                           std::numeric_limits<double>::infinity(), outcomes_[i].name, i);
     if (!again.ok() || again.median > good_enough_seconds_) return;
     finished_ = true;
@@ -376,37 +393,19 @@ class TuningRun {
     }
     if (best.size() < 2) return;
     // Their benchmark inputs: the shared ones, or fresh ones for each (in-place candidates).
-    std::vector<std::optional<Bench>> inputs(best.size());
+    std::vector<std::optional<Bench>> own(best.size());
+    std::vector<Bench*> benches;
     try {
-      for (std::size_t k = 0; k < best.size(); ++k) {
-        if (set_.shares_inputs()) {
-          if (!shared_inputs_) shared_inputs_.emplace(make_bench_inputs());
-        } else {
-          inputs[k].emplace(make_bench_inputs());
-        }
-      }
+      for (std::size_t k = 0; k < best.size(); ++k) benches.push_back(&bench_inputs(own[k]));
     } catch (...) {
       return;  // no inputs to confirm with: the ranking stands as measured
     }
-    struct Call {
-      TuningRun* run;
-      CandidateLocation where;
-      Bench* bench;
-      void operator()() const {
-        std::apply(
-            [&](auto&... args) {
-              (void)detail::call_unwrapped(where, run->client_, run->set_, args...);
-            },
-            *bench);
-      }
-    };
-    std::vector<Call> calls;
+    std::vector<BenchCall> calls;
     calls.reserve(best.size());  // the contenders below refer to these
     std::vector<Contender> contenders;
     std::vector<std::string> names;
     for (std::size_t k = 0; k < best.size(); ++k) {
-      Bench* bench = set_.shares_inputs() ? &*shared_inputs_ : &*inputs[k];
-      calls.push_back(Call{this, set_.locate(best[k]), bench});
+      calls.push_back(BenchCall{this, set_.locate(best[k]), benches[k]});
       contenders.push_back(Contender{FunctionRef<void()>(calls.back()), outcomes_[best[k]].batch});
       names.push_back(outcomes_[best[k]].name);
     }
@@ -434,18 +433,15 @@ class TuningRun {
   // Benchmark inputs, validation, then the measurement (racing against the leader).
   AutotuneOutcome measure(std::size_t index) {
     const std::string name = set_.name(index);
-    const CandidateLocation where = set_.locate(index);
     AutotuneOutcome failed;
     failed.name = name;
     failed.index = index;
     failed.status = OutcomeStatus::failed;
-    // Fresh benchmark inputs for each candidate, unless the set shares one set of them across
-    // the tuning (TunableSet::share_inputs).
-    std::optional<Bench>& bench = shared_inputs_;
+    Bench* bench = nullptr;
     try {
-      if (!bench || !set_.shares_inputs()) bench.emplace(make_bench_inputs());
+      bench = &bench_inputs(shared_inputs_);
     } catch (...) {
-      bench.reset();
+      shared_inputs_.reset();
       const auto cause = error_from_exception(std::current_exception(), name);
       failed.error =
           AutotuneError(cause.kind(), "the input generator failed: " + cause.message(), name);
@@ -457,12 +453,8 @@ class TuningRun {
         return failed;
       }
     }
-    auto run_once = [&] {
-      std::apply(
-          [&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
-          *bench);
-    };
-    return measure_candidate(client_, FunctionRef<void()>(run_once), bench_, leader_, name, index);
+    const BenchCall call{this, set_.locate(index), bench};
+    return measure_candidate(client_, FunctionRef<void()>(call), bench_, leader_, name, index);
   }
 
   const std::string& op_;
