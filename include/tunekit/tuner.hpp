@@ -268,7 +268,7 @@ class Tuner {
   template <class Client, class Set, class... Inputs>
   Decision decide(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
     if (!store_) {
-      Decision decision = from_report(set, tune(client, set, key, inputs...));
+      Decision decision = from_report(set, tune(client, set, key, nullptr, inputs...));
       note(CallPath::tuned, decision.index);  // after the tuning: its candidates may call ops
       return decision;
     }
@@ -284,7 +284,7 @@ class Tuner {
       note(CallPath::loaded, stored->index);
       return *stored;
     }
-    Decision decision = from_report(set, tune(client, set, key, inputs...));
+    Decision decision = from_report(set, tune(client, set, key, &id, inputs...));
     note(CallPath::tuned, decision.index);
     if (!decision.unmeasured && (!decision.failed || lasting(*decision.failed))) {
       persist(set, key, decision);
@@ -437,17 +437,52 @@ class Tuner {
   }
 
   // Tunes `key` (called with tuning_mutex_ held): the run measures, this tuner logs and keeps
-  // the report.
+  // the report. With a store (`id`), the tuning resumes from the key's in-progress record and
+  // records each outcome as it is measured; the record goes once the tuning is done (one that
+  // throws, or is stopped, leaves it for the next tuning of the key).
   template <class Client, class Set, class... Inputs>
-  TuningReport tune(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+  TuningReport tune(Client& client, const Set& set, const Key& key, const EntryId* id,
+                    Inputs&... inputs) {
     const std::string key_text = key_to_string(key);
     TuningRun<Key, Client, Set, Inputs...> tuning(op_, device_.identity(), settings_, client, set,
                                                   key, known_winners(set, key, key_text),
                                                   stable_hash(op_ + "|" + key_text), inputs...);
+    std::vector<AutotuneOutcome> recorded;
+    if (id != nullptr) {
+      recorded = resumable(set, store_->load_progress(*id), key_text);
+      tuning.resume(recorded);
+      tuning.on_measured([&](const AutotuneOutcome& outcome) {
+        recorded.push_back(outcome);
+        store_->save_progress(*id, recorded);
+      });
+    }
     TuningReport report = tuning.run();
+    if (id != nullptr) store_->drop_progress(*id);
     if (settings_.log >= LogLevel::info) inform(format_report(report));
     remember(report);
     return report;
+  }
+
+  // The outcomes of an interrupted tuning's record, when each names a candidate of `set` once
+  // and was measured; else none (the record's checksum matched, so it was tampered with).
+  template <class Set>
+  std::vector<AutotuneOutcome> resumable(const Set& set, std::vector<AutotuneOutcome> recorded,
+                                         const std::string& key_text) const {
+    std::vector<bool> seen(set.size());
+    for (const auto& outcome : recorded) {
+      if (outcome.index >= set.size() || seen[outcome.index] ||
+          set.name(outcome.index) != outcome.name || outcome.status == OutcomeStatus::skipped) {
+        warn(about(op_, key_text) +
+             "the in-progress record does not match the tunable set; the tuning starts over");
+        return {};
+      }
+      seen[outcome.index] = true;
+    }
+    if (!recorded.empty() && settings_.log >= LogLevel::info) {
+      inform(about(op_, key_text) + "resuming an interrupted tuning: " +
+             std::to_string(recorded.size()) + " candidates were measured before\n");
+    }
+    return recorded;
   }
 
   // The winners of the other keys of this op tuned on this device (in this process, then in the
