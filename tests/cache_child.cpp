@@ -3,7 +3,7 @@
 //
 //   cache_child --dir DIR [--counter FILE] [--device NAME] [--op NAME] [--source TEXT]
 //               [--tune-ms N] [--hang-file FILE] [--store URL] [--start-file FILE]
-//               [--kill-after N] KEY...
+//               [--kill-after N] [--background [--exit]] KEY...
 //
 // --store: Settings::store (a shared store behind DIR).
 // --start-file: wait until FILE exists before the first key (several children start at once).
@@ -11,6 +11,8 @@
 // --tune-ms: each candidate's benchmark input takes N ms to make (a slow tuning).
 // --hang-file: while tuning (holding the tuning lock), create FILE and sleep forever.
 // --kill-after: the process kills itself (SIGKILL) once a tuning measured N candidates.
+// --background: Settings::tuning = background; main returns (or, with --exit, calls std::exit)
+// right after the calls, while the tunings they started run.
 // Prints "tunings=N resumed=N winners=NAME,..." (resumed: candidates whose outcomes came from an
 // interrupted tuning's record) and exits 0; exits 2 on a usage error, 1 on a failure.
 #include <fcntl.h>
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   std::string store, start_file;
   int tune_ms = 0;
   std::size_t kill_after = 0;
+  bool background = false, exit_at_once = false;
   std::vector<std::uint64_t> keys;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -78,6 +81,10 @@ int main(int argc, char** argv) {
       start_file = value();
     else if (arg == "--kill-after")
       kill_after = std::stoul(value());
+    else if (arg == "--background")
+      background = true;
+    else if (arg == "--exit")
+      exit_at_once = true;
     else
       keys.push_back(std::stoull(arg));
   }
@@ -90,6 +97,7 @@ int main(int argc, char** argv) {
   settings.persistent_cache = true;
   settings.cache_dir = dir;
   settings.store = store;
+  if (background) settings.tuning = TuningMode::background;
   if (kill_after > 0) {
     settings.on_progress = [kill_after](const TuningProgress& progress) {
       if (progress.done >= kill_after) ::raise(SIGKILL);  // as a user's kill -9 mid-tuning
@@ -146,5 +154,6 @@ int main(int argc, char** argv) {
   }
   std::cout << "tunings=" << tunings << " resumed=" << resumed << " winners=" << winners
             << std::endl;
+  if (exit_at_once) std::exit(0);  // the exit handlers stop the background tunings
   return 0;
 }

@@ -216,3 +216,21 @@ TEST_CASE("a process killed mid-tuning: the next one resumes where it died", "[r
   CHECK(out.find("resumed=1 winners=fast") != std::string::npos);
   CHECK(FileStore(cache).progress().empty());
 }
+
+TEST_CASE("a process that ends while it tunes in the background ends cleanly",
+          "[background][process]") {
+  TempDir dir;
+  const auto cache = (dir / "cache").string();
+  // Main returns (the client, local to main, stops its tunings as it goes), or calls std::exit
+  // (the exit handler stops them): either way the process exits 0, whatever the tuning's stage.
+  for (const char* how : {"--background", "--exit"}) {
+    std::vector<std::string> args{"--dir", cache, "--background", "--tune-ms", "50", "64"};
+    if (std::string(how) == "--exit") args.push_back("--exit");
+    Child child(args, dir / "background.out");
+    CHECK(child.wait() == 0);
+    CHECK(read_text(dir / "background.out").find("winners=") != std::string::npos);
+  }
+  // What they measured is resumed or cached: the next process ends with the right winner.
+  CHECK(run_child({"--dir", cache, "64"}, dir / "next.out") >= 0);
+  CHECK(read_text(dir / "next.out").find("winners=fast") != std::string::npos);
+}

@@ -15,6 +15,8 @@ enum class CallPath : std::uint8_t {
   tuned,       ///< this call tuned the key, then ran the winner
   fell_back,   ///< the winner failed on these inputs and another working candidate served them
   failed,      ///< the call threw (a remembered failure, every candidate failed, or the inputs)
+  provisional,  ///< the key is being tuned in the background (Settings::tuning): a provisional
+                ///< candidate served the call
 };
 
 /// "dispatched", "loaded", ...
@@ -32,6 +34,8 @@ constexpr std::string_view to_string(CallPath path) noexcept {
       return "fell back";
     case CallPath::failed:
       return "failed";
+    case CallPath::provisional:
+      return "provisional";
   }
   return "?";
 }
