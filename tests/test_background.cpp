@@ -146,7 +146,8 @@ TEST_CASE("background: a tuning in which every candidate fails is remembered", "
     return std::tuple<std::uint64_t>(key.n.value());
   };
   const auto set = TunableSet{key_of, inputs}
-                       .with(Tunable{"one", [](ThreadClient&, std::uint64_t&) -> std::uint64_t {
+                       .with(Tunable{"one",
+                                     [](ThreadClient&, std::uint64_t&) -> std::uint64_t {
                                        throw std::runtime_error("one fails");
                                      }})
                        .with(Tunable{"two", [](ThreadClient&, std::uint64_t&) -> std::uint64_t {
@@ -224,8 +225,8 @@ TEST_CASE("background: stopping one client's tunings leaves the others", "[backg
 TEST_CASE("background: a tuner destroyed while it tunes stops and waits", "[background]") {
   Gate gate;
   ThreadClient client;
-  auto tuner = std::make_unique<Tuner<SizeKey>>("background_op", client.id(),
-                                                background_settings(), nullptr);
+  auto tuner = std::make_unique<Tuner<SizeKey>>("background_op", client.id(), background_settings(),
+                                                nullptr);
   const auto set = gated_set(gate, std::this_thread::get_id());
   std::uint64_t n = 64, m = 128;
   CHECK(tuner->execute(client, set, SizeKey{64}, n) == 64);

@@ -44,11 +44,13 @@ class Program {
       return std::tuple<std::uint64_t>(key.n.value());
     };
     auto candidate = [this](std::size_t i) {
-      return Tunable{"c" + std::to_string(i), [this, i](VirtualClient& c, std::uint64_t& n) {
+      return Tunable{"c" + std::to_string(i),
+                     [this, i](VirtualClient& c, std::uint64_t& n) {
                        ++calls_[i];
                        c.spend(i == fastest ? 1e-3 : 2e-3 + 1e-4 * static_cast<double>(i));
                        return n + i;
-                     }}.fingerprint(source_);
+                     }}
+          .fingerprint(source_);
     };
     const auto set = TunableSet{key_of, inputs}
                          .with(candidate(0))
@@ -106,8 +108,8 @@ TEST_CASE("an interrupted tuning resumes: what was measured is not measured agai
     CHECK(records[0].id.key == key_to_string(SizeKey{64}));
     CHECK(records[0].result.winner.empty());
     CHECK(names_of(records[0].result.outcomes) == measured);
-    const auto mode = fs::status(FileStore(dir.path()).progress_record_of(records[0].id))
-                          .permissions();
+    const auto mode =
+        fs::status(FileStore(dir.path()).progress_record_of(records[0].id)).permissions();
     CHECK((mode & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
   }
 

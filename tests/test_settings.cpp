@@ -62,8 +62,8 @@ TEST_CASE("TUNEKIT_TUNING chooses blocking or background tuning", "[settings]") 
   }
   ScopedEnv tuning("TUNEKIT_TUNING", "async");
   const auto text = message_of([] { tunekit::Settings::from_environment(); });
-  CHECK_THAT(text, Catch::Contains("TUNEKIT_TUNING='async'") &&
-                       Catch::Contains("blocking, background"));
+  CHECK_THAT(text,
+             Catch::Contains("TUNEKIT_TUNING='async'") && Catch::Contains("blocking, background"));
 }
 
 TEST_CASE("a bad TUNEKIT_LEVEL names the variable and the accepted values", "[settings]") {

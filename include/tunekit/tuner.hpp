@@ -211,7 +211,7 @@ class Tuner {
   template <class Client, class Set, class... Inputs>
   const Decision* tune_in_background(Client& client, const Set& set, const Key& key,
                                      Inputs&... inputs) {
-    if (set.size() == 0) return nullptr;                // the blocking path says why
+    if (set.size() == 0) return nullptr;               // the blocking path says why
     Decision provisional = provisional_for(set, key);  // before the lock: it reads the store
     std::lock_guard lock(decisions_mutex_);
     if (decisions_.find(key) != nullptr) return nullptr;

@@ -521,7 +521,7 @@ class TuningRun {
   std::vector<std::optional<AutotuneOutcome>> recorded_;  // by index (resume); read-only in run
   std::function<void(const AutotuneOutcome&)> on_measured_;
   const std::atomic<bool>* stop_ = nullptr;
-  std::optional<BuildAhead> ahead_;     // last: its threads use the members above
+  std::optional<BuildAhead> ahead_;  // last: its threads use the members above
 };
 
 }  // namespace tunekit

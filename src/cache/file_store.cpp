@@ -608,8 +608,8 @@ namespace {
 /// AutotuneError(cache) saying what is wrong when it is unusable.
 CacheEntry parse_progress(const FileRead& read) {
   if (read.kind != FileRead::ok) {
-    throw AutotuneError(ErrorKind::cache, read.kind == FileRead::directory ? "a directory"
-                                                                           : read.error);
+    throw AutotuneError(ErrorKind::cache,
+                        read.kind == FileRead::directory ? "a directory" : read.error);
   }
   auto parsed = detail::parse_cache_file(read.bytes);
   if (!parsed.problems.empty()) throw AutotuneError(ErrorKind::cache, parsed.problems.front());

@@ -120,8 +120,8 @@ void sync_directory(const std::filesystem::path& dir);
 /// the umask). Durability::none skips the fsyncs, for files whose loss in a crash costs only
 /// work (a checksum tells a torn one).
 enum class Durability { synced, none };
-void write_atomically(const std::filesystem::path& path, std::string_view bytes,
-                      mode_t mode = 0600, Durability durability = Durability::synced);
+void write_atomically(const std::filesystem::path& path, std::string_view bytes, mode_t mode = 0600,
+                      Durability durability = Durability::synced);
 /// "YYYYMMDDTHHMMSS" of now, local time.
 std::string timestamp();
 /// Renames an unusable cache file aside so that nothing in it is lost, and says where.
