@@ -237,3 +237,17 @@ TEST_CASE("background: a tuner destroyed while it tunes stops and waits", "[back
   destroyer.join();  // returns: the running tuning ended, the queued one was dropped or done
   CHECK(tuner == nullptr);
 }
+
+TEST_CASE("background: prepare() tunes first, as the caller keeps what it binds to",
+          "[background]") {
+  Gate gate;
+  gate.open();
+  ThreadClient client;
+  LocalTuner<SizeKey> tuner("prepared_op", background_settings());
+  const auto& set = tuner.init([&] { return gated_set(gate, std::this_thread::get_id()); });
+  std::uint64_t n = 64;
+  const auto prepared = tuner.prepare(client.id(), client, set, n);
+  CHECK(prepared(client, n) == 65);  // the winner 'gated', not the provisional 'plain'
+  CHECK(tuner.execute(client.id(), client, set, n) == 65);
+  CHECK(tuner.last_call()->path == CallPath::dispatched);
+}

@@ -84,7 +84,8 @@ class Tuner {
       note(CallPath::provisional, provisional->index);
       return serve(*provisional, client, set, key, inputs...);
     }
-    return serve(obtain(client, set, key, inputs...), client, set, key, inputs...);
+    return serve(obtain(client, set, key, /*provisional=*/true, inputs...), client, set, key,
+                 inputs...);
   }
 
   /// Waits until this tuner's background tunings (Settings::tuning) are done; at once in
@@ -93,11 +94,12 @@ class Tuner {
     if (background_) background_->wait_idle();
   }
 
-  /// The winner's location for `key`, tuning first on a miss (for prepared dispatch).
+  /// The winner's location for `key`, tuning first on a miss (for prepared dispatch: in
+  /// background mode too, as what it binds to is kept by the caller).
   template <TimingClient Client, class Set, class... Inputs>
   CandidateLocation winner(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
     const Decision* decision = decisions_.find(key);
-    if (decision == nullptr) decision = &obtain(client, set, key, inputs...);
+    if (decision == nullptr) decision = &obtain(client, set, key, /*provisional=*/false, inputs...);
     if (decision->failed) throw *decision->failed;
     return decision->location;
   }
@@ -171,7 +173,9 @@ class Tuner {
   // tuning lock: a cached key never waits for another key's tuning), else by tuning under the
   // device's tuning lock (after which the key may turn out decided by the thread before us).
   template <class Client, class Set, class... Inputs>
-  const Decision& obtain(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+  // `provisional`: in background mode, a provisional decision may answer (execute).
+  const Decision& obtain(Client& client, const Set& set, const Key& key, bool provisional,
+                         Inputs&... inputs) {
     if (auto problem = key_problem(key)) {
       throw AutotuneError(ErrorKind::invalid_key,
                           "a key of '" + op_ + "' cannot identify a tuning: " + *problem);
@@ -190,10 +194,10 @@ class Tuner {
       }
     }
     if constexpr ((std::copy_constructible<std::decay_t<Inputs>> && ...)) {
-      if (background_) {
-        if (const Decision* provisional = tune_in_background(client, set, key, inputs...)) {
-          note(CallPath::provisional, provisional->index);
-          return *provisional;
+      if (background_ && provisional) {
+        if (const Decision* serving = tune_in_background(client, set, key, inputs...)) {
+          note(CallPath::provisional, serving->index);
+          return *serving;
         }
       }
     }
