@@ -41,6 +41,16 @@ std::string_view to_string(LogLevel level) {
   return "?";
 }
 
+std::string_view to_string(TuningMode mode) {
+  switch (mode) {
+    case TuningMode::blocking:
+      return "blocking";
+    case TuningMode::background:
+      return "background";
+  }
+  return "?";
+}
+
 BenchmarkSettings BenchmarkSettings::for_level(Level level) {
   BenchmarkSettings s;
   switch (level) {
@@ -113,6 +123,10 @@ SearchStrategy parse_search_strategy(std::string_view text, std::string_view sou
       {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing});
 }
 
+TuningMode parse_tuning_mode(std::string_view text, std::string_view source) {
+  return parse_named(text, source, {TuningMode::blocking, TuningMode::background});
+}
+
 bool parse_cache_switch(std::string_view text, std::string_view source) {
   if (text == "on" || text == "1" || text == "true") return true;
   if (text == "off" || text == "0" || text == "false") return false;
@@ -150,6 +164,7 @@ Settings Settings::from_environment(Settings base) {
   if (const char* v = std::getenv("TUNEKIT_BUILD_THREADS"); v && *v) {
     base.build_threads = parse_build_threads(v);
   }
+  if (const char* v = std::getenv("TUNEKIT_TUNING"); v && *v) base.tuning = parse_tuning_mode(v);
   if (const char* v = std::getenv("TUNEKIT_SEARCH"); v && *v) {
     SearchSettings search = base.search_settings();
     search.strategy = parse_search_strategy(v);

@@ -2,18 +2,24 @@
 // reports how many keys it tuned (the others came from the persistent cache).
 //
 //   cache_child --dir DIR [--counter FILE] [--device NAME] [--op NAME] [--source TEXT]
-//               [--tune-ms N] [--hang-file FILE] [--store URL] [--start-file FILE] KEY...
+//               [--tune-ms N] [--hang-file FILE] [--store URL] [--start-file FILE]
+//               [--kill-after N] [--background [--exit]] KEY...
 //
 // --store: Settings::store (a shared store behind DIR).
 // --start-file: wait until FILE exists before the first key (several children start at once).
 // --counter: each tuning appends "KEY PID" to FILE (O_APPEND: lines from processes stay whole).
 // --tune-ms: each candidate's benchmark input takes N ms to make (a slow tuning).
 // --hang-file: while tuning (holding the tuning lock), create FILE and sleep forever.
-// Prints "tunings=N winners=NAME,..." and exits 0; exits 2 on a usage error, 1 on a failure.
+// --kill-after: the process kills itself (SIGKILL) once a tuning measured N candidates.
+// --background: Settings::tuning = background; main returns (or, with --exit, calls std::exit)
+// right after the calls, while the tunings they started run.
+// Prints "tunings=N resumed=N winners=NAME,..." (resumed: candidates whose outcomes came from an
+// interrupted tuning's record) and exits 0; exits 2 on a usage error, 1 on a failure.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -43,6 +49,8 @@ int main(int argc, char** argv) {
   std::string dir, counter, device = "virtual device", op = "child_op", source = "v1", hang_file;
   std::string store, start_file;
   int tune_ms = 0;
+  std::size_t kill_after = 0;
+  bool background = false, exit_at_once = false;
   std::vector<std::uint64_t> keys;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -71,6 +79,12 @@ int main(int argc, char** argv) {
       store = value();
     else if (arg == "--start-file")
       start_file = value();
+    else if (arg == "--kill-after")
+      kill_after = std::stoul(value());
+    else if (arg == "--background")
+      background = true;
+    else if (arg == "--exit")
+      exit_at_once = true;
     else
       keys.push_back(std::stoull(arg));
   }
@@ -83,6 +97,12 @@ int main(int argc, char** argv) {
   settings.persistent_cache = true;
   settings.cache_dir = dir;
   settings.store = store;
+  if (background) settings.tuning = TuningMode::background;
+  if (kill_after > 0) {
+    settings.on_progress = [kill_after](const TuningProgress& progress) {
+      if (progress.done >= kill_after) ::raise(SIGKILL);  // as a user's kill -9 mid-tuning
+    };
+  }
   LocalTuner<test::SizeKey> tuner(op, settings);
   test::VirtualClient client(device);
 
@@ -113,6 +133,7 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   int tunings = 0;
+  std::size_t resumed = 0;
   std::string winners;
   try {
     for (std::uint64_t n : keys) {
@@ -122,6 +143,7 @@ int main(int argc, char** argv) {
         winners += (winners.empty() ? "" : ",") + report->winner()->name;
       if (report && report->tuning_seconds > 0) {
         ++tunings;
+        resumed += report->resumed.size();
         if (!counter.empty())
           append_line(counter, std::to_string(n) + " " + std::to_string(::getpid()) + "\n");
       }
@@ -130,6 +152,8 @@ int main(int argc, char** argv) {
     std::cerr << "cache_child: " << e.what() << '\n';
     return 1;
   }
-  std::cout << "tunings=" << tunings << " winners=" << winners << std::endl;
+  std::cout << "tunings=" << tunings << " resumed=" << resumed << " winners=" << winners
+            << std::endl;
+  if (exit_at_once) std::exit(0);  // the exit handlers stop the background tunings
   return 0;
 }

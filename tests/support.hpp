@@ -2,6 +2,7 @@
 // exact and tests are deterministic.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <random>
 #include <string>
@@ -10,10 +11,15 @@
 namespace tunekit::test {
 
 /// Each candidate "costs" what it adds with spend(); measure() returns the sum over the batch,
-/// optionally with multiplicative noise and rare outliers.
+/// optionally with multiplicative noise and rare outliers. Calls from several threads are safe
+/// (a background tuning measures while the caller's calls run), though their costs then add up.
 class VirtualClient {
  public:
   explicit VirtualClient(std::string name = "virtual device") : id_(std::move(name)) {}
+  // As a client must (background.hpp): no background tuning outlives it.
+  ~VirtualClient() { stop_background_tunings_using(this); }
+  VirtualClient(const VirtualClient&) = delete;
+  VirtualClient& operator=(const VirtualClient&) = delete;
   const DeviceId& id() const noexcept { return id_; }
   double timer_resolution() const noexcept { return 1e-9; }
 
@@ -21,13 +27,13 @@ class VirtualClient {
     elapsed_ = 0;
     for (std::size_t i = 0; i < batch; ++i) work();
     ++measurements_;
-    double t = elapsed_;
+    double t = elapsed_.load();
     if (noise_ > 0) t *= 1 + std::uniform_real_distribution<double>(-noise_, noise_)(rng_);
     if (outlier_rate_ > 0 && std::bernoulli_distribution(outlier_rate_)(rng_)) t *= 10;
     return t;
   }
 
-  void spend(double seconds) { elapsed_ += seconds; }
+  void spend(double seconds) { elapsed_.fetch_add(seconds); }
   void set_noise(double relative, double outlier_rate = 0, unsigned seed = 1) {
     noise_ = relative;
     outlier_rate_ = outlier_rate;
@@ -37,10 +43,10 @@ class VirtualClient {
 
  private:
   DeviceId id_;
-  double elapsed_ = 0;
+  std::atomic<double> elapsed_ = 0;
   double noise_ = 0;
   double outlier_rate_ = 0;
-  std::size_t measurements_ = 0;
+  std::atomic<std::size_t> measurements_ = 0;
   std::mt19937 rng_{1};
 };
 

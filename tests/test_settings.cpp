@@ -48,6 +48,24 @@ TEST_CASE("environment variables override the settings given in code", "[setting
   CHECK(s.device == "pocl");
 }
 
+TEST_CASE("TUNEKIT_TUNING chooses blocking or background tuning", "[settings]") {
+  CHECK(tunekit::Settings{}.tuning == tunekit::TuningMode::blocking);
+  {
+    ScopedEnv tuning("TUNEKIT_TUNING", "background");
+    CHECK(tunekit::Settings::from_environment().tuning == tunekit::TuningMode::background);
+  }
+  {
+    ScopedEnv tuning("TUNEKIT_TUNING", "blocking");
+    tunekit::Settings base;
+    base.tuning = tunekit::TuningMode::background;
+    CHECK(tunekit::Settings::from_environment(base).tuning == tunekit::TuningMode::blocking);
+  }
+  ScopedEnv tuning("TUNEKIT_TUNING", "async");
+  const auto text = message_of([] { tunekit::Settings::from_environment(); });
+  CHECK_THAT(text,
+             Catch::Contains("TUNEKIT_TUNING='async'") && Catch::Contains("blocking, background"));
+}
+
 TEST_CASE("a bad TUNEKIT_LEVEL names the variable and the accepted values", "[settings]") {
   ScopedEnv level("TUNEKIT_LEVEL", "fast");
   const auto text = message_of([] { tunekit::Settings::from_environment(); });

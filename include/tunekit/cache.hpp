@@ -78,15 +78,22 @@ class FileStore : public ResultStore {
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override;
   std::vector<std::string> winners(const std::string& device, const std::string& op,
                                    std::uint64_t checksum) override;
+  /// In-progress records: <dir>/v2/<op>.progress/<hash of device and key>.json, in the format
+  /// of an outcome table (checksummed, validated like one) with no winner. Written without
+  /// fsync: losing one to a crash only costs measuring its candidates again.
+  std::vector<AutotuneOutcome> load_progress(const EntryId& id) override;
+  void save_progress(const EntryId& id, const std::vector<AutotuneOutcome>& outcomes) override;
+  void drop_progress(const EntryId& id) override;
 
   /// Stores many entries at once (one read-merge-write per op file). Returns how many were
   /// written. Throws AutotuneError(cache) when a file cannot be written.
   std::size_t save_entries(const std::vector<CacheEntry>& entries,
                            ImportMode mode = ImportMode::replace);
 
-  /// Removes every op's results (and leftover temporary files and moved-aside corrupt files).
+  /// Removes every op's results and in-progress records (and leftover temporary files and
+  /// moved-aside corrupt files).
   void clear();
-  /// Removes the results of `op` only.
+  /// Removes the results and in-progress records of `op` only.
   void clear(std::string_view op);
 
   /// Every valid entry on disk, of every op and device, sorted by op, device, key.
@@ -98,6 +105,9 @@ class FileStore : public ResultStore {
   /// The identities of `op`'s valid index records: what entries(op) lists, without reading a
   /// single outcome table (cheap however large the tables).
   std::vector<EntryId> ids(std::string_view op) const;
+  /// Every valid in-progress record (tunings interrupted before they finished), sorted like
+  /// entries(): the outcomes measured so far, and no winner.
+  std::vector<CacheEntry> progress() const;
 
   /// Writes every valid entry (all ops, all devices) to one JSON bundle at `file` (atomically).
   /// Returns the number of entries. Throws AutotuneError(cache) on failure.
@@ -115,6 +125,9 @@ class FileStore : public ResultStore {
   /// The folder of `op`'s outcome tables, and the file of one entry's table.
   std::filesystem::path tables_of(std::string_view op) const;
   std::filesystem::path table_of(const EntryId& id) const;
+  /// The folder of `op`'s in-progress records, and the record of `id`'s key.
+  std::filesystem::path progress_of(std::string_view op) const;
+  std::filesystem::path progress_record_of(const EntryId& id) const;
 
  private:
   std::vector<CacheEntry> entries_in(const std::filesystem::path& index, std::string_view op) const;

@@ -9,12 +9,14 @@ namespace tunekit {
 
 /// How a call was served.
 enum class CallPath : std::uint8_t {
-  none,        ///< no execute() on this thread yet
-  dispatched,  ///< the winner was known in memory (or decided by another thread meanwhile)
-  loaded,      ///< the winner was read from the persistent cache, then run
-  tuned,       ///< this call tuned the key, then ran the winner
-  fell_back,   ///< the winner failed on these inputs and another working candidate served them
-  failed,      ///< the call threw (a remembered failure, every candidate failed, or the inputs)
+  none,         ///< no execute() on this thread yet
+  dispatched,   ///< the winner was known in memory (or decided by another thread meanwhile)
+  loaded,       ///< the winner was read from the persistent cache, then run
+  tuned,        ///< this call tuned the key, then ran the winner
+  fell_back,    ///< the winner failed on these inputs and another working candidate served them
+  failed,       ///< the call threw (a remembered failure, every candidate failed, or the inputs)
+  provisional,  ///< the key is being tuned in the background (Settings::tuning): a provisional
+                ///< candidate served the call
 };
 
 /// "dispatched", "loaded", ...
@@ -32,6 +34,8 @@ constexpr std::string_view to_string(CallPath path) noexcept {
       return "fell back";
     case CallPath::failed:
       return "failed";
+    case CallPath::provisional:
+      return "provisional";
   }
   return "?";
 }

@@ -115,6 +115,13 @@ class LocalTuner {
 
   const std::string& op() const noexcept { return op_; }
 
+  /// Waits until every device's background tunings (Settings::tuning) are done.
+  void wait_for_tunings() {
+    for (TunerNode* node = tuners_.load(std::memory_order_acquire); node; node = node->next) {
+      node->tuner.wait_for_tunings();
+    }
+  }
+
   /// What this thread's last execute() of this op did (tuned, loaded, dispatched, fell back,
   /// failed) and which candidate ran, or nothing when its last call was of another op (see
   /// tunekit::last_call() for any op).

@@ -49,6 +49,9 @@ struct TuningReport {
   std::vector<AutotuneOutcome> outcomes;
   /// Candidates measured first because they won other keys of the op on this device.
   std::vector<std::string> neighbour_starts = {};
+  /// Candidates whose outcomes an interrupted tuning of this key had measured: not measured
+  /// again (the tuning resumed from its in-progress record).
+  std::vector<std::string> resumed = {};
   /// Why the tuning stopped before its plan ended (a candidate was good enough); empty if not.
   std::string stopped_early = {};
   /// The best candidates re-measured together before the winner was declared (interleaved

@@ -125,6 +125,10 @@ class LayeredStore : public ResultStore {
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override;
   std::vector<std::string> winners(const std::string& device, const std::string& op,
                                    std::uint64_t checksum) override;
+  /// A tuning's progress is the machine's own: the local store's.
+  std::vector<AutotuneOutcome> load_progress(const EntryId& id) override;
+  void save_progress(const EntryId& id, const std::vector<AutotuneOutcome>& outcomes) override;
+  void drop_progress(const EntryId& id) override;
   const std::shared_ptr<ResultStore>& local() const noexcept { return local_; }
   const std::shared_ptr<ResultStore>& remote() const noexcept { return remote_; }
 

@@ -52,6 +52,23 @@ class ResultStore {
     (void)device, (void)op, (void)checksum;
     return {};
   }
+
+  /// A tuning's progress, persisted as its candidates are measured so that a tuning that was
+  /// interrupted (killed, stopped) resumes where it stopped. One record per device, op and key:
+  /// saving one for another set checksum replaces it. A store may keep none (the default).
+  ///
+  /// The outcomes recorded for `id`: empty when there is no record, or one for another set
+  /// checksum. Never throws: an unusable record is reported and ignored.
+  virtual std::vector<AutotuneOutcome> load_progress(const EntryId& id) {
+    (void)id;
+    return {};
+  }
+  /// Replaces the record of `id`'s key with `outcomes`. Never throws (a failure is reported).
+  virtual void save_progress(const EntryId& id, const std::vector<AutotuneOutcome>& outcomes) {
+    (void)id, (void)outcomes;
+  }
+  /// Removes the record of `id`'s key: the tuning finished. Never throws.
+  virtual void drop_progress(const EntryId& id) { (void)id; }
 };
 
 /// The store `settings` ask for: the file store under settings.resolved_cache_dir(), or null

@@ -17,9 +17,14 @@ namespace tunekit {
 enum class Level { minimal, balanced, extensive, full };
 /// How much the tuner tells: nothing, one table per tuning, or every step.
 enum class LogLevel { quiet, info, debug };
+/// What execute() does on a key that is not tuned yet: tune it, then run the winner (blocking);
+/// or run a provisional candidate at once while the key is tuned on a background thread, and the
+/// winner once it is known (background: see Settings::tuning).
+enum class TuningMode { blocking, background };
 
 std::string_view to_string(Level level);
 std::string_view to_string(LogLevel level);
+std::string_view to_string(TuningMode mode);
 
 /// The benchmark runner's numbers; `for_level` gives the defaults of each level.
 struct BenchmarkSettings {
@@ -123,6 +128,13 @@ struct Settings {
   /// others. Unset: the hardware threads, at most 4. 0: none (a candidate builds in its first
   /// call, on the tuning thread).
   std::optional<std::size_t> build_threads;
+  /// blocking: execute() on an untuned key tunes it first. background: it answers at once with a
+  /// provisional candidate (the winner of a neighbouring key of the op on this device, else the
+  /// first candidate the plan would measure) while the key is tuned on the tuner's background
+  /// thread (one tuning at a time, each key once); later calls run the winner. A background
+  /// tuning uses the call's client and copies of its inputs: see background.hpp for how long
+  /// they must live (inputs that cannot be copied are tuned blocking).
+  TuningMode tuning = TuningMode::blocking;
   /// Called by the tuning thread after each candidate a tuning measures (never on a cache hit or
   /// on the dispatch path), e.g. to draw a progress line. Keep it short: it runs between
   /// measurements. An exception it throws ends the tuning and reaches execute()'s caller.
@@ -157,6 +169,7 @@ LogLevel parse_log_level(std::string_view text, std::string_view source = "TUNEK
 bool parse_cache_switch(std::string_view text, std::string_view source = "TUNEKIT_CACHE");
 SearchStrategy parse_search_strategy(std::string_view text,
                                      std::string_view source = "TUNEKIT_SEARCH");
+TuningMode parse_tuning_mode(std::string_view text, std::string_view source = "TUNEKIT_TUNING");
 /// A number of build threads: 0 to 256.
 std::size_t parse_build_threads(std::string_view text,
                                 std::string_view source = "TUNEKIT_BUILD_THREADS");

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <concepts>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -12,9 +14,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "tunekit/background.hpp"
 #include "tunekit/benchmark.hpp"
 #include "tunekit/call_report.hpp"
 #include "tunekit/detail/insert_only_map.hpp"
@@ -29,6 +34,7 @@
 #include "tunekit/stable_hash.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tunable_set.hpp"
+#include "tunekit/tuning_plan.hpp"
 #include "tunekit/tuning_run.hpp"
 
 namespace tunekit {
@@ -46,7 +52,15 @@ class Tuner {
       : op_(std::move(op)),
         device_(std::move(device)),
         settings_(std::move(settings)),
-        store_(std::move(store)) {}
+        store_(std::move(store)) {
+    if (settings_.tuning == TuningMode::background) background_ = detail::make_background_queue();
+  }
+  /// Stops the background tunings (the running one at its next candidate) and waits for them.
+  ~Tuner() {
+    if (background_) background_->stop();
+  }
+  Tuner(const Tuner&) = delete;
+  Tuner& operator=(const Tuner&) = delete;
 
   /// Runs the winner for `key` on `inputs`, tuning first on a miss. Hot path (winner known):
   /// one lock-free lookup and one indirect call. A miss looks in the persistent store without
@@ -66,14 +80,26 @@ class Tuner {
       note(CallPath::dispatched, decision->index);
       return serve(*decision, client, set, key, inputs...);
     }
-    return serve(obtain(client, set, key, inputs...), client, set, key, inputs...);
+    if (const Decision* provisional = provisional_.find(key)) {  // being tuned in the background
+      note(CallPath::provisional, provisional->index);
+      return serve(*provisional, client, set, key, inputs...);
+    }
+    return serve(obtain(client, set, key, /*provisional=*/true, inputs...), client, set, key,
+                 inputs...);
   }
 
-  /// The winner's location for `key`, tuning first on a miss (for prepared dispatch).
+  /// Waits until this tuner's background tunings (Settings::tuning) are done; at once in
+  /// blocking mode.
+  void wait_for_tunings() {
+    if (background_) background_->wait_idle();
+  }
+
+  /// The winner's location for `key`, tuning first on a miss (for prepared dispatch: in
+  /// background mode too, as what it binds to is kept by the caller).
   template <TimingClient Client, class Set, class... Inputs>
   CandidateLocation winner(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
     const Decision* decision = decisions_.find(key);
-    if (decision == nullptr) decision = &obtain(client, set, key, inputs...);
+    if (decision == nullptr) decision = &obtain(client, set, key, /*provisional=*/false, inputs...);
     if (decision->failed) throw *decision->failed;
     return decision->location;
   }
@@ -99,6 +125,7 @@ class Tuner {
   void clear_memory() {
     std::lock_guard lock(decisions_mutex_);
     decisions_.clear();
+    provisional_.clear();
   }
 
   const DeviceId& device() const noexcept { return device_; }
@@ -146,7 +173,9 @@ class Tuner {
   // tuning lock: a cached key never waits for another key's tuning), else by tuning under the
   // device's tuning lock (after which the key may turn out decided by the thread before us).
   template <class Client, class Set, class... Inputs>
-  const Decision& obtain(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+  // `provisional`: in background mode, a provisional decision may answer (execute).
+  const Decision& obtain(Client& client, const Set& set, const Key& key, bool provisional,
+                         Inputs&... inputs) {
     if (auto problem = key_problem(key)) {
       throw AutotuneError(ErrorKind::invalid_key,
                           "a key of '" + op_ + "' cannot identify a tuning: " + *problem);
@@ -164,12 +193,99 @@ class Tuner {
         return keep(key, std::move(*stored));
       }
     }
+    if constexpr ((std::copy_constructible<std::decay_t<Inputs>> && ...)) {
+      if (background_ && provisional) {
+        if (const Decision* serving = tune_in_background(client, set, key, inputs...)) {
+          note(CallPath::provisional, serving->index);
+          return *serving;
+        }
+      }
+    }
     std::lock_guard tuning(tuning_mutex_);  // one tuning at a time per device: fair timings
     if (const Decision* decision = decisions_.find(key)) {
       note(CallPath::dispatched, decision->index);
       return *decision;
     }
-    return keep(key, decide(client, set, key, inputs...));
+    return keep(key, decide(client, set, key, nullptr, inputs...));
+  }
+
+  // Queues the tuning of `key` on the background thread, once per key, with copies of the
+  // inputs, and returns the provisional decision that serves the calls meanwhile. Nothing when
+  // the key was decided meanwhile or the queue is stopped: the caller goes on as if blocking.
+  template <class Client, class Set, class... Inputs>
+  const Decision* tune_in_background(Client& client, const Set& set, const Key& key,
+                                     Inputs&... inputs) {
+    if (set.size() == 0) return nullptr;               // the blocking path says why
+    Decision provisional = provisional_for(set, key);  // before the lock: it reads the store
+    std::lock_guard lock(decisions_mutex_);
+    if (decisions_.find(key) != nullptr) return nullptr;
+    if (const Decision* queued = provisional_.find(key)) return queued;
+    auto job = [this, &client, &set, key,
+                copies = std::tuple<std::decay_t<Inputs>...>(inputs...)]() mutable noexcept {
+      std::apply([&](auto&... in) { tune_queued(client, set, key, in...); }, copies);
+    };
+    if (!background_->push(std::move(job), &client)) return nullptr;
+    return provisional_.insert(key, std::move(provisional));
+  }
+
+  // What serves the calls of `key` while it is tuned in the background: the winners of
+  // neighbouring keys (known_winners), then the candidates the plan measures first (single
+  // tunables, the spaces' start points), level by level; the first of them runs, the others
+  // serve a call it fails.
+  template <class Set>
+  Decision provisional_for(const Set& set, const Key& key) {
+    std::vector<std::size_t> order = known_winners(set, key, key_to_string(key));
+    std::vector<std::optional<CandidatePriority>> priorities(set.size());
+    for (std::size_t i = 0; i < set.size(); ++i) {
+      try {
+        priorities[i] = set.priority(i, key);
+      } catch (...) {  // the tuning reports it; here the candidate is just not first
+      }
+    }
+    const TuningPlan plan(plan_entries(set), priorities, settings_.search_settings());
+    for (const PlannedLevel& level : plan.levels()) {
+      order.insert(order.end(), level.singles.begin(), level.singles.end());
+      for (const PlannedSpace& space : level.spaces) {
+        const auto firsts = space.whole ? plan.starts(space.entry, {}) : space.members;
+        order.insert(order.end(), firsts.begin(), firsts.end());
+      }
+    }
+    if (order.empty()) order.push_back(0);  // no priority could be computed: set order
+    Decision provisional;
+    for (std::size_t i : order) {
+      const auto index = static_cast<std::uint32_t>(i);
+      if (std::find(provisional.ranking.begin(), provisional.ranking.end(), index) ==
+          provisional.ranking.end()) {
+        provisional.ranking.push_back(index);
+      }
+    }
+    provisional.index = provisional.ranking.front();
+    provisional.location = set.locate(provisional.index);
+    return provisional;
+  }
+
+  // The background tuning of `key` (on the worker thread). What it decides is kept as a blocking
+  // tuning's would be; an exception that would have reached execute()'s caller (e.g. from the
+  // progress hook) becomes the key's failure in this process; a stop leaves nothing decided.
+  template <class Client, class Set, class... Inputs>
+  void tune_queued(Client& client, const Set& set, const Key& key, Inputs&... inputs) noexcept {
+    try {
+      std::lock_guard tuning(tuning_mutex_);
+      if (decisions_.find(key) != nullptr) return;  // decided meanwhile (a blocking caller)
+      keep(key, decide(client, set, key, &background_->stop_flag(), inputs...));
+    } catch (const TuningStopped&) {
+      // The tuner is stopping: the calls stay provisional; the in-progress record stays.
+    } catch (...) {
+      try {
+        Decision failed;
+        failed.failed = std::make_shared<const AutotuneError>(
+            error_from_exception(std::current_exception(), ""));
+        warn(about(op_, key_to_string(key)) +
+             "the background tuning failed: " + failed.failed->message());
+        keep(key, std::move(failed));
+      } catch (...) {  // no memory even for that: the calls stay provisional
+      }
+    }
   }
 
   // Stores `decision` for `key` unless another thread stored one first; returns the kept one.
@@ -264,11 +380,13 @@ class Tuner {
     return EntryId{device_.identity(), op_, key_to_string(key), checksum_};
   }
 
-  // Called with tuning_mutex_ held: from the store if it has the key, else by tuning.
+  // Called with tuning_mutex_ held: from the store if it has the key, else by tuning (until
+  // `stop`, when given, is raised: TuningStopped).
   template <class Client, class Set, class... Inputs>
-  Decision decide(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+  Decision decide(Client& client, const Set& set, const Key& key, const std::atomic<bool>* stop,
+                  Inputs&... inputs) {
     if (!store_) {
-      Decision decision = from_report(set, tune(client, set, key, inputs...));
+      Decision decision = from_report(set, tune(client, set, key, nullptr, stop, inputs...));
       note(CallPath::tuned, decision.index);  // after the tuning: its candidates may call ops
       return decision;
     }
@@ -284,7 +402,7 @@ class Tuner {
       note(CallPath::loaded, stored->index);
       return *stored;
     }
-    Decision decision = from_report(set, tune(client, set, key, inputs...));
+    Decision decision = from_report(set, tune(client, set, key, &id, stop, inputs...));
     note(CallPath::tuned, decision.index);
     if (!decision.unmeasured && (!decision.failed || lasting(*decision.failed))) {
       persist(set, key, decision);
@@ -437,17 +555,53 @@ class Tuner {
   }
 
   // Tunes `key` (called with tuning_mutex_ held): the run measures, this tuner logs and keeps
-  // the report.
+  // the report. With a store (`id`), the tuning resumes from the key's in-progress record and
+  // records each outcome as it is measured; the record goes once the tuning is done (one that
+  // throws, or is stopped, leaves it for the next tuning of the key).
   template <class Client, class Set, class... Inputs>
-  TuningReport tune(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+  TuningReport tune(Client& client, const Set& set, const Key& key, const EntryId* id,
+                    const std::atomic<bool>* stop, Inputs&... inputs) {
     const std::string key_text = key_to_string(key);
     TuningRun<Key, Client, Set, Inputs...> tuning(op_, device_.identity(), settings_, client, set,
                                                   key, known_winners(set, key, key_text),
                                                   stable_hash(op_ + "|" + key_text), inputs...);
+    std::vector<AutotuneOutcome> recorded;
+    if (id != nullptr) {
+      recorded = resumable(set, store_->load_progress(*id), key_text);
+      tuning.resume(recorded);
+      tuning.on_measured([&](const AutotuneOutcome& outcome) {
+        recorded.push_back(outcome);
+        store_->save_progress(*id, recorded);
+      });
+    }
+    if (stop != nullptr) tuning.stop_when(*stop);
     TuningReport report = tuning.run();
+    if (id != nullptr) store_->drop_progress(*id);
     if (settings_.log >= LogLevel::info) inform(format_report(report));
     remember(report);
     return report;
+  }
+
+  // The outcomes of an interrupted tuning's record, when each names a candidate of `set` once
+  // and was measured; else none (the record's checksum matched, so it was tampered with).
+  template <class Set>
+  std::vector<AutotuneOutcome> resumable(const Set& set, std::vector<AutotuneOutcome> recorded,
+                                         const std::string& key_text) const {
+    std::vector<bool> seen(set.size());
+    for (const auto& outcome : recorded) {
+      if (outcome.index >= set.size() || seen[outcome.index] ||
+          set.name(outcome.index) != outcome.name || outcome.status == OutcomeStatus::skipped) {
+        warn(about(op_, key_text) +
+             "the in-progress record does not match the tunable set; the tuning starts over");
+        return {};
+      }
+      seen[outcome.index] = true;
+    }
+    if (!recorded.empty() && settings_.log >= LogLevel::info) {
+      inform(about(op_, key_text) + "resuming an interrupted tuning: " +
+             std::to_string(recorded.size()) + " candidates were measured before\n");
+    }
+    return recorded;
   }
 
   // The winners of the other keys of this op tuned on this device (in this process, then in the
@@ -500,10 +654,15 @@ class Tuner {
   std::once_flag checksum_once_;
   std::uint64_t checksum_ = 0;
   detail::InsertOnlyMap<Key, Decision, KeyHash, KeyEqual> decisions_;
-  std::mutex decisions_mutex_;  // serialises writers of decisions_ (and strikes)
+  // What serves the keys being tuned in the background (never failed, never stored).
+  detail::InsertOnlyMap<Key, Decision, KeyHash, KeyEqual> provisional_;
+  std::mutex decisions_mutex_;  // serialises writers of decisions_ and provisional_ (and strikes)
   std::mutex tuning_mutex_;     // held while this device tunes a key
   mutable std::mutex reports_mutex_;
   std::map<std::string, TuningReport> reports_;
+  // The background tunings (Settings::tuning); null when blocking. Stopped first in ~Tuner, as
+  // its jobs use every member above.
+  std::shared_ptr<detail::BackgroundQueue> background_;
 };
 
 }  // namespace tunekit

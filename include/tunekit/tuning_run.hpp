@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -36,6 +37,13 @@
 
 namespace tunekit {
 
+/// What TuningRun::run() throws once its stop flag is set (TuningRun::stop_when): the tuning
+/// ends between two candidates and decides nothing.
+class TuningStopped : public std::exception {
+ public:
+  const char* what() const noexcept override { return "tunekit: the tuning was stopped"; }
+};
+
 /// One tuning of `key` for `set` on `client`. Build it, call run() once; it holds references to
 /// everything it is given, and the inputs are only read (benchmark inputs come from the set's
 /// input generator).
@@ -59,6 +67,21 @@ class TuningRun {
         report_{op, key_to_string(key), device, 0, {}} {}
   TuningRun(const TuningRun&) = delete;
   TuningRun& operator=(const TuningRun&) = delete;
+
+  /// Before run(): outcomes that an interrupted tuning of the same key and set measured (each
+  /// naming a candidate of the set). Those candidates are not measured again when the plan
+  /// reaches them: their outcomes stand (the best still meet the others in the confirmation).
+  void resume(const std::vector<AutotuneOutcome>& recorded) {
+    recorded_.assign(set_.size(), std::nullopt);
+    for (const auto& outcome : recorded) {
+      if (outcome.index < recorded_.size()) recorded_[outcome.index] = outcome;
+    }
+  }
+  /// Before run(): called with each candidate's outcome once it is measured (not for resumed
+  /// ones), before Settings::on_progress: what a tuning persists as it goes.
+  void on_measured(std::function<void(const AutotuneOutcome&)> f) { on_measured_ = std::move(f); }
+  /// Before run(): once `stop` is true, run() throws TuningStopped before its next candidate.
+  void stop_when(const std::atomic<bool>& stop) { stop_ = &stop; }
 
   /// Measures the set for the key, level by level of the plan, until a level has a working
   /// candidate. Candidates not measured carry the reason. The outcomes come back ranked.
@@ -113,6 +136,7 @@ class TuningRun {
       }
     }
     if (ahead_) ahead_->settle();  // nothing builds while the best are re-measured
+    throw_if_stopped();
     confirm_winner();
     rank(outcomes_);
     if (!outcomes_.empty() && outcomes_.front().ok()) {
@@ -160,12 +184,20 @@ class TuningRun {
         quiet = client_.measures_on_host_cores();
       }
       ahead_.emplace(settings_.build_thread_count(), quiet, [this](std::size_t i) {
+        if (resumed(i)) return;  // not measured again
         if constexpr (HasDeviceLimits<Client>) {
           if (set_.exceeds(i, client_.limits())) return;  // measure_one fails it
         }
         std::apply([&](const auto&... in) { set_.prepare(i, client_, in...); }, inputs_);
       });
     }
+  }
+
+  // Whether candidate `i`'s outcome comes from an interrupted tuning's record (resume).
+  bool resumed(std::size_t i) const { return i < recorded_.size() && recorded_[i].has_value(); }
+
+  void throw_if_stopped() const {
+    if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) throw TuningStopped();
   }
 
   // Why candidate `i` cannot run on this client's device (a space's limits rule), or nothing.
@@ -190,18 +222,25 @@ class TuningRun {
   // reports progress.
   void measure_one(std::size_t i) {
     if (finished_) return;  // a candidate was good enough: the rest stays unmeasured
-    if (ahead_) ahead_->before_measuring(i);
-    if (auto error = beyond_limits(i)) {
-      outcomes_[i].status = OutcomeStatus::failed;
-      outcomes_[i].error = std::move(error);
+    throw_if_stopped();
+    if (resumed(i)) {
+      outcomes_[i] = *recorded_[i];
+      report_.resumed.push_back(outcomes_[i].name);
     } else {
-      outcomes_[i] = measure(i);
-      if (outcomes_[i].ok() && outcomes_[i].median < leader_) {
-        leader_ = outcomes_[i].median;
-        leader_index_ = i;
-        if (leader_ <= good_enough_seconds_) check_good_enough(i);
+      if (ahead_) ahead_->before_measuring(i);
+      if (auto error = beyond_limits(i)) {
+        outcomes_[i].status = OutcomeStatus::failed;
+        outcomes_[i].error = std::move(error);
+      } else {
+        outcomes_[i] = measure(i);
       }
     }
+    if (outcomes_[i].ok() && outcomes_[i].median < leader_) {
+      leader_ = outcomes_[i].median;
+      leader_index_ = i;
+      if (leader_ <= good_enough_seconds_) check_good_enough(i);
+    }
+    if (on_measured_ && !resumed(i)) on_measured_(std::as_const(outcomes_[i]));
     if (settings_.on_progress) {
       progress_.total = std::max(progress_.total, ++progress_.done);
       progress_.elapsed_seconds = seconds_since(started_);
@@ -273,6 +312,28 @@ class TuningRun {
                       inputs_);
   }
 
+  // The benchmark inputs of the next call: fresh ones in `own`, unless the set shares one set of
+  // them across the tuning (TunableSet::share_inputs). Throws what the input generator throws.
+  Bench& bench_inputs(std::optional<Bench>& own) {
+    std::optional<Bench>& slot = set_.shares_inputs() ? shared_inputs_ : own;
+    if (!slot || !set_.shares_inputs()) slot.emplace(make_bench_inputs());
+    return *slot;
+  }
+
+  // One call of candidate `where` on benchmark inputs, its output dropped: what is timed.
+  struct BenchCall {
+    TuningRun* run;
+    CandidateLocation where;
+    Bench* bench;
+    void operator()() const {
+      std::apply(
+          [&](auto&... args) {
+            (void)detail::call_unwrapped(where, run->client_, run->set_, args...);
+          },
+          *bench);
+    }
+  };
+
   // Why candidate `index`'s output is wrong (compared with the reference: the first candidate
   // that runs, computed once), or nothing when it is right or nothing can be compared.
   std::optional<AutotuneError> validate(std::size_t index, Bench& bench) {
@@ -331,20 +392,15 @@ class TuningRun {
   // Candidate `i` leads under the good-enough bound: a second measurement must confirm it (one
   // lucky sample must not end a tuning); then the tuning is finished.
   void check_good_enough(std::size_t i) {
-    std::optional<Bench>& bench = shared_inputs_;
+    Bench* bench = nullptr;
     try {
-      if (!bench || !set_.shares_inputs()) bench.emplace(make_bench_inputs());
+      bench = &bench_inputs(shared_inputs_);
     } catch (...) {
       return;  // no second measurement: go on measuring
     }
-    const CandidateLocation where = set_.locate(i);
-    auto run_once = [&] {
-      std::apply(
-          [&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
-          *bench);
-    };
+    const BenchCall call{this, set_.locate(i), bench};
     const AutotuneOutcome again =
-        measure_candidate(client_, FunctionRef<void()>(run_once), bench_,
+        measure_candidate(client_, FunctionRef<void()>(call), bench_,
                           std::numeric_limits<double>::infinity(), outcomes_[i].name, i);
     if (!again.ok() || again.median > good_enough_seconds_) return;
     finished_ = true;
@@ -376,37 +432,19 @@ class TuningRun {
     }
     if (best.size() < 2) return;
     // Their benchmark inputs: the shared ones, or fresh ones for each (in-place candidates).
-    std::vector<std::optional<Bench>> inputs(best.size());
+    std::vector<std::optional<Bench>> own(best.size());
+    std::vector<Bench*> benches;
     try {
-      for (std::size_t k = 0; k < best.size(); ++k) {
-        if (set_.shares_inputs()) {
-          if (!shared_inputs_) shared_inputs_.emplace(make_bench_inputs());
-        } else {
-          inputs[k].emplace(make_bench_inputs());
-        }
-      }
+      for (std::size_t k = 0; k < best.size(); ++k) benches.push_back(&bench_inputs(own[k]));
     } catch (...) {
       return;  // no inputs to confirm with: the ranking stands as measured
     }
-    struct Call {
-      TuningRun* run;
-      CandidateLocation where;
-      Bench* bench;
-      void operator()() const {
-        std::apply(
-            [&](auto&... args) {
-              (void)detail::call_unwrapped(where, run->client_, run->set_, args...);
-            },
-            *bench);
-      }
-    };
-    std::vector<Call> calls;
+    std::vector<BenchCall> calls;
     calls.reserve(best.size());  // the contenders below refer to these
     std::vector<Contender> contenders;
     std::vector<std::string> names;
     for (std::size_t k = 0; k < best.size(); ++k) {
-      Bench* bench = set_.shares_inputs() ? &*shared_inputs_ : &*inputs[k];
-      calls.push_back(Call{this, set_.locate(best[k]), bench});
+      calls.push_back(BenchCall{this, set_.locate(best[k]), benches[k]});
       contenders.push_back(Contender{FunctionRef<void()>(calls.back()), outcomes_[best[k]].batch});
       names.push_back(outcomes_[best[k]].name);
     }
@@ -434,18 +472,15 @@ class TuningRun {
   // Benchmark inputs, validation, then the measurement (racing against the leader).
   AutotuneOutcome measure(std::size_t index) {
     const std::string name = set_.name(index);
-    const CandidateLocation where = set_.locate(index);
     AutotuneOutcome failed;
     failed.name = name;
     failed.index = index;
     failed.status = OutcomeStatus::failed;
-    // Fresh benchmark inputs for each candidate, unless the set shares one set of them across
-    // the tuning (TunableSet::share_inputs).
-    std::optional<Bench>& bench = shared_inputs_;
+    Bench* bench = nullptr;
     try {
-      if (!bench || !set_.shares_inputs()) bench.emplace(make_bench_inputs());
+      bench = &bench_inputs(shared_inputs_);
     } catch (...) {
-      bench.reset();
+      shared_inputs_.reset();
       const auto cause = error_from_exception(std::current_exception(), name);
       failed.error =
           AutotuneError(cause.kind(), "the input generator failed: " + cause.message(), name);
@@ -457,12 +492,8 @@ class TuningRun {
         return failed;
       }
     }
-    auto run_once = [&] {
-      std::apply(
-          [&](auto&... args) { (void)detail::call_unwrapped(where, client_, set_, args...); },
-          *bench);
-    };
-    return measure_candidate(client_, FunctionRef<void()>(run_once), bench_, leader_, name, index);
+    const BenchCall call{this, set_.locate(index), bench};
+    return measure_candidate(client_, FunctionRef<void()>(call), bench_, leader_, name, index);
   }
 
   const std::string& op_;
@@ -487,7 +518,10 @@ class TuningRun {
   std::string reference_name_;
   bool reference_tried_ = false;
   std::optional<Bench> shared_inputs_;  // benchmark inputs (kept across candidates if shared)
-  std::optional<BuildAhead> ahead_;     // last: its threads use the members above
+  std::vector<std::optional<AutotuneOutcome>> recorded_;  // by index (resume); read-only in run
+  std::function<void(const AutotuneOutcome&)> on_measured_;
+  const std::atomic<bool>* stop_ = nullptr;
+  std::optional<BuildAhead> ahead_;  // last: its threads use the members above
 };
 
 }  // namespace tunekit

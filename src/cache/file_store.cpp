@@ -103,6 +103,17 @@ std::filesystem::path FileStore::table_of(const EntryId& id) const {
   return tables_of(id.op) / (entry_hash(id) + ".json");
 }
 
+std::filesystem::path FileStore::progress_of(std::string_view op) const {
+  std::string name = detail::op_file_name(op);
+  name.resize(name.size() - 5);  // ".json"
+  return dir_ / (name + ".progress");
+}
+
+std::filesystem::path FileStore::progress_record_of(const EntryId& id) const {
+  // Not named by the set checksum: a tuning of another build of the set replaces the record.
+  return progress_of(id.op) / (detail::hex64(stable_hash(id.device + '\0' + id.key)) + ".json");
+}
+
 FileStore::OpState& FileStore::state_of(const std::string& op) const {
   std::lock_guard lock(states_mutex_);
   auto it = states_.find(op);
@@ -450,6 +461,22 @@ void remove_stale_files(const fs::path& dir, const fs::path& locks) {
   }
 }
 
+/// Removes the folder `dir` and what it holds (a link there is removed, never followed).
+void remove_tree(const fs::path& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return;
+  std::error_code error;
+  fs::remove_all(dir, error);  // removes links, never what they point to
+  if (error) {
+    throw AutotuneError(ErrorKind::cache, "cannot remove " + quoted(dir) + ": " + error.message());
+  }
+}
+
+/// Whether `name` is the folder of an op's in-progress records.
+bool is_progress_dir_name(const std::string& name) {
+  return name.size() > 9 && name.ends_with(".progress") && name.front() != '.';
+}
+
 /// Removes the index `file`, its leftovers (temporary files, moved-aside corrupt files) and its
 /// outcome tables, under its lock.
 void remove_cache_file(const fs::path& dir, const fs::path& file, const fs::path& tables,
@@ -469,14 +496,7 @@ void remove_cache_file(const fs::path& dir, const fs::path& file, const fs::path
       fs::remove(it->path(), ignored);
     }
   }
-  // remove_all removes links, never what they point to.
-  if (::lstat(tables.c_str(), &st) == 0) {
-    std::error_code error;
-    fs::remove_all(tables, error);
-    if (error)
-      throw AutotuneError(ErrorKind::cache,
-                          "cannot remove " + quoted(tables) + ": " + error.message());
-  }
+  remove_tree(tables);
 }
 
 }  // namespace
@@ -486,6 +506,11 @@ void FileStore::clear() {
     std::string name = file.filename().string();
     name.resize(name.size() - 5);
     remove_cache_file(dir_, file, dir_ / (name + ".tables"), options_.write_lock_timeout);
+  }
+  // In-progress records may have no index beside them (a first tuning that was interrupted).
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (is_progress_dir_name(it->path().filename().string())) remove_tree(it->path());
   }
   std::lock_guard lock(states_mutex_);
   for (auto& [op, state] : states_) {
@@ -499,6 +524,7 @@ void FileStore::clear(std::string_view op) {
   OpState& state = state_of(std::string(op));
   std::lock_guard lock(state.mutex);
   remove_cache_file(dir_, file_of(op), tables_of(op), options_.write_lock_timeout);
+  remove_tree(progress_of(op));
   state.loaded = false;
   state.file.reset();
 }
@@ -575,6 +601,93 @@ std::vector<EntryId> FileStore::ids(std::string_view op) const {
   const fs::path path = file_of(op);
   for (auto& record : records_in(read_file(path), path, op)) found.push_back(std::move(record.id));
   return found;
+}
+
+namespace {
+/// The in-progress record in `read`, whatever key and checksum it is for; throws
+/// AutotuneError(cache) saying what is wrong when it is unusable.
+CacheEntry parse_progress(const FileRead& read) {
+  if (read.kind != FileRead::ok) {
+    throw AutotuneError(ErrorKind::cache,
+                        read.kind == FileRead::directory ? "a directory" : read.error);
+  }
+  auto parsed = detail::parse_cache_file(read.bytes);
+  if (!parsed.problems.empty()) throw AutotuneError(ErrorKind::cache, parsed.problems.front());
+  if (parsed.entries.size() != 1 || !parsed.entries.front().result.winner.empty()) {
+    throw AutotuneError(ErrorKind::cache, "it does not hold one unfinished tuning");
+  }
+  return std::move(parsed.entries.front());
+}
+
+std::string progress_warning(const fs::path& path, const std::string& problem) {
+  return "tunekit: ignoring the unusable in-progress record " + quoted(path) + " (" + problem +
+         "); its tuning starts over";
+}
+}  // namespace
+
+std::vector<AutotuneOutcome> FileStore::load_progress(const EntryId& id) {
+  const fs::path path = progress_record_of(id);
+  try {
+    const FileRead read = read_file(path);
+    if (read.kind == FileRead::absent) return {};
+    CacheEntry entry = parse_progress(read);
+    if (entry.id.op != id.op || entry.id.device != id.device || entry.id.key != id.key) {
+      throw AutotuneError(ErrorKind::cache, "it is the record of another key");
+    }
+    if (entry.id.checksum != id.checksum) return {};  // another build of the set: start over
+    return std::move(entry.result.outcomes);
+  } catch (const AutotuneError& e) {
+    warn(progress_warning(path, e.message()));
+  } catch (const std::exception& e) {  // e.g. no memory for its bytes
+    warn(progress_warning(path, e.what()));
+  }
+  return {};
+}
+
+void FileStore::save_progress(const EntryId& id, const std::vector<AutotuneOutcome>& outcomes) {
+  try {
+    prepare_private_directory(progress_of(id.op), Links::refuse);
+    const CacheEntry entry{id, StoredResult{std::string(), 0, outcomes}};
+    write_atomically(progress_record_of(id), detail::write_cache_file(id.op, {entry}), 0600,
+                     Durability::none);
+  } catch (const std::exception& e) {
+    warn_once("tunekit: could not record the progress of tuning '" + id.op +
+              "' (an interruption starts it over): " + e.what());
+  }
+}
+
+void FileStore::drop_progress(const EntryId& id) {
+  const fs::path path = progress_record_of(id);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && ::unlink(path.c_str()) != 0) {
+    warn_once("tunekit: could not remove the in-progress record " + quoted(path) + ": " +
+              errno_text(errno));
+  }
+}
+
+std::vector<CacheEntry> FileStore::progress() const {
+  std::vector<CacheEntry> all;
+  std::error_code ec;
+  for (fs::directory_iterator dir(dir_, ec), end; !ec && dir != end; dir.increment(ec)) {
+    struct stat st {};
+    const fs::path folder = dir->path();
+    if (!is_progress_dir_name(folder.filename().string()) || ::lstat(folder.c_str(), &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    std::error_code inner;
+    for (fs::directory_iterator it(folder, inner); !inner && it != end; it.increment(inner)) {
+      const fs::path path = it->path();
+      if (!is_cache_file_name(path.filename().string())) continue;
+      try {
+        all.push_back(parse_progress(read_file(path)));
+      } catch (const AutotuneError& e) {
+        warn_once(progress_warning(path, e.message()));
+      }
+    }
+  }
+  std::sort(all.begin(), all.end(), entry_order);
+  return all;
 }
 
 std::vector<std::string> FileStore::ops() const {

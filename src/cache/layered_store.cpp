@@ -76,6 +76,18 @@ LayeredStore::~LayeredStore() {
   if (keeper_.joinable()) keeper_.join();  // what was fetched is on disk before the exit
 }
 
+std::vector<AutotuneOutcome> LayeredStore::load_progress(const EntryId& id) {
+  return local_ ? local_->load_progress(id) : std::vector<AutotuneOutcome>{};
+}
+
+void LayeredStore::save_progress(const EntryId& id, const std::vector<AutotuneOutcome>& outcomes) {
+  if (local_) local_->save_progress(id, outcomes);
+}
+
+void LayeredStore::drop_progress(const EntryId& id) {
+  if (local_) local_->drop_progress(id);
+}
+
 void LayeredStore::save(const EntryId& id, const StoredResult& result) {
   if (local_) local_->save(id, result);
   if (remote_) remote_->save(id, result);

@@ -135,20 +135,23 @@ void sync_directory(const fs::path& dir) {
 /// a temporary file in the same directory, fsync, rename over, fsync the directory.
 /// Cache files are the user's own (0600); an exported bundle is for others to read (0644 less
 /// the umask).
-void write_atomically(const fs::path& path, std::string_view bytes, mode_t mode) {
+void write_atomically(const fs::path& path, std::string_view bytes, mode_t mode,
+                      Durability durability) {
   const fs::path temp = path.string() + ".tmp." + unique_suffix();
   Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (!fd) fail("cannot create " + quoted(temp), errno);
   try {
     write_all(fd.get(), bytes, temp);
-    if (::fsync(fd.get()) != 0) fail("cannot sync " + quoted(temp), errno);
+    if (durability == Durability::synced && ::fsync(fd.get()) != 0) {
+      fail("cannot sync " + quoted(temp), errno);
+    }
     fd.reset();
     if (::rename(temp.c_str(), path.c_str()) != 0) fail("cannot replace " + quoted(path), errno);
   } catch (...) {
     ::unlink(temp.c_str());
     throw;
   }
-  sync_directory(path.parent_path());
+  if (durability == Durability::synced) sync_directory(path.parent_path());
 }
 
 std::string timestamp() {

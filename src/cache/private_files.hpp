@@ -117,9 +117,11 @@ void sync_directory(const std::filesystem::path& dir);
 /// Writes `bytes` to `path` so that readers see the old file or the new one, never a mix:
 /// a temporary file in the same directory, fsync, rename over, fsync the directory.
 /// Cache files are the user's own (0600); an exported bundle is for others to read (0644 less
-/// the umask).
-void write_atomically(const std::filesystem::path& path, std::string_view bytes,
-                      mode_t mode = 0600);
+/// the umask). Durability::none skips the fsyncs, for files whose loss in a crash costs only
+/// work (a checksum tells a torn one).
+enum class Durability { synced, none };
+void write_atomically(const std::filesystem::path& path, std::string_view bytes, mode_t mode = 0600,
+                      Durability durability = Durability::synced);
 /// "YYYYMMDDTHHMMSS" of now, local time.
 std::string timestamp();
 /// Renames an unusable cache file aside so that nothing in it is lost, and says where.

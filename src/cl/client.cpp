@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "../warnings.hpp"
+#include "tunekit/background.hpp"
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/settings.hpp"
 
@@ -92,6 +93,7 @@ Client::Client(DeviceInfo device)
 }
 
 Client::~Client() {
+  stop_background_tunings_using(this);  // they measure on this client (background.hpp)
   queue_.finish();  // nothing of ours may still run when the buffers and events go
   release_recorded();
 }

@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
     entries.push_back({tunekit::EntryId{entries.front().id.device, "always_failing", "n=64", 7},
                        std::move(failed)});
     const std::size_t written = store.save_entries(entries);
+    // An interrupted tuning: two candidates measured (cache ls lists it).
+    const auto& sample = entries.front();
+    store.save_progress(tunekit::EntryId{sample.id.device, sample.id.op, "n=7", sample.id.checksum},
+                        {sample.result.outcomes.begin(), sample.result.outcomes.begin() + 2});
     std::printf("wrote %zu sample results to %s\n", written, store.directory().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tunekit_report_sample: %s\n", e.what());

@@ -96,6 +96,15 @@ int cache_ls_command(const CommonOptions& common) {
   const auto programs = binaries.usage();
   std::cout << "program binaries: " << programs.files << " (" << programs.bytes << " bytes) in "
             << binaries.directory().string() << "\n";
+  const auto unfinished = store.progress();
+  if (!unfinished.empty()) {
+    std::cout << "interrupted tunings (the next tuning of the key resumes them): "
+              << unfinished.size() << "\n";
+    for (const auto& record : unfinished) {
+      std::cout << "  " << printable(record.id.op, 60) << " [" << printable(record.id.key, 200)
+                << "]: " << record.result.outcomes.size() << " candidates measured\n";
+    }
+  }
   const auto ops = store.ops();
   if (ops.empty()) {
     std::cout << "no tuning results\n";
@@ -176,6 +185,9 @@ int cache_clear_command(const CommonOptions& common, const std::string& op) {
   const auto dir = cache_dir(common);
   if (cache_is_missing(dir)) return exit_ok;
   FileStore store(dir);
+  std::size_t unfinished = 0;  // in-progress records, cleared with the results
+  for (const auto& record : store.progress()) unfinished += op.empty() || record.id.op == op;
+  if (unfinished > 0) std::cout << "removed " << unfinished << " interrupted tunings' records\n";
   if (op.empty()) {
     const std::size_t count = store.entries().size();
     store.clear();

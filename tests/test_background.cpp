@@ -1,0 +1,253 @@
+// Background tuning (Settings::tuning = background): execute() on an untuned key answers at once
+// with a provisional candidate while the key is tuned on the tuner's thread, and with the winner
+// once it is known. The switch is driven by gates the test opens: no sleeps, no timing bounds.
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "support.hpp"
+
+using namespace tunekit;
+using test::SizeKey;
+
+namespace {
+
+/// A client whose costs are counted per thread: the caller's calls do not add to what the
+/// background thread measures.
+class ThreadClient {
+ public:
+  const DeviceId& id() const noexcept { return id_; }
+  double timer_resolution() const noexcept { return 1e-9; }
+  double measure(FunctionRef<void()> work, std::size_t batch) {
+    elapsed = 0;
+    for (std::size_t i = 0; i < batch; ++i) work();
+    return elapsed;
+  }
+  void spend(double seconds) { elapsed += seconds; }
+  ~ThreadClient() { stop_background_tunings_using(this); }
+
+ private:
+  static inline thread_local double elapsed = 0;
+  DeviceId id_{"threaded device"};
+};
+
+/// Holds the threads that pass it until the test opens it; tells the test when one arrived.
+class Gate {
+ public:
+  void pass() {
+    std::unique_lock lock(mutex_);
+    arrived_ = true;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+  }
+  void wait_arrival() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return arrived_; });
+  }
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool arrived_ = false;
+  bool open_ = false;
+};
+
+Settings background_settings() {
+  Settings settings = test::test_settings();
+  settings.tuning = TuningMode::background;
+  return settings;
+}
+
+/// "plain" (index 0, slower) returns n; "gated" (index 1, faster) returns n + 1 and, on any
+/// thread but the test's, first passes `gate`.
+auto gated_set(Gate& gate, std::thread::id test_thread) {
+  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
+    return std::tuple<std::uint64_t>(key.n.value());
+  };
+  return TunableSet{key_of, inputs}
+      .with(Tunable{"plain",
+                    [](ThreadClient& c, std::uint64_t& n) {
+                      c.spend(2e-3);
+                      return n;
+                    }})
+      .with(Tunable{"gated", [&gate, test_thread](ThreadClient& c, std::uint64_t& n) {
+                      if (std::this_thread::get_id() != test_thread) gate.pass();
+                      c.spend(1e-3);
+                      return n + 1;
+                    }});
+}
+
+}  // namespace
+
+TEST_CASE("background: a provisional candidate serves at once, the winner once it is known",
+          "[background]") {
+  Gate gate;
+  ThreadClient client;
+  std::atomic<int> tunings_started{0};
+  Settings settings = background_settings();
+  settings.on_progress = [&](const TuningProgress& progress) {
+    if (progress.done == 1) ++tunings_started;  // counted here, checked after the tunings
+  };
+  Tuner<SizeKey> tuner("background_op", client.id(), settings, nullptr);
+  const auto set = gated_set(gate, std::this_thread::get_id());
+  std::uint64_t n = 64, m = 128;
+
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 64);  // 'plain': first in the plan
+  CHECK(last_call().path == CallPath::provisional);
+  CHECK(last_call().candidate == 0);
+  gate.wait_arrival();  // the tuning of 64 is measuring 'gated' now, and cannot end
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 64);
+  CHECK(last_call().path == CallPath::provisional);
+  CHECK_FALSE(tuner.report(SizeKey{64}));
+  // Another key does not wait for that tuning: it is queued behind it.
+  CHECK(tuner.execute(client, set, SizeKey{128}, m) == 128);
+  CHECK(last_call().path == CallPath::provisional);
+
+  gate.open();
+  tuner.wait_for_tunings();
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 65);
+  CHECK(last_call().path == CallPath::dispatched);
+  CHECK(last_call().candidate == 1);
+  CHECK(tuner.execute(client, set, SizeKey{128}, m) == 129);
+  CHECK(last_call().path == CallPath::dispatched);
+  CHECK(tunings_started == 2);  // one tuning per key, however many calls met it untuned
+  REQUIRE(tuner.report(SizeKey{64}));
+  CHECK(tuner.report(SizeKey{64})->winner()->name == "gated");
+}
+
+TEST_CASE("background: a new key starts from a neighbouring key's winner", "[background]") {
+  Gate gate;
+  gate.open();
+  ThreadClient client;
+  Tuner<SizeKey> tuner("background_op", client.id(), background_settings(), nullptr);
+  const auto set = gated_set(gate, std::this_thread::get_id());
+  std::uint64_t n = 64, m = 128;
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 64);
+  tuner.wait_for_tunings();
+  CHECK(tuner.execute(client, set, SizeKey{128}, m) == 129);  // 'gated', before its own tuning
+  CHECK(last_call().path == CallPath::provisional);
+  CHECK(last_call().candidate == 1);
+}
+
+TEST_CASE("background: a tuning in which every candidate fails is remembered", "[background]") {
+  ThreadClient client;
+  Tuner<SizeKey> tuner("failing_op", client.id(), background_settings(), nullptr);
+  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
+    return std::tuple<std::uint64_t>(key.n.value());
+  };
+  const auto set = TunableSet{key_of, inputs}
+                       .with(Tunable{"one",
+                                     [](ThreadClient&, std::uint64_t&) -> std::uint64_t {
+                                       throw std::runtime_error("one fails");
+                                     }})
+                       .with(Tunable{"two", [](ThreadClient&, std::uint64_t&) -> std::uint64_t {
+                                       throw std::runtime_error("two fails");
+                                     }});
+  std::uint64_t n = 64;
+  // The provisional call: every candidate failed on these inputs, the first one's error.
+  CHECK_THROWS_WITH(tuner.execute(client, set, SizeKey{64}, n), "one fails");
+  tuner.wait_for_tunings();
+  try {
+    tuner.execute(client, set, SizeKey{64}, n);
+    FAIL("a remembered failure must throw");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::no_valid_candidate);
+    CHECK(e.causes().size() == 2);
+  }
+  CHECK(last_call().path == CallPath::failed);
+}
+
+TEST_CASE("background: an exception of the caller's hook becomes the key's failure",
+          "[background]") {
+  Gate gate;
+  gate.open();
+  ThreadClient client;
+  Settings settings = background_settings();
+  settings.on_progress = [](const TuningProgress&) { throw std::runtime_error("hook"); };
+  Tuner<SizeKey> tuner("background_op", client.id(), settings, nullptr);
+  const auto set = gated_set(gate, std::this_thread::get_id());
+  std::uint64_t n = 64;
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 64);
+  tuner.wait_for_tunings();
+  CHECK_THROWS_WITH(tuner.execute(client, set, SizeKey{64}, n), Catch::Contains("hook"));
+}
+
+TEST_CASE("background: stopping drops the queued tunings and stops the running one",
+          "[background]") {
+  auto queue = detail::make_background_queue();
+  Gate gate;
+  bool stopped_seen = false;  // written by the worker, read after stop() joined it
+  bool second_ran = false;
+  const int client = 0;
+  REQUIRE(queue->push(
+      [&] {
+        gate.pass();
+        stopped_seen = queue->stop_flag().load();
+      },
+      &client));
+  REQUIRE(queue->push([&] { second_ran = true; }, &client));
+  gate.wait_arrival();
+  std::thread stopper([&] { queue->stop(); });
+  while (!queue->stop_flag().load()) std::this_thread::yield();  // stop() has begun
+  gate.open();
+  stopper.join();
+  CHECK(stopped_seen);
+  CHECK_FALSE(second_ran);
+  CHECK_FALSE(queue->push([] {}, &client));  // refused once stopped
+}
+
+TEST_CASE("background: stopping one client's tunings leaves the others", "[background]") {
+  auto queue = detail::make_background_queue();
+  Gate gate;
+  const int mine = 0, other = 0;
+  bool mine_ran = false, other_ran = false;
+  REQUIRE(queue->push([&] { gate.pass(); }, &other));
+  REQUIRE(queue->push([&] { mine_ran = true; }, &mine));
+  REQUIRE(queue->push([&] { other_ran = true; }, &other));
+  gate.wait_arrival();
+  stop_background_tunings_using(&mine);  // drops its queued job; the running one is not its
+  gate.open();
+  queue->wait_idle();
+  CHECK_FALSE(mine_ran);
+  CHECK(other_ran);
+}
+
+TEST_CASE("background: a tuner destroyed while it tunes stops and waits", "[background]") {
+  Gate gate;
+  ThreadClient client;
+  auto tuner = std::make_unique<Tuner<SizeKey>>("background_op", client.id(), background_settings(),
+                                                nullptr);
+  const auto set = gated_set(gate, std::this_thread::get_id());
+  std::uint64_t n = 64, m = 128;
+  CHECK(tuner->execute(client, set, SizeKey{64}, n) == 64);
+  CHECK(tuner->execute(client, set, SizeKey{128}, m) == 128);
+  gate.wait_arrival();
+  std::thread destroyer([&] { tuner.reset(); });
+  gate.open();
+  destroyer.join();  // returns: the running tuning ended, the queued one was dropped or done
+  CHECK(tuner == nullptr);
+}
+
+TEST_CASE("background: prepare() tunes first, as the caller keeps what it binds to",
+          "[background]") {
+  Gate gate;
+  gate.open();
+  ThreadClient client;
+  LocalTuner<SizeKey> tuner("prepared_op", background_settings());
+  const auto& set = tuner.init([&] { return gated_set(gate, std::this_thread::get_id()); });
+  std::uint64_t n = 64;
+  const auto prepared = tuner.prepare(client.id(), client, set, n);
+  CHECK(prepared(client, n) == 65);  // the winner 'gated', not the provisional 'plain'
+  CHECK(tuner.execute(client.id(), client, set, n) == 65);
+  CHECK(tuner.last_call()->path == CallPath::dispatched);
+}
