@@ -230,14 +230,14 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
   check_matrix(a, "tunekit::ops::matmul: A");
   check_matrix(b, "tunekit::ops::matmul: B");
   check_matrix(c, "tunekit::ops::matmul: C");
-  return MatmulKey{a.rows, b.cols, a.cols, a.dtype};
+  return matmul_key(a.rows, b.cols, a.cols, a.dtype);
 }
 
-// Random matrices of the key's (anchored) sizes, the same for the same key, in A's context.
-// Benchmarks run with beta = 0: C is then output only, so one set of inputs serves every
-// candidate (and the kernels' choice does not depend on beta). When the anchored matrices do not
-// fit the device, the caller's own A and B (which the kernels only read) and a fresh C of the
-// real shape.
+// Random matrices of the key's benchmark problem (MatmulKey::problem: the anchors, or sizes of
+// the call's class near them), the same for the same key, in A's context. Benchmarks run with
+// beta = 0: C is then output only, so one set of inputs serves every candidate (and the kernels'
+// choice does not depend on beta). When those matrices do not fit the device, the caller's own A
+// and B (which the kernels only read) and a fresh C of the real shape.
 std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
     const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
     const float& alpha, const float&) {
@@ -246,14 +246,15 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
   const std::string key_text = key_to_string(key);
   const std::uint64_t seed = stable_hash(key_text);
   const std::uint64_t element = size_of(key.dtype);
+  const auto [m, n, k] = key.problem();
   return detail::anchored_or_real(
       context, "matmul", key_text,
-      {detail::bytes_of(key.m, key.k, element), detail::bytes_of(key.k, key.n, element),
-       detail::bytes_of(key.m, key.n, element)},
+      {detail::bytes_of(m, k, element), detail::bytes_of(k, n, element),
+       detail::bytes_of(m, n, element)},
       [&] {
-        return Inputs{random_matrix(context, key.m, key.k, key.dtype, seed),
-                      random_matrix(context, key.k, key.n, key.dtype, seed + 1),
-                      random_matrix(context, key.m, key.n, key.dtype, seed + 2), alpha, 0.0f};
+        return Inputs{random_matrix(context, m, k, key.dtype, seed),
+                      random_matrix(context, k, n, key.dtype, seed + 1),
+                      random_matrix(context, m, n, key.dtype, seed + 2), alpha, 0.0f};
       },
       [&] {
         return Inputs{a, b, random_matrix(context, a.rows, b.cols, a.dtype, seed + 2), alpha, 0.0f};
@@ -293,6 +294,49 @@ auto make_set() {
 }
 
 }  // namespace
+
+std::ostream& operator<<(std::ostream& os, DimFit fit) {
+  switch (fit) {
+    case DimFit::pow2:
+      return os << "pow2";
+    case DimFit::m16:
+      return os << "m16";
+    case DimFit::other:
+      return os << "other";
+  }
+  return os << "fit" << static_cast<int>(fit);
+}
+
+DimFit dim_fit(std::uint64_t size) {
+  if (size == anchor(size)) return DimFit::pow2;
+  return size % 16 == 0 ? DimFit::m16 : DimFit::other;
+}
+
+std::uint64_t representative_size(std::uint64_t anchor_, DimFit fit) {
+  // A size of the class strictly between anchor/2 and the anchor (the sizes anchored to it).
+  std::uint64_t size = anchor_;
+  if (fit == DimFit::m16) size = anchor_ / 4 * 3 / 16 * 16;
+  if (fit == DimFit::other) size = anchor_ >= 8 ? anchor_ / 4 * 3 + 1 : anchor_ / 4 * 3;
+  // A key read back or built by hand may name a class no size of its anchor has (m16 at 32):
+  // then the anchor itself.
+  return size > anchor_ / 2 && size <= anchor_ && dim_fit(size) == fit ? size : anchor_;
+}
+
+std::array<std::uint64_t, 3> MatmulKey::problem() const {
+  return {representative_size(m, m_fit), representative_size(n, n_fit),
+          representative_size(k, k_fit)};
+}
+
+Work MatmulKey::work() const {
+  const auto [m_, n_, k_] = problem();
+  const double dm = static_cast<double>(m_), dn = static_cast<double>(n_),
+               dk = static_cast<double>(k_);
+  return {2 * dm * dn * dk, (dm * dk + dk * dn + dm * dn) * static_cast<double>(size_of(dtype))};
+}
+
+MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype) {
+  return MatmulKey{m, n, k, dim_fit(m), dim_fit(n), dim_fit(k), dtype};
+}
 
 LocalTuner<MatmulKey>& matmul_tuner() {
   static LocalTuner<MatmulKey> tuner("matmul");

@@ -104,6 +104,32 @@ TEST_CASE(
   CHECK(blocked == 970);  // counted from the rules before they moved to gemm_rules.hpp
 }
 
+TEST_CASE("matmul's key holds each size's fit to its anchor, and benchmarks a size of that class",
+          "[ops][matmul]") {
+  CHECK(key_to_string(matmul_key(513, 1025, 2049, DType::f32)) ==
+        "m=1024 n=2048 k=4096 m_fit=other n_fit=other k_fit=other dtype=f32");
+  CHECK(key_to_string(matmul_key(2048, 768, 3072, DType::f32)) ==
+        "m=2048 n=1024 k=4096 m_fit=pow2 n_fit=m16 k_fit=m16 dtype=f32");
+  // 1023 and 513 share a key: one tuning, on 769 rows (not on 1024, a different problem).
+  const auto key = matmul_key(1023, 513, 1, DType::f32);
+  CHECK_FALSE(KeyEqual{}(key, matmul_key(1024, 513, 1, DType::f32)));  // a power of two: its own
+  CHECK(KeyEqual{}(key, matmul_key(513, 1000, 1, DType::f32)));
+  CHECK(key.problem() == std::array<std::uint64_t, 3>{769, 769, 1});
+  CHECK(matmul_key(2048, 2048, 2048, DType::f32).problem() ==
+        std::array<std::uint64_t, 3>{2048, 2048, 2048});  // the squares tune as before
+  CHECK(matmul_key(2048, 768, 3072, DType::f32).work().flops == 2.0 * 2048 * 768 * 3072);
+  // Every size's representative is of its class and anchors to the same power of two.
+  std::size_t wrong = 0;
+  for (std::uint64_t size = 1; size <= 70000; ++size) {
+    const DimFit fit = dim_fit(size);
+    const std::uint64_t power = anchor(size), stand_in = representative_size(power, fit);
+    wrong += dim_fit(stand_in) != fit || anchor(stand_in) != power;
+  }
+  CHECK(wrong == 0);
+  // A class no size of the anchor has (read from a file, or built by hand): the anchor.
+  CHECK(representative_size(32, DimFit::m16) == 32);
+}
+
 TEST_CASE("sampled matmul candidates of every family are correct on odd sizes",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
@@ -143,7 +169,7 @@ TEST_CASE("the tuned matmul picks a working kernel and computes the right produc
   tunekit::cl::Client& client = test::default_client();
   test::quick_tuning();
   CHECK(run_and_check(client, "", {100, 75, 50}, DType::f32, 1.0f, 0.0f) < 1e-5);
-  const auto report = matmul_tuner().tuner(client.id()).report(MatmulKey{100, 75, 50, DType::f32});
+  const auto report = matmul_tuner().tuner(client.id()).report(matmul_key(100, 75, 50, DType::f32));
   REQUIRE(report);
   REQUIRE(report->winner());
   std::size_t starts_measured = 0;
