@@ -24,7 +24,7 @@ namespace {
 std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
 
-enum class Algorithm { naive, tiled, direct, blocked };
+enum class Algorithm { naive, tiled, direct, blocked, skinny };
 
 // One GEMM kernel configuration: the kernel, its build options and its NDRange rule.
 class GemmKernel {
@@ -42,7 +42,7 @@ class GemmKernel {
     const std::size_t m = a.rows, n = b.cols, k = a.cols;
     const cl_int M = detail::int_argument(m, "M"), N = detail::int_argument(n, "N"),
                  K = detail::int_argument(k, "K");
-    if (algorithm_ == Algorithm::direct || algorithm_ == Algorithm::blocked) {
+    if (algorithm_ != Algorithm::naive && algorithm_ != Algorithm::tiled) {
       // These index with 32-bit int (the naive and tiled kernels use 64-bit offsets).
       detail::int_argument(std::uint64_t{m} * k, "M*K (elements of A)");
       detail::int_argument(std::uint64_t{k} * n, "K*N (elements of B)");
@@ -79,6 +79,8 @@ class GemmKernel {
         return "matmul_direct.cl";
       case Algorithm::blocked:
         return "matmul_reg.cl";
+      case Algorithm::skinny:
+        return "matmul_skinny.cl";
     }
     return "";
   }
@@ -92,6 +94,8 @@ class GemmKernel {
         return "matmul_direct";
       case Algorithm::blocked:
         return "matmul_reg";
+      case Algorithm::skinny:
+        return "matmul_skinny";
     }
     return "";
   }
@@ -128,6 +132,10 @@ class GemmKernel {
         return {
             ::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"), ceil_div(m, p("MWG")) * p("MDIMC")),
             ::cl::NDRange(p("NDIMC"), p("MDIMC"))};
+      case Algorithm::skinny:
+        return {::cl::NDRange(ceil_div(n, p("NDIMC") * p("VWN")) * p("NDIMC"),
+                              ceil_div(m, p("WPTM")) * p("KDIMC")),
+                ::cl::NDRange(p("NDIMC"), p("KDIMC"))};
     }
     throw std::logic_error("unknown GEMM algorithm");
   }
@@ -198,6 +206,31 @@ Space blocked_space() {
       .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1");
 }
 
+// For few rows (M <= 64): a work-group per WPTM rows and NDIMC*VWN columns, K split across its
+// KDIMC rows of work-items (kernels/matmul_skinny.cl). B is read once per WPTM rows, so this is
+// the wrong shape for large M: the set skips the family there (skinny_group).
+Space skinny_space() {
+  return space("skinny")
+      .parameter("WPTM", {1, 2, 4, 8, 16})
+      .parameter("VWN", {1, 2, 4})
+      .parameter("NDIMC", {16, 32, 64})
+      .parameter("KDIMC", {1, 4, 8, 16, 32})
+      .work_group_size(
+          [](const Config& c) { return static_cast<std::size_t>(c["NDIMC"] * c["KDIMC"]); })
+      .local_memory([](const Config& c) {
+        return static_cast<std::size_t>(c["KDIMC"] > 1 ? c["KDIMC"] * c["NDIMC"] * c["VWN"] * 4 : 0);
+      })
+      .start_at("WPTM=1,VWN=2,NDIMC=32,KDIMC=16")  // a GEMV: many work-groups, K split 16 ways
+      .start_at("WPTM=8,VWN=4,NDIMC=32,KDIMC=8");
+}
+
+// The skinny family is measured for keys of at most 64 rows (the anchor: every call it serves
+// has M <= 64) and skipped above, where the blocked and direct families are the right shape.
+TuneGroup<MatmulKey> skinny_group() {
+  return TuneGroup<MatmulKey>("few rows (M <= 64)",
+                              [](const MatmulKey& key) { return key.m <= 64 ? 0 : -1; });
+}
+
 auto factory(Algorithm algorithm) {
   return [algorithm](const Config& config) { return GemmKernel(algorithm, config); };
 }
@@ -210,7 +243,8 @@ struct Family {
 constexpr Family families[] = {{naive_space, Algorithm::naive},
                                {tiled_space, Algorithm::tiled},
                                {direct_space, Algorithm::direct},
-                               {blocked_space, Algorithm::blocked}};
+                               {blocked_space, Algorithm::blocked},
+                               {skinny_space, Algorithm::skinny}};
 
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
                  const float&) {
@@ -289,6 +323,7 @@ auto make_set() {
       .with(families[1].space(), factory(families[1].algorithm))
       .with(families[2].space(), factory(families[2].algorithm))
       .with(families[3].space(), factory(families[3].algorithm))
+      .with(families[4].space(), factory(families[4].algorithm), skinny_group())
       .validate_with(same_product)
       .share_inputs();
 }

@@ -70,12 +70,13 @@ std::vector<std::string> sampled_candidates() {
 
 }  // namespace
 
-TEST_CASE("matmul has all four algorithms and a blocked space of at least 500 configurations",
+TEST_CASE("matmul has all five algorithms and a blocked space of at least 500 configurations",
           "[ops][matmul]") {
   const auto all = matmul_candidates();
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
-  CHECK(per_family.size() == 4);
+  CHECK(per_family.size() == 5);
+  CHECK(per_family["skinny"] == 5 * 3 * 3 * 5);
   CHECK(per_family["naive"] >= 1);
   CHECK(per_family["tiled"] >= 3);
   CHECK(per_family["direct"] >= 50);
@@ -148,6 +149,58 @@ TEST_CASE("sampled matmul candidates of every family are correct on odd sizes",
       }
       CHECK(error < 1e-5);
     }
+  }
+}
+
+TEST_CASE("skinny matmul candidates are correct on few rows: 1, primes, one past a tile",
+          "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  const auto all = matmul_candidates();
+  std::vector<std::string> skinny;  // every 13th: each value of each parameter several times
+  for (std::size_t i = 0, seen = 0; i < all.size(); ++i) {
+    if (all[i].rfind("skinny[", 0) == 0 && seen++ % 13 == 0) skinny.push_back(all[i]);
+  }
+  skinny.push_back("skinny[WPTM=1,VWN=2,NDIMC=32,KDIMC=16]");  // the start points
+  skinny.push_back("skinny[WPTM=8,VWN=4,NDIMC=32,KDIMC=8]");
+  REQUIRE(skinny.size() >= 15);
+  for (const auto& candidate : skinny) {
+    for (Problem p : {Problem{1, 1, 1}, Problem{1, 67, 129}, Problem{17, 129, 33},
+                      Problem{64, 64, 64}, Problem{37, 53, 29}}) {
+      INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
+      double error = 0;
+      try {
+        error = run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f);
+      } catch (const AutotuneError& e) {
+        INFO(e.what());
+        CHECK(e.kind() == ErrorKind::out_of_resources);
+        break;
+      }
+      CHECK(error < 1e-5);
+    }
+  }
+  CHECK(run_and_check(client, "skinny[WPTM=4,VWN=4,NDIMC=16,KDIMC=4]", {5, 37, 41}, DType::f32,
+                      -0.5f, 0.75f) < 1e-5);
+  CHECK(run_and_check(client, "skinny[WPTM=4,VWN=4,NDIMC=16,KDIMC=4]", {5, 36, 41}, DType::f16,
+                      1.0f, 0.5f) < 2e-3);
+}
+
+TEST_CASE("the tuned matmul measures the skinny family for M <= 64 only", "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  test::quick_tuning();
+  for (Problem p : {Problem{3, 130, 70}, Problem{65, 130, 70}}) {
+    INFO("m=" << p.m);
+    CHECK(run_and_check(client, "", p, DType::f32, 1.0f, 0.0f) < 1e-5);
+    const auto report =
+        matmul_tuner().tuner(client.id()).report(matmul_key(p.m, p.n, p.k, DType::f32));
+    REQUIRE(report);
+    std::size_t skinny = 0, skinny_measured = 0;
+    for (const auto& outcome : report->outcomes) {
+      if (outcome.name.rfind("skinny[", 0) != 0) continue;
+      ++skinny;
+      skinny_measured += outcome.status != tunekit::OutcomeStatus::skipped;
+    }
+    CHECK(skinny == 225);
+    CHECK((skinny_measured > 0) == (p.m <= 64));
   }
 }
 
@@ -242,7 +295,7 @@ TEST_CASE("matmul of 46341 x 46341 x 1: C over 2^31 elements is right to its las
   std::size_t served = 0;
   for (const auto& [family, name] : first_of_family) {
     INFO("candidate " << name);
-    const bool offsets_32_bit = family == "direct" || family == "blocked";
+    const bool offsets_32_bit = family != "naive" && family != "tiled";
     if (offsets_32_bit) {
       CHECK_THROWS_WITH(matmul_with(name, client, a, b, c), Catch::Contains("2^31"));
       continue;

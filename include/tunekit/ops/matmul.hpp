@@ -1,6 +1,7 @@
 // matmul: C = alpha * A * B + beta * C (row-major SGEMM, and HGEMM-storage where asked), tuned
-// over four algorithms and their parameter spaces: naive, local-memory tiled, direct
-// register-blocked without local memory, and 2D register-blocked with double buffering.
+// over five algorithms and their parameter spaces: naive, local-memory tiled, direct
+// register-blocked without local memory, 2D register-blocked with double buffering, and skinny
+// (few rows, K split across a work-group) for M <= 64.
 #pragma once
 
 #include <array>
@@ -59,7 +60,7 @@ void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, De
 LocalTuner<MatmulKey>& matmul_tuner();
 
 /// Every candidate's name, in set order: "naive[...]", "tiled[TS=16]", "direct[...]",
-/// "blocked[MWG=64,...]".
+/// "blocked[MWG=64,...]", "skinny[...]".
 std::vector<std::string> matmul_candidates();
 /// The candidates that fit `limits` (work-group size, local memory): what a tuning on that
 /// device can measure.
