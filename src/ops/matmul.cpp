@@ -7,10 +7,10 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 
 #include "bench_fit.hpp"
 #include "gemm_rules.hpp"
+#include "named_candidate.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/space.hpp"
@@ -397,19 +397,8 @@ void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMat
                  const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta) {
   const auto& set = matmul_set();
   (void)key_of(a, b, c, alpha, beta);  // the same checks of shapes and types
-  // Names to indices once: a search through ~1,700 names costs more than a 1024^3 product on a
-  // GPU, and forcing a kernel must cost what calling it does.
-  static const std::unordered_map<std::string, std::size_t> indices = [&] {
-    std::unordered_map<std::string, std::size_t> all;
-    for (std::size_t i = 0; i < set.size(); ++i) all.emplace(set.name(i), i);
-    return all;
-  }();
-  const auto index = indices.find(std::string(candidate));
-  if (index == indices.end()) {
-    throw std::invalid_argument("tunekit::ops::matmul: no candidate named '" +
-                                std::string(candidate) + "'");
-  }
-  set.call(set.locate(index->second), client, a, b, c, alpha, beta);
+  set.call(set.locate(detail::candidate_index(set, candidate, "matmul")), client, a, b, c, alpha,
+           beta);
 }
 
 std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) {

@@ -246,6 +246,9 @@ TEST_CASE("matmul rejects shapes that do not fit with a clear message", "[ops][m
   auto c = upload_matrix(client, random_values(4, 1), 2, 2);
   CHECK_THROWS_WITH(matmul(client, a, b, c), Catch::Contains("A is 2x3, B is 4x2"));
   CHECK_THROWS_WITH(matmul_with("nonsense", client, a, a, c), Catch::Contains("shapes"));
+  auto square = upload_matrix(client, random_values(4, 1), 2, 2);
+  CHECK_THROWS_WITH(matmul_with("blocked[MWG=3]", client, square, square, c),
+                    Catch::Contains("matmul: no candidate named 'blocked[MWG=3]'"));
 }
 
 // Run by ctest with POCL_MEMORY_LIMIT=1 (1 GiB of device memory, 256 MiB per allocation): A is
