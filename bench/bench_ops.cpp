@@ -5,8 +5,9 @@
 //                  [--shapes 1000x1000x1000,... | --shapes real | --shapes real-small]
 //                  [--reduce N] [--transpose N] [--reps R] [--json FILE]
 //                  [--only matmul|reduce|transpose]
-// --shapes real / real-small: the named lists of bench/shape_lists.hpp (the sizes default to
-// none then); the matmul rows are followed by the number of distinct keys tuned and the tuning
+//        bench_ops --print-shapes real|real-small   (the list, one MxNxK a line)
+// --shapes: only these shapes (and --sizes if given; without either, default squares);
+// real / real-small are the named lists of bench/shape_lists.hpp. The matmul rows are followed by the number of distinct keys tuned and the tuning
 // time of them all.
 // Times are wall-clock around the call and clFinish for both sides (CLBlast enqueues several
 // kernels per call and returns the last one's event only), medians over R repetitions.
@@ -40,7 +41,6 @@ struct Options {
   std::string device;
   std::vector<std::size_t> sizes;
   std::vector<std::array<std::size_t, 3>> shapes;
-  bool named_list = false;  // --shapes named a list: no default square sizes
   std::size_t reduce_n = 0, transpose_n = 0;
   int reps = 10;
   std::string json;
@@ -239,6 +239,15 @@ std::vector<std::size_t> parse_list(const std::string& text) {
 
 int main(int argc, char** argv) {
   Options o;
+  if (argc == 3 && std::string(argv[1]) == "--print-shapes") {  // for scripts: one list, one place
+    const auto list = tunekit::bench::named_shapes(argv[2]);
+    if (!list) {
+      std::fprintf(stderr, "bench_ops: no shape list named %s (real, real-small)\n", argv[2]);
+      return 2;
+    }
+    for (const auto& s : *list) std::printf("%zux%zux%zu\n", s[0], s[1], s[2]);
+    return 0;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--device")
@@ -248,7 +257,6 @@ int main(int argc, char** argv) {
     else if (flag == "--shapes" && tunekit::bench::named_shapes(value)) {
       const auto list = *tunekit::bench::named_shapes(value);
       o.shapes.insert(o.shapes.end(), list.begin(), list.end());
-      o.named_list = true;
     } else if (flag == "--shapes") {
       std::stringstream stream(value);
       for (std::string item; std::getline(stream, item, ',');) {
@@ -285,8 +293,8 @@ int main(int argc, char** argv) {
                   device.identity().c_str());
       std::fflush(stdout);
       const bool gpu = device.is_gpu();
-      // The default squares, unless sizes were given or a named list of shapes replaces them.
-      const auto sizes = !o.sizes.empty() || o.named_list ? o.sizes
+      // The default squares, unless sizes were given or shapes replace them.
+      const auto sizes = !o.sizes.empty() || !o.shapes.empty() ? o.sizes
                          : gpu ? std::vector<std::size_t>{1024, 2048, 4096, 8192}
                                : std::vector<std::size_t>{256, 512, 1024};
       const auto runs = [&](const char* op) { return o.only.empty() || o.only == op; };
