@@ -11,6 +11,7 @@
 #include "bench_fit.hpp"
 #include "gemm_rules.hpp"
 #include "named_candidate.hpp"
+#include "scratch.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/space.hpp"
@@ -24,7 +25,7 @@ namespace {
 std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
 
-enum class Algorithm { naive, tiled, direct, blocked, skinny };
+enum class Algorithm { naive, tiled, direct, blocked, skinny, split };
 
 // One GEMM kernel configuration: the kernel, its build options and its NDRange rule.
 class GemmKernel {
@@ -35,7 +36,16 @@ class GemmKernel {
         f32_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f32, algorithm),
                                       kernel_of(algorithm))),
         f16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f16, algorithm),
-                                      kernel_of(algorithm))) {}
+                                      kernel_of(algorithm))) {
+    if (algorithm == Algorithm::split) {
+      sum32_.emplace(cl::KernelSpec::embedded(file_of(algorithm),
+                                              options(config_, DType::f32, algorithm),
+                                              "matmul_split_sum"));
+      sum16_.emplace(cl::KernelSpec::embedded(file_of(algorithm),
+                                              options(config_, DType::f16, algorithm),
+                                              "matmul_split_sum"));
+    }
+  }
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
                   const float& alpha, const float& beta) const {
@@ -50,10 +60,28 @@ class GemmKernel {
     }
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
-    client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
+    if (algorithm_ != Algorithm::split) {
+      client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
+      return;
+    }
+    // The KSPLIT slices' partial products go to a kept buffer, then one pass adds them into C.
+    const std::uint64_t splits = static_cast<std::uint64_t>(config_["KSPLIT"]);
+    const cl_int MN = detail::int_argument(std::uint64_t{m} * n * splits, "KSPLIT*M*N (partials)") /
+                      static_cast<cl_int>(splits);
+    const auto [partials] = scratch_->buffers(client, std::size_t{m} * n * splits * size_of(a.dtype));
+    client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits),
+                       ::cl::NDRange(local[0], local[1], 1), M, N, K, 1.0f, 0.0f, a.buffer,
+                       b.buffer, partials);
+    ::cl::Kernel sum = client.kernel(a.dtype == DType::f16 ? *sum16_ : *sum32_);
+    client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
+                       static_cast<cl_int>(splits), alpha, beta, partials, c.buffer);
   }
 
-  std::string fingerprint() const { return f32_.fingerprint() + f16_.fingerprint(); }
+  std::string fingerprint() const {
+    std::string text = f32_.fingerprint() + f16_.fingerprint();
+    if (sum32_) text += sum32_->fingerprint() + sum16_->fingerprint();
+    return text;
+  }
 
   /// Builds the program a call on these inputs will run, without running it (the tuner builds
   /// the candidates it is about to measure ahead, on other threads).
@@ -81,6 +109,8 @@ class GemmKernel {
         return "matmul_reg.cl";
       case Algorithm::skinny:
         return "matmul_skinny.cl";
+      case Algorithm::split:
+        return "matmul_reg.cl";
     }
     return "";
   }
@@ -96,6 +126,8 @@ class GemmKernel {
         return "matmul_reg";
       case Algorithm::skinny:
         return "matmul_skinny";
+      case Algorithm::split:
+        return "matmul_reg";
     }
     return "";
   }
@@ -107,7 +139,7 @@ class GemmKernel {
       if (name == "LX" || name == "LY") continue;
       text += " -D" + name + "=" + std::to_string(config.value(i));
     }
-    if (algorithm == Algorithm::blocked) {
+    if (algorithm == Algorithm::blocked || algorithm == Algorithm::split) {
       text += " -DPADA=" + std::to_string(gemm::pad_a) + " -DPADB=" + std::to_string(gemm::pad_b);
     }
     return text + " -cl-mad-enable";
@@ -129,6 +161,7 @@ class GemmKernel {
         return {::cl::NDRange(round_up(n, ts), round_up(m, ts)), ::cl::NDRange(ts, ts)};
       }
       case Algorithm::blocked:
+      case Algorithm::split:
         return {
             ::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"), ceil_div(m, p("MWG")) * p("MDIMC")),
             ::cl::NDRange(p("NDIMC"), p("MDIMC"))};
@@ -144,6 +177,8 @@ class GemmKernel {
   Config config_;
   cl::KernelSpec f32_;  // the same kernel built for f32 and for f16 storage
   cl::KernelSpec f16_;
+  std::optional<cl::KernelSpec> sum32_, sum16_;  // split: the kernel that adds the slices
+  std::shared_ptr<detail::Scratch<1>> scratch_ = std::make_shared<detail::Scratch<1>>();
 };
 
 Space naive_space() { return space("naive").parameter("LX", {16}).parameter("LY", {16}); }
@@ -175,19 +210,11 @@ gemm::BlockedParams blocked_params(const Config& c) {
           c["VWN"], c["VW"],  gemm::pad_a, gemm::pad_b, c["DB"]};
 }
 
-Space blocked_space() {
+// The rules of matmul_reg.cl (gemm_rules.hpp) and the register budget, on a space of its macros.
+Space& blocked_rules(Space& s) {
   const auto wptm = [](const Config& c) { return c["MWG"] / c["MDIMC"]; };
   const auto wptn = [](const Config& c) { return c["NWG"] / c["NDIMC"]; };
-  return space("blocked")
-      .parameter("MWG", {32, 64, 128, 256})
-      .parameter("NWG", {32, 64, 128, 256})
-      .parameter("KWG", {8, 16, 32})
-      .parameter("MDIMC", {8, 16, 32})
-      .parameter("NDIMC", {8, 16, 32})
-      .parameter("VWM", {2, 4})
-      .parameter("VWN", {2, 4})
-      .parameter("VW", {4})
-      .parameter("DB", {0, 1})
+  return s
       .where("4 <= WPTM*WPTN <= 64",
              [=](const Config& c) {
                const auto outputs = wptm(c) * wptn(c);
@@ -198,12 +225,56 @@ Space blocked_space() {
              [](const Config& c) { return gemm::blocked_builds(blocked_params(c)); })
       .work_group_size(
           [](const Config& c) { return gemm::blocked_work_group_size(blocked_params(c)); })
-      .local_memory([](const Config& c) { return gemm::blocked_local_memory(blocked_params(c)); })
+      .local_memory([](const Config& c) { return gemm::blocked_local_memory(blocked_params(c)); });
+}
+
+Space blocked_space() {
+  Space s = space("blocked");
+  s.parameter("MWG", {32, 64, 128, 256})
+      .parameter("NWG", {32, 64, 128, 256})
+      .parameter("KWG", {8, 16, 32})
+      .parameter("MDIMC", {8, 16, 32})
+      .parameter("NDIMC", {8, 16, 32})
+      .parameter("VWM", {2, 4})
+      .parameter("VWN", {2, 4})
+      .parameter("VW", {4})
+      .parameter("DB", {0, 1});
+  return blocked_rules(s)
       // The kernel lab's fastest on the H100 (docs/lab/h100-2026-11-22.log): at n = 2048-8192,
       // and at 1024. A search measures them first, so that a small budget (TUNEKIT_LEVEL=minimal)
       // cannot miss them there, and walks on from the better one elsewhere.
       .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,VW=4,DB=1")
       .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1");
+}
+
+// Split K: the blocked kernel on KSPLIT slices of K at once (global dim 2), then a pass that adds
+// the slices into C. For small M*N and large K, where whole-K tiles leave most of the device
+// idle (256 x 256 x 65536 has 16 tiles of 64 x 64); the set measures it there only (split_group).
+// 72 configurations: double-buffered 32-128 tiles with float4 reads (the blocked family's best
+// shapes on the H100), 4 to 32 slices.
+Space split_space() {
+  Space s = space("split");
+  s.parameter("MWG", {32, 64, 128})
+      .parameter("NWG", {64, 128})
+      .parameter("KWG", {16})
+      .parameter("MDIMC", {8, 16})
+      .parameter("NDIMC", {8, 16, 32})
+      .parameter("VWM", {4})
+      .parameter("VWN", {4})
+      .parameter("VW", {4})
+      .parameter("DB", {1})
+      .parameter("KSPLIT", {4, 8, 16, 32});
+  return blocked_rules(s)
+      .start_at("MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8")
+      .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=4");
+}
+
+// Split K is measured for keys whose K is above both M and N and whose C has at most 2^22
+// elements (2048 x 2048): there whole-K tiles are few and long. Skipped elsewhere.
+TuneGroup<MatmulKey> split_group() {
+  return TuneGroup<MatmulKey>("large K, small C", [](const MatmulKey& key) {
+    return key.k > std::max<std::uint64_t>(key.m, key.n) && key.m * key.n <= (1u << 22) ? 0 : -1;
+  });
 }
 
 // For few rows (M <= 64): a work-group per WPTM rows and NDIMC*VWN columns, K split across its
@@ -244,7 +315,8 @@ constexpr Family families[] = {{naive_space, Algorithm::naive},
                                {tiled_space, Algorithm::tiled},
                                {direct_space, Algorithm::direct},
                                {blocked_space, Algorithm::blocked},
-                               {skinny_space, Algorithm::skinny}};
+                               {skinny_space, Algorithm::skinny},
+                               {split_space, Algorithm::split}};
 
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
                  const float&) {
@@ -324,6 +396,7 @@ auto make_set() {
       .with(families[2].space(), factory(families[2].algorithm))
       .with(families[3].space(), factory(families[3].algorithm))
       .with(families[4].space(), factory(families[4].algorithm), skinny_group())
+      .with(families[5].space(), factory(families[5].algorithm), split_group())
       .validate_with(same_product)
       .share_inputs();
 }

@@ -70,12 +70,13 @@ std::vector<std::string> sampled_candidates() {
 
 }  // namespace
 
-TEST_CASE("matmul has all five algorithms and a blocked space of at least 500 configurations",
+TEST_CASE("matmul has all six algorithms and a blocked space of at least 500 configurations",
           "[ops][matmul]") {
   const auto all = matmul_candidates();
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
-  CHECK(per_family.size() == 5);
+  CHECK(per_family.size() == 6);
+  CHECK(per_family["split"] == 72);
   CHECK(per_family["skinny"] == 5 * 3 * 3 * 5);
   CHECK(per_family["naive"] >= 1);
   CHECK(per_family["tiled"] >= 3);
@@ -184,23 +185,56 @@ TEST_CASE("skinny matmul candidates are correct on few rows: 1, primes, one past
                       1.0f, 0.5f) < 2e-3);
 }
 
-TEST_CASE("the tuned matmul measures the skinny family for M <= 64 only", "[ops][matmul][opencl]") {
+TEST_CASE("split-K matmul candidates are correct, also with more slices than K tiles",
+          "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  const auto all = matmul_candidates();
+  std::vector<std::string> split;  // every 11th: every KSPLIT, tiles of every size
+  for (std::size_t i = 0, seen = 0; i < all.size(); ++i) {
+    if (all[i].rfind("split[", 0) == 0 && seen++ % 11 == 0) split.push_back(all[i]);
+  }
+  REQUIRE(split.size() == 7);
+  for (const auto& candidate : split) {
+    // K = 29 and 9: one or two K tiles for 4-32 slices; K = 300: 19 tiles, uneven slices.
+    for (Problem p : {Problem{1, 1, 1}, Problem{37, 53, 29}, Problem{33, 65, 300},
+                      Problem{130, 70, 9}}) {
+      INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
+      double error = 0;
+      try {
+        error = run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f);
+      } catch (const AutotuneError& e) {
+        INFO(e.what());
+        CHECK(e.kind() == ErrorKind::out_of_resources);
+        break;
+      }
+      CHECK(error < 1e-5);
+    }
+  }
+  const std::string one =
+      "split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8]";
+  CHECK(run_and_check(client, one, {45, 33, 700}, DType::f32, -0.5f, 0.75f) < 1e-5);
+  CHECK(run_and_check(client, one, {45, 36, 300}, DType::f16, 1.0f, 0.5f) < 2e-3);
+}
+
+TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for large K only", "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   test::quick_tuning();
-  for (Problem p : {Problem{3, 130, 70}, Problem{65, 130, 70}}) {
-    INFO("m=" << p.m);
+  // K above M and N, C small: split K is measured too; not for 65 x 130 x 70 (K below N).
+  for (Problem p : {Problem{3, 130, 70}, Problem{65, 130, 70}, Problem{20, 30, 700}}) {
+    INFO("m=" << p.m << " k=" << p.k);
     CHECK(run_and_check(client, "", p, DType::f32, 1.0f, 0.0f) < 1e-5);
     const auto report =
         matmul_tuner().tuner(client.id()).report(matmul_key(p.m, p.n, p.k, DType::f32));
     REQUIRE(report);
-    std::size_t skinny = 0, skinny_measured = 0;
+    std::map<std::string, std::size_t> candidates, measured;
     for (const auto& outcome : report->outcomes) {
-      if (outcome.name.rfind("skinny[", 0) != 0) continue;
-      ++skinny;
-      skinny_measured += outcome.status != tunekit::OutcomeStatus::skipped;
+      const auto family = outcome.name.substr(0, outcome.name.find('['));
+      ++candidates[family];
+      measured[family] += outcome.status != tunekit::OutcomeStatus::skipped;
     }
-    CHECK(skinny == 225);
-    CHECK((skinny_measured > 0) == (p.m <= 64));
+    CHECK(candidates["skinny"] == 225);
+    CHECK((measured["skinny"] > 0) == (p.m <= 64));
+    CHECK((measured["split"] > 0) == (p.k == 700));
   }
 }
 
