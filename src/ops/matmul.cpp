@@ -27,6 +27,13 @@ std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; 
 
 enum class Algorithm { naive, tiled, direct, blocked, skinny, split };
 
+// The split family's partial products: one buffer per client and thread, shared by every
+// configuration (kept per configuration, a tuning would hold dozens of them).
+detail::Scratch<1>& split_scratch() {
+  static detail::Scratch<1> scratch;
+  return scratch;
+}
+
 // One GEMM kernel configuration: the kernel, its build options and its NDRange rule.
 class GemmKernel {
  public:
@@ -68,7 +75,8 @@ class GemmKernel {
     const std::uint64_t splits = static_cast<std::uint64_t>(config_["KSPLIT"]);
     const cl_int MN = detail::int_argument(std::uint64_t{m} * n * splits, "KSPLIT*M*N (partials)") /
                       static_cast<cl_int>(splits);
-    const auto [partials] = scratch_->buffers(client, std::size_t{m} * n * splits * size_of(a.dtype));
+    const auto [partials] =
+        split_scratch().buffers(client, std::size_t{m} * n * splits * size_of(a.dtype));
     client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits),
                        ::cl::NDRange(local[0], local[1], 1), M, N, K, 1.0f, 0.0f, a.buffer,
                        b.buffer, partials);
@@ -178,7 +186,6 @@ class GemmKernel {
   cl::KernelSpec f32_;  // the same kernel built for f32 and for f16 storage
   cl::KernelSpec f16_;
   std::optional<cl::KernelSpec> sum32_, sum16_;  // split: the kernel that adds the slices
-  std::shared_ptr<detail::Scratch<1>> scratch_ = std::make_shared<detail::Scratch<1>>();
 };
 
 Space naive_space() { return space("naive").parameter("LX", {16}).parameter("LY", {16}); }
