@@ -16,7 +16,7 @@
     DB   0|1         1: two local buffers, next tile prefetched into registers while computing
     KSPLIT 1         >1: split K into KSPLIT slices of whole K tiles, one per index of global dim 2;
                      slice z writes its partial product (no alpha, beta) to C + z*M*N, and
-                     matmul_split_sum adds the slices into the real C (for small M*N, large K)
+                     matmul_split_sum (matmul_sum.cl) adds the slices into the real C
   Derived: WPTM = MWG/MDIMC, WPTN = NWG/NDIMC (outputs per work-item), NT = MDIMC*NDIMC.
   Constraints (checked with #error):
     MWG % (MDIMC*VWM) == 0, NWG % (NDIMC*VWN) == 0, KWG % VW == 0, NWG % VW == 0,
@@ -27,8 +27,7 @@
     Element offsets are 32-bit int: M*K, K*N and M*N must stay below 2^31 (the host refuses more).
     beta == 0 does not read C.
   NDRange: local = (NDIMC, MDIMC); global = (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC), and KSPLIT
-    along dim 2 (local 1). matmul_split_sum(M*N, KSPLIT, alpha, beta, W, C): one work-item per
-    element, any local size; W is the KSPLIT*M*N partials (KSPLIT*M*N < 2^31).
+    along dim 2 (local 1); KSPLIT*M*N < 2^31.
   Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load;
   vector global loads are used when K % VW == 0 (A) and N % VW == 0 (B), element loads otherwise
   (a uniform per-launch choice; buffers must be VW*4-byte aligned, as clCreateBuffer's are).
@@ -275,16 +274,4 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
       }
     }
   }
-}
-
-// Adds the KSPLIT partial products W[z] (KSPLIT x M x N, from matmul_reg built with KSPLIT > 1)
-// into C = alpha * sum + beta * C, one element per work-item.
-__kernel void matmul_split_sum(const int MN, const int splits, const float alpha, const float beta,
-                               __global const real* restrict W, __global real* C) {
-  const int i = get_global_id(0);
-  if (i >= MN) return;
-  float sum = 0.0f;
-  for (int z = 0; z < splits; ++z) sum += LD(W, z * MN + i);
-  const float c = alpha * sum;
-  ST(C, i, beta != 0.0f ? mad(beta, LD(C, i), c) : c);
 }

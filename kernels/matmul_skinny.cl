@@ -6,11 +6,15 @@
     VWN   4          vector width along N (1, 2, 4)
     NDIMC 32         work-items along N (local dim 0): adjacent work-items read adjacent vectors of B
     KDIMC 8          work-items along K (local dim 1): work-item ty sums k = ty, ty + KDIMC, ...
+    KSPLIT 1         >1: K is cut into KSPLIT slices of ceil(K/KSPLIT), one per index of global
+                     dim 2; slice z writes its partial product (no alpha, beta) to C + z*M*N, and
+                     matmul_split_sum (matmul_sum.cl) adds the slices into the real C
   Registers per work-item: WPTM vectors of VWN floats + 1.
   Local memory: KDIMC * NDIMC * VWN * 4 bytes when KDIMC > 1 (one row of partial sums at a time).
   Kernel: matmul_skinny(M, N, K, alpha, beta, A, B, C): row-major, dense; beta == 0 does not read C.
     Element offsets are 32-bit int: M*K, K*N and M*N must stay below 2^31 (the host refuses more).
-  NDRange: local = (NDIMC, KDIMC); global = (ceil(N / (NDIMC*VWN)) * NDIMC, ceil(M / WPTM) * KDIMC).
+  NDRange: local = (NDIMC, KDIMC); global = (ceil(N / (NDIMC*VWN)) * NDIMC, ceil(M / WPTM) * KDIMC),
+    and KSPLIT along dim 2 (local 1); KSPLIT*M*N < 2^31.
   Any M, N, K >= 1. B is read once per group of WPTM rows, with aligned vector loads when
   N % VWN == 0 (then every work-item's vector is inside B or wholly past it); otherwise
   zero-filled element loads (a uniform choice, outside the K loop). Rows past M are clamped to
@@ -31,6 +35,9 @@
 #endif
 #ifndef KDIMC
 #define KDIMC 8
+#endif
+#ifndef KSPLIT
+#define KSPLIT 1
 #endif
 
 #if VWN != 1 && VWN != 2 && VWN != 4
@@ -78,16 +85,24 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
   floatN acc[WPTM];
 #pragma unroll
   for (int i = 0; i < WPTM; ++i) acc[i] = (floatN)(0.0f);
+#if KSPLIT > 1
+  // This slice's k in [k_begin, k_end); a slice past K has none and writes zeros.
+  const int per_slice = (K + KSPLIT - 1) / KSPLIT;
+  const int k_begin = get_group_id(2) * per_slice, k_end = min(K, k_begin + per_slice);
+  C += (size_t)get_group_id(2) * M * N;
+#else
+  const int k_begin = 0, k_end = K;
+#endif
 
   if (col0 < N) {
     if (N % VWN == 0) {  // col0 % VWN == 0 too: the vector is inside the row
-      for (int k = ty; k < K; k += KDIMC) {
+      for (int k = k_begin + ty; k < k_end; k += KDIMC) {
         const floatN b = CAT(GLOAD_, VWN)(B, k * N + col0);
 #pragma unroll
         for (int i = 0; i < WPTM; ++i) acc[i] = mad((floatN)(LD(A, arow[i] + k)), b, acc[i]);
       }
     } else {
-      for (int k = ty; k < K; k += KDIMC) {
+      for (int k = k_begin + ty; k < k_end; k += KDIMC) {
         float t[VWN];
 #pragma unroll
         for (int e = 0; e < VWN; ++e) t[e] = col0 + e < N ? LD(B, k * N + col0 + e) : 0.0f;

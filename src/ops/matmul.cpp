@@ -43,16 +43,8 @@ class GemmKernel {
         f32_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f32, algorithm),
                                       kernel_of(algorithm))),
         f16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f16, algorithm),
-                                      kernel_of(algorithm))) {
-    if (algorithm == Algorithm::split) {
-      sum32_.emplace(cl::KernelSpec::embedded(file_of(algorithm),
-                                              options(config_, DType::f32, algorithm),
-                                              "matmul_split_sum"));
-      sum16_.emplace(cl::KernelSpec::embedded(file_of(algorithm),
-                                              options(config_, DType::f16, algorithm),
-                                              "matmul_split_sum"));
-    }
-  }
+                                      kernel_of(algorithm))),
+        splits_(slices_of(config_)) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
                   const float& alpha, const float& beta) const {
@@ -67,27 +59,27 @@ class GemmKernel {
     }
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
-    if (algorithm_ != Algorithm::split) {
+    if (splits_ == 1) {
       client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
       return;
     }
     // The KSPLIT slices' partial products go to a kept buffer, then one pass adds them into C.
-    const std::uint64_t splits = static_cast<std::uint64_t>(config_["KSPLIT"]);
-    const cl_int MN = detail::int_argument(std::uint64_t{m} * n * splits, "KSPLIT*M*N (partials)") /
-                      static_cast<cl_int>(splits);
+    const cl_int MN =
+        detail::int_argument(std::uint64_t{m} * n * splits_, "KSPLIT*M*N (partial products)") /
+        static_cast<cl_int>(splits_);
     const auto [partials] =
-        split_scratch().buffers(client, std::size_t{m} * n * splits * size_of(a.dtype));
-    client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits),
+        split_scratch().buffers(client, std::size_t{m} * n * splits_ * size_of(a.dtype));
+    client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
                        ::cl::NDRange(local[0], local[1], 1), M, N, K, 1.0f, 0.0f, a.buffer,
                        b.buffer, partials);
-    ::cl::Kernel sum = client.kernel(a.dtype == DType::f16 ? *sum16_ : *sum32_);
+    ::cl::Kernel sum = client.kernel(sum_spec(a.dtype));
     client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
-                       static_cast<cl_int>(splits), alpha, beta, partials, c.buffer);
+                       static_cast<cl_int>(splits_), alpha, beta, partials, c.buffer);
   }
 
   std::string fingerprint() const {
     std::string text = f32_.fingerprint() + f16_.fingerprint();
-    if (sum32_) text += sum32_->fingerprint() + sum16_->fingerprint();
+    if (splits_ > 1) text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint();
     return text;
   }
 
@@ -96,15 +88,31 @@ class GemmKernel {
   void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
                const float&, const float&) const {
     (void)client.program(spec(a.dtype));
+    if (splits_ > 1) (void)client.program(sum_spec(a.dtype));
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
   void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
             const float&, const float&) const {
     client.programs().keep(spec(a.dtype));
+    if (splits_ > 1) client.programs().keep(sum_spec(a.dtype));
   }
   const cl::KernelSpec& spec(DType dtype) const { return dtype == DType::f16 ? f16_ : f32_; }
 
  private:
+  static std::size_t slices_of(const Config& config) {
+    const auto& names = config.names();
+    const bool split = std::find(names.begin(), names.end(), "KSPLIT") != names.end();
+    return split ? static_cast<std::size_t>(config["KSPLIT"]) : 1;
+  }
+  // The kernel that adds the slices of a split product (one program for every configuration).
+  static const cl::KernelSpec& sum_spec(DType dtype) {
+    static const cl::KernelSpec f32 =
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
+    static const cl::KernelSpec f16 =
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=16", "matmul_split_sum");
+    return dtype == DType::f16 ? f16 : f32;
+  }
+
   static const char* file_of(Algorithm a) {
     switch (a) {
       case Algorithm::naive:
@@ -185,7 +193,7 @@ class GemmKernel {
   Config config_;
   cl::KernelSpec f32_;  // the same kernel built for f32 and for f16 storage
   cl::KernelSpec f16_;
-  std::optional<cl::KernelSpec> sum32_, sum16_;  // split: the kernel that adds the slices
+  std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
 };
 
 Space naive_space() { return space("naive").parameter("LX", {16}).parameter("LY", {16}); }
@@ -285,21 +293,23 @@ TuneGroup<MatmulKey> split_group() {
 }
 
 // For few rows (M <= 64): a work-group per WPTM rows and NDIMC*VWN columns, K split across its
-// KDIMC rows of work-items (kernels/matmul_skinny.cl). B is read once per WPTM rows, so this is
+// KDIMC rows of work-items and, with KSPLIT > 1, across KSPLIT work-groups whose partial products
+// matmul_split_sum adds (kernels/matmul_skinny.cl): enough work-groups for a GPU even at M = 1. B is read once per WPTM rows, so this is
 // the wrong shape for large M: the set skips the family there (skinny_group).
 Space skinny_space() {
   return space("skinny")
       .parameter("WPTM", {1, 2, 4, 8, 16})
       .parameter("VWN", {1, 2, 4})
-      .parameter("NDIMC", {16, 32, 64})
-      .parameter("KDIMC", {1, 4, 8, 16, 32})
+      .parameter("NDIMC", {32, 64})
+      .parameter("KDIMC", {1, 4, 16})
+      .parameter("KSPLIT", {1, 4, 16})
       .work_group_size(
           [](const Config& c) { return static_cast<std::size_t>(c["NDIMC"] * c["KDIMC"]); })
       .local_memory([](const Config& c) {
         return static_cast<std::size_t>(c["KDIMC"] > 1 ? c["KDIMC"] * c["NDIMC"] * c["VWN"] * 4 : 0);
       })
-      .start_at("WPTM=1,VWN=2,NDIMC=32,KDIMC=16")  // a GEMV: many work-groups, K split 16 ways
-      .start_at("WPTM=8,VWN=4,NDIMC=32,KDIMC=8");
+      .start_at("WPTM=1,VWN=2,NDIMC=32,KDIMC=16,KSPLIT=4")  // a GEMV: K split 64 ways
+      .start_at("WPTM=8,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4");
 }
 
 // The skinny family is measured for keys of at most 64 rows (the anchor: every call it serves

@@ -77,7 +77,7 @@ TEST_CASE("matmul has all six algorithms and a blocked space of at least 500 con
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
   CHECK(per_family.size() == 6);
   CHECK(per_family["split"] == 72);
-  CHECK(per_family["skinny"] == 5 * 3 * 3 * 5);
+  CHECK(per_family["skinny"] == 5 * 3 * 2 * 3 * 3);
   CHECK(per_family["naive"] >= 1);
   CHECK(per_family["tiled"] >= 3);
   CHECK(per_family["direct"] >= 50);
@@ -157,14 +157,15 @@ TEST_CASE("skinny matmul candidates are correct on few rows: 1, primes, one past
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   const auto all = matmul_candidates();
-  std::vector<std::string> skinny;  // every 13th: each value of each parameter several times
+  std::vector<std::string> skinny;  // every 17th: each value of each parameter several times
   for (std::size_t i = 0, seen = 0; i < all.size(); ++i) {
-    if (all[i].rfind("skinny[", 0) == 0 && seen++ % 13 == 0) skinny.push_back(all[i]);
+    if (all[i].rfind("skinny[", 0) == 0 && seen++ % 17 == 0) skinny.push_back(all[i]);
   }
-  skinny.push_back("skinny[WPTM=1,VWN=2,NDIMC=32,KDIMC=16]");  // the start points
-  skinny.push_back("skinny[WPTM=8,VWN=4,NDIMC=32,KDIMC=8]");
+  skinny.push_back("skinny[WPTM=1,VWN=2,NDIMC=32,KDIMC=16,KSPLIT=4]");  // the start points
+  skinny.push_back("skinny[WPTM=8,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4]");
   REQUIRE(skinny.size() >= 15);
   for (const auto& candidate : skinny) {
+    // K = 1 and 29: slices past K (KSPLIT = 16); K = 129: uneven slices.
     for (Problem p : {Problem{1, 1, 1}, Problem{1, 67, 129}, Problem{17, 129, 33},
                       Problem{64, 64, 64}, Problem{37, 53, 29}}) {
       INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
@@ -179,10 +180,12 @@ TEST_CASE("skinny matmul candidates are correct on few rows: 1, primes, one past
       CHECK(error < 1e-5);
     }
   }
-  CHECK(run_and_check(client, "skinny[WPTM=4,VWN=4,NDIMC=16,KDIMC=4]", {5, 37, 41}, DType::f32,
-                      -0.5f, 0.75f) < 1e-5);
-  CHECK(run_and_check(client, "skinny[WPTM=4,VWN=4,NDIMC=16,KDIMC=4]", {5, 36, 41}, DType::f16,
-                      1.0f, 0.5f) < 2e-3);
+  for (const char* candidate : {"skinny[WPTM=4,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=1]",
+                                "skinny[WPTM=4,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4]"}) {
+    INFO(candidate);
+    CHECK(run_and_check(client, candidate, {5, 37, 41}, DType::f32, -0.5f, 0.75f) < 1e-5);
+    CHECK(run_and_check(client, candidate, {5, 36, 41}, DType::f16, 1.0f, 0.5f) < 2e-3);
+  }
 }
 
 TEST_CASE("split-K matmul candidates are correct, also with more slices than K tiles",
@@ -232,7 +235,7 @@ TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for 
       ++candidates[family];
       measured[family] += outcome.status != tunekit::OutcomeStatus::skipped;
     }
-    CHECK(candidates["skinny"] == 225);
+    CHECK(candidates["skinny"] == 270);
     CHECK((measured["skinny"] > 0) == (p.m <= 64));
     CHECK((measured["split"] > 0) == (p.k == 700));
   }
