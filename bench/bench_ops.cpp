@@ -1,9 +1,14 @@
 // tunekit's shipped ops against the peer (CLBlast) on every OpenCL device, in one run: matmul
 // vs Gemm, reduce vs Sum, transpose vs Omatcopy, and a buffer copy for the bandwidth ceiling.
 // Prints a table with ratios and writes it as JSON.
-// Usage: bench_ops [--device SUBSTRING] [--sizes 1024,2048] [--shapes 1000x1000x1000,...]
+// Usage: bench_ops [--device SUBSTRING] [--sizes 1024,2048]
+//                  [--shapes 1000x1000x1000,... | --shapes real | --shapes real-small]
 //                  [--reduce N] [--transpose N] [--reps R] [--json FILE]
 //                  [--only matmul|reduce|transpose]
+//        bench_ops --print-shapes real|real-small   (the list, one MxNxK a line)
+// --shapes: only these shapes (and --sizes if given; without either, default squares);
+// real / real-small are the named lists of bench/shape_lists.hpp. The matmul rows are followed by the number of distinct keys tuned and the tuning
+// time of them all.
 // Times are wall-clock around the call and clFinish for both sides (CLBlast enqueues several
 // kernels per call and returns the last one's event only), medians over R repetitions.
 #include <clblast.h>  // after CLHPP, which sets the OpenCL target version
@@ -24,6 +29,8 @@
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/transpose.hpp>
 #include <vector>
+
+#include "shape_lists.hpp"
 
 namespace ops = tunekit::ops;
 using Client = tunekit::cl::Client;
@@ -46,7 +53,7 @@ struct Row {
         op(std::move(op_)),
         shape(std::move(shape_)),
         unit(std::move(unit_)) {}
-  std::string device, op, shape, unit, winner;
+  std::string device, op, shape, unit, winner, key;
   double tunekit = 0, peer = 0, ceiling = 0, tuning_seconds = 0;
   std::string note;
 };
@@ -74,15 +81,17 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Largest error of 64 sampled elements of C = A*B against a double-precision host product,
-// relative to the sum of |terms|.
+// Largest error of 64 sampled elements of C = A*B (and its four corners, where the edge tiles
+// are) against a double-precision host product, relative to the sum of |terms| (the inputs are
+// random and non-zero: random_values).
 double sampled_gemm_error(const std::vector<float>& a, const std::vector<float>& b,
                           const std::vector<float>& c, std::size_t m, std::size_t n,
                           std::size_t k) {
   std::mt19937 rng(7);
   double worst = 0;
-  for (int s = 0; s < 64; ++s) {
-    const std::size_t i = rng() % m, j = rng() % n;
+  for (int s = 0; s < 68; ++s) {
+    const std::size_t i = s < 4 ? (s & 1 ? m - 1 : 0) : rng() % m;
+    const std::size_t j = s < 4 ? (s & 2 ? n - 1 : 0) : rng() % n;
     double ref = 0, norm = 0;
     for (std::size_t q = 0; q < k; ++q) {
       ref += double(a[i * k + q]) * b[q * n + j];
@@ -103,15 +112,18 @@ void bench_matmul(Client& client, const Options& o, std::size_t m, std::size_t n
   auto a = ops::upload_matrix(client, ha, m, k), b = ops::upload_matrix(client, hb, k, n);
   auto c = ops::upload_matrix(client, std::vector<float>(m * n, 0.0f), m, n);
   Row row(client.device().device_name, "matmul",
-          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k), "TFLOP/s");
+          std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k),
+          client.device().is_gpu() ? "TFLOP/s" : "GFLOP/s");
+  const double unit = client.device().is_gpu() ? 1e12 : 1e9;
   const auto tuning_start = std::chrono::steady_clock::now();
   ops::matmul(client, a, b, c);
   client.finish();
   row.tuning_seconds = seconds_since(tuning_start);
-  row.winner = winner_of(
-      ops::matmul_tuner().tuner(client.id()).report(ops::MatmulKey{m, n, k, tunekit::DType::f32}));
+  const auto key = ops::matmul_key(m, n, k, tunekit::DType::f32);
+  row.key = tunekit::key_to_string(key);
+  row.winner = winner_of(ops::matmul_tuner().tuner(client.id()).report(key));
   const double flops = 2.0 * double(m) * double(n) * double(k);
-  row.tunekit = flops / wall_median(client, o.reps, [&] { ops::matmul(client, a, b, c); }) / 1e12;
+  row.tunekit = flops / wall_median(client, o.reps, [&] { ops::matmul(client, a, b, c); }) / unit;
   const double tunekit_error = sampled_gemm_error(ha, hb, ops::download_matrix(client, c), m, n, k);
 
   cl_command_queue queue = client.queue()();
@@ -123,13 +135,19 @@ void bench_matmul(Client& client, const Options& o, std::size_t m, std::size_t n
   if (status() != clblast::StatusCode::kSuccess) {
     row.note = "CLBlast failed";
   } else {
-    row.peer = flops / wall_median(client, o.reps, [&] { status(); }) / 1e12;
+    row.peer = flops / wall_median(client, o.reps, [&] { status(); }) / unit;
     const double peer_error = sampled_gemm_error(ha, hb, ops::download_matrix(client, c), m, n, k);
     char note[96];
     std::snprintf(note, sizeof note, "max rel err %.1e (CLBlast %.1e)", tunekit_error, peer_error);
     row.note = note;
   }
   if (tunekit_error > 1e-5) row.note += " WRONG";
+  // A line as each shape finishes: a long list on a lent machine may be cut off.
+  std::printf("matmul %s: %.3f %s, CLBlast %.3f (%.2fx), first call %.1f s, %s, key %s, %s\n",
+              row.shape.c_str(), row.tunekit, row.unit.c_str(), row.peer,
+              row.peer > 0 ? row.tunekit / row.peer : 0.0, row.tuning_seconds, row.winner.c_str(),
+              row.key.c_str(), row.note.c_str());
+  std::fflush(stdout);
   rows.push_back(row);
 }
 
@@ -221,18 +239,30 @@ std::vector<std::size_t> parse_list(const std::string& text) {
 
 int main(int argc, char** argv) {
   Options o;
+  if (argc == 3 && std::string(argv[1]) == "--print-shapes") {  // for scripts: one list, one place
+    const auto list = tunekit::bench::named_shapes(argv[2]);
+    if (!list) {
+      std::fprintf(stderr, "bench_ops: no shape list named %s (real, real-small)\n", argv[2]);
+      return 2;
+    }
+    for (const auto& s : *list) std::printf("%zux%zux%zu\n", s[0], s[1], s[2]);
+    return 0;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--device")
       o.device = value;
     else if (flag == "--sizes")
       o.sizes = parse_list(value);
-    else if (flag == "--shapes") {
+    else if (flag == "--shapes" && tunekit::bench::named_shapes(value)) {
+      const auto list = *tunekit::bench::named_shapes(value);
+      o.shapes.insert(o.shapes.end(), list.begin(), list.end());
+    } else if (flag == "--shapes") {
       std::stringstream stream(value);
       for (std::string item; std::getline(stream, item, ',');) {
         std::array<std::size_t, 3> s{};
         if (std::sscanf(item.c_str(), "%zux%zux%zu", &s[0], &s[1], &s[2]) != 3) {
-          std::fprintf(stderr, "bench_ops: --shapes takes MxNxK,...\n");
+          std::fprintf(stderr, "bench_ops: --shapes takes MxNxK,..., real or real-small\n");
           return 2;
         }
         o.shapes.push_back(s);
@@ -263,9 +293,10 @@ int main(int argc, char** argv) {
                   device.identity().c_str());
       std::fflush(stdout);
       const bool gpu = device.is_gpu();
-      auto sizes = o.sizes.empty() ? (gpu ? std::vector<std::size_t>{1024, 2048, 4096, 8192}
-                                          : std::vector<std::size_t>{256, 512, 1024})
-                                   : o.sizes;
+      // The default squares, unless sizes were given or shapes replace them.
+      const auto sizes = !o.sizes.empty() || !o.shapes.empty() ? o.sizes
+                         : gpu ? std::vector<std::size_t>{1024, 2048, 4096, 8192}
+                               : std::vector<std::size_t>{256, 512, 1024};
       const auto runs = [&](const char* op) { return o.only.empty() || o.only == op; };
       if (runs("matmul")) {
         for (std::size_t s : sizes) bench_matmul(client, o, s, s, s, rows);
@@ -296,6 +327,24 @@ int main(int argc, char** argv) {
                 r.unit.c_str(), r.peer > 0 ? r.tunekit / r.peer : 0.0, ceiling, of_ceiling,
                 r.winner.c_str(), r.tuning_seconds, r.note.c_str());
   }
+  // The keys behind the matmul rows: one tuning each (a later shape of a tuned key dispatches).
+  std::vector<std::pair<std::string, std::string>> keys;  // device, key
+  double matmul_tuning = 0;
+  for (const auto& r : rows) {
+    if (r.op != "matmul") continue;
+    matmul_tuning += r.tuning_seconds;
+    if (std::find(keys.begin(), keys.end(), std::make_pair(r.device, r.key)) == keys.end())
+      keys.emplace_back(r.device, r.key);
+  }
+  if (!keys.empty()) {
+    std::printf("\nmatmul: %zu shapes, %zu distinct keys tuned, %.1f s of first calls (tuning)\n",
+                static_cast<std::size_t>(std::count_if(
+                    rows.begin(), rows.end(), [](const Row& r) { return r.op == "matmul"; })),
+                keys.size(), matmul_tuning);
+    std::printf("| shape | key |\n|---|---|\n");
+    for (const auto& r : rows)
+      if (r.op == "matmul") std::printf("| %s | %s |\n", r.shape.c_str(), r.key.c_str());
+  }
   if (!o.json.empty()) {
     std::ofstream json(o.json);
     json << "[\n";
@@ -304,8 +353,13 @@ int main(int argc, char** argv) {
       json << "  {\"device\": \"" << r.device << "\", \"op\": \"" << r.op << "\", \"shape\": \""
            << r.shape << "\", \"unit\": \"" << r.unit << "\", \"tunekit\": " << r.tunekit
            << ", \"clblast\": " << r.peer << ", \"copy_ceiling_gbs\": " << r.ceiling
-           << ", \"winner\": \"" << r.winner << "\", \"tuning_seconds\": " << r.tuning_seconds
-           << ", \"note\": \"" << r.note << "\"}" << (i + 1 < rows.size() ? ",\n" : "\n");
+           << ", \"winner\": \"" << r.winner << "\", \"key\": \"" << r.key
+           << "\", \"tuning_seconds\": " << r.tuning_seconds << ", \"note\": \"" << r.note
+           << "\"}" << (i + 1 < rows.size() || !keys.empty() ? ",\n" : "\n");
+    }
+    if (!keys.empty()) {
+      json << "  {\"op\": \"matmul (summary)\", \"distinct_keys\": " << keys.size()
+           << ", \"tuning_seconds\": " << matmul_tuning << "}\n";
     }
     json << "]\n";
   }

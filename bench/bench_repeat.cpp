@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     const auto a = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 1);
     const auto b = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 2);
     auto c = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 3);
-    const ops::MatmulKey key{n, n, n, tunekit::DType::f32};
+    const ops::MatmulKey key = ops::matmul_key(n, n, n, tunekit::DType::f32);
     auto& tuner = ops::matmul_tuner().tuner(client.id());
     std::vector<std::string> winners;
     for (std::size_t r = 0; r < runs; ++r) {

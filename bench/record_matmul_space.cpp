@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
       ops::matmul(client, a, b, c);
       const auto report = ops::matmul_tuner()
                               .tuner(client.id())
-                              .report(ops::MatmulKey{n, n, n, tunekit::DType::f32});
+                              .report(ops::matmul_key(n, n, n, tunekit::DType::f32));
       double found = std::numeric_limits<double>::infinity(), spent = 0, all_spent = 0;
       std::size_t evaluated = 0;
       for (const auto& o : report->outcomes) {

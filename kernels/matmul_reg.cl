@@ -14,6 +14,9 @@
     PADA 4           padding (floats) of each row of the transposed A tile
     PADB 0           padding (floats) of each row of the B tile
     DB   0|1         1: two local buffers, next tile prefetched into registers while computing
+    KSPLIT 1         >1: split K into KSPLIT slices of whole K tiles, one per index of global dim 2;
+                     slice z writes its partial product (no alpha, beta) to C + z*M*N, and
+                     matmul_split_sum (matmul_sum.cl) adds the slices into the real C
   Derived: WPTM = MWG/MDIMC, WPTN = NWG/NDIMC (outputs per work-item), NT = MDIMC*NDIMC.
   Constraints (checked with #error):
     MWG % (MDIMC*VWM) == 0, NWG % (NDIMC*VWN) == 0, KWG % VW == 0, NWG % VW == 0,
@@ -23,7 +26,8 @@
   Kernel: matmul_reg(M, N, K, alpha, beta, A, B, C): A M x K, B K x N, C M x N, row-major, dense.
     Element offsets are 32-bit int: M*K, K*N and M*N must stay below 2^31 (the host refuses more).
     beta == 0 does not read C.
-  NDRange: local = (NDIMC, MDIMC); global = (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC).
+  NDRange: local = (NDIMC, MDIMC); global = (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC), and KSPLIT
+    along dim 2 (local 1); KSPLIT*M*N < 2^31.
   Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load;
   vector global loads are used when K % VW == 0 (A) and N % VW == 0 (B), element loads otherwise
   (a uniform per-launch choice; buffers must be VW*4-byte aligned, as clCreateBuffer's are).
@@ -63,6 +67,9 @@
 #endif
 #ifndef DB
 #define DB 0
+#endif
+#ifndef KSPLIT
+#define KSPLIT 1
 #endif
 
 #define WPTM (MWG / MDIMC)
@@ -196,17 +203,26 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
 
   float ra[LA * VW];
   floatV rb[LB];
+#if KSPLIT > 1
+  // This slice's K tiles [first, ntiles); a slice past K has none and writes zeros.
+  const int per_slice = ((K + KWG - 1) / KWG + KSPLIT - 1) / KSPLIT;
+  const int first = get_group_id(2) * per_slice;
+  const int ntiles = min((K + KWG - 1) / KWG, first + per_slice);
+  C += (size_t)get_group_id(2) * M * N;
+#else
+  const int first = 0;
   const int ntiles = (K + KWG - 1) / KWG;
+#endif
 
 #if DB
-  load_a(A, ra, bm, 0, M, K, tid, vecA);
-  load_b(B, rb, bn, 0, N, K, tid, vecB);
+  load_a(A, ra, bm, first * KWG, M, K, tid, vecA);
+  load_b(B, rb, bn, first * KWG, N, K, tid, vecB);
   store_tiles(As[0], Bs[0], ra, rb, tid);
   barrier(CLK_LOCAL_MEM_FENCE);
 #endif
-  for (int t = 0; t < ntiles; ++t) {
+  for (int t = first; t < ntiles; ++t) {
 #if DB
-    const int cur = t & 1;
+    const int cur = (t - first) & 1;
     const int more = t + 1 < ntiles;
     if (more) {  // issue the next tile's global loads before computing on the current one
       load_a(A, ra, bm, (t + 1) * KWG, M, K, tid, vecA);

@@ -101,13 +101,14 @@ class TunableSet {
   template <class Factory>
   requires std::is_invocable_v<const Factory&, const Config&>
   auto with(Space space, Factory factory) && {
-    using Fn = std::invoke_result_t<const Factory&, const Config&>;
-    detail::SpaceEntry<Fn> entry{std::make_shared<const Space>(std::move(space)), nullptr, {}};
-    auto expanded = std::make_shared<const ExpandedSpace>(entry.space->expand());
-    entry.variants.reserve(expanded->size());
-    for (const Config& config : expanded->configs()) entry.variants.push_back(factory(config));
-    entry.expanded = std::move(expanded);
-    return append(std::move(entry));
+    return append(space_entry(std::move(space), factory));
+  }
+  /// The same, every candidate of `space` in `group`: the group's priority for a key applies to
+  /// each (negative: the whole space is skipped for that key, unless nothing else works).
+  template <class Factory, class GroupKey>
+  requires std::is_invocable_v<const Factory&, const Config&>
+  auto with(Space space, Factory factory, TuneGroup<GroupKey> group) && {
+    return append(detail::GroupedSpaceEntry(space_entry(std::move(space), factory), std::move(group)));
   }
 
   /// A new set with one candidate per compile-time-valid point of `space` (static_space.hpp):
@@ -149,6 +150,11 @@ class TunableSet {
   requires std::is_invocable_v<const Factory&, const Config&>
   auto with(Space space, Factory factory) const& {
     return TunableSet(*this).with(std::move(space), std::move(factory));
+  }
+  template <class Factory, class GroupKey>
+  requires std::is_invocable_v<const Factory&, const Config&>
+  auto with(Space space, Factory factory, TuneGroup<GroupKey> group) const& {
+    return TunableSet(*this).with(std::move(space), std::move(factory), std::move(group));
   }
   template <class Values, class Points, class Factory>
   auto with(const StaticSpace<Values, Points>& space, const Factory& factory) const& {
@@ -328,6 +334,17 @@ class TunableSet {
   }
 
  private:
+  template <class Factory>
+  static auto space_entry(Space space, const Factory& factory) {
+    using Fn = std::invoke_result_t<const Factory&, const Config&>;
+    detail::SpaceEntry<Fn> entry{std::make_shared<const Space>(std::move(space)), nullptr, {}};
+    auto expanded = std::make_shared<const ExpandedSpace>(entry.space->expand());
+    entry.variants.reserve(expanded->size());
+    for (const Config& config : expanded->configs()) entry.variants.push_back(factory(config));
+    entry.expanded = std::move(expanded);
+    return entry;
+  }
+
   template <class Entry>
   auto append(Entry entry) {
     TunableSet<KeyGen, InputGen, Validator, Entries..., Entry> bigger(

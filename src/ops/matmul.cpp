@@ -7,10 +7,11 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 
 #include "bench_fit.hpp"
 #include "gemm_rules.hpp"
+#include "named_candidate.hpp"
+#include "scratch.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/space.hpp"
@@ -24,7 +25,14 @@ namespace {
 std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
 
-enum class Algorithm { naive, tiled, direct, blocked };
+enum class Algorithm { naive, tiled, direct, blocked, skinny, split };
+
+// The split family's partial products: one buffer per client and thread, shared by every
+// configuration (kept per configuration, a tuning would hold dozens of them).
+detail::Scratch<1>& split_scratch() {
+  static detail::Scratch<1> scratch;
+  return scratch;
+}
 
 // One GEMM kernel configuration: the kernel, its build options and its NDRange rule.
 class GemmKernel {
@@ -35,14 +43,15 @@ class GemmKernel {
         f32_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f32, algorithm),
                                       kernel_of(algorithm))),
         f16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f16, algorithm),
-                                      kernel_of(algorithm))) {}
+                                      kernel_of(algorithm))),
+        splits_(slices_of(config_)) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
                   const float& alpha, const float& beta) const {
     const std::size_t m = a.rows, n = b.cols, k = a.cols;
     const cl_int M = detail::int_argument(m, "M"), N = detail::int_argument(n, "N"),
                  K = detail::int_argument(k, "K");
-    if (algorithm_ == Algorithm::direct || algorithm_ == Algorithm::blocked) {
+    if (algorithm_ != Algorithm::naive && algorithm_ != Algorithm::tiled) {
       // These index with 32-bit int (the naive and tiled kernels use 64-bit offsets).
       detail::int_argument(std::uint64_t{m} * k, "M*K (elements of A)");
       detail::int_argument(std::uint64_t{k} * n, "K*N (elements of B)");
@@ -50,25 +59,60 @@ class GemmKernel {
     }
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
-    client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
+    if (splits_ == 1) {
+      client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
+      return;
+    }
+    // The KSPLIT slices' partial products go to a kept buffer, then one pass adds them into C.
+    const cl_int MN =
+        detail::int_argument(std::uint64_t{m} * n * splits_, "KSPLIT*M*N (partial products)") /
+        static_cast<cl_int>(splits_);
+    const auto [partials] =
+        split_scratch().buffers(client, std::size_t{m} * n * splits_ * size_of(a.dtype));
+    client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
+                       ::cl::NDRange(local[0], local[1], 1), M, N, K, 1.0f, 0.0f, a.buffer,
+                       b.buffer, partials);
+    ::cl::Kernel sum = client.kernel(sum_spec(a.dtype));
+    client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
+                       static_cast<cl_int>(splits_), alpha, beta, partials, c.buffer);
   }
 
-  std::string fingerprint() const { return f32_.fingerprint() + f16_.fingerprint(); }
+  std::string fingerprint() const {
+    std::string text = f32_.fingerprint() + f16_.fingerprint();
+    if (splits_ > 1) text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint();
+    return text;
+  }
 
   /// Builds the program a call on these inputs will run, without running it (the tuner builds
   /// the candidates it is about to measure ahead, on other threads).
   void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
                const float&, const float&) const {
     (void)client.program(spec(a.dtype));
+    if (splits_ > 1) (void)client.program(sum_spec(a.dtype));
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
   void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
             const float&, const float&) const {
     client.programs().keep(spec(a.dtype));
+    if (splits_ > 1) client.programs().keep(sum_spec(a.dtype));
   }
   const cl::KernelSpec& spec(DType dtype) const { return dtype == DType::f16 ? f16_ : f32_; }
 
  private:
+  static std::size_t slices_of(const Config& config) {
+    const auto& names = config.names();
+    const bool split = std::find(names.begin(), names.end(), "KSPLIT") != names.end();
+    return split ? static_cast<std::size_t>(config["KSPLIT"]) : 1;
+  }
+  // The kernel that adds the slices of a split product (one program for every configuration).
+  static const cl::KernelSpec& sum_spec(DType dtype) {
+    static const cl::KernelSpec f32 =
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
+    static const cl::KernelSpec f16 =
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=16", "matmul_split_sum");
+    return dtype == DType::f16 ? f16 : f32;
+  }
+
   static const char* file_of(Algorithm a) {
     switch (a) {
       case Algorithm::naive:
@@ -78,6 +122,10 @@ class GemmKernel {
       case Algorithm::direct:
         return "matmul_direct.cl";
       case Algorithm::blocked:
+        return "matmul_reg.cl";
+      case Algorithm::skinny:
+        return "matmul_skinny.cl";
+      case Algorithm::split:
         return "matmul_reg.cl";
     }
     return "";
@@ -92,6 +140,10 @@ class GemmKernel {
         return "matmul_direct";
       case Algorithm::blocked:
         return "matmul_reg";
+      case Algorithm::skinny:
+        return "matmul_skinny";
+      case Algorithm::split:
+        return "matmul_reg";
     }
     return "";
   }
@@ -103,7 +155,7 @@ class GemmKernel {
       if (name == "LX" || name == "LY") continue;
       text += " -D" + name + "=" + std::to_string(config.value(i));
     }
-    if (algorithm == Algorithm::blocked) {
+    if (algorithm == Algorithm::blocked || algorithm == Algorithm::split) {
       text += " -DPADA=" + std::to_string(gemm::pad_a) + " -DPADB=" + std::to_string(gemm::pad_b);
     }
     return text + " -cl-mad-enable";
@@ -125,9 +177,14 @@ class GemmKernel {
         return {::cl::NDRange(round_up(n, ts), round_up(m, ts)), ::cl::NDRange(ts, ts)};
       }
       case Algorithm::blocked:
+      case Algorithm::split:
         return {
             ::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"), ceil_div(m, p("MWG")) * p("MDIMC")),
             ::cl::NDRange(p("NDIMC"), p("MDIMC"))};
+      case Algorithm::skinny:
+        return {::cl::NDRange(ceil_div(n, p("NDIMC") * p("VWN")) * p("NDIMC"),
+                              ceil_div(m, p("WPTM")) * p("KDIMC")),
+                ::cl::NDRange(p("NDIMC"), p("KDIMC"))};
     }
     throw std::logic_error("unknown GEMM algorithm");
   }
@@ -136,6 +193,7 @@ class GemmKernel {
   Config config_;
   cl::KernelSpec f32_;  // the same kernel built for f32 and for f16 storage
   cl::KernelSpec f16_;
+  std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
 };
 
 Space naive_space() { return space("naive").parameter("LX", {16}).parameter("LY", {16}); }
@@ -167,19 +225,11 @@ gemm::BlockedParams blocked_params(const Config& c) {
           c["VWN"], c["VW"],  gemm::pad_a, gemm::pad_b, c["DB"]};
 }
 
-Space blocked_space() {
+// The rules of matmul_reg.cl (gemm_rules.hpp) and the register budget, on a space of its macros.
+Space& blocked_rules(Space& s) {
   const auto wptm = [](const Config& c) { return c["MWG"] / c["MDIMC"]; };
   const auto wptn = [](const Config& c) { return c["NWG"] / c["NDIMC"]; };
-  return space("blocked")
-      .parameter("MWG", {32, 64, 128, 256})
-      .parameter("NWG", {32, 64, 128, 256})
-      .parameter("KWG", {8, 16, 32})
-      .parameter("MDIMC", {8, 16, 32})
-      .parameter("NDIMC", {8, 16, 32})
-      .parameter("VWM", {2, 4})
-      .parameter("VWN", {2, 4})
-      .parameter("VW", {4})
-      .parameter("DB", {0, 1})
+  return s
       .where("4 <= WPTM*WPTN <= 64",
              [=](const Config& c) {
                const auto outputs = wptm(c) * wptn(c);
@@ -190,12 +240,83 @@ Space blocked_space() {
              [](const Config& c) { return gemm::blocked_builds(blocked_params(c)); })
       .work_group_size(
           [](const Config& c) { return gemm::blocked_work_group_size(blocked_params(c)); })
-      .local_memory([](const Config& c) { return gemm::blocked_local_memory(blocked_params(c)); })
+      .local_memory([](const Config& c) { return gemm::blocked_local_memory(blocked_params(c)); });
+}
+
+Space blocked_space() {
+  Space s = space("blocked");
+  s.parameter("MWG", {32, 64, 128, 256})
+      .parameter("NWG", {32, 64, 128, 256})
+      .parameter("KWG", {8, 16, 32})
+      .parameter("MDIMC", {8, 16, 32})
+      .parameter("NDIMC", {8, 16, 32})
+      .parameter("VWM", {2, 4})
+      .parameter("VWN", {2, 4})
+      .parameter("VW", {4})
+      .parameter("DB", {0, 1});
+  return blocked_rules(s)
       // The kernel lab's fastest on the H100 (docs/lab/h100-2026-11-22.log): at n = 2048-8192,
       // and at 1024. A search measures them first, so that a small budget (TUNEKIT_LEVEL=minimal)
       // cannot miss them there, and walks on from the better one elsewhere.
       .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,VW=4,DB=1")
       .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1");
+}
+
+// Split K: the blocked kernel on KSPLIT slices of K at once (global dim 2), then a pass that adds
+// the slices into C. For small M*N and large K, where whole-K tiles leave most of the device
+// idle (256 x 256 x 65536 has 16 tiles of 64 x 64); the set measures it there only (split_group).
+// 72 configurations: double-buffered 32-128 tiles with float4 reads (the blocked family's best
+// shapes on the H100), 4 to 32 slices.
+Space split_space() {
+  Space s = space("split");
+  s.parameter("MWG", {32, 64, 128})
+      .parameter("NWG", {64, 128})
+      .parameter("KWG", {16})
+      .parameter("MDIMC", {8, 16})
+      .parameter("NDIMC", {8, 16, 32})
+      .parameter("VWM", {4})
+      .parameter("VWN", {4})
+      .parameter("VW", {4})
+      .parameter("DB", {1})
+      .parameter("KSPLIT", {4, 8, 16, 32});
+  return blocked_rules(s)
+      .start_at("MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8")
+      .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=4");
+}
+
+// Split K is measured for keys whose K is above both M and N and whose C has at most 2^22
+// elements (2048 x 2048): there whole-K tiles are few and long. Skipped elsewhere.
+TuneGroup<MatmulKey> split_group() {
+  return TuneGroup<MatmulKey>("large K, small C", [](const MatmulKey& key) {
+    return key.k > std::max<std::uint64_t>(key.m, key.n) && key.m * key.n <= (1u << 22) ? 0 : -1;
+  });
+}
+
+// For few rows (M <= 64): a work-group per WPTM rows and NDIMC*VWN columns, K split across its
+// KDIMC rows of work-items and, with KSPLIT > 1, across KSPLIT work-groups whose partial products
+// matmul_split_sum adds (kernels/matmul_skinny.cl): enough work-groups for a GPU even at M = 1. B is read once per WPTM rows, so this is
+// the wrong shape for large M: the set skips the family there (skinny_group).
+Space skinny_space() {
+  return space("skinny")
+      .parameter("WPTM", {1, 2, 4, 8, 16})
+      .parameter("VWN", {1, 2, 4})
+      .parameter("NDIMC", {32, 64})
+      .parameter("KDIMC", {1, 4, 16})
+      .parameter("KSPLIT", {1, 4, 16})
+      .work_group_size(
+          [](const Config& c) { return static_cast<std::size_t>(c["NDIMC"] * c["KDIMC"]); })
+      .local_memory([](const Config& c) {
+        return static_cast<std::size_t>(c["KDIMC"] > 1 ? c["KDIMC"] * c["NDIMC"] * c["VWN"] * 4 : 0);
+      })
+      .start_at("WPTM=1,VWN=2,NDIMC=32,KDIMC=16,KSPLIT=4")  // a GEMV: K split 64 ways
+      .start_at("WPTM=8,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4");
+}
+
+// The skinny family is measured for keys of at most 64 rows (the anchor: every call it serves
+// has M <= 64) and skipped above, where the blocked and direct families are the right shape.
+TuneGroup<MatmulKey> skinny_group() {
+  return TuneGroup<MatmulKey>("few rows (M <= 64)",
+                              [](const MatmulKey& key) { return key.m <= 64 ? 0 : -1; });
 }
 
 auto factory(Algorithm algorithm) {
@@ -210,7 +331,9 @@ struct Family {
 constexpr Family families[] = {{naive_space, Algorithm::naive},
                                {tiled_space, Algorithm::tiled},
                                {direct_space, Algorithm::direct},
-                               {blocked_space, Algorithm::blocked}};
+                               {blocked_space, Algorithm::blocked},
+                               {skinny_space, Algorithm::skinny},
+                               {split_space, Algorithm::split}};
 
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
                  const float&) {
@@ -230,14 +353,14 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
   check_matrix(a, "tunekit::ops::matmul: A");
   check_matrix(b, "tunekit::ops::matmul: B");
   check_matrix(c, "tunekit::ops::matmul: C");
-  return MatmulKey{a.rows, b.cols, a.cols, a.dtype};
+  return matmul_key(a.rows, b.cols, a.cols, a.dtype);
 }
 
-// Random matrices of the key's (anchored) sizes, the same for the same key, in A's context.
-// Benchmarks run with beta = 0: C is then output only, so one set of inputs serves every
-// candidate (and the kernels' choice does not depend on beta). When the anchored matrices do not
-// fit the device, the caller's own A and B (which the kernels only read) and a fresh C of the
-// real shape.
+// Random matrices of the key's benchmark problem (MatmulKey::problem: the anchors, or sizes of
+// the call's class near them), the same for the same key, in A's context. Benchmarks run with
+// beta = 0: C is then output only, so one set of inputs serves every candidate (and the kernels'
+// choice does not depend on beta). When those matrices do not fit the device, the caller's own A
+// and B (which the kernels only read) and a fresh C of the real shape.
 std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
     const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
     const float& alpha, const float&) {
@@ -246,14 +369,15 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
   const std::string key_text = key_to_string(key);
   const std::uint64_t seed = stable_hash(key_text);
   const std::uint64_t element = size_of(key.dtype);
+  const auto [m, n, k] = key.problem();
   return detail::anchored_or_real(
       context, "matmul", key_text,
-      {detail::bytes_of(key.m, key.k, element), detail::bytes_of(key.k, key.n, element),
-       detail::bytes_of(key.m, key.n, element)},
+      {detail::bytes_of(m, k, element), detail::bytes_of(k, n, element),
+       detail::bytes_of(m, n, element)},
       [&] {
-        return Inputs{random_matrix(context, key.m, key.k, key.dtype, seed),
-                      random_matrix(context, key.k, key.n, key.dtype, seed + 1),
-                      random_matrix(context, key.m, key.n, key.dtype, seed + 2), alpha, 0.0f};
+        return Inputs{random_matrix(context, m, k, key.dtype, seed),
+                      random_matrix(context, k, n, key.dtype, seed + 1),
+                      random_matrix(context, m, n, key.dtype, seed + 2), alpha, 0.0f};
       },
       [&] {
         return Inputs{a, b, random_matrix(context, a.rows, b.cols, a.dtype, seed + 2), alpha, 0.0f};
@@ -288,11 +412,56 @@ auto make_set() {
       .with(families[1].space(), factory(families[1].algorithm))
       .with(families[2].space(), factory(families[2].algorithm))
       .with(families[3].space(), factory(families[3].algorithm))
+      .with(families[4].space(), factory(families[4].algorithm), skinny_group())
+      .with(families[5].space(), factory(families[5].algorithm), split_group())
       .validate_with(same_product)
       .share_inputs();
 }
 
 }  // namespace
+
+std::ostream& operator<<(std::ostream& os, DimFit fit) {
+  switch (fit) {
+    case DimFit::pow2:
+      return os << "pow2";
+    case DimFit::m16:
+      return os << "m16";
+    case DimFit::other:
+      return os << "other";
+  }
+  return os << "fit" << static_cast<int>(fit);
+}
+
+DimFit dim_fit(std::uint64_t size) {
+  if (size == anchor(size)) return DimFit::pow2;
+  return size % 16 == 0 ? DimFit::m16 : DimFit::other;
+}
+
+std::uint64_t representative_size(std::uint64_t anchor_, DimFit fit) {
+  // A size of the class strictly between anchor/2 and the anchor (the sizes anchored to it).
+  std::uint64_t size = anchor_;
+  if (fit == DimFit::m16) size = anchor_ / 4 * 3 / 16 * 16;
+  if (fit == DimFit::other) size = anchor_ >= 8 ? anchor_ / 4 * 3 + 1 : anchor_ / 4 * 3;
+  // A key read back or built by hand may name a class no size of its anchor has (m16 at 32):
+  // then the anchor itself.
+  return size > anchor_ / 2 && size <= anchor_ && dim_fit(size) == fit ? size : anchor_;
+}
+
+std::array<std::uint64_t, 3> MatmulKey::problem() const {
+  return {representative_size(m, m_fit), representative_size(n, n_fit),
+          representative_size(k, k_fit)};
+}
+
+Work MatmulKey::work() const {
+  const auto [m_, n_, k_] = problem();
+  const double dm = static_cast<double>(m_), dn = static_cast<double>(n_),
+               dk = static_cast<double>(k_);
+  return {2 * dm * dn * dk, (dm * dk + dk * dn + dm * dn) * static_cast<double>(size_of(dtype))};
+}
+
+MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype) {
+  return MatmulKey{m, n, k, dim_fit(m), dim_fit(n), dim_fit(k), dtype};
+}
 
 LocalTuner<MatmulKey>& matmul_tuner() {
   static LocalTuner<MatmulKey> tuner("matmul");
@@ -318,19 +487,8 @@ void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMat
                  const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta) {
   const auto& set = matmul_set();
   (void)key_of(a, b, c, alpha, beta);  // the same checks of shapes and types
-  // Names to indices once: a search through ~1,700 names costs more than a 1024^3 product on a
-  // GPU, and forcing a kernel must cost what calling it does.
-  static const std::unordered_map<std::string, std::size_t> indices = [&] {
-    std::unordered_map<std::string, std::size_t> all;
-    for (std::size_t i = 0; i < set.size(); ++i) all.emplace(set.name(i), i);
-    return all;
-  }();
-  const auto index = indices.find(std::string(candidate));
-  if (index == indices.end()) {
-    throw std::invalid_argument("tunekit::ops::matmul: no candidate named '" +
-                                std::string(candidate) + "'");
-  }
-  set.call(set.locate(index->second), client, a, b, c, alpha, beta);
+  set.call(set.locate(detail::candidate_index(set, candidate, "matmul")), client, a, b, c, alpha,
+           beta);
 }
 
 std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) {

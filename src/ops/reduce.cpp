@@ -5,15 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "bench_fit.hpp"
+#include "scratch.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/stable_hash.hpp"
@@ -63,31 +61,6 @@ class ReduceSpecs {
   std::array<std::optional<cl::KernelSpec>, 4> specs_;
 };
 
-// Partial-result buffers kept between calls (allocating them on every call costs more than a
-// small reduction), one pair per context and thread: calls from one thread run in queue order,
-// so reusing its pair is safe; another thread gets its own.
-class Scratch {
- public:
-  std::pair<::cl::Buffer, ::cl::Buffer> buffers(cl::Client& client, std::size_t floats) {
-    std::lock_guard lock(mutex_);
-    auto& slot = slots_[{client.context()(), std::this_thread::get_id()}];
-    if (slot.floats < floats) {
-      slot.floats = std::max<std::size_t>(floats, 1);
-      slot.a = client.allocate(slot.floats * sizeof(float));
-      slot.b = client.allocate(slot.floats * sizeof(float));
-    }
-    return {slot.a, slot.b};
-  }
-
- private:
-  struct Slot {
-    std::size_t floats = 0;
-    ::cl::Buffer a, b;
-  };
-  std::mutex mutex_;
-  std::map<std::pair<cl_context, std::thread::id>, Slot> slots_;
-};
-
 // A whole-array reduction: a first launch to per-group partials, then launches over the
 // partials until one value is left, written to the output.
 class ArrayReduction {
@@ -106,7 +79,7 @@ class ArrayReduction {
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     std::size_t n = input.size;
     const std::size_t first_groups = groups(client, n);
-    auto [partials, spare] = scratch_->buffers(client, first_groups);
+    auto [partials, spare] = scratch_->buffers(client, first_groups * sizeof(float));
     ::cl::Buffer source = input.buffer;
     while (true) {
       const std::size_t g = groups(client, n);
@@ -146,7 +119,7 @@ class ArrayReduction {
   Strategy strategy_;
   Config config_;
   ReduceSpecs specs_;
-  std::shared_ptr<Scratch> scratch_ = std::make_shared<Scratch>();
+  std::shared_ptr<detail::Scratch<2>> scratch_ = std::make_shared<detail::Scratch<2>>();
 };
 
 // A row reduction: one launch, out[r] for every row.

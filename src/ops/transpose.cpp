@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bench_fit.hpp"
+#include "named_candidate.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/stable_hash.hpp"
@@ -180,12 +181,7 @@ void transpose_with(std::string_view candidate, cl::Client& client, const Device
                     DeviceMatrix& out) {
   const auto& set = transpose_set();
   (void)key_of(in, out);  // the same checks of shapes and types
-  const auto index = set.index_of(candidate);
-  if (!index) {
-    throw std::invalid_argument("tunekit::ops::transpose: no candidate named '" +
-                                std::string(candidate) + "'");
-  }
-  set.call(set.locate(*index), client, in, out);
+  set.call(set.locate(detail::candidate_index(set, candidate, "transpose")), client, in, out);
 }
 
 }  // namespace tunekit::ops

@@ -36,6 +36,15 @@ struct SpaceEntry {
   std::vector<Fn> variants;
 };
 
+/// A space whose candidates share a TuneGroup: the group's priority for a key applies to each
+/// (e.g. a kernel family made for small matrices, skipped for large ones).
+template <class Fn, class GroupKey>
+struct GroupedSpaceEntry : SpaceEntry<Fn> {
+  GroupedSpaceEntry(SpaceEntry<Fn> entry, TuneGroup<GroupKey> group_)
+      : SpaceEntry<Fn>(std::move(entry)), group(std::move(group_)) {}
+  TuneGroup<GroupKey> group;
+};
+
 /// What a set asks of an entry of kind `Entry` (variant: the candidate's index inside the entry):
 ///   size(e)                    candidates it contributes
 ///   function(e, variant)       the callable
@@ -112,6 +121,17 @@ struct EntryTraits<SpaceEntry<Fn>> {
     return {};
   }
   static std::string group_name(const Entry&) { return {}; }
+};
+
+template <class Fn, class GroupKey>
+struct EntryTraits<GroupedSpaceEntry<Fn, GroupKey>> : EntryTraits<SpaceEntry<Fn>> {
+  template <class Key>
+  static CandidatePriority priority(const GroupedSpaceEntry<Fn, GroupKey>& e, const Key& key) {
+    return {e.group.priority(key), 0};
+  }
+  static std::string group_name(const GroupedSpaceEntry<Fn, GroupKey>& e) {
+    return e.group.name();
+  }
 };
 
 /// The type of the callables of an entry.

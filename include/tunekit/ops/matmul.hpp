@@ -1,10 +1,13 @@
 // matmul: C = alpha * A * B + beta * C (row-major SGEMM, and HGEMM-storage where asked), tuned
-// over four algorithms and their parameter spaces: naive, local-memory tiled, direct
-// register-blocked without local memory, and 2D register-blocked with double buffering.
+// over five algorithms and their parameter spaces: naive, local-memory tiled, direct
+// register-blocked without local memory, 2D register-blocked with double buffering, and skinny
+// (few rows, K split across a work-group) for M <= 64.
 #pragma once
 
+#include <array>
 #include <boost/hana.hpp>
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,17 +22,33 @@
 
 namespace tunekit::ops {
 
-/// The tuning key of matmul: sizes anchored to powers of two, and the element type.
+/// How a size sits against its anchor (the next power of two): the kernels' edge handling
+/// depends on it. `pow2`: the size is its anchor; `m16`: a multiple of 16 below it (vector loads
+/// of any width up to 16, whole 16-wide tiles); `other`: anything else (element loads, partial
+/// tiles). docs/benchmarks.md says why these three.
+enum class DimFit : std::uint8_t { pow2, m16, other };
+/// "pow2", "m16", "other"
+std::ostream& operator<<(std::ostream& os, DimFit fit);
+/// The class of `size` (>= 1).
+DimFit dim_fit(std::uint64_t size);
+/// The size a tuning of the class (`anchor`, `fit`) benchmarks: the anchor itself for pow2,
+/// otherwise a size of that class near 3/4 of the anchor (the middle of the sizes it covers).
+std::uint64_t representative_size(std::uint64_t anchor, DimFit fit);
+
+/// The tuning key of matmul: sizes anchored to powers of two, how each size fits its anchor, and
+/// the element type. Build it with matmul_key(); the benchmark problem is problem().
 struct MatmulKey {
   BOOST_HANA_DEFINE_STRUCT(MatmulKey, (Anchored<std::uint64_t>, m), (Anchored<std::uint64_t>, n),
-                           (Anchored<std::uint64_t>, k), (DType, dtype));
-  /// The benchmark problem's work (the key's sizes): 2mnk FLOPs; A and B read, C written once.
-  Work work() const {
-    const double m_ = static_cast<double>(m.value()), n_ = static_cast<double>(n.value()),
-                 k_ = static_cast<double>(k.value());
-    return {2 * m_ * n_ * k_, (m_ * k_ + k_ * n_ + m_ * n_) * static_cast<double>(size_of(dtype))};
-  }
+                           (Anchored<std::uint64_t>, k), (DimFit, m_fit), (DimFit, n_fit),
+                           (DimFit, k_fit), (DType, dtype));
+  /// The sizes (m, n, k) the tuning of this key benchmarks: representative_size of each.
+  std::array<std::uint64_t, 3> problem() const;
+  /// The benchmark problem's work: 2mnk FLOPs; A and B read, C written once.
+  Work work() const;
 };
+
+/// The key of a call on A (m x k) and B (k x n) of `dtype`.
+MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype);
 
 /// C = alpha * A * B + beta * C with the fastest kernel for this device and these sizes.
 /// A is m x k, B is k x n, C is m x n, all row-major and of one dtype (f32, or f16 storage with
@@ -41,7 +60,7 @@ void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, De
 LocalTuner<MatmulKey>& matmul_tuner();
 
 /// Every candidate's name, in set order: "naive[...]", "tiled[TS=16]", "direct[...]",
-/// "blocked[MWG=64,...]".
+/// "blocked[MWG=64,...]", "skinny[...]".
 std::vector<std::string> matmul_candidates();
 /// The candidates that fit `limits` (work-group size, local memory): what a tuning on that
 /// device can measure.

@@ -1,0 +1,51 @@
+// The named lists of matmul shapes (M x N x K) that bench_ops --shapes takes and the ops tests
+// check: the shapes real programs hand a GEMM (issue 16). docs/benchmarks.md says where each
+// comes from. Header-only, standard library only.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace tunekit::bench {
+
+using Shape = std::array<std::size_t, 3>;  // M, N, K
+
+/// `real`: fp32 transformer layers (M tokens), sizes just past and below powers of two, primes,
+/// tall-skinny and short-wide, small K and large K.
+inline const std::vector<Shape>& real_shapes() {
+  static const std::vector<Shape> shapes{
+      // transformer layers, M = tokens: Llama-7B (4096, 11008), BERT-base (768, 3072), Mistral-7B (14336)
+      {1, 4096, 4096}, {16, 4096, 4096}, {64, 11008, 4096}, {128, 4096, 11008},
+      {512, 3072, 768}, {2048, 768, 3072}, {2048, 14336, 4096}, {128, 768, 768},
+      // one past / one below a power of two, primes
+      {513, 1025, 2049}, {1023, 1023, 1023}, {1025, 1025, 1025}, {2047, 2047, 2047},
+      {997, 1009, 1013}, {127, 131, 137},
+      // tall-skinny, short-wide
+      {8192, 64, 1024}, {64, 8192, 1024},
+      // small K, large K
+      {2048, 2048, 32}, {256, 256, 65536}};
+  return shapes;
+}
+
+/// `real-small`: the classes of `real` at sizes a 2-core CPU (PoCL) tunes in about a minute each:
+/// the small transformer shapes as they are, the others scaled down with their class kept (one
+/// past / below a power of two, primes, the aspect ratios).
+inline const std::vector<Shape>& real_small_shapes() {
+  static const std::vector<Shape> shapes{
+      {1, 4096, 4096}, {16, 4096, 4096}, {64, 2752, 1024}, {128, 768, 768},
+      {257, 513, 1025}, {511, 511, 511}, {513, 513, 513}, {251, 257, 263}, {127, 131, 137},
+      {2048, 64, 1024}, {64, 2048, 1024}, {1024, 1024, 32}, {128, 128, 16384}};
+  return shapes;
+}
+
+/// The list named `name` ("real", "real-small"), or nothing.
+inline std::optional<std::vector<Shape>> named_shapes(std::string_view name) {
+  if (name == "real") return real_shapes();
+  if (name == "real-small") return real_small_shapes();
+  return std::nullopt;
+}
+
+}  // namespace tunekit::bench

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# matmul on the shapes real programs use (issue 16) on the GPU machine, from the binaries of
+# scripts/gpu-carry.sh, run from the repository root there:
+#   scripts/gpu-shapes.sh [LIST [FROM [TO]]]
+# LIST: real (default) or real-small; FROM/TO: the 1-based range of its shapes (a device call is
+# limited to 10 minutes: split the list over calls). DEVICE=substring picks another OpenCL device.
+# 1. cuBLAS (PyTorch, fp32, TF32 off) on the same shapes: cublas_shapes.py;
+# 2. one bench_ops process per shape (tunekit tuned at the default level, then CLBlast), all
+#    sharing one cache directory ($OUT/shapes-cache: a later call skips the keys already tuned,
+#    and reports their first call without tuning), each under a timeout;
+# 3. the keys tuned and the tuning time over every shape done so far.
+# Every line is printed as it comes and appended to $OUT/shapes.log; JSON per shape in $OUT.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=$root/.carry/gpu
+out=${OUT:-/tmp}
+list=${1:-real}
+libraries=$(ldconfig -p 2>/dev/null || true)  # captured: grep -q would cut a pipe short
+if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.icd ]]; then
+  mkdir -p /etc/OpenCL/vendors
+  echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
+fi
+export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TUNEKIT_CACHE_DIR=$out/shapes-cache CUDA_CACHE_DISABLE=1
+unset TUNEKIT_LEVEL
+log=$out/shapes.log
+say() { echo "$@" | tee -a "$log"; }
+mapfile -t all < <("$bin/bench_ops" --print-shapes "$list")
+from=${2:-1}
+to=${3:-${#all[@]}}
+shapes=("${all[@]:$((from - 1)):$((to - from + 1))}")
+say "# matmul shapes $list $from-$to: $(sed -n 1p "$bin/BUILD"), $(date -u +%Y-%m-%dT%H:%M:%SZ), level balanced"
+if [[ -f $bin/cublas_shapes.py ]]; then
+  timeout "${CUBLAS_TIMEOUT:-300}" python3 "$bin/cublas_shapes.py" "${shapes[@]}" 2>&1 | tee -a "$log"
+else
+  say "cublas_shapes.py not carried: no cuBLAS numbers"
+fi
+for shape in "${shapes[@]}"; do
+  timeout "${SHAPE_TIMEOUT:-240}" "$bin/bench_ops" --device "${DEVICE:-NVIDIA}" --only matmul --shapes "$shape" \
+    --reps 10 --json "$out/shape-$shape.json" 2>&1 | grep --line-buffered -E "^matmul |bench_ops:" |
+    tee -a "$log"
+  status=${PIPESTATUS[0]}
+  [[ $status -eq 0 ]] || say "$shape: bench_ops exit $status (124: over SHAPE_TIMEOUT)"
+done
+# Over every shape of this cache directory so far: distinct keys and the first calls' time.
+python3 - "$out" <<'PY' 2>&1 | tee -a "$log"
+import glob, json, sys
+rows = []
+for path in sorted(glob.glob(sys.argv[1] + "/shape-*.json")):
+    rows += [r for r in json.load(open(path)) if r.get("op") == "matmul"]
+keys = {r["key"] for r in rows}
+print(f"{len(rows)} shapes, {len(keys)} distinct keys, {sum(r['tuning_seconds'] for r in rows):.1f} s of first calls")
+PY

@@ -1,0 +1,42 @@
+// Device buffers kept between calls of a shipped op (allocating them on every call costs more
+// than a small reduction or product): `Count` buffers per context and thread, grown on demand.
+// Calls from one thread run in queue order, so reusing its buffers is safe; another thread gets
+// its own.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "tunekit/cl/client.hpp"
+
+namespace tunekit::ops::detail {
+
+template <std::size_t Count>
+class Scratch {
+ public:
+  /// `Count` buffers of at least `bytes` bytes each.
+  std::array<::cl::Buffer, Count> buffers(cl::Client& client, std::size_t bytes) {
+    std::lock_guard lock(mutex_);
+    auto& slot = slots_[{client.context()(), std::this_thread::get_id()}];
+    if (slot.bytes < bytes) {
+      slot.bytes = std::max<std::size_t>(bytes, 1);
+      for (auto& buffer : slot.buffers) buffer = client.allocate(slot.bytes);
+    }
+    return slot.buffers;
+  }
+
+ private:
+  struct Slot {
+    std::size_t bytes = 0;
+    std::array<::cl::Buffer, Count> buffers;
+  };
+  std::mutex mutex_;
+  std::map<std::pair<cl_context, std::thread::id>, Slot> slots_;
+};
+
+}  // namespace tunekit::ops::detail
