@@ -445,7 +445,10 @@ class Tuner {
                                                   key, known_winners(set, key, key_text),
                                                   stable_hash(op_ + "|" + key_text), inputs...);
     TuningReport report = tuning.run();
-    if (settings_.log >= LogLevel::info) inform(format_report(report));
+    if (settings_.log >= LogLevel::info) {
+      inform(format_report(
+          report, settings_.log >= LogLevel::debug ? ReportDetail::full : ReportDetail::summary));
+    }
     remember(report);
     return report;
   }
