@@ -1,6 +1,9 @@
 // AutotuneError's text: the kind, the tunable and the reason, and for a failed tuning every
-// candidate's own reason on its own line.
+// distinct reason of its candidates once, naming the candidates that hit it.
 #include "tunekit/error.hpp"
+
+#include <map>
+#include <utility>
 
 namespace tunekit {
 
@@ -36,15 +39,49 @@ std::string_view to_string(ErrorKind kind) {
   return "error";
 }
 
+std::vector<std::vector<std::size_t>> group_failures(
+    const std::vector<const AutotuneError*>& errors) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::map<std::pair<ErrorKind, std::string>, std::size_t> group_of;
+  for (std::size_t i = 0; i < errors.size(); ++i) {
+    if (errors[i] == nullptr) continue;
+    const auto [at, fresh] =
+        group_of.try_emplace({errors[i]->kind(), errors[i]->summary()}, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[at->second].push_back(i);
+  }
+  return groups;
+}
+
 namespace {
+
+// A failed tuning's text: each distinct failure once, whole, after the candidates that hit it
+// ("'a', 'b' and 6 more (8 candidates): build failed: ..."), in the order they first failed.
 std::string describe(ErrorKind kind, const std::string& message, const std::string& tunable,
                      const std::vector<AutotuneError>& causes) {
   std::string text;
   if (!tunable.empty()) text += "'" + tunable + "': ";
   text += std::string(to_string(kind)) + ": " + message;
-  for (const auto& cause : causes) text += "\n  - " + std::string(cause.what());
+  std::vector<const AutotuneError*> errors;
+  for (const auto& cause : causes) errors.push_back(&cause);
+  constexpr std::size_t named = 8;
+  for (const auto& group : group_failures(errors)) {
+    const AutotuneError& first = causes[group.front()];
+    text += "\n  - ";
+    if (group.size() == 1) {
+      text += first.what();
+      continue;
+    }
+    for (std::size_t i = 0; i < group.size() && i < named; ++i) {
+      text += (i ? ", '" : "'") + causes[group[i]].tunable() + "'";
+    }
+    if (group.size() > named) text += " and " + std::to_string(group.size() - named) + " more";
+    text += " (" + std::to_string(group.size()) +
+            " candidates): " + std::string(to_string(first.kind())) + ": " + first.message();
+  }
   return text;
 }
+
 }  // namespace
 
 AutotuneError::AutotuneError(ErrorKind kind, std::string message, std::string tunable,
@@ -54,6 +91,19 @@ AutotuneError::AutotuneError(ErrorKind kind, std::string message, std::string tu
       message_(std::move(message)),
       tunable_(std::move(tunable)),
       causes_(std::move(causes)) {}
+
+std::string AutotuneError::summary() const {
+  constexpr std::size_t most = 240;
+  std::string line = message_.substr(0, message_.find('\n'));
+  if (line.size() <= most) return line;
+  auto end = line.rfind(' ', most);
+  if (end == std::string::npos || end == 0) {  // one long word: cut between UTF-8 characters
+    end = most;
+    while (end > 0 && (static_cast<unsigned char>(line[end]) & 0xc0) == 0x80) --end;
+  }
+  line.resize(end);
+  return line + " ...";
+}
 
 AutotuneError AutotuneError::named(std::string tunable) const {
   if (!tunable_.empty()) return *this;

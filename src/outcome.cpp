@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
+
+#include "tunekit/device_id.hpp"
 
 namespace tunekit {
 
@@ -90,7 +93,38 @@ std::string printable(std::string_view text, std::size_t max_bytes, bool lines) 
   return out;
 }
 
-std::string format_report(const TuningReport& report) {
+std::vector<std::vector<const AutotuneOutcome*>> failure_groups(
+    const std::vector<AutotuneOutcome>& outcomes) {
+  std::vector<const AutotuneError*> errors;
+  for (const auto& outcome : outcomes) {
+    const bool failed = outcome.status == OutcomeStatus::failed && outcome.error;
+    errors.push_back(failed ? &*outcome.error : nullptr);
+  }
+  std::vector<std::vector<const AutotuneOutcome*>> groups;
+  for (const auto& group : group_failures(errors)) {
+    auto& members = groups.emplace_back();
+    for (const std::size_t i : group) members.push_back(&outcomes[i]);
+  }
+  return groups;
+}
+
+namespace {
+
+// `text`'s lines, each indented by `indent` (the whole messages below a table).
+std::string indented(const std::string& text, std::string_view indent) {
+  std::string out;
+  for (std::size_t start = 0; start <= text.size();) {
+    auto end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out.append(indent).append(text, start, end - start).append("\n");
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string format_report(const TuningReport& report, ReportDetail detail) {
   // Names are cut to a column of at most 64: one long name must not pad every row (a 10 MB
   // name over 2,000 rows took minutes).
   constexpr std::size_t max_name = 64;
@@ -98,11 +132,13 @@ std::string format_report(const TuningReport& report) {
   for (const auto& outcome : report.outcomes) {
     width = std::max(width, std::min(outcome.name.size(), max_name));
   }
+  const bool full = detail == ReportDetail::full;
   const AutotuneOutcome* winner = report.winner();
   std::string text = "tunekit: " + printable(report.op, 200) + " [" + printable(report.key, 400) +
-                     "] on " + printable(report.device, 400);
+                     "] on " + printable(device_name(report.device), 200);
   if (report.tuning_seconds > 0) text += ", tuned in " + format_seconds(report.tuning_seconds);
   text += "\n";
+  if (full) text += "    device: " + printable(report.device, 1000) + "\n";
   if (!report.neighbour_starts.empty()) {
     text += "    started from the winners of other keys:";
     for (const auto& name : report.neighbour_starts) text += " " + name;
@@ -131,6 +167,15 @@ std::string format_report(const TuningReport& report) {
     }
     text += "\n";
   }
+  // Failures shared by several candidates are numbered and written once, below the table.
+  const auto groups = failure_groups(report.outcomes);
+  std::map<const AutotuneOutcome*, std::size_t> shared;  // outcome -> its failure's number
+  std::size_t numbered = 0;
+  for (const auto& group : groups) {
+    if (group.size() < 2) continue;
+    ++numbered;
+    for (const AutotuneOutcome* member : group) shared.emplace(member, numbered);
+  }
   char line[512];
   std::snprintf(line, sizeof line, "    %-*s %12s %9s %8s  %s\n", static_cast<int>(width),
                 "candidate", "median", "spread", "samples", "status");
@@ -152,15 +197,39 @@ std::string format_report(const TuningReport& report) {
                     format_seconds(outcome.median).c_str(), spread, outcome.samples,
                     status.c_str());
     } else {
-      const std::string reason = outcome.error ? std::string(to_string(outcome.error->kind())) +
-                                                     ": " + outcome.error->message()
-                                               : std::string(to_string(outcome.status));
+      const auto number = shared.find(&outcome);
+      const std::string reason = number != shared.end() ? "error #" + std::to_string(number->second)
+                                 : outcome.error ? std::string(to_string(outcome.error->kind())) +
+                                                       ": " + outcome.error->summary()
+                                                 : std::string(to_string(outcome.status));
       const char* label = outcome.status == OutcomeStatus::failed ? "FAILED" : "skipped";
       std::snprintf(line, sizeof line, "  %c %-*s %12s %9s %8s  %s (%s)\n", mark,
                     static_cast<int>(width), printable(outcome.name, max_name).c_str(), "-", "", "",
                     label, printable(reason, 300).c_str());
     }
     text += line;
+  }
+  constexpr std::size_t names = 3;  // of the candidates that share a failure
+  numbered = 0;
+  for (const auto& group : groups) {
+    const AutotuneError& error = *group.front()->error;
+    const bool whole = full && error.message() != error.summary();
+    if (group.size() < 2 && !whole) continue;
+    text += "    ";
+    if (group.size() >= 2) {
+      text += "error #" + std::to_string(++numbered) + ", " + std::to_string(group.size()) +
+              " candidates (";
+      for (std::size_t i = 0; i < group.size() && i < names; ++i) {
+        text += (i ? ", " : "") + printable(group[i]->name, 40);
+      }
+      if (group.size() > names) text += " and " + std::to_string(group.size() - names) + " more";
+      text += "): ";
+    } else {
+      text += printable(group.front()->name, max_name) + ": ";
+    }
+    text += std::string(to_string(error.kind())) + "\n";
+    text +=
+        indented(printable(whole ? error.message() : error.summary(), 1 << 20, true), "        ");
   }
   return text;
 }

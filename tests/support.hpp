@@ -77,4 +77,11 @@ struct SizeKey {
   BOOST_HANA_DEFINE_STRUCT(SizeKey, (tunekit::Anchored<std::uint64_t>, n));
 };
 
+/// How many times `what` occurs in `text` (overlapping ones counted).
+inline std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
 }  // namespace tunekit::test

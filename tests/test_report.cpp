@@ -6,19 +6,12 @@
 #include <string>
 #include <tunekit/report.hpp>
 
+#include "support.hpp"
 #include "test_report_samples.hpp"
 
 using namespace tunekit;
 
-namespace {
-
-std::size_t occurrences(const std::string& text, const std::string& what) {
-  std::size_t count = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
-  return count;
-}
-
-}  // namespace
+using test::occurrences;
 
 TEST_CASE("a space candidate's name gives back its parameters", "[report]") {
   const auto parsed = parse_candidate_name("blocked[MWG=64,NWG=32,VW=-4]");
@@ -52,7 +45,8 @@ TEST_CASE("the HTML report draws one bar per working candidate and highlights th
 
 TEST_CASE("the HTML report lists failed candidates with their reasons", "[report]") {
   const std::string html = html_report({test::sample_matmul_report()});
-  CHECK_THAT(html, Catch::Contains("failed candidates</h4>"));
+  // Two blocked configurations share one error (65536 bytes): one row.
+  CHECK_THAT(html, Catch::Contains("4 failed candidates, 3 distinct errors</h4>"));
   CHECK_THAT(html,
              Catch::Contains("<code>tiled[TS=32]</code></td><td class=\"kind\">build failed</td>"));
   // A multi-line build log is folded, whole, under its first line.
@@ -60,6 +54,28 @@ TEST_CASE("the HTML report lists failed candidates with their reasons", "[report
   CHECK_THAT(html, Catch::Contains("use of undeclared identifier &#39;TSK&#39;"));
   CHECK_THAT(html, Catch::Contains("bytes local memory, device has 65536"));
   CHECK_THAT(html, Catch::Contains("not reached by the search"));
+}
+
+TEST_CASE("the HTML report shows a failure that several candidates share once, naming them",
+          "[report]") {
+  TuningReport report{"softmax",
+                      "rows=64",
+                      "OpenCL | Portable Computing Language | OpenCL 3.0 PoCL | cpu-haswell-X | "
+                      "driver 6.0 | 2 CUs | 65536 B local",
+                      0,
+                      {}};
+  report.outcomes.push_back(test::measured_outcome("plain", 0, 1e-3, 0));
+  for (std::size_t i = 1; i <= 3; ++i) {
+    report.outcomes.push_back(test::failed_outcome(
+        "tiled[TM=" + std::to_string(i) + "]", i, ErrorKind::build,
+        "error: softmax.cl:12:5: undeclared 'x'\nwith -DTM=" + std::to_string(i)));
+  }
+  const std::string html = html_report({report});
+  CHECK_THAT(html, Catch::Contains("3 failed candidates, 1 distinct error</h4>"));
+  CHECK_THAT(html, Catch::Contains("<code>tiled[TM=1]</code>, <code>tiled[TM=2]</code>, "
+                                   "<code>tiled[TM=3]</code> (3 candidates)</td>"));
+  CHECK(occurrences(html, "undeclared &#39;x&#39;") == 2);  // the row's first line, the whole one
+  CHECK_THAT(html, Catch::Contains("\">on cpu-haswell-X</p>"));  // the name; the identity on hover
 }
 
 TEST_CASE("a parameter space gets one scatter of time per varying parameter", "[report]") {

@@ -5,6 +5,7 @@
 #include <tunekit/tunekit.hpp>
 
 #include "support.hpp"
+#include "test_report_samples.hpp"
 
 using namespace tunekit;
 using test::SizeKey;
@@ -745,6 +746,80 @@ TEST_CASE("the report table marks the winner and shows ratios and failures", "[t
   CHECK_THAT(text, Catch::Contains("* winner") && Catch::Contains("1.000 ms") &&
                        Catch::Contains("(1.25x)"));
   CHECK_THAT(text, Catch::Contains("FAILED (runtime error: threw: bad)"));
+}
+
+TEST_CASE("a device is named by its name; its whole identity only at debug detail",
+          "[tuner][report]") {
+  const std::string gpu =
+      "OpenCL | NVIDIA CUDA | OpenCL 3.0 CUDA 13.0.98 | NVIDIA H100 80GB HBM3 | driver 580.159.04 "
+      "| 132 CUs | 49152 B local";
+  CHECK(device_name(gpu) == "NVIDIA H100 80GB HBM3");
+  CHECK(device_name("host | AMD EPYC 7B13 | 2 threads") == "AMD EPYC 7B13");
+  CHECK(device_name("virtual device") == "virtual device");  // another layout: whole
+  CHECK(device_name("OpenCL |  |  |  |  |  | ") == "OpenCL |  |  |  |  |  | ");  // no name
+  CHECK(device_name("") == "");
+  TuningReport report{"softmax", "rows=64", gpu, 0, {}};
+  report.outcomes.push_back(test::measured_outcome("only", 0, 1e-3, 0));
+  const std::string summary = format_report(report);
+  CHECK_THAT(summary, Catch::StartsWith("tunekit: softmax [rows=64] on NVIDIA H100 80GB HBM3\n"));
+  CHECK_THAT(summary, !Catch::Contains("driver 580"));
+  CHECK_THAT(format_report(report, ReportDetail::full), Catch::Contains("    device: " + gpu));
+}
+
+TEST_CASE("a failure that several candidates share is written once, naming them",
+          "[tuner][report]") {
+  TuningReport report{"softmax", "rows=64", "virtual device", 0, {}};
+  report.outcomes.push_back(test::measured_outcome("plain", 0, 1e-3, 0));
+  for (std::size_t i = 1; i <= 8; ++i) {
+    // The same compiler error, with each configuration's own options in the rest of the message.
+    report.outcomes.push_back(test::failed_outcome(
+        "tiled[TM=" + std::to_string(i) + "]", i, ErrorKind::build,
+        "error: /home/u/softmax.cl:12:5: use of undeclared identifier 'x'\nbuilding softmax.cl "
+        "with options '-DTM=" +
+            std::to_string(i) + "' failed; build log:\nerror: /home/u/softmax.cl:12:5: ..."));
+  }
+  report.outcomes.push_back(test::failed_outcome("odd", 9, ErrorKind::runtime, "threw: boom"));
+  const std::string text = format_report(report);
+  INFO(text);
+  // The compiler error once, with the count and the first names; each row points at it.
+  CHECK(test::occurrences(text, "use of undeclared identifier") == 1);
+  CHECK_THAT(text, Catch::Contains("error #1, 8 candidates (tiled[TM=1], tiled[TM=2], tiled[TM=3] "
+                                   "and 5 more): build failed\n"
+                                   "        error: /home/u/softmax.cl:12:5: use of undeclared "
+                                   "identifier 'x'\n"));
+  CHECK(test::occurrences(text, "FAILED (error #1)") == 8);
+  CHECK_THAT(text, Catch::Contains("FAILED (runtime error: threw: boom)"));  // alone: inline
+  CHECK_THAT(text, !Catch::Contains("-DTM="));  // only the first line at summary detail
+  // At full detail, each distinct failure's whole message (the build log), still once.
+  const std::string full = format_report(report, ReportDetail::full);
+  CHECK(test::occurrences(full, "-DTM=") == 1);
+  CHECK_THAT(full, Catch::Contains("        building softmax.cl with options '-DTM=1' failed"));
+
+  const AutotuneError all(
+      ErrorKind::no_valid_candidate, "no candidate works", {},
+      {*report.outcomes[1].error, *report.outcomes[9].error, *report.outcomes[2].error});
+  const std::string what = all.what();
+  INFO(what);
+  CHECK(test::occurrences(what, "use of undeclared identifier 'x'\nbuilding") == 1);
+  CHECK_THAT(what, Catch::Contains("\n  - 'tiled[TM=1]', 'tiled[TM=2]' (2 candidates): build "
+                                   "failed: error: /home/u/softmax.cl:12:5:"));
+  CHECK_THAT(what, Catch::Contains("\n  - 'odd': runtime error: threw: boom"));
+  CHECK(all.causes().size() == 3);  // every candidate's own error, whole
+}
+
+TEST_CASE("an error's summary is its first line, cut between words, never inside one", "[error]") {
+  CHECK(AutotuneError(ErrorKind::build, "first line\nsecond").summary() == "first line");
+  const std::string words =
+      std::string(200, 'a') + " /a/long/path/to/a/file/in/a/deep/tree.cl:12:5: error";
+  const std::string summary = AutotuneError(ErrorKind::build, words).summary();
+  CHECK(summary == std::string(200, 'a') + " ...");  // not "/a/long/pa"
+  const std::string one_word = std::string(239, 'b') + "\xc3\xa9" + std::string(50, 'c');
+  CHECK(AutotuneError(ErrorKind::build, one_word).summary() == std::string(239, 'b') + " ...");
+  std::vector<AutotuneError> errors{AutotuneError(ErrorKind::build, "x\n1"),
+                                    AutotuneError(ErrorKind::runtime, "x"),
+                                    AutotuneError(ErrorKind::build, "x\n2")};
+  CHECK(group_failures({&errors[0], &errors[1], nullptr, &errors[2]}) ==
+        std::vector<std::vector<std::size_t>>{{0, 3}, {1}});
 }
 
 TEST_CASE("AutotuneError messages name the tunable, the kind and the reason", "[error]") {

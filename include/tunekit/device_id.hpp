@@ -5,6 +5,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 namespace tunekit {
 
@@ -30,5 +31,12 @@ class DeviceId {
   std::string identity_;
   std::size_t hash_;
 };
+
+/// The device's name alone, for the lines a person reads (the whole identity is ~230 characters):
+/// "NVIDIA H100 80GB HBM3" from an OpenCL identity ("OpenCL | platform | version | device | ..",
+/// cl::DeviceInfo::identity()), the CPU model from a HostClient's ("host | model | n threads"),
+/// and any other identity whole. The one place that reads a name out of an identity: tables,
+/// logs and the HTML report call it.
+std::string device_name(std::string_view identity);
 
 }  // namespace tunekit

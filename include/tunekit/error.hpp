@@ -29,7 +29,8 @@ enum class ErrorKind {
 std::string_view to_string(ErrorKind kind);
 
 /// A failed candidate or a failed tuning: a kind, the tunable's name, and a message a person
-/// understands. `no_valid_candidate` errors carry every candidate's own error in `causes()`.
+/// understands. `no_valid_candidate` errors carry every candidate's own error, whole, in
+/// `causes()`; their what() shows each distinct failure once (see group_failures).
 class AutotuneError : public std::runtime_error {
  public:
   AutotuneError(ErrorKind kind, std::string message, std::string tunable = {},
@@ -38,8 +39,12 @@ class AutotuneError : public std::runtime_error {
   ErrorKind kind() const noexcept { return kind_; }
   /// Name of the failed tunable; empty for errors that are not a candidate's.
   const std::string& tunable() const noexcept { return tunable_; }
-  /// The reason alone, without kind or name.
+  /// The reason alone, without kind or name; whole (a build error holds the whole build log).
   const std::string& message() const noexcept { return message_; }
+  /// The message's first line, what a table row shows: past 240 bytes it ends at the last space
+  /// before them with " ..." (never inside a path or a word). A build error's first line names
+  /// the source file and line of the first compiler error.
+  std::string summary() const;
   const std::vector<AutotuneError>& causes() const noexcept { return causes_; }
 
   /// The same error, attributed to `tunable` (kept if already named).
@@ -51,5 +56,12 @@ class AutotuneError : public std::runtime_error {
   std::string tunable_;
   std::vector<AutotuneError> causes_;
 };
+
+/// `errors` grouped by failure, each group in the order of its first member: two errors are the
+/// same failure when their kind and summary() are equal (the 8 configurations of a space that hit
+/// one compiler error are one group, whatever their build options). The indices are into
+/// `errors`; a null pointer is in no group.
+std::vector<std::vector<std::size_t>> group_failures(
+    const std::vector<const AutotuneError*>& errors);
 
 }  // namespace tunekit

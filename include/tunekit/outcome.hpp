@@ -66,9 +66,24 @@ struct TuningReport {
 /// Sorts working outcomes by median (fastest first) ahead of failed and skipped ones.
 void rank(std::vector<AutotuneOutcome>& outcomes);
 
-/// A table a person reads: every candidate's time and spread, the winner marked with '*',
-/// and FAILED lines with their reason.
-std::string format_report(const TuningReport& report);
+/// How much format_report() shows.
+enum class ReportDetail {
+  summary,  ///< the device's name; each failure's one-line summary (LogLevel::info)
+  full,     ///< also the whole device identity and every failure's whole message, build logs
+            ///< included (LogLevel::debug)
+};
+
+/// A table a person reads: the device by its name (device_name()), every candidate's time and
+/// spread, the winner marked with '*', and FAILED lines with their reason. A failure that
+/// several candidates share (group_failures(): e.g. one compiler error in 8 configurations of a
+/// space) is written once below the table, with how many and which candidates hit it; their
+/// rows refer to it ("FAILED (error #1)").
+std::string format_report(const TuningReport& report, ReportDetail detail = ReportDetail::summary);
+
+/// The failed outcomes of `outcomes` grouped by failure (group_failures() in error.hpp), each
+/// group in the order of its first member. Outcomes without an error are in no group.
+std::vector<std::vector<const AutotuneOutcome*>> failure_groups(
+    const std::vector<AutotuneOutcome>& outcomes);
 
 /// "1.234 ms", "15.2 us", ...
 std::string format_seconds(double seconds);

@@ -577,7 +577,10 @@ class Tuner {
     if (stop != nullptr) tuning.stop_when(*stop);
     TuningReport report = tuning.run();
     if (id != nullptr) store_->drop_progress(*id);
-    if (settings_.log >= LogLevel::info) inform(format_report(report));
+    if (settings_.log >= LogLevel::info) {
+      inform(format_report(
+          report, settings_.log >= LogLevel::debug ? ReportDetail::full : ReportDetail::summary));
+    }
     remember(report);
     return report;
   }

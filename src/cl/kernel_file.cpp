@@ -246,4 +246,19 @@ std::string with_source_lines(std::string_view source, std::string log) {
   return log;
 }
 
+std::string_view first_error(std::string_view log) {
+  std::string_view first_text;
+  for (std::size_t start = 0; start < log.size();) {
+    auto end = log.find('\n', start);
+    if (end == std::string_view::npos) end = log.size();
+    const std::string_view line = log.substr(start, end - start);
+    if (line.find("error:") != std::string_view::npos) return line;
+    if (first_text.empty() && line.find_first_not_of(" \t\r") != std::string_view::npos) {
+      first_text = line;
+    }
+    start = end + 1;
+  }
+  return first_text;
+}
+
 }  // namespace tunekit::cl::detail

@@ -25,4 +25,11 @@ std::string read_kernel_file(const std::filesystem::path& file,
 /// `source` has no #line directive before that line.
 std::string with_source_lines(std::string_view source, std::string log);
 
+/// The line of a build log that a person reads first: the first that reports an error (Clang's
+/// and NVIDIA's "file:line:col: error: ...", PoCL's "error: file:line:col: ..."), else the first
+/// line that is not blank; empty for an empty log. It leads the build error's message, so that
+/// a table row (AutotuneError::summary()) names the file and line, and candidates that hit the
+/// same compiler error are grouped.
+std::string_view first_error(std::string_view log);
+
 }  // namespace tunekit::cl::detail

@@ -107,7 +107,10 @@ void ProgramCache::keep(const KernelSpec& spec) {
     program.getBuildInfo(device_, CL_PROGRAM_BUILD_LOG, &log);
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
     log = detail::with_source_lines(source, std::move(log));  // the user's files and lines
-    throw AutotuneError(error_kind(code), "building " + where + " failed: " + error_name(code) +
+    // The first compiler error leads (a table shows the first line), then the whole log.
+    const std::string_view first = detail::first_error(log);
+    throw AutotuneError(error_kind(code), (first.empty() ? "" : std::string(first) + "\n") +
+                                              "building " + where + " failed: " + error_name(code) +
                                               (log.empty() ? std::string(" (empty build log)")
                                                            : "; build log:\n" + log));
   }

@@ -27,7 +27,7 @@ std::string outcome_tooltip(const AutotuneOutcome& o);
 std::string reason_of(const AutotuneOutcome& o);
 /// `text` cut to `chars` characters with "…".
 std::string clip(const std::string& text, std::size_t chars);
-/// The device's name alone, from an OpenCL identity ("OpenCL | platform | version | device | ..").
+/// The device's name alone (device_name()), cut to a table column.
 std::string short_device(const std::string& identity);
 
 // html_charts.cpp

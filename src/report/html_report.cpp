@@ -10,6 +10,7 @@
 
 #include "html_assets.hpp"
 #include "html_parts.hpp"
+#include "tunekit/device_id.hpp"
 #include "tunekit/report.hpp"
 
 namespace tunekit {
@@ -41,7 +42,7 @@ std::string section(const TuningReport& report, std::size_t number) {
                      "\" data-search=\"" + escape(search) + "\"><h2><span class=\"op\">" +
                      escape(report.op) + "</span> <code class=\"key\">" + escape(report.key) +
                      "</code></h2><p class=\"device\" title=\"" + escape(report.device) + "\">on " +
-                     escape(report.device) + "</p><p class=\"facts\">";
+                     escape(device_name(report.device)) + "</p><p class=\"facts\">";
   if (winner != nullptr) {
     html += "winner <b class=\"winname\">" + escape(winner->name) +
             "</b>: " + escape(format_seconds(winner->median)) + " ± " +

@@ -51,33 +51,43 @@ std::string reason_cell(const AutotuneOutcome& o) {
          "</pre></details>";
 }
 
+// One row per failure (failure_groups()): a compiler error that 8 configurations hit is one row
+// naming the 8, with the whole message once.
 std::string failures(const TuningReport& report) {
-  std::vector<const AutotuneOutcome*> failed;
-  for (const auto& o : report.outcomes) {
-    if (o.status == OutcomeStatus::failed) failed.push_back(&o);
-  }
-  if (failed.empty()) return {};
-  constexpr std::size_t shown = 12;
+  const auto groups = failure_groups(report.outcomes);
+  std::size_t failed = 0;
+  for (const auto& group : groups) failed += group.size();
+  if (failed == 0) return {};
+  constexpr std::size_t shown = 12;  // rows, and names in a row
   const auto rows = [&](std::size_t from, std::size_t to) {
     std::string html;
     for (std::size_t i = from; i < to; ++i) {
-      const AutotuneOutcome& o = *failed[i];
-      html += "<tr data-c=\"" + std::to_string(o.index) + "\"><td><code>" + escape(o.name) +
-              "</code></td><td class=\"kind\">" +
-              escape(o.error ? to_string(o.error->kind()) : std::string_view("failed")) +
-              "</td><td>" + reason_cell(o) + "</td></tr>";
+      const auto& group = groups[i];
+      const AutotuneOutcome& o = *group.front();
+      html += "<tr data-c=\"" + std::to_string(o.index) + "\"><td>";
+      for (std::size_t n = 0; n < group.size() && n < shown; ++n) {
+        html += std::string(n ? ", " : "") + "<code>" + escape(group[n]->name) + "</code>";
+      }
+      if (group.size() > shown) html += " and " + std::to_string(group.size() - shown) + " more";
+      if (group.size() > 1) html += " (" + std::to_string(group.size()) + " candidates)";
+      html += "</td><td class=\"kind\">" + escape(to_string(o.error->kind())) + "</td><td>" +
+              reason_cell(o) + "</td></tr>";
     }
     return html;
   };
-  std::string html = "<h4 class=\"failed-title\">" + std::to_string(failed.size()) + " failed " +
-                     (failed.size() == 1 ? "candidate" : "candidates") +
-                     "</h4><table class=\"failed\"><thead><tr><th>candidate</th><th>kind</th>"
-                     "<th>reason</th></tr></thead><tbody>" +
-                     rows(0, std::min(shown, failed.size())) + "</tbody></table>";
-  if (failed.size() > shown) {
-    html += "<details><summary>" + std::to_string(failed.size() - shown) +
-            " more failed candidates</summary><table class=\"failed\"><tbody>" +
-            rows(shown, failed.size()) + "</tbody></table></details>";
+  std::string html =
+      "<h4 class=\"failed-title\">" + std::to_string(failed) + " failed " +
+      (failed == 1 ? "candidate" : "candidates") +
+      (groups.size() < failed ? ", " + std::to_string(groups.size()) +
+                                    (groups.size() == 1 ? " distinct error" : " distinct errors")
+                              : std::string()) +
+      "</h4><table class=\"failed\"><thead><tr><th>candidates</th><th>kind</th>"
+      "<th>reason</th></tr></thead><tbody>" +
+      rows(0, std::min(shown, groups.size())) + "</tbody></table>";
+  if (groups.size() > shown) {
+    html += "<details><summary>" + std::to_string(groups.size() - shown) +
+            " more distinct errors</summary><table class=\"failed\"><tbody>" +
+            rows(shown, groups.size()) + "</tbody></table></details>";
   }
   return html;
 }

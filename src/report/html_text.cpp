@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "html_parts.hpp"
+#include "tunekit/device_id.hpp"
 
 namespace tunekit::report_html {
 
@@ -97,16 +98,6 @@ std::string clip(const std::string& text, std::size_t chars) {
   return text.substr(0, chars - 1) + "…";
 }
 
-// The device's name alone, from an OpenCL identity ("OpenCL | platform | version | device | ..").
-std::string short_device(const std::string& identity) {
-  std::vector<std::string> fields;
-  for (std::size_t start = 0;;) {
-    const auto bar = identity.find(" | ", start);
-    fields.push_back(identity.substr(start, bar - start));
-    if (bar == std::string::npos) break;
-    start = bar + 3;
-  }
-  return clip(fields.size() >= 4 && fields[0] == "OpenCL" ? fields[3] : identity, 48);
-}
+std::string short_device(const std::string& identity) { return clip(device_name(identity), 48); }
 
 }  // namespace tunekit::report_html

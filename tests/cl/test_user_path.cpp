@@ -82,6 +82,42 @@ TEST_CASE("build errors in the user's files name those files and lines", "[openc
   CHECK_THAT(message, Catch::Contains(file.string() + ":4"));
 }
 
+TEST_CASE(
+    "a build error's first line is the first compiler error, naming the user's file and "
+    "line, whatever the options; the whole log follows",
+    "[opencl][user-path]") {
+  TempDir dir;
+  const fs::path file =
+      dir.write("k.cl",
+                "__kernel void f(__global float* x) {\n"
+                "  x[0] = first_undefined * TM;\n  x[1] = second_undefined;\n}\n");
+  std::vector<AutotuneError> errors;
+  for (const char* options : {"-DTM=2", "-DTM=4"}) {
+    try {
+      (void)shared_client().kernel(cl::KernelSpec::from_file(file, options, "f"));
+      FAIL("expected a build error");
+    } catch (const AutotuneError& e) {
+      errors.push_back(e);
+    }
+  }
+  for (const auto& e : errors) {
+    INFO(e.message());
+    CHECK(e.kind() == ErrorKind::build);
+    CHECK_THAT(e.summary(), Catch::Contains(file.string() + ":2") &&
+                                Catch::Contains("first_undefined") && Catch::Contains("error"));
+    CHECK_THAT(e.message(), Catch::Contains(file.string() + ":3") &&
+                                Catch::Contains("second_undefined") &&
+                                Catch::Contains("build log"));
+  }
+  CHECK_THAT(errors[1].message(), Catch::Contains("-DTM=4"));
+  CHECK(group_failures({&errors[0], &errors[1]}).size() == 1);  // one failure, shown once
+}
+
+TEST_CASE("a device is named by the name in its identity", "[opencl][user-path]") {
+  const auto& client = shared_client();
+  CHECK(device_name(client.id().identity()) == client.device().device_name);
+}
+
 TEST_CASE("a missing include or file is a build error naming where it was asked for",
           "[opencl][user-path]") {
   TempDir dir;

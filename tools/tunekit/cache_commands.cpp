@@ -157,10 +157,13 @@ int cache_show_command(const CommonOptions& common, const std::string& op) {
     }
   }
   const auto reports = reports_from_cache(entries);
+  const ReportDetail detail =
+      command_settings(common).log >= LogLevel::debug ? ReportDetail::full : ReportDetail::summary;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     char checksum[32];
     std::snprintf(checksum, sizeof checksum, "%016" PRIx64, entries[i].id.checksum);
-    std::cout << (i ? "\n" : "") << format_report(reports[i]) << "    (set checksum " << checksum;
+    std::cout << (i ? "\n" : "") << format_report(reports[i], detail) << "    (set checksum "
+              << checksum;
     if (entries[i].result.winner.empty()) {
       // What Tuner::load does with such an entry: rethrow, never tune again, until one of these.
       std::cout << ": every candidate failed; programs rethrow this error without tuning until "

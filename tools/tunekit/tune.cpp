@@ -240,7 +240,8 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   }
   progress.finish();
   for (const auto& report : reports) {
-    std::cout << format_report(report);
+    std::cout << format_report(
+        report, settings.log >= LogLevel::debug ? ReportDetail::full : ReportDetail::summary);
     if (report.tuning_seconds == 0) {
       std::cout << "(from the persistent cache; `tunekit cache clear " << report.op
                 << "` or --no-cache tunes again)\n";
