@@ -192,6 +192,7 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   }
   if (!options.device.empty()) settings.device = options.device;
   if (options.no_cache) settings.persistent_cache = false;
+  settings.tuning = TuningMode::blocking;  // tuning is the command's point: it waits for it
   // The tool prints the table itself; TUNEKIT_LOG=debug still adds the tuner's own lines.
   if (settings.log == LogLevel::info) settings.log = LogLevel::quiet;
   ProgressLine progress(!options.no_progress);
