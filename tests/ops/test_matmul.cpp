@@ -199,8 +199,8 @@ TEST_CASE("split-K matmul candidates are correct, also with more slices than K t
   REQUIRE(split.size() == 7);
   for (const auto& candidate : split) {
     // K = 29 and 9: one or two K tiles for 4-32 slices; K = 300: 19 tiles, uneven slices.
-    for (Problem p : {Problem{1, 1, 1}, Problem{37, 53, 29}, Problem{33, 65, 300},
-                      Problem{130, 70, 9}}) {
+    for (Problem p :
+         {Problem{1, 1, 1}, Problem{37, 53, 29}, Problem{33, 65, 300}, Problem{130, 70, 9}}) {
       INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
       double error = 0;
       try {
@@ -219,7 +219,8 @@ TEST_CASE("split-K matmul candidates are correct, also with more slices than K t
   CHECK(run_and_check(client, one, {45, 36, 300}, DType::f16, 1.0f, 0.5f) < 2e-3);
 }
 
-TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for large K only", "[ops][matmul][opencl]") {
+TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for large K only",
+          "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   test::quick_tuning();
   // K above M and N, C small: split K is measured too; not for 65 x 130 x 70 (K below N).
