@@ -7,10 +7,10 @@
 //                  [--only matmul|reduce|transpose]
 //        bench_ops --print-shapes real|real-small   (the list, one MxNxK a line)
 // --shapes: only these shapes (and --sizes if given; without either, default squares);
-// real / real-small are the named lists of bench/shape_lists.hpp. The matmul rows are followed by the number of distinct keys tuned and the tuning
-// time of them all.
-// Times are wall-clock around the call and clFinish for both sides (CLBlast enqueues several
-// kernels per call and returns the last one's event only), medians over R repetitions.
+// real / real-small are the named lists of bench/shape_lists.hpp. The matmul rows are followed by
+// the number of distinct keys tuned and the tuning time of them all. Times are wall-clock around
+// the call and clFinish for both sides (CLBlast enqueues several kernels per call and returns the
+// last one's event only), medians over R repetitions.
 #include <clblast.h>  // after CLHPP, which sets the OpenCL target version
 
 #include <algorithm>
@@ -354,8 +354,8 @@ int main(int argc, char** argv) {
            << r.shape << "\", \"unit\": \"" << r.unit << "\", \"tunekit\": " << r.tunekit
            << ", \"clblast\": " << r.peer << ", \"copy_ceiling_gbs\": " << r.ceiling
            << ", \"winner\": \"" << r.winner << "\", \"key\": \"" << r.key
-           << "\", \"tuning_seconds\": " << r.tuning_seconds << ", \"note\": \"" << r.note
-           << "\"}" << (i + 1 < rows.size() || !keys.empty() ? ",\n" : "\n");
+           << "\", \"tuning_seconds\": " << r.tuning_seconds << ", \"note\": \"" << r.note << "\"}"
+           << (i + 1 < rows.size() || !keys.empty() ? ",\n" : "\n");
     }
     if (!keys.empty()) {
       json << "  {\"op\": \"matmul (summary)\", \"distinct_keys\": " << keys.size()

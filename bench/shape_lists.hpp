@@ -16,17 +16,15 @@ using Shape = std::array<std::size_t, 3>;  // M, N, K
 /// `real`: fp32 transformer layers (M tokens), sizes just past and below powers of two, primes,
 /// tall-skinny and short-wide, small K and large K.
 inline const std::vector<Shape>& real_shapes() {
+  // Transformer layers (M = tokens; Llama-7B: 4096, 11008; BERT-base: 768, 3072; Mistral-7B:
+  // 14336), then one past / below a power of two, primes, tall-skinny and short-wide, small and
+  // large K: docs/benchmarks.md names each one's source.
   static const std::vector<Shape> shapes{
-      // transformer layers, M = tokens: Llama-7B (4096, 11008), BERT-base (768, 3072), Mistral-7B (14336)
-      {1, 4096, 4096}, {16, 4096, 4096}, {64, 11008, 4096}, {128, 4096, 11008},
-      {512, 3072, 768}, {2048, 768, 3072}, {2048, 14336, 4096}, {128, 768, 768},
-      // one past / one below a power of two, primes
-      {513, 1025, 2049}, {1023, 1023, 1023}, {1025, 1025, 1025}, {2047, 2047, 2047},
-      {997, 1009, 1013}, {127, 131, 137},
-      // tall-skinny, short-wide
-      {8192, 64, 1024}, {64, 8192, 1024},
-      // small K, large K
-      {2048, 2048, 32}, {256, 256, 65536}};
+      {1, 4096, 4096},   {16, 4096, 4096},   {64, 11008, 4096},   {128, 4096, 11008},
+      {512, 3072, 768},  {2048, 768, 3072},  {2048, 14336, 4096}, {128, 768, 768},
+      {513, 1025, 2049}, {1023, 1023, 1023}, {1025, 1025, 1025},  {2047, 2047, 2047},
+      {997, 1009, 1013}, {127, 131, 137},    {8192, 64, 1024},    {64, 8192, 1024},
+      {2048, 2048, 32},  {256, 256, 65536}};
   return shapes;
 }
 
@@ -35,9 +33,9 @@ inline const std::vector<Shape>& real_shapes() {
 /// past / below a power of two, primes, the aspect ratios).
 inline const std::vector<Shape>& real_small_shapes() {
   static const std::vector<Shape> shapes{
-      {1, 4096, 4096}, {16, 4096, 4096}, {64, 2752, 1024}, {128, 768, 768},
-      {257, 513, 1025}, {511, 511, 511}, {513, 513, 513}, {251, 257, 263}, {127, 131, 137},
-      {2048, 64, 1024}, {64, 2048, 1024}, {1024, 1024, 32}, {128, 128, 16384}};
+      {1, 4096, 4096},  {16, 4096, 4096}, {64, 2752, 1024}, {128, 768, 768}, {257, 513, 1025},
+      {511, 511, 511},  {513, 513, 513},  {251, 257, 263},  {127, 131, 137}, {2048, 64, 1024},
+      {64, 2048, 1024}, {1024, 1024, 32}, {128, 128, 16384}};
   return shapes;
 }
 

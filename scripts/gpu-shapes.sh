@@ -7,7 +7,9 @@
 # 1. cuBLAS (PyTorch, fp32, TF32 off) on the same shapes: cublas_shapes.py;
 # 2. one bench_ops process per shape (tunekit tuned at the default level, then CLBlast), all
 #    sharing one cache directory ($OUT/shapes-cache: a later call skips the keys already tuned,
-#    and reports their first call without tuning), each under a timeout;
+#    and reports their first call without tuning), each under SHAPE_TIMEOUT (default 240 s) and
+#    all within TOTAL_TIMEOUT (default 540 s, under a device call's 10 minutes): the shapes left
+#    when it runs out are named, to pass as FROM next time;
 # 3. the keys tuned and the tuning time over every shape done so far.
 # Every line is printed as it comes and appended to $OUT/shapes.log; JSON per shape in $OUT.
 set -uo pipefail
@@ -31,16 +33,24 @@ to=${3:-${#all[@]}}
 shapes=("${all[@]:$((from - 1)):$((to - from + 1))}")
 say "# matmul shapes $list $from-$to: $(sed -n 1p "$bin/BUILD"), $(date -u +%Y-%m-%dT%H:%M:%SZ), level balanced"
 if [[ -f $bin/cublas_shapes.py ]]; then
-  timeout "${CUBLAS_TIMEOUT:-300}" python3 "$bin/cublas_shapes.py" "${shapes[@]}" 2>&1 | tee -a "$log"
+  timeout "${CUBLAS_TIMEOUT:-120}" python3 "$bin/cublas_shapes.py" "${shapes[@]}" 2>&1 | tee -a "$log"
 else
   say "cublas_shapes.py not carried: no cuBLAS numbers"
 fi
+index=$from
 for shape in "${shapes[@]}"; do
-  timeout "${SHAPE_TIMEOUT:-240}" "$bin/bench_ops" --device "${DEVICE:-NVIDIA}" --only matmul --shapes "$shape" \
+  left=$((${TOTAL_TIMEOUT:-540} - SECONDS))
+  if ((left < 30)); then
+    say "out of time: shapes $index-$to not run (scripts/gpu-shapes.sh $list $index $to)"
+    break
+  fi
+  limit=$((left < ${SHAPE_TIMEOUT:-240} ? left : ${SHAPE_TIMEOUT:-240}))
+  index=$((index + 1))
+  timeout "$limit" "$bin/bench_ops" --device "${DEVICE:-NVIDIA}" --only matmul --shapes "$shape" \
     --reps 10 --json "$out/shape-$shape.json" 2>&1 | grep --line-buffered -E "^matmul |bench_ops:" |
     tee -a "$log"
   status=${PIPESTATUS[0]}
-  [[ $status -eq 0 ]] || say "$shape: bench_ops exit $status (124: over SHAPE_TIMEOUT)"
+  [[ $status -eq 0 ]] || say "$shape: bench_ops exit $status (124: over its $limit s)"
 done
 # Over every shape of this cache directory so far: distinct keys and the first calls' time.
 python3 - "$out" <<'PY' 2>&1 | tee -a "$log"

@@ -512,18 +512,20 @@ TEST_CASE("a space in a group is skipped for the keys its group's priority exclu
           "[tuner][priority]") {
   LocalTuner<SizeKey> tuner("grouped space", test::test_settings());
   VirtualClient client;
-  const TuneGroup<SizeKey> small("small sizes", [](const SizeKey& k) { return k.n <= 64u ? 0 : -1; });
+  const TuneGroup<SizeKey> small("small sizes",
+                                 [](const SizeKey& k) { return k.n <= 64u ? 0 : -1; });
   const auto& set = tuner.init([&] {
     return TunableSet{key_of_size, bench_inputs}
         .with(Tunable{"general", costs(2e-3, 0)})
-        .with(space("fast").parameter("A", {1, 2}),
-              [](const Config& c) {
-                return [a = c["A"]](VirtualClient& client, int&) {
-                  client.spend(1e-4 * static_cast<double>(a));
-                  return static_cast<int>(a);
-                };
-              },
-              small);
+        .with(
+            space("fast").parameter("A", {1, 2}),
+            [](const Config& c) {
+              return [a = c["A"]](VirtualClient& client, int&) {
+                client.spend(1e-4 * static_cast<double>(a));
+                return static_cast<int>(a);
+              };
+            },
+            small);
   });
   CHECK(set.group_name(1) == "small sizes");
   CHECK(set.priority(2, SizeKey{4096}).skipped());

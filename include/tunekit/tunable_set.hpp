@@ -108,7 +108,8 @@ class TunableSet {
   template <class Factory, class GroupKey>
   requires std::is_invocable_v<const Factory&, const Config&>
   auto with(Space space, Factory factory, TuneGroup<GroupKey> group) && {
-    return append(detail::GroupedSpaceEntry(space_entry(std::move(space), factory), std::move(group)));
+    return append(
+        detail::GroupedSpaceEntry(space_entry(std::move(space), factory), std::move(group)));
   }
 
   /// A new set with one candidate per compile-time-valid point of `space` (static_space.hpp):

@@ -79,7 +79,8 @@ class GemmKernel {
 
   std::string fingerprint() const {
     std::string text = f32_.fingerprint() + f16_.fingerprint();
-    if (splits_ > 1) text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint();
+    if (splits_ > 1)
+      text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint();
     return text;
   }
 
@@ -288,14 +289,16 @@ Space split_space() {
 // elements (2048 x 2048): there whole-K tiles are few and long. Skipped elsewhere.
 TuneGroup<MatmulKey> split_group() {
   return TuneGroup<MatmulKey>("large K, small C", [](const MatmulKey& key) {
-    return key.k > std::max<std::uint64_t>(key.m, key.n) && key.m * key.n <= (1u << 22) ? 0 : -1;
+    const std::uint64_t m = key.m, n = key.n;  // m * n <= 2^22 without overflowing
+    return key.k > std::max(m, n) && n != 0 && m <= (std::uint64_t{1} << 22) / n ? 0 : -1;
   });
 }
 
 // For few rows (M <= 64): a work-group per WPTM rows and NDIMC*VWN columns, K split across its
 // KDIMC rows of work-items and, with KSPLIT > 1, across KSPLIT work-groups whose partial products
-// matmul_split_sum adds (kernels/matmul_skinny.cl): enough work-groups for a GPU even at M = 1. B is read once per WPTM rows, so this is
-// the wrong shape for large M: the set skips the family there (skinny_group).
+// matmul_split_sum adds (kernels/matmul_skinny.cl): enough work-groups for a GPU even at M = 1. B
+// is read once per WPTM rows, so this is the wrong shape for large M: the set skips the family
+// there (skinny_group).
 Space skinny_space() {
   return space("skinny")
       .parameter("WPTM", {1, 2, 4, 8, 16})
@@ -306,7 +309,8 @@ Space skinny_space() {
       .work_group_size(
           [](const Config& c) { return static_cast<std::size_t>(c["NDIMC"] * c["KDIMC"]); })
       .local_memory([](const Config& c) {
-        return static_cast<std::size_t>(c["KDIMC"] > 1 ? c["KDIMC"] * c["NDIMC"] * c["VWN"] * 4 : 0);
+        return static_cast<std::size_t>(c["KDIMC"] > 1 ? c["KDIMC"] * c["NDIMC"] * c["VWN"] * 4
+                                                       : 0);
       })
       .start_at("WPTM=1,VWN=2,NDIMC=32,KDIMC=16,KSPLIT=4")  // a GEMV: K split 64 ways
       .start_at("WPTM=8,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4");
@@ -328,12 +332,10 @@ struct Family {
   Space (*space)();
   Algorithm algorithm;
 };
-constexpr Family families[] = {{naive_space, Algorithm::naive},
-                               {tiled_space, Algorithm::tiled},
-                               {direct_space, Algorithm::direct},
-                               {blocked_space, Algorithm::blocked},
-                               {skinny_space, Algorithm::skinny},
-                               {split_space, Algorithm::split}};
+constexpr Family families[] = {
+    {naive_space, Algorithm::naive},   {tiled_space, Algorithm::tiled},
+    {direct_space, Algorithm::direct}, {blocked_space, Algorithm::blocked},
+    {skinny_space, Algorithm::skinny}, {split_space, Algorithm::split}};
 
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
                  const float&) {

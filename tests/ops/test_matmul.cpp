@@ -6,6 +6,7 @@
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/matmul.hpp>
 
+#include "../../bench/shape_lists.hpp"
 #include "../../src/ops/gemm_rules.hpp"
 #include "ops_support.hpp"
 
@@ -64,6 +65,37 @@ std::vector<std::string> sampled_candidates() {
     const bool first = f != family, last = i + 1 == all.size() || all[i + 1].rfind(f + "[", 0) != 0;
     if (first || last || i % 311 == 0) picked.push_back(all[i]);
     family = f;
+  }
+  return picked;
+}
+
+// Each candidate on each problem (f32, alpha = 1.5, beta = 0) within 1e-5 of the reference;
+// a candidate over this device's or kernel's limits (registers cap NVIDIA's work-groups at 256)
+// must say so, as out of resources, before anything runs.
+void check_candidates(tunekit::cl::Client& client, const std::vector<std::string>& candidates,
+                      std::initializer_list<Problem> problems) {
+  for (const auto& candidate : candidates) {
+    for (Problem p : problems) {
+      INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
+      double error = 0;
+      try {
+        error = run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f);
+      } catch (const AutotuneError& e) {
+        INFO(e.what());
+        CHECK(e.kind() == ErrorKind::out_of_resources);
+        break;
+      }
+      CHECK(error < 1e-5);
+    }
+  }
+}
+
+// Every `stride`-th candidate of `family`, in set order.
+std::vector<std::string> every_nth(const std::string& family, std::size_t stride) {
+  std::vector<std::string> picked;
+  std::size_t seen = 0;
+  for (const auto& name : matmul_candidates()) {
+    if (name.rfind(family + "[", 0) == 0 && seen++ % stride == 0) picked.push_back(name);
   }
   return picked;
 }
@@ -135,51 +167,21 @@ TEST_CASE("matmul's key holds each size's fit to its anchor, and benchmarks a si
 TEST_CASE("sampled matmul candidates of every family are correct on odd sizes",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  for (const auto& candidate : sampled_candidates()) {
-    for (Problem p : {Problem{37, 53, 29}, Problem{1, 1, 1}, Problem{130, 70, 9}}) {
-      INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
-      double error = 0;
-      try {
-        error = run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f);
-      } catch (const AutotuneError& e) {
-        // Over this device's or kernel's limits (registers cap NVIDIA's work-groups at 256):
-        // it must say so, as out of resources, before anything runs.
-        INFO(e.what());
-        CHECK(e.kind() == ErrorKind::out_of_resources);
-        break;
-      }
-      CHECK(error < 1e-5);
-    }
-  }
+  check_candidates(client, sampled_candidates(),
+                   {Problem{37, 53, 29}, Problem{1, 1, 1}, Problem{130, 70, 9}});
 }
 
 TEST_CASE("skinny matmul candidates are correct on few rows: 1, primes, one past a tile",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  const auto all = matmul_candidates();
-  std::vector<std::string> skinny;  // every 17th: each value of each parameter several times
-  for (std::size_t i = 0, seen = 0; i < all.size(); ++i) {
-    if (all[i].rfind("skinny[", 0) == 0 && seen++ % 17 == 0) skinny.push_back(all[i]);
-  }
+  auto skinny = every_nth("skinny", 17);  // each value of each parameter several times
   skinny.push_back("skinny[WPTM=1,VWN=2,NDIMC=32,KDIMC=16,KSPLIT=4]");  // the start points
   skinny.push_back("skinny[WPTM=8,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4]");
   REQUIRE(skinny.size() >= 15);
-  for (const auto& candidate : skinny) {
-    // K = 1 and 29: slices past K (KSPLIT = 16); K = 129: uneven slices.
-    for (Problem p : {Problem{1, 1, 1}, Problem{1, 67, 129}, Problem{17, 129, 33},
-                      Problem{64, 64, 64}, Problem{37, 53, 29}}) {
-      INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
-      double error = 0;
-      try {
-        error = run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f);
-      } catch (const AutotuneError& e) {
-        INFO(e.what());
-        CHECK(e.kind() == ErrorKind::out_of_resources);
-        break;
-      }
-      CHECK(error < 1e-5);
-    }
-  }
+  // K = 1 and 29: slices past K (KSPLIT = 16); K = 129: uneven slices.
+  check_candidates(client, skinny,
+                   {Problem{1, 1, 1}, Problem{1, 67, 129}, Problem{17, 129, 33},
+                    Problem{64, 64, 64}, Problem{37, 53, 29}});
   for (const char* candidate : {"skinny[WPTM=4,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=1]",
                                 "skinny[WPTM=4,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4]"}) {
     INFO(candidate);
@@ -191,35 +193,20 @@ TEST_CASE("skinny matmul candidates are correct on few rows: 1, primes, one past
 TEST_CASE("split-K matmul candidates are correct, also with more slices than K tiles",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  const auto all = matmul_candidates();
-  std::vector<std::string> split;  // every 11th: every KSPLIT, tiles of every size
-  for (std::size_t i = 0, seen = 0; i < all.size(); ++i) {
-    if (all[i].rfind("split[", 0) == 0 && seen++ % 11 == 0) split.push_back(all[i]);
-  }
+  const auto split = every_nth("split", 11);  // every KSPLIT, tiles of every size
   REQUIRE(split.size() == 7);
-  for (const auto& candidate : split) {
-    // K = 29 and 9: one or two K tiles for 4-32 slices; K = 300: 19 tiles, uneven slices.
-    for (Problem p : {Problem{1, 1, 1}, Problem{37, 53, 29}, Problem{33, 65, 300},
-                      Problem{130, 70, 9}}) {
-      INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
-      double error = 0;
-      try {
-        error = run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f);
-      } catch (const AutotuneError& e) {
-        INFO(e.what());
-        CHECK(e.kind() == ErrorKind::out_of_resources);
-        break;
-      }
-      CHECK(error < 1e-5);
-    }
-  }
+  // K = 29 and 9: one or two K tiles for 4-32 slices; K = 300: 19 tiles, uneven slices.
+  check_candidates(
+      client, split,
+      {Problem{1, 1, 1}, Problem{37, 53, 29}, Problem{33, 65, 300}, Problem{130, 70, 9}});
   const std::string one =
       "split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8]";
   CHECK(run_and_check(client, one, {45, 33, 700}, DType::f32, -0.5f, 0.75f) < 1e-5);
   CHECK(run_and_check(client, one, {45, 36, 300}, DType::f16, 1.0f, 0.5f) < 2e-3);
 }
 
-TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for large K only", "[ops][matmul][opencl]") {
+TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for large K only",
+          "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   test::quick_tuning();
   // K above M and N, C small: split K is measured too; not for 65 x 130 x 70 (K below N).
@@ -238,6 +225,42 @@ TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for 
     CHECK(candidates["skinny"] == 270);
     CHECK((measured["skinny"] > 0) == (p.m <= 64));
     CHECK((measured["split"] > 0) == (p.k == 700));
+  }
+}
+
+// The real-small list of bench_ops (the classes of the shapes real programs use, at PoCL's
+// sizes) through one candidate of each family made for them, C checked on its first, middle and
+// last rows (every column) against the double-precision reference.
+TEST_CASE("matmul candidates are correct on every shape of bench_ops' real-small list",
+          "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  for (const auto& [m, n, k] : tunekit::bench::real_small_shapes()) {
+    const auto ha = random_values(m * k, 1), hb = random_values(k * n, 2);
+    auto a = upload_matrix(client, ha, m, k), b = upload_matrix(client, hb, k, n);
+    auto c = upload_matrix(client, std::vector<float>(m * n, 0.0f), m, n);
+    std::vector<std::string> candidates{
+        "direct[WPTM=4,VWN=16,NVEC=2,LX=1,LY=8]",
+        "blocked[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]",
+        "split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8]"};
+    if (m <= 64) candidates.push_back("skinny[WPTM=1,VWN=2,NDIMC=32,KDIMC=16,KSPLIT=4]");
+    for (const auto& candidate : candidates) {
+      INFO(candidate << " " << m << "x" << n << "x" << k);
+      matmul_with(candidate, client, a, b, c);
+      const auto hc = download_matrix(client, c);
+      double worst = 0;
+      for (std::size_t i : {std::size_t{0}, m / 2, m - 1}) {
+        for (std::size_t j = 0; j < n; ++j) {
+          double sum = 0, magnitude = 0;
+          for (std::size_t q = 0; q < k; ++q) {
+            const double term = static_cast<double>(ha[i * k + q]) * hb[q * n + j];
+            sum += term;
+            magnitude += std::fabs(term);
+          }
+          worst = std::max(worst, std::fabs(sum - hc[i * n + j]) / magnitude);
+        }
+      }
+      CHECK(worst < 1e-5);
+    }
   }
 }
 

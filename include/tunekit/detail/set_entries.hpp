@@ -129,9 +129,7 @@ struct EntryTraits<GroupedSpaceEntry<Fn, GroupKey>> : EntryTraits<SpaceEntry<Fn>
   static CandidatePriority priority(const GroupedSpaceEntry<Fn, GroupKey>& e, const Key& key) {
     return {e.group.priority(key), 0};
   }
-  static std::string group_name(const GroupedSpaceEntry<Fn, GroupKey>& e) {
-    return e.group.name();
-  }
+  static std::string group_name(const GroupedSpaceEntry<Fn, GroupKey>& e) { return e.group.name(); }
 };
 
 /// The type of the callables of an entry.
