@@ -508,6 +508,42 @@ TEST_CASE("higher-priority groups are measured first and lower ones skipped", "[
   CHECK(skipped.status == OutcomeStatus::skipped);
 }
 
+TEST_CASE("a tunable in two groups is measured with the first of them that the key prioritises",
+          "[tuner][priority]") {
+  LocalTuner<SizeKey> tuner("two groups", test::test_settings());
+  VirtualClient client;
+  const TuneGroup<SizeKey> big("big sizes", [](const SizeKey& k) { return k.n >= 1024u ? 2 : 0; });
+  const TuneGroup<SizeKey> small("small sizes",
+                                 [](const SizeKey& k) { return k.n < 1024u ? 2 : 0; });
+  const TuneGroup<SizeKey> never("never", [](const SizeKey&) { return -1; });
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"big-only", costs(2e-3, 0)}.group(big))
+        .with(Tunable{"small-only", costs(2e-3, 1)}.group(small))
+        .with(Tunable{"both", costs(1e-3, 2)}.group(never).group(big).group(
+            small, [](const SizeKey&) { return 1; }));
+  });
+  CHECK(set.group_name(2) == "never, big sizes, small sizes");
+  CHECK(set.priority(2, SizeKey{4096}).group == 2);
+  CHECK(set.priority(2, SizeKey{4096}).own == 0);
+  CHECK(set.priority(2, SizeKey{16}).own == 1);
+  CHECK(run(tuner, client, set, 4096) == 2);  // measured beside big-only: neither skips it
+  CHECK(run(tuner, client, set, 16) == 2);    // measured in its small group's level
+  const auto status = [&](std::uint64_t n, const std::string& name) {
+    const auto report = tuner.tuner(client.id()).report(SizeKey{n});
+    REQUIRE(report);
+    for (const auto& o : report->outcomes) {
+      if (o.name == name) return o.status;
+    }
+    FAIL("no outcome " << name);
+    return OutcomeStatus::failed;
+  };
+  CHECK(status(4096, "both") == OutcomeStatus::measured);
+  CHECK(status(4096, "small-only") == OutcomeStatus::skipped);
+  CHECK(status(16, "both") == OutcomeStatus::measured);
+  CHECK(status(16, "big-only") == OutcomeStatus::skipped);
+}
+
 TEST_CASE("priorities within a group order the levels", "[tuner][priority]") {
   LocalTuner<SizeKey> tuner("within group", test::test_settings());
   VirtualClient client;
