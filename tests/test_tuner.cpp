@@ -2,6 +2,7 @@
 // validation and reports.
 #include <catch2/catch.hpp>
 #include <map>
+#include <sstream>
 #include <tunekit/tunekit.hpp>
 
 #include "support.hpp"
@@ -773,6 +774,40 @@ TEST_CASE("a device is named by its name; its whole identity only at debug detai
   CHECK_THAT(summary, Catch::StartsWith("tunekit: softmax [rows=64] on NVIDIA H100 80GB HBM3\n"));
   CHECK_THAT(summary, !Catch::Contains("driver 580"));
   CHECK_THAT(format_report(report, ReportDetail::full), Catch::Contains("    device: " + gpu));
+}
+
+TEST_CASE("the tuner logs the device's name at info, its identity and whole errors at debug",
+          "[tuner][report]") {
+  const std::string identity =
+      "OpenCL | Plat | OpenCL 3.0 | gpu-name | driver 1 | 8 CUs | 65536 B local";
+  const auto table_at = [&](LogLevel level) {
+    Settings settings = test::test_settings();
+    settings.log = level;
+    LocalTuner<SizeKey> tuner("logged", settings);
+    VirtualClient client(identity);
+    const auto& set = tuner.init([] {
+      return TunableSet{key_of_size, bench_inputs}
+          .with(Tunable{"works", costs(1e-3, 0)})
+          .with(Tunable{"broken", [](VirtualClient&, int&) -> int {
+                          throw std::runtime_error("first line\nsecond line");
+                        }});
+    });
+    std::ostringstream captured;
+    struct Restore {  // std::clog back to its own buffer, even if run() throws
+      std::streambuf* old;
+      ~Restore() { std::clog.rdbuf(old); }
+    } restore{std::clog.rdbuf(captured.rdbuf())};
+    run(tuner, client, set, 1);
+    return captured.str();
+  };
+  const std::string info = table_at(LogLevel::info);
+  INFO(info);
+  CHECK_THAT(info, Catch::Contains("logged [n=1] on gpu-name"));
+  CHECK_THAT(info, !Catch::Contains(identity) && !Catch::Contains("second line"));
+  const std::string debug = table_at(LogLevel::debug);
+  INFO(debug);
+  CHECK_THAT(debug, Catch::Contains("    device: " + identity));
+  CHECK_THAT(debug, Catch::Contains("        threw: first line\n        second line\n"));
 }
 
 TEST_CASE("a failure that several candidates share is written once, naming them",
