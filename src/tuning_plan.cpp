@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 #include <stdexcept>
-#include <tuple>
 #include <utility>
 
 namespace tunekit {
@@ -16,10 +15,8 @@ struct Ranked {
   CandidatePriority priority;
 };
 
-// Whether `a` goes in a level before `b`'s: a higher (group, own) priority.
-bool before(const Ranked& a, const Ranked& b) {
-  return std::tie(b.priority.group, b.priority.own) < std::tie(a.priority.group, a.priority.own);
-}
+// Whether `a` goes in a level before `b`'s.
+bool before(const Ranked& a, const Ranked& b) { return a.priority.before(b.priority); }
 
 }  // namespace
 

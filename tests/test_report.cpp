@@ -78,6 +78,18 @@ TEST_CASE("the HTML report shows a failure that several candidates share once, n
   CHECK_THAT(html, Catch::Contains("\">on cpu-haswell-X</p>"));  // the name; the identity on hover
 }
 
+TEST_CASE("the HTML report says what each op computes, and how to tune when it has no results",
+          "[report]") {
+  HtmlReportOptions options;
+  options.op_summaries = {{"matmul", "C = A * B <of matrices>"}};
+  options.how_to_tune = "tunekit tune matmul";
+  const std::string html = html_report({test::sample_matmul_report()}, options);
+  CHECK(occurrences(html, "<p class=\"what\">C = A * B &lt;of matrices&gt;</p>") == 1);
+  CHECK_FALSE(occurrences(html_report({test::sample_matmul_report()}), "class=\"what\""));
+  CHECK_THAT(html_report({}, options), Catch::Contains("e.g. <code>tunekit tune matmul</code>"));
+  CHECK_THAT(html_report({}), Catch::Contains("Tune something first, then run"));
+}
+
 TEST_CASE("a parameter space gets one scatter of time per varying parameter", "[report]") {
   const auto report = test::sample_matmul_report();
   const std::string html = html_report({report});
@@ -133,7 +145,7 @@ TEST_CASE("the HTML report is self-contained and reproducible", "[report]") {
 TEST_CASE("an empty report says how to get results", "[report]") {
   const std::string html = html_report({});
   CHECK_THAT(html, Catch::Contains("No tuning results yet"));
-  CHECK_THAT(html, Catch::Contains("tunekit tune matmul"));
+  CHECK_THAT(html, Catch::Contains("tunekit report --html"));  // the command: given by the tool
   CHECK(text_summary({}) == "no tuning results\n");
 }
 

@@ -2,6 +2,7 @@
 // validation and reports.
 #include <catch2/catch.hpp>
 #include <map>
+#include <sstream>
 #include <tunekit/tunekit.hpp>
 
 #include "support.hpp"
@@ -537,6 +538,42 @@ TEST_CASE("a space in a group is skipped for the keys its group's priority exclu
   }
 }
 
+TEST_CASE("a tunable in two groups is measured with the first of them that the key prioritises",
+          "[tuner][priority]") {
+  LocalTuner<SizeKey> tuner("two groups", test::test_settings());
+  VirtualClient client;
+  const TuneGroup<SizeKey> big("big sizes", [](const SizeKey& k) { return k.n >= 1024u ? 2 : 0; });
+  const TuneGroup<SizeKey> small("small sizes",
+                                 [](const SizeKey& k) { return k.n < 1024u ? 2 : 0; });
+  const TuneGroup<SizeKey> never("never", [](const SizeKey&) { return -1; });
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"big-only", costs(2e-3, 0)}.group(big))
+        .with(Tunable{"small-only", costs(2e-3, 1)}.group(small))
+        .with(Tunable{"both", costs(1e-3, 2)}.group(never).group(big).group(
+            small, [](const SizeKey&) { return 1; }));
+  });
+  CHECK(set.group_name(2) == "never, big sizes, small sizes");
+  CHECK(set.priority(2, SizeKey{4096}).group == 2);
+  CHECK(set.priority(2, SizeKey{4096}).own == 0);
+  CHECK(set.priority(2, SizeKey{16}).own == 1);
+  CHECK(run(tuner, client, set, 4096) == 2);  // measured beside big-only: neither skips it
+  CHECK(run(tuner, client, set, 16) == 2);    // measured in its small group's level
+  const auto status = [&](std::uint64_t n, const std::string& name) {
+    const auto report = tuner.tuner(client.id()).report(SizeKey{n});
+    REQUIRE(report);
+    for (const auto& o : report->outcomes) {
+      if (o.name == name) return o.status;
+    }
+    FAIL("no outcome " << name);
+    return OutcomeStatus::failed;
+  };
+  CHECK(status(4096, "both") == OutcomeStatus::measured);
+  CHECK(status(4096, "small-only") == OutcomeStatus::skipped);
+  CHECK(status(16, "both") == OutcomeStatus::measured);
+  CHECK(status(16, "big-only") == OutcomeStatus::skipped);
+}
+
 TEST_CASE("priorities within a group order the levels", "[tuner][priority]") {
   LocalTuner<SizeKey> tuner("within group", test::test_settings());
   VirtualClient client;
@@ -766,6 +803,40 @@ TEST_CASE("a device is named by its name; its whole identity only at debug detai
   CHECK_THAT(summary, Catch::StartsWith("tunekit: softmax [rows=64] on NVIDIA H100 80GB HBM3\n"));
   CHECK_THAT(summary, !Catch::Contains("driver 580"));
   CHECK_THAT(format_report(report, ReportDetail::full), Catch::Contains("    device: " + gpu));
+}
+
+TEST_CASE("the tuner logs the device's name at info, its identity and whole errors at debug",
+          "[tuner][report]") {
+  const std::string identity =
+      "OpenCL | Plat | OpenCL 3.0 | gpu-name | driver 1 | 8 CUs | 65536 B local";
+  const auto table_at = [&](LogLevel level) {
+    Settings settings = test::test_settings();
+    settings.log = level;
+    LocalTuner<SizeKey> tuner("logged", settings);
+    VirtualClient client(identity);
+    const auto& set = tuner.init([] {
+      return TunableSet{key_of_size, bench_inputs}
+          .with(Tunable{"works", costs(1e-3, 0)})
+          .with(Tunable{"broken", [](VirtualClient&, int&) -> int {
+                          throw std::runtime_error("first line\nsecond line");
+                        }});
+    });
+    std::ostringstream captured;
+    struct Restore {  // std::clog back to its own buffer, even if run() throws
+      std::streambuf* old;
+      ~Restore() { std::clog.rdbuf(old); }
+    } restore{std::clog.rdbuf(captured.rdbuf())};
+    run(tuner, client, set, 1);
+    return captured.str();
+  };
+  const std::string info = table_at(LogLevel::info);
+  INFO(info);
+  CHECK_THAT(info, Catch::Contains("logged [n=1] on gpu-name"));
+  CHECK_THAT(info, !Catch::Contains(identity) && !Catch::Contains("second line"));
+  const std::string debug = table_at(LogLevel::debug);
+  INFO(debug);
+  CHECK_THAT(debug, Catch::Contains("    device: " + identity));
+  CHECK_THAT(debug, Catch::Contains("        threw: first line\n        second line\n"));
 }
 
 TEST_CASE("a failure that several candidates share is written once, naming them",

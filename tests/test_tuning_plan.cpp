@@ -52,6 +52,28 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "a tunable in several groups takes its best group's priority, and is skipped only when "
+    "every group skips it",
+    "[plan]") {
+  using P = CandidatePriority;
+  const auto same = [](P a, P b) { return a.group == b.group && a.own == b.own; };
+  CHECK(same(best_priority({P{0, 0}, P{2, 1}}), P{2, 1}));
+  CHECK(same(best_priority({P{2, 1}, P{2, 3}, P{1, 9}}), P{2, 3}));  // group first, then own
+  CHECK(same(best_priority({P{5, -1}, P{1, 0}}), P{1, 0}));    // a skipping membership is no best
+  CHECK(same(best_priority({P{-1, 4}, P{3, -2}}), P{-1, 4}));  // all skip: the first's, skipped
+  CHECK(best_priority({P{-1, 4}, P{3, -2}}).skipped());
+  CHECK(same(best_priority({}), P{}));
+  // In a plan: candidate 1 is in a group of priority 0 and one of priority 2 (its best).
+  const std::vector<PlanEntry> singles{{0, 1, nullptr}, {1, 1, nullptr}, {2, 1, nullptr}};
+  const TuningPlan plan(
+      singles, {P{2, 0}, best_priority({P{0, 0}, P{2, 0}}), best_priority({P{-1, 0}, P{0, 0}})},
+      SearchSettings{});
+  REQUIRE(plan.levels().size() == 2);
+  CHECK(plan.levels()[0].singles == Indices{0, 1});
+  CHECK(plan.levels()[1].singles == Indices{2});  // priority 0, not a last resort
+}
+
 TEST_CASE("a plan leaves out candidates whose priority could not be computed", "[plan]") {
   const std::vector<PlanEntry> entries{{0, 1, nullptr}, {1, 1, nullptr}, {2, 1, nullptr}};
   const TuningPlan plan(entries, {CandidatePriority{}, std::nullopt, CandidatePriority{}},

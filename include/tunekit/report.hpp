@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,11 @@ std::vector<TuningReport> reports_from_cache(const std::vector<CacheEntry>& entr
 struct HtmlReportOptions {
   std::string title = "tunekit report";
   std::string subtitle;  ///< one line under the title, e.g. where the results came from
+  /// What each op computes, by op name, shown under its name (the tool passes the shipped ops'
+  /// summaries, ops::shipped_ops()); ops not in it show their name alone.
+  std::map<std::string, std::string> op_summaries = {};
+  /// A command that makes results, suggested when there are none ("tunekit tune matmul").
+  std::string how_to_tune = {};
 };
 
 /// One self-contained HTML page (inline CSS, SVG and script; it fetches nothing): a summary

@@ -5,8 +5,10 @@
 #include <concepts>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace tunekit {
 
@@ -31,7 +33,26 @@ struct CandidatePriority {
   int group = 0;
   int own = 0;
   bool skipped() const noexcept { return group < 0 || own < 0; }
+  /// Whether this priority is tried before `other`: a higher group priority, then a higher own
+  /// priority. The one order of priority levels (TuningPlan).
+  bool before(const CandidatePriority& other) const noexcept {
+    return std::tie(other.group, other.own) < std::tie(group, own);
+  }
 };
+
+/// The priority of a tunable that is in several groups (one CandidatePriority per membership,
+/// in the order they were given): its best membership's, the first of those tried (before())
+/// among the memberships not skipped. It is skipped (tried last, as a last resort) only when
+/// every membership is; then it has the first membership's priority. As in CubeCL, a tunable in
+/// several groups is tuned with the first of its groups that the key prioritises.
+inline CandidatePriority best_priority(const std::vector<CandidatePriority>& memberships) {
+  const CandidatePriority* best = nullptr;
+  for (const auto& membership : memberships) {
+    if (!membership.skipped() && (best == nullptr || membership.before(*best))) best = &membership;
+  }
+  if (best != nullptr) return *best;
+  return memberships.empty() ? CandidatePriority{} : memberships.front();
+}
 
 /// Text a candidate adds to its set's checksum: an OpenCL kernel's source and build options, so
 /// that editing the kernel invalidates cached results. Callables may provide it themselves with
@@ -82,6 +103,7 @@ class Tunable {
   bool enabled() const noexcept { return enabled_; }
 
   /// Puts this tunable in `group`, with a priority inside it (negative: skip for that key).
+  /// `.group(a).group(b, p)` puts it in several groups: see best_priority().
   template <class Key, class Priority = int (*)(const Key&)>
   requires std::is_invocable_r_v<int, const Priority&, const Key&> GroupedTunable<Fn, Key> group(
       TuneGroup<Key> group, Priority priority = nullptr) && {
@@ -110,28 +132,60 @@ Tunable(const char*, Fn) -> Tunable<Fn>;
 template <class Fn>
 Tunable(std::string, Fn) -> Tunable<Fn>;
 
-/// A tunable placed in a TuneGroup, with its priority within the group.
+/// A tunable placed in one or more TuneGroups, with its priority within each.
 template <class Fn, class Key>
 class GroupedTunable {
  public:
+  /// One group the tunable is in, and its priority inside that group.
+  struct Membership {
+    TuneGroup<Key> group;
+    std::function<int(const Key&)> priority;  ///< empty: 0
+  };
+
   template <class Priority>
   GroupedTunable(Tunable<Fn> tunable, TuneGroup<Key> group, Priority priority)
-      : tunable_(std::move(tunable)), group_(std::move(group)) {
-    if constexpr (std::is_pointer_v<Priority>) {
-      if (priority) priority_ = priority;
-    } else {
-      priority_ = std::move(priority);
-    }
+      : tunable_(std::move(tunable)) {
+    add(std::move(group), std::move(priority));
+  }
+
+  /// Puts the tunable in `group` too, with a priority inside it: its priority for a key is then
+  /// the best of its groups' (best_priority()).
+  template <class Priority = int (*)(const Key&)>
+  requires std::is_invocable_r_v<int, const Priority&, const Key&> GroupedTunable
+  group(TuneGroup<Key> group, Priority priority = nullptr) && {
+    add(std::move(group), std::move(priority));
+    return std::move(*this);
   }
 
   const Tunable<Fn>& tunable() const noexcept { return tunable_; }
-  const TuneGroup<Key>& group() const noexcept { return group_; }
-  int priority(const Key& key) const { return priority_ ? priority_(key) : 0; }
+  /// The groups it is in, in the order they were given.
+  const std::vector<Membership>& memberships() const noexcept { return memberships_; }
+
+  /// Its priority for `key`: that of its best group (best_priority()). A priority function that
+  /// throws lets the exception through (the tuning then fails this candidate).
+  CandidatePriority priority(const Key& key) const {
+    std::vector<CandidatePriority> each;
+    each.reserve(memberships_.size());
+    for (const auto& m : memberships_) {
+      each.push_back({m.group.priority(key), m.priority ? m.priority(key) : 0});
+    }
+    return best_priority(each);
+  }
 
  private:
+  template <class Priority>
+  void add(TuneGroup<Key> group, Priority priority) {
+    Membership membership{std::move(group), {}};
+    if constexpr (std::is_pointer_v<Priority>) {
+      if (priority) membership.priority = priority;
+    } else {
+      membership.priority = std::move(priority);
+    }
+    memberships_.push_back(std::move(membership));
+  }
+
   Tunable<Fn> tunable_;
-  TuneGroup<Key> group_;
-  std::function<int(const Key&)> priority_;
+  std::vector<Membership> memberships_;
 };
 
 }  // namespace tunekit

@@ -264,7 +264,7 @@ class TunableSet {
     });
   }
 
-  /// Name of the candidate's group ("" when it has none).
+  /// Names of the candidate's groups, ", " between them ("" when it has none).
   std::string group_name(std::size_t index) const {
     return visit_entry<std::string>(locate(index).entry, []<class E>(const E& entry) {
       return detail::EntryTraits<E>::group_name(entry);

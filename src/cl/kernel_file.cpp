@@ -15,20 +15,24 @@
 
 namespace tunekit::cl::detail {
 
+std::string quoted_file_name(std::string_view path) {
+  std::string text = "\"";
+  for (const char c : path) {
+    if (c == '\\' || c == '"') text += '\\';
+    text += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+  }
+  return text + "\"";
+}
+
+std::string named_source(std::string_view source, std::string_view origin) {
+  if (source.starts_with("#line ")) return std::string(source);
+  return "#line 1 " + quoted_file_name(origin) + "\n" + std::string(source);
+}
+
 namespace {
 
 constexpr std::size_t max_total_bytes = 64u << 20;  // a kernel source is never this large
 constexpr int max_depth = 64;                       // deeper than this is an include cycle
-
-// A string literal for #line: the path with `\` and `"` escaped, control bytes replaced.
-std::string quoted(const std::string& path) {
-  std::string text = "\"";
-  for (const char c : path) {
-    if (c == '\\' || c == '"') text += '\\';
-    text += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
-  }
-  return text + "\"";
-}
 
 struct Include {
   std::string name;
@@ -84,7 +88,7 @@ class Expander {
     if (once_.contains(canonical)) return;
     const std::string text = read(file, included_from);
     const std::string name = file.string();
-    out_ += "#line 1 " + quoted(name) + "\n";
+    out_ += "#line 1 " + quoted_file_name(name) + "\n";
     std::size_t line_number = 0;
     for (std::size_t at = 0; at < text.size();) {
       auto end = text.find('\n', at);
@@ -105,7 +109,7 @@ class Expander {
       }
       const std::string where = name + ":" + std::to_string(line_number);
       expand(find(*include, file, where), depth + 1, where);
-      out_ += "#line " + std::to_string(line_number + 1) + " " + quoted(name) + "\n";
+      out_ += "#line " + std::to_string(line_number + 1) + " " + quoted_file_name(name) + "\n";
     }
     if (out_.size() > max_total_bytes) {
       throw AutotuneError(ErrorKind::build, "the kernel source " + name +
@@ -204,7 +208,7 @@ std::optional<std::pair<std::string, long>> logical_line(std::string_view source
       }
       std::string_view name = space == std::string_view::npos ? "" : line.substr(space + 1);
       if (digits && name.size() >= 2 && name.front() == '"' && name.back() == '"') {
-        std::string file;  // the quoted() text undone
+        std::string file;  // the quoted_file_name() text undone
         for (std::size_t i = 1; i + 1 < name.size(); ++i) {
           if (name[i] == '\\' && i + 2 < name.size()) ++i;
           file += name[i];

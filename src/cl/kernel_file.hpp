@@ -19,6 +19,16 @@ namespace tunekit::cl::detail {
 std::string read_kernel_file(const std::filesystem::path& file,
                              const std::vector<std::filesystem::path>& include_dirs);
 
+/// A string literal for a #line directive: `path` with `\` and `"` escaped, control bytes
+/// replaced by '?'.
+std::string quoted_file_name(std::string_view path);
+
+/// What is compiled for `source`: `source` itself when it starts with a #line directive (a
+/// user's file: read_kernel_file), else `source` under `#line 1 "<origin>"`, so that build logs
+/// name the kernel's origin ("reduce.cl", a from_text label) instead of a temporary file of the
+/// driver. Only the compiled text changes: caches stay keyed by `source`.
+std::string named_source(std::string_view source, std::string_view origin);
+
 /// `log` (a build log of `source`) with every `<kernel>:LINE:` and `<source>:LINE:` (how NVIDIA
 /// names the source it was given: it ignores #line) replaced by the file and line that the
 /// #line directives of `source` give for that line, as PoCL writes them. Unchanged where

@@ -99,14 +99,15 @@ void ProgramCache::keep(const KernelSpec& spec) {
   }
   builds_.fetch_add(1, std::memory_order_relaxed);
   cl_int code = CL_SUCCESS;
-  ::cl::Program program(context_, std::string(source), false, &code);
+  const std::string compiled = detail::named_source(source, origin);
+  ::cl::Program program(context_, compiled, false, &code);
   check(code, [&] { return "creating the program " + where; });
   code = program.build(std::vector<::cl::Device>{device_}, std::string(options).c_str());
   if (code != CL_SUCCESS) {
     std::string log;
     program.getBuildInfo(device_, CL_PROGRAM_BUILD_LOG, &log);
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    log = detail::with_source_lines(source, std::move(log));  // the user's files and lines
+    log = detail::with_source_lines(compiled, std::move(log));  // the user's files and lines
     // The first compiler error leads (a table shows the first line), then the whole log.
     const std::string_view first = detail::first_error(log);
     throw AutotuneError(error_kind(code), (first.empty() ? "" : std::string(first) + "\n") +

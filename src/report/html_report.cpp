@@ -31,7 +31,8 @@ using namespace report_html;
 
 namespace {
 
-std::string section(const TuningReport& report, std::size_t number) {
+std::string section(const TuningReport& report, std::size_t number,
+                    const HtmlReportOptions& options) {
   const AutotuneOutcome* winner = report.winner();
   const AutotuneOutcome* fallback = default_of(report);
   const Counts c = count(report);
@@ -41,8 +42,12 @@ std::string section(const TuningReport& report, std::size_t number) {
   std::string html = "<section class=\"tuning\" id=\"t" + std::to_string(number) +
                      "\" data-search=\"" + escape(search) + "\"><h2><span class=\"op\">" +
                      escape(report.op) + "</span> <code class=\"key\">" + escape(report.key) +
-                     "</code></h2><p class=\"device\" title=\"" + escape(report.device) + "\">on " +
-                     escape(device_name(report.device)) + "</p><p class=\"facts\">";
+                     "</code></h2>";
+  if (const auto what = options.op_summaries.find(report.op); what != options.op_summaries.end()) {
+    html += "<p class=\"what\">" + escape(what->second) + "</p>";
+  }
+  html += "<p class=\"device\" title=\"" + escape(report.device) + "\">on " +
+          escape(device_name(report.device)) + "</p><p class=\"facts\">";
   if (winner != nullptr) {
     html += "winner <b class=\"winname\">" + escape(winner->name) +
             "</b>: " + escape(format_seconds(winner->median)) + " ± " +
@@ -137,14 +142,15 @@ std::string html_report(const std::vector<TuningReport>& given, const HtmlReport
           "</p></header>";
   if (reports.empty()) {
     html +=
-        "<div class=\"card\"><p>No tuning results yet. Tune something first, e.g. "
-        "<code>tunekit tune matmul --size 256</code>, then run <code>tunekit report "
-        "--html report.html</code> again.</p></div>";
+        "<div class=\"card\"><p>No tuning results yet. Tune something first" +
+        (options.how_to_tune.empty() ? std::string()
+                                     : ", e.g. <code>" + escape(options.how_to_tune) + "</code>") +
+        ", then run <code>tunekit report --html report.html</code> again.</p></div>";
   } else {
     html += "<div class=\"card\">" + summary_table(reports) +
             "<input id=\"filter\" type=\"search\" placeholder=\"Filter by op, key or device\" "
             "aria-label=\"filter\"></div>";
-    for (std::size_t i = 0; i < reports.size(); ++i) html += section(reports[i], i);
+    for (std::size_t i = 0; i < reports.size(); ++i) html += section(reports[i], i, options);
   }
   html +=
       "<footer><p>Times are device time per call (OpenCL profiling events, or the host "

@@ -113,6 +113,20 @@ TEST_CASE(
   CHECK(group_failures({&errors[0], &errors[1]}).size() == 1);  // one failure, shown once
 }
 
+TEST_CASE("a build error of a kernel given as text names its label and line, not a driver's file",
+          "[opencl][user-path]") {
+  try {
+    (void)shared_client().kernel(cl::KernelSpec::from_text(
+        "__kernel void f(__global float* x) {\n  x[0] = not_declared_here;\n}\n", "", "f",
+        "my_softmax.cl"));
+    FAIL("expected a build error");
+  } catch (const AutotuneError& e) {
+    INFO(e.message());
+    CHECK_THAT(e.summary(),
+               Catch::Contains("my_softmax.cl:2") && Catch::Contains("not_declared_here"));
+  }
+}
+
 TEST_CASE("a device is named by the name in its identity", "[opencl][user-path]") {
   const auto& client = shared_client();
   CHECK(device_name(client.id().identity()) == client.device().device_name);

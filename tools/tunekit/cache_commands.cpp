@@ -264,6 +264,9 @@ int report_command(const CommonOptions& common, const ReportOptions& options) {
   if (!options.html.empty()) {
     HtmlReportOptions html_options;
     html_options.subtitle = "from " + source;
+    for (const auto& op : ops::shipped_ops())
+      html_options.op_summaries.emplace(op.name, op.summary);
+    html_options.how_to_tune = "tunekit tune " + ops::shipped_ops().front().name;
     const std::string html = html_report(reports, html_options);
     {
       std::ofstream out(options.html, std::ios::binary | std::ios::trunc);

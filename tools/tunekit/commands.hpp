@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tunekit/ops/registry.hpp>
 #include <tunekit/settings.hpp>
 
 namespace tunekit::cli {
@@ -39,13 +40,11 @@ int list_devices_command(const CommonOptions& common);
 
 /// `tunekit tune <op>`: what to tune and how.
 struct TuneOptions {
-  std::string op;
-  std::optional<std::uint64_t> size, m, n, k, rows, cols;
-  std::string dtype = "f32";
-  std::string reduction = "sum";
-  std::string device;  ///< empty: TUNEKIT_DEVICE, else the default device
-  std::string level;   ///< empty: TUNEKIT_LEVEL, else balanced
-  std::string search;  ///< empty: TUNEKIT_SEARCH, else the level's strategy
+  std::string op;              ///< a shipped op's name (ops::shipped_ops())
+  ops::OpArguments arguments;  ///< its sizes and choices, as given
+  std::string device;          ///< empty: TUNEKIT_DEVICE, else the default device
+  std::string level;           ///< empty: TUNEKIT_LEVEL, else balanced
+  std::string search;          ///< empty: TUNEKIT_SEARCH, else the level's strategy
   bool no_cache = false;
   bool no_progress = false;
 };

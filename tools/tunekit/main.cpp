@@ -5,9 +5,12 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <string>
 #include <tunekit/error.hpp>
 #include <tunekit/ops/matrix.hpp>
+#include <tunekit/ops/registry.hpp>
 #include <tunekit/outcome.hpp>
 
 #include "commands.hpp"
@@ -44,8 +47,8 @@ const CLI::Validator size_value(
     },
     "", "size");
 
-CLI::Option* add_size(CLI::App& app, const char* name, std::optional<std::uint64_t>& value,
-                      const char* help) {
+CLI::Option* add_size(CLI::App& app, const std::string& name, std::optional<std::uint64_t>& value,
+                      const std::string& help) {
   return app.add_option(name, value, help)->check(size_value)->type_name("N");
 }
 
@@ -98,28 +101,19 @@ int main(int argc, char** argv) {
       "tune", "Tune a shipped op for given sizes on one device and print every candidate's time.");
   tune->require_subcommand(1);
   tune->footer(exit_help);
-  CLI::App* matmul = tune->add_subcommand("matmul", "C = A * B, A m x k, B k x n (f32 or f16)");
-  add_size(*matmul, "--size,-s", tune_options.size, "m = n = k = N (default 256)");
-  add_size(*matmul, "--m", tune_options.m, "rows of A and C");
-  add_size(*matmul, "--n", tune_options.n, "columns of B and C");
-  add_size(*matmul, "--k", tune_options.k, "columns of A, rows of B");
-  matmul->add_option("--dtype", tune_options.dtype, "element type: f32 or f16 (default f32)")
-      ->check(CLI::IsMember({"f32", "f16"}));
-  CLI::App* reduce = tune->add_subcommand("reduce", "the sum or maximum of an f32 array");
-  add_size(*reduce, "--size,-s", tune_options.size, "array length (default 1048576)");
-  CLI::App* reduce_rows =
-      tune->add_subcommand("reduce_rows", "the sum or maximum of every row of an f32 matrix");
-  CLI::App* transpose = tune->add_subcommand("transpose", "out = in^T for an f32 matrix");
-  for (CLI::App* op : {reduce_rows, transpose}) {
-    add_size(*op, "--size,-s", tune_options.size, "rows = cols = N (default 1024)");
-    add_size(*op, "--rows", tune_options.rows, "rows of the input matrix");
-    add_size(*op, "--cols", tune_options.cols, "columns of the input matrix");
-  }
-  for (CLI::App* op : {reduce, reduce_rows}) {
-    op->add_option("--reduce", tune_options.reduction, "sum or max (default sum)")
-        ->check(CLI::IsMember({"sum", "max"}));
-  }
-  for (CLI::App* op : {matmul, reduce, reduce_rows, transpose}) {
+  // One subcommand per shipped op (ops/registry.hpp), its options bound here until parsed.
+  std::map<std::string, std::map<std::string, std::optional<std::uint64_t>>> sizes;
+  std::map<std::string, std::map<std::string, std::string>> choices;
+  for (const auto& shipped : tunekit::ops::shipped_ops()) {
+    CLI::App* op = tune->add_subcommand(shipped.name, shipped.summary);
+    for (const auto& size : shipped.sizes) {
+      add_size(*op, "--" + size.name + (size.short_s ? ",-s" : ""), sizes[shipped.name][size.name],
+               size.help);
+    }
+    for (const auto& choice : shipped.choices) {
+      op->add_option("--" + choice.name, choices[shipped.name][choice.name], choice.help)
+          ->check(CLI::IsMember(choice.values));
+    }
     add_tuning_options(*op, tune_options);
   }
 
@@ -173,6 +167,12 @@ int main(int argc, char** argv) {
     if (devices->parsed()) return list_devices_command(common);
     if (tune->parsed()) {
       for (CLI::App* op : tune->get_subcommands()) tune_options.op = op->get_name();
+      for (const auto& [name, value] : sizes[tune_options.op]) {
+        if (value) tune_options.arguments.sizes.emplace(name, *value);
+      }
+      for (const auto& [name, value] : choices[tune_options.op]) {
+        if (!value.empty()) tune_options.arguments.choices.emplace(name, value);
+      }
       return tune_command(common, tune_options);
     }
     if (cache_ls->parsed()) return cache_ls_command(common);

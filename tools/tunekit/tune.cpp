@@ -8,9 +8,7 @@
 #include <string>
 #include <tunekit/cache.hpp>
 #include <tunekit/cl.hpp>
-#include <tunekit/ops/matmul.hpp>
-#include <tunekit/ops/reduce.hpp>
-#include <tunekit/ops/transpose.hpp>
+#include <tunekit/ops/registry.hpp>
 #include <tunekit/outcome.hpp>
 #include <tunekit/redis_store.hpp>
 
@@ -119,15 +117,6 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_;
 };
 
-struct Shape {
-  std::uint64_t rows, cols;
-};
-
-Shape matrix_shape(const TuneOptions& o, std::uint64_t fallback) {
-  const std::uint64_t size = o.size.value_or(fallback);
-  return {o.rows.value_or(size), o.cols.value_or(size)};
-}
-
 // The device `selector` names. A selector that matches none of the devices there are is a
 // usage error; having no OpenCL platform at all is a runtime failure.
 cl::DeviceInfo choose_device(const std::string& selector, bool from_option) {
@@ -144,40 +133,6 @@ cl::DeviceInfo choose_device(const std::string& selector, bool from_option) {
     }
     throw;
   }
-}
-
-struct MatmulShape {
-  std::uint64_t m, n, k;
-  DType dtype;
-};
-
-MatmulShape matmul_shape(const TuneOptions& o) {
-  const std::uint64_t size = o.size.value_or(256);
-  return {o.m.value_or(size), o.n.value_or(size), o.k.value_or(size),
-          o.dtype == "f16" ? DType::f16 : DType::f32};
-}
-
-// The matrices a tuning of `options` makes, checked against the kernels' 32-bit limit (each size
-// alone is checked by the parser; their product is checked here).
-void check_sizes(const TuneOptions& options) {
-  try {
-    if (options.op == "matmul") {
-      const auto [m, n, k, dtype] = matmul_shape(options);
-      (void)ops::checked_matrix_bytes(m, k, dtype, "A");
-      (void)ops::checked_matrix_bytes(k, n, dtype, "B");
-      (void)ops::checked_matrix_bytes(m, n, dtype, "C");
-    } else if (options.op == "reduce_rows" || options.op == "transpose") {
-      const Shape shape = matrix_shape(options, 1024);
-      (void)ops::checked_matrix_bytes(shape.rows, shape.cols, DType::f32, "the matrix");
-    }
-  } catch (const AutotuneError& e) {
-    throw UsageError(e.message());
-  }
-}
-
-template <class Key>
-std::vector<TuningReport> reports_of(LocalTuner<Key>& tuner, const cl::Client& client) {
-  return tuner.tuner(client.id()).reports();
 }
 
 }  // namespace
@@ -199,42 +154,19 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   settings.on_progress = [&progress](const TuningProgress& p) { progress(p); };
   set_global_settings(settings);  // the shipped ops' tuners start from the global settings
 
-  check_sizes(options);  // before a device is opened: too large for the kernels is a usage error
+  const ops::ShippedOp* op = ops::find_shipped_op(options.op);
+  if (op == nullptr) throw UsageError("unknown op '" + options.op + "'");
+  try {  // before a device is opened: too large for the kernels is a usage error
+    op->check(options.arguments);
+  } catch (const AutotuneError& e) {
+    throw UsageError(e.message());
+  }
   cl::Client client(choose_device(settings.device, !options.device.empty()));
   std::cerr << "tunekit: tuning " << options.op << " on " << client.device().describe()
             << " (level " << to_string(settings.level) << ")\n";
-  const auto context = client.context();
   std::vector<TuningReport> reports;
   try {
-    if (options.op == "matmul") {
-      const auto [m, n, k, dtype] = matmul_shape(options);
-      const auto a = ops::random_matrix(context, m, k, dtype, 1);
-      const auto b = ops::random_matrix(context, k, n, dtype, 2);
-      auto c = ops::random_matrix(context, m, n, dtype, 3);
-      ops::matmul(client, a, b, c);
-      reports = reports_of(ops::matmul_tuner(), client);
-    } else if (options.op == "reduce") {
-      const auto input = ops::random_vector(context, options.size.value_or(1u << 20), 1);
-      (void)ops::reduce(client, input,
-                        options.reduction == "max" ? ops::ReduceOp::max : ops::ReduceOp::sum);
-      reports = reports_of(ops::reduce_tuner(), client);
-    } else if (options.op == "reduce_rows") {
-      const Shape shape = matrix_shape(options, 1024);
-      const auto matrix = ops::random_matrix(context, shape.rows, shape.cols, DType::f32, 1);
-      auto out = ops::random_vector(context, shape.rows, 2);
-      ops::reduce_rows(client, matrix,
-                       options.reduction == "max" ? ops::ReduceOp::max : ops::ReduceOp::sum, out);
-      reports = reports_of(ops::reduce_rows_tuner(), client);
-    } else if (options.op == "transpose") {
-      const Shape shape = matrix_shape(options, 1024);
-      const auto in = ops::random_matrix(context, shape.rows, shape.cols, DType::f32, 1);
-      auto out = ops::random_matrix(context, shape.cols, shape.rows, DType::f32, 2);
-      ops::transpose(client, in, out);
-      reports = reports_of(ops::transpose_tuner(), client);
-    } else {
-      throw UsageError("unknown op '" + options.op + "'");
-    }
-    client.finish();
+    reports = op->tune(client, options.arguments);
   } catch (...) {
     progress.finish();
     throw;

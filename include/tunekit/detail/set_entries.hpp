@@ -53,7 +53,7 @@ struct GroupedSpaceEntry : SpaceEntry<Fn> {
 ///   space(e)                   the expanded space behind it, or null
 ///   exceeds(e, variant, lim)   why the candidate cannot run within device limits, or nothing
 ///   priority(e, key)           its CandidatePriority for a key
-///   group_name(e)              its group's name, "" without one
+///   group_name(e)              its groups' names (", " between them), "" without one
 template <class Entry>
 struct EntryTraits;
 
@@ -90,9 +90,13 @@ struct EntryTraits<GroupedTunable<Fn, GroupKey>>
   static const Tunable<Fn>& tunable(const Entry& e) noexcept { return e.tunable(); }
   template <class Key>
   static CandidatePriority priority(const Entry& e, const Key& key) {
-    return {e.group().priority(key), e.priority(key)};
+    return e.priority(key);
   }
-  static std::string group_name(const Entry& e) { return e.group().name(); }
+  static std::string group_name(const Entry& e) {
+    std::string names;
+    for (const auto& m : e.memberships()) names += (names.empty() ? "" : ", ") + m.group.name();
+    return names;
+  }
 };
 
 template <class Fn>

@@ -1,0 +1,150 @@
+// The list of shipped ops (ops/registry.hpp): for each, its command-line parameters, their check
+// and a tuning run on random inputs. Each op's own file keeps its key, set and kernels.
+#include "tunekit/ops/registry.hpp"
+
+#include <algorithm>
+
+#include "tunekit/ops/matmul.hpp"
+#include "tunekit/ops/matrix.hpp"
+#include "tunekit/ops/reduce.hpp"
+#include "tunekit/ops/transpose.hpp"
+
+namespace tunekit::ops {
+
+std::uint64_t OpArguments::size(std::string_view name, std::uint64_t fallback) const {
+  const auto it = sizes.find(name);
+  return it == sizes.end() ? fallback : it->second;
+}
+
+std::string OpArguments::choice(std::string_view name, std::string_view fallback) const {
+  const auto it = choices.find(name);
+  return it == choices.end() ? std::string(fallback) : it->second;
+}
+
+namespace {
+
+template <class Key>
+std::vector<TuningReport> reports_of(LocalTuner<Key>& tuner, cl::Client& client) {
+  client.finish();
+  return tuner.tuner(client.id()).reports();
+}
+
+// A matrix op's shape: --rows and --cols, each defaulting to --size.
+struct Shape {
+  std::uint64_t rows, cols;
+};
+Shape matrix_shape(const OpArguments& a, std::uint64_t fallback) {
+  const std::uint64_t size = a.size("size", fallback);
+  return {a.size("rows", size), a.size("cols", size)};
+}
+std::vector<SizeParameter> matrix_sizes(const char* default_help) {
+  return {{"size", default_help, true},
+          {"rows", "rows of the input matrix"},
+          {"cols", "columns of the input matrix"}};
+}
+void check_matrix(const OpArguments& a) {
+  const Shape shape = matrix_shape(a, 1024);
+  (void)checked_matrix_bytes(shape.rows, shape.cols, DType::f32, "the matrix");
+}
+
+const ChoiceParameter reduction{"reduce", {"sum", "max"}, "sum or max (default sum)"};
+ReduceOp reduce_op(const OpArguments& a) {
+  return a.choice("reduce", "sum") == "max" ? ReduceOp::max : ReduceOp::sum;
+}
+
+struct MatmulShape {
+  std::uint64_t m, n, k;
+  DType dtype;
+};
+MatmulShape matmul_shape(const OpArguments& a) {
+  const std::uint64_t size = a.size("size", 256);
+  return {a.size("m", size), a.size("n", size), a.size("k", size),
+          a.choice("dtype", "f32") == "f16" ? DType::f16 : DType::f32};
+}
+
+ShippedOp matmul_op() {
+  return {"matmul",
+          "C = A * B, A m x k, B k x n (f32 or f16)",
+          {{"size", "m = n = k = N (default 256)", true},
+           {"m", "rows of A and C"},
+           {"n", "columns of B and C"},
+           {"k", "columns of A, rows of B"}},
+          {{"dtype", {"f32", "f16"}, "element type: f32 or f16 (default f32)"}},
+          [](const OpArguments& a) {
+            const auto [m, n, k, dtype] = matmul_shape(a);
+            (void)checked_matrix_bytes(m, k, dtype, "A");
+            (void)checked_matrix_bytes(k, n, dtype, "B");
+            (void)checked_matrix_bytes(m, n, dtype, "C");
+          },
+          [](cl::Client& client, const OpArguments& args) {
+            const auto [m, n, k, dtype] = matmul_shape(args);
+            const auto context = client.context();
+            const auto a = random_matrix(context, m, k, dtype, 1);
+            const auto b = random_matrix(context, k, n, dtype, 2);
+            auto c = random_matrix(context, m, n, dtype, 3);
+            matmul(client, a, b, c);
+            return reports_of(matmul_tuner(), client);
+          }};
+}
+
+ShippedOp reduce_op_entry() {
+  return {"reduce",
+          "the sum or maximum of an f32 array",
+          {{"size", "array length (default 1048576)", true}},
+          {reduction},
+          [](const OpArguments&) {},
+          [](cl::Client& client, const OpArguments& args) {
+            const auto input = random_vector(client.context(), args.size("size", 1u << 20), 1);
+            (void)reduce(client, input, reduce_op(args));
+            return reports_of(reduce_tuner(), client);
+          }};
+}
+
+ShippedOp reduce_rows_op() {
+  return {"reduce_rows",
+          "the sum or maximum of every row of an f32 matrix",
+          matrix_sizes("rows = cols = N (default 1024)"),
+          {reduction},
+          check_matrix,
+          [](cl::Client& client, const OpArguments& args) {
+            const Shape shape = matrix_shape(args, 1024);
+            const auto context = client.context();
+            const auto matrix = random_matrix(context, shape.rows, shape.cols, DType::f32, 1);
+            auto out = random_vector(context, shape.rows, 2);
+            reduce_rows(client, matrix, reduce_op(args), out);
+            return reports_of(reduce_rows_tuner(), client);
+          }};
+}
+
+ShippedOp transpose_op() {
+  return {"transpose",
+          "out = in^T for an f32 matrix",
+          matrix_sizes("rows = cols = N (default 1024)"),
+          {},
+          check_matrix,
+          [](cl::Client& client, const OpArguments& args) {
+            const Shape shape = matrix_shape(args, 1024);
+            const auto context = client.context();
+            const auto in = random_matrix(context, shape.rows, shape.cols, DType::f32, 1);
+            auto out = random_matrix(context, shape.cols, shape.rows, DType::f32, 2);
+            transpose(client, in, out);
+            return reports_of(transpose_tuner(), client);
+          }};
+}
+
+}  // namespace
+
+const std::vector<ShippedOp>& shipped_ops() {
+  static const std::vector<ShippedOp> ops{matmul_op(), reduce_op_entry(), reduce_rows_op(),
+                                          transpose_op()};
+  return ops;
+}
+
+const ShippedOp* find_shipped_op(std::string_view name) {
+  const auto& ops = shipped_ops();
+  const auto it =
+      std::find_if(ops.begin(), ops.end(), [&](const ShippedOp& op) { return op.name == name; });
+  return it == ops.end() ? nullptr : &*it;
+}
+
+}  // namespace tunekit::ops
