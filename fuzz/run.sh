@@ -12,7 +12,9 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-targets=(cache_loader report settings replay_table device_selector)
+# The targets and their sources: fuzz/sources.txt (shared with fuzz/CMakeLists.txt).
+sources_of() { sed -n "s/^$1: *//p" "$here/sources.txt"; }
+mapfile -t targets < <(sed -n 's/^\([a-z_]*\):.*/\1/p' "$here/sources.txt" | grep -vx core)
 target=cache_loader
 if [[ $# -gt 0 && ! "$1" =~ ^[0-9]+$ ]]; then target="$1"; shift; fi
 seconds="${1:-180}"
@@ -21,27 +23,22 @@ if [[ "$target" == all ]]; then
   for t in "${targets[@]}"; do "$0" "$t" "$seconds" "$@"; done
   exit 0
 fi
-core=("$root/src/error.cpp" "$root/src/outcome.cpp" "$root/src/stable_hash.cpp")
+if [[ " ${targets[*]} " != *" $target "* ]]; then
+  echo "fuzz/run.sh: unknown target '$target' (${targets[*]}, all)" >&2
+  exit 2
+fi
+read -ra sources <<< "$(sources_of "$target")"
+read -ra core <<< "$(sources_of core)"
+sources=("${sources[@]/#/$root/}")
+core=("${core[@]/#/$root/}")
 libs=(-lxxhash)
 extra=()
-case "$target" in
-  cache_loader) sources=("$root/src/cache/format.cpp" "$root/src/cache/reader.cpp") ;;
-  report) sources=("$root/src/cache/format.cpp" "$root/src/cache/reader.cpp"
-                   "$root/src/report/html_report.cpp" "$root/src/report/html_charts.cpp"
-                   "$root/src/report/html_tables.cpp" "$root/src/report/html_text.cpp"
-                   "$root/src/candidate_name.cpp" "$root/src/space.cpp") ;;
-  settings|replay_table) sources=("$root/src/settings.cpp" "$root/src/search.cpp" "$root/src/space.cpp"
-                                  "$root/src/candidate_name.cpp" "$root/src/cache/store_url.cpp") ;;
-  device_selector)
-    sources=("$root/src/cl/device.cpp" "$root/src/cl/errors.cpp" "$root/src/settings.cpp"
-             "$root/src/search.cpp" "$root/src/space.cpp" "$root/src/candidate_name.cpp"
-             "$root/src/cache/store_url.cpp")
-    libs+=(-lOpenCL)
-    extra=(-DCL_HPP_TARGET_OPENCL_VERSION=300 -DCL_HPP_MINIMUM_OPENCL_VERSION=200)
-    # PoCL is not instrumented; its allocations that outlive one input are its own caches.
-    export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" ;;
-  *) echo "fuzz/run.sh: unknown target '$target' (${targets[*]}, all)" >&2; exit 2 ;;
-esac
+if [[ "$target" == device_selector ]]; then
+  libs+=(-lOpenCL)
+  extra=(-DCL_HPP_TARGET_OPENCL_VERSION=300 -DCL_HPP_MINIMUM_OPENCL_VERSION=200)
+  # PoCL is not instrumented; its allocations that outlive one input are its own caches.
+  export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+fi
 out="${TUNEKIT_FUZZ_DIR:-$root/build/fuzz}/$target"
 mkdir -p "$out/corpus" "$out/artifacts"
 cxx="${CXX_FUZZ:-clang++}"
@@ -51,7 +48,7 @@ flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undef
 export UBSAN_OPTIONS="suppressions=$here/ubsan.supp:print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 all_sources=("$here/fuzz_$target.cpp" "${sources[@]}" "${core[@]}")
 binary="$out/fuzz_$target"
-if [[ ! -x "$binary" || -n "$(find "${all_sources[@]}" "$root/include" "$here/run.sh" -newer "$binary" 2>/dev/null | head -1)" ]]; then
+if [[ ! -x "$binary" || -n "$(find "${all_sources[@]}" "$root/include" "$here/run.sh" "$here/sources.txt" -newer "$binary" 2>/dev/null | head -1)" ]]; then
   echo "building $binary" >&2
   "$cxx" "${flags[@]}" "${all_sources[@]}" "${libs[@]}" -o "$binary"
 fi
