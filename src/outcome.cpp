@@ -124,6 +124,19 @@ std::string indented(const std::string& text, std::string_view indent) {
 
 }  // namespace
 
+std::string format_time_spent(const TuningReport& report) {
+  const TuningTime& t = report.time_spent;
+  const double other = report.tuning_seconds - t.waiting_for_builds - t.first_calls - t.validating -
+                       t.measuring - t.confirming;
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "time: %.2f s waiting for builds (%zu prepared ahead), %.2f s first calls, %.2f s "
+                "validating, %.2f s measuring, %.2f s confirming, %.2f s other",
+                t.waiting_for_builds, t.programs_prepared, t.first_calls, t.validating, t.measuring,
+                t.confirming, std::max(other, 0.0));
+  return text;
+}
+
 std::string format_report(const TuningReport& report, ReportDetail detail) {
   // Names are cut to a column of at most 64: one long name must not pad every row (a 10 MB
   // name over 2,000 rows took minutes).
@@ -144,6 +157,7 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
     for (const auto& name : report.neighbour_starts) text += " " + name;
     text += "\n";
   }
+  if (report.tuning_seconds > 0) text += "    " + format_time_spent(report) + "\n";
   if (!report.stopped_early.empty()) {
     text += "    stopped early: " + printable(report.stopped_early, 400) + "\n";
   }

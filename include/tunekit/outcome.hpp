@@ -40,6 +40,17 @@ struct AutotuneOutcome {
   }
 };
 
+/// Where a tuning's wall time went (TuningReport::time_spent), in seconds on the tuning thread:
+/// what a person needs to tell slow builds from slow kernels. Not kept in caches.
+struct TuningTime {
+  double waiting_for_builds = 0;      ///< blocked on a candidate's preparation (program build)
+  double first_calls = 0;             ///< candidates' first calls (lazy compilation lands here)
+  double validating = 0;              ///< comparing outputs with the reference (reference included)
+  double measuring = 0;               ///< warm-up and samples (measure_candidate)
+  double confirming = 0;              ///< the interleaved re-measurement of the best
+  std::size_t programs_prepared = 0;  ///< candidates prepared ahead on the build pool
+};
+
 /// The outcomes of one tuning, ranked: working candidates fastest first, then the others.
 struct TuningReport {
   std::string op;
@@ -58,6 +69,8 @@ struct TuningReport {
   /// rounds: BenchmarkSettings::confirm_contenders), and how many rounds; 0 when none were.
   std::size_t confirmed = 0;
   std::size_t confirm_rounds = 0;
+  /// Where tuning_seconds went (all zero for a report read back from a cache).
+  TuningTime time_spent = {};
 
   /// The fastest working candidate, if any.
   const AutotuneOutcome* winner() const;
@@ -84,6 +97,10 @@ std::string format_report(const TuningReport& report, ReportDetail detail = Repo
 /// group in the order of its first member. Outcomes without an error are in no group.
 std::vector<std::vector<const AutotuneOutcome*>> failure_groups(
     const std::vector<AutotuneOutcome>& outcomes);
+
+/// "time: 1.20 s waiting for builds (12 prepared ahead), ...": where a tuning's time went
+/// (TuningReport::time_spent); format_report() writes it for a report with a tuning time.
+std::string format_time_spent(const TuningReport& report);
 
 /// "1.234 ms", "15.2 us", ...
 std::string format_seconds(double seconds);

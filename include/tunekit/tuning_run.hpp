@@ -135,9 +135,15 @@ class TuningRun {
                           outcome.name);
       }
     }
-    if (ahead_) ahead_->settle();  // nothing builds while the best are re-measured
+    if (ahead_) {
+      ahead_->settle();  // nothing builds while the best are re-measured
+      report_.time_spent.programs_prepared = ahead_->submitted();
+    }
     throw_if_stopped();
-    confirm_winner();
+    {
+      const Stopwatch confirming{report_.time_spent.confirming};
+      confirm_winner();
+    }
     rank(outcomes_);
     if (!outcomes_.empty() && outcomes_.front().ok()) {
       try {  // the winner's build is worth keeping (e.g. as a program binary)
@@ -161,6 +167,13 @@ class TuningRun {
   static double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
+
+  // Adds the wall time of its scope to `into` (one of report_.time_spent's members).
+  struct Stopwatch {
+    double& into;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    ~Stopwatch() { into += seconds_since(started); }
+  };
 
   // Every candidate's priority for the key; a priority function that throws fails its candidate.
   std::vector<std::optional<CandidatePriority>> priorities() {
@@ -227,7 +240,10 @@ class TuningRun {
       outcomes_[i] = *recorded_[i];
       report_.resumed.push_back(outcomes_[i].name);
     } else {
-      if (ahead_) ahead_->before_measuring(i);
+      if (ahead_) {
+        const Stopwatch waiting{report_.time_spent.waiting_for_builds};
+        ahead_->before_measuring(i);
+      }
       if (auto error = beyond_limits(i)) {
         outcomes_[i].status = OutcomeStatus::failed;
         outcomes_[i].error = std::move(error);
@@ -339,6 +355,7 @@ class TuningRun {
   std::optional<AutotuneError> validate(std::size_t index, Bench& bench) {
     const std::string name = set_.name(index);
     if (!reference_tried_) {
+      const Stopwatch validating{report_.time_spent.validating};
       reference_tried_ = true;
       for (std::size_t r = 0; r < set_.size() && !reference_; ++r) {
         try {
@@ -352,8 +369,11 @@ class TuningRun {
     }
     if (!reference_) return std::nullopt;
     try {
+      std::optional<Stopwatch> first_call{std::in_place, report_.time_spent.first_calls};
       const auto output = output_of(set_.locate(index), client_, set_, bench);
       wait_for(client_);
+      first_call.reset();
+      const Stopwatch validating{report_.time_spent.validating};
       const auto verdict = detail::invoke_maybe_client(
           set_.validator(), client_, std::as_const(*reference_), std::as_const(output));
       std::optional<std::string> problem;
@@ -493,6 +513,7 @@ class TuningRun {
       }
     }
     const BenchCall call{this, set_.locate(index), bench};
+    const Stopwatch measuring{report_.time_spent.measuring};
     return measure_candidate(client_, FunctionRef<void()>(call), bench_, leader_, name, index);
   }
 
