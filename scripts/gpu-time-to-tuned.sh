@@ -34,7 +34,7 @@ tune() {
   local wall
   wall=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
   say "$name: matmul $* -> exit $status, wall $wall s"
-  grep -E "started from|^ +\* " "$work/$name.out" | head -3 | tee -a "$log"
+  grep -E "started from|^ +time: |^ +\* " "$work/$name.out" | head -4 | tee -a "$log"
   grep -cE " (measured|dropped|winner)( |$)" "$work/$name.out" | sed 's/^/  candidates measured: /' | tee -a "$log"
   { echo "## $name"; cat "$work/$name.out"; } >> "${log%.log}-tables.log"
 }
