@@ -2,6 +2,7 @@
 // per strategy, evaluations, tuning time, and the fraction of the optimum reached (median and
 // worst over seeds), at a budget of a fraction of the exhaustive tuning time.
 // Usage: bench_search TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] [--patience P]
+//                    [--start CONFIG]...  (start points, as a family's Space::start_at)
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -28,13 +29,15 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(
         stderr,
-        "usage: %s TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] [--patience P]\n",
+        "usage: %s TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] [--patience P] "
+        "[--start CONFIG]...\n",
         argv[0]);
     return 2;
   }
   int seeds = 25;
   double time_fraction = 0.2;
   std::size_t evaluation_cap = 0, patience = 0;
+  std::vector<std::string> start_texts;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--seeds"))
       seeds = std::stoi(argv[i + 1]);
@@ -44,6 +47,12 @@ int main(int argc, char** argv) {
       evaluation_cap = std::stoul(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--patience"))
       patience = std::stoul(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--start"))
+      start_texts.emplace_back(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "bench_search: unknown option '%s'\n", argv[i]);
+      return 2;
+    }
   }
   try {
     const auto table = tunekit::load_replay_table(argv[1]);
@@ -57,10 +66,24 @@ int main(int argc, char** argv) {
     tunekit::SearchBudget budget{space.size(), time_fraction * exhaustive_seconds};
     if (evaluation_cap) budget = {evaluation_cap, 1e300};
     if (patience) budget.patience = patience;
+    std::vector<std::size_t> starts;
+    for (const auto& text : start_texts) {
+      std::size_t found = space.size();
+      for (std::size_t c = 0; c < space.size(); ++c) {
+        if (space[c].to_string() == text) found = c;
+      }
+      if (found == space.size()) {
+        std::fprintf(stderr, "bench_search: --start '%s' is not a configuration of the table\n",
+                     text.c_str());
+        return 2;
+      }
+      starts.push_back(found);
+    }
     std::printf("table %s: %zu configurations (%zu work), exhaustive tuning %.1f s, optimum %s\n",
                 argv[1], space.size(), working, exhaustive_seconds,
                 tunekit::format_seconds(optimum).c_str());
     if (patience) std::printf("patience: %zu evaluations without a 2%% gain\n", patience);
+    for (const auto& text : start_texts) std::printf("start point: %s\n", text.c_str());
     if (evaluation_cap)
       std::printf("budget: %zu evaluations; %d seeds\n\n", evaluation_cap, seeds);
     else
@@ -75,7 +98,8 @@ int main(int argc, char** argv) {
       for (int seed = 1; seed <= seeds; ++seed) {
         tunekit::ReplayEvaluator evaluator(space, table);
         const auto result =
-            tunekit::search(strategy, space, evaluator, budget, static_cast<std::uint64_t>(seed));
+            tunekit::search(strategy, space, evaluator, budget,
+                                            static_cast<std::uint64_t>(seed), starts);
         row.reached.push_back(optimum / result.best_time);
         row.evaluations.push_back(static_cast<double>(result.evaluated.size()));
         row.seconds.push_back(evaluator.spent_seconds());

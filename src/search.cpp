@@ -52,12 +52,13 @@ SearchSettings SearchSettings::for_level(Level level) {
   return s;
 }
 
-SearchBudget SearchSettings::budget_for(std::size_t space_size, bool warm) const {
+SearchBudget SearchSettings::budget_for(std::size_t space_size) const {
   const auto share =
       static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(space_size)));
   return SearchBudget{std::min(space_size, std::max(share, min_evaluations)),
                       max_seconds,
-                      warm ? std::min(patience, warm_patience) : patience,
+                      patience,
+                      std::min(patience, warm_patience),
                       margin,
                       abandon_after,
                       abandon_factor};
@@ -75,7 +76,7 @@ class BudgetedSearch {
     return result_.evaluated.size() >= budget_.max_evaluations ||
            result_.evaluated.size() >= times_.size() ||
            evaluator_.spent_seconds() >= budget_.max_seconds ||
-           (counting_patience_ && without_gain_ >= budget_.patience) || evaluator_.finished() ||
+           (counting_patience_ && without_gain_ >= patience_) || evaluator_.finished() ||
            abandoned();
   }
   // Far behind the leader: judged by the start points when one of them works (they are the
@@ -96,6 +97,8 @@ class BudgetedSearch {
     without_gain_ = 0;
     starts_ = result_.evaluated.size();
     a_start_worked_ = std::isfinite(result_.best_time);
+    patience_ = a_start_worked_ ? std::min(budget_.patience, budget_.seeded_patience)
+                                : budget_.patience;
   }
   bool visited(std::size_t i) const { return times_[i].has_value(); }
   // Tells the evaluator what comes next: the first of `configs` not evaluated yet, as many as
@@ -138,6 +141,7 @@ class BudgetedSearch {
   SearchResult result_;
   bool counting_patience_ = false;
   std::size_t without_gain_ = 0;
+  std::size_t patience_ = 0;  // the budget's, or its seeded one once a start point worked
   std::size_t starts_ = 0;  // start points evaluated
   bool a_start_worked_ = false;
 };

@@ -105,9 +105,9 @@ std::vector<std::size_t> TuningPlan::known_configs(std::size_t entry,
   return configs;
 }
 
-SearchBudget TuningPlan::budget(std::size_t entry, bool warm) const {
+SearchBudget TuningPlan::budget(std::size_t entry) const {
   const PlanEntry& e = entries_.at(entry);
-  return search_.budget_for(e.space != nullptr ? e.space->size() : e.size, warm);
+  return search_.budget_for(e.space != nullptr ? e.space->size() : e.size);
 }
 
 }  // namespace tunekit

@@ -423,6 +423,38 @@ TEST_CASE("a search stops when its patience runs out without a gain beyond the m
         200);
 }
 
+TEST_CASE("a search that starts from a working start point stops after the seeded patience",
+          "[search]") {
+  const auto started = gemm_like_space()
+                           .start_at("TM=1,TN=16,WG=256,VW=1,KW=1")
+                           .start_at("TM=8,TN=8,WG=64,VW=4,KW=4")
+                           .expand();
+  SearchBudget budget{200};
+  budget.patience = 10;
+  budget.seeded_patience = 3;
+  for (auto strategy :
+       {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing}) {
+    INFO(to_string(strategy));
+    ScriptedEvaluator seeded;  // the start points work: 2 of them, then 3 more
+    CHECK(search(strategy, started, seeded, budget, 3).evaluated.size() == 2 + 3);
+    ScriptedEvaluator failed_starts;  // they fail: they know nothing, the whole patience applies
+    failed_starts.failing = 2;
+    CHECK(search(strategy, started, failed_starts, budget, 3).evaluated.size() == 2 + 1 + 10);
+  }
+  // A space without start points gets the whole patience; so does a start point from outside
+  // (a neighbouring key's winner) that works get the seeded one.
+  const auto expanded = gemm_like_space().expand();
+  ScriptedEvaluator unseeded;
+  CHECK(search(SearchStrategy::random, expanded, unseeded, budget, 3).evaluated.size() == 1 + 10);
+  ScriptedEvaluator neighbour;
+  CHECK(search(SearchStrategy::random, expanded, neighbour, budget, 3, {5}).evaluated.size() ==
+        1 + 3);
+  // The seeded patience never exceeds the patience.
+  budget.seeded_patience = 50;
+  ScriptedEvaluator longer;
+  CHECK(search(SearchStrategy::random, started, longer, budget, 3).evaluated.size() == 2 + 10);
+}
+
 TEST_CASE("a space far behind the leader elsewhere is abandoned after a few configurations",
           "[search]") {
   const auto expanded = gemm_like_space().expand();

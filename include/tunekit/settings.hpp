@@ -62,6 +62,9 @@ struct SearchBudget {
   /// Stop once this many evaluations after the start points have not beaten the best so far by
   /// more than `margin` (a fraction of its time): what is known is good enough.
   std::size_t patience = std::numeric_limits<std::size_t>::max();
+  /// The patience instead, once a start point worked: a search that begins at a configuration
+  /// known to be good (the space's Space::start_at, a neighbouring key's winner) has less to find.
+  std::size_t seeded_patience = std::numeric_limits<std::size_t>::max();
   double margin = 0.02;
   /// Abandon the space once this many of its configurations were measured and its best is still
   /// `abandon_factor` times slower than the leader elsewhere (SearchEvaluator::leader_time).
@@ -79,7 +82,8 @@ struct SearchSettings {
   /// Evaluations after the start points without a gain of more than `margin` that end a search
   /// early (SearchBudget::patience); the maximum never stops early.
   std::size_t patience = std::numeric_limits<std::size_t>::max();
-  /// The patience when the search starts from the winners of neighbouring keys (warm).
+  /// The patience once a start point worked (SearchBudget::seeded_patience): the space's own
+  /// start points or the winners of neighbouring keys (warm).
   std::size_t warm_patience = std::numeric_limits<std::size_t>::max();
   double margin = 0.02;
   /// A space whose best after its start points (or this many configurations, if fewer or it has
@@ -93,9 +97,8 @@ struct SearchSettings {
   double good_enough = 0;
 
   static SearchSettings for_level(Level level);
-  /// The budget for a space of `space_size` configurations; `warm`: the search starts from the
-  /// winners of neighbouring keys.
-  SearchBudget budget_for(std::size_t space_size, bool warm = false) const;
+  /// The budget for a space of `space_size` configurations.
+  SearchBudget budget_for(std::size_t space_size) const;
 };
 
 /// Where a tuning stands: what Settings::on_progress receives after each candidate it measures.

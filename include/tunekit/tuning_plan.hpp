@@ -70,8 +70,8 @@ class TuningPlan {
   /// The members of `known` inside space entry `entry`, as configuration indices of its space.
   std::vector<std::size_t> known_configs(std::size_t entry,
                                          const std::vector<std::size_t>& known) const;
-  /// The search budget of space entry `entry`; `warm`: neighbours' winners start the search.
-  SearchBudget budget(std::size_t entry, bool warm) const;
+  /// The search budget of space entry `entry`.
+  SearchBudget budget(std::size_t entry) const;
 
   const SearchSettings& search_settings() const noexcept { return search_; }
 

@@ -305,7 +305,7 @@ class TuningRun {
     evaluator.first = plan.entries()[space.entry].first;
     const std::vector<std::size_t> extra_starts = plan.known_configs(space.entry, known_);
     tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator,
-                    plan.budget(space.entry, !extra_starts.empty()), seed_, extra_starts);
+                    plan.budget(space.entry), seed_, extra_starts);
   }
 
   // The output of candidate `where` on `bench` (the inputs themselves when it returns void).
