@@ -97,8 +97,7 @@ int main(int argc, char** argv) {
       Row row;
       for (int seed = 1; seed <= seeds; ++seed) {
         tunekit::ReplayEvaluator evaluator(space, table);
-        const auto result =
-            tunekit::search(strategy, space, evaluator, budget,
+        const auto result = tunekit::search(strategy, space, evaluator, budget,
                                             static_cast<std::uint64_t>(seed), starts);
         row.reached.push_back(optimum / result.best_time);
         row.evaluations.push_back(static_cast<double>(result.evaluated.size()));

@@ -97,8 +97,8 @@ class BudgetedSearch {
     without_gain_ = 0;
     starts_ = result_.evaluated.size();
     a_start_worked_ = std::isfinite(result_.best_time);
-    patience_ = a_start_worked_ ? std::min(budget_.patience, budget_.seeded_patience)
-                                : budget_.patience;
+    patience_ =
+        a_start_worked_ ? std::min(budget_.patience, budget_.seeded_patience) : budget_.patience;
   }
   bool visited(std::size_t i) const { return times_[i].has_value(); }
   // Tells the evaluator what comes next: the first of `configs` not evaluated yet, as many as
@@ -142,7 +142,7 @@ class BudgetedSearch {
   bool counting_patience_ = false;
   std::size_t without_gain_ = 0;
   std::size_t patience_ = 0;  // the budget's, or its seeded one once a start point worked
-  std::size_t starts_ = 0;  // start points evaluated
+  std::size_t starts_ = 0;    // start points evaluated
   bool a_start_worked_ = false;
 };
 

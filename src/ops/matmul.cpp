@@ -392,12 +392,14 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
 }
 
 // Compares C with the reference's C: each element within a bound that grows with K, since the
-// kernels sum in different orders.
+// kernels sum in different orders. Read through the tuning's client: its queue, not a new one
+// per read (on NVIDIA that cost more than the read).
 std::optional<std::string> same_product(
+    cl::Client& client,
     const std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>& reference,
     const std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>& candidate) {
-  const auto expected = read_matrix(std::get<2>(reference));
-  const auto got = read_matrix(std::get<2>(candidate));
+  const auto expected = download_matrix(client, std::get<2>(reference));
+  const auto got = download_matrix(client, std::get<2>(candidate));
   const auto& a = std::get<0>(reference);
   const double k = static_cast<double>(a.cols);
   // Inputs lie in [-1, 1], so |c| <= k; float sums of k terms err by about k * 2^-24 each way.

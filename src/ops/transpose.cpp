@@ -153,9 +153,10 @@ auto make_set() {
                 .work_group_size(work_items)
                 .start_at("BLK=8,LX=16,LY=16"),  // PoCL's best at 2048 (docs/benchmarks.md)
             factory(Layout::blocked))
-      .validate_with([](const std::tuple<DeviceMatrix, DeviceMatrix>& reference,
+      .validate_with([](cl::Client& client, const std::tuple<DeviceMatrix, DeviceMatrix>& reference,
                         const std::tuple<DeviceMatrix, DeviceMatrix>& candidate) {
-        return read_matrix(std::get<1>(reference)) == read_matrix(std::get<1>(candidate));
+        return download_matrix(client, std::get<1>(reference)) ==
+               download_matrix(client, std::get<1>(candidate));
       })
       .share_inputs();
 }

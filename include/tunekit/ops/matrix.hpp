@@ -70,8 +70,8 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
                            DType dtype, std::uint64_t seed);
 /// The matrix's values as floats (blocking), through `client`.
 std::vector<float> download_matrix(cl::Client& client, const DeviceMatrix& matrix);
-/// The same without a client: a short-lived queue on the buffer's own context and device
-/// (for validators, which see only the benchmark inputs).
+/// The same without a client: a short-lived queue on the buffer's own context and device (for
+/// tests and tools; a validator can take the client as its first argument instead).
 std::vector<float> read_matrix(const DeviceMatrix& matrix);
 
 }  // namespace tunekit::ops
