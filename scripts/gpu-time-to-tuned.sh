@@ -7,7 +7,9 @@
 # 3. a new shape whose neighbours are tuned: 4096, then 2048x4096x2048;
 # 4. the same new shape tuned in an empty directory (the winner to compare with);
 # 5. as a user runs it, NVIDIA's compile cache on (a fresh CUDA_CACHE_PATH): 2048 in an empty
-#    directory, then a second process with the results cleared (step 2 with the driver's cache).
+#    directory, then a second process with the results cleared (step 2 with the driver's cache);
+# 6. in one process (as Triton's per-shape figure), the driver's cache off again: 2048^3, 4096^3,
+#    then 2048x4096x2048, each first call's time (bench_ops, which also runs CLBlast).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/.carry/gpu
@@ -51,4 +53,10 @@ export CUDA_CACHE_PATH=$work/nv
 tune driver-cache-cold "$work/c" --size 2048
 "$bin/tunekit" --cache-dir "$work/c" cache clear matmul > /dev/null 2>&1
 tune driver-cache-second-process "$work/c" --size 2048
+say "# one process, CUDA_CACHE_DISABLE=1, an empty cache directory: first call of each shape"
+export CUDA_CACHE_DISABLE=1
+unset CUDA_CACHE_PATH
+TUNEKIT_CACHE_DIR="$work/d" timeout "${TUNE_TIMEOUT:-300}" "$bin/bench_ops" --device "$TUNEKIT_DEVICE" \
+  --only matmul --shapes 2048x2048x2048,4096x4096x4096,2048x4096x2048 2>&1 |
+  grep -E "^matmul [0-9]" | sed -E 's/, key .*//' | tee -a "$log"
 rm -rf "$work"
