@@ -787,6 +787,36 @@ TEST_CASE("the report table marks the winner and shows ratios and failures", "[t
   CHECK_THAT(text, Catch::Contains("FAILED (runtime error: threw: bad)"));
 }
 
+TEST_CASE("a tuning's report says where its wall time went", "[tuner][report]") {
+  LocalTuner<SizeKey> tuner("timed", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"fast", costs(1e-3, 0)})
+        .with(Tunable{"slow", costs(2e-3, 1)});
+  });
+  run(tuner, client, set, 4);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{4});
+  REQUIRE(report);
+  const TuningTime& t = report->time_spent;
+  CHECK(t.measuring > 0);     // two candidates were measured
+  CHECK(t.first_calls == 0);  // no validator: first calls are the warm-ups, inside measuring
+  CHECK(t.validating == 0);
+  CHECK(t.waiting_for_builds == 0);  // nothing to prepare ahead
+  CHECK(t.programs_prepared == 0);
+  CHECK(t.waiting_for_builds + t.first_calls + t.validating + t.measuring + t.confirming <=
+        report->tuning_seconds);
+  CHECK_THAT(format_report(*report), Catch::Contains("    time: 0.00 s waiting for builds"));
+
+  TuningReport fixed{"op", "n=1", "virtual device", 10.0, {}};
+  fixed.time_spent = {1.0, 2.0, 3.0, 0.5, 0.25, 4};
+  CHECK(format_time_spent(fixed) ==
+        "time: 1.00 s waiting for builds (4 prepared ahead), 2.00 s first calls, 3.00 s "
+        "validating, 0.50 s measuring, 0.25 s confirming, 3.25 s other");
+  fixed.tuning_seconds = 0;  // read back from a cache: no tuning took place here
+  CHECK_THAT(format_report(fixed), !Catch::Contains("time:"));
+}
+
 TEST_CASE("a device is named by its name; its whole identity only at debug detail",
           "[tuner][report]") {
   const std::string gpu =
