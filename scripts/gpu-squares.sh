@@ -16,7 +16,8 @@ if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.i
   echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 fi
 export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export TUNEKIT_CACHE_DIR=$(mktemp -d) CUDA_CACHE_DISABLE=1
+TUNEKIT_CACHE_DIR=$(mktemp -d)
+export TUNEKIT_CACHE_DIR CUDA_CACHE_DISABLE=1
 unset TUNEKIT_LEVEL
 log=$out/squares.log
 echo "# matmul squares $sizes: $(sed -n 1p "$bin/BUILD"), $(date -u +%Y-%m-%dT%H:%M:%SZ), level balanced" | tee -a "$log"
