@@ -101,6 +101,7 @@ class BudgetedSearch {
         a_start_worked_ ? std::min(budget_.patience, budget_.seeded_patience) : budget_.patience;
   }
   bool visited(std::size_t i) const { return times_[i].has_value(); }
+  bool cheap(std::size_t i) const { return evaluator_.cheap(i); }
   // Tells the evaluator what comes next: the first of `configs` not evaluated yet, as many as
   // the budget's evaluations left.
   void prefetch(const std::vector<std::size_t>& configs, bool likely) {
@@ -196,9 +197,22 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, const std::vector<std
     }
     s.prefetch(neighbours, false);  // the next move is one of them
     // Prefer a neighbour not measured yet: re-visiting costs a move but teaches nothing.
-    std::size_t candidate = neighbours[rng() % neighbours.size()];
-    for (int attempt = 0; attempt < 8 && s.visited(candidate); ++attempt) {
-      candidate = neighbours[rng() % neighbours.size()];
+    std::size_t pick = rng() % neighbours.size();
+    for (int attempt = 0; attempt < 8 && s.visited(neighbours[pick]); ++attempt) {
+      pick = rng() % neighbours.size();
+    }
+    // A neighbour built already (by an earlier tuning in this process) costs a measurement, not
+    // a compilation: the first such one not evaluated, from the pick on, goes first. The scan
+    // draws nothing from `rng`, so with no cheap neighbour the walk is what it always was.
+    std::size_t candidate = neighbours[pick];
+    if (!s.cheap(candidate)) {
+      for (std::size_t step = 1; step < neighbours.size(); ++step) {
+        const std::size_t other = neighbours[(pick + step) % neighbours.size()];
+        if (!s.visited(other) && s.cheap(other)) {
+          candidate = other;
+          break;
+        }
+      }
     }
     const bool fresh = !s.visited(candidate);
     const double candidate_time = s.time(candidate);

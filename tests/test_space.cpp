@@ -455,6 +455,42 @@ TEST_CASE("a search that starts from a working start point stops after the seede
   CHECK(search(SearchStrategy::random, started, longer, budget, 3).evaluated.size() == 2 + 10);
 }
 
+namespace {
+// Flat times; the configurations with KW = 1 are "built already" (cheap) when `marked`.
+struct CheapEvaluator final : SearchEvaluator {
+  const ExpandedSpace* space = nullptr;
+  bool marked = true;
+  std::optional<double> evaluate(std::size_t) override { return 1e-3; }
+  double spent_seconds() const override { return 0; }
+  bool cheap(std::size_t config) const override { return marked && (*space)[config]["KW"] == 1; }
+};
+}  // namespace
+
+TEST_CASE("annealing moves to neighbours built already before ones to build", "[search]") {
+  const auto started = gemm_like_space().start_at("TM=8,TN=8,WG=64,VW=4,KW=1").expand();
+  SearchBudget budget{25};
+  CheapEvaluator cheap;
+  cheap.space = &started;
+  const auto walk = search(SearchStrategy::annealing, started, cheap, budget, 9);
+  REQUIRE(walk.evaluated.size() == 25);
+  // From a start with KW = 1, every move has cheap neighbours left (the other values of TM, TN,
+  // WG and VW with KW = 1): the walk never builds.
+  std::size_t built = 0;
+  for (std::size_t config : walk.evaluated) built += started[config]["KW"] != 1;
+  CHECK(built == 0);
+  // Nothing cheap: the walk of the default evaluator, move for move (no random draw changes).
+  CheapEvaluator none;
+  none.space = &started;
+  none.marked = false;
+  ScriptedEvaluator plain;  // same flat times, no cheap()
+  const auto a = search(SearchStrategy::annealing, started, none, budget, 9);
+  const auto b = search(SearchStrategy::annealing, started, plain, budget, 9);
+  CHECK(a.evaluated == b.evaluated);
+  std::size_t built_without = 0;
+  for (std::size_t config : a.evaluated) built_without += started[config]["KW"] != 1;
+  CHECK(built_without > 0);  // a plain walk leaves KW = 1
+}
+
 TEST_CASE("a space far behind the leader elsewhere is abandoned after a few configurations",
           "[search]") {
   const auto expanded = gemm_like_space().expand();

@@ -2,6 +2,7 @@
 // validation and reports.
 #include <catch2/catch.hpp>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tunekit/tunekit.hpp>
 
@@ -1003,6 +1004,45 @@ TEST_CASE("the progress total of a searched space is its search budget", "[tuner
     CHECK(counts[i].first == i + 1);
     CHECK(counts[i].second == 6);
   }
+}
+
+TEST_CASE("a new key's search moves through the configurations earlier keys built", "[tuner]") {
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings{SearchStrategy::annealing, 0.0, 12, 1e9};
+  LocalTuner<SizeKey> tuner("built before", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}.with(
+        space("s")
+            .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
+            .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
+            .start_at("A=4,B=4"),
+        [](const Config&) {
+          return [](VirtualClient& client, int&) {  // flat: every move is as good
+            client.spend(1e-3);
+            return 0;
+          };
+        });
+  });
+  const auto measured = [&](int n) {
+    run(tuner, client, set, n);
+    const auto report = tuner.tuner(client.id()).report(SizeKey{static_cast<std::uint64_t>(n)});
+    std::set<std::string> names;
+    if (report) {
+      for (const auto& outcome : report->outcomes) {
+        if (outcome.ok()) names.insert(outcome.name);
+      }
+    }
+    return names;
+  };
+  const auto first = measured(8);
+  const auto second = measured(64);  // another key: another walk, from the same start
+  REQUIRE(first.size() == 12);
+  REQUIRE(second.size() == 12);
+  std::size_t shared = 0;
+  for (const auto& name : second) shared += first.count(name);
+  // Its moves go to the first key's configurations while one neighbours it: most are shared.
+  CHECK(shared >= 9);
 }
 
 TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {

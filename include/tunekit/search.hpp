@@ -37,6 +37,13 @@ class SearchEvaluator {
   virtual void prefetch(const std::vector<std::size_t>& configs, bool likely) {
     (void)configs, (void)likely;
   }
+  /// Whether evaluating `config` costs little because what it runs is built already (an earlier
+  /// tuning in this process measured it): among a configuration's neighbours, annealing moves to
+  /// a cheap one not evaluated yet before one that must be built. The default: none is.
+  virtual bool cheap(std::size_t config) const {
+    (void)config;
+    return false;
+  }
 };
 
 /// The configurations a search evaluated, in order, and the best one.

@@ -565,6 +565,7 @@ class Tuner {
     TuningRun<Key, Client, Set, Inputs...> tuning(op_, device_.identity(), settings_, client, set,
                                                   key, known_winners(set, key, key_text),
                                                   stable_hash(op_ + "|" + key_text), inputs...);
+    tuning.built_before(built_in_this_process(set));
     std::vector<AutotuneOutcome> recorded;
     if (id != nullptr) {
       recorded = resumable(set, store_->load_progress(*id), key_text);
@@ -605,6 +606,23 @@ class Tuner {
              std::to_string(recorded.size()) + " candidates were measured before\n");
     }
     return recorded;
+  }
+
+  // The candidates that tunings in this process ran (their programs are built and cached), as
+  // indices into `set`: reports read back from a cache (no tuning time) ran nothing here.
+  template <class Set>
+  std::vector<std::size_t> built_in_this_process(const Set& set) const {
+    std::vector<std::size_t> indices;
+    std::lock_guard lock(reports_mutex_);
+    for (const auto& [key_text, report] : reports_) {
+      if (!(report.tuning_seconds > 0)) continue;
+      for (const auto& outcome : report.outcomes) {
+        if (outcome.ok() && outcome.index < set.size() && set.name(outcome.index) == outcome.name) {
+          indices.push_back(outcome.index);
+        }
+      }
+    }
+    return indices;
   }
 
   // The winners of the other keys of this op tuned on this device (in this process, then in the

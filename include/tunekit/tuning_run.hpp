@@ -80,6 +80,14 @@ class TuningRun {
   /// Before run(): called with each candidate's outcome once it is measured (not for resumed
   /// ones), before Settings::on_progress: what a tuning persists as it goes.
   void on_measured(std::function<void(const AutotuneOutcome&)> f) { on_measured_ = std::move(f); }
+  /// Before run(): the candidates that earlier tunings in this process built (their programs are
+  /// cached): a search prefers them among its next moves (SearchEvaluator::cheap).
+  void built_before(std::vector<std::size_t> indices) {
+    built_before_.assign(set_.size(), false);
+    for (std::size_t i : indices) {
+      if (i < built_before_.size()) built_before_[i] = true;
+    }
+  }
   /// Before run(): once `stop` is true, run() throws TuningStopped before its next candidate.
   void stop_when(const std::atomic<bool>& stop) { stop_ = &stop; }
 
@@ -298,6 +306,10 @@ class TuningRun {
         return outcome.median;
       }
       double spent_seconds() const override { return seconds_since(started); }
+      bool cheap(std::size_t config) const override {
+        const std::size_t i = first + config;
+        return i < run->built_before_.size() && run->built_before_[i];
+      }
       double leader_time() const override { return run->leader_; }
       bool finished() const override { return run->finished_; }
     } evaluator;
@@ -540,6 +552,7 @@ class TuningRun {
   bool reference_tried_ = false;
   std::optional<Bench> shared_inputs_;  // benchmark inputs (kept across candidates if shared)
   std::vector<std::optional<AutotuneOutcome>> recorded_;  // by index (resume); read-only in run
+  std::vector<bool> built_before_;  // by index: built by an earlier tuning in this process
   std::function<void(const AutotuneOutcome&)> on_measured_;
   const std::atomic<bool>* stop_ = nullptr;
   std::optional<BuildAhead> ahead_;  // last: its threads use the members above
