@@ -11,8 +11,9 @@
     VWM  4           width of local-memory reads of A (1,2,4,8)
     VWN  4           width of local-memory reads of B (1,2,4,8)
     VW   4           width of global loads of A (along K) and of B (along N) (1,2,4,8)
-    PADA 4           padding (floats) of each row of the transposed A tile
-    PADB 0           padding (floats) of each row of the B tile
+    PADA             padding (floats) of each row of the transposed A tile (no default: the
+                     host's, src/ops/gemm_rules.hpp pad_a)
+    PADB             padding (floats) of each row of the B tile (the host's: pad_b)
     DB   0|1         1: two local buffers, next tile prefetched into registers while computing
     KSPLIT 1         >1: split K into KSPLIT slices of whole K tiles, one per index of global dim 2;
                      slice z writes its partial product (no alpha, beta) to C + z*M*N, and
@@ -59,11 +60,8 @@
 #ifndef VW
 #define VW 4
 #endif
-#ifndef PADA
-#define PADA 4
-#endif
-#ifndef PADB
-#define PADB 0
+#if !defined(PADA) || !defined(PADB)
+#error "PADA and PADB are the host's (src/ops/gemm_rules.hpp: pad_a, pad_b): pass -DPADA=.. -DPADB=.."
 #endif
 #ifndef DB
 #define DB 0

@@ -138,6 +138,22 @@ TEST_CASE(
   CHECK(blocked == 970);  // counted from the rules before they moved to gemm_rules.hpp
 }
 
+TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does not build",
+          "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  const std::string options =
+      "-DPRECISION=32 -DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=16 -DVWM=2 -DVWN=2 -DVW=4";
+  const auto without = tunekit::cl::KernelSpec::embedded("matmul_reg.cl", options, "matmul_reg");
+  CHECK_THROWS_WITH(client.program(without),
+                    Catch::Contains("PADA and PADB are the host's (src/ops/gemm_rules.hpp"));
+  const auto with = tunekit::cl::KernelSpec::embedded(
+      "matmul_reg.cl",
+      options + " -DPADA=" + std::to_string(tunekit::ops::gemm::pad_a) +
+          " -DPADB=" + std::to_string(tunekit::ops::gemm::pad_b),
+      "matmul_reg");
+  CHECK_NOTHROW(client.program(with));
+}
+
 TEST_CASE("matmul's key holds each size's fit to its anchor, and benchmarks a size of that class",
           "[ops][matmul]") {
   CHECK(key_to_string(matmul_key(513, 1025, 2049, DType::f32)) ==
