@@ -1,4 +1,5 @@
-// The shared (Redis) store on loopback, with a redis-server started here (tests/redis_server.hpp):
+// The shared (Redis) store on loopback, with a redis-server started here
+// (tests/cache/redis_server.hpp):
 //
 //  1. cached key from Redis: a fresh process with an empty local cache makes its first execute()
 //     of a key that another process tuned: store opened, local miss, Redis connect and read,
@@ -23,7 +24,7 @@
 #include <tunekit/tunekit.hpp>
 #include <vector>
 
-#include "../tests/redis_server.hpp"
+#include "../tests/cache/redis_server.hpp"
 
 namespace {
 

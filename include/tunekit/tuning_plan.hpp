@@ -1,6 +1,6 @@
 // TuningPlan: which candidates a tuning measures, in which order, under which budget. Pure: it
 // sees the set's shape and the candidates' priorities, never a device, a client or a timing, so
-// it is unit-tested on its own (tests/test_tuning_plan.cpp). The tuning run (tuning_run.hpp)
+// it is unit-tested on its own (tests/core/test_tuning_plan.cpp). The tuning run (tuning_run.hpp)
 // follows it and adds what only measuring can tell.
 #pragma once
 

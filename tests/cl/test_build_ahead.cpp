@@ -3,7 +3,7 @@
 // fails its candidate only, with the build log.
 #include <catch2/catch.hpp>
 
-#include "../test_cache_support.hpp"  // TempDir
+#include "../cache/test_cache_support.hpp"  // TempDir
 #include "support_cl.hpp"
 
 namespace tunekit::test {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "../test_cache_support.hpp"  // TempDir, CapturedWarnings, Child (CACHE_CHILD_PATH)
+#include "../cache/test_cache_support.hpp"  // TempDir, CapturedWarnings, Child (CACHE_CHILD_PATH)
 #include "support_cl.hpp"
 
 namespace tunekit::test {

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <tunekit/cache.hpp>
 
-#include "../test_report_samples.hpp"
+#include "../report/test_report_samples.hpp"
 
 int main(int argc, char** argv) {
   if (argc == 3 && std::string_view(argv[1]) == "--forged-bundle") {

@@ -1,5 +1,5 @@
-// The Redis result store against a real redis-server (tests/redis_server.hpp), started by each
-// test on a free loopback port; skipped with a message where redis-server is not installed.
+// The Redis result store against a real redis-server (tests/cache/redis_server.hpp), started by
+// each test on a free loopback port; skipped with a message where redis-server is not installed.
 #include <hiredis/hiredis.h>
 #include <poll.h>
 

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <tunekit/tunekit.hpp>
 
-#include "support.hpp"
-#include "test_report_samples.hpp"
+#include "../report/test_report_samples.hpp"
+#include "../support.hpp"
 
 using namespace tunekit;
 using test::SizeKey;

@@ -1,5 +1,5 @@
-// The persistent cache between real processes (tests/cache_child.cpp): a second process hits the
-// cache, two processes on a cold cache tune each key once, and a killed process's tuning lock
+// The persistent cache between real processes (tests/cache/cache_child.cpp): a second process hits
+// the cache, two processes on a cold cache tune each key once, and a killed process's tuning lock
 // does not block the next one.
 #include <catch2/catch.hpp>
 #include <csignal>

@@ -28,7 +28,7 @@
 #include <tunekit/tunekit.hpp>
 #include <vector>
 
-#include "support.hpp"
+#include "../support.hpp"
 
 namespace {
 

@@ -31,7 +31,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "support.hpp"
+#include "../support.hpp"
 
 namespace hana = boost::hana;
 using namespace tunekit;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+#include "../unprivileged.hpp"
 #include "test_cache_support.hpp"
-#include "unprivileged.hpp"
 
 using namespace tunekit;
 using namespace tunekit::test;

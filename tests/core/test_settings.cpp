@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <tunekit/tunekit.hpp>
 
-#include "support.hpp"
+#include "../support.hpp"
 
 namespace {
 // Sets an environment variable for the scope of a test.

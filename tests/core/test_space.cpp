@@ -9,7 +9,7 @@
 #include <set>
 #include <tunekit/tunekit.hpp>
 
-#include "support.hpp"
+#include "../support.hpp"
 
 using namespace tunekit;
 

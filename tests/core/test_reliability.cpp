@@ -7,7 +7,7 @@
 #include <tunekit/tunekit.hpp>
 #include <vector>
 
-#include "support.hpp"
+#include "../support.hpp"
 
 using namespace tunekit;
 

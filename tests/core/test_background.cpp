@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "support.hpp"
+#include "../support.hpp"
 
 using namespace tunekit;
 using test::SizeKey;

@@ -6,7 +6,7 @@
 #include <tunekit/tunekit.hpp>
 #include <vector>
 
-#include "support.hpp"
+#include "../support.hpp"
 
 using namespace tunekit;
 using test::VirtualClient;

@@ -7,8 +7,8 @@
 #include <limits>
 #include <tunekit/report.hpp>
 
+#include "../unprivileged.hpp"
 #include "test_cache_support.hpp"
-#include "unprivileged.hpp"
 
 using namespace tunekit;
 using namespace tunekit::test;

@@ -6,7 +6,7 @@
 #include <string>
 #include <tunekit/report.hpp>
 
-#include "support.hpp"
+#include "../support.hpp"
 #include "test_report_samples.hpp"
 
 using namespace tunekit;

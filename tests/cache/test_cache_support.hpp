@@ -22,7 +22,7 @@
 #include <tunekit/tunekit.hpp>
 #include <vector>
 
-#include "support.hpp"
+#include "../support.hpp"
 
 extern char** environ;
 
@@ -133,7 +133,7 @@ inline int run_program(const fs::path& dir, const std::vector<std::uint64_t>& ke
   return tuned;
 }
 
-/// A cache_child process (tests/cache_child.cpp); its stdout goes to a file.
+/// A cache_child process (tests/cache/cache_child.cpp); its stdout goes to a file.
 class Child {
  public:
   Child(const std::vector<std::string>& args, fs::path output) : output_(std::move(output)) {

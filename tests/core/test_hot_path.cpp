@@ -5,7 +5,7 @@
 #include <new>
 #include <tunekit/tunekit.hpp>
 
-#include "support.hpp"
+#include "../support.hpp"
 
 namespace {
 std::atomic<long> allocations{0};
