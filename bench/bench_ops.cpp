@@ -4,7 +4,7 @@
 // Usage: bench_ops [--device SUBSTRING] [--sizes 1024,2048]
 //                  [--shapes 1000x1000x1000,... | --shapes real | --shapes real-small]
 //                  [--reduce N] [--transpose N] [--reps R] [--json FILE]
-//                  [--only matmul|reduce|transpose]
+//                  [--only OP]   (an op of tunekit::ops::shipped_ops() that has a benchmark here)
 //        bench_ops --print-shapes real|real-small   (the list, one MxNxK a line)
 // --shapes: only these shapes (and --sizes if given; without either, default squares);
 // real / real-small are the named lists of bench/shape_lists.hpp. The matmul rows are followed by
@@ -24,9 +24,11 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/matmul.hpp>
 #include <tunekit/ops/reduce.hpp>
+#include <tunekit/ops/registry.hpp>
 #include <tunekit/ops/transpose.hpp>
 #include <vector>
 
@@ -237,6 +239,9 @@ std::vector<std::size_t> parse_list(const std::string& text) {
 
 }  // namespace
 
+// The shipped ops (tunekit::ops::shipped_ops()) this benchmark compares with CLBlast.
+constexpr std::string_view benchmarked_ops[] = {"matmul", "reduce", "transpose"};
+
 int main(int argc, char** argv) {
   Options o;
   if (argc == 3 && std::string(argv[1]) == "--print-shapes") {  // for scripts: one list, one place
@@ -275,10 +280,32 @@ int main(int argc, char** argv) {
       o.reps = std::stoi(value);
     else if (flag == "--json")
       o.json = value;
-    else if (flag == "--only" && (value == "matmul" || value == "reduce" || value == "transpose"))
+    else if (flag == "--only") {
+      // The shipped ops are the registry's (ops/registry.hpp); this benchmark covers those with a
+      // peer to compare with, and names any other.
+      if (tunekit::ops::find_shipped_op(value) == nullptr) {
+        std::string names;
+        for (const auto& op : tunekit::ops::shipped_ops()) names += " " + op.name;
+        std::fprintf(stderr, "bench_ops: --only %s: no such op (shipped:%s)\n", value.c_str(),
+                     names.c_str());
+        return 2;
+      }
+      if (std::find(std::begin(benchmarked_ops), std::end(benchmarked_ops), value) ==
+          std::end(benchmarked_ops)) {
+        std::fprintf(stderr, "bench_ops: --only %s: a shipped op without a peer benchmark here\n",
+                     value.c_str());
+        return 2;
+      }
       o.only = value;
-    else {
+    } else {
       std::fprintf(stderr, "bench_ops: unknown option %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  for (std::string_view name : benchmarked_ops) {
+    if (tunekit::ops::find_shipped_op(name) == nullptr) {  // renamed or removed in the registry
+      std::fprintf(stderr, "bench_ops: '%.*s' is not a shipped op\n", static_cast<int>(name.size()),
+                   name.data());
       return 2;
     }
   }
