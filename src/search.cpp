@@ -24,8 +24,9 @@ SearchSettings SearchSettings::for_level(Level level) {
     // a 2% gain stops (chosen by replay on recorded spaces: docs/benchmarks.md, "Time to tuned").
     // Abandon: a family whose best after 6 configurations is 2x behind the leader elsewhere (a
     // CPU kernel family on a GPU, say) is left.
-    // Warm patience: the same after the winners of neighbouring keys, which are better start
-    // points than any fixed one.
+    // Warm patience: the patience once a start point works (the space's own or a neighbouring
+    // key's winner): from a configuration known to be good, 12 gained what 40 did on the H100's
+    // recorded blocked space (replay with start points, docs/benchmarks.md "Time to tuned").
     // Good enough: the fraction of the roofline (the key's work at the device's measured peak)
     // at which a tuning stops. Copy-bound kernels reach 85-95% of the measured copy bandwidth;
     // compute-bound ones rarely reach 85% of the multiply-add peak, so it seldom ends theirs.
