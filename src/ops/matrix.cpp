@@ -10,6 +10,7 @@
 
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/stable_hash.hpp"
 
 namespace tunekit::ops {
 
@@ -58,11 +59,7 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed) {
   std::vector<float> values(count);
   std::uint64_t state = seed;
   for (auto& v : values) {
-    state += 0x9e3779b97f4a7c15ull;
-    std::uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    const std::uint64_t z = splitmix64(state);
     const float magnitude = 0.1f + 0.9f * static_cast<float>(z >> 40) * 0x1p-24f;  // [0.1, 1)
     v = (z & 1) ? magnitude : -magnitude;
   }
@@ -225,6 +222,10 @@ DeviceVector upload_vector(cl::Client& client, const std::vector<float>& values)
 
 DeviceVector random_vector(const ::cl::Context& context, std::size_t size, std::uint64_t seed) {
   return {random_matrix(context, size, 1, DType::f32, seed).buffer, size};
+}
+
+std::vector<float> download_vector(cl::Client& client, const DeviceVector& vector) {
+  return download_matrix(client, DeviceMatrix{vector.buffer, vector.size, 1, DType::f32});
 }
 
 std::vector<float> read_vector(const DeviceVector& vector) {

@@ -234,10 +234,11 @@ auto make_array_set() {
                 .work_group_size(work_group_of_wgs)
                 .local_memory(local_memory_of_wgs),
             factory(Strategy::subgroup))
-      .validate_with([](const std::tuple<DeviceVector, ReduceOp, DeviceVector>& reference,
+      .validate_with([](cl::Client& client,
+                        const std::tuple<DeviceVector, ReduceOp, DeviceVector>& reference,
                         const std::tuple<DeviceVector, ReduceOp, DeviceVector>& candidate) {
-        const float expected = read_vector(std::get<2>(reference)).at(0);
-        const float got = read_vector(std::get<2>(candidate)).at(0);
+        const float expected = download_vector(client, std::get<2>(reference)).at(0);
+        const float got = download_vector(client, std::get<2>(candidate)).at(0);
         return same_value(expected, got, std::get<0>(reference).size);
       })
       .share_inputs();  // candidates read the input and write only the result
@@ -295,11 +296,12 @@ auto make_row_set() {
                 .work_group_size(work_group_of_wgs)
                 .local_memory(local_memory_of_wgs),
             [](const Config& c) { return RowReduction(true, c); })
-      .validate_with([](const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& reference,
+      .validate_with([](cl::Client& client,
+                        const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& reference,
                         const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& candidate)
                          -> std::optional<std::string> {
-        const auto expected = read_vector(std::get<2>(reference));
-        const auto got = read_vector(std::get<2>(candidate));
+        const auto expected = download_vector(client, std::get<2>(reference));
+        const auto got = download_vector(client, std::get<2>(candidate));
         const std::size_t rows = std::get<0>(reference).rows, cols = std::get<0>(reference).cols;
         for (std::size_t r = 0; r < rows; ++r) {
           if (auto problem = same_value(expected[r], got[r], cols))

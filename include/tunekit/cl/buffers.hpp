@@ -16,6 +16,7 @@
 #include "tunekit/error.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/result_store.hpp"
+#include "tunekit/stable_hash.hpp"
 
 namespace tunekit::cl {
 
@@ -34,10 +35,7 @@ requires std::is_arithmetic_v<T> std::vector<T> random_values(std::size_t count,
   std::vector<T> values(count);
   std::uint64_t state = seed;
   for (auto& value : values) {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
+    const std::uint64_t z = tunekit::splitmix64(state);
     const double unit = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
     value = static_cast<T>(static_cast<double>(low) +
                            unit * (static_cast<double>(high) - static_cast<double>(low)));

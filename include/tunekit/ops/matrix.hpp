@@ -51,6 +51,8 @@ struct DeviceVector {
 DeviceVector upload_vector(cl::Client& client, const std::vector<float>& values);
 /// A device vector of random_values(size, seed), made in `context` without a queue.
 DeviceVector random_vector(const ::cl::Context& context, std::size_t size, std::uint64_t seed);
+/// The vector's values (blocking), through `client` (see download_matrix).
+std::vector<float> download_vector(cl::Client& client, const DeviceVector& vector);
 /// The vector's values, read without a client (see read_matrix).
 std::vector<float> read_vector(const DeviceVector& vector);
 
