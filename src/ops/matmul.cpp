@@ -273,9 +273,10 @@ Space blocked_space() {
 
 // Split K: the blocked kernel on KSPLIT slices of K at once (global dim 2), then a pass that adds
 // the slices into C. For small M*N and large K, where whole-K tiles leave most of the device
-// idle (256 x 256 x 65536 has 16 tiles of 64 x 64); the set measures it there only (split_group).
-// 72 configurations: double-buffered 32-128 tiles with float4 reads (the blocked family's best
-// shapes on the H100), 4 to 32 slices.
+// idle (256 x 256 x 65536 has 16 tiles of 64 x 64; 64 x 11008 x 4096 has 86 of 64 x 128 for 132
+// SMs on the H100); the set measures it there only (split_group). 108 configurations:
+// double-buffered 32-128 tiles with float4 reads (the blocked family's best shapes on the H100),
+// 2 to 32 slices (3: one tile per SM becomes two rounds of a third of K).
 Space split_space() {
   Space s = space("split");
   s.parameter("MWG", {32, 64, 128})
@@ -287,18 +288,23 @@ Space split_space() {
       .parameter("VWN", {4})
       .parameter("VW", {4})
       .parameter("DB", {1})
-      .parameter("KSPLIT", {4, 8, 16, 32});
+      .parameter("KSPLIT", {2, 3, 4, 8, 16, 32});
   return blocked_rules(s)
       .start_at("MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8")
-      .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=4");
+      .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=4")
+      .start_at("MWG=64,NWG=128,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=3");
 }
 
-// Split K is measured for keys whose K is above both M and N and whose C has at most 2^22
-// elements (2048 x 2048): there whole-K tiles are few and long. Skipped elsewhere.
+// Split K is measured where C has at most 2^22 elements (2048 x 2048) and K is long against it:
+// K above both M and N (whole-K tiles are few and long), or 32 to 64 rows with K at least 16
+// times M (one row of tiles: too few for a GPU when N is a few thousand). Below 32 rows the
+// skinny family is the shape (split's tiles have at least 32 rows). Skipped elsewhere.
 TuneGroup<MatmulKey> split_group() {
-  return TuneGroup<MatmulKey>("large K, small C", [](const MatmulKey& key) {
-    const std::uint64_t m = key.m, n = key.n;  // m * n <= 2^22 without overflowing
-    return key.k > std::max(m, n) && n != 0 && m <= (std::uint64_t{1} << 22) / n ? 0 : -1;
+  return TuneGroup<MatmulKey>("long K, small C", [](const MatmulKey& key) {
+    const std::uint64_t m = key.m, n = key.n, k = key.k;  // m * n <= 2^22 without overflowing
+    const bool small_c = n != 0 && m <= (std::uint64_t{1} << 22) / n;
+    const bool long_k = k > std::max(m, n) || (m >= 32 && m <= 64 && k >= 16 * m);
+    return small_c && long_k ? 0 : -1;
   });
 }
 
@@ -436,27 +442,42 @@ std::ostream& operator<<(std::ostream& os, DimFit fit) {
   switch (fit) {
     case DimFit::pow2:
       return os << "pow2";
-    case DimFit::m16:
-      return os << "m16";
-    case DimFit::other:
-      return os << "other";
+    case DimFit::m16_high:
+      return os << "m16_high";
+    case DimFit::m16_low:
+      return os << "m16_low";
+    case DimFit::other_high:
+      return os << "other_high";
+    case DimFit::other_low:
+      return os << "other_low";
   }
   return os << "fit" << static_cast<int>(fit);
 }
 
 DimFit dim_fit(std::uint64_t size) {
-  if (size == anchor(size)) return DimFit::pow2;
-  return size % 16 == 0 ? DimFit::m16 : DimFit::other;
+  const std::uint64_t power = anchor(size);
+  if (size == power) return DimFit::pow2;
+  const bool low = size <= power / 4 * 3;  // power >= 4 here: 3/4 of it is whole
+  if (size % 16 == 0) return low ? DimFit::m16_low : DimFit::m16_high;
+  return low ? DimFit::other_low : DimFit::other_high;
 }
 
 std::uint64_t representative_size(std::uint64_t anchor_, DimFit fit) {
-  // A size of the class strictly between anchor/2 and the anchor (the sizes anchored to it).
-  std::uint64_t size = anchor_;
-  if (fit == DimFit::m16) size = anchor_ / 4 * 3 / 16 * 16;
-  if (fit == DimFit::other) size = anchor_ >= 8 ? anchor_ / 4 * 3 + 1 : anchor_ / 4 * 3;
-  // A key read back or built by hand may name a class no size of its anchor has (m16 at 32):
-  // then the anchor itself.
-  return size > anchor_ / 2 && size <= anchor_ && dim_fit(size) == fit ? size : anchor_;
+  if (fit == DimFit::pow2 || anchor_ < 4 || (anchor_ & (anchor_ - 1)) != 0) return anchor_;
+  // Multiples of 16 are mostly model widths of 3, 5 or 7 times a power of two (768, 3072, 5120,
+  // 14336): 3/4 of the anchor for the low half, 7/8 for the high one. Other sizes: the middle of
+  // their half (5/8, 7/8). Then outwards to the nearest size of the class: within 16 steps
+  // wherever the half has one (every 16th size is an m16, and at most one in 16 is not an other).
+  const std::uint64_t eighths = fit == DimFit::m16_low ? 6 : fit == DimFit::other_low ? 5 : 7;
+  const std::uint64_t middle = anchor_ / 8 * eighths + (anchor_ < 8 ? 3 : 0);
+  for (std::uint64_t step = 0; step <= 16; ++step) {
+    for (const std::uint64_t size : {middle + step, middle - step}) {
+      if (size > anchor_ / 2 && size < anchor_ && anchor(size) == anchor_ && dim_fit(size) == fit)
+        return size;
+    }
+  }
+  // A key read back or built by hand may name a class no size of its anchor has (m16 at 32).
+  return anchor_;
 }
 
 std::array<std::uint64_t, 3> MatmulKey::problem() const {

@@ -108,7 +108,7 @@ TEST_CASE("matmul has all six algorithms and a blocked space of at least 500 con
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
   CHECK(per_family.size() == 6);
-  CHECK(per_family["split"] == 72);
+  CHECK(per_family["split"] == 108);
   CHECK(per_family["skinny"] == 5 * 3 * 2 * 3 * 3);
   CHECK(per_family["naive"] >= 1);
   CHECK(per_family["tiled"] >= 3);
@@ -157,17 +157,33 @@ TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does
 TEST_CASE("matmul's key holds each size's fit to its anchor, and benchmarks a size of that class",
           "[ops][matmul]") {
   CHECK(key_to_string(matmul_key(513, 1025, 2049, DType::f32)) ==
-        "m=1024 n=2048 k=4096 m_fit=other n_fit=other k_fit=other dtype=f32");
+        "m=1024 n=2048 k=4096 m_fit=other_low n_fit=other_low k_fit=other_low dtype=f32");
   CHECK(key_to_string(matmul_key(2048, 768, 3072, DType::f32)) ==
-        "m=2048 n=1024 k=4096 m_fit=pow2 n_fit=m16 k_fit=m16 dtype=f32");
-  // 1023 and 513 share a key: one tuning, on 769 rows (not on 1024, a different problem).
-  const auto key = matmul_key(1023, 513, 1, DType::f32);
-  CHECK_FALSE(KeyEqual{}(key, matmul_key(1024, 513, 1, DType::f32)));  // a power of two: its own
-  CHECK(KeyEqual{}(key, matmul_key(513, 1000, 1, DType::f32)));
-  CHECK(key.problem() == std::array<std::uint64_t, 3>{769, 769, 1});
+        "m=2048 n=1024 k=4096 m_fit=pow2 n_fit=m16_low k_fit=m16_low dtype=f32");
+  CHECK(key_to_string(matmul_key(1023, 11008, 14336, DType::f32)) ==
+        "m=1024 n=16384 k=16384 m_fit=other_high n_fit=m16_low k_fit=m16_high dtype=f32");
+  // 1023 and 997 share a key: one tuning, on 897 rows (not on 1024, a different problem).
+  const auto key = matmul_key(1023, 997, 1, DType::f32);
+  CHECK_FALSE(KeyEqual{}(key, matmul_key(1024, 997, 1, DType::f32)));  // a power of two: its own
+  CHECK(KeyEqual{}(key, matmul_key(769, 1000, 1, DType::f32)));
+  CHECK(key.problem() == std::array<std::uint64_t, 3>{897, 897, 1});
+  // One past a power of two and one below the next share an anchor, not a key.
+  CHECK_FALSE(KeyEqual{}(matmul_key(1025, 1025, 1025, DType::f32),
+                         matmul_key(2047, 2047, 2047, DType::f32)));
+  CHECK(matmul_key(1025, 1025, 1025, DType::f32).problem() ==
+        std::array<std::uint64_t, 3>{1281, 1281, 1281});
+  CHECK(matmul_key(2047, 640, 14000, DType::f32).problem() ==
+        std::array<std::uint64_t, 3>{1793, 768, 14336});  // model widths: 768, 14336
   CHECK(matmul_key(2048, 2048, 2048, DType::f32).problem() ==
         std::array<std::uint64_t, 3>{2048, 2048, 2048});  // the squares tune as before
   CHECK(matmul_key(2048, 768, 3072, DType::f32).work().flops == 2.0 * 2048 * 768 * 3072);
+  // The edges of the halves: 3/4 of the anchor is low, one past it high.
+  CHECK(dim_fit(1536) == DimFit::m16_low);
+  CHECK(dim_fit(1537) == DimFit::other_high);
+  CHECK(dim_fit(1552) == DimFit::m16_high);
+  CHECK(dim_fit(1025) == DimFit::other_low);
+  CHECK(dim_fit(3) == DimFit::other_low);
+  CHECK(dim_fit(7) == DimFit::other_high);
   // Every size's representative is of its class and anchors to the same power of two.
   std::size_t wrong = 0;
   for (std::uint64_t size = 1; size <= 70000; ++size) {
@@ -177,7 +193,10 @@ TEST_CASE("matmul's key holds each size's fit to its anchor, and benchmarks a si
   }
   CHECK(wrong == 0);
   // A class no size of the anchor has (read from a file, or built by hand): the anchor.
-  CHECK(representative_size(32, DimFit::m16) == 32);
+  CHECK(representative_size(32, DimFit::m16_low) == 32);
+  CHECK(representative_size(64, DimFit::m16_high) == 64);
+  CHECK(representative_size(4, DimFit::other_high) == 4);
+  CHECK(representative_size(48, DimFit::other_low) == 48);  // not a power of two: itself
 }
 
 TEST_CASE("sampled matmul candidates of every family are correct on odd sizes",
@@ -204,20 +223,27 @@ TEST_CASE("split-K matmul candidates are correct, also with more slices than K t
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   const auto split = every_nth("split", 11);  // every KSPLIT, tiles of every size
-  REQUIRE(split.size() == 7);
-  // K = 29 and 9: one or two K tiles for 4-32 slices; K = 300: 19 tiles, uneven slices.
+  REQUIRE(split.size() == 10);
+  // K = 29 and 9: one or two K tiles for 2-32 slices; K = 300: 19 tiles, uneven slices.
   check_candidates(
       client, split,
       {Problem{1, 1, 1}, Problem{37, 53, 29}, Problem{33, 65, 300}, Problem{130, 70, 9}});
 }
 
-TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for large K only",
+TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for long K only",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   test::quick_tuning();
-  // K above M and N, C small: split K is measured too; not for 65 x 130 x 70 (K below N).
-  for (Problem p : {Problem{3, 130, 70}, Problem{65, 130, 70}, Problem{20, 30, 700}}) {
-    INFO("m=" << p.m << " k=" << p.k);
+  // Split K is measured for K above M and N with C small (20 x 30 x 700), and for 32-64 rows
+  // with K at least 16 times the rows (40 x 1000 x 700: the key's m = 64, k = 1024); not for
+  // 65 x 130 x 70 or 3 x 130 x 70 (K below N, and too few rows or K too short).
+  struct Case {
+    Problem problem;
+    bool split;
+  };
+  for (const auto& [p, split] : {Case{{3, 130, 70}, false}, Case{{65, 130, 70}, false},
+                                 Case{{20, 30, 700}, true}, Case{{40, 1000, 700}, true}}) {
+    INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
     CHECK(run_and_check(client, "", p, DType::f32, 1.0f, 0.0f) < 1e-5);
     const auto report =
         matmul_tuner().tuner(client.id()).report(matmul_key(p.m, p.n, p.k, DType::f32));
@@ -230,7 +256,7 @@ TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for 
     }
     CHECK(candidates["skinny"] == 270);
     CHECK((measured["skinny"] > 0) == (p.m <= 64));
-    CHECK((measured["split"] > 0) == (p.k == 700));
+    CHECK((measured["split"] > 0) == split);
   }
 }
 

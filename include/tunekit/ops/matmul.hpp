@@ -22,17 +22,21 @@
 
 namespace tunekit::ops {
 
-/// How a size sits against its anchor (the next power of two): the kernels' edge handling
-/// depends on it. `pow2`: the size is its anchor; `m16`: a multiple of 16 below it (vector loads
-/// of any width up to 16, whole 16-wide tiles); `other`: anything else (element loads, partial
-/// tiles). docs/benchmarks.md says why these three.
-enum class DimFit : std::uint8_t { pow2, m16, other };
-/// "pow2", "m16", "other"
+/// How a size sits against its anchor (the next power of two): the kernels' edge handling and how
+/// many tiles fill the device depend on it. `pow2`: the size is its anchor; `m16`: a multiple of
+/// 16 below it (vector loads of any width up to 16, whole 16-wide tiles); `other`: anything else
+/// (element loads, partial tiles). The non-power-of-two classes are split at 3/4 of the anchor:
+/// `_high` above it, `_low` at or below (1025 and 2047 anchor to 2048 but leave a device with
+/// very different counts of tiles). docs/benchmarks.md says why these five.
+enum class DimFit : std::uint8_t { pow2, m16_high, m16_low, other_high, other_low };
+/// "pow2", "m16_high", "m16_low", "other_high", "other_low"
 std::ostream& operator<<(std::ostream& os, DimFit fit);
 /// The class of `size` (>= 1).
 DimFit dim_fit(std::uint64_t size);
 /// The size a tuning of the class (`anchor`, `fit`) benchmarks: the anchor itself for pow2,
-/// otherwise a size of that class near 3/4 of the anchor (the middle of the sizes it covers).
+/// otherwise the size of that class nearest 7/8 of the anchor (`_high`), 3/4 (`m16_low`: model
+/// widths such as 768 and 3072 are tuned as they are) or 5/8 (`other_low`, the middle of its
+/// half); the anchor when the class has no size there.
 std::uint64_t representative_size(std::uint64_t anchor, DimFit fit);
 
 /// The tuning key of matmul: sizes anchored to powers of two, how each size fits its anchor, and
