@@ -9,8 +9,8 @@
 // --shapes: only these shapes (and --sizes if given; without either, default squares);
 // real / real-small are the named lists of bench/shape_lists.hpp. The matmul rows are followed by
 // the number of distinct keys tuned and the tuning time of them all. Times are wall-clock around
-// the call and clFinish for both sides (CLBlast enqueues several kernels per call and returns the
-// last one's event only), medians over R repetitions.
+// batches of back-to-back calls and clFinish, per call, for both sides (CLBlast enqueues several
+// kernels per call and returns the last one's event only), medians over R batches (wall_median).
 #include <clblast.h>  // after CLHPP, which sets the OpenCL target version
 
 #include <algorithm>
@@ -65,17 +65,22 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Median wall seconds of `call` followed by clFinish, after two warm-up runs.
+// Median seconds per call of `call`: wall time of a batch of back-to-back calls, then clFinish,
+// divided by the calls, after two warm-up calls. The batch holds about 2 ms of work (at most 200
+// calls), so that a small product's time is the device's, not the host's launch latency and
+// clFinish round trip; cublas_shapes.py times cuBLAS the same way.
 double wall_median(Client& client, int reps, const std::function<void()>& call) {
-  std::vector<double> times;
-  for (int r = 0; r < reps + 2; ++r) {
+  const auto timed = [&](int calls) {
     client.finish();
     const auto start = std::chrono::steady_clock::now();
-    call();
+    for (int i = 0; i < calls; ++i) call();
     client.finish();
-    const auto stop = std::chrono::steady_clock::now();
-    if (r >= 2) times.push_back(std::chrono::duration<double>(stop - start).count());
-  }
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls;
+  };
+  timed(1);
+  const int calls = std::clamp(static_cast<int>(2e-3 / std::max(timed(1), 1e-6)), 1, 200);
+  std::vector<double> times;
+  for (int r = 0; r < reps; ++r) times.push_back(timed(calls));
   return median(times);
 }
 

@@ -24,7 +24,8 @@ optional=(bench/bench_ops bench/bench_search bench/record_matmul_space bench/ben
           bench/bench_cache bench/bench_repeat)
 for b in "${required[@]}"; do cp "$build/$b" "$out/"; done
 for b in "${optional[@]}"; do [ -f "$build/$b" ] && cp "$build/$b" "$out/"; done
-for tool in torch_sgemm.py cublas_shapes.py; do cp "../shared/tools/$tool" "$out/" 2>/dev/null || true; done
+cp bench/cublas_shapes.py "$out/"  # ours: batch-timed (see its header)
+cp ../shared/tools/torch_sgemm.py "$out/" 2>/dev/null || true
 for lib in libOpenCL.so.1 libclblast.so.1 libxxhash.so.0 libhiredis.so.0.14 libstdc++.so.6 libgcc_s.so.1; do
   path=$( (ldd "$out"/* 2>/dev/null || true) | awk -v l="$lib" '$1 == l && !p { p = $3 } END { print p }')
   if [ -n "$path" ]; then cp -L "$path" "$out/$lib"; fi
