@@ -20,7 +20,7 @@ required=(tests/tunekit_core_tests tests/tunekit_cache_tests tests/tunekit_cache
           tests/tunekit_report_tests tests/cl/tunekit_cl_tests tests/cl/tunekit_program_child
           tests/ops/tunekit_ops_tests tests/tunekit_redis_tests
           examples/cl_custom_kernel examples/cl_softmax tunekit)
-optional=(bench/bench_ops bench/bench_search bench/record_matmul_space bench/bench_builds
+optional=(bench/bench_ops bench/bench_search bench/record_matmul_space bench/matmul_shape_oracle bench/bench_builds
           bench/bench_cache bench/bench_repeat)
 for b in "${required[@]}"; do cp "$build/$b" "$out/"; done
 for b in "${optional[@]}"; do [ -f "$build/$b" ] && cp "$build/$b" "$out/"; done

@@ -1,8 +1,9 @@
 // Sizes the shipped ops' kernels can take (int_argument), and benchmark inputs that fit the
-// device: the shipped ops' input generators make random inputs of
-// the key's anchored shape, which can be twice the caller's in each dimension. When those do not
-// fit (or cannot be allocated), tuning runs on the caller's own shape instead: a call that a
-// candidate can serve must never fail because its anchored twin is too large.
+// device: the shipped ops' input generators make random inputs (reduce and transpose of the
+// key's anchored shape, which can be twice the caller's in each dimension; matmul of the call's
+// own). When those do not fit next to the caller's data (or cannot be allocated), tuning runs on
+// the caller's own inputs instead: a call that a candidate can serve must never fail because its
+// benchmark twin is too large.
 #pragma once
 
 #include <cstdint>
@@ -57,35 +58,36 @@ inline std::optional<std::string> misfit(
   return std::nullopt;
 }
 
-/// Says, once per op and key in a process, that its tuning runs on the caller's shape.
-inline void note_real_shape(const std::string& op, const std::string& key, const std::string& why) {
+/// Says, once per op and key in a process, that its tuning runs on the caller's inputs.
+inline void note_callers_inputs(const std::string& op, const std::string& key,
+                                const std::string& why) {
   static std::mutex mutex;
   static std::set<std::pair<std::string, std::string>> noted;
   {
     std::lock_guard lock(mutex);
     if (!noted.emplace(op, key).second) return;
   }
-  warn(about(op, key) + "the anchored benchmark inputs do not fit (" + why +
-       "); tuning on the caller's own shape instead");
+  warn(about(op, key) + "the random benchmark inputs do not fit (" + why +
+       "); tuning on the caller's own inputs instead");
 }
 
-/// `anchored()` when the buffers of `anchored_sizes` fit and can be allocated, else `real()`
+/// `random()` when the buffers of `random_sizes` fit and can be allocated, else `callers()`
 /// (noted once): both make the benchmark inputs.
-template <class Anchored, class Real>
-auto anchored_or_real(const ::cl::Context& context, const std::string& op, const std::string& key,
-                      std::initializer_list<std::optional<std::uint64_t>> anchored_sizes,
-                      Anchored anchored, Real real) -> decltype(real()) {
-  auto why = misfit(context, anchored_sizes);
+template <class Random, class Callers>
+auto random_or_callers(const ::cl::Context& context, const std::string& op, const std::string& key,
+                       std::initializer_list<std::optional<std::uint64_t>> random_sizes,
+                       Random random, Callers callers) -> decltype(callers()) {
+  auto why = misfit(context, random_sizes);
   if (!why) {
     try {
-      return anchored();
+      return random();
     } catch (const AutotuneError& e) {
       if (e.kind() != ErrorKind::allocation) throw;
       why = e.message();
     }
   }
-  note_real_shape(op, key, *why);
-  return real();
+  note_callers_inputs(op, key, *why);
+  return callers();
 }
 
 /// `value` as a kernel's `int` argument; beyond 2^31 - 1 an AutotuneError(launch) naming the

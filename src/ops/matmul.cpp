@@ -266,12 +266,16 @@ Space blocked_space() {
       // (docs/data/h100-blocked-1024.tsv) and the best by 1.7x for 64 x 11008 x 4096, which a
       // balanced search from 128-row tiles did not reach. A search measures them first, so that a
       // small budget (TUNEKIT_LEVEL=minimal) cannot miss them there, and walks on from the best.
+      // Then 64 x 64 tiles 32 deep: the best of every configuration on the call's own shape for
+      // 512 x 3072 x 768 (33.1 TFLOP/s against 29.4 from the walk) and 8192 x 64 x 1024, within
+      // 1% of it at 1024^3, 1023^3 and 997 x 1009 x 1013 (matmul_shape_oracle, docs/benchmarks.md).
       // Last, 32 x 32 tiles for products of few tiles (128 x 768 x 768: 96 work-groups): the
       // best of three H100 tunings there (17 us against 22-27 us from 64-row tiles), a region
       // the walk from the larger tiles reached in one tuning of three (docs/benchmarks.md).
       .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,VW=4,DB=1")
       .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1")
       .start_at("MWG=64,NWG=128,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1")
+      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,VW=4,DB=1")
       .start_at("MWG=32,NWG=32,KWG=32,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1");
 }
 
@@ -301,13 +305,18 @@ Space split_space() {
 
 // Split K is measured where C has at most 2^22 elements (2048 x 2048) and K is long against it:
 // K above both M and N (whole-K tiles are few and long), or 32 to 64 rows with K at least 16
-// times M (one row of tiles: too few for a GPU when N is a few thousand). Below 32 rows the
-// skinny family is the shape (split's tiles have at least 32 rows). Skipped elsewhere.
+// times M (one row of tiles: too few for a GPU when N is a few thousand), or K as long as M and
+// N when M or N is one past a power of two up to 3/4 of it (`other_low`: the last row or column
+// of tiles is nearly empty, so the tiles that work fill fewer SMs; 1025^3 on the H100: split 22.0
+// TFLOP/s, blocked at best 20.6). Below 32 rows the skinny family is the shape (split's tiles
+// have at least 32 rows). Skipped elsewhere.
 TuneGroup<MatmulKey> split_group() {
   return TuneGroup<MatmulKey>("long K, small C", [](const MatmulKey& key) {
     const std::uint64_t m = key.m, n = key.n, k = key.k;  // m * n <= 2^22 without overflowing
     const bool small_c = n != 0 && m <= (std::uint64_t{1} << 22) / n;
-    const bool long_k = k > std::max(m, n) || (m >= 32 && m <= 64 && k >= 16 * m);
+    const bool ragged = key.m_fit == DimFit::other_low || key.n_fit == DimFit::other_low;
+    const bool long_k = k > std::max(m, n) || (m >= 32 && m <= 64 && k >= 16 * m) ||
+                        (ragged && k >= std::max(m, n));
     return small_c && long_k ? 0 : -1;
   });
 }
@@ -376,11 +385,13 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
   return matmul_key(a.rows, b.cols, a.cols, a.dtype);
 }
 
-// Random matrices of the key's benchmark problem (MatmulKey::problem: the anchors, or sizes of
-// the call's class near them), the same for the same key, in A's context. Benchmarks run with
-// beta = 0: C is then output only, so one set of inputs serves every candidate (and the kernels'
-// choice does not depend on beta). When those matrices do not fit the device, the caller's own A
-// and B (which the kernels only read) and a fresh C of the real shape.
+// Random matrices of the call's own shape (the first call of a key tunes it, as in CubeCL's
+// matmul: a stand-in size of the key's class can have other tile counts, and so another winner:
+// 1025^3 tuned on 1281^3 ran 18 TFLOP/s on the H100, tuned on itself 22), the same for the same
+// key and shape, in A's context. Benchmarks run with beta = 0: C is then output only, so one set
+// of inputs serves every candidate (and the kernels' choice does not depend on beta). When these
+// do not fit the device next to the caller's, the caller's own A and B (which the kernels only
+// read) and a fresh C.
 std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
     const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
     const float& alpha, const float&) {
@@ -389,8 +400,8 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
   const std::string key_text = key_to_string(key);
   const std::uint64_t seed = stable_hash(key_text);
   const std::uint64_t element = size_of(key.dtype);
-  const auto [m, n, k] = key.problem();
-  return detail::anchored_or_real(
+  const std::size_t m = a.rows, n = b.cols, k = a.cols;
+  return detail::random_or_callers(
       context, "matmul", key_text,
       {detail::bytes_of(m, k, element), detail::bytes_of(k, n, element),
        detail::bytes_of(m, n, element)},
@@ -400,7 +411,7 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
                       random_matrix(context, m, n, key.dtype, seed + 2), alpha, 0.0f};
       },
       [&] {
-        return Inputs{a, b, random_matrix(context, a.rows, b.cols, a.dtype, seed + 2), alpha, 0.0f};
+        return Inputs{a, b, random_matrix(context, m, n, a.dtype, seed + 2), alpha, 0.0f};
       });
 }
 
@@ -466,31 +477,26 @@ DimFit dim_fit(std::uint64_t size) {
   return low ? DimFit::other_low : DimFit::other_high;
 }
 
-std::uint64_t representative_size(std::uint64_t anchor_, DimFit fit) {
-  if (fit == DimFit::pow2 || anchor_ < 4 || (anchor_ & (anchor_ - 1)) != 0) return anchor_;
-  // Multiples of 16 are mostly model widths of 3, 5 or 7 times a power of two (768, 3072, 5120,
-  // 14336): 3/4 of the anchor for the low half, 7/8 for the high one. Other sizes: the middle of
-  // their half (5/8, 7/8). Then outwards to the nearest size of the class: within 16 steps
-  // wherever the half has one (every 16th size is an m16, and at most one in 16 is not an other).
-  const std::uint64_t eighths = fit == DimFit::m16_low ? 6 : fit == DimFit::other_low ? 5 : 7;
-  const std::uint64_t middle = anchor_ / 8 * eighths + (anchor_ < 8 ? 3 : 0);
-  for (std::uint64_t step = 0; step <= 16; ++step) {
-    for (const std::uint64_t size : {middle + step, middle - step}) {
-      if (size > anchor_ / 2 && size < anchor_ && anchor(size) == anchor_ && dim_fit(size) == fit)
-        return size;
-    }
+std::uint64_t smallest_size(std::uint64_t anchor_, DimFit fit) {
+  switch (fit) {
+    case DimFit::pow2:
+      return anchor_;
+    case DimFit::m16_low:
+    case DimFit::other_low:
+      return anchor_ / 2 + 1;
+    case DimFit::m16_high:
+    case DimFit::other_high:
+      return anchor_ / 4 * 3 + 1;
   }
-  // A key read back or built by hand may name a class no size of its anchor has (m16 at 32).
   return anchor_;
 }
 
-std::array<std::uint64_t, 3> MatmulKey::problem() const {
-  return {representative_size(m, m_fit), representative_size(n, n_fit),
-          representative_size(k, k_fit)};
+std::array<std::uint64_t, 3> MatmulKey::smallest() const {
+  return {smallest_size(m, m_fit), smallest_size(n, n_fit), smallest_size(k, k_fit)};
 }
 
 Work MatmulKey::work() const {
-  const auto [m_, n_, k_] = problem();
+  const auto [m_, n_, k_] = smallest();
   const double dm = static_cast<double>(m_), dn = static_cast<double>(n_),
                dk = static_cast<double>(k_);
   return {2 * dm * dn * dk, (dm * dk + dk * dn + dm * dn) * static_cast<double>(size_of(dtype))};

@@ -193,7 +193,7 @@ std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& k
   const std::string key_text = key_to_string(key);
   const auto seed = stable_hash(key_text);
   // When the anchored input does not fit the device: the caller's own (only read) instead.
-  return detail::anchored_or_real(
+  return detail::random_or_callers(
       context, "reduce", key_text, {detail::bytes_of(key.n, sizeof(float))},
       [&] {
         return Inputs{random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)};
@@ -269,7 +269,7 @@ std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& 
   const std::string key_text = key_to_string(key);
   const auto seed = stable_hash(key_text);
   // When the anchored matrix does not fit the device: the caller's own (only read) instead.
-  return detail::anchored_or_real(
+  return detail::random_or_callers(
       context, "reduce_rows", key_text,
       {detail::bytes_of(key.rows, key.cols, sizeof(float)),
        detail::bytes_of(key.rows, sizeof(float))},

@@ -113,7 +113,7 @@ std::tuple<DeviceMatrix, DeviceMatrix> bench_inputs(const TransposeKey& key, con
   const std::string key_text = key_to_string(key);
   const auto seed = stable_hash(key_text);
   const auto bytes = detail::bytes_of(key.rows, key.cols, sizeof(float));
-  return detail::anchored_or_real(
+  return detail::random_or_callers(
       context, "transpose", key_text, {bytes, bytes},
       [&] {
         return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed),

@@ -170,3 +170,24 @@ TEST_CASE("absurd sizes are refused before any allocation or launch, naming the 
   CHECK_THROWS_WITH(check_allocation(device, largest + 1, "the input"),
                     Catch::Contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE"));
 }
+
+// Run by ctest with POCL_MEMORY_LIMIT=1 (1 GiB of device memory, 256 MiB per allocation): the
+// input is 2049 x 16385 (134 MB), its anchored twin 4096 x 32768 (537 MB) exceeds the maximum
+// allocation, so the tuning runs on the caller's own input with a fresh output, and the call is
+// served (on the anchored twin every candidate failed with CL_INVALID_BUFFER_SIZE).
+TEST_CASE("transpose tunes on the caller's input when its anchored twin does not fit the device",
+          "[.][small-memory]") {
+  tunekit::test::quick_tuning();
+  auto& client = default_client();
+  const std::size_t rows = 2049, cols = 16385;
+  REQUIRE(client.device().max_allocation < std::uint64_t{4096} * 32768 * sizeof(float));
+  const auto values = tunekit::ops::random_values(rows * cols, 7);
+  const auto in = upload_matrix(client, values, rows, cols);
+  auto out = upload_matrix(client, std::vector<float>(rows * cols, 0.0f), cols, rows);
+  transpose(client, in, out);
+  const auto got = download_matrix(client, out);
+  std::size_t wrong = 0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) wrong += got[c * rows + r] != values[r * cols + c];
+  CHECK(wrong == 0);
+}

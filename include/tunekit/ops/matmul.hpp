@@ -33,21 +33,21 @@ enum class DimFit : std::uint8_t { pow2, m16_high, m16_low, other_high, other_lo
 std::ostream& operator<<(std::ostream& os, DimFit fit);
 /// The class of `size` (>= 1).
 DimFit dim_fit(std::uint64_t size);
-/// The size a tuning of the class (`anchor`, `fit`) benchmarks: the anchor itself for pow2,
-/// otherwise the size of that class nearest 7/8 of the anchor (`_high`), 3/4 (`m16_low`: model
-/// widths such as 768 and 3072 are tuned as they are) or 5/8 (`other_low`, the middle of its
-/// half); the anchor when the class has no size there.
-std::uint64_t representative_size(std::uint64_t anchor, DimFit fit);
+/// The smallest size of the class (`anchor`, `fit`): the anchor for pow2, else one past half the
+/// anchor (`_low`) or one past 3/4 of it (`_high`). Every size of the class is at least this.
+std::uint64_t smallest_size(std::uint64_t anchor, DimFit fit);
 
 /// The tuning key of matmul: sizes anchored to powers of two, how each size fits its anchor, and
-/// the element type. Build it with matmul_key(); the benchmark problem is problem().
+/// the element type. Build it with matmul_key(). A tuning benchmarks the shape of the call that
+/// met the key first (as CubeCL's matmul does); later calls of the key run its winner.
 struct MatmulKey {
   BOOST_HANA_DEFINE_STRUCT(MatmulKey, (Anchored<std::uint64_t>, m), (Anchored<std::uint64_t>, n),
                            (Anchored<std::uint64_t>, k), (DimFit, m_fit), (DimFit, n_fit),
                            (DimFit, k_fit), (DType, dtype));
-  /// The sizes (m, n, k) the tuning of this key benchmarks: representative_size of each.
-  std::array<std::uint64_t, 3> problem() const;
-  /// The benchmark problem's work: 2mnk FLOPs; A and B read, C written once.
+  /// The smallest sizes (m, n, k) of the calls this key covers: smallest_size of each.
+  std::array<std::uint64_t, 3> smallest() const;
+  /// The work of the smallest call of this key (2mnk FLOPs; A and B read, C written once): no
+  /// call of the key does less, so a roofline drawn from it never stops a tuning too early.
   Work work() const;
 };
 
