@@ -282,9 +282,13 @@ Space blocked_space() {
 // Split K: the blocked kernel on KSPLIT slices of K at once (global dim 2), then a pass that adds
 // the slices into C. For small M*N and large K, where whole-K tiles leave most of the device
 // idle (256 x 256 x 65536 has 16 tiles of 64 x 64; 64 x 11008 x 4096 has 86 of 64 x 128 for 132
-// SMs on the H100); the set measures it there only (split_group). 108 configurations:
+// SMs on the H100); the set measures it there only (split_group). 126 configurations:
 // double-buffered 32-128 tiles with float4 reads (the blocked family's best shapes on the H100),
-// 2 to 32 slices (3: one tile per SM becomes two rounds of a third of K).
+// 2 to 64 slices (3: one tile per SM becomes two rounds of a third of K; 64: 256 x 256 x 65536 in
+// 128 x 128 tiles, two work-groups per SM). Start points: the best on the call's own shape on the
+// H100 (matmul_shape_oracle, docs/benchmarks.md) for 1025^3 and 513 x 1025 x 2049 (64 x 64 tiles),
+// 128 x 4096 x 11008, 256 x 256 x 65536 and 2048 x 768 x 3072 (128 x 128 tiles, whose walk
+// reaches 4 to 64 slices), and 64 x 11008 x 4096 (64 x 128 tiles, 3 slices).
 Space split_space() {
   Space s = space("split");
   s.parameter("MWG", {32, 64, 128})
@@ -296,10 +300,10 @@ Space split_space() {
       .parameter("VWN", {4})
       .parameter("VW", {4})
       .parameter("DB", {1})
-      .parameter("KSPLIT", {2, 3, 4, 8, 16, 32});
+      .parameter("KSPLIT", {2, 3, 4, 8, 16, 32, 64});
   return blocked_rules(s)
       .start_at("MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8")
-      .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=4")
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8")
       .start_at("MWG=64,NWG=128,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=3");
 }
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/matmul.hpp>
 
@@ -108,7 +109,7 @@ TEST_CASE("matmul has all six algorithms and a blocked space of at least 500 con
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
   CHECK(per_family.size() == 6);
-  CHECK(per_family["split"] == 108);
+  CHECK(per_family["split"] == 126);
   CHECK(per_family["skinny"] == 5 * 3 * 2 * 3 * 3);
   CHECK(per_family["naive"] >= 1);
   CHECK(per_family["tiled"] >= 3);
@@ -154,7 +155,7 @@ TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does
   CHECK_NOTHROW(client.program(with));
 }
 
-TEST_CASE("matmul's key holds each size's fit to its anchor; its work is its smallest call's",
+TEST_CASE("matmul's key holds each size's fit to its anchor, and its work is its smallest call's",
           "[ops][matmul]") {
   CHECK(key_to_string(matmul_key(513, 1025, 2049, DType::f32)) ==
         "m=1024 n=2048 k=4096 m_fit=other_low n_fit=other_low k_fit=other_low dtype=f32");
@@ -224,8 +225,11 @@ TEST_CASE("split-K matmul candidates are correct, also with more slices than K t
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   const auto split = every_nth("split", 11);  // every KSPLIT, tiles of every size
-  REQUIRE(split.size() == 10);
-  // K = 29 and 9: one or two K tiles for 2-32 slices; K = 300: 19 tiles, uneven slices.
+  REQUIRE(split.size() == 12);
+  std::set<std::string> slices;
+  for (const auto& name : split) slices.insert(name.substr(name.find("KSPLIT=")));
+  CHECK(slices.size() == 7);  // 2, 3, 4, 8, 16, 32, 64
+  // K = 29 and 9: one or two K tiles for 2-64 slices; K = 300: 19 tiles, uneven slices.
   check_candidates(
       client, split,
       {Problem{1, 1, 1}, Problem{37, 53, 29}, Problem{33, 65, 300}, Problem{130, 70, 9}});
