@@ -10,7 +10,8 @@
 #    and reports their first call without tuning), each under SHAPE_TIMEOUT (default 240 s) and
 #    all within TOTAL_TIMEOUT (default 540 s, under a device call's 10 minutes): the shapes left
 #    when it runs out are named, to pass as FROM next time;
-# 3. the keys tuned and the tuning time over every shape done so far.
+# 3. cuBLAS again on the same shapes (lines "cuBLAS-again ..."; CUBLAS_AGAIN=0 skips it);
+# 4. the keys tuned and the tuning time over every shape done so far.
 # Every line is printed as it comes and appended to $OUT/shapes.log; JSON per shape in $OUT.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -52,6 +53,13 @@ for shape in "${shapes[@]}"; do
   status=${PIPESTATUS[0]}
   [[ $status -eq 0 ]] || say "$shape: bench_ops exit $status (124: over its $limit s)"
 done
+# cuBLAS again, at the end of the same call: its spread within one machine start (small shapes'
+# cuBLAS times have moved by up to 20% between the two ends of a call, and more between starts).
+if [[ -f $bin/cublas_shapes.py && ${CUBLAS_AGAIN:-1} == 1 ]]; then
+  say "# cuBLAS again, at the end of the call"
+  timeout "${CUBLAS_TIMEOUT:-120}" python3 "$bin/cublas_shapes.py" "${shapes[@]}" 2>&1 |
+    sed 's/^cuBLAS /cuBLAS-again /' | tee -a "$log"
+fi
 # Over every shape of this cache directory so far: distinct keys and the first calls' time.
 python3 - "$out" <<'PY' 2>&1 | tee -a "$log"
 import glob, json, sys
