@@ -32,10 +32,6 @@
   Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load;
   vector global loads are used when K % VW == 0 (A) and N % VW == 0 (B), element loads otherwise
   (a uniform per-launch choice; buffers must be VW*4-byte aligned, as clCreateBuffer's are).
-  VEC_A, VEC_B (both or neither): the program is for launches with K % VW == 0 (VEC_A=1) or not
-  (0), and N likewise; the host (src/ops/matmul.cpp, GemmKernel::spec) builds one program per
-  alignment and picks it per call. A launch that does not match its program's alignment reads
-  misaligned vectors (VEC=1) or takes the slower element loads (VEC=0).
 */
 #ifndef PRECISION
 #define PRECISION 32
@@ -195,13 +191,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int tid = ty * NDIMC + tx;
   const int bm = get_group_id(1) * MWG, bn = get_group_id(0) * NWG;
-#if defined(VEC_A) && defined(VEC_B)
-  // Built for one alignment (the host's choice per call: VEC_A = K % VW == 0, VEC_B = N % VW == 0),
-  // so that the other load path is not compiled in.
-  const int vecA = VEC_A, vecB = VEC_B;
-#else
   const int vecA = (K % VW) == 0, vecB = (N % VW) == 0;
-#endif
 
   float acc[WPTM][WPTN];
 #pragma unroll

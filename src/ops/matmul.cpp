@@ -38,15 +38,13 @@ detail::Scratch<1>& split_scratch() {
 class GemmKernel {
  public:
   GemmKernel(Algorithm algorithm, Config config)
-      : algorithm_(algorithm), config_(std::move(config)), splits_(slices_of(config_)) {
-    for (const DType dtype : {DType::f32, DType::f16}) {
-      for (int alignment = 0; alignment < alignments(); ++alignment) {
-        specs_.push_back(cl::KernelSpec::embedded(file_of(algorithm_),
-                                                  options(config_, dtype, algorithm_, alignment),
-                                                  kernel_of(algorithm_)));
-      }
-    }
-  }
+      : algorithm_(algorithm),
+        config_(std::move(config)),
+        f32_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f32, algorithm),
+                                      kernel_of(algorithm))),
+        f16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f16, algorithm),
+                                      kernel_of(algorithm))),
+        splits_(slices_of(config_)) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
                   const float& alpha, const float& beta) const {
@@ -59,7 +57,7 @@ class GemmKernel {
       detail::int_argument(std::uint64_t{k} * n, "K*N (elements of B)");
       detail::int_argument(std::uint64_t{m} * n, "M*N (elements of C)");
     }
-    ::cl::Kernel kernel = client.kernel(spec(a.dtype, k, n));
+    ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (splits_ == 1) {
       client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
@@ -80,8 +78,7 @@ class GemmKernel {
   }
 
   std::string fingerprint() const {
-    std::string text;
-    for (const auto& spec : specs_) text += spec.fingerprint();
+    std::string text = f32_.fingerprint() + f16_.fingerprint();
     if (splits_ > 1)
       text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint();
     return text;
@@ -89,29 +86,18 @@ class GemmKernel {
 
   /// Builds the program a call on these inputs will run, without running it (the tuner builds
   /// the candidates it is about to measure ahead, on other threads).
-  void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
-               const DeviceMatrix&, const float&, const float&) const {
-    (void)client.program(spec(a.dtype, a.cols, b.cols));
+  void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
+               const float&, const float&) const {
+    (void)client.program(spec(a.dtype));
     if (splits_ > 1) (void)client.program(sum_spec(a.dtype));
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
-  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
+  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
             const float&, const float&) const {
-    client.programs().keep(spec(a.dtype, a.cols, b.cols));
+    client.programs().keep(spec(a.dtype));
     if (splits_ > 1) client.programs().keep(sum_spec(a.dtype));
   }
-  /// The program for `dtype` and a product of inner size `k` and `n` columns: matmul_reg.cl is
-  /// built for one alignment of A's and B's rows (VEC_A, VEC_B: K and N multiples of VW or not),
-  /// so that neither load path is compiled into the other's program.
-  const cl::KernelSpec& spec(DType dtype, std::size_t k, std::size_t n) const {
-    int alignment = 0;
-    if (alignments() > 1) {
-      const auto vw = static_cast<std::size_t>(config_["VW"]);
-      alignment = (k % vw == 0 ? 2 : 0) + (n % vw == 0 ? 1 : 0);
-    }
-    return specs_[static_cast<std::size_t>((dtype == DType::f16 ? 1 : 0) * alignments() +
-                                           alignment)];
-  }
+  const cl::KernelSpec& spec(DType dtype) const { return dtype == DType::f16 ? f16_ : f32_; }
 
  private:
   static std::size_t slices_of(const Config& config) {
@@ -162,14 +148,8 @@ class GemmKernel {
     }
     return "";
   }
-  // matmul_reg.cl's programs: one per alignment of A's and B's rows (spec()); the others: one.
-  int alignments() const {
-    return algorithm_ == Algorithm::blocked || algorithm_ == Algorithm::split ? 4 : 1;
-  }
   // The kernel's macros; the local size parameters (LX, LY) are the host's, not the kernel's.
-  // `alignment` (matmul_reg.cl only): 2 if K is a multiple of VW, plus 1 if N is.
-  static std::string options(const Config& config, DType dtype, Algorithm algorithm,
-                             int alignment) {
+  static std::string options(const Config& config, DType dtype, Algorithm algorithm) {
     std::string text = dtype == DType::f16 ? "-DPRECISION=16" : "-DPRECISION=32";
     for (std::size_t i = 0; i < config.size(); ++i) {
       const auto& name = config.names()[i];
@@ -178,8 +158,6 @@ class GemmKernel {
     }
     if (algorithm == Algorithm::blocked || algorithm == Algorithm::split) {
       text += " -DPADA=" + std::to_string(gemm::pad_a) + " -DPADB=" + std::to_string(gemm::pad_b);
-      text +=
-          " -DVEC_A=" + std::to_string(alignment / 2) + " -DVEC_B=" + std::to_string(alignment % 2);
     }
     return text + " -cl-mad-enable";
   }
@@ -214,9 +192,9 @@ class GemmKernel {
 
   Algorithm algorithm_;
   Config config_;
+  cl::KernelSpec f32_;  // the same kernel built for f32 and for f16 storage
+  cl::KernelSpec f16_;
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
-  // The kernel built for f32, then for f16 storage; each for alignments() alignments.
-  std::vector<cl::KernelSpec> specs_;
 };
 
 Space naive_space() { return space("naive").parameter("LX", {16}).parameter("LY", {16}); }
@@ -567,7 +545,7 @@ std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) 
     const ExpandedSpace expanded = space.expand();
     for (const Config& config : expanded.configs()) {
       all.emplace_back(candidate_name(space.name(), config.to_string()),
-                       GemmKernel(family.algorithm, config).spec(dtype, 0, 0));
+                       GemmKernel(family.algorithm, config).spec(dtype));
     }
   }
   return all;

@@ -72,8 +72,7 @@ std::vector<std::string> matmul_candidates(const DeviceLimits& limits);
 
 /// Every candidate's name and kernel (source, build options) for `dtype`, in set order: for
 /// benchmarks of program builds (bench/bench_builds.cpp). Launch-only parameters (LX, LY) give
-/// several candidates the same program. The blocked and split kernels are built per alignment of
-/// A's and B's rows; this is their program for K and N multiples of the vector width.
+/// several candidates the same program.
 std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype);
 
 /// Runs one named candidate, bypassing the tuner (for tests, and to force a kernel).
