@@ -264,19 +264,14 @@ int main(int argc, char** argv) {
       o.device = value;
     else if (flag == "--sizes")
       o.sizes = parse_list(value);
-    else if (flag == "--shapes" && tunekit::bench::named_shapes(value)) {
-      const auto list = *tunekit::bench::named_shapes(value);
-      o.shapes.insert(o.shapes.end(), list.begin(), list.end());
-    } else if (flag == "--shapes") {
-      std::stringstream stream(value);
-      for (std::string item; std::getline(stream, item, ',');) {
-        std::array<std::size_t, 3> s{};
-        if (std::sscanf(item.c_str(), "%zux%zux%zu", &s[0], &s[1], &s[2]) != 3) {
-          std::fprintf(stderr, "bench_ops: --shapes takes MxNxK,..., real or real-small\n");
-          return 2;
-        }
-        o.shapes.push_back(s);
+    else if (flag == "--shapes") {
+      const auto list = tunekit::bench::parse_shapes(value);
+      if (!list) {
+        std::fprintf(stderr,
+                     "bench_ops: --shapes takes MxNxK,... (sizes from 1), real or real-small\n");
+        return 2;
       }
+      o.shapes.insert(o.shapes.end(), list->begin(), list->end());
     } else if (flag == "--reduce")
       o.reduce_n = std::stoul(value);
     else if (flag == "--transpose")

@@ -76,22 +76,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s: every flag takes a value\n", argv[0]);
     return 2;
   }
-  std::vector<tunekit::bench::Shape> shapes;
-  if (const auto named = tunekit::bench::named_shapes(shapes_text)) {
-    shapes = *named;
-  } else {
-    for (const auto& item : split_list(shapes_text)) {
-      tunekit::bench::Shape shape{};
-      char tail = 0;
-      if (std::sscanf(item.c_str(), "%zux%zux%zu%c", &shape[0], &shape[1], &shape[2], &tail) != 3 ||
-          shape[0] == 0 || shape[1] == 0 || shape[2] == 0) {
-        std::fprintf(stderr, "%s: --shapes: '%s' is not MxNxK (sizes from 1)\n", argv[0],
-                     item.c_str());
-        return 2;
-      }
-      shapes.push_back(shape);
-    }
+  const auto parsed = tunekit::bench::parse_shapes(shapes_text);
+  if (!parsed) {
+    std::fprintf(stderr, "%s: --shapes takes MxNxK,... (sizes from 1), real or real-small\n",
+                 argv[0]);
+    return 2;
   }
+  const std::vector<tunekit::bench::Shape>& shapes = *parsed;
   const auto families = split_list(families_text);
   try {
     tunekit::Settings settings;

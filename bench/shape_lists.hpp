@@ -3,9 +3,12 @@
 // comes from. Header-only, standard library only.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdio>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,6 +47,27 @@ inline std::optional<std::vector<Shape>> named_shapes(std::string_view name) {
   if (name == "real") return real_shapes();
   if (name == "real-small") return real_small_shapes();
   return std::nullopt;
+}
+
+/// A `--shapes` argument: a list's name, or MxNxK,... with every size at least 1 and nothing
+/// else; nothing when it is neither.
+inline std::optional<std::vector<Shape>> parse_shapes(const std::string& text) {
+  if (auto named = named_shapes(text)) return named;
+  std::vector<Shape> shapes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, end - start);
+    Shape shape{};
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%zux%zux%zu%c", &shape[0], &shape[1], &shape[2], &tail) != 3 ||
+        shape[0] == 0 || shape[1] == 0 || shape[2] == 0) {
+      return std::nullopt;
+    }
+    shapes.push_back(shape);
+    start = end + 1;
+  }
+  return shapes;
 }
 
 }  // namespace tunekit::bench
