@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
         double worst = 0;
         for (std::size_t i = 0; i < got.size(); i += 97)
           worst = std::max(worst, double(std::fabs(got[i] - reference[i])));
-        if (worst <= 4e-6 * double(n) + 1e-5) e.time = outcome.median;
+        if (worst <= ops::matmul_tolerance(n, tunekit::DType::f32)) e.time = outcome.median;
       }
       total += e.cost_seconds;
       if (e.time && *e.time < best) best = *e.time, best_name = name;

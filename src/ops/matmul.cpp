@@ -429,9 +429,7 @@ std::optional<std::string> same_product(
   const auto expected = download_matrix(client, std::get<2>(reference));
   const auto got = download_matrix(client, std::get<2>(candidate));
   const auto& a = std::get<0>(reference);
-  const double k = static_cast<double>(a.cols);
-  // Inputs lie in [-1, 1], so |c| <= k; float sums of k terms err by about k * 2^-24 each way.
-  const double bound = a.dtype == DType::f16 ? 2e-3 * k + 1e-2 : 4e-6 * k + 1e-5;
+  const double bound = matmul_tolerance(a.cols, a.dtype);
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const double difference = std::fabs(static_cast<double>(expected[i]) - got[i]);
     if (!(difference <= bound)) {
@@ -508,6 +506,11 @@ Work MatmulKey::work() const {
 
 MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype) {
   return MatmulKey{m, n, k, dim_fit(m), dim_fit(n), dim_fit(k), dtype};
+}
+
+double matmul_tolerance(std::uint64_t k, DType dtype) {
+  const double kd = static_cast<double>(k);
+  return dtype == DType::f16 ? 2e-3 * kd + 1e-2 : 4e-6 * kd + 1e-5;
 }
 
 LocalTuner<MatmulKey>& matmul_tuner() {

@@ -60,6 +60,11 @@ MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dt
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
             float alpha = 1.0f, float beta = 0.0f);
 
+/// The largest difference from a correct product that a kernel may show, per element of C, for
+/// inputs in [-1, 1] and inner size `k` (|c| <= k; float sums of k terms err by about k * 2^-24
+/// each way; f16 storage rounds far more): what the tuning's validator and the tools accept.
+double matmul_tolerance(std::uint64_t k, DType dtype);
+
 /// The LocalTuner behind matmul(): for reports, tools and tests.
 LocalTuner<MatmulKey>& matmul_tuner();
 
