@@ -29,8 +29,7 @@
     beta == 0 does not read C.
   NDRange: local = (NDIMC, MDIMC); global = (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC), and KSPLIT
     along dim 2 (local 1); KSPLIT*M*N < 2^31.
-  Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load,
-  and only tiles that reach past A's or B's edge pay for that check (the others load unguarded);
+  Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load;
   vector global loads are used when K % VW == 0 (A) and N % VW == 0 (B), element loads otherwise
   (a uniform per-launch choice; buffers must be VW*4-byte aligned, as clCreateBuffer's are).
 */
@@ -131,26 +130,9 @@ typedef CAT(float, VW) floatV;
 typedef CAT(float, VWM) floatM;
 typedef CAT(float, VWN) floatN;
 
-// Global -> registers: this work-item's LA vectors of the A tile starting at column k0. A tile
-// wholly inside A (every tile but the last row of tiles and the last K tile) loads unguarded: the
-// guards cost an integer compare and a select per element, a few percent of an unaligned launch.
+// Global -> registers: this work-item's LA vectors of the A tile starting at column k0.
 inline void load_a(__global const real* restrict A, float* ra, const int bm, const int k0,
                    const int M, const int K, const int tid, const int vec) {
-  const int inside = bm + MWG <= M && k0 + KWG <= K;  // uniform across the work-group
-  if (inside) {
-#pragma unroll
-    for (int l = 0; l < LA; ++l) {
-      const int v = tid + l * NT;
-      const int at = (bm + v / KV) * K + k0 + (v % KV) * VW;
-      if (vec) {
-        CAT(TOARR_, VW)(CAT(GLOAD_, VW)(A, at), ra + l * VW);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VW; ++j) ra[l * VW + j] = LD(A, at + j);
-      }
-    }
-    return;
-  }
 #pragma unroll
   for (int l = 0; l < LA; ++l) {
     const int v = tid + l * NT;
@@ -165,27 +147,9 @@ inline void load_a(__global const real* restrict A, float* ra, const int bm, con
   }
 }
 
-// Global -> registers: this work-item's LB vectors of the B tile starting at row k0; unguarded
-// when the tile lies wholly inside B, as load_a.
+// Global -> registers: this work-item's LB vectors of the B tile starting at row k0.
 inline void load_b(__global const real* restrict B, floatV* rb, const int bn, const int k0,
                    const int N, const int K, const int tid, const int vec) {
-  const int inside = bn + NWG <= N && k0 + KWG <= K;  // uniform across the work-group
-  if (inside) {
-#pragma unroll
-    for (int l = 0; l < LB; ++l) {
-      const int v = tid + l * NT;
-      const int at = (k0 + v / NV) * N + bn + (v % NV) * VW;
-      if (vec) {
-        rb[l] = CAT(GLOAD_, VW)(B, at);
-      } else {
-        float t[VW];
-#pragma unroll
-        for (int j = 0; j < VW; ++j) t[j] = LD(B, at + j);
-        rb[l] = CAT(FROMARR_, VW)(t);
-      }
-    }
-    return;
-  }
 #pragma unroll
   for (int l = 0; l < LB; ++l) {
     const int v = tid + l * NT;
