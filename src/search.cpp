@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cache/private_files.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/error.hpp"
 
@@ -284,7 +285,7 @@ std::optional<double> ReplayEvaluator::evaluate(std::size_t config) {
 }
 
 void save_replay_table(const std::filesystem::path& path, const ReplayTable& table) {
-  std::ofstream out(path);
+  std::ostringstream out;
   out << "# tunekit replay table: config<TAB>time_seconds|failed<TAB>cost_seconds\n";
   out.precision(9);
   for (const auto& [config, e] : table) {
@@ -295,7 +296,7 @@ void save_replay_table(const std::filesystem::path& path, const ReplayTable& tab
       out << "failed";
     out << '\t' << e.cost_seconds << '\n';
   }
-  if (!out) throw AutotuneError(ErrorKind::cache, "could not write " + path.string());
+  detail::write_user_file(path, out.str());  // whole or not at all; never into a FIFO or device
 }
 
 ReplayTable parse_replay_table(std::string_view text, std::string_view source) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,6 +41,11 @@ struct HtmlReportOptions {
 /// Deterministic: the same reports give the same bytes.
 std::string html_report(const std::vector<TuningReport>& reports,
                         const HtmlReportOptions& options = {});
+
+/// Writes a page of html_report to `file`, whole or not at all (a temporary file renamed over
+/// it, 0644 less the umask, so that no other user may write it); throws AutotuneError (cache)
+/// when it cannot, or when `file` names a directory, a device or a FIFO.
+void write_html_report(const std::filesystem::path& file, std::string_view html);
 
 /// Whether `a` comes before `b` with runs of digits compared as numbers ("rows=64" before
 /// "rows=128"): the order of keys in html_report and text_summary (then op, then device).

@@ -24,9 +24,14 @@ struct EntryId {
 
 /// A stored tuning: the winner, and every candidate's outcome for inspection and fallback.
 struct StoredResult {
-  std::string winner;          ///< name of the winning candidate
+  std::string winner;          ///< name of the winning candidate; empty: every candidate failed
   std::uint32_t winner_index;  ///< its index in the set
   std::vector<AutotuneOutcome> outcomes;
+
+  /// A remembered failure (every candidate failed) holds only where it happened: it is never
+  /// sent to or taken from a shared store, nor imported from a bundle, so that a forged or
+  /// foreign one cannot switch an op off on another machine (docs/cache.md).
+  bool failed() const noexcept { return winner.empty(); }
 };
 
 /// Held while this process tunes an entry; other processes wait for it. Released on destruction.

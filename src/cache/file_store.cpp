@@ -14,6 +14,7 @@
 #include <ctime>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -123,6 +124,20 @@ FileStore::OpState& FileStore::state_of(const std::string& op) const {
 
 namespace {
 
+/// What is wrong with an op's folder (its outcome tables, its in-progress records) for reading
+/// or deleting in it: nothing when it is absent or a real directory of this user that no one
+/// else may write; a link planted there is never followed (docs/cache.md).
+std::optional<std::string> folder_problem(const fs::path& folder) {
+  struct stat st {};
+  if (::lstat(folder.c_str(), &st) != 0) return std::nullopt;  // absent: nothing in it
+  try {
+    check_private_directory(folder, Links::refuse);
+    return std::nullopt;
+  } catch (const AutotuneError& e) {
+    return e.message();
+  }
+}
+
 std::string entry_warning(const fs::path& path, const std::string& problem) {
   return "tunekit: cache file " + quoted(path) + ": ignoring " + problem + " (it will be re-tuned)";
 }
@@ -181,6 +196,10 @@ std::vector<detail::IndexRecord> records_in(const FileRead& read, const fs::path
 std::optional<CacheEntry> read_table(const fs::path& path, const detail::IndexRecord& record,
                                      std::string& problem) {
   const std::string what = "the outcome table of [" + record.id.key + "] (" + quoted(path) + ")";
+  if (auto wrong = folder_problem(path.parent_path())) {
+    problem = what + ": " + *wrong;
+    return std::nullopt;
+  }
   const FileRead read = read_file(path);
   if (read.kind != FileRead::ok) {
     problem = what + (read.kind == FileRead::absent      ? ": missing"
@@ -628,6 +647,8 @@ std::string progress_warning(const fs::path& path, const std::string& problem) {
 std::vector<AutotuneOutcome> FileStore::load_progress(const EntryId& id) {
   const fs::path path = progress_record_of(id);
   try {
+    if (auto wrong = folder_problem(progress_of(id.op)))
+      throw AutotuneError(ErrorKind::cache, *wrong);
     const FileRead read = read_file(path);
     if (read.kind == FileRead::absent) return {};
     CacheEntry entry = parse_progress(read);
@@ -658,6 +679,7 @@ void FileStore::save_progress(const EntryId& id, const std::vector<AutotuneOutco
 
 void FileStore::drop_progress(const EntryId& id) {
   const fs::path path = progress_record_of(id);
+  if (folder_problem(progress_of(id.op))) return;  // never delete through a planted link
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && ::unlink(path.c_str()) != 0) {
     warn_once("tunekit: could not remove the in-progress record " + quoted(path) + ": " +
@@ -673,6 +695,10 @@ std::vector<CacheEntry> FileStore::progress() const {
     const fs::path folder = dir->path();
     if (!is_progress_dir_name(folder.filename().string()) || ::lstat(folder.c_str(), &st) != 0 ||
         !S_ISDIR(st.st_mode)) {
+      continue;
+    }
+    if (auto wrong = folder_problem(folder)) {
+      warn_once("tunekit: ignoring the in-progress records in " + quoted(folder) + ": " + *wrong);
       continue;
     }
     std::error_code inner;
@@ -710,7 +736,7 @@ std::size_t FileStore::export_to(const std::filesystem::path& file) const {
     ops.back().entries.push_back(std::move(entry));
     ++count;
   }
-  write_atomically(file, detail::write_cache_bundle(ops), 0644);
+  write_user_file(file, detail::write_cache_bundle(ops));
   return count;
 }
 
@@ -742,6 +768,12 @@ std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode
     }
     all.insert(all.end(), std::make_move_iterator(op.entries.begin()),
                std::make_move_iterator(op.entries.end()));
+  }
+  const auto failures = std::erase_if(all, [](const CacheEntry& e) { return e.result.failed(); });
+  if (failures > 0) {
+    warn("tunekit: " + quoted(file) + ": left out " + std::to_string(failures) +
+         " remembered failure(s) (every candidate failed): a failure holds only on the machine "
+         "where it happened");
   }
   return save_entries(all, mode);
 }

@@ -154,6 +154,19 @@ void write_atomically(const fs::path& path, std::string_view bytes, mode_t mode,
   if (durability == Durability::synced) sync_directory(path.parent_path());
 }
 
+void write_user_file(const fs::path& path, std::string_view bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a device";
+    throw AutotuneError(ErrorKind::cache, "cannot write " + quoted(path) + ": it is " + what +
+                                              ", not a regular file; name a file");
+  }
+  write_atomically(path, bytes, 0644);
+}
+
 std::string timestamp() {
   const std::time_t now = std::time(nullptr);
   std::tm tm{};

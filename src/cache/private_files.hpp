@@ -122,6 +122,10 @@ void sync_directory(const std::filesystem::path& dir);
 enum class Durability { synced, none };
 void write_atomically(const std::filesystem::path& path, std::string_view bytes, mode_t mode = 0600,
                       Durability durability = Durability::synced);
+/// Writes a file the user named (an exported bundle, a report, a replay table) as write_atomically
+/// does, 0644 less the umask; refuses a path that names something other than a regular file (a
+/// directory, a device, a FIFO, a socket, or a link to one), which a rename would replace.
+void write_user_file(const std::filesystem::path& path, std::string_view bytes);
 /// "YYYYMMDDTHHMMSS" of now, local time.
 std::string timestamp();
 /// Renames an unusable cache file aside so that nothing in it is lost, and says where.

@@ -501,12 +501,18 @@ std::optional<StoredResult> RedisStore::load(const EntryId& id) {
   std::string problem;
   bool present = false, failed = false;
   auto entry = impl_->read(key, &id, problem, present, failed);
+  if (entry && entry->result.failed()) {
+    warn_once("tunekit: ignoring a remembered failure of '" + printable(id.op, 200) + "' in " +
+              impl_->url + " (failures hold only where they happened)");
+    return std::nullopt;
+  }
   if (entry) return std::move(entry->result);
   if (present) impl_->report_bad(key, problem);
   return std::nullopt;
 }
 
 void RedisStore::save(const EntryId& id, const StoredResult& result) {
+  if (result.failed()) return;  // kept only where it happened (StoredResult::failed)
   std::lock_guard lock(impl_->mutex);
   try {
     if (impl_->connect() && impl_->write(CacheEntry{id, result}, false) == Impl::Written::yes)
@@ -584,6 +590,7 @@ std::size_t RedisStore::save_entries(const std::vector<CacheEntry>& entries, Imp
   std::lock_guard lock(impl_->mutex);
   std::size_t written = 0;
   for (const auto& entry : entries) {
+    if (entry.result.failed()) continue;  // never shared (StoredResult::failed)
     if (!impl_->connect()) impl_->unusable();
     switch (impl_->write(entry, mode == ImportMode::keep_existing)) {
       case Impl::Written::no:

@@ -192,12 +192,34 @@ DecodedBinary decode_program_binary(std::string_view bytes, const ProgramKey& ke
 
 }  // namespace detail
 
+namespace {
+
+// Whether programs/ and programs/v<N> are the folders save() makes: real directories of this
+// user that no one else may write. A link or a foreign folder planted there is never read from
+// or deleted through (an absent folder just holds nothing).
+bool folders_are_ours(const fs::path& dir) {
+  for (const fs::path& folder : {dir.parent_path(), dir}) {
+    struct stat info {};
+    if (::lstat(folder.c_str(), &info) != 0) return false;
+    try {
+      tunekit::detail::check_private_directory(folder, tunekit::detail::Links::refuse);
+    } catch (const std::exception& e) {
+      warn_once(std::string("tunekit: ignoring the program binaries: ") + e.what());
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 ProgramBinaries::ProgramBinaries(fs::path cache_root)
     : dir_(std::move(cache_root) / "programs" / ("v" + std::to_string(format_version))) {}
 
 fs::path ProgramBinaries::file_of(const ProgramKey& key) const { return dir_ / name_of(key); }
 
 std::optional<std::vector<unsigned char>> ProgramBinaries::load(const ProgramKey& key) const {
+  if (!folders_are_ours(dir_)) return std::nullopt;
   const fs::path path = file_of(key);
   FileBytes read = read_own_file(path);
   if (read.status == ReadStatus::absent) return std::nullopt;
@@ -229,6 +251,7 @@ void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned cha
 }
 
 void ProgramBinaries::discard(const ProgramKey& key, const std::string& reason) const {
+  if (!folders_are_ours(dir_)) return;
   const fs::path path = file_of(key);
   warn_once("tunekit: program binary " + quoted(path) + " is unusable (" + reason +
             "); removing it and building from source");
@@ -237,6 +260,7 @@ void ProgramBinaries::discard(const ProgramKey& key, const std::string& reason) 
 
 ProgramBinaries::Usage ProgramBinaries::usage() const {
   Usage usage;
+  if (!folders_are_ours(dir_)) return usage;
   std::error_code error;
   for (fs::directory_iterator it(dir_, error), end; !error && it != end; it.increment(error)) {
     if (!is_binary_name(it->path().filename().string())) continue;
@@ -251,6 +275,7 @@ ProgramBinaries::Usage ProgramBinaries::usage() const {
 
 ProgramBinaries::Usage ProgramBinaries::clear() const {
   Usage removed;
+  if (!folders_are_ours(dir_)) return removed;
   std::error_code error;
   for (fs::directory_iterator it(dir_, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();

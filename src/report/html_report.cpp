@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "../cache/private_files.hpp"
 #include "html_assets.hpp"
 #include "html_parts.hpp"
 #include "tunekit/device_id.hpp"
@@ -202,6 +203,10 @@ std::string text_summary(const std::vector<TuningReport>& given) {
     text += line;
   }
   return text;
+}
+
+void write_html_report(const std::filesystem::path& file, std::string_view html) {
+  detail::write_user_file(file, html);
 }
 
 }  // namespace tunekit

@@ -309,3 +309,95 @@ TEST_CASE("a waiter for a held tuning lock says once whom it waits for", "[cache
   CHECK(warnings.count("tuning here as well") == 1);
   CHECK(warnings.lines() == 2);
 }
+
+namespace {
+/// A result in which every candidate failed (what a tuning remembers when nothing worked).
+StoredResult failed_result() {
+  StoredResult failed = sample_result();
+  failed.winner.clear();
+  failed.winner_index = 0;
+  for (auto& outcome : failed.outcomes) {
+    outcome.status = OutcomeStatus::failed;
+    outcome.error = AutotuneError(ErrorKind::build, "forged failure", outcome.name);
+  }
+  return failed;
+}
+}  // namespace
+
+TEST_CASE("a tables or in-progress folder planted as a link is neither read nor deleted through",
+          "[cache][attack]") {
+  TempDir dir;
+  FileStore store(dir / "cache");
+  store.save(id, sample_result());
+  store.save_progress(EntryId{id.device, id.op, "n=2", id.checksum}, sample_result().outcomes);
+  const fs::path tables = store.table_of(id).parent_path();
+  const EntryId pending{id.device, id.op, "n=2", id.checksum};
+  const fs::path progress = store.progress_record_of(pending).parent_path();
+  // The real folders move away; links to copies of them (the victim's files) take their place.
+  for (const auto& folder : {tables, progress}) {
+    const fs::path victim = dir / ("victim-" + folder.filename().string());
+    fs::rename(folder, victim);
+    fs::create_symlink(victim, folder);
+  }
+  CapturedWarnings warnings;
+  FileStore fresh(dir / "cache");
+  CHECK_FALSE(fresh.load(id));  // the table behind the link is not read
+  CHECK(fresh.load_progress(pending).empty());
+  fresh.drop_progress(pending);  // nothing is deleted through the link
+  CHECK(fresh.progress().empty());
+  CHECK(warnings.count("symbolic link") >= 2);
+  const fs::path victim_record = dir / ("victim-" + progress.filename().string()) /
+                                 store.progress_record_of(pending).filename();
+  CHECK(fs::is_regular_file(victim_record));
+  CHECK(fs::is_regular_file(dir / ("victim-" + tables.filename().string()) /
+                            store.table_of(id).filename()));
+}
+
+TEST_CASE("export and the HTML report refuse a FIFO, a device or a folder, and write 0644",
+          "[cache][attack]") {
+  TempDir dir;
+  FileStore store(dir / "cache");
+  store.save(id, sample_result());
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  fs::create_directory(dir / "folder");
+  for (const auto& target : {dir / "fifo", dir / "folder", fs::path("/dev/null")}) {
+    INFO(target);
+    try {
+      store.export_to(target);
+      FAIL("exported into it");
+    } catch (const AutotuneError& e) {
+      CHECK(e.kind() == ErrorKind::cache);
+      CHECK_THAT(e.message(), Catch::Contains("not a regular file"));
+    }
+    CHECK_THROWS_AS(write_html_report(target, "<html></html>"), AutotuneError);
+  }
+  struct stat st {};
+  REQUIRE(::lstat((dir / "fifo").c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));  // still the FIFO, not replaced by a file
+  REQUIRE(::stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  const mode_t old = ::umask(0);
+  CHECK(store.export_to(dir / "bundle.json") == 1);
+  write_html_report(dir / "report.html", "<html></html>");
+  ::umask(old);
+  CHECK(mode_of(dir / "bundle.json") == 0644);
+  CHECK(mode_of(dir / "report.html") == 0644);
+  CHECK(read_text(dir / "report.html") == "<html></html>");
+}
+
+TEST_CASE("a remembered failure in a bundle is left out of the import", "[cache][attack]") {
+  TempDir dir;
+  const EntryId failing{id.device, id.op, "n=2", id.checksum};
+  write_text(
+      dir / "bundle.json",
+      detail::write_cache_bundle(
+          {{id.op, {CacheEntry{id, sample_result()}, CacheEntry{failing, failed_result()}}, {}}}));
+  FileStore store(dir / "cache");
+  store.save(failing, sample_result());  // a working entry a forged failure would replace
+  CapturedWarnings warnings;
+  CHECK(store.import_from(dir / "bundle.json") == 1);
+  CHECK(warnings.count("left out 1 remembered failure") == 1);
+  REQUIRE(store.load(failing));
+  CHECK(store.load(failing)->winner == "fast");
+  CHECK(store.load(id));
+}

@@ -240,6 +240,30 @@ TEST_CASE("results go to the server and come back from it", "[redis]") {
   CHECK_FALSE(store.load(sample_id()));
 }
 
+TEST_CASE("a remembered failure is neither sent to the server nor taken from it", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  StoredResult failed = sample_result();
+  failed.winner.clear();
+  for (auto& outcome : failed.outcomes) {
+    outcome.status = OutcomeStatus::failed;
+    outcome.error = AutotuneError(ErrorKind::build, "failed here", outcome.name);
+  }
+  RedisStore store(parse_store_url(server->url()), fast_options());
+  store.save(sample_id(), failed);
+  CHECK(store.entries().empty());
+  // One planted by hand (a forged or foreign one) is ignored, and said once.
+  store.save(sample_id(), sample_result());
+  RawClient raw(server->port());
+  const auto keys = raw.keys("tunekit:*entry:*");
+  REQUIRE(keys.size() == 1);
+  raw.run(
+      {"SET", keys[0], detail::write_cache_file("redis_op", {CacheEntry{sample_id(), failed}})});
+  CapturedWarnings warnings;
+  CHECK_FALSE(RedisStore(parse_store_url(server->url()), fast_options()).load(sample_id()));
+  CHECK(warnings.count("remembered failure") == 1);
+}
+
 TEST_CASE("a bad or forged entry on the server is reported and ignored", "[redis]") {
   if (!redis_store_built()) return;
   REQUIRE_REDIS_SERVER(server);

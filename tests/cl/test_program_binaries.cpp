@@ -155,6 +155,28 @@ TEST_CASE("a link where a binary belongs is neither followed nor removed",
   CHECK(fs::exists(dir / "elsewhere.bin"));
 }
 
+TEST_CASE("a programs folder planted as a link is neither loaded, listed nor cleared through",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const auto spec = test_kernel("add", "-DLINKED_FOLDER=1");
+  const fs::path file = stored_binary(dir.path(), spec);
+  const fs::path programs = dir / "programs";
+  REQUIRE(file.parent_path().parent_path() == programs);
+  fs::rename(programs, dir / "victim");  // another user's folder, or a folder of the user's
+  fs::create_symlink(dir / "victim", programs);
+  const fs::path victim_file = dir / "victim" / file.parent_path().filename() / file.filename();
+  REQUIRE(fs::is_regular_file(victim_file));
+  CapturedWarnings warnings;
+  const cl::ProgramBinaries binaries(dir.path());
+  CHECK(binaries.usage().files == 0);
+  CHECK(binaries.clear().files == 0);
+  auto cache = cache_under(dir.path());
+  (void)cache->program(spec);
+  CHECK(cache->binary_loads() == 0);
+  CHECK(warnings.count("symbolic link") >= 1);
+  CHECK(fs::is_regular_file(victim_file));  // nothing deleted through the link
+}
+
 TEST_CASE("two processes compiling the same programs at once both succeed, and leave whole files",
           "[opencl][program-binaries]") {
   TempDir dir;

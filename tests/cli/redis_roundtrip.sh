@@ -34,16 +34,16 @@ store=("$tunekit" --store "$url")
 # The local cache's results to the shared store, and back.
 "$tunekit" cache export "$work/local.json" | grep -q "exported 4 results" || fail "local export"
 "${store[@]}" cache ls | grep -q "no tuning results" || fail "ls of an empty store"
-"${store[@]}" cache import "$work/local.json" | grep -q "imported 4 results from .* into $url" || fail "import"
+"${store[@]}" cache import "$work/local.json" 2>/dev/null | grep -q "imported 3 results from .* into $url" || fail "import (a remembered failure is never shared)"
 "${store[@]}" cache ls | grep -Eq "matmul +1 +1" || fail "ls after import"
 "${store[@]}" cache show reduce | grep -q "\* vector4" || fail "show reduce"
 "${store[@]}" report | grep -q "matmul" || fail "report"
 "${store[@]}" cache import "$work/local.json" --keep-existing | grep -q "imported 0 results" || fail "keep-existing"
-"${store[@]}" cache export "$work/remote.json" | grep -q "exported 4 results from $url" || fail "export"
+"${store[@]}" cache export "$work/remote.json" | grep -q "exported 3 results from $url" || fail "export"
 "${store[@]}" cache clear matmul | grep -q "removed 1 results of 'matmul'" || fail "clear matmul"
 if "${store[@]}" cache show matmul >/dev/null 2>&1; then fail "show of a cleared op succeeded"; fi
-"${store[@]}" cache clear | grep -q "removed 3 results of every op" || fail "clear"
-"${store[@]}" cache import "$work/remote.json" | grep -q "imported 4 results" || fail "import of the export"
+"${store[@]}" cache clear | grep -q "removed 2 results of every op" || fail "clear"
+"${store[@]}" cache import "$work/remote.json" | grep -q "imported 3 results" || fail "import of the export"
 # The local cache was not touched by any of it.
 "$tunekit" cache ls | grep -Eq "matmul +1 +1" || fail "the local cache changed"
 set +e

@@ -2,7 +2,6 @@
 // or the shared store that --store / TUNEKIT_STORE names (RedisStore).
 #include <cinttypes>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -268,13 +267,7 @@ int report_command(const CommonOptions& common, const ReportOptions& options) {
       html_options.op_summaries.emplace(op.name, op.summary);
     html_options.how_to_tune = "tunekit tune " + ops::shipped_ops().front().name;
     const std::string html = html_report(reports, html_options);
-    {
-      std::ofstream out(options.html, std::ios::binary | std::ios::trunc);
-      out << html;
-      if (!out.flush()) {
-        throw AutotuneError(ErrorKind::cache, "could not write " + options.html.string());
-      }
-    }
+    write_html_report(options.html, html);
     std::error_code error;
     const auto shown = std::filesystem::absolute(options.html, error);
     std::cout << "HTML report: " << (error ? options.html : shown).string() << "\n";
