@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 
+#include "tunekit/outcome.hpp"
 #include "warnings.hpp"
 
 namespace tunekit {
@@ -16,14 +17,21 @@ std::mutex& sink_mutex() {  // keeps lines from threads whole, on both streams
 }
 }  // namespace
 
+// Every line goes out through printable (newlines kept, nothing cut): a name, key or message
+// that came from a cache file, a bundle or a build log cannot drive the terminal, even where a
+// caller forgot to escape it.
+constexpr std::size_t no_limit = std::string::npos;
+
 void warn(const std::string& message) {
+  const std::string safe = printable(message, no_limit, /*lines=*/true);
   std::lock_guard lock(sink_mutex());
-  std::cerr << message << '\n';
+  std::cerr << safe << '\n';
 }
 
 void inform(const std::string& text) {
+  const std::string safe = printable(text, no_limit, /*lines=*/true);
   std::lock_guard lock(sink_mutex());
-  std::clog << text;
+  std::clog << safe;
 }
 
 std::string about(std::string_view op, std::string_view key) {

@@ -183,16 +183,19 @@ std::size_t Settings::build_thread_count() const {
 
 std::filesystem::path Settings::resolved_cache_dir() const {
   if (!cache_dir.empty()) return cache_dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+  // Relative values are ignored, as the XDG Base Directory spec says: a cache that moved with
+  // the working directory would be found, or planted, wherever the program happens to run.
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg == '/') {
     return std::filesystem::path(xdg) / "tunekit";
   }
-  if (const char* home = std::getenv("HOME"); home && *home) {
+  if (const char* home = std::getenv("HOME"); home && *home == '/') {
     return std::filesystem::path(home) / ".cache" / "tunekit";
   }
   // No fallback to a shared temporary directory: another user could prepare it (docs/cache.md).
   throw AutotuneError(ErrorKind::settings,
                       "no cache directory: none of TUNEKIT_CACHE_DIR, XDG_CACHE_HOME and HOME is "
-                      "set; set one of them (or turn the persistent cache off: TUNEKIT_CACHE=off)");
+                      "set to an absolute path; set one of them (or turn the persistent cache off: "
+                      "TUNEKIT_CACHE=off)");
 }
 
 namespace {

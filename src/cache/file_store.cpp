@@ -331,56 +331,83 @@ void remove_stale_files(const fs::path& dir, const fs::path& locks);
 std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, ImportMode mode) {
   std::map<std::string, std::vector<const CacheEntry*>> by_op;
   for (const auto& entry : entries) by_op[entry.id.op].push_back(&entry);
-  std::size_t written = 0;
+  // Every op's places are checked before the first op is written: what would refuse one op
+  // (a folder or a link where its file belongs, a tables folder that is not ours) refuses the
+  // whole import while nothing has changed yet.
   for (const auto& [op, items] : by_op) {
-    OpState& state = state_of(op);
-    std::lock_guard guard(state.mutex);
+    struct stat st {};
     const fs::path path = file_of(op);
-    const auto lock = LockFile::acquire(path.string() + ".lock", options_.write_lock_timeout,
-                                        /*remove_on_release=*/false);
-    if (!lock) {
-      throw AutotuneError(ErrorKind::cache,
-                          "another process held the lock of " + quoted(path) + " for too long");
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      throw AutotuneError(ErrorKind::cache, quoted(path) + " is not a regular file (" +
+                                                (S_ISDIR(st.st_mode)   ? "a directory"
+                                                 : S_ISLNK(st.st_mode) ? "a symbolic link"
+                                                                       : "a special file") +
+                                                "); nothing written");
     }
-    // Re-read under the lock: other processes' entries are merged, never lost.
-    const FileRead read = read_file(path);
-    if (read.kind == FileRead::directory) {
-      throw AutotuneError(ErrorKind::cache, quoted(path) + " is a directory, not a cache file");
+    if (auto wrong = folder_problem(tables_of(op))) {
+      throw AutotuneError(ErrorKind::cache, *wrong + "; nothing written");
     }
-    if (read.kind == FileRead::unreadable) {
-      throw AutotuneError(ErrorKind::cache, "cannot read " + quoted(path) + ": " + read.error);
-    }
-    bool bad = false;
-    std::map<EntryKey, detail::IndexRecord> merged;
-    for (auto& record : records_in(read, path, op, &bad)) {
-      auto key = key_of(record.id);
-      merged.insert_or_assign(std::move(key), std::move(record));
-    }
-    if (bad) move_aside(path, "had unusable content");
-    const fs::path tables = tables_of(op);
-    prepare_private_directory(tables, Links::refuse);
-    remove_stale_files(dir_, dir_ / "locks");
-    remove_stale_files(tables, {});
-    // Each entry's table first, then the index that names it: a reader never finds a record
-    // without its table (a crash in between leaves only an unnamed table, replaced later).
-    for (const CacheEntry* entry : items) {
-      auto key = key_of(entry->id);
-      if (mode == ImportMode::keep_existing && merged.contains(key)) continue;
-      const fs::path table = table_of(entry->id);
-      keep_aside_if_unusable(table);
-      write_atomically(table, detail::write_cache_file(op, {*entry}));
-      merged.insert_or_assign(std::move(key), detail::record_of(*entry));
-      prune(merged, entry->id, tables);
-      ++written;
-    }
-    std::vector<detail::IndexRecord> all;
-    all.reserve(merged.size());
-    for (auto& [key, record] : merged) all.push_back(std::move(record));
-    write_atomically(path, detail::write_cache_index(op, all));
-
-    state.loaded = false;  // the next load parses the new index once
-    state.file.reset();
   }
+  std::size_t written = 0;
+  std::vector<std::string> done;  // ops written, named if a later one fails (a full disk)
+  for (const auto& [op, items] : by_op) try {
+      OpState& state = state_of(op);
+      std::lock_guard guard(state.mutex);
+      const fs::path path = file_of(op);
+      const auto lock = LockFile::acquire(path.string() + ".lock", options_.write_lock_timeout,
+                                          /*remove_on_release=*/false);
+      if (!lock) {
+        throw AutotuneError(ErrorKind::cache,
+                            "another process held the lock of " + quoted(path) + " for too long");
+      }
+      // Re-read under the lock: other processes' entries are merged, never lost.
+      const FileRead read = read_file(path);
+      if (read.kind == FileRead::directory) {
+        throw AutotuneError(ErrorKind::cache, quoted(path) + " is a directory, not a cache file");
+      }
+      if (read.kind == FileRead::unreadable) {
+        throw AutotuneError(ErrorKind::cache, "cannot read " + quoted(path) + ": " + read.error);
+      }
+      bool bad = false;
+      std::map<EntryKey, detail::IndexRecord> merged;
+      for (auto& record : records_in(read, path, op, &bad)) {
+        auto key = key_of(record.id);
+        merged.insert_or_assign(std::move(key), std::move(record));
+      }
+      if (bad) move_aside(path, "had unusable content");
+      const fs::path tables = tables_of(op);
+      prepare_private_directory(tables, Links::refuse);
+      remove_stale_files(dir_, dir_ / "locks");
+      remove_stale_files(tables, {});
+      // Each entry's table first, then the index that names it: a reader never finds a record
+      // without its table (a crash in between leaves only an unnamed table, replaced later).
+      for (const CacheEntry* entry : items) {
+        auto key = key_of(entry->id);
+        if (mode == ImportMode::keep_existing && merged.contains(key)) continue;
+        const fs::path table = table_of(entry->id);
+        keep_aside_if_unusable(table);
+        write_atomically(table, detail::write_cache_file(op, {*entry}));
+        merged.insert_or_assign(std::move(key), detail::record_of(*entry));
+        prune(merged, entry->id, tables);
+        ++written;
+      }
+      std::vector<detail::IndexRecord> all;
+      all.reserve(merged.size());
+      for (auto& [key, record] : merged) all.push_back(std::move(record));
+      write_atomically(path, detail::write_cache_index(op, all));
+
+      state.loaded = false;  // the next load parses the new index once
+      state.file.reset();
+      done.push_back(op);
+    } catch (const AutotuneError& e) {
+      if (done.empty()) throw;
+      std::string names;
+      for (const auto& name : done)
+        names += (names.empty() ? "'" : ", '") + printable(name, 200) + "'";
+      throw AutotuneError(ErrorKind::cache, e.message() + " (written before it: " + names +
+                                                "; nothing of '" + printable(op, 200) +
+                                                "' or of the ops after it)");
+    }
   return written;
 }
 

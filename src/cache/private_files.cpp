@@ -90,7 +90,15 @@ FileRead read_file(const fs::path& path, Links links) {
   read.bytes.resize(static_cast<std::size_t>(st.st_size));
   std::size_t done = 0;
   for (;;) {
-    if (done == read.bytes.size()) read.bytes.resize(done + 4096);  // it grew: read to the end
+    if (done == read.bytes.size()) {  // it grew while read: read to the end, within the limit
+      if (done >= max_file_size) {
+        read.kind = FileRead::unreadable;
+        read.error = "larger than 1 GiB";
+        read.bytes.clear();
+        return read;
+      }
+      read.bytes.resize(done + 4096);
+    }
     const ssize_t n = ::read(fd.get(), read.bytes.data() + done, read.bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;

@@ -32,6 +32,7 @@
 
 #include "format_internal.hpp"
 #include "indexed_file.hpp"
+#include "tunekit/outcome.hpp"
 
 namespace rj = tunekit_rapidjson;
 
@@ -242,15 +243,18 @@ void parse_document(std::string& buffer, rj::Document& doc, const char* format,
     throw AutotuneError(ErrorKind::cache, "no \"format\" field: not a tunekit cache file");
   }
   if (text_of(*found) != format) {
-    throw AutotuneError(ErrorKind::cache, "format is \"" + std::string(text_of(*found)) +
+    throw AutotuneError(ErrorKind::cache, "format is \"" + printable(text_of(*found), 200) +
                                               "\", expected \"" + format + "\"");
   }
   const Value* version = find_member(doc, "version");
   std::int64_t number = 0;
-  if (version == nullptr || !version->IsString() ||
-      std::from_chars(version->GetString(), version->GetString() + version->GetStringLength(),
-                      number)
-              .ec != std::errc()) {
+  const char* const end = version != nullptr && version->IsString()
+                              ? version->GetString() + version->GetStringLength()
+                              : nullptr;
+  // The whole text must be the number: "2garbage" is not version 2.
+  if (end == nullptr || version->GetStringLength() == 0 ||
+      std::from_chars(version->GetString(), end, number) !=
+          std::from_chars_result{end, std::errc()}) {
     throw AutotuneError(ErrorKind::cache, "no integer \"version\" field");
   }
   if (number < oldest_version || number > FileStore::format_version) {

@@ -121,6 +121,33 @@ std::size_t host_memory() {
   if (pages <= 0 || page <= 0) return SIZE_MAX;
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
 }
+
+// What the host can still allocate without swapping: Linux's MemAvailable, else the physical
+// memory (a system without /proc/meminfo).
+std::size_t host_memory_available() {
+  std::FILE* file = std::fopen("/proc/meminfo", "re");
+  if (file == nullptr) return host_memory();
+  char line[256];
+  std::size_t available = host_memory();
+  while (std::fgets(line, sizeof line, file) != nullptr) {
+    unsigned long long kib = 0;
+    if (std::sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+      if (kib <= SIZE_MAX / 1024) available = static_cast<std::size_t>(kib) * 1024;
+      break;
+    }
+  }
+  std::fclose(file);
+  return available;
+}
+
+// Whether the device's buffers live in host memory (a CPU device such as PoCL, an integrated GPU).
+bool buffers_in_host_memory(const ::cl::Device& device) {
+  cl_bool unified = CL_FALSE;  // deprecated in OpenCL 2.0, so the C++ binding lacks it
+  const bool shared = ::clGetDeviceInfo(device(), CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified,
+                                        &unified, nullptr) == CL_SUCCESS &&
+                      unified == CL_TRUE;
+  return shared || (device.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) != 0;
+}
 }  // namespace
 
 void check_allocation(const ::cl::Device& device, std::size_t bytes, const std::string& what) {
@@ -168,8 +195,22 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
                            DType dtype, std::uint64_t seed) {
   check_dtype(dtype);
   const std::string what = "a random matrix";
-  check_allocation(context.getInfo<CL_CONTEXT_DEVICES>().at(0),
-                   checked_matrix_bytes(rows, cols, dtype, what), what);
+  const auto device = context.getInfo<CL_CONTEXT_DEVICES>().at(0);
+  const std::size_t bytes = checked_matrix_bytes(rows, cols, dtype, what);
+  check_allocation(device, bytes, what);
+  // Made on the host first (f32 values, then halves for f16), then copied into a buffer that a
+  // CPU device keeps in host memory too: all of it must fit in what the host has left, or the
+  // process is killed for memory instead of told (several large inputs pass one by one).
+  const std::size_t elements = rows * cols;
+  const std::size_t host_bytes = elements * 4 + (dtype == DType::f16 ? elements * 2 : 0) +
+                                 (buffers_in_host_memory(device) ? bytes : 0);
+  if (const std::size_t available = host_memory_available(); host_bytes > available) {
+    throw AutotuneError(ErrorKind::allocation,
+                        what + " of " + std::to_string(rows) + " x " + std::to_string(cols) +
+                            " needs " + bytes_text(host_bytes) +
+                            " of host memory while it is made, more than the " +
+                            bytes_text(available) + " available");
+  }
   const auto values = random_values(rows * cols, seed);
   cl_int status = CL_SUCCESS;
   ::cl::Buffer buffer;

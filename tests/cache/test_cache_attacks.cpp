@@ -401,3 +401,32 @@ TEST_CASE("a remembered failure in a bundle is left out of the import", "[cache]
   CHECK(store.load(failing)->winner == "fast");
   CHECK(store.load(id));
 }
+
+TEST_CASE("an import that one op's place refuses writes no op at all", "[cache][attack]") {
+  TempDir dir;
+  const EntryId other{id.device, "zzz_op", id.key, id.checksum};
+  write_text(dir / "bundle.json",
+             detail::write_cache_bundle({{id.op, {CacheEntry{id, sample_result()}}, {}},
+                                         {other.op, {CacheEntry{other, sample_result()}}, {}}}));
+  FileStore store(dir / "cache");
+  fs::create_directories(store.file_of(other.op));  // a folder where zzz_op's file belongs
+  try {
+    store.import_from(dir / "bundle.json");
+    FAIL("imported");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::cache);
+    CHECK_THAT(e.message(), Catch::Contains("a directory") && Catch::Contains("nothing written"));
+  }
+  CHECK(store.entries().empty());  // not even the op before it
+}
+
+TEST_CASE("every library warning reaches the terminal escaped, its lines kept", "[cache][attack]") {
+  CapturedWarnings warnings;
+  warn("tunekit: a key \x1b[2J\x1b]0;pwned\a from a cache file\nsecond line \xc2\x9b");
+  const std::string text = warnings.text();
+  CHECK(text.find('\x1b') == std::string::npos);
+  CHECK(text.find('\a') == std::string::npos);
+  CHECK_THAT(text,
+             Catch::Contains("a key \\x1b[2J\\x1b]0;pwned\\x07 from a cache file\nsecond line "
+                             "\\xc2\\x9b"));
+}

@@ -80,6 +80,19 @@ TEST_CASE("a cache file of a foreign format version is reported once and not tru
   check_bad_file_is_ignored_and_kept(dir, text, "format version 99, this build reads version 2");
 }
 
+TEST_CASE("a version with text after its number is not that version", "[cache][corrupt]") {
+  for (const char* forged :
+       {"\"version\": \"2garbage\"", "\"version\": \"\"", "\"version\": 2.5"}) {
+    INFO(forged);
+    TempDir dir;
+    std::string text = valid_file_text(dir);
+    const auto at = text.find("\"version\": 2");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 12, forged);
+    check_bad_file_is_ignored_and_kept(dir, text, "no integer \"version\" field");
+  }
+}
+
 TEST_CASE("a cache file holding another op is reported once and not trusted", "[cache][corrupt]") {
   TempDir dir;
   std::string text = valid_file_text(dir);

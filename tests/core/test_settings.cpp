@@ -99,6 +99,15 @@ TEST_CASE("the cache directory defaults to XDG_CACHE_HOME, then HOME", "[setting
   CHECK(tunekit::Settings{}.resolved_cache_dir() == "/home/u/.cache/tunekit");
 }
 
+TEST_CASE("a relative XDG_CACHE_HOME or HOME is ignored, as the XDG spec says", "[settings]") {
+  ScopedEnv xdg("XDG_CACHE_HOME", "relative/cache");
+  ScopedEnv home("HOME", "/home/u");
+  CHECK(tunekit::Settings{}.resolved_cache_dir() == "/home/u/.cache/tunekit");
+  ScopedEnv relative_home("HOME", "home/u");
+  const auto message = message_of([] { (void)tunekit::Settings{}.resolved_cache_dir(); });
+  CHECK_THAT(message, Catch::Contains("absolute path"));
+}
+
 TEST_CASE("without XDG_CACHE_HOME and HOME there is no cache directory, not a shared /tmp one",
           "[settings]") {
   ScopedEnv xdg("XDG_CACHE_HOME", "");
