@@ -338,11 +338,11 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
     struct stat st {};
     const fs::path path = file_of(op);
     if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-      throw AutotuneError(ErrorKind::cache, quoted(path) + " is not a regular file (" +
+      throw AutotuneError(ErrorKind::cache, quoted(path) + " is " +
                                                 (S_ISDIR(st.st_mode)   ? "a directory"
                                                  : S_ISLNK(st.st_mode) ? "a symbolic link"
                                                                        : "a special file") +
-                                                "); nothing written");
+                                                ", not a regular file; nothing written");
     }
     if (auto wrong = folder_problem(tables_of(op))) {
       throw AutotuneError(ErrorKind::cache, *wrong + "; nothing written");

@@ -169,10 +169,15 @@ void write_user_file(const fs::path& path, std::string_view bytes) {
                        : S_ISFIFO(st.st_mode) ? "a FIFO"
                        : S_ISSOCK(st.st_mode) ? "a socket"
                                               : "a device";
-    throw AutotuneError(ErrorKind::cache, "cannot write " + quoted(path) + ": it is " + what +
+    throw AutotuneError(ErrorKind::cache, "could not write " + quoted(path) + ": it is " + what +
                                               ", not a regular file; name a file");
   }
-  write_atomically(path, bytes, 0644);
+  try {
+    write_atomically(path, bytes, 0644);
+  } catch (const AutotuneError& e) {
+    throw AutotuneError(ErrorKind::cache,
+                        "could not write " + quoted(path) + " (" + e.message() + ")");
+  }
 }
 
 std::string timestamp() {
