@@ -233,6 +233,18 @@ void parse_document(std::string& buffer, rj::Document& doc, const char* format,
   const auto first = buffer.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw AutotuneError(ErrorKind::cache, "the file is empty");
   if (buffer[first] != '{') throw AutotuneError(ErrorKind::cache, "not a JSON object");
+  // rapidjson's DOM costs up to 32 bytes per value or member. Text dense in them (a bundle of
+  // ten million zeros) would cost 16 times its size; every file tunekit writes costs about 3
+  // (names and numbers of several bytes each). Refused before parsing, past 8 times and 64 MiB.
+  const auto separators =
+      static_cast<std::size_t>(std::count_if(buffer.begin(), buffer.end(), [](char c) {
+        return c == ',' || c == ':' || c == '[' || c == '{';
+      }));
+  if (separators > (buffer.size() * 8 + (std::size_t{64} << 20)) / 32) {
+    throw AutotuneError(ErrorKind::cache, std::to_string(separators) + " JSON values in " +
+                                              std::to_string(buffer.size()) +
+                                              " bytes: too dense for a file tunekit wrote");
+  }
   // The SSE2 scanner reads whole aligned 16-byte blocks: keep those reads inside the buffer.
   buffer.append(16, '\0');
   doc.ParseInsitu<parse_flags>(buffer.data());

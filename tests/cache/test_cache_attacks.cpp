@@ -430,3 +430,21 @@ TEST_CASE("every library warning reaches the terminal escaped, its lines kept", 
              Catch::Contains("a key \\x1b[2J\\x1b]0;pwned\\x07 from a cache file\nsecond line "
                              "\\xc2\\x9b"));
 }
+
+TEST_CASE("a bundle dense in JSON values is refused before it is parsed", "[cache][attack]") {
+  // Ten million zeros: 20 MB of text that a DOM would make 320 MB of.
+  TempDir dir;
+  std::string bomb = R"({"format":"tunekit-cache-bundle","version":2,"ops":[0)";
+  for (int i = 0; i < 10'000'000; ++i) bomb += ",0";
+  bomb += "]}";
+  write_text(dir / "bomb.json", bomb);
+  FileStore store(dir / "cache");
+  try {
+    store.import_from(dir / "bomb.json");
+    FAIL("imported");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::cache);
+    CHECK_THAT(e.message(), Catch::Contains("too dense"));
+  }
+  CHECK(store.entries().empty());
+}
