@@ -79,7 +79,8 @@ inline float group_tree(__local float* l, float s) {
   return l[0];
 }
 
-// Grid-stride partial of one work-item: elements i0, i0+stride, ... of in[0..n).
+// Grid-stride partial of one work-item: elements i0, i0+stride, ... of in[0..n). The index is
+// 64-bit: with n near 2^31, i + (UNROLL-1)*stride would wrap an int and read out of bounds.
 inline float strided_partial(__global const float* restrict in, const int n, const int i0, const int stride) {
   float s = IDENT;
   if (n % VW == 0) {
@@ -87,8 +88,8 @@ inline float strided_partial(__global const float* restrict in, const int n, con
     floatV acc[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) acc[u] = (floatV)(IDENT);
-    int i = i0;
-    for (; i + (UNROLL - 1) * stride < nv; i += UNROLL * stride) {
+    long i = i0;
+    for (; i + (long)(UNROLL - 1) * stride < nv; i += (long)UNROLL * stride) {
 #pragma unroll
       for (int u = 0; u < UNROLL; ++u) acc[u] = COMB(acc[u], VLOAD(in, (i + u * stride) * VW));
     }
@@ -97,7 +98,7 @@ inline float strided_partial(__global const float* restrict in, const int n, con
     for (int u = 1; u < UNROLL; ++u) acc[0] = COMB(acc[0], acc[u]);
     s = HCOMB(acc[0]);
   } else {
-    for (int i = i0; i < n; i += stride) s = COMB(s, in[i]);
+    for (long i = i0; i < n; i += stride) s = COMB(s, in[i]);
   }
   return s;
 }
@@ -105,7 +106,7 @@ inline float strided_partial(__global const float* restrict in, const int n, con
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void reduce_tree(const int n, __global const float* restrict in, __global float* restrict out) {
   __local float l[WGS];
-  const int i = get_group_id(0) * (2 * WGS) + get_local_id(0);
+  const long i = (long)get_group_id(0) * (2 * WGS) + get_local_id(0);  // past 2^31 near n's limit
   float s = i < n ? in[i] : IDENT;
   if (i + WGS < n) s = COMB(s, in[i + WGS]);
   s = group_tree(l, s);

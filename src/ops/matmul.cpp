@@ -9,6 +9,7 @@
 #include <string>
 
 #include "bench_fit.hpp"
+#include "call_checks.hpp"
 #include "gemm_rules.hpp"
 #include "named_candidate.hpp"
 #include "scratch.hpp"
@@ -392,13 +393,15 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
 // Random matrices of the call's own shape (the first call of a key tunes it, as in CubeCL's
 // matmul: a stand-in size of the key's class can have other tile counts, and so another winner:
 // 1025^3 tuned on 1281^3 ran 18 TFLOP/s on the H100, tuned on itself 22), the same for the same
-// key and shape, in A's context. Benchmarks run with beta = 0: C is then output only, so one set
-// of inputs serves every candidate (and the kernels' choice does not depend on beta). When these
+// key and shape, in A's context. Benchmarks run with alpha = 1 and beta = 0: C is then output
+// only, so one set of inputs serves every candidate, and no scalar of the caller's (a NaN, an
+// overflowing alpha) can fail every candidate and have that remembered for the key; the
+// kernels' choice depends on neither. When these
 // do not fit the device next to the caller's, the caller's own A and B (which the kernels only
 // read) and a fresh C.
 std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
     const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
-    const float& alpha, const float&) {
+    const float&, const float&) {
   using Inputs = std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>;
   const auto context = a.buffer.getInfo<CL_MEM_CONTEXT>();
   const std::string key_text = key_to_string(key);
@@ -412,16 +415,18 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
       [&] {
         return Inputs{random_matrix(context, m, k, key.dtype, seed),
                       random_matrix(context, k, n, key.dtype, seed + 1),
-                      random_matrix(context, m, n, key.dtype, seed + 2), alpha, 0.0f};
+                      random_matrix(context, m, n, key.dtype, seed + 2), 1.0f, 0.0f};
       },
       [&] {
-        return Inputs{a, b, random_matrix(context, m, n, a.dtype, seed + 2), alpha, 0.0f};
+        return Inputs{a, b, random_matrix(context, m, n, a.dtype, seed + 2), 1.0f, 0.0f};
       });
 }
 
 // Compares C with the reference's C: each element within a bound that grows with K, since the
-// kernels sum in different orders. Read through the tuning's client: its queue, not a new one
-// per read (on NVIDIA that cost more than the read).
+// kernels sum in different orders; the bound is for inputs in [-1, 1] (|c| <= K), and grows with
+// C's magnitude past that (a tuning on the caller's own inputs). A NaN or infinity where the
+// reference has the same is a match. Read through the tuning's client: its queue, not a new
+// one per read (on NVIDIA that cost more than the read).
 std::optional<std::string> same_product(
     cl::Client& client,
     const std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>& reference,
@@ -429,11 +434,19 @@ std::optional<std::string> same_product(
   const auto expected = download_matrix(client, std::get<2>(reference));
   const auto got = download_matrix(client, std::get<2>(candidate));
   const auto& a = std::get<0>(reference);
-  const double bound = matmul_tolerance(a.cols, a.dtype);
+  const std::size_t columns = std::get<2>(reference).cols;
+  double largest = 0;
+  for (const float e : expected) {
+    if (std::isfinite(e)) largest = std::max(largest, std::fabs(static_cast<double>(e)));
+  }
+  const double k = static_cast<double>(a.cols);
+  const double bound = matmul_tolerance(a.cols, a.dtype) * std::max(1.0, largest / k);
   for (std::size_t i = 0; i < expected.size(); ++i) {
+    const bool same_special = (std::isnan(expected[i]) && std::isnan(got[i])) ||
+                              (std::isinf(expected[i]) && expected[i] == got[i]);
     const double difference = std::fabs(static_cast<double>(expected[i]) - got[i]);
-    if (!(difference <= bound)) {
-      return "C[" + std::to_string(i / a.rows) + "," + std::to_string(i % a.rows) + "] is " +
+    if (!same_special && !(difference <= bound)) {
+      return "C[" + std::to_string(i / columns) + "," + std::to_string(i % columns) + "] is " +
              std::to_string(got[i]) + ", reference " + std::to_string(expected[i]);
     }
   }
@@ -536,6 +549,8 @@ std::vector<std::string> matmul_candidates(const DeviceLimits& limits) {
 void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& a,
                  const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta) {
   const auto& set = matmul_set();
+  detail::check_call(client, "tunekit::ops::matmul", {{a.buffer, "A"}, {b.buffer, "B"}},
+                     {{c.buffer, "C"}});
   (void)key_of(a, b, c, alpha, beta);  // the same checks of shapes and types
   set.call(set.locate(detail::candidate_index(set, candidate, "matmul")), client, a, b, c, alpha,
            beta);
@@ -556,6 +571,8 @@ std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) 
 
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
             float alpha, float beta) {
+  detail::check_call(client, "tunekit::ops::matmul", {{a.buffer, "A"}, {b.buffer, "B"}},
+                     {{c.buffer, "C"}});
   matmul_tuner().execute(client.id(), client, matmul_set(), a, b, c, alpha, beta);
 }
 

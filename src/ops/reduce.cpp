@@ -11,6 +11,7 @@
 #include <string>
 
 #include "bench_fit.hpp"
+#include "call_checks.hpp"
 #include "scratch.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/space.hpp"
@@ -325,6 +326,8 @@ LocalTuner<RowReduceKey>& reduce_rows_tuner() {
 }
 
 void reduce_into(cl::Client& client, const DeviceVector& input, ReduceOp op, DeviceVector& out) {
+  detail::check_call(client, "tunekit::ops::reduce", {{input.buffer, "the input"}},
+                     {{out.buffer, "the output"}});
   auto& tuner = reduce_tuner();
   tuner.execute(client.id(), client, tuner.init(make_array_set), input, op, out);
 }
@@ -340,6 +343,8 @@ float reduce(cl::Client& client, const DeviceVector& input, ReduceOp op) {
 }
 
 void reduce_rows(cl::Client& client, const DeviceMatrix& matrix, ReduceOp op, DeviceVector& out) {
+  detail::check_call(client, "tunekit::ops::reduce_rows", {{matrix.buffer, "the matrix"}},
+                     {{out.buffer, "the output"}});
   auto& tuner = reduce_rows_tuner();
   tuner.execute(client.id(), client, tuner.init(make_row_set), matrix, op, out);
 }

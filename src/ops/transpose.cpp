@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bench_fit.hpp"
+#include "call_checks.hpp"
 #include "named_candidate.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/space.hpp"
@@ -173,6 +174,7 @@ const auto& transpose_set() { return transpose_tuner().init(make_set); }
 }  // namespace
 
 void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out) {
+  detail::check_call(client, "tunekit::ops::transpose", {{in.buffer, "in"}}, {{out.buffer, "out"}});
   transpose_tuner().execute(client.id(), client, transpose_set(), in, out);
 }
 
@@ -181,6 +183,7 @@ std::vector<std::string> transpose_candidates() { return transpose_set().names()
 void transpose_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& in,
                     DeviceMatrix& out) {
   const auto& set = transpose_set();
+  detail::check_call(client, "tunekit::ops::transpose", {{in.buffer, "in"}}, {{out.buffer, "out"}});
   (void)key_of(in, out);  // the same checks of shapes and types
   set.call(set.locate(detail::candidate_index(set, candidate, "transpose")), client, in, out);
 }

@@ -2,10 +2,13 @@
 // tuned op, against a host reference in double precision on random non-zero inputs.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/matmul.hpp>
+#include <tunekit/ops/reduce.hpp>
+#include <tunekit/ops/transpose.hpp>
 
 #include "../../bench/shape_lists.hpp"
 #include "../../src/ops/gemm_rules.hpp"
@@ -427,4 +430,55 @@ TEST_CASE("matmul of 46341 x 46341 x 1: C over 2^31 elements is right to its las
     c = upload_matrix(client, std::vector<float>(n * n, 0.0f), n, n);  // the next starts clean
   }
   CHECK(served >= 2);  // naive and tiled
+}
+
+TEST_CASE("a NaN or infinite alpha gives its product and leaves the key's tuning working",
+          "[ops][matmul][opencl]") {
+  // The tuning benchmarks with alpha = 1: a caller's NaN once failed every candidate (the
+  // reference too), and that failure was remembered for the key, in memory and on disk.
+  tunekit::cl::Client& client = test::default_client();
+  test::quick_tuning();
+  const std::size_t m = 13, n = 17, k = 19;
+  const auto a_values = random_values(m * k, 1), b_values = random_values(k * n, 2);
+  const auto a = upload_matrix(client, a_values, m, k);
+  const auto b = upload_matrix(client, b_values, k, n);
+  auto c = upload_matrix(client, random_values(m * n, 3), m, n);
+  matmul(client, a, b, c, std::nanf(""));
+  for (const float v : download_matrix(client, c)) CHECK(std::isnan(v));
+  const auto report = matmul_tuner().tuner(client.id()).report(matmul_key(m, n, k, DType::f32));
+  REQUIRE(report);
+  CHECK(report->winner());
+  matmul(client, a, b, c, 1.0f);
+  const auto got = download_matrix(client, c);
+  double worst = 0;
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (std::size_t p = 0; p < k; ++p) want += double(a_values[i * k + p]) * b_values[p * n + j];
+      worst = std::max(worst, std::fabs(got[i * n + j] - want) / std::max(1.0, std::fabs(want)));
+    }
+  }
+  CHECK(worst < 1e-5);
+  matmul(client, a, b, c, std::numeric_limits<float>::infinity());  // no throw: inf or NaN
+}
+
+TEST_CASE("ops refuse a buffer of another context and an output that is an input",
+          "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  tunekit::cl::Client other;  // a context of its own
+  auto a = upload_matrix(client, random_values(16, 1), 4, 4);
+  auto b = upload_matrix(client, random_values(16, 2), 4, 4);
+  auto c = upload_matrix(client, random_values(16, 3), 4, 4);
+  const auto foreign = upload_matrix(other, random_values(16, 4), 4, 4);
+  CHECK_THROWS_WITH(matmul(client, foreign, b, c),
+                    Catch::Contains("A was made in another OpenCL context"));
+  CHECK_THROWS_WITH(matmul(client, a, b, a), Catch::Contains("C is also A"));
+  CHECK_THROWS_WITH(matmul_with("naive[LX=16,LY=16]", client, a, b, b),
+                    Catch::Contains("C is also B"));
+  CHECK_THROWS_AS(transpose(client, a, a), std::invalid_argument);
+  auto as_vector = DeviceVector{a.buffer, 16};
+  CHECK_THROWS_AS(reduce_rows(client, a, ReduceOp::sum, as_vector), std::invalid_argument);
+  CHECK_THROWS_AS(reduce_into(client, as_vector, ReduceOp::sum, as_vector), std::invalid_argument);
+  CHECK_THROWS_WITH(reduce(client, DeviceVector{foreign.buffer, 16}, ReduceOp::sum),
+                    Catch::Contains("another OpenCL context"));
 }
