@@ -35,6 +35,27 @@ std::string lowercase(std::string_view text) {
   return out;
 }
 
+// cl_khr_subgroups among the extensions, or __opencl_c_subgroups among OpenCL C 3.0's features
+// (asked with the C API: a device before 3.0 does not know the query, which then just fails).
+bool has_sub_groups(const ::cl::Device& device) {
+  const std::string extensions = device.getInfo<CL_DEVICE_EXTENSIONS>();
+  if (extensions.find("cl_khr_subgroups") != std::string::npos) return true;
+  std::size_t bytes = 0;
+  if (::clGetDeviceInfo(device(), CL_DEVICE_OPENCL_C_FEATURES, 0, nullptr, &bytes) != CL_SUCCESS ||
+      bytes == 0 || bytes % sizeof(cl_name_version) != 0) {
+    return false;
+  }
+  std::vector<cl_name_version> features(bytes / sizeof(cl_name_version));
+  if (::clGetDeviceInfo(device(), CL_DEVICE_OPENCL_C_FEATURES, bytes, features.data(), nullptr) !=
+      CL_SUCCESS) {
+    return false;
+  }
+  return std::any_of(features.begin(), features.end(), [](const cl_name_version& f) {
+    return std::string_view(f.name, strnlen(f.name, CL_NAME_VERSION_MAX_NAME_SIZE)) ==
+           "__opencl_c_subgroups";
+  });
+}
+
 DeviceInfo describe_device(const ::cl::Platform& platform, const ::cl::Device& device,
                            std::size_t index) {
   DeviceInfo info;
@@ -43,6 +64,7 @@ DeviceInfo describe_device(const ::cl::Platform& platform, const ::cl::Device& d
   info.index = index;
   info.platform_name = trimmed(platform.getInfo<CL_PLATFORM_NAME>());
   info.nvidia = info.platform_name.find("NVIDIA") != std::string::npos;
+  info.sub_groups = has_sub_groups(device);
   info.platform_version = trimmed(platform.getInfo<CL_PLATFORM_VERSION>());
   info.device_name = trimmed(device.getInfo<CL_DEVICE_NAME>());
   info.driver_version = trimmed(device.getInfo<CL_DRIVER_VERSION>());

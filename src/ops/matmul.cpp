@@ -58,6 +58,14 @@ class GemmKernel {
       detail::int_argument(std::uint64_t{k} * n, "K*N (elements of B)");
       detail::int_argument(std::uint64_t{m} * n, "M*N (elements of C)");
     }
+    if (algorithm_ != Algorithm::naive) {
+      // Tile loops step past their last index (k0 + TS, K + KWG - 1, k + KDIMC): a size within
+      // a tile of 2^31 would wrap an int there. The naive kernel serves such a size.
+      constexpr std::uint64_t tile_headroom = 1024;
+      for (const auto& [size, name] : {std::pair{m, "M"}, {n, "N"}, {k, "K"}}) {
+        detail::int_argument(size + tile_headroom, std::string(name) + " plus a tile");
+      }
+    }
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (splits_ == 1) {

@@ -37,6 +37,16 @@ std::string options(const Config& config, ReduceOp op, bool nvidia_shuffles) {
   return nvidia_shuffles ? text + " -DUSE_NV_SHFL=1" : text;
 }
 
+// The sub-group kernels exist only where OpenCL C has sub-groups (or NVIDIA's warps stand in):
+// elsewhere the candidate fails before a build, saying why, rather than with "no kernel".
+void require_sub_groups(const cl::Client& client) {
+  if (!client.device().sub_groups && !client.device().nvidia) {
+    throw AutotuneError(ErrorKind::out_of_resources,
+                        "the device has no sub-groups (no cl_khr_subgroups or "
+                        "__opencl_c_subgroups)");
+  }
+}
+
 // One kernel for each (operation, NVIDIA or not), built on first use.
 class ReduceSpecs {
  public:
@@ -107,6 +117,7 @@ class ArrayReduction {
 
  private:
   const cl::KernelSpec& spec(const cl::Client& client, const ReduceOp& op) const {
+    if (strategy_ == Strategy::subgroup) require_sub_groups(client);
     return specs_.get(op, strategy_ == Strategy::subgroup && client.device().nvidia);
   }
   std::size_t groups(cl::Client& client, std::size_t n) const {
@@ -155,6 +166,7 @@ class RowReduction {
 
  private:
   const cl::KernelSpec& spec(const cl::Client& client, const ReduceOp& op) const {
+    if (subgroup_) require_sub_groups(client);
     return specs_.get(op, subgroup_ && client.device().nvidia);
   }
   bool subgroup_;

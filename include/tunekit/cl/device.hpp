@@ -32,6 +32,9 @@ struct DeviceInfo {
   /// NVIDIA's platform: no cl_khr_subgroups, but 32-wide warps whose shuffles kernels reach
   /// through inline PTX (decided once here, not by a string search on every launch).
   bool nvidia = false;
+  /// Sub-groups in OpenCL C: cl_khr_subgroups, or OpenCL C 3.0's __opencl_c_subgroups feature
+  /// (kernels with sub-group reductions run where this or `nvidia` holds).
+  bool sub_groups = false;
 
   bool is_gpu() const noexcept { return (type & CL_DEVICE_TYPE_GPU) != 0; }
   bool is_cpu() const noexcept { return (type & CL_DEVICE_TYPE_CPU) != 0; }
