@@ -56,7 +56,10 @@ MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dt
 
 /// C = alpha * A * B + beta * C with the fastest kernel for this device and these sizes.
 /// A is m x k, B is k x n, C is m x n, all row-major and of one dtype (f32, or f16 storage with
-/// f32 arithmetic). Throws std::invalid_argument when the shapes or types do not fit together.
+/// f32 arithmetic). Throws std::invalid_argument when the shapes or types do not fit together,
+/// when a buffer belongs to another OpenCL context than the client's, or when C is A or B (no
+/// kernel computes in place). A NaN or infinite alpha gives its product (the tuning runs with
+/// alpha = 1: the winner does not depend on it).
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
             float alpha = 1.0f, float beta = 0.0f);
 

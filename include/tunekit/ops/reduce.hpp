@@ -41,7 +41,9 @@ struct RowReduceKey {
   }
 };
 
-/// The sum or the maximum of `input`'s values. Throws std::invalid_argument if it is empty.
+/// The sum or the maximum of `input`'s values. Throws std::invalid_argument if it is empty, or
+/// if its buffer belongs to another OpenCL context than the client's (so do reduce_into and
+/// reduce_rows, and when the output is the input's buffer).
 /// Waits for the result; reduce_into() leaves it on the device instead.
 float reduce(cl::Client& client, const DeviceVector& input, ReduceOp op);
 

@@ -26,7 +26,9 @@ struct TransposeKey {
   }
 };
 
-/// out = in^T: `in` is rows x cols, `out` cols x rows, both f32.
+/// out = in^T: `in` is rows x cols, `out` cols x rows, both f32. Throws std::invalid_argument
+/// when the shapes do not fit, when a buffer belongs to another OpenCL context than the
+/// client's, or when `out` is `in` (not in place).
 void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out);
 
 LocalTuner<TransposeKey>& transpose_tuner();
