@@ -81,6 +81,9 @@ class Tuner {
       return serve(*decision, client, set, key, inputs...);
     }
     if (const Decision* provisional = provisional_.find(key)) {  // being tuned in the background
+      if (unfinished_->any.load(std::memory_order_relaxed)) {
+        requeue_if_unfinished(client, set, key, inputs...);
+      }
       note(CallPath::provisional, provisional->index);
       return serve(*provisional, client, set, key, inputs...);
     }
@@ -220,12 +223,69 @@ class Tuner {
     std::lock_guard lock(decisions_mutex_);
     if (decisions_.find(key) != nullptr) return nullptr;
     if (const Decision* queued = provisional_.find(key)) return queued;
-    auto job = [this, &client, &set, key,
+    if (!queue_tuning(client, set, key, inputs...)) return nullptr;
+    return provisional_.insert(key, std::move(provisional));
+  }
+
+  // Keys whose background tuning ended undecided. Shared with the queued jobs, which may be
+  // destroyed on another thread (stop_background_tunings_using) after this tuner is gone.
+  struct Unfinished {
+    std::mutex mutex;
+    std::vector<Key> keys;
+    std::atomic<bool> any{false};
+    void mark(const Key& key) noexcept {
+      try {
+        std::lock_guard lock(mutex);
+        const auto same = [&](const Key& k) { return KeyEqual{}(k, key); };
+        if (std::none_of(keys.begin(), keys.end(), same)) keys.push_back(key);
+        any.store(true, std::memory_order_relaxed);
+      } catch (...) {  // no memory: the key stays provisional
+      }
+    }
+    bool take(const Key& key) {
+      std::lock_guard lock(mutex);
+      const auto it =
+          std::find_if(keys.begin(), keys.end(), [&](const Key& k) { return KeyEqual{}(k, key); });
+      if (it == keys.end()) return false;
+      keys.erase(it);
+      any.store(!keys.empty(), std::memory_order_relaxed);
+      return true;
+    }
+  };
+  // Marks a queued tuning's key unfinished when its job is destroyed without having decided it
+  // (dropped with its client, or stopped while it ran for that client).
+  struct UnfinishedGuard {
+    std::shared_ptr<Unfinished> unfinished;
+    Key key;
+    bool decided = false;
+    ~UnfinishedGuard() {
+      if (!decided) unfinished->mark(key);
+    }
+  };
+
+  // Queues the tuning of `key` on the background thread with copies of the inputs (the caller
+  // holds decisions_mutex_). A key whose job ends undecided is queued again by its next call
+  // (requeue_if_unfinished), through the client of that call: else it would stay on its
+  // provisional candidate for the rest of the process once the client that queued it is gone.
+  template <class Client, class Set, class... Inputs>
+  bool queue_tuning(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    auto guard = std::make_shared<UnfinishedGuard>(UnfinishedGuard{unfinished_, key});
+    auto job = [this, &client, &set, key, guard,
                 copies = std::tuple<std::decay_t<Inputs>...>(inputs...)]() mutable noexcept {
       std::apply([&](auto&... in) { tune_queued(client, set, key, in...); }, copies);
+      guard->decided = decisions_.find(key) != nullptr;
     };
-    if (!background_->push(std::move(job), &client)) return nullptr;
-    return provisional_.insert(key, std::move(provisional));
+    return background_->push(std::move(job), &client);
+  }
+
+  // Queues `key` again if its last tuning ended undecided (see queue_tuning).
+  template <class Client, class Set, class... Inputs>
+  void requeue_if_unfinished(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    if constexpr ((std::copy_constructible<std::decay_t<Inputs>> && ...)) {
+      if (!unfinished_->take(key)) return;
+      std::lock_guard lock(decisions_mutex_);
+      if (decisions_.find(key) == nullptr) (void)queue_tuning(client, set, key, inputs...);
+    }
   }
 
   // What serves the calls of `key` while it is tuned in the background: the winners of
@@ -681,6 +741,8 @@ class Tuner {
   std::mutex tuning_mutex_;     // held while this device tunes a key
   mutable std::mutex reports_mutex_;
   std::map<std::string, TuningReport> reports_;
+  // Keys whose background tuning ended undecided (queue_tuning, requeue_if_unfinished).
+  std::shared_ptr<Unfinished> unfinished_ = std::make_shared<Unfinished>();
   // The background tunings (Settings::tuning); null when blocking. Stopped first in ~Tuner, as
   // its jobs use every member above.
   std::shared_ptr<detail::BackgroundQueue> background_;

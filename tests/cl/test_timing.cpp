@@ -1,5 +1,6 @@
 // Client::measure: device time spanning everything a candidate enqueued (all its kernels and
 // copies, not only the last), batches, and the fallbacks for work outside the client.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 
@@ -47,12 +48,21 @@ TEST_CASE("a candidate enqueuing three kernels is timed over all three", "[openc
     x = busy_reference(busy_reference(busy_reference(x, work[0]), work[1]), work[2]);
   CHECK(max_error(client.download<float>(data, elements), want) < 1e-4);
 
-  const double best = std::min(together, min_time(client, three));
-  INFO("alone " << alone[0] << " " << alone[1] << " " << alone[2] << ", together " << best);
-  // All three, not the last one's 1200/2700 (44%) of it: the span is close to the sum. The
-  // margins allow for a CPU device whose speed varies with the machine's load.
-  CHECK(best > 0.55 * sum);
-  CHECK(best > 1.25 * alone[2]);
+  (void)together;
+  // All three, not the last one's 1200/2700 (44%) of it: timed over the three, the candidate
+  // takes about 2700/1200 = 2.25 times the last kernel alone; the last one's event would give
+  // about 1. Measured in interleaved pairs, so that a change in the machine's load (a CPU device
+  // shares it with the build and other tests) moves both sides of a ratio; the median of five.
+  std::vector<double> ratios;
+  for (int round = 0; round < 5; ++round) {
+    const double last = client.measure([&] { launch_busy(client, kernel, data, work[2]); }, 1);
+    const double all = client.measure(three, 1);
+    ratios.push_back(all / last);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  INFO("alone " << alone[0] << " " << alone[1] << " " << alone[2] << " (sum " << sum
+                << "), ratios to the last alone " << ratios[0] << " .. " << ratios[4]);
+  CHECK(ratios[2] > 1.5);
   // Device time, without the host's: never more than the wall time around the measurement.
   const auto started = std::chrono::steady_clock::now();
   const double timed = client.measure(three, 1);

@@ -222,6 +222,29 @@ TEST_CASE("background: stopping one client's tunings leaves the others", "[backg
   CHECK(other_ran);
 }
 
+TEST_CASE("background: a key whose tuning was dropped with its client is tuned through the next",
+          "[background]") {
+  Gate gate;
+  ThreadClient first, second;
+  Tuner<SizeKey> tuner("background_op", first.id(), background_settings(), nullptr);
+  const auto set = gated_set(gate, std::this_thread::get_id());
+  std::uint64_t n = 32, m = 64;
+  CHECK(tuner.execute(second, set, SizeKey{32}, n) == 32);
+  gate.wait_arrival();  // 32's tuning runs (on `second`) and holds the thread
+  CHECK(tuner.execute(first, set, SizeKey{64}, m) == 64);  // queued behind it, on `first`
+  stop_background_tunings_using(&first);                   // `first` goes away: 64's job dropped
+  gate.open();
+  tuner.wait_for_tunings();
+  CHECK_FALSE(tuner.report(SizeKey{64}));
+  // The next call of 64, through a client that is alive, queues its tuning again.
+  CHECK(tuner.execute(second, set, SizeKey{64}, m) == 64);
+  CHECK(last_call().path == CallPath::provisional);
+  tuner.wait_for_tunings();
+  REQUIRE(tuner.report(SizeKey{64}));
+  CHECK(tuner.execute(second, set, SizeKey{64}, m) == 65);
+  CHECK(last_call().path == CallPath::dispatched);
+}
+
 TEST_CASE("background: a tuner destroyed while it tunes stops and waits", "[background]") {
   Gate gate;
   ThreadClient client;
