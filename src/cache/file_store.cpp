@@ -124,20 +124,6 @@ FileStore::OpState& FileStore::state_of(const std::string& op) const {
 
 namespace {
 
-/// What is wrong with an op's folder (its outcome tables, its in-progress records) for reading
-/// or deleting in it: nothing when it is absent or a real directory of this user that no one
-/// else may write; a link planted there is never followed (docs/cache.md).
-std::optional<std::string> folder_problem(const fs::path& folder) {
-  struct stat st {};
-  if (::lstat(folder.c_str(), &st) != 0) return std::nullopt;  // absent: nothing in it
-  try {
-    check_private_directory(folder, Links::refuse);
-    return std::nullopt;
-  } catch (const AutotuneError& e) {
-    return e.message();
-  }
-}
-
 std::string entry_warning(const fs::path& path, const std::string& problem) {
   return "tunekit: cache file " + quoted(path) + ": ignoring " + problem + " (it will be re-tuned)";
 }
@@ -196,7 +182,7 @@ std::vector<detail::IndexRecord> records_in(const FileRead& read, const fs::path
 std::optional<CacheEntry> read_table(const fs::path& path, const detail::IndexRecord& record,
                                      std::string& problem) {
   const std::string what = "the outcome table of [" + record.id.key + "] (" + quoted(path) + ")";
-  if (auto wrong = folder_problem(path.parent_path())) {
+  if (auto wrong = private_folder_problem(path.parent_path())) {
     problem = what + ": " + *wrong;
     return std::nullopt;
   }
@@ -338,66 +324,70 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
     struct stat st {};
     const fs::path path = file_of(op);
     if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-      throw AutotuneError(ErrorKind::cache, quoted(path) + " is " +
-                                                (S_ISDIR(st.st_mode)   ? "a directory"
-                                                 : S_ISLNK(st.st_mode) ? "a symbolic link"
-                                                                       : "a special file") +
+      throw AutotuneError(ErrorKind::cache, quoted(path) + " is " + file_kind(st.st_mode) +
                                                 ", not a regular file; nothing written");
     }
-    if (auto wrong = folder_problem(tables_of(op))) {
+    if (auto wrong = private_folder_problem(tables_of(op))) {
       throw AutotuneError(ErrorKind::cache, *wrong + "; nothing written");
     }
   }
+  // One op, under its lock; returns how many entries it wrote.
+  const auto write_op = [&](const std::string& op, const std::vector<const CacheEntry*>& items) {
+    std::size_t count = 0;
+    OpState& state = state_of(op);
+    std::lock_guard guard(state.mutex);
+    const fs::path path = file_of(op);
+    const auto lock = LockFile::acquire(path.string() + ".lock", options_.write_lock_timeout,
+                                        /*remove_on_release=*/false);
+    if (!lock) {
+      throw AutotuneError(ErrorKind::cache,
+                          "another process held the lock of " + quoted(path) + " for too long");
+    }
+    // Re-read under the lock: other processes' entries are merged, never lost.
+    const FileRead read = read_file(path);
+    if (read.kind == FileRead::directory) {
+      throw AutotuneError(ErrorKind::cache, quoted(path) + " is a directory, not a cache file");
+    }
+    if (read.kind == FileRead::unreadable) {
+      throw AutotuneError(ErrorKind::cache, "cannot read " + quoted(path) + ": " + read.error);
+    }
+    bool bad = false;
+    std::map<EntryKey, detail::IndexRecord> merged;
+    for (auto& record : records_in(read, path, op, &bad)) {
+      auto key = key_of(record.id);
+      merged.insert_or_assign(std::move(key), std::move(record));
+    }
+    if (bad) move_aside(path, "had unusable content");
+    const fs::path tables = tables_of(op);
+    prepare_private_directory(tables, Links::refuse);
+    remove_stale_files(dir_, dir_ / "locks");
+    remove_stale_files(tables, {});
+    // Each entry's table first, then the index that names it: a reader never finds a record
+    // without its table (a crash in between leaves only an unnamed table, replaced later).
+    for (const CacheEntry* entry : items) {
+      auto key = key_of(entry->id);
+      if (mode == ImportMode::keep_existing && merged.contains(key)) continue;
+      const fs::path table = table_of(entry->id);
+      keep_aside_if_unusable(table);
+      write_atomically(table, detail::write_cache_file(op, {*entry}));
+      merged.insert_or_assign(std::move(key), detail::record_of(*entry));
+      prune(merged, entry->id, tables);
+      ++count;
+    }
+    std::vector<detail::IndexRecord> all;
+    all.reserve(merged.size());
+    for (auto& [key, record] : merged) all.push_back(std::move(record));
+    write_atomically(path, detail::write_cache_index(op, all));
+
+    state.loaded = false;  // the next load parses the new index once
+    state.file.reset();
+    return count;
+  };
   std::size_t written = 0;
   std::vector<std::string> done;  // ops written, named if a later one fails (a full disk)
-  for (const auto& [op, items] : by_op) try {
-      OpState& state = state_of(op);
-      std::lock_guard guard(state.mutex);
-      const fs::path path = file_of(op);
-      const auto lock = LockFile::acquire(path.string() + ".lock", options_.write_lock_timeout,
-                                          /*remove_on_release=*/false);
-      if (!lock) {
-        throw AutotuneError(ErrorKind::cache,
-                            "another process held the lock of " + quoted(path) + " for too long");
-      }
-      // Re-read under the lock: other processes' entries are merged, never lost.
-      const FileRead read = read_file(path);
-      if (read.kind == FileRead::directory) {
-        throw AutotuneError(ErrorKind::cache, quoted(path) + " is a directory, not a cache file");
-      }
-      if (read.kind == FileRead::unreadable) {
-        throw AutotuneError(ErrorKind::cache, "cannot read " + quoted(path) + ": " + read.error);
-      }
-      bool bad = false;
-      std::map<EntryKey, detail::IndexRecord> merged;
-      for (auto& record : records_in(read, path, op, &bad)) {
-        auto key = key_of(record.id);
-        merged.insert_or_assign(std::move(key), std::move(record));
-      }
-      if (bad) move_aside(path, "had unusable content");
-      const fs::path tables = tables_of(op);
-      prepare_private_directory(tables, Links::refuse);
-      remove_stale_files(dir_, dir_ / "locks");
-      remove_stale_files(tables, {});
-      // Each entry's table first, then the index that names it: a reader never finds a record
-      // without its table (a crash in between leaves only an unnamed table, replaced later).
-      for (const CacheEntry* entry : items) {
-        auto key = key_of(entry->id);
-        if (mode == ImportMode::keep_existing && merged.contains(key)) continue;
-        const fs::path table = table_of(entry->id);
-        keep_aside_if_unusable(table);
-        write_atomically(table, detail::write_cache_file(op, {*entry}));
-        merged.insert_or_assign(std::move(key), detail::record_of(*entry));
-        prune(merged, entry->id, tables);
-        ++written;
-      }
-      std::vector<detail::IndexRecord> all;
-      all.reserve(merged.size());
-      for (auto& [key, record] : merged) all.push_back(std::move(record));
-      write_atomically(path, detail::write_cache_index(op, all));
-
-      state.loaded = false;  // the next load parses the new index once
-      state.file.reset();
+  for (const auto& [op, items] : by_op) {
+    try {
+      written += write_op(op, items);
       done.push_back(op);
     } catch (const AutotuneError& e) {
       if (done.empty()) throw;
@@ -408,6 +398,7 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
                                                 "; nothing of '" + printable(op, 200) +
                                                 "' or of the ops after it)");
     }
+  }
   return written;
 }
 
@@ -674,7 +665,7 @@ std::string progress_warning(const fs::path& path, const std::string& problem) {
 std::vector<AutotuneOutcome> FileStore::load_progress(const EntryId& id) {
   const fs::path path = progress_record_of(id);
   try {
-    if (auto wrong = folder_problem(progress_of(id.op)))
+    if (auto wrong = private_folder_problem(progress_of(id.op)))
       throw AutotuneError(ErrorKind::cache, *wrong);
     const FileRead read = read_file(path);
     if (read.kind == FileRead::absent) return {};
@@ -706,7 +697,7 @@ void FileStore::save_progress(const EntryId& id, const std::vector<AutotuneOutco
 
 void FileStore::drop_progress(const EntryId& id) {
   const fs::path path = progress_record_of(id);
-  if (folder_problem(progress_of(id.op))) return;  // never delete through a planted link
+  if (private_folder_problem(progress_of(id.op))) return;  // never delete through a planted link
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode) && ::unlink(path.c_str()) != 0) {
     warn_once("tunekit: could not remove the in-progress record " + quoted(path) + ": " +
@@ -724,7 +715,7 @@ std::vector<CacheEntry> FileStore::progress() const {
         !S_ISDIR(st.st_mode)) {
       continue;
     }
-    if (auto wrong = folder_problem(folder)) {
+    if (auto wrong = private_folder_problem(folder)) {
       warn_once("tunekit: ignoring the in-progress records in " + quoted(folder) + ": " + *wrong);
       continue;
     }

@@ -165,11 +165,8 @@ void write_atomically(const fs::path& path, std::string_view bytes, mode_t mode,
 void write_user_file(const fs::path& path, std::string_view bytes) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "a device";
-    throw AutotuneError(ErrorKind::cache, "could not write " + quoted(path) + ": it is " + what +
+    throw AutotuneError(ErrorKind::cache, "could not write " + quoted(path) + ": it is " +
+                                              file_kind(st.st_mode) +
                                               ", not a regular file; name a file");
   }
   try {
@@ -289,6 +286,25 @@ void prepare_private_directory(const fs::path& dir, Links links) {
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) make_private_directories(dir);
   check_private_directory(dir, links);
+}
+
+std::optional<std::string> private_folder_problem(const fs::path& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) return std::nullopt;  // absent: nothing in it
+  try {
+    check_private_directory(dir, Links::refuse);
+    return std::nullopt;
+  } catch (const AutotuneError& e) {
+    return e.message();
+  }
+}
+
+const char* file_kind(mode_t mode) {
+  return S_ISDIR(mode)    ? "a directory"
+         : S_ISLNK(mode)  ? "a symbolic link"
+         : S_ISFIFO(mode) ? "a FIFO"
+         : S_ISSOCK(mode) ? "a socket"
+                          : "a device";
 }
 
 /// "<digits>.<digits>", as unique_suffix() makes it.

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -189,5 +190,12 @@ void make_private_directories(const std::filesystem::path& dir);
 void check_private_directory(const std::filesystem::path& dir, Links links);
 /// `dir` created if missing (0700) and checked as above.
 void prepare_private_directory(const std::filesystem::path& dir, Links links);
+/// What is wrong with a folder tunekit made inside the cache (tables, in-progress records,
+/// program binaries) for reading or deleting in it: nothing when it is absent or passes
+/// check_private_directory(dir, Links::refuse); a link planted there is never followed.
+std::optional<std::string> private_folder_problem(const std::filesystem::path& dir);
+/// "a directory", "a symbolic link", "a FIFO", "a socket" or "a device": what a path that is
+/// not a regular file is, for messages.
+const char* file_kind(mode_t mode);
 
 }  // namespace tunekit::detail

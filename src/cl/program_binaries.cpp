@@ -199,12 +199,8 @@ namespace {
 // or deleted through (an absent folder just holds nothing).
 bool folders_are_ours(const fs::path& dir) {
   for (const fs::path& folder : {dir.parent_path(), dir}) {
-    struct stat info {};
-    if (::lstat(folder.c_str(), &info) != 0) return false;
-    try {
-      tunekit::detail::check_private_directory(folder, tunekit::detail::Links::refuse);
-    } catch (const std::exception& e) {
-      warn_once(std::string("tunekit: ignoring the program binaries: ") + e.what());
+    if (auto wrong = tunekit::detail::private_folder_problem(folder)) {
+      warn_once("tunekit: ignoring the program binaries: " + *wrong);
       return false;
     }
   }

@@ -62,9 +62,8 @@ class GemmKernel {
       // Tile loops step past their last index (k0 + TS, K + KWG - 1, k + KDIMC): a size within
       // a tile of 2^31 would wrap an int there. The naive kernel serves such a size.
       constexpr std::uint64_t tile_headroom = 1024;
-      for (const auto& [size, name] : {std::pair{m, "M"}, {n, "N"}, {k, "K"}}) {
-        detail::int_argument(size + tile_headroom, std::string(name) + " plus a tile");
-      }
+      detail::int_argument(std::uint64_t{std::max({m, n, k})} + tile_headroom,
+                           "the largest of M, N and K plus a tile");
     }
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
@@ -554,11 +553,21 @@ std::vector<std::string> matmul_candidates(const DeviceLimits& limits) {
   return names;
 }
 
+namespace {
+
+// The checks of a call that need the client (call_checks.hpp), for matmul and matmul_with.
+void check_matmul_call(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
+                       const DeviceMatrix& c) {
+  detail::check_call(client, "tunekit::ops::matmul", {{a.buffer, "A"}, {b.buffer, "B"}},
+                     {{c.buffer, "C"}});
+}
+
+}  // namespace
+
 void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& a,
                  const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta) {
   const auto& set = matmul_set();
-  detail::check_call(client, "tunekit::ops::matmul", {{a.buffer, "A"}, {b.buffer, "B"}},
-                     {{c.buffer, "C"}});
+  check_matmul_call(client, a, b, c);
   (void)key_of(a, b, c, alpha, beta);  // the same checks of shapes and types
   set.call(set.locate(detail::candidate_index(set, candidate, "matmul")), client, a, b, c, alpha,
            beta);
@@ -579,8 +588,7 @@ std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) 
 
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
             float alpha, float beta) {
-  detail::check_call(client, "tunekit::ops::matmul", {{a.buffer, "A"}, {b.buffer, "B"}},
-                     {{c.buffer, "C"}});
+  check_matmul_call(client, a, b, c);
   matmul_tuner().execute(client.id(), client, matmul_set(), a, b, c, alpha, beta);
 }
 

@@ -211,7 +211,7 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
                             " of host memory while it is made, more than the " +
                             bytes_text(available) + " available");
   }
-  const auto values = random_values(rows * cols, seed);
+  const auto values = random_values(elements, seed);
   cl_int status = CL_SUCCESS;
   ::cl::Buffer buffer;
   if (dtype == DType::f16) {

@@ -173,8 +173,17 @@ namespace {
 const auto& transpose_set() { return transpose_tuner().init(make_set); }
 }  // namespace
 
-void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out) {
+namespace {
+
+// The checks of a call that need the client (call_checks.hpp), for transpose and transpose_with.
+void check_transpose_call(cl::Client& client, const DeviceMatrix& in, const DeviceMatrix& out) {
   detail::check_call(client, "tunekit::ops::transpose", {{in.buffer, "in"}}, {{out.buffer, "out"}});
+}
+
+}  // namespace
+
+void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out) {
+  check_transpose_call(client, in, out);
   transpose_tuner().execute(client.id(), client, transpose_set(), in, out);
 }
 
@@ -183,7 +192,7 @@ std::vector<std::string> transpose_candidates() { return transpose_set().names()
 void transpose_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& in,
                     DeviceMatrix& out) {
   const auto& set = transpose_set();
-  detail::check_call(client, "tunekit::ops::transpose", {{in.buffer, "in"}}, {{out.buffer, "out"}});
+  check_transpose_call(client, in, out);
   (void)key_of(in, out);  // the same checks of shapes and types
   set.call(set.locate(detail::candidate_index(set, candidate, "transpose")), client, in, out);
 }
