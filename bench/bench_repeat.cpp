@@ -1,13 +1,20 @@
-// Does a tuning pick a winner that is not noise? Tunes matmul for one size R times in one process
-// (each time from scratch: memory cleared, no persistent cache), then re-measures every distinct
-// winner together in long interleaved rounds (measure_interleaved) to find the true best, and
-// counts the runs whose winner is within 5% of it. Issue 18's target: at least 9 of 10 runs.
-// Prints each line as it is measured. docs/benchmarks.md, "A winner that is not noise".
+// Does a tuning pick a winner that is not noise? Tunes matmul for one size R times, each in a
+// fresh process (nothing of an earlier run is built or remembered: no persistent cache, no
+// program cache; set POCL_KERNEL_CACHE=0 / CUDA_CACHE_DISABLE=1 for the driver's own), then
+// re-measures every distinct winner together with an independent reference, in long interleaved
+// rounds (measure_interleaved), and counts the runs whose winner is within 5% (and 10%) of the
+// best of all of them. The reference is the best few of one more tuning at --reference LEVEL
+// (default extensive) with the start points off: a winner cannot look good only because every
+// run started from the same hint. Prints each line as it is measured. docs/benchmarks.md,
+// "A winner that is not noise".
 //
 // Usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] [--device SELECTOR]
+//                     [--start-points on|off] [--reference LEVEL|none] [--top T]
+// The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -19,89 +26,201 @@
 
 namespace ops = tunekit::ops;
 
+namespace {
+
+struct Options {
+  std::size_t n = 256, runs = 10, rounds = 31, top = 5;
+  std::string level = "balanced", device, start_points = "on", reference = "extensive";
+};
+
+struct Matrices {
+  ops::DeviceMatrix a, b, c;
+};
+
+Matrices make_matrices(tunekit::cl::Client& client, std::size_t n) {
+  return {ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 1),
+          ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 2),
+          ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 3)};
+}
+
+// The child: one tuning, then "winner<TAB>seconds" and the top `top` working candidates, one a
+// line ("top<TAB>name").
+int tune_once(const Options& o) {
+  tunekit::Settings settings = tunekit::Settings::from_environment();
+  settings.persistent_cache = false;
+  settings.level = tunekit::parse_level(o.level);
+  if (!o.device.empty()) settings.device = o.device;
+  auto search = settings.search_settings();
+  search.start_points = tunekit::parse_start_points(o.start_points, "--start-points");
+  settings.search = search;
+  tunekit::set_global_settings(settings);
+  tunekit::cl::Client client;
+  auto m = make_matrices(client, o.n);
+  const auto started = std::chrono::steady_clock::now();
+  ops::matmul(client, m.a, m.b, m.c);
+  client.finish();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto report = ops::matmul_tuner()
+                          .tuner(client.id())
+                          .report(ops::matmul_key(o.n, o.n, o.n, tunekit::DType::f32));
+  if (!report || !report->winner()) throw std::runtime_error("no winner");
+  std::size_t measured = 0;
+  for (const auto& outcome : report->outcomes) measured += outcome.ok();
+  std::printf("winner\t%s\t%.3f\t%zu\n", report->winner()->name.c_str(), seconds, measured);
+  std::size_t listed = 0;
+  for (const auto& outcome : report->outcomes) {
+    if (!outcome.ok() || listed++ >= o.top) continue;
+    std::printf("top\t%s\n", outcome.name.c_str());
+  }
+  return 0;
+}
+
+struct Child {
+  std::string winner;
+  double seconds = 0;
+  std::size_t measured = 0;
+  std::vector<std::string> top;
+};
+
+Child run_child(const char* self, const Options& o, const std::string& level,
+                const std::string& start_points) {
+  std::string command = std::string("'") + self + "' --tune-once --size " + std::to_string(o.n) +
+                        " --level " + level + " --start-points " + start_points + " --top " +
+                        std::to_string(o.top);
+  if (!o.device.empty()) command += " --device '" + o.device + "'";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot start " + command);
+  Child child;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    std::string text(line);
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    const auto tab = text.find('\t');
+    if (tab == std::string::npos) continue;
+    const std::string kind = text.substr(0, tab), rest = text.substr(tab + 1);
+    if (kind == "winner") {
+      const auto t1 = rest.find('\t'), t2 = rest.find('\t', t1 + 1);
+      child.winner = rest.substr(0, t1);
+      child.seconds = std::stod(rest.substr(t1 + 1, t2 - t1 - 1));
+      child.measured = std::stoul(rest.substr(t2 + 1));
+    } else if (kind == "top") {
+      child.top.push_back(rest);
+    }
+  }
+  if (pclose(pipe) != 0 || child.winner.empty()) {
+    throw std::runtime_error("a tuning failed: " + command);
+  }
+  return child;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  std::size_t n = 256, runs = 10, rounds = 31;
-  std::string level = "minimal", device;
+  Options o;
+  bool once = false;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
-    if (!std::strcmp(argv[i], "--size") && has_value) {
-      n = std::stoul(argv[++i]);
-    } else if (!std::strcmp(argv[i], "--runs") && has_value) {
-      runs = std::stoul(argv[++i]);
-    } else if (!std::strcmp(argv[i], "--rounds") && has_value) {
-      rounds = std::stoul(argv[++i]);
-    } else if (!std::strcmp(argv[i], "--level") && has_value) {
-      level = argv[++i];
-    } else if (!std::strcmp(argv[i], "--device") && has_value) {
-      device = argv[++i];
+    const auto is = [&](const char* flag) { return !std::strcmp(argv[i], flag) && has_value; };
+    if (is("--size")) {
+      o.n = std::stoul(argv[++i]);
+    } else if (is("--runs")) {
+      o.runs = std::stoul(argv[++i]);
+    } else if (is("--rounds")) {
+      o.rounds = std::stoul(argv[++i]);
+    } else if (is("--level")) {
+      o.level = argv[++i];
+    } else if (is("--device")) {
+      o.device = argv[++i];
+    } else if (is("--start-points")) {
+      o.start_points = argv[++i];
+    } else if (is("--reference")) {
+      o.reference = argv[++i];
+    } else if (is("--top")) {
+      o.top = std::stoul(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--tune-once")) {
+      once = true;
     } else {
       std::fprintf(stderr,
                    "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
-                   "[--device SELECTOR]\n");
+                   "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] "
+                   "[--top T]\n");
       return 2;
     }
   }
   try {
-    tunekit::Settings settings;
+    if (once) return tune_once(o);
+    tunekit::Settings settings = tunekit::Settings::from_environment();
     settings.persistent_cache = false;
-    settings.level = tunekit::parse_level(level);
-    settings.device = device;
+    if (!o.device.empty()) settings.device = o.device;
     tunekit::set_global_settings(settings);
     tunekit::cl::Client client;
     std::printf(
-        "device: %s\nmatmul %zu^3 f32, level %s, %zu tunings, then %zu interleaved rounds\n",
-        client.device().describe().c_str(), n, level.c_str(), runs, rounds);
-    const auto a = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 1);
-    const auto b = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 2);
-    auto c = ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 3);
-    const ops::MatmulKey key = ops::matmul_key(n, n, n, tunekit::DType::f32);
-    auto& tuner = ops::matmul_tuner().tuner(client.id());
-    std::vector<std::string> winners;
-    for (std::size_t r = 0; r < runs; ++r) {
-      tuner.clear_memory();
-      const auto started = std::chrono::steady_clock::now();
-      ops::matmul(client, a, b, c);
-      client.finish();
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const auto report = tuner.report(key);
-      if (!report || !report->winner()) throw std::runtime_error("no winner");
-      winners.push_back(report->winner()->name);
-      std::printf("run %2zu: %-60s %10.3f us  (tuned in %.1f s)\n", r + 1, winners.back().c_str(),
-                  1e6 * report->winner()->median, seconds);
+        "device: %s\nmatmul %zu^3 f32, level %s, start points %s, %zu tunings (a process each), "
+        "POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s\n",
+        client.device().describe().c_str(), o.n, o.level.c_str(), o.start_points.c_str(), o.runs,
+        std::getenv("POCL_KERNEL_CACHE") ? std::getenv("POCL_KERNEL_CACHE") : "(unset)",
+        std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
+    std::fflush(stdout);
+    std::vector<Child> runs;
+    for (std::size_t r = 0; r < o.runs; ++r) {
+      runs.push_back(run_child(argv[0], o, o.level, o.start_points));
+      std::printf("run %2zu: %-60s measured %3zu, tuned in %.1f s\n", r + 1,
+                  runs.back().winner.c_str(), runs.back().measured, runs.back().seconds);
       std::fflush(stdout);
     }
-    // Every distinct winner, re-measured together: the reference ranking.
-    std::vector<std::string> distinct = winners;
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    std::vector<std::string> names;
+    for (const auto& run : runs) names.push_back(run.winner);
+    if (o.reference != "none") {
+      const Child reference = run_child(argv[0], o, o.reference, "off");
+      std::printf("reference: level %s, start points off, tuned in %.1f s; its best %zu join\n",
+                  o.reference.c_str(), reference.seconds, reference.top.size());
+      names.insert(names.end(), reference.top.begin(), reference.top.end());
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    // Everything, re-measured together: the reference ranking.
+    auto m = make_matrices(client, o.n);
     std::vector<std::function<void()>> calls;
-    calls.reserve(distinct.size());
+    calls.reserve(names.size());
     std::vector<tunekit::Contender> contenders;
-    for (const auto& name : distinct) {
-      calls.emplace_back([&, name] { ops::matmul_with(name, client, a, b, c); });
+    for (const auto& name : names) {
+      calls.emplace_back([&, name] { ops::matmul_with(name, client, m.a, m.b, m.c); });
       // A sample of at least 1 ms: batched like a tuning's samples.
-      const double once = client.measure(tunekit::FunctionRef<void()>(calls.back()), 1);
+      const double once_time = client.measure(tunekit::FunctionRef<void()>(calls.back()), 1);
       const auto batch =
-          static_cast<std::size_t>(std::clamp(1e-3 / std::max(once, 1e-9), 1.0, 1e4));
+          static_cast<std::size_t>(std::clamp(1e-3 / std::max(once_time, 1e-9), 1.0, 1e4));
       contenders.push_back({tunekit::FunctionRef<void()>(calls.back()), batch});
     }
-    const auto times = tunekit::measure_interleaved(client, contenders, distinct, rounds, 7);
+    const auto times = tunekit::measure_interleaved(client, contenders, names, o.rounds, 7);
     std::map<std::string, double> median;
     double best = 1e300;
-    for (std::size_t k = 0; k < distinct.size(); ++k) {
+    for (std::size_t k = 0; k < names.size(); ++k) {
       if (times[k].error) throw *times[k].error;
-      median[distinct[k]] = tunekit::summarize(times[k].samples).median;
-      best = std::min(best, median[distinct[k]]);
+      median[names[k]] = tunekit::summarize(times[k].samples).median;
+      best = std::min(best, median[names[k]]);
     }
-    std::printf("\ndistinct winners, re-measured in %zu interleaved rounds:\n", rounds);
-    for (const auto& name : distinct) {
+    std::printf("\nwinners and reference, re-measured in %zu interleaved rounds:\n", o.rounds);
+    for (const auto& name : names) {
       std::printf("  %-60s %10.3f us  %.3fx the best\n", name.c_str(), 1e6 * median[name],
                   median[name] / best);
     }
-    std::size_t within = 0;
-    for (const auto& name : winners) within += median[name] <= 1.05 * best;
-    std::printf("%zu of %zu runs picked a winner within 5%% of the best\n", within, runs);
+    std::size_t within5 = 0, within10 = 0;
+    double worst = 1;
+    std::vector<double> seconds;
+    for (const auto& run : runs) {
+      const double ratio = median[run.winner] / best;
+      within5 += ratio <= 1.05;
+      within10 += ratio <= 1.10;
+      worst = std::max(worst, ratio);
+      seconds.push_back(run.seconds);
+    }
+    std::sort(seconds.begin(), seconds.end());
+    std::printf(
+        "%zu of %zu runs within 5%% of the best, %zu within 10%%; worst %.3fx; median tuning "
+        "%.1f s\n",
+        within5, o.runs, within10, o.runs, worst,
+        seconds.empty() ? 0.0 : seconds[seconds.size() / 2]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_repeat: %s\n", e.what());
     return 1;

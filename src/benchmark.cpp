@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace tunekit {
 
@@ -29,9 +30,24 @@ SampleSummary summarize(std::vector<double> samples) {
   std::vector<double> sorted = samples;
   std::sort(sorted.begin(), sorted.end());
   summary.lower_quartile = sorted[(sorted.size() - 1) / 4];
+  std::tie(summary.low, summary.high) = median_interval(sorted);
   for (double& s : samples) s = std::fabs(s - summary.median);
   summary.spread = median_of(samples);
   return summary;
+}
+
+std::pair<double, double> median_interval(const std::vector<double>& sorted) {
+  const std::size_t n = sorted.size();
+  if (n == 0) return {0, 0};
+  if (n < 6) return {sorted.front(), sorted.back()};
+  // Ranks (1-based) n/2 -+ 1.96 sqrt(n)/2: the normal approximation of B(n, 1/2), rounded
+  // outwards so that the coverage is at least 95%.
+  const double half_width = 1.96 * std::sqrt(static_cast<double>(n)) / 2;
+  const double centre = static_cast<double>(n) / 2;
+  const auto lower_rank = static_cast<std::size_t>(std::max(1.0, std::floor(centre - half_width)));
+  const auto upper_rank = static_cast<std::size_t>(
+      std::min(static_cast<double>(n), std::ceil(centre + half_width + 1)));
+  return {sorted[lower_rank - 1], sorted[upper_rank - 1]};
 }
 
 AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable) {

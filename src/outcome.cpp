@@ -173,10 +173,11 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
     text += "    confirmed: the best " + std::to_string(report.confirmed) + " re-measured in " +
             std::to_string(report.confirm_rounds) + " interleaved rounds";
     if (runner_up != nullptr && winner->median > 0) {
-      char lead[160];
-      std::snprintf(lead, sizeof lead, "; the winner leads the runner-up by %.1f%% (spread %.1f%%)",
-                    100 * (runner_up->median / winner->median - 1),
-                    100 * winner->spread / winner->median);
+      char lead[200];
+      std::snprintf(
+          lead, sizeof lead, "; the winner leads the runner-up by %.1f%% (spread %.1f%%)%s",
+          100 * (runner_up->median / winner->median - 1), 100 * winner->spread / winner->median,
+          winner->tied ? ": tied within the intervals, the lower median wins" : "");
       text += lead;
     }
     text += "\n";
@@ -191,22 +192,35 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
     for (const AutotuneOutcome* member : group) shared.emplace(member, numbered);
   }
   char line[512];
-  std::snprintf(line, sizeof line, "    %-*s %12s %9s %8s  %s\n", static_cast<int>(width),
-                "candidate", "median", "spread", "samples", "status");
+  std::snprintf(line, sizeof line, "    %-*s %12s %15s %8s  %s\n", static_cast<int>(width),
+                "candidate", "median", "95% interval", "samples", "status");
   text += line;
+  // Candidates never measured, folded into one line per reason below the table.
+  std::map<std::string, std::size_t> not_measured;
   for (const auto& outcome : report.outcomes) {
     const char mark = &outcome == winner ? '*' : ' ';
+    if (outcome.status == OutcomeStatus::skipped && &outcome != winner) {
+      ++not_measured[outcome.error ? outcome.error->summary() : std::string("not measured")];
+      continue;
+    }
     if (outcome.ok()) {
       char spread[32];
-      std::snprintf(spread, sizeof spread, "±%.1f%%",
-                    outcome.median > 0 ? 100 * outcome.spread / outcome.median : 0.0);
+      if (outcome.high > 0 && outcome.median > 0) {  // the median's interval, around it
+        std::snprintf(spread, sizeof spread, "-%.1f%% +%.1f%%",
+                      100 * (1 - outcome.low / outcome.median),
+                      100 * (outcome.high / outcome.median - 1));
+      } else {  // a result read from a cache written before intervals: the spread
+        std::snprintf(spread, sizeof spread, "±%.1f%%",
+                      outcome.median > 0 ? 100 * outcome.spread / outcome.median : 0.0);
+      }
       std::string status = &outcome == winner ? "winner" : std::string(to_string(outcome.status));
+      if (outcome.tied) status += ", tied";
       if (winner != nullptr && &outcome != winner && winner->median > 0) {
         char ratio[32];
         std::snprintf(ratio, sizeof ratio, " (%.2fx)", outcome.median / winner->median);
         status += ratio;
       }
-      std::snprintf(line, sizeof line, "  %c %-*s %12s %9s %8zu  %s\n", mark,
+      std::snprintf(line, sizeof line, "  %c %-*s %12s %15s %8zu  %s\n", mark,
                     static_cast<int>(width), printable(outcome.name, max_name).c_str(),
                     format_seconds(outcome.median).c_str(), spread, outcome.samples,
                     status.c_str());
@@ -217,11 +231,15 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
                                                        ": " + outcome.error->summary()
                                                  : std::string(to_string(outcome.status));
       const char* label = outcome.status == OutcomeStatus::failed ? "FAILED" : "skipped";
-      std::snprintf(line, sizeof line, "  %c %-*s %12s %9s %8s  %s (%s)\n", mark,
+      std::snprintf(line, sizeof line, "  %c %-*s %12s %15s %8s  %s (%s)\n", mark,
                     static_cast<int>(width), printable(outcome.name, max_name).c_str(), "-", "", "",
                     label, printable(reason, 300).c_str());
     }
     text += line;
+  }
+  for (const auto& [reason, count] : not_measured) {
+    text += "    " + std::to_string(count) + (count == 1 ? " candidate" : " candidates") +
+            " not measured: " + printable(reason, 300) + "\n";
   }
   constexpr std::size_t names = 3;  // of the candidates that share a failure
   numbered = 0;

@@ -133,6 +133,10 @@ bool parse_cache_switch(std::string_view text, std::string_view source) {
   bad_value(source, text, "on, off (also 1/0, true/false)");
 }
 
+bool parse_start_points(std::string_view text, std::string_view source) {
+  return parse_cache_switch(text, source);  // the same words: on/off, 1/0, true/false
+}
+
 std::size_t parse_build_threads(std::string_view text, std::string_view source) {
   std::size_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -168,6 +172,11 @@ Settings Settings::from_environment(Settings base) {
   if (const char* v = std::getenv("TUNEKIT_SEARCH"); v && *v) {
     SearchSettings search = base.search_settings();
     search.strategy = parse_search_strategy(v);
+    base.search = search;
+  }
+  if (const char* v = std::getenv("TUNEKIT_START_POINTS"); v && *v) {
+    SearchSettings search = base.search_settings();
+    search.start_points = parse_start_points(v);
     base.search = search;
   }
   return base;

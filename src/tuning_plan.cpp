@@ -88,7 +88,7 @@ std::vector<std::size_t> TuningPlan::starts(std::size_t entry,
                                             const std::vector<std::size_t>& known) const {
   const PlanEntry& e = entries_.at(entry);
   std::vector<std::size_t> starts;
-  if (e.space != nullptr) {
+  if (e.space != nullptr && search_.start_points) {
     for (std::size_t config : e.space->starts()) starts.push_back(e.first + config);
   }
   for (std::size_t config : known_configs(entry, known)) starts.push_back(e.first + config);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tunekit/error.hpp"
@@ -20,9 +21,12 @@
 
 namespace tunekit {
 
-/// Median, median absolute deviation, min and max of per-call times.
+/// Median, its confidence interval, lower quartile, median absolute deviation, min and max of
+/// per-call times.
 struct SampleSummary {
   double median = 0;
+  double low = 0;   ///< the median's 95% confidence interval (median_interval): lower end
+  double high = 0;  ///< and upper end
   double lower_quartile = 0;
   double spread = 0;
   double min = 0;
@@ -31,6 +35,18 @@ struct SampleSummary {
 
 /// Summarises samples (copied: the order of the caller's samples is kept).
 SampleSummary summarize(std::vector<double> samples);
+
+/// The 95% confidence interval of the median of `sorted` (ascending), from order statistics: the
+/// ranks the binomial distribution B(n, 1/2) puts around n/2. It assumes nothing of the
+/// distribution (timings are skewed, with outliers); with fewer than 6 samples it is [min, max].
+std::pair<double, double> median_interval(const std::vector<double>& sorted);
+
+/// Whether the estimate `a` (median within [a_low, a_high]) is faster than `b` by more than
+/// `margin` (a fraction of b) with the intervals' support: a's upper end is below b's lower end
+/// shrunk by the margin. Two estimates that overlap are a tie for every decision that uses it.
+inline bool clearly_faster(double a_high, double b_low, double margin = 0) {
+  return a_high < b_low * (1 - margin);
+}
 
 /// The AutotuneError an exception in flight stands for: an AutotuneError keeps its kind,
 /// std::bad_alloc is an allocation failure, anything else a runtime failure with its what().
@@ -48,13 +64,27 @@ inline double checked_time(double seconds, const std::string& name) {
 }
 }  // namespace detail
 
+/// One contender of measure_interleaved (and the rival of measure_candidate): a call to time,
+/// and how many calls make one sample.
+struct Contender {
+  FunctionRef<void()> run_once;
+  std::size_t batch = 1;
+};
+
 /// Measures one candidate on `client`. `leader` is the best median so far (infinity if none):
 /// a candidate clearly slower than it is dropped early (racing). Never throws: a failure becomes
 /// the outcome's error.
+///
+/// With a `rival` (the leader's call, whose time `leader` is), the samples are paired: each
+/// round times one batch of the candidate and one of the rival, in alternating order, and the
+/// candidate's sample is `leader` times the ratio of the two. A change of the machine's load
+/// slows both of a pair alike, so it moves the ratio little: comparisons with the leader (the
+/// racing, a new leader, the search's gains) no longer depend on the moment a candidate met.
 template <TimingClient Client>
 AutotuneOutcome measure_candidate(Client& client, FunctionRef<void()> run_once,
                                   const BenchmarkSettings& settings, double leader,
-                                  std::string name, std::size_t index) {
+                                  std::string name, std::size_t index,
+                                  const Contender* rival = nullptr) {
   AutotuneOutcome outcome;
   outcome.name = std::move(name);
   outcome.index = index;
@@ -97,10 +127,27 @@ AutotuneOutcome measure_candidate(Client& client, FunctionRef<void()> run_once,
     const auto deadline = started + std::chrono::duration<double>(settings.max_candidate_seconds);
     const std::size_t max_samples = std::max<std::size_t>(settings.max_samples, 1);
     outcome.status = OutcomeStatus::measured;
+    const bool paired = rival != nullptr && std::isfinite(leader) && leader > 0;
+    const std::size_t rival_batch = paired ? std::max<std::size_t>(rival->batch, 1) : 1;
+    const auto time_of = [&](FunctionRef<void()> work, std::size_t batch) {
+      return detail::checked_time(client.measure(work, batch), outcome.name) /
+             static_cast<double>(batch);
+    };
     while (samples.size() < max_samples) {
-      const double total =
-          detail::checked_time(client.measure(run_once, outcome.batch), outcome.name);
-      samples.push_back(total / static_cast<double>(outcome.batch));
+      if (paired) {
+        // Alternating which goes first cancels what the first of a pair pays (a cold cache).
+        const bool rival_first = samples.size() % 2 == 1;
+        const double before = rival_first ? time_of(rival->run_once, rival_batch) : 0;
+        const double own = time_of(run_once, outcome.batch);
+        const double after = rival_first ? before : time_of(rival->run_once, rival_batch);
+        if (!(after > 0)) {
+          throw AutotuneError(ErrorKind::invalid_measurement,
+                              "the leader it is paired with measured 0 s", outcome.name);
+        }
+        samples.push_back(leader * own / after);
+      } else {
+        samples.push_back(time_of(run_once, outcome.batch));
+      }
       const auto summary = summarize(samples);
       // Racing never drops a candidate before min_samples (one 2 x racing_factor behind after
       // its warm-up, above, is the exception: sampling it costs more than it could win back).
@@ -124,22 +171,19 @@ AutotuneOutcome measure_candidate(Client& client, FunctionRef<void()> run_once,
                           outcome.name);
     }
     outcome.median = summary.median;
+    outcome.low = summary.low;
+    outcome.high = summary.high;
     outcome.spread = summary.spread;
     outcome.min = summary.min;
     outcome.max = summary.max;
     outcome.samples = samples.size();
+    outcome.paired = paired;
   } catch (...) {
     outcome.status = OutcomeStatus::failed;
     outcome.error = error_from_current_exception(outcome.name);
   }
   return outcome;
 }
-
-/// One contender of measure_interleaved: a call to time, and how many calls make one sample.
-struct Contender {
-  FunctionRef<void()> run_once;
-  std::size_t batch = 1;
-};
 
 /// What measure_interleaved found for one contender: its per-call time in each round, or the
 /// error that ended its rounds.

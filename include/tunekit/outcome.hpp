@@ -27,12 +27,21 @@ struct AutotuneOutcome {
   std::size_t index = 0;  ///< position in the tunable set
   OutcomeStatus status = OutcomeStatus::skipped;
   double median = 0;  ///< the statistic used to rank: median of the samples
+  /// The median's 95% confidence interval (median_interval): two candidates whose intervals
+  /// overlap are not told apart by this tuning.
+  double low = 0;
+  double high = 0;
   double spread = 0;  ///< median absolute deviation of the samples (same unit as median)
   double min = 0;
   double max = 0;
   std::size_t samples = 0;
   std::size_t batch = 1;    ///< calls per sample (short kernels are timed in batches)
   double cost_seconds = 0;  ///< wall time spent measuring it (builds and warm-up included)
+  /// Its samples were paired with the leader's (measure_candidate's rival): drift-corrected.
+  bool paired = false;
+  /// Tied with the winner: re-measured beside it until the cap, their intervals still overlap;
+  /// the winner was then the one with the smaller spread (TuningRun's confirmation).
+  bool tied = false;
   std::optional<AutotuneError> error;
 
   bool ok() const noexcept {

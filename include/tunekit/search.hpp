@@ -26,6 +26,13 @@ class SearchEvaluator {
   virtual ~SearchEvaluator() = default;
   virtual std::optional<double> evaluate(std::size_t config) = 0;
   virtual double spent_seconds() const = 0;
+  /// The upper end of the interval of configuration `config`'s time, once evaluated: a gain
+  /// counts towards the patience only when it is below the best. The default knows no interval
+  /// (the time itself stands).
+  virtual double upper(std::size_t config) const {
+    (void)config;
+    return 0;
+  }
   /// The best time of the whole tuning so far (other spaces and candidates included): a space
   /// whose own best stays far behind it is abandoned (SearchBudget::abandon_after).
   virtual double leader_time() const { return std::numeric_limits<double>::infinity(); }
@@ -56,10 +63,12 @@ struct SearchResult {
 /// Runs `strategy` over `space` within `budget`; never evaluates a configuration twice. The
 /// space's start points (Space::start_at), then `extra_starts` (indices into `space`), are
 /// measured first; annealing walks on from the best. The search stops early once
-/// `budget.patience` evaluations after them gained nothing beyond `budget.margin`.
+/// `budget.patience` evaluations after them gained nothing beyond `budget.margin`, and at least
+/// `budget.explore` were evaluated. `own_starts` false: the space's start points are not used
+/// (SearchSettings::start_points).
 SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchEvaluator& evaluator,
                     const SearchBudget& budget, std::uint64_t seed,
-                    const std::vector<std::size_t>& extra_starts = {});
+                    const std::vector<std::size_t>& extra_starts = {}, bool own_starts = true);
 
 /// One configuration of a recorded run: its time (nothing if it failed) and what measuring it
 /// cost (build + warm-up + samples), so that a replayed search spends what a live one would.

@@ -70,6 +70,8 @@ struct SearchBudget {
   /// `abandon_factor` times slower than the leader elsewhere (SearchEvaluator::leader_time).
   std::size_t abandon_after = std::numeric_limits<std::size_t>::max();
   double abandon_factor = 2;
+  /// The patience ends a search only once this many configurations were evaluated.
+  std::size_t explore = 0;
 };
 
 /// The search settings of a tuning level: a strategy, and a budget that is a fraction of the
@@ -85,7 +87,14 @@ struct SearchSettings {
   /// The patience once a start point worked (SearchBudget::seeded_patience): the space's own
   /// start points or the winners of neighbouring keys (warm).
   std::size_t warm_patience = std::numeric_limits<std::size_t>::max();
-  double margin = 0.02;
+  double margin =
+      0.02;  ///< a gain counts only when its interval's upper end beats the best by this
+  /// Configurations a search evaluates before its patience may end it (SearchBudget::explore).
+  std::size_t explore = 0;
+  /// Whether the spaces' own start points (Space::start_at) and the winners of the op's other
+  /// keys on this device are measured first. Off (TUNEKIT_START_POINTS=off): a tuning that finds
+  /// its winner without hints, to judge the search on a device nobody tuned for.
+  bool start_points = true;
   /// A space whose best after its start points (or this many configurations, if fewer or it has
   /// none) is `abandon_factor` times slower than the leader is left; the maximum never leaves one.
   std::size_t abandon_after = std::numeric_limits<std::size_t>::max();
@@ -173,6 +182,8 @@ bool parse_cache_switch(std::string_view text, std::string_view source = "TUNEKI
 SearchStrategy parse_search_strategy(std::string_view text,
                                      std::string_view source = "TUNEKIT_SEARCH");
 TuningMode parse_tuning_mode(std::string_view text, std::string_view source = "TUNEKIT_TUNING");
+/// on or off (TUNEKIT_START_POINTS: SearchSettings::start_points).
+bool parse_start_points(std::string_view text, std::string_view source = "TUNEKIT_START_POINTS");
 /// A number of build threads: 0 to 256.
 std::size_t parse_build_threads(std::string_view text,
                                 std::string_view source = "TUNEKIT_BUILD_THREADS");

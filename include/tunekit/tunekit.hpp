@@ -10,6 +10,7 @@
 #include "tunekit/device_limits.hpp"
 #include "tunekit/dtype.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/host_reference.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/local_tuner.hpp"
 #include "tunekit/log.hpp"

@@ -26,6 +26,7 @@
 #include "tunekit/detail/function_ref.hpp"
 #include "tunekit/dispatch.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/host_reference.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/search.hpp"
@@ -61,7 +62,9 @@ class TuningRun {
         set_(set),
         key_(key),
         inputs_(inputs...),
-        known_(std::move(known)),
+        // Without start points, the winners of other keys are no hint either.
+        known_(settings.search_settings().start_points ? std::move(known)
+                                                       : std::vector<std::size_t>{}),
         seed_(seed),
         bench_(settings.benchmark_settings()),
         report_{op, key_to_string(key), device, 0, {}} {}
@@ -104,6 +107,7 @@ class TuningRun {
     progress_.key = report_.key;
     good_enough_seconds_ = good_enough_bound();
     start_building_ahead();
+    rescale_resumed();
     for (std::size_t i : known_) report_.neighbour_starts.push_back(outcomes_[i].name);
     bool found = false;
     for (const PlannedLevel& level : plan.levels()) {
@@ -129,9 +133,15 @@ class TuningRun {
       std::stable_sort(order.begin(), order.end(),
                        [](const auto& a, const auto& b) { return a.first < b.first; });
       for (const auto& [best, space] : order) search(plan, *space);
+      // A search that ran out of budget with nothing working has not shown that nothing works:
+      // the configurations it never ran are measured in order, up to a cap.
+      if (!std::isfinite(leader_)) {
+        for (const PlannedSpace& space : level.spaces) exhaust(space);
+      }
       found = found || std::isfinite(leader_);
       if (found) break;
     }
+    if (!found) throw_if_undecided();
     for (auto& outcome : outcomes_) {
       if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
         outcome.error =
@@ -214,6 +224,31 @@ class TuningRun {
     }
   }
 
+  // The recorded times of an interrupted tuning may come from another benchmark problem (a key
+  // class spans sizes: matmul benchmarks the call's own shape), so they are never compared as
+  // they are: the best recorded candidate is measured again on this tuning's problem, and every
+  // recorded time is scaled by what that measurement says. A key's ranking never mixes problems.
+  void rescale_resumed() {
+    std::optional<std::size_t> anchor;
+    for (std::size_t i = 0; i < recorded_.size(); ++i) {
+      if (recorded_[i] && recorded_[i]->ok() && recorded_[i]->median > 0 &&
+          (!anchor || recorded_[i]->median < recorded_[*anchor]->median)) {
+        anchor = i;
+      }
+    }
+    if (!anchor) return;
+    const AutotuneOutcome fresh = measure(*anchor);
+    const double scale = fresh.ok() ? fresh.median / recorded_[*anchor]->median : 1;
+    for (auto& outcome : recorded_) {
+      if (!outcome || !outcome->ok()) continue;
+      for (double* t : {&outcome->median, &outcome->low, &outcome->high, &outcome->min,
+                        &outcome->max, &outcome->spread}) {
+        *t *= scale;
+      }
+    }
+    recorded_[*anchor] = fresh;  // what this problem measured (a failure now, if it failed)
+  }
+
   // Whether candidate `i`'s outcome comes from an interrupted tuning's record (resume).
   bool resumed(std::size_t i) const { return i < recorded_.size() && recorded_[i].has_value(); }
 
@@ -276,6 +311,37 @@ class TuningRun {
     }
   }
 
+  // After a search found nothing working: `space`'s members it never ran, in order, until one
+  // works or `undecided_cap` more were measured.
+  void exhaust(const PlannedSpace& space) {
+    std::size_t measured = 0;
+    for (std::size_t i : space.members) {
+      if (std::isfinite(leader_) || measured >= undecided_cap) return;
+      if (outcomes_[i].status != OutcomeStatus::skipped) continue;
+      measure_one(i);
+      ++measured;
+    }
+  }
+
+  // Nothing works, yet some candidates were never run (past the cap): the tuning is undecided,
+  // which is not "every candidate failed". Thrown, so that nothing is remembered or stored; the
+  // in-progress record keeps what was measured, and the next tuning goes on from it.
+  void throw_if_undecided() const {
+    std::size_t never_run = 0, failed = 0;
+    for (const auto& outcome : outcomes_) {
+      if (outcome.status == OutcomeStatus::skipped && !outcome.error) ++never_run;
+      if (outcome.status == OutcomeStatus::failed) ++failed;
+    }
+    if (never_run == 0) return;
+    throw AutotuneError(ErrorKind::no_valid_candidate,
+                        "undecided for " + report_.key + ": none of the " + std::to_string(failed) +
+                            " candidates measured works, and " + std::to_string(never_run) +
+                            " were never run (each search measures at most " +
+                            std::to_string(undecided_cap) +
+                            " more after its budget). Nothing was remembered; the next call goes "
+                            "on where this one stopped (Level::full runs every candidate)");
+  }
+
   // Searches `space`'s members with the configured strategy, measuring each configuration the
   // strategy asks for (those measured already, such as the start points, count with their
   // outcome). The search compares with the leader of the whole tuning so far.
@@ -306,6 +372,9 @@ class TuningRun {
         return outcome.median;
       }
       double spent_seconds() const override { return seconds_since(started); }
+      double upper(std::size_t config) const override {
+        return run->outcomes_[first + config].high;
+      }
       bool cheap(std::size_t config) const override {
         const std::size_t i = first + config;
         return i < run->built_before_.size() && run->built_before_[i];
@@ -317,7 +386,8 @@ class TuningRun {
     evaluator.first = plan.entries()[space.entry].first;
     const std::vector<std::size_t> extra_starts = plan.known_configs(space.entry, known_);
     tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator,
-                    plan.budget(space.entry), seed_, extra_starts);
+                    plan.budget(space.entry), seed_, extra_starts,
+                    plan.search_settings().start_points);
   }
 
   // The output of candidate `where` on `bench` (the inputs themselves when it returns void).
@@ -362,13 +432,54 @@ class TuningRun {
     }
   };
 
-  // Why candidate `index`'s output is wrong (compared with the reference: the first candidate
-  // that runs, computed once), or nothing when it is right or nothing can be compared.
+  // Why candidate `index`'s output is wrong (compared with the reference: the set's host
+  // reference, else the first candidate that runs, computed once), or nothing when it is right
+  // or nothing can be compared. Throws when the reference itself is the suspect
+  // (suspect_reference).
   std::optional<AutotuneError> validate(std::size_t index, Bench& bench) {
     const std::string name = set_.name(index);
     if (!reference_tried_) {
       const Stopwatch validating{report_.time_spent.validating};
       reference_tried_ = true;
+      make_reference();
+    }
+    if (!reference_) return std::nullopt;
+    std::optional<std::string> problem;
+    std::optional<Compared> output;
+    try {
+      std::optional<Stopwatch> first_call{std::in_place, report_.time_spent.first_calls};
+      output.emplace(output_of(set_.locate(index), client_, set_, bench));
+      wait_for(client_);
+      first_call.reset();
+      const Stopwatch validating{report_.time_spent.validating};
+      problem = differs(*reference_, *output);
+    } catch (...) {
+      return error_from_exception(std::current_exception(), name);
+    }
+    if (!problem) return std::nullopt;
+    if (name == reference_name_) {  // the reference differs from itself: not deterministic
+      return AutotuneError(ErrorKind::wrong_output,
+                           *problem + " (it is the reference: its output changes between calls)",
+                           name);
+    }
+    suspect_reference(name, std::move(*output));
+    return AutotuneError(ErrorKind::wrong_output,
+                         *problem + " (reference: '" + reference_name_ + "')", name);
+  }
+
+  // The reference output: the host reference's, else the first candidate's that runs.
+  void make_reference() {
+    using Validator = std::remove_cvref_t<decltype(set_.validator())>;
+    if constexpr (detail::is_host_reference_v<Validator>) {
+      // Not caught: a host reference that fails is the set's error, not a candidate's.
+      auto inputs = make_bench_inputs();
+      reference_.emplace(std::apply(
+          [&](auto&... in) {
+            return Compared(detail::invoke_maybe_client(set_.validator().expected, client_, in...));
+          },
+          inputs));
+      reference_name_ = "host reference";
+    } else {
       for (std::size_t r = 0; r < set_.size() && !reference_; ++r) {
         try {
           auto reference_inputs = make_bench_inputs();
@@ -379,29 +490,47 @@ class TuningRun {
         }
       }
     }
-    if (!reference_) return std::nullopt;
-    try {
-      std::optional<Stopwatch> first_call{std::in_place, report_.time_spent.first_calls};
-      const auto output = output_of(set_.locate(index), client_, set_, bench);
-      wait_for(client_);
-      first_call.reset();
-      const Stopwatch validating{report_.time_spent.validating};
-      const auto verdict = detail::invoke_maybe_client(
-          set_.validator(), client_, std::as_const(*reference_), std::as_const(output));
-      std::optional<std::string> problem;
-      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
-        if (!verdict) problem = "output differs from the reference";
-      } else {
-        if (verdict && !verdict->empty()) problem = *verdict;
-      }
-      if (problem) {
-        return AutotuneError(ErrorKind::wrong_output,
-                             *problem + " (reference: '" + reference_name_ + "')", name);
-      }
-    } catch (...) {
-      return error_from_exception(std::current_exception(), name);
+  }
+
+  // What the validator says of `output` against `expected`: nothing when it accepts it.
+  std::optional<std::string> differs(const Compared& expected, const Compared& output) {
+    const auto verdict = detail::invoke_maybe_client(set_.validator(), client_, expected, output);
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
+      if (!verdict) return std::string("output differs from the reference");
+    } else {
+      if (verdict && !verdict->empty()) return *verdict;
     }
     return std::nullopt;
+  }
+
+  // Candidate `name` disagreed with a candidate reference. When two candidates disagree with it
+  // but agree with each other, the reference is the suspect: the tuning fails naming it, and
+  // nothing is decided (a wrong reference must not fail the right candidates and win).
+  void suspect_reference(const std::string& name, Compared output) {
+    using Validator = std::remove_cvref_t<decltype(set_.validator())>;
+    if constexpr (!detail::is_host_reference_v<Validator>) {
+      if (!dissent_) {
+        dissent_.emplace(std::move(output));
+        dissent_name_ = name;
+        return;
+      }
+      bool agree = false;
+      try {
+        agree = !differs(*dissent_, output);
+      } catch (...) {
+      }
+      if (agree) {
+        throw AutotuneError(
+            ErrorKind::wrong_output,
+            "the validation reference '" + reference_name_ + "' is the suspect: '" + dissent_name_ +
+                "' and '" + name +
+                "' agree with each other and differ from it. Nothing was decided; fix it, or give "
+                "the set a host reference (HostReference)",
+            reference_name_);
+      }
+    } else {
+      (void)name, (void)output;
+    }
   }
 
   // The time under which a candidate is good enough: the key's roofline (its work at the
@@ -480,7 +609,23 @@ class TuningRun {
       contenders.push_back(Contender{FunctionRef<void()>(calls.back()), outcomes_[best[k]].batch});
       names.push_back(outcomes_[best[k]].name);
     }
-    const auto times = measure_interleaved(client_, contenders, names, rounds, seed_ ^ 0x5eedu);
+    auto times = measure_interleaved(client_, contenders, names, rounds, seed_ ^ 0x5eedu);
+    std::size_t total_rounds = rounds;
+    // Until the best two separate (their per-round ratio's interval excludes 1): more rounds, up
+    // to three times the level's. Still overlapping then, they are tied; the lower median wins.
+    bool separated = best_two_separate(times);
+    for (std::size_t extra = 1; extra < 3 && !separated; ++extra) {
+      const auto more =
+          measure_interleaved(client_, contenders, names, rounds, seed_ ^ (0x5eedu + extra));
+      for (std::size_t k = 0; k < times.size(); ++k) {
+        if (times[k].error) continue;
+        if (more[k].error) times[k].error = more[k].error;
+        times[k].samples.insert(times[k].samples.end(), more[k].samples.begin(),
+                                more[k].samples.end());
+      }
+      total_rounds += rounds;
+      separated = best_two_separate(times);
+    }
     for (std::size_t k = 0; k < best.size(); ++k) {
       AutotuneOutcome& outcome = outcomes_[best[k]];
       if (times[k].error) {  // it worked alone but not beside the others: not a winner
@@ -492,13 +637,50 @@ class TuningRun {
       }
       const SampleSummary summary = summarize(times[k].samples);
       outcome.median = summary.median;
+      outcome.low = summary.low;
+      outcome.high = summary.high;
       outcome.spread = summary.spread;
       outcome.min = std::min(outcome.min, summary.min);
       outcome.max = std::max(outcome.max, summary.max);
       outcome.samples += times[k].samples.size();
+      outcome.paired = false;  // its times are now the interleaved rounds'
+    }
+    if (!separated) {
+      const auto [first, second] = best_two(times);
+      outcomes_[best[first]].tied = outcomes_[best[second]].tied = true;
     }
     report_.confirmed = best.size();
-    report_.confirm_rounds = rounds;
+    report_.confirm_rounds = total_rounds;
+  }
+
+  // The two contenders of `times` with the lowest medians (failed ones left out), as indices;
+  // the same index twice when fewer than two worked.
+  static std::pair<std::size_t, std::size_t> best_two(const std::vector<InterleavedTimes>& times) {
+    std::vector<std::pair<double, std::size_t>> medians;
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      if (!times[k].error && !times[k].samples.empty()) {
+        medians.emplace_back(summarize(times[k].samples).median, k);
+      }
+    }
+    std::sort(medians.begin(), medians.end());
+    if (medians.empty()) return {0, 0};
+    return {medians[0].second, medians[medians.size() > 1 ? 1 : 0].second};
+  }
+
+  // Whether the fastest two of `times` are told apart: the ratio of their times in the same
+  // rounds (a slow moment slows both) has an interval that excludes 1.
+  static bool best_two_separate(const std::vector<InterleavedTimes>& times) {
+    const auto [first, second] = best_two(times);
+    if (first == second) return true;
+    const auto& a = times[first].samples;
+    const auto& b = times[second].samples;
+    std::vector<double> ratios;
+    for (std::size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
+      if (b[r] > 0) ratios.push_back(a[r] / b[r]);
+    }
+    if (ratios.empty()) return true;
+    std::sort(ratios.begin(), ratios.end());
+    return median_interval(ratios).second < 1;
   }
 
   // Benchmark inputs, validation, then the measurement (racing against the leader).
@@ -525,8 +707,23 @@ class TuningRun {
       }
     }
     const BenchCall call{this, set_.locate(index), bench};
+    // The leader runs beside the candidate (paired samples), on the candidate's benchmark inputs:
+    // validation is done, what is timed has its output dropped, and no inputs are made for it.
+    std::optional<BenchCall> leader_call;
+    std::optional<Contender> rival;
+    if (std::isfinite(leader_)) {
+      leader_call.emplace(BenchCall{this, set_.locate(leader_index_), bench});
+      rival.emplace(Contender{FunctionRef<void()>(*leader_call), outcomes_[leader_index_].batch});
+    }
+    // Racing keeps a floor of two survivors (as CubeCL): until two candidates were measured in
+    // full, none is dropped, so that the confirmation always has a runner-up to compare with.
+    BenchmarkSettings settings = bench_;
+    if (survivors_ < 2) settings.racing_factor = std::numeric_limits<double>::infinity();
     const Stopwatch measuring{report_.time_spent.measuring};
-    return measure_candidate(client_, FunctionRef<void()>(call), bench_, leader_, name, index);
+    AutotuneOutcome outcome = measure_candidate(client_, FunctionRef<void()>(call), settings,
+                                                leader_, name, index, rival ? &*rival : nullptr);
+    if (outcome.status == OutcomeStatus::measured) ++survivors_;
+    return outcome;
   }
 
   const std::string& op_;
@@ -550,7 +747,12 @@ class TuningRun {
   std::optional<Compared> reference_;
   std::string reference_name_;
   bool reference_tried_ = false;
+  std::optional<Compared> dissent_;  // the first output that differed from a candidate reference
+  std::string dissent_name_;
   std::optional<Bench> shared_inputs_;  // benchmark inputs (kept across candidates if shared)
+  std::size_t survivors_ = 0;           // candidates measured in full (not dropped)
+  // A space whose search found nothing working measures at most this many more of its members.
+  static constexpr std::size_t undecided_cap = 500;
   std::vector<std::optional<AutotuneOutcome>> recorded_;  // by index (resume); read-only in run
   std::vector<bool> built_before_;  // by index: built by an earlier tuning in this process
   std::function<void(const AutotuneOutcome&)> on_measured_;

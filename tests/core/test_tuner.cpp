@@ -93,7 +93,8 @@ TEST_CASE("racing drops a clearly slower candidate after few samples", "[tuner]"
   const auto& set = tuner.init([] {
     return TunableSet{key_of_size, bench_inputs}
         .with(Tunable{"leader", costs(1e-3, 0)})
-        .with(Tunable{"twice as slow", costs(2e-3, 1)});
+        .with(Tunable{"runner-up", costs(1.1e-3, 1)})  // racing's floor: two survivors
+        .with(Tunable{"twice as slow", costs(2e-3, 2)});
   });
   CHECK(run(tuner, client, set, 1) == 0);
   const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
@@ -101,7 +102,7 @@ TEST_CASE("racing drops a clearly slower candidate after few samples", "[tuner]"
   CHECK(slow.name == "twice as slow");
   CHECK(slow.status == OutcomeStatus::dropped);
   CHECK(slow.samples <= 3);
-  CHECK(report.outcomes.front().samples == 50);
+  CHECK(report.outcomes.front().samples >= 50);  // and the confirmation's rounds
 }
 
 TEST_CASE("a candidate 100x slower than the leader is stopped after its warm-up", "[tuner]") {
@@ -110,7 +111,8 @@ TEST_CASE("a candidate 100x slower than the leader is stopped after its warm-up"
   const auto& set = tuner.init([] {
     return TunableSet{key_of_size, bench_inputs}
         .with(Tunable{"normal", costs(1e-3, 0)})
-        .with(Tunable{"hundredfold", costs(1e-1, 1)});
+        .with(Tunable{"runner-up", costs(1.1e-3, 1)})  // racing's floor: two survivors
+        .with(Tunable{"hundredfold", costs(1e-1, 2)});
   });
   CHECK(run(tuner, client, set, 1) == 0);
   const auto report = *tuner.tuner(client.id()).report(SizeKey{1});

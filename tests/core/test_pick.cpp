@@ -1,0 +1,331 @@
+// The pick: the fastest correct candidate, or no pick. Paired samples against the leader,
+// intervals, racing's floor, ties, a suspect reference, a host reference, a search that runs out
+// of budget with nothing working, and start points switched off.
+#include <catch2/catch.hpp>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <tunekit/tunekit.hpp>
+#include <vector>
+
+#include "../support.hpp"
+
+using namespace tunekit;
+using test::VirtualClient;
+
+namespace {
+
+// From measurement number `from` on, every measurement takes `factor` times longer: the machine
+// got busy after the first candidate was measured.
+class BusyLaterClient : public VirtualClient {
+ public:
+  BusyLaterClient(std::size_t from, double factor) : from_(from), factor_(factor) {}
+  double measure(FunctionRef<void()> work, std::size_t batch) {
+    const double t = VirtualClient::measure(work, batch);
+    return measurements() >= from_ ? t * factor_ : t;
+  }
+
+ private:
+  std::size_t from_;
+  double factor_;
+};
+
+auto size_key = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
+auto size_inputs = [](const test::SizeKey& key, const int&) {
+  return std::tuple<int>(static_cast<int>(key.n.value()));
+};
+
+template <class Client>
+auto costs(double seconds) {
+  return [=](Client& client, int&) { client.spend(seconds); };
+}
+
+Settings unconfirmed() {
+  Settings settings = test::test_settings();
+  settings.benchmark->confirm_contenders = 0;  // what is tested is the measurement itself
+  return settings;
+}
+
+}  // namespace
+
+TEST_CASE("the median's interval comes from order statistics", "[benchmark][pick]") {
+  CHECK(median_interval({1, 2, 3, 4, 5}) == std::pair<double, double>{1, 5});  // few: min, max
+  std::vector<double> hundred;
+  for (int i = 1; i <= 100; ++i) hundred.push_back(i);
+  const auto [low, high] = median_interval(hundred);
+  CHECK(low == 40);  // ranks 50 -+ 1.96 * sqrt(100) / 2, outwards
+  CHECK(high == 61);
+  const auto s = summarize(hundred);
+  CHECK(s.low == 40);
+  CHECK(s.high == 61);
+  CHECK(clearly_faster(0.9, 1.0));
+  CHECK_FALSE(clearly_faster(0.99, 1.0, 0.02));
+}
+
+TEST_CASE("a candidate measured while the machine got busy is compared with the leader then",
+          "[tuner][pick]") {
+  LocalTuner<test::SizeKey> tuner("busy later", unconfirmed());
+  // "first" is measured alone (1 warm-up, 3 samples: measurements 1-4); from the 5th on, every
+  // measurement is 1.5x slower. "faster" is truly 10% faster: alone it would read 1.35 ms.
+  BusyLaterClient client(5, 1.5);
+  const auto& set = tuner.init([] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"first", costs<BusyLaterClient>(1.0e-3)})
+        .with(Tunable{"faster", costs<BusyLaterClient>(0.9e-3)});
+  });
+  tuner.execute(client.id(), client, set, 64);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "faster");
+  CHECK(report->winner()->paired);
+  CHECK(report->winner()->median == Approx(0.9e-3));  // on the leader's scale
+}
+
+TEST_CASE("racing keeps two survivors: the runner-up is measured in full", "[tuner][pick]") {
+  LocalTuner<test::SizeKey> tuner("floor", unconfirmed());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"100 us", costs<VirtualClient>(100e-6)})
+        .with(Tunable{"900 us", costs<VirtualClient>(900e-6)})
+        .with(Tunable{"950 us", costs<VirtualClient>(950e-6)});
+  });
+  tuner.execute(client.id(), client, set, 64);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  std::size_t survivors = 0;
+  for (const auto& outcome : report->outcomes) {
+    survivors += outcome.status == OutcomeStatus::measured;
+    if (outcome.name == "900 us") CHECK(outcome.status == OutcomeStatus::measured);
+    if (outcome.name == "950 us") CHECK(outcome.status == OutcomeStatus::dropped);
+  }
+  CHECK(survivors == 2);
+}
+
+TEST_CASE("leaders the intervals cannot tell apart are tied; the lower median wins",
+          "[tuner][pick]") {
+  LocalTuner<test::SizeKey> tuner("tied", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"one", costs<VirtualClient>(1e-3)})
+        .with(Tunable{"same", costs<VirtualClient>(1e-3)})
+        .with(Tunable{"slower", costs<VirtualClient>(1.3e-3)});
+  });
+  tuner.execute(client.id(), client, set, 64);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
+  REQUIRE(report);
+  const std::string table = format_report(*report);
+  INFO(table);
+  REQUIRE(report->winner());
+  CHECK(report->winner()->tied);
+  CHECK(report->confirm_rounds == 3 * test::test_settings().benchmark->confirm_rounds);
+  for (const auto& outcome : report->outcomes) {
+    if (outcome.name == "slower") CHECK_FALSE(outcome.tied);
+  }
+  CHECK_THAT(table, Catch::Contains("winner, tied") && Catch::Contains("95% interval"));
+  CHECK_THAT(table, Catch::Contains("tied within the intervals"));
+}
+
+namespace {
+// Candidates returning n, one of them (the first, the reference by default) n + 1.
+auto returns(int offset, double seconds) {
+  return [=](VirtualClient& client, int& n) {
+    client.spend(seconds);
+    return n + offset;
+  };
+}
+}  // namespace
+
+TEST_CASE("a wrong reference candidate fails the tuning as the suspect; nothing is kept",
+          "[tuner][pick][validation]") {
+  LocalTuner<test::SizeKey> tuner("suspect", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"wrong", returns(1, 1e-4)})  // the fastest, and the reference
+        .with(Tunable{"right a", returns(0, 2e-3)})
+        .with(Tunable{"right b", returns(0, 3e-3)})
+        .validate_with(std::equal_to<>{});
+  });
+  for (int attempt = 0; attempt < 2; ++attempt) {  // not remembered: tuned (and caught) again
+    try {
+      tuner.execute(client.id(), client, set, 8);
+      FAIL("the wrong reference won");
+    } catch (const AutotuneError& e) {
+      CHECK(e.kind() == ErrorKind::wrong_output);
+      CHECK(e.tunable() == "wrong");
+      CHECK_THAT(std::string(e.what()), Catch::Contains("suspect") && Catch::Contains("right a") &&
+                                            Catch::Contains("right b"));
+    }
+  }
+  CHECK_FALSE(tuner.tuner(client.id()).report(test::SizeKey{8}));
+}
+
+TEST_CASE("a host reference catches a wrong first candidate", "[tuner][pick][validation]") {
+  LocalTuner<test::SizeKey> tuner("host reference", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"wrong", returns(1, 1e-4)})
+        .with(Tunable{"right a", returns(0, 2e-3)})
+        .with(Tunable{"right b", returns(0, 3e-3)})
+        .validate_with(HostReference{[](int n) { return n; }, std::equal_to<>{}});
+  });
+  CHECK(tuner.execute(client.id(), client, set, 8) == 8);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{8});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "right a");
+  const auto wrong = std::find_if(report->outcomes.begin(), report->outcomes.end(),
+                                  [](const auto& o) { return o.name == "wrong"; });
+  REQUIRE(wrong != report->outcomes.end());
+  REQUIRE(wrong->error);
+  CHECK(wrong->error->kind() == ErrorKind::wrong_output);
+  CHECK_THAT(wrong->error->message(), Catch::Contains("host reference"));
+}
+
+namespace {
+// A space of `size` configurations of which only X = `works` runs.
+auto one_working(std::int64_t size, std::int64_t works) {
+  std::vector<std::int64_t> values;
+  for (std::int64_t x = 0; x < size; ++x) values.push_back(x);
+  return TunableSet{size_key, size_inputs}.with(Space(space("only one").parameter("X", values)),
+                                                [works](const Config& c) {
+                                                  const std::int64_t x = c["X"];
+                                                  return [x, works](VirtualClient& client, int&) {
+                                                    if (x != works)
+                                                      throw std::runtime_error("unsupported");
+                                                    client.spend(1e-3);
+                                                  };
+                                                });
+}
+}  // namespace
+
+TEST_CASE("a search out of budget with nothing working goes on until a configuration works",
+          "[tuner][pick][search]") {
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings::for_level(Level::balanced);  // 60 of 400
+  LocalTuner<test::SizeKey> tuner("out of budget", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([] { return one_working(400, 377); });
+  tuner.execute(client.id(), client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{8});
+  REQUIRE(report);
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "only one[X=377]");
+}
+
+TEST_CASE("a search that reaches its cap with nothing working is undecided, not failed",
+          "[tuner][pick][search]") {
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings::for_level(Level::minimal);  // 5% of 1200, then 500 more
+  LocalTuner<test::SizeKey> tuner("undecided", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([] { return one_working(1200, 1199); });
+  try {
+    tuner.execute(client.id(), client, set, 8);
+    FAIL("decided");
+  } catch (const AutotuneError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("undecided") &&
+                                          Catch::Contains("never run") &&
+                                          !Catch::Contains("every candidate failed"));
+  }
+  CHECK_FALSE(tuner.tuner(client.id()).report(test::SizeKey{8}));  // nothing remembered
+}
+
+namespace {
+struct OrderEvaluator final : SearchEvaluator {
+  std::vector<std::size_t> order;
+  std::optional<double> evaluate(std::size_t config) override {
+    order.push_back(config);
+    return 1e-3;  // all alike: no gain after the first
+  }
+  double spent_seconds() const override { return 0; }
+};
+}  // namespace
+
+TEST_CASE("start points can be switched off, and the patience waits for the exploration floor",
+          "[search][pick]") {
+  std::vector<std::int64_t> values;
+  for (std::int64_t x = 0; x < 50; ++x) values.push_back(x);
+  const auto expanded = space("s").parameter("X", values).start_at("X=42").expand();
+  SearchBudget budget{50};
+  budget.patience = 2;
+  SECTION("start points on: measured first") {
+    OrderEvaluator evaluator;
+    search(SearchStrategy::exhaustive, expanded, evaluator, budget, 1);
+    REQUIRE_FALSE(evaluator.order.empty());
+    CHECK(evaluator.order.front() == 42);
+    CHECK(evaluator.order.size() == 1 + 2);  // the start, then patience ran out
+  }
+  SECTION("start points off") {
+    OrderEvaluator evaluator;
+    search(SearchStrategy::exhaustive, expanded, evaluator, budget, 1, {}, false);
+    REQUIRE_FALSE(evaluator.order.empty());
+    CHECK(evaluator.order.front() == 0);
+  }
+  SECTION("the exploration floor") {
+    budget.explore = 20;
+    OrderEvaluator evaluator;
+    search(SearchStrategy::exhaustive, expanded, evaluator, budget, 1);
+    CHECK(evaluator.order.size() == 20);
+  }
+  SECTION("the switch's environment variable and the levels") {
+    CHECK_FALSE(parse_start_points("off"));
+    CHECK(parse_start_points("on"));
+    CHECK_THROWS_AS(parse_start_points("sometimes"), AutotuneError);
+    CHECK(SearchSettings::for_level(Level::balanced).start_points);
+    CHECK(SearchSettings::for_level(Level::balanced).budget_for(1000).explore > 0);
+  }
+}
+
+TEST_CASE("with start points off, a tuning does not start from the winners of other keys",
+          "[tuner][pick]") {
+  Settings settings = test::test_settings();
+  auto search_settings = SearchSettings::for_level(Level::balanced);
+  search_settings.start_points = false;
+  settings.search = search_settings;
+  LocalTuner<test::SizeKey> tuner("no hints", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"a", costs<VirtualClient>(1e-3)})
+        .with(Tunable{"b", costs<VirtualClient>(2e-3)});
+  });
+  tuner.execute(client.id(), client, set, 8);
+  tuner.execute(client.id(), client, set, 64);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
+  REQUIRE(report);
+  CHECK(report->neighbour_starts.empty());
+}
+
+TEST_CASE("a resumed tuning compares recorded times only on this tuning's problem",
+          "[tuner][pick][resume]") {
+  // The record comes from a larger problem of the same key: every time in it is 2.4x longer.
+  Settings settings = unconfirmed();
+  VirtualClient client;
+  auto set = TunableSet{size_key, size_inputs}
+                 .with(Tunable{"fast", costs<VirtualClient>(1.0e-3)})
+                 .with(Tunable{"slow", costs<VirtualClient>(1.5e-3)});
+  const test::SizeKey key{520};
+  int n = 520;
+  TuningRun<test::SizeKey, VirtualClient, decltype(set), int> run("resumed", "virtual", settings,
+                                                                  client, set, key, {}, 1, n);
+  AutotuneOutcome recorded;
+  recorded.name = "fast";
+  recorded.index = 0;
+  recorded.status = OutcomeStatus::measured;
+  recorded.median = recorded.low = recorded.high = recorded.min = recorded.max = 2.4e-3;
+  recorded.samples = 5;
+  run.resume({recorded});
+  const TuningReport report = run.run();
+  INFO(format_report(report));
+  REQUIRE(report.winner());
+  CHECK(report.winner()->name == "fast");
+  CHECK(report.winner()->median == Approx(1.0e-3));
+}
