@@ -217,7 +217,8 @@ int main(int argc, char** argv) {
     }
     std::sort(seconds.begin(), seconds.end());
     std::printf(
-        "%zu of %zu runs within 5%% of the best, %zu within 10%%; worst %.3fx; median tuning "
+        "%zu of %zu runs within 5%% of the best, %zu of %zu within 10%%; worst %.3fx; median "
+        "tuning "
         "%.1f s\n",
         within5, o.runs, within10, o.runs, worst,
         seconds.empty() ? 0.0 : seconds[seconds.size() / 2]);

@@ -292,9 +292,16 @@ class Tuner {
   // neighbouring keys (known_winners), then the candidates the plan measures first (single
   // tunables, the spaces' start points), level by level; the first of them runs, the others
   // serve a call it fails.
+  // A set that validates serves its reference first (candidate 0: the first that runs): a
+  // neighbour's winner was validated on its own key's inputs, never on this key's.
   template <class Set>
   Decision provisional_for(const Set& set, const Key& key) {
-    std::vector<std::size_t> order = known_winners(set, key, key_to_string(key));
+    std::vector<std::size_t> order;
+    if constexpr (Set::validates) {
+      order.push_back(0);
+    } else {
+      order = known_winners(set, key, key_to_string(key));
+    }
     std::vector<std::optional<CandidatePriority>> priorities(set.size());
     for (std::size_t i = 0; i < set.size(); ++i) {
       try {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -136,6 +137,39 @@ TEST_CASE("background: a new key starts from a neighbouring key's winner", "[bac
   CHECK(tuner.execute(client, set, SizeKey{128}, m) == 129);  // 'gated', before its own tuning
   CHECK(last_call().path == CallPath::provisional);
   CHECK(last_call().candidate == 1);
+}
+
+TEST_CASE("background: a set that validates serves its reference, never an unvalidated neighbour",
+          "[background][pick]") {
+  ThreadClient client;
+  Tuner<SizeKey> tuner("validated_op", client.id(), background_settings(), nullptr);
+  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
+    return std::tuple<std::uint64_t>(key.n.value());
+  };
+  // "vec4" is right only for multiples of 4: every benchmark input (a power of two) is one.
+  const auto set = TunableSet{key_of, inputs}
+                       .with(Tunable{"exact",
+                                     [](ThreadClient& c, std::uint64_t& n) {
+                                       c.spend(2e-3);
+                                       return 2 * n;
+                                     }})
+                       .with(Tunable{"vec4",
+                                     [](ThreadClient& c, std::uint64_t& n) {
+                                       c.spend(1e-3);
+                                       return n % 4 == 0 ? 2 * n : 2 * n - n % 4;
+                                     }})
+                       .validate_with(std::equal_to<>{});
+  std::uint64_t n = 64, m = 126;
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 128);
+  tuner.wait_for_tunings();
+  REQUIRE(tuner.report(SizeKey{64}));
+  CHECK(tuner.report(SizeKey{64})->winner()->name == "vec4");
+  // 126 is of key 128, not tuned: the neighbour's winner was never validated for it.
+  CHECK(tuner.execute(client, set, SizeKey{126}, m) == 252);
+  CHECK(last_call().path == CallPath::provisional);
+  CHECK(last_call().candidate == 0);
+  tuner.wait_for_tunings();
 }
 
 TEST_CASE("background: a tuning in which every candidate fails is remembered", "[background]") {
