@@ -64,8 +64,24 @@
 #endif
 #define B_AT(r, c) ((r) * BN + (((c) ^ ((r) & 7)) * 8))
 
-// A local pointer's value is its address in the shared window: what ldmatrix and cp.async take.
+#ifndef ADDR
+#define ADDR 1
+#endif
+// The 32-bit shared-window address of a local pointer, what ldmatrix and cp.async take. ADDR 1:
+// the pointer's value is a generic address (cvta.to.shared converts it); ADDR 0: it is already the
+// shared address (docs/opencl.md says which holds on NVIDIA's OpenCL).
+#if ADDR
+inline uint shared_address(const __local void* p) {
+  uint r;
+  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
+      : "=r"(r)
+      : "l"((ulong)p));
+  return r;
+}
+#define SHARED_ADDRESS(p) shared_address(p)
+#else
 #define SHARED_ADDRESS(p) ((uint)(ulong)(p))
+#endif
 
 #if CP_ASYNC
 #define COPY16(dst, src, ok)                                                          \

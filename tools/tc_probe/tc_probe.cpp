@@ -8,7 +8,9 @@
 #include <CL/cl.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -87,12 +89,18 @@ static cl_program build(const std::string& src, const std::string& opts, const c
     clReleaseProgram(p);
     return nullptr;
   }
-  if (show_ptx) {
+  const char* ptx_dir = std::getenv("TC_PTX_DIR");
+  if (show_ptx || ptx_dir) {
     size_t size = 0;
     clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
     std::string bin(size, '\0');
     unsigned char* ptr = reinterpret_cast<unsigned char*>(bin.data());
     clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr);
+    if (ptx_dir) {
+      std::string file = std::string(ptx_dir) + "/";
+      for (const char* c = label; *c; ++c) file += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+      std::ofstream(file + ".ptx") << bin;
+    }
     std::istringstream in(bin);
     std::string line;
     while (std::getline(in, line)) {
@@ -136,6 +144,11 @@ static std::vector<T> read(cl_mem m, size_t n) {
 
 // ---- primitive probes ----
 static const char* mma_src = R"CL(
+#if BF16
+#define TYPE "bf16"
+#else
+#define TYPE "f16"
+#endif
 // One warp: D (16x8, f32) = A (16x16 row-major) * B (16x8, given as Bt: 8 x 16, n-major).
 __kernel void mma_probe(__global const uint* A, __global const uint* Bt, __global float* D) {
   const int lane = get_local_id(0), g = lane >> 2, t = lane & 3;
@@ -153,7 +166,7 @@ __kernel void mma_probe(__global const uint* A, __global const uint* Bt, __globa
 
 static bool probe_mma(bool bf16) {
   const char* label = bf16 ? "mma bf16" : "mma f16";
-  std::string opts = std::string("-DTYPE=\\\"") + (bf16 ? "bf16" : "f16") + "\\\"";
+  std::string opts = bf16 ? "-DBF16=1" : "-DBF16=0";
   cl_program p = build(mma_src, opts, label, !bf16);
   if (!p) return false;
   std::mt19937 rng(1);
@@ -187,6 +200,21 @@ static bool probe_mma(bool bf16) {
 }
 
 static const char* ldm_src = R"CL(
+#if ADDR == 1
+inline uint sa(const __local void* p) {
+  uint r;
+  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}" : "=r"(r) : "l"((ulong)p));
+  return r;
+}
+#define SS ".shared"
+#define OP "r"(sa(p))
+#elif ADDR == 2
+#define SS ""
+#define OP "l"((ulong)p)
+#else
+#define SS ".shared"
+#define OP "r"((uint)(ulong)p)
+#endif
 // One warp: a 16x16 matrix of ushort (value = index) in local memory; ldmatrix x4 (matrices at
 // rows 0-7/8-15, columns 0-7/8-15 in the order of the A fragment); each lane writes its 4 words.
 __kernel void ldm_probe(__global uint* out) {
@@ -197,19 +225,20 @@ __kernel void ldm_probe(__global uint* out) {
   const __local ushort* p = tile + (lane & 15) * 16 + (lane >> 4) * 8;
   uint r0, r1, r2, r3;
 #if TRANS
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"((uint)(ulong)p) : "memory");
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans" SS ".b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : OP : "memory");
 #else
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
-               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"((uint)(ulong)p) : "memory");
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4" SS ".b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : OP : "memory");
 #endif
   out[lane * 4] = r0; out[lane * 4 + 1] = r1; out[lane * 4 + 2] = r2; out[lane * 4 + 3] = r3;
 }
 )CL";
 
-static bool probe_ldmatrix(bool trans) {
-  const char* label = trans ? "ldmatrix x4.trans" : "ldmatrix x4";
-  cl_program p = build(ldm_src, trans ? "-DTRANS=1" : "-DTRANS=0", label);
+static bool probe_ldmatrix(bool trans, int method) {
+  const std::string l = std::string(trans ? "ldmatrix x4.trans" : "ldmatrix x4") + " address method " + std::to_string(method);
+  const char* label = l.c_str();
+  cl_program p = build(ldm_src, std::string(trans ? "-DTRANS=1" : "-DTRANS=0") + " -DADDR=" + std::to_string(method), label);
   if (!p) return false;
   cl_mem bo = buffer(128 * 4);
   bool ok = run1(p, "ldm_probe", {bo}, 32, 32);
@@ -237,6 +266,20 @@ static bool probe_ldmatrix(bool trans) {
 }
 
 static const char* cpa_src = R"CL(
+#if CG
+#define KIND "cg"
+#else
+#define KIND "ca"
+#endif
+#if ADDR == 1
+inline uint sa(const __local void* p) {
+  uint r;
+  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}" : "=r"(r) : "l"((ulong)p));
+  return r;
+}
+#else
+#define sa(p) ((uint)(ulong)(p))
+#endif
 // 64 work-items copy 512 ushorts global -> local with cp.async (16 bytes each, the second half
 // with src-size 0: zero-fill), then write the local copy back.
 __kernel void cpa_probe(__global const ushort* in, __global ushort* out) {
@@ -246,7 +289,7 @@ __kernel void cpa_probe(__global const ushort* in, __global ushort* out) {
     const int c = id + i * 64;  // chunk of 8
     const __local ushort* d = tile + c * 8;
     const __global ushort* s = in + c * 8;
-    asm volatile("cp.async." KIND ".shared.global [%0], [%1], 16, %2;" :: "r"((uint)(ulong)d), "l"((ulong)s), "r"(i == 0 ? 16 : 0) : "memory");
+    asm volatile("cp.async." KIND ".shared.global [%0], [%1], 16, %2;" :: "r"(sa(d)), "l"((ulong)s), "r"(i == 0 ? 16 : 0) : "memory");
   }
   asm volatile("cp.async.commit_group;" ::: "memory");
   asm volatile("cp.async.wait_group 0;" ::: "memory");
@@ -255,9 +298,9 @@ __kernel void cpa_probe(__global const ushort* in, __global ushort* out) {
 }
 )CL";
 
-static bool probe_cp_async(const char* kind) {
-  std::string label = std::string("cp.async.") + kind;
-  cl_program p = build(cpa_src, std::string("-DKIND=\\\"") + kind + "\\\"", label.c_str());
+static bool probe_cp_async(const char* kind, int method) {
+  std::string label = std::string("cp.async.") + kind + " address method " + std::to_string(method);
+  cl_program p = build(cpa_src, std::string(kind) == "cg" ? "-DCG=1 -DADDR=" + std::to_string(method) : "-DCG=0 -DADDR=" + std::to_string(method), label.c_str());
   if (!p) return false;
   std::vector<std::uint16_t> in(1024);
   for (int i = 0; i < 1024; ++i) in[i] = static_cast<std::uint16_t>(i * 7 + 1);
@@ -273,6 +316,32 @@ static bool probe_cp_async(const char* kind) {
               ok ? "OK" : "WRONG", bad);
   clReleaseMemObject(bi), clReleaseMemObject(bo), clReleaseProgram(p);
   return ok;
+}
+
+static void probe_address() {
+  const char* src = R"CL(
+__kernel void addr(__global ulong* out) {
+  __local float tile[256];
+  tile[get_local_id(0)] = 1.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  ulong v = (ulong)tile, g, s;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"(v));
+  asm("cvta.shared.u64 %0, %1;" : "=l"(g) : "l"(v));
+  if (get_local_id(0) == 0) { out[0] = v; out[1] = (ulong)(tile + 1); out[2] = s; out[3] = g; out[4] = (ulong)out; }
+  out[5 + get_local_id(0)] = (ulong)tile[get_local_id(0)];
+}
+)CL";
+  cl_program p = build(src, "", "local pointer value", true);
+  if (!p) return;
+  cl_mem bo = buffer(64 * 8);
+  if (run1(p, "addr", {bo}, 32, 32)) {
+    auto o = read<std::uint64_t>(bo, 5);
+    std::printf("[local pointer value] (ulong)tile = 0x%llx, (ulong)(tile + 1) = 0x%llx, "
+                "cvta.to.shared of it = 0x%llx, cvta.shared of it = 0x%llx, a global pointer = 0x%llx\n",
+                (unsigned long long)o[0], (unsigned long long)o[1], (unsigned long long)o[2],
+                (unsigned long long)o[3], (unsigned long long)o[4]);
+  }
+  clReleaseMemObject(bo), clReleaseProgram(p);
 }
 
 static void probe_wgmma() {
@@ -296,10 +365,11 @@ struct Cfg {
   int bm, bn, bk, wm, wn, stages, cp_async;
 };
 
+static int g_addr = 1;
 static std::string options(const Cfg& c, bool bf16) {
   char s[256];
-  std::snprintf(s, sizeof s, "-DBM=%d -DBN=%d -DBK=%d -DWM=%d -DWN=%d -DSTAGES=%d -DBF16=%d -DCP_ASYNC=%d",
-                c.bm, c.bn, c.bk, c.wm, c.wn, c.stages, bf16 ? 1 : 0, c.cp_async);
+  std::snprintf(s, sizeof s, "-DBM=%d -DBN=%d -DBK=%d -DWM=%d -DWN=%d -DSTAGES=%d -DBF16=%d -DCP_ASYNC=%d -DADDR=%d",
+                c.bm, c.bn, c.bk, c.wm, c.wn, c.stages, bf16 ? 1 : 0, c.cp_async, g_addr);
   return s;
 }
 static std::string name(const Cfg& c) {
@@ -377,12 +447,23 @@ struct Inputs {
   std::vector<double> xa, xb;
 };
 
+// Modes, each meant for its own process (a kernel that faults spoils its context):
+//   info | addr | mma | wgmma | ldm METHOD TRANS | cpa METHOD ca|cg
+//   gemm KERNEL_PATH METHOD CONFIG_INDEX|all f16|bf16|both SIZES...
 int main(int argc, char** argv) {
-  const std::string kernel_path = argc > 1 ? argv[1] : "kernels/matmul_tc.cl";
-  const std::string want = argc > 2 ? argv[2] : "NVIDIA";
+  const std::string mode = argc > 1 ? argv[1] : "info";
+  const std::string want = "NVIDIA";
+  std::string kernel_path = "kernels/matmul_tc.cl";
+  int only = -1;
+  int types = 3;
   std::vector<int> sizes;
-  for (int i = 3; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
-  if (sizes.empty()) sizes = {2048, 4096, 8192};
+  if (mode == "gemm") {
+    kernel_path = argv[2];
+    g_addr = std::atoi(argv[3]);
+    only = std::string(argv[4]) == "all" ? -1 : std::atoi(argv[4]);
+    types = std::string(argv[5]) == "f16" ? 1 : std::string(argv[5]) == "bf16" ? 2 : 3;
+    for (int i = 6; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  }
 
   cl_uint np = 0;
   clGetPlatformIDs(0, nullptr, &np);
@@ -435,14 +516,13 @@ int main(int argc, char** argv) {
   cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
   queue = clCreateCommandQueueWithProperties(ctx, dev, props, &err);
 
-  probe_mma(false);
-  probe_mma(true);
-  probe_ldmatrix(false);
-  probe_ldmatrix(true);
-  probe_cp_async("ca");
-  probe_cp_async("cg");
-  probe_wgmma();
-  std::fflush(stdout);
+  if (mode == "info") return 0;
+  if (mode == "addr") return probe_address(), 0;
+  if (mode == "mma") return probe_mma(false) & probe_mma(true) ? 0 : 1;
+  if (mode == "wgmma") return probe_wgmma(), 0;
+  if (mode == "ldm") return probe_ldmatrix(std::atoi(argv[3]) != 0, std::atoi(argv[2])) ? 0 : 1;
+  if (mode == "cpa") return probe_cp_async(argv[3], std::atoi(argv[2])) ? 0 : 1;
+  if (mode != "gemm") return 2;
 
   std::ifstream in(kernel_path);
   std::stringstream ss;
@@ -458,6 +538,7 @@ int main(int argc, char** argv) {
       {128, 64, 32, 64, 32, 4, 1},  {128, 128, 32, 32, 64, 3, 1}, {128, 128, 32, 64, 64, 2, 0},
   };
   for (bool bf16 : {false, true}) {
+    if (!(types & (bf16 ? 2 : 1))) continue;
     const char* t = bf16 ? "bf16" : "f16";
     // ragged shape: every edge cut inside a tile; alpha and beta not 1 and 0
     const int m = 200, n = 136, k = 264;
@@ -466,7 +547,9 @@ int main(int argc, char** argv) {
     auto hb = random16(static_cast<size_t>(k) * n, bf16, eb, 2);
     auto hc = random16(static_cast<size_t>(m) * n, bf16, ec, 3);
     cl_mem da = buffer(ha.size() * 2, ha.data()), db = buffer(hb.size() * 2, hb.data());
-    for (const Cfg& c : cfgs) {
+    for (size_t ci = 0; ci < cfgs.size(); ++ci) {
+      const Cfg& c = cfgs[ci];
+      if (only >= 0 && static_cast<size_t>(only) != ci) continue;
       cl_program p = build(src, options(c, bf16), (std::string(t) + " " + name(c)).c_str());
       if (!p) continue;
       Gemm g{clCreateKernel(p, "matmul_tc", &err), 0};
