@@ -65,11 +65,12 @@
 #define B_AT(r, c) ((r) * BN + (((c) ^ ((r) & 7)) * 8))
 
 #ifndef ADDR
-#define ADDR 1
+#define ADDR 0
 #endif
-// The 32-bit shared-window address of a local pointer, what ldmatrix and cp.async take. ADDR 1:
-// the pointer's value is a generic address (cvta.to.shared converts it); ADDR 0: it is already the
-// shared address (docs/opencl.md says which holds on NVIDIA's OpenCL).
+// The 32-bit shared-window address of a local pointer, what ldmatrix and cp.async take. ADDR 0
+// (NVIDIA's OpenCL): the pointer's value already is that address (its PTX takes it with
+// `mov.u64 %rd, <the .shared array>`); ADDR 1 (the probe's alternative): the value would be a
+// generic address, converted with cvta.to.shared.
 #if ADDR
 inline uint shared_address(const __local void* p) {
   uint r;
@@ -155,8 +156,12 @@ inline float2 unpack2(uint v) {
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_tc(
     const int M, const int N, const int K, const float alpha, const float beta,
     const __global ushort* restrict A, const __global ushort* restrict B, __global uint* C) {
-  __local ushort as[STAGES * BM * BK];
-  __local ushort bs[STAGES * BK * BN];
+  // Declared as uint4: cp.async and ldmatrix need 16-byte aligned rows (a ushort array is
+  // aligned to 2 bytes, and ldmatrix on it faults).
+  __local uint4 as_tiles[STAGES * BM * BK / 8];
+  __local uint4 bs_tiles[STAGES * BK * BN / 8];
+  __local ushort* const as = (__local ushort*)as_tiles;
+  __local ushort* const bs = (__local ushort*)bs_tiles;
   const int tid = get_local_id(0);
   const int warp = tid / 32, lane = tid % 32;
   const int wm = warp / WARPS_N, wn = warp % WARPS_N;
