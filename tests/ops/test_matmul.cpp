@@ -152,10 +152,10 @@ TEST_CASE(
   CHECK(gemm::tensor_builds(TensorParams{128, 128, 32, 64, 64, 2}));
   CHECK(gemm::tensor_builds(TensorParams{128, 256, 16, 64, 64, 3}));
   CHECK_FALSE(gemm::tensor_builds(TensorParams{128, 128, 32, 64, 64, 1}));  // one stage
-  CHECK(gemm::tensor_builds(TensorParams{64, 64, 32, 32, 32, 2}));  // 4 warps
+  CHECK(gemm::tensor_builds(TensorParams{64, 64, 32, 32, 32, 2}));          // 4 warps
   CHECK(gemm::tensor_work_group_size(TensorParams{64, 64, 32, 32, 32, 2}) == 128);
-  CHECK_FALSE(gemm::tensor_builds(TensorParams{64, 64, 32, 64, 64, 2}));  // one warp
-  CHECK_FALSE(gemm::tensor_builds(TensorParams{256, 256, 32, 64, 64, 2}));  // 16 warps
+  CHECK_FALSE(gemm::tensor_builds(TensorParams{64, 64, 32, 64, 64, 2}));     // one warp
+  CHECK_FALSE(gemm::tensor_builds(TensorParams{256, 256, 32, 64, 64, 2}));   // 16 warps
   CHECK_FALSE(gemm::tensor_builds(TensorParams{128, 128, 32, 128, 64, 2}));  // 256 accumulators
   // Measured on the H200: CL_KERNEL_LOCAL_MEM_SIZE 32784 for 2 x (128x32 + 32x128) halves; so
   // 3 such stages (48 KB of tiles) are over NVIDIA's 49152 bytes.
@@ -178,12 +178,11 @@ TEST_CASE(
   tunekit::cl::Client& client = test::default_client();
   const auto& device = client.device();
   const bool tensor_cores = device.nvidia && device.compute_capability_at_least(8, 0);
-  const std::vector<std::string> candidates = {
-      "tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2]",
-      "tensor[BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2]",
-      "tensor[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4]",
-      "tensor[BM=128,BN=256,BK=16,WM=64,WN=64,STAGES=3]",
-      "tensor[BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3]"};
+  const std::vector<std::string> candidates = {"tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2]",
+                                               "tensor[BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2]",
+                                               "tensor[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4]",
+                                               "tensor[BM=128,BN=256,BK=16,WM=64,WN=64,STAGES=3]",
+                                               "tensor[BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3]"};
   const auto all = matmul_candidates();
   for (const auto& candidate : candidates) {
     INFO(candidate);

@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -98,7 +98,8 @@ static cl_program build(const std::string& src, const std::string& opts, const c
     clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr);
     if (ptx_dir) {
       std::string file = std::string(ptx_dir) + "/";
-      for (const char* c = label; *c; ++c) file += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+      for (const char* c = label; *c; ++c)
+        file += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
       std::ofstream(file + ".ptx") << bin;
     }
     std::istringstream in(bin);
@@ -237,9 +238,12 @@ __kernel void ldm_probe(__global uint* out) {
 )CL";
 
 static bool probe_ldmatrix(bool trans, int method) {
-  const std::string l = std::string(trans ? "ldmatrix x4.trans" : "ldmatrix x4") + " address method " + std::to_string(method);
+  const std::string l = std::string(trans ? "ldmatrix x4.trans" : "ldmatrix x4") +
+                        " address method " + std::to_string(method);
   const char* label = l.c_str();
-  cl_program p = build(ldm_src, std::string(trans ? "-DTRANS=1" : "-DTRANS=0") + " -DADDR=" + std::to_string(method), label);
+  cl_program p = build(
+      ldm_src, std::string(trans ? "-DTRANS=1" : "-DTRANS=0") + " -DADDR=" + std::to_string(method),
+      label);
   if (!p) return false;
   cl_mem bo = buffer(128 * 4);
   bool ok = run1(p, "ldm_probe", {bo}, 32, 32);
@@ -302,7 +306,10 @@ __kernel void cpa_probe(__global const ushort* in, __global ushort* out) {
 
 static bool probe_cp_async(const char* kind, int method) {
   std::string label = std::string("cp.async.") + kind + " address method " + std::to_string(method);
-  cl_program p = build(cpa_src, std::string(kind) == "cg" ? "-DCG=1 -DADDR=" + std::to_string(method) : "-DCG=0 -DADDR=" + std::to_string(method), label.c_str());
+  cl_program p = build(cpa_src,
+                       std::string(kind) == "cg" ? "-DCG=1 -DADDR=" + std::to_string(method)
+                                                 : "-DCG=0 -DADDR=" + std::to_string(method),
+                       label.c_str());
   if (!p) return false;
   std::vector<std::uint16_t> in(1024);
   for (int i = 0; i < 1024; ++i) in[i] = static_cast<std::uint16_t>(i * 7 + 1);
@@ -338,10 +345,11 @@ __kernel void addr(__global ulong* out) {
   cl_mem bo = buffer(64 * 8);
   if (run1(p, "addr", {bo}, 32, 32)) {
     auto o = read<std::uint64_t>(bo, 5);
-    std::printf("[local pointer value] (ulong)tile = 0x%llx, (ulong)(tile + 1) = 0x%llx, "
-                "cvta.to.shared of it = 0x%llx, cvta.shared of it = 0x%llx, a global pointer = 0x%llx\n",
-                (unsigned long long)o[0], (unsigned long long)o[1], (unsigned long long)o[2],
-                (unsigned long long)o[3], (unsigned long long)o[4]);
+    std::printf(
+        "[local pointer value] (ulong)tile = 0x%llx, (ulong)(tile + 1) = 0x%llx, "
+        "cvta.to.shared of it = 0x%llx, cvta.shared of it = 0x%llx, a global pointer = 0x%llx\n",
+        (unsigned long long)o[0], (unsigned long long)o[1], (unsigned long long)o[2],
+        (unsigned long long)o[3], (unsigned long long)o[4]);
   }
   clReleaseMemObject(bo), clReleaseProgram(p);
 }
@@ -370,8 +378,10 @@ struct Cfg {
 static int g_addr = 1;
 static std::string options(const Cfg& c, bool bf16) {
   char s[256];
-  std::snprintf(s, sizeof s, "-DBM=%d -DBN=%d -DBK=%d -DWM=%d -DWN=%d -DSTAGES=%d -DBF16=%d -DCP_ASYNC=%d -DADDR=%d",
-                c.bm, c.bn, c.bk, c.wm, c.wn, c.stages, bf16 ? 1 : 0, c.cp_async, g_addr);
+  std::snprintf(
+      s, sizeof s,
+      "-DBM=%d -DBN=%d -DBK=%d -DWM=%d -DWN=%d -DSTAGES=%d -DBF16=%d -DCP_ASYNC=%d -DADDR=%d", c.bm,
+      c.bn, c.bk, c.wm, c.wn, c.stages, bf16 ? 1 : 0, c.cp_async, g_addr);
   return s;
 }
 static std::string name(const Cfg& c) {
@@ -589,9 +599,12 @@ int main(int argc, char** argv) {
           cl_event first = nullptr, last = nullptr;
           for (int r = 0; r < reps; ++r) {
             cl_event e2 = launch(g, c, s, s, s, 1.0f, 0.0f, ba, bb, bc);
-            if (r == 0) first = e2;
-            else if (r == reps - 1) last = e2;
-            else clReleaseEvent(e2);
+            if (r == 0)
+              first = e2;
+            else if (r == reps - 1)
+              last = e2;
+            else
+              clReleaseEvent(e2);
           }
           clFinish(queue);
           cl_ulong t0 = 0, t1 = 0;
