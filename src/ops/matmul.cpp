@@ -55,7 +55,7 @@ void require_tensor_cores(const cl::Client& client, DType dtype, std::size_t n, 
   }
   if (dtype == DType::f32) {
     throw AutotuneError(ErrorKind::out_of_resources,
-                        "the tensor family takes f16 storage, not f32");
+                        "the tensor family takes f16 or bf16 storage, not f32");
   }
   if (n % gemm::tensor_alignment != 0 || k % gemm::tensor_alignment != 0) {
     throw AutotuneError(ErrorKind::launch, "the tensor family needs N and K multiples of " +
@@ -79,6 +79,8 @@ class GemmKernel {
                                       kernel_of(algorithm))),
         f16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f16, algorithm),
                                       kernel_of(algorithm))),
+        bf16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::bf16, algorithm),
+                                       kernel_of(algorithm))),
         splits_(slices_of(config_)) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
@@ -121,9 +123,11 @@ class GemmKernel {
   }
 
   std::string fingerprint() const {
-    std::string text = f32_.fingerprint() + f16_.fingerprint();
-    if (splits_ > 1)
-      text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint();
+    std::string text = f32_.fingerprint() + f16_.fingerprint() + bf16_.fingerprint();
+    if (splits_ > 1) {
+      text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint() +
+              sum_spec(DType::bf16).fingerprint();
+    }
     return text;
   }
 
@@ -141,7 +145,9 @@ class GemmKernel {
     client.programs().keep(spec(a.dtype));
     if (splits_ > 1) client.programs().keep(sum_spec(a.dtype));
   }
-  const cl::KernelSpec& spec(DType dtype) const { return dtype == DType::f16 ? f16_ : f32_; }
+  const cl::KernelSpec& spec(DType dtype) const {
+    return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
+  }
 
  private:
   static std::size_t slices_of(const Config& config) {
@@ -155,7 +161,9 @@ class GemmKernel {
         cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
     static const cl::KernelSpec f16 =
         cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=16", "matmul_split_sum");
-    return dtype == DType::f16 ? f16 : f32;
+    static const cl::KernelSpec bf16 =
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=116", "matmul_split_sum");
+    return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
   }
 
   static const char* file_of(Algorithm a) {
@@ -199,14 +207,18 @@ class GemmKernel {
   // The kernel's macros; the local size parameters (LX, LY) are the host's, not the kernel's.
   static std::string options(const Config& config, DType dtype, Algorithm algorithm) {
     if (algorithm == Algorithm::tensor) {
-      // 16-bit storage only (its f32 spec is never built: require_tensor_cores refuses f32).
-      std::string text = "-DBF16=0";
+      // 16-bit storage only (its f32 spec, the f16 kernel, is never built: require_tensor_cores
+      // refuses f32).
+      std::string text = dtype == DType::bf16 ? "-DBF16=1" : "-DBF16=0";
       for (std::size_t i = 0; i < config.size(); ++i) {
         text += " -D" + config.names()[i] + "=" + std::to_string(config.value(i));
       }
       return text;
     }
-    std::string text = dtype == DType::f16 ? "-DPRECISION=16" : "-DPRECISION=32";
+    // PRECISION 116: bf16 storage (16 for f16, 32 for f32; the arithmetic is f32 in each).
+    std::string text = dtype == DType::f16    ? "-DPRECISION=16"
+                       : dtype == DType::bf16 ? "-DPRECISION=116"
+                                              : "-DPRECISION=32";
     for (std::size_t i = 0; i < config.size(); ++i) {
       const auto& name = config.names()[i];
       if (name == "LX" || name == "LY") continue;
@@ -253,8 +265,9 @@ class GemmKernel {
 
   Algorithm algorithm_;
   Config config_;
-  cl::KernelSpec f32_;  // the same kernel built for f32 and for f16 storage
+  cl::KernelSpec f32_;  // the same kernel built for f32, f16 and bf16 storage
   cl::KernelSpec f16_;
+  cl::KernelSpec bf16_;
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
 };
 
@@ -477,8 +490,9 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
                                 std::to_string(c.rows) + "x" + std::to_string(c.cols));
   }
   if (a.dtype != b.dtype || a.dtype != c.dtype ||
-      (a.dtype != DType::f32 && a.dtype != DType::f16)) {
-    throw std::invalid_argument("tunekit::ops::matmul: A, B and C must all be f32 or all f16");
+      (a.dtype != DType::f32 && a.dtype != DType::f16 && a.dtype != DType::bf16)) {
+    throw std::invalid_argument(
+        "tunekit::ops::matmul: A, B and C must all be f32, all f16 or all bf16");
   }
   if (a.rows == 0 || b.cols == 0 || a.cols == 0) {
     throw std::invalid_argument("tunekit::ops::matmul: empty matrices");
@@ -623,6 +637,8 @@ MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dt
 
 double matmul_tolerance(std::uint64_t k, DType dtype) {
   const double kd = static_cast<double>(k);
+  // bf16 keeps 8 bits of mantissa against f16's 11: its output rounding is 8 times coarser.
+  if (dtype == DType::bf16) return 1.6e-2 * kd + 8e-2;
   return dtype == DType::f16 ? 2e-3 * kd + 1e-2 : 4e-6 * kd + 1e-5;
 }
 

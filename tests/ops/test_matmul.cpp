@@ -203,6 +203,7 @@ TEST_CASE(
       // Inputs rounded to f16 as stored; products exact in f32, summed in f32 (K * 2^-24), the
       // result rounded to f16 (2^-11 of |C| <= the magnitude sum).
       CHECK(run_and_check(client, candidate, p, DType::f16, 1.5f, 0.5f) < 1e-3);
+      CHECK(run_and_check(client, candidate, p, DType::bf16, 1.5f, 0.5f) < 8e-3);  // 2^-9
     }
   }
   if (tensor_cores) {
@@ -379,7 +380,7 @@ TEST_CASE("matmul candidates are correct on every shape of bench_ops' real-small
   }
 }
 
-TEST_CASE("matmul accumulates into C with beta and works with f16 storage",
+TEST_CASE("matmul accumulates into C with beta and works with f16 and bf16 storage",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   for (const auto& candidate :
@@ -393,6 +394,8 @@ TEST_CASE("matmul accumulates into C with beta and works with f16 storage",
     INFO(candidate);
     CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f32, -0.5f, 0.75f) < 1e-5);
     CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f16, 1.0f, 0.5f) < 2e-3);
+    // bf16: 8 bits of mantissa, its output rounding 2^-9 of |C|.
+    CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::bf16, 1.0f, 0.5f) < 8e-3);
   }
 }
 

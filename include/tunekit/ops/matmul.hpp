@@ -65,7 +65,8 @@ void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, De
 
 /// The largest difference from a correct product that a kernel may show, per element of C, for
 /// inputs in [-1, 1] and inner size `k` (|c| <= k; float sums of k terms err by about k * 2^-24
-/// each way; f16 storage rounds far more): what the tuning's validator and the tools accept.
+/// each way; f16 storage rounds far more, bf16 8 times more than f16): what the tuning's
+/// validator and the tools accept.
 double matmul_tolerance(std::uint64_t k, DType dtype);
 
 /// The LocalTuner behind matmul(): for reports, tools and tests.
