@@ -1,7 +1,8 @@
-// matmul: C = alpha * A * B + beta * C (row-major SGEMM, and HGEMM-storage where asked), tuned
-// over five algorithms and their parameter spaces: naive, local-memory tiled, direct
-// register-blocked without local memory, 2D register-blocked with double buffering, and skinny
-// (few rows, K split across a work-group) for M <= 64.
+// matmul: C = alpha * A * B + beta * C (row-major SGEMM, and f16 or bf16 storage where asked),
+// tuned over seven algorithms and their parameter spaces: naive, local-memory tiled, direct
+// register-blocked without local memory, 2D register-blocked with double buffering, skinny (few
+// rows, K split across a work-group) for M <= 64, split K, and for 16-bit storage on NVIDIA
+// devices of compute capability 8.0 and up the tensor cores (mma.sync through inline PTX).
 #pragma once
 
 #include <array>
