@@ -1,7 +1,7 @@
 // Direct register-blocked GEMM without local memory: each work-item computes a WPTM x (NVEC*VWN) block of C = alpha*A*B + beta*C (row-major) with explicit vector types, streaming A and B from global memory (for CPUs and small matrices).
 /*
   Macros (default)   meaning
-    PRECISION 32|16  storage type of A, B, C (float, or half via vload_half/vstore_half); math in float.
+    PRECISION 32|16|116  storage type of A, B, C (float, or half via vload_half/vstore_half); math in float.
     WPTM 8           rows of C per work-item
     VWN  8           vector width along N (1,2,4,8,16)
     NVEC 2           vectors along N per work-item; a work-item covers NVEC*VWN contiguous columns
@@ -52,6 +52,20 @@ typedef half real;
 #define GLOAD_4(p, i) vload_half4(0, (p) + (i))
 #define GLOAD_8(p, i) vload_half8(0, (p) + (i))
 #define GLOAD_16(p, i) vload_half16(0, (p) + (i))
+#elif PRECISION == 116
+// bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
+typedef ushort real;
+inline ushort bf16_of(float v) {
+  const uint b = as_uint(v);
+  return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+#define LD(p, i) as_float((uint)(p)[i] << 16)
+#define ST(p, i, v) ((p)[i] = bf16_of(v))
+#define GLOAD_1(p, i) LD(p, i)
+#define GLOAD_2(p, i) as_float2(convert_uint2(vload2(0, (p) + (i))) << 16)
+#define GLOAD_4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
+#define GLOAD_8(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
+#define GLOAD_16(p, i) as_float16(convert_uint16(vload16(0, (p) + (i))) << 16)
 #else
 typedef float real;
 #define LD(p, i) ((p)[i])

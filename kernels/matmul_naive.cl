@@ -1,7 +1,7 @@
 // Naive GEMM: one work-item computes one element of C = alpha*A*B + beta*C (row-major), reading A and B from global memory.
 /*
   Macros (default):
-    PRECISION  32 | 16   storage type of A, B, C: float, or half (read with vload_half, written with
+    PRECISION  32 | 16 | 116   storage type of A, B, C: float, or half (read with vload_half, written with
                          vstore_half; works without cl_khr_fp16). Arithmetic is always float.
   Kernel: matmul_naive(M, N, K, alpha, beta, A, B, C)
     A is M x K, B is K x N, C is M x N, all row-major, densely packed (leading dims K, N, N).
@@ -17,6 +17,15 @@
 typedef half real;
 #define LD(p, i) vload_half((i), (p))
 #define ST(p, i, v) vstore_half((v), (i), (p))
+#elif PRECISION == 116
+// bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
+typedef ushort real;
+inline ushort bf16_of(float v) {
+  const uint b = as_uint(v);
+  return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+#define LD(p, i) as_float((uint)(p)[i] << 16)
+#define ST(p, i, v) ((p)[i] = bf16_of(v))
 #else
 typedef float real;
 #define LD(p, i) ((p)[i])

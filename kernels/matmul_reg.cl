@@ -1,7 +1,7 @@
 // Register-blocked GEMM: each work-group computes an MWG x NWG tile of C = alpha*A*B + beta*C (row-major) from KWG-deep tiles of A (stored transposed) and B in local memory, each work-item a WPTM x WPTN register block read with vector loads; DB=1 double-buffers the local tiles.
 /*
   Macros (default)   meaning
-    PRECISION 32|16  storage type of A, B, C: float, or half (vload_half/vstore_half, no cl_khr_fp16
+    PRECISION 32|16|116  storage type of A, B, C: float, or half (vload_half/vstore_half, no cl_khr_fp16
                      needed). Local tiles and accumulation are always float.
     MWG  64          rows of C per work-group
     NWG  64          columns of C per work-group
@@ -116,6 +116,19 @@ typedef half real;
 #define GLOAD_2(p, i) vload_half2(0, (p) + (i))
 #define GLOAD_4(p, i) vload_half4(0, (p) + (i))
 #define GLOAD_8(p, i) vload_half8(0, (p) + (i))
+#elif PRECISION == 116
+// bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
+typedef ushort real;
+inline ushort bf16_of(float v) {
+  const uint b = as_uint(v);
+  return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+#define LD(p, i) as_float((uint)(p)[i] << 16)
+#define ST(p, i, v) ((p)[i] = bf16_of(v))
+#define GLOAD_1(p, i) LD(p, i)
+#define GLOAD_2(p, i) as_float2(convert_uint2(vload2(0, (p) + (i))) << 16)
+#define GLOAD_4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
+#define GLOAD_8(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
 #else
 typedef float real;
 #define LD(p, i) ((p)[i])

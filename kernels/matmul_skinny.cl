@@ -1,7 +1,7 @@
 // Skinny GEMM for few rows of C (M <= 64: a batch of tokens through a layer; M = 1 is a GEMV): each work-group computes WPTM rows x NDIMC*VWN columns of C = alpha*A*B + beta*C (row-major), its KDIMC rows of work-items splitting K and summing their partial results in local memory once, after the K loop.
 /*
   Macros (default)   meaning
-    PRECISION 32|16  storage type of A, B, C (float, or half via vload_half/vstore_half); math in float.
+    PRECISION 32|16|116  storage type of A, B, C (float, or half via vload_half/vstore_half); math in float.
     WPTM  4          rows of C per work-group (every work-item holds all of them)
     VWN   4          vector width along N (1, 2, 4)
     NDIMC 32         work-items along N (local dim 0): adjacent work-items read adjacent vectors of B
@@ -61,6 +61,18 @@ typedef half real;
 #define GLOAD_1(p, i) vload_half((i), (p))
 #define GLOAD_2(p, i) vload_half2(0, (p) + (i))
 #define GLOAD_4(p, i) vload_half4(0, (p) + (i))
+#elif PRECISION == 116
+// bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
+typedef ushort real;
+inline ushort bf16_of(float v) {
+  const uint b = as_uint(v);
+  return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+#define LD(p, i) as_float((uint)(p)[i] << 16)
+#define ST(p, i, v) ((p)[i] = bf16_of(v))
+#define GLOAD_1(p, i) LD(p, i)
+#define GLOAD_2(p, i) as_float2(convert_uint2(vload2(0, (p) + (i))) << 16)
+#define GLOAD_4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
 #else
 typedef float real;
 #define LD(p, i) ((p)[i])

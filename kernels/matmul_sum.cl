@@ -1,6 +1,6 @@
 // Adds the partial products of a GEMM split along K (matmul_reg.cl and matmul_skinny.cl built with KSPLIT > 1): C = alpha * sum_z W[z] + beta * C, one element of C per work-item.
 /*
-  Macros: PRECISION 32|16 (storage of W and C; the sum is float).
+  Macros: PRECISION 32|16|116 (storage of W and C; the sum is float).
   Kernel: matmul_split_sum(MN, splits, alpha, beta, W, C): W holds `splits` arrays of MN elements
     (splits * MN < 2^31), C holds MN; beta == 0 does not read C.
   NDRange: any local size; global >= MN.
@@ -12,6 +12,15 @@
 typedef half real;
 #define LD(p, i) vload_half((i), (p))
 #define ST(p, i, v) vstore_half((v), (i), (p))
+#elif PRECISION == 116
+// bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
+typedef ushort real;
+inline ushort bf16_of(float v) {
+  const uint b = as_uint(v);
+  return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+#define LD(p, i) as_float((uint)(p)[i] << 16)
+#define ST(p, i, v) ((p)[i] = bf16_of(v))
 #else
 typedef float real;
 #define LD(p, i) ((p)[i])

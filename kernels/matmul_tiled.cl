@@ -1,7 +1,7 @@
 // Local-memory tiled GEMM: a TS x TS work-group stages TS x TS tiles of A and B in local memory and each work-item computes one element of C = alpha*A*B + beta*C (row-major).
 /*
   Macros (default):
-    PRECISION  32 | 16   storage type of A, B, C (float, or half via vload_half/vstore_half); math in float.
+    PRECISION  32 | 16 | 116   storage type of A, B, C (float, or half via vload_half/vstore_half); math in float.
     TS         16        tile edge; work-group is TS x TS work-items (TS*TS <= device max work-group size).
   Local memory: 2 * TS * (TS + 1) * 4 bytes (tiles are stored as float, +1 column of padding).
   Kernel: matmul_tiled(M, N, K, alpha, beta, A, B, C)   (same arguments as matmul_naive)
@@ -19,6 +19,15 @@
 typedef half real;
 #define LD(p, i) vload_half((i), (p))
 #define ST(p, i, v) vstore_half((v), (i), (p))
+#elif PRECISION == 116
+// bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
+typedef ushort real;
+inline ushort bf16_of(float v) {
+  const uint b = as_uint(v);
+  return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+#define LD(p, i) as_float((uint)(p)[i] << 16)
+#define ST(p, i, v) ((p)[i] = bf16_of(v))
 #else
 typedef float real;
 #define LD(p, i) ((p)[i])

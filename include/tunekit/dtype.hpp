@@ -8,7 +8,9 @@
 namespace tunekit {
 
 /// Element type of an op's data.
-enum class DType : std::uint8_t { f16, f32, f64, i32, u32 };
+/// bf16: bfloat16 (the upper half of an f32; a `std::uint16_t` on the host), last so that the
+/// others keep their values in stored keys.
+enum class DType : std::uint8_t { f16, f32, f64, i32, u32, bf16 };
 
 /// "f16", "f32", ...
 constexpr std::string_view to_string(DType t) {
@@ -23,6 +25,8 @@ constexpr std::string_view to_string(DType t) {
       return "i32";
     case DType::u32:
       return "u32";
+    case DType::bf16:
+      return "bf16";
   }
   return "?";
 }
@@ -31,6 +35,7 @@ constexpr std::string_view to_string(DType t) {
 constexpr std::size_t size_of(DType t) {
   switch (t) {
     case DType::f16:
+    case DType::bf16:
       return 2;
     case DType::f64:
       return 8;

@@ -56,6 +56,24 @@ bool has_sub_groups(const ::cl::Device& device) {
   });
 }
 
+// NVIDIA's compute capability, through cl_nv_device_attribute_query (the query's names are in
+// CL/cl_ext.h where the headers are recent; their values are the extension's).
+constexpr cl_device_info compute_capability_major_nv = 0x4000;
+constexpr cl_device_info compute_capability_minor_nv = 0x4001;
+
+void query_compute_capability(const ::cl::Device& device, DeviceInfo& info) {
+  const std::string extensions = device.getInfo<CL_DEVICE_EXTENSIONS>();
+  if (extensions.find("cl_nv_device_attribute_query") == std::string::npos) return;
+  cl_uint major = 0, minor = 0;
+  if (::clGetDeviceInfo(device(), compute_capability_major_nv, sizeof major, &major, nullptr) ==
+          CL_SUCCESS &&
+      ::clGetDeviceInfo(device(), compute_capability_minor_nv, sizeof minor, &minor, nullptr) ==
+          CL_SUCCESS) {
+    info.compute_capability_major = major;
+    info.compute_capability_minor = minor;
+  }
+}
+
 DeviceInfo describe_device(const ::cl::Platform& platform, const ::cl::Device& device,
                            std::size_t index) {
   DeviceInfo info;
@@ -65,6 +83,8 @@ DeviceInfo describe_device(const ::cl::Platform& platform, const ::cl::Device& d
   info.platform_name = trimmed(platform.getInfo<CL_PLATFORM_NAME>());
   info.nvidia = info.platform_name.find("NVIDIA") != std::string::npos;
   info.sub_groups = has_sub_groups(device);
+  info.vendor = trimmed(device.getInfo<CL_DEVICE_VENDOR>());
+  query_compute_capability(device, info);
   info.platform_version = trimmed(platform.getInfo<CL_PLATFORM_VERSION>());
   info.device_name = trimmed(device.getInfo<CL_DEVICE_NAME>());
   info.driver_version = trimmed(device.getInfo<CL_DRIVER_VERSION>());

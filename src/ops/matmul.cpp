@@ -26,7 +26,7 @@ namespace {
 std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
 std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
 
-enum class Algorithm { naive, tiled, direct, blocked, skinny, split };
+enum class Algorithm { naive, tiled, direct, blocked, skinny, split, tensor };
 
 // The split family's partial products: one buffer per client and thread, shared by every
 // configuration (kept per configuration, a tuning would hold dozens of them).
@@ -35,7 +35,41 @@ detail::Scratch<1>& split_scratch() {
   return scratch;
 }
 
+// The tensor-core family's demands, checked before anything is built (PoCL and every device
+// without them never compile matmul_tc.cl's PTX): an NVIDIA device of compute capability 8.0 or
+// higher, 16-bit storage, and N and K multiples of 8 (rows read in 16-byte chunks).
+void require_tensor_cores(const cl::Client& client, DType dtype, std::size_t n, std::size_t k) {
+  const cl::DeviceInfo& device = client.device();
+  if (!device.nvidia ||
+      !device.compute_capability_at_least(gemm::tensor_min_major, gemm::tensor_min_minor)) {
+    throw AutotuneError(
+        ErrorKind::out_of_resources,
+        "no tensor cores reachable: the tensor family needs an NVIDIA device of compute "
+        "capability " +
+            std::to_string(gemm::tensor_min_major) + "." + std::to_string(gemm::tensor_min_minor) +
+            " or higher (mma.sync through inline PTX); this one is " +
+            (device.nvidia ? "NVIDIA of compute capability " +
+                                 std::to_string(device.compute_capability_major) + "." +
+                                 std::to_string(device.compute_capability_minor)
+                           : "not NVIDIA (" + device.platform_name + ")"));
+  }
+  if (dtype == DType::f32) {
+    throw AutotuneError(ErrorKind::out_of_resources,
+                        "the tensor family takes f16 or bf16 storage, not f32");
+  }
+  if (n % gemm::tensor_alignment != 0 || k % gemm::tensor_alignment != 0) {
+    throw AutotuneError(ErrorKind::launch, "the tensor family needs N and K multiples of " +
+                                               std::to_string(gemm::tensor_alignment) +
+                                               " (N = " + std::to_string(n) +
+                                               ", K = " + std::to_string(k) + ")");
+  }
+}
+
 // One GEMM kernel configuration: the kernel, its build options and its NDRange rule.
+gemm::TensorParams tensor_params(const Config& c) {
+  return {c["BM"], c["BN"], c["BK"], c["WM"], c["WN"], c["STAGES"]};
+}
+
 class GemmKernel {
  public:
   GemmKernel(Algorithm algorithm, Config config)
@@ -45,6 +79,8 @@ class GemmKernel {
                                       kernel_of(algorithm))),
         f16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f16, algorithm),
                                       kernel_of(algorithm))),
+        bf16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::bf16, algorithm),
+                                       kernel_of(algorithm))),
         splits_(slices_of(config_)) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
@@ -65,6 +101,7 @@ class GemmKernel {
       detail::int_argument(std::uint64_t{std::max({m, n, k})} + tile_headroom,
                            "the largest of M, N and K plus a tile");
     }
+    if (algorithm_ == Algorithm::tensor) require_tensor_cores(client, a.dtype, n, k);
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (splits_ == 1) {
@@ -86,16 +123,19 @@ class GemmKernel {
   }
 
   std::string fingerprint() const {
-    std::string text = f32_.fingerprint() + f16_.fingerprint();
-    if (splits_ > 1)
-      text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint();
+    std::string text = f32_.fingerprint() + f16_.fingerprint() + bf16_.fingerprint();
+    if (splits_ > 1) {
+      text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint() +
+              sum_spec(DType::bf16).fingerprint();
+    }
     return text;
   }
 
   /// Builds the program a call on these inputs will run, without running it (the tuner builds
   /// the candidates it is about to measure ahead, on other threads).
-  void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
-               const float&, const float&) const {
+  void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
+               const DeviceMatrix&, const float&, const float&) const {
+    if (algorithm_ == Algorithm::tensor) require_tensor_cores(client, a.dtype, b.cols, a.cols);
     (void)client.program(spec(a.dtype));
     if (splits_ > 1) (void)client.program(sum_spec(a.dtype));
   }
@@ -105,7 +145,9 @@ class GemmKernel {
     client.programs().keep(spec(a.dtype));
     if (splits_ > 1) client.programs().keep(sum_spec(a.dtype));
   }
-  const cl::KernelSpec& spec(DType dtype) const { return dtype == DType::f16 ? f16_ : f32_; }
+  const cl::KernelSpec& spec(DType dtype) const {
+    return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
+  }
 
  private:
   static std::size_t slices_of(const Config& config) {
@@ -119,7 +161,9 @@ class GemmKernel {
         cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
     static const cl::KernelSpec f16 =
         cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=16", "matmul_split_sum");
-    return dtype == DType::f16 ? f16 : f32;
+    static const cl::KernelSpec bf16 =
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=116", "matmul_split_sum");
+    return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
   }
 
   static const char* file_of(Algorithm a) {
@@ -136,6 +180,8 @@ class GemmKernel {
         return "matmul_skinny.cl";
       case Algorithm::split:
         return "matmul_reg.cl";
+      case Algorithm::tensor:
+        return "matmul_tc.cl";
     }
     return "";
   }
@@ -153,12 +199,26 @@ class GemmKernel {
         return "matmul_skinny";
       case Algorithm::split:
         return "matmul_reg";
+      case Algorithm::tensor:
+        return "matmul_tc";
     }
     return "";
   }
   // The kernel's macros; the local size parameters (LX, LY) are the host's, not the kernel's.
   static std::string options(const Config& config, DType dtype, Algorithm algorithm) {
-    std::string text = dtype == DType::f16 ? "-DPRECISION=16" : "-DPRECISION=32";
+    if (algorithm == Algorithm::tensor) {
+      // 16-bit storage only (its f32 spec, the f16 kernel, is never built: require_tensor_cores
+      // refuses f32).
+      std::string text = dtype == DType::bf16 ? "-DBF16=1" : "-DBF16=0";
+      for (std::size_t i = 0; i < config.size(); ++i) {
+        text += " -D" + config.names()[i] + "=" + std::to_string(config.value(i));
+      }
+      return text;
+    }
+    // PRECISION 116: bf16 storage (16 for f16, 32 for f32; the arithmetic is f32 in each).
+    std::string text = dtype == DType::f16    ? "-DPRECISION=16"
+                       : dtype == DType::bf16 ? "-DPRECISION=116"
+                                              : "-DPRECISION=32";
     for (std::size_t i = 0; i < config.size(); ++i) {
       const auto& name = config.names()[i];
       if (name == "LX" || name == "LY") continue;
@@ -194,14 +254,20 @@ class GemmKernel {
         return {::cl::NDRange(ceil_div(n, p("NDIMC") * p("VWN")) * p("NDIMC"),
                               ceil_div(m, p("WPTM")) * p("KDIMC")),
                 ::cl::NDRange(p("NDIMC"), p("KDIMC"))};
+      case Algorithm::tensor: {
+        const std::size_t threads = gemm::tensor_work_group_size(tensor_params(config_));
+        return {::cl::NDRange(ceil_div(n, p("BN")) * threads, ceil_div(m, p("BM"))),
+                ::cl::NDRange(threads, 1)};
+      }
     }
     throw std::logic_error("unknown GEMM algorithm");
   }
 
   Algorithm algorithm_;
   Config config_;
-  cl::KernelSpec f32_;  // the same kernel built for f32 and for f16 storage
+  cl::KernelSpec f32_;  // the same kernel built for f32, f16 and bf16 storage
   cl::KernelSpec f16_;
+  cl::KernelSpec bf16_;
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
 };
 
@@ -362,6 +428,44 @@ TuneGroup<MatmulKey> skinny_group() {
                               [](const MatmulKey& key) { return key.m <= 64 ? 0 : -1; });
 }
 
+// The tensor cores through inline PTX (kernels/matmul_tc.cl): mma.sync m16n8k16 with f32
+// accumulation, ldmatrix fragments, cp.async into STAGES local buffers. NVIDIA only, compute
+// capability 8.0 and up (require_tensor_cores; elsewhere every configuration fails with that
+// reason before a build). The rules are gemm_rules.hpp's; the device's 48 KB of local memory
+// leaves 2 stages of 128 x 128 x 32 or 3 to 4 of 16-deep tiles. Start points: the best of the
+// probe on the H200 at 2048-8192 (docs/benchmarks.md): 128 x 128 tiles 32 deep in 2 stages, warps
+// of 64 x 64 and 32 x 64; and 16 deep in 4 stages.
+Space tensor_space() {
+  Space s = space("tensor");
+  s.parameter("BM", {64, 128, 256})
+      .parameter("BN", {64, 128, 256})
+      .parameter("BK", {16, 32})
+      .parameter("WM", {32, 64})
+      .parameter("WN", {32, 64})
+      .parameter("STAGES", {2, 3, 4})
+      .where("matmul_tc.cl builds (its #error rules: gemm_rules.hpp)",
+             [](const Config& c) { return gemm::tensor_builds(tensor_params(c)); })
+      .work_group_size(
+          [](const Config& c) { return gemm::tensor_work_group_size(tensor_params(c)); })
+      .local_memory([](const Config& c) { return gemm::tensor_local_memory(tensor_params(c)); });
+  return s.start_at("BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2")
+      .start_at("BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2")
+      .start_at("BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4");
+}
+
+// The tensor family is measured for 16-bit keys whose N and K are multiples of 8 for every call
+// the key serves (a power of two of at least 8, or a multiple of 16), skipped elsewhere.
+TuneGroup<MatmulKey> tensor_group() {
+  return TuneGroup<MatmulKey>("16-bit, N and K multiples of 8", [](const MatmulKey& key) {
+    const auto aligned = [](std::uint64_t anchor_, DimFit fit) {
+      return (fit == DimFit::pow2 && anchor_ >= 8) || fit == DimFit::m16_high ||
+             fit == DimFit::m16_low;
+    };
+    return key.dtype != DType::f32 && aligned(key.n, key.n_fit) && aligned(key.k, key.k_fit) ? 0
+                                                                                             : -1;
+  });
+}
+
 auto factory(Algorithm algorithm) {
   return [algorithm](const Config& config) { return GemmKernel(algorithm, config); };
 }
@@ -374,7 +478,8 @@ struct Family {
 constexpr Family families[] = {
     {naive_space, Algorithm::naive},   {tiled_space, Algorithm::tiled},
     {direct_space, Algorithm::direct}, {blocked_space, Algorithm::blocked},
-    {skinny_space, Algorithm::skinny}, {split_space, Algorithm::split}};
+    {skinny_space, Algorithm::skinny}, {split_space, Algorithm::split},
+    {tensor_space, Algorithm::tensor}};
 
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
                  const float&) {
@@ -385,8 +490,9 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
                                 std::to_string(c.rows) + "x" + std::to_string(c.cols));
   }
   if (a.dtype != b.dtype || a.dtype != c.dtype ||
-      (a.dtype != DType::f32 && a.dtype != DType::f16)) {
-    throw std::invalid_argument("tunekit::ops::matmul: A, B and C must all be f32 or all f16");
+      (a.dtype != DType::f32 && a.dtype != DType::f16 && a.dtype != DType::bf16)) {
+    throw std::invalid_argument(
+        "tunekit::ops::matmul: A, B and C must all be f32, all f16 or all bf16");
   }
   if (a.rows == 0 || b.cols == 0 || a.cols == 0) {
     throw std::invalid_argument("tunekit::ops::matmul: empty matrices");
@@ -469,6 +575,7 @@ auto make_set() {
       .with(families[3].space(), factory(families[3].algorithm))
       .with(families[4].space(), factory(families[4].algorithm), skinny_group())
       .with(families[5].space(), factory(families[5].algorithm), split_group())
+      .with(families[6].space(), factory(families[6].algorithm), tensor_group())
       .validate_with(same_product)
       .share_inputs();
 }
@@ -530,6 +637,8 @@ MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dt
 
 double matmul_tolerance(std::uint64_t k, DType dtype) {
   const double kd = static_cast<double>(k);
+  // bf16 keeps 8 bits of mantissa against f16's 11: its output rounding is 8 times coarser.
+  if (dtype == DType::bf16) return 1.6e-2 * kd + 8e-2;
   return dtype == DType::f16 ? 2e-3 * kd + 1e-2 : 4e-6 * kd + 1e-5;
 }
 

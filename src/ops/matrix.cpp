@@ -66,23 +66,42 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed) {
   return values;
 }
 
+std::uint16_t float_to_bfloat16(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if (std::isnan(value)) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+  return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+float bfloat16_to_float(std::uint16_t value) {
+  const std::uint32_t bits = static_cast<std::uint32_t>(value) << 16;
+  float result;
+  std::memcpy(&result, &bits, sizeof result);
+  return result;
+}
+
 namespace {
-std::vector<std::uint16_t> to_half(const std::vector<float>& values) {
+// f16 or bf16 storage of `values`.
+std::vector<std::uint16_t> to_half(const std::vector<float>& values, DType dtype = DType::f16) {
   std::vector<std::uint16_t> halves(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) halves[i] = float_to_half(values[i]);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    halves[i] = dtype == DType::bf16 ? float_to_bfloat16(values[i]) : float_to_half(values[i]);
+  }
   return halves;
 }
 
 void check_dtype(DType dtype) {
-  if (dtype != DType::f32 && dtype != DType::f16) {
-    throw std::invalid_argument("tunekit: matrices hold f32 or f16, not " +
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16) {
+    throw std::invalid_argument("tunekit: matrices hold f32, f16 or bf16, not " +
                                 std::string(to_string(dtype)));
   }
 }
 
-std::vector<float> to_floats(const std::vector<std::uint16_t>& halves) {
+std::vector<float> to_floats(const std::vector<std::uint16_t>& halves, DType dtype) {
   std::vector<float> values(halves.size());
-  for (std::size_t i = 0; i < halves.size(); ++i) values[i] = half_to_float(halves[i]);
+  for (std::size_t i = 0; i < halves.size(); ++i) {
+    values[i] = dtype == DType::bf16 ? bfloat16_to_float(halves[i]) : half_to_float(halves[i]);
+  }
   return values;
 }
 }  // namespace
@@ -187,7 +206,7 @@ DeviceMatrix upload_matrix(cl::Client& client, const std::vector<float>& values,
     throw std::invalid_argument("tunekit: " + std::to_string(values.size()) + " values for a " +
                                 std::to_string(rows) + " x " + std::to_string(cols) + " matrix");
   }
-  if (dtype == DType::f16) return {client.upload(to_half(values)), rows, cols, dtype};
+  if (size_of(dtype) == 2) return {client.upload(to_half(values, dtype)), rows, cols, dtype};
   return {client.upload(values), rows, cols, dtype};
 }
 
@@ -202,7 +221,7 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
   // CPU device keeps in host memory too: all of it must fit in what the host has left, or the
   // process is killed for memory instead of told (several large inputs pass one by one).
   const std::size_t elements = rows * cols;
-  const std::size_t host_bytes = elements * 4 + (dtype == DType::f16 ? elements * 2 : 0) +
+  const std::size_t host_bytes = elements * 4 + (size_of(dtype) == 2 ? elements * 2 : 0) +
                                  (buffers_in_host_memory(device) ? bytes : 0);
   if (const std::size_t available = host_memory_available(); host_bytes > available) {
     throw AutotuneError(ErrorKind::allocation,
@@ -214,8 +233,8 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
   const auto values = random_values(elements, seed);
   cl_int status = CL_SUCCESS;
   ::cl::Buffer buffer;
-  if (dtype == DType::f16) {
-    auto halves = to_half(values);
+  if (size_of(dtype) == 2) {
+    auto halves = to_half(values, dtype);
     buffer = ::cl::Buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
                           std::max<std::size_t>(halves.size() * 2, 1), halves.data(), &status);
   } else {
@@ -231,8 +250,9 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
 }
 
 std::vector<float> download_matrix(cl::Client& client, const DeviceMatrix& matrix) {
-  if (matrix.dtype == DType::f16) {
-    return to_floats(client.download<std::uint16_t>(matrix.buffer, matrix.elements()));
+  if (size_of(matrix.dtype) == 2) {
+    return to_floats(client.download<std::uint16_t>(matrix.buffer, matrix.elements()),
+                     matrix.dtype);
   }
   return client.download<float>(matrix.buffer, matrix.elements());
 }
@@ -241,13 +261,13 @@ std::vector<float> read_matrix(const DeviceMatrix& matrix) {
   const auto context = matrix.buffer.getInfo<CL_MEM_CONTEXT>();
   const auto device = context.getInfo<CL_CONTEXT_DEVICES>().at(0);
   ::cl::CommandQueue queue(context, device);
-  if (matrix.dtype == DType::f16) {
+  if (size_of(matrix.dtype) == 2) {
     std::vector<std::uint16_t> halves(matrix.elements());
     if (!halves.empty()) {
       cl::check(queue.enqueueReadBuffer(matrix.buffer, CL_TRUE, 0, matrix.bytes(), halves.data()),
                 "reading a matrix back");
     }
-    return to_floats(halves);
+    return to_floats(halves, matrix.dtype);
   }
   std::vector<float> values(matrix.elements());
   if (!values.empty()) {

@@ -59,17 +59,19 @@ struct MatmulShape {
 MatmulShape matmul_shape(const OpArguments& a) {
   const std::uint64_t size = a.size("size", 256);
   return {a.size("m", size), a.size("n", size), a.size("k", size),
-          a.choice("dtype", "f32") == "f16" ? DType::f16 : DType::f32};
+          a.choice("dtype", "f32") == "f16"    ? DType::f16
+          : a.choice("dtype", "f32") == "bf16" ? DType::bf16
+                                               : DType::f32};
 }
 
 ShippedOp matmul_op() {
   return {"matmul",
-          "C = A * B, A m x k, B k x n (f32 or f16)",
+          "C = A * B, A m x k, B k x n (f32, f16 or bf16)",
           {{"size", "m = n = k = N (default 256)", true},
            {"m", "rows of A and C"},
            {"n", "columns of B and C"},
            {"k", "columns of A, rows of B"}},
-          {{"dtype", {"f32", "f16"}, "element type: f32 or f16 (default f32)"}},
+          {{"dtype", {"f32", "f16", "bf16"}, "element type: f32, f16 or bf16 (default f32)"}},
           [](const OpArguments& a) {
             const auto [m, n, k, dtype] = matmul_shape(a);
             (void)checked_matrix_bytes(m, k, dtype, "A");

@@ -1,5 +1,6 @@
 // matmul on the default OpenCL device (PoCL here): sampled candidates of every family and the
 // tuned op, against a host reference in double precision on random non-zero inputs.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -106,12 +107,13 @@ std::vector<std::string> every_nth(const std::string& family, std::size_t stride
 
 }  // namespace
 
-TEST_CASE("matmul has all six algorithms and a blocked space of at least 500 configurations",
+TEST_CASE("matmul has all seven algorithms and a blocked space of at least 500 configurations",
           "[ops][matmul]") {
   const auto all = matmul_candidates();
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
-  CHECK(per_family.size() == 6);
+  CHECK(per_family.size() == 7);
+  CHECK(per_family["tensor"] >= 20);
   CHECK(per_family["split"] == 126);
   CHECK(per_family["skinny"] == 5 * 3 * 2 * 3 * 3);
   CHECK(per_family["naive"] >= 1);
@@ -140,6 +142,77 @@ TEST_CASE(
   std::size_t blocked = 0;
   for (const auto& name : matmul_candidates()) blocked += name.rfind("blocked[", 0) == 0;
   CHECK(blocked == 970);  // counted from the rules before they moved to gemm_rules.hpp
+}
+
+TEST_CASE(
+    "the tensor family is the configurations matmul_tc.cl builds (gemm_rules.hpp), its local "
+    "memory counted as NVIDIA's OpenCL counts it",
+    "[ops][matmul]") {
+  using tunekit::ops::gemm::TensorParams;
+  CHECK(gemm::tensor_builds(TensorParams{128, 128, 32, 64, 64, 2}));
+  CHECK(gemm::tensor_builds(TensorParams{128, 256, 16, 64, 64, 3}));
+  CHECK_FALSE(gemm::tensor_builds(TensorParams{128, 128, 32, 64, 64, 1}));  // one stage
+  CHECK(gemm::tensor_builds(TensorParams{64, 64, 32, 32, 32, 2}));          // 4 warps
+  CHECK(gemm::tensor_work_group_size(TensorParams{64, 64, 32, 32, 32, 2}) == 128);
+  CHECK_FALSE(gemm::tensor_builds(TensorParams{64, 64, 32, 64, 64, 2}));     // one warp
+  CHECK_FALSE(gemm::tensor_builds(TensorParams{256, 256, 32, 64, 64, 2}));   // 16 warps
+  CHECK_FALSE(gemm::tensor_builds(TensorParams{128, 128, 32, 128, 64, 2}));  // 256 accumulators
+  // Measured on the H200: CL_KERNEL_LOCAL_MEM_SIZE 32784 for 2 x (128x32 + 32x128) halves; so
+  // 3 such stages (48 KB of tiles) are over NVIDIA's 49152 bytes.
+  CHECK(gemm::tensor_local_memory(TensorParams{128, 128, 32, 64, 64, 2}) == 32784);
+  CHECK(gemm::tensor_local_memory(TensorParams{128, 128, 32, 64, 64, 3}) > 49152);
+  std::size_t tensor = 0;
+  for (const auto& name : matmul_candidates()) {
+    if (name.rfind("tensor[", 0) != 0) continue;
+    ++tensor;
+    INFO(name);
+    CHECK(name.find("STAGES=") != std::string::npos);
+  }
+  CHECK(tensor >= 20);
+}
+
+TEST_CASE(
+    "the tensor family matches a double-precision product where the device has tensor cores, "
+    "and elsewhere fails before any build, saying why",
+    "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  const auto& device = client.device();
+  const bool tensor_cores = device.nvidia && device.compute_capability_at_least(8, 0);
+  const std::vector<std::string> candidates = {"tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2]",
+                                               "tensor[BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2]",
+                                               "tensor[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4]",
+                                               "tensor[BM=128,BN=256,BK=16,WM=64,WN=64,STAGES=3]",
+                                               "tensor[BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3]"};
+  const auto all = matmul_candidates();
+  for (const auto& candidate : candidates) {
+    INFO(candidate);
+    REQUIRE(std::find(all.begin(), all.end(), candidate) != all.end());
+    // Edges inside tiles on every side, K not a multiple of BK; alpha and beta not 1 and 0.
+    for (Problem p : {Problem{200, 136, 264}, Problem{1, 8, 8}, Problem{130, 72, 40}}) {
+      INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
+      if (!tensor_cores) {
+        try {
+          (void)run_and_check(client, candidate, p, DType::f16, 1.5f, 0.5f);
+          FAIL("the tensor family ran on a device without tensor cores");
+        } catch (const AutotuneError& e) {
+          CHECK(e.kind() == ErrorKind::out_of_resources);
+          CHECK_THAT(e.what(), Catch::Contains("compute capability 8.0 or higher"));
+        }
+        continue;
+      }
+      // Inputs rounded to f16 as stored; products exact in f32, summed in f32 (K * 2^-24), the
+      // result rounded to f16 (2^-11 of |C| <= the magnitude sum).
+      CHECK(run_and_check(client, candidate, p, DType::f16, 1.5f, 0.5f) < 1e-3);
+      CHECK(run_and_check(client, candidate, p, DType::bf16, 1.5f, 0.5f) < 8e-3);  // 2^-9
+    }
+  }
+  if (tensor_cores) {
+    // f32 storage and N or K off a multiple of 8 are refused before a launch.
+    CHECK_THROWS_WITH(run_and_check(client, candidates[0], {64, 64, 64}, DType::f32, 1.0f, 0.0f),
+                      Catch::Contains("f16"));
+    CHECK_THROWS_WITH(run_and_check(client, candidates[0], {64, 60, 64}, DType::f16, 1.0f, 0.0f),
+                      Catch::Contains("multiples of 8"));
+  }
 }
 
 TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does not build",
@@ -307,7 +380,7 @@ TEST_CASE("matmul candidates are correct on every shape of bench_ops' real-small
   }
 }
 
-TEST_CASE("matmul accumulates into C with beta and works with f16 storage",
+TEST_CASE("matmul accumulates into C with beta and works with f16 and bf16 storage",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   for (const auto& candidate :
@@ -321,6 +394,8 @@ TEST_CASE("matmul accumulates into C with beta and works with f16 storage",
     INFO(candidate);
     CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f32, -0.5f, 0.75f) < 1e-5);
     CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f16, 1.0f, 0.5f) < 2e-3);
+    // bf16: 8 bits of mantissa, its output rounding 2^-9 of |C|.
+    CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::bf16, 1.0f, 0.5f) < 8e-3);
   }
 }
 

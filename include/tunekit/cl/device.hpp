@@ -32,12 +32,23 @@ struct DeviceInfo {
   /// NVIDIA's platform: no cl_khr_subgroups, but 32-wide warps whose shuffles kernels reach
   /// through inline PTX (decided once here, not by a string search on every launch).
   bool nvidia = false;
+  /// CL_DEVICE_VENDOR, e.g. "NVIDIA Corporation", "Intel(R) Corporation".
+  std::string vendor;
+  /// NVIDIA's compute capability (CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV / _MINOR_NV, asked only
+  /// where the device lists cl_nv_device_attribute_query): 9.0 on Hopper; 0.0 elsewhere.
+  cl_uint compute_capability_major = 0;
+  cl_uint compute_capability_minor = 0;
   /// Sub-groups in OpenCL C: cl_khr_subgroups, or OpenCL C 3.0's __opencl_c_subgroups feature
   /// (kernels with sub-group reductions run where this or `nvidia` holds).
   bool sub_groups = false;
 
   bool is_gpu() const noexcept { return (type & CL_DEVICE_TYPE_GPU) != 0; }
   bool is_cpu() const noexcept { return (type & CL_DEVICE_TYPE_CPU) != 0; }
+  /// NVIDIA's compute capability is at least major.minor (false on every other vendor).
+  bool compute_capability_at_least(cl_uint major, cl_uint minor) const noexcept {
+    return compute_capability_major > major ||
+           (compute_capability_major == major && compute_capability_minor >= minor);
+  }
 
   /// "OpenCL | <platform> | <platform version> | <device> | driver <v> | <n> CUs | <b> B local":
   /// everything that makes a tuning on this device differ from one on another.

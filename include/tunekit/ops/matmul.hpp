@@ -1,7 +1,8 @@
-// matmul: C = alpha * A * B + beta * C (row-major SGEMM, and HGEMM-storage where asked), tuned
-// over five algorithms and their parameter spaces: naive, local-memory tiled, direct
-// register-blocked without local memory, 2D register-blocked with double buffering, and skinny
-// (few rows, K split across a work-group) for M <= 64.
+// matmul: C = alpha * A * B + beta * C (row-major SGEMM, and f16 or bf16 storage where asked),
+// tuned over seven algorithms and their parameter spaces: naive, local-memory tiled, direct
+// register-blocked without local memory, 2D register-blocked with double buffering, skinny (few
+// rows, K split across a work-group) for M <= 64, split K, and for 16-bit storage on NVIDIA
+// devices of compute capability 8.0 and up the tensor cores (mma.sync through inline PTX).
 #pragma once
 
 #include <array>
@@ -65,7 +66,8 @@ void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, De
 
 /// The largest difference from a correct product that a kernel may show, per element of C, for
 /// inputs in [-1, 1] and inner size `k` (|c| <= k; float sums of k terms err by about k * 2^-24
-/// each way; f16 storage rounds far more): what the tuning's validator and the tools accept.
+/// each way; f16 storage rounds far more, bf16 8 times more than f16): what the tuning's
+/// validator and the tools accept.
 double matmul_tolerance(std::uint64_t k, DType dtype);
 
 /// The LocalTuner behind matmul(): for reports, tools and tests.

@@ -12,7 +12,8 @@
 
 namespace tunekit::ops {
 
-/// A dense row-major rows x cols matrix in device memory (f32, or f16 where an op supports it).
+/// A dense row-major rows x cols matrix in device memory (f32, or f16 or bf16 where an op
+/// supports it).
 struct DeviceMatrix {
   ::cl::Buffer buffer;
   std::size_t rows = 0;
@@ -59,11 +60,14 @@ std::vector<float> read_vector(const DeviceVector& vector);
 /// IEEE half <-> float, for f16 data on the host.
 std::uint16_t float_to_half(float value);
 float half_to_float(std::uint16_t value);
+/// bfloat16 <-> float (round to nearest even; a NaN stays a NaN), for bf16 data on the host.
+std::uint16_t float_to_bfloat16(float value);
+float bfloat16_to_float(std::uint16_t value);
 
 /// `count` random values in [-1, -0.1] U [0.1, 1] (never zero), the same for the same seed.
 std::vector<float> random_values(std::size_t count, std::uint64_t seed);
 
-/// A device matrix holding `values` (converted to half for f16).
+/// A device matrix holding `values` (converted to half for f16, to bfloat16 for bf16).
 DeviceMatrix upload_matrix(cl::Client& client, const std::vector<float>& values, std::size_t rows,
                            std::size_t cols, DType dtype = DType::f32);
 /// A device matrix of random_values(rows * cols, seed), made in `context` without a queue:

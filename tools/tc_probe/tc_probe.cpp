@@ -1,0 +1,631 @@
+// Probe of NVIDIA OpenCL's inline PTX for the tensor cores (issue 33): builds and runs small
+// kernels with mma.sync (f16, bf16), ldmatrix (x4, x4.trans), cp.async (ca, cg) and wgmma, checks
+// them against the host, then builds kernels/matmul_tc.cl for a few configurations, validates
+// them on ragged sizes and times them at 2048-8192. Standalone (OpenCL C API only).
+// Build: g++ -O2 -std=c++20 tools/tc_probe/tc_probe.cpp -lOpenCL -o tc_probe
+// Run:   tc_probe <path of matmul_tc.cl> [device substring, default NVIDIA] [sizes...]
+#define CL_TARGET_OPENCL_VERSION 300
+#include <CL/cl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+static cl_context ctx;
+static cl_command_queue queue;
+static cl_device_id dev;
+
+static std::uint16_t f2h(float f) {  // round to nearest even; normal range and zero only
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  const std::uint32_t sign = (x >> 16) & 0x8000;
+  const int e = static_cast<int>((x >> 23) & 0xff) - 127 + 15;
+  std::uint32_t m = x & 0x7fffff;
+  if (e <= 0) return static_cast<std::uint16_t>(sign);
+  std::uint32_t h = (static_cast<std::uint32_t>(e) << 10) | (m >> 13);
+  const std::uint32_t rest = m & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) ++h;
+  return static_cast<std::uint16_t>(sign | h);
+}
+static float h2f(std::uint16_t h) {
+  const std::uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  std::uint32_t x = e == 0 ? sign : (sign | ((e - 15 + 127) << 23) | (m << 13));
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+static std::uint16_t f2b(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  x += 0x7fff + ((x >> 16) & 1);
+  return static_cast<std::uint16_t>(x >> 16);
+}
+static float b2f(std::uint16_t b) {
+  std::uint32_t x = static_cast<std::uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+static std::string build_log(cl_program p) {
+  size_t n = 0;
+  clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+  std::string s(n, '\0');
+  clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, n, s.data(), nullptr);
+  return s;
+}
+
+static std::string first_lines(const std::string& s, int lines, size_t chars = 1500) {
+  std::string out;
+  int n = 0;
+  for (char c : s) {
+    out += c;
+    if (c == '\n' && ++n >= lines) break;
+    if (out.size() > chars) break;
+  }
+  return out;
+}
+
+// Builds; on failure prints the log's start and returns nullptr. Prints .version/.target once.
+static cl_program build(const std::string& src, const std::string& opts, const char* label,
+                        bool show_ptx = false) {
+  const char* s = src.c_str();
+  cl_int err;
+  cl_program p = clCreateProgramWithSource(ctx, 1, &s, nullptr, &err);
+  err = clBuildProgram(p, 1, &dev, opts.c_str(), nullptr, nullptr);
+  if (err != CL_SUCCESS) {
+    std::printf("[%s] BUILD FAILED (%d), log:\n%s\n", label, err,
+                first_lines(build_log(p), 12).c_str());
+    clReleaseProgram(p);
+    return nullptr;
+  }
+  const char* ptx_dir = std::getenv("TC_PTX_DIR");
+  if (show_ptx || ptx_dir) {
+    size_t size = 0;
+    clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+    std::string bin(size, '\0');
+    unsigned char* ptr = reinterpret_cast<unsigned char*>(bin.data());
+    clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof ptr, &ptr, nullptr);
+    if (ptx_dir) {
+      std::string file = std::string(ptx_dir) + "/";
+      for (const char* c = label; *c; ++c)
+        file += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+      std::ofstream(file + ".ptx") << bin;
+    }
+    std::istringstream in(bin);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind(".version", 0) == 0 || line.rfind(".target", 0) == 0 ||
+          line.rfind(".address_size", 0) == 0)
+        std::printf("[%s] PTX header: %s\n", label, line.c_str());
+    }
+    const std::string log = build_log(p);
+    if (log.find_first_not_of(" \n\r\t") != std::string::npos)
+      std::printf("[%s] build log: %s\n", label, first_lines(log, 6).c_str());
+  }
+  return p;
+}
+
+static cl_mem buffer(size_t bytes, const void* host = nullptr) {
+  cl_int err;
+  cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes,
+                            const_cast<void*>(host), &err);
+  if (err != CL_SUCCESS) std::printf("clCreateBuffer(%zu) failed: %d\n", bytes, err);
+  return m;
+}
+
+static bool run1(cl_program p, const char* name, std::vector<cl_mem> args, size_t global,
+                 size_t local) {
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, name, &err);
+  for (size_t i = 0; i < args.size(); ++i) clSetKernelArg(k, i, sizeof(cl_mem), &args[i]);
+  err = clEnqueueNDRangeKernel(queue, k, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+  if (err == CL_SUCCESS) err = clFinish(queue);
+  clReleaseKernel(k);
+  if (err != CL_SUCCESS) std::printf("  %s: launch/run error %d\n", name, err);
+  return err == CL_SUCCESS;
+}
+
+template <class T>
+static std::vector<T> read(cl_mem m, size_t n) {
+  std::vector<T> v(n);
+  clEnqueueReadBuffer(queue, m, CL_TRUE, 0, n * sizeof(T), v.data(), 0, nullptr, nullptr);
+  return v;
+}
+
+// ---- primitive probes ----
+static const char* mma_src = R"CL(
+#if BF16
+#define TYPE "bf16"
+#else
+#define TYPE "f16"
+#endif
+// One warp: D (16x8, f32) = A (16x16 row-major) * B (16x8, given as Bt: 8 x 16, n-major).
+__kernel void mma_probe(__global const uint* A, __global const uint* Bt, __global float* D) {
+  const int lane = get_local_id(0), g = lane >> 2, t = lane & 3;
+  // A as uint pairs: row r, k pair p at A[r * 8 + p]
+  uint a0 = A[g * 8 + t], a1 = A[(g + 8) * 8 + t], a2 = A[g * 8 + t + 4], a3 = A[(g + 8) * 8 + t + 4];
+  uint b0 = Bt[g * 8 + t], b1 = Bt[g * 8 + t + 4];
+  float d0, d1, d2, d3;
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." TYPE "." TYPE ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};"
+      : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(0.0f), "f"(0.0f), "f"(0.0f), "f"(0.0f));
+  D[g * 8 + t * 2] = d0; D[g * 8 + t * 2 + 1] = d1;
+  D[(g + 8) * 8 + t * 2] = d2; D[(g + 8) * 8 + t * 2 + 1] = d3;
+}
+)CL";
+
+static bool probe_mma(bool bf16) {
+  const char* label = bf16 ? "mma bf16" : "mma f16";
+  std::string opts = bf16 ? "-DBF16=1" : "-DBF16=0";
+  cl_program p = build(mma_src, opts, label, !bf16);
+  if (!p) return false;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<std::uint16_t> a(256), bt(128);
+  std::vector<double> af(256), bf(128);
+  for (int i = 0; i < 256; ++i) {
+    a[i] = bf16 ? f2b(u(rng)) : f2h(u(rng));
+    af[i] = bf16 ? b2f(a[i]) : h2f(a[i]);
+  }
+  for (int i = 0; i < 128; ++i) {
+    bt[i] = bf16 ? f2b(u(rng)) : f2h(u(rng));
+    bf[i] = bf16 ? b2f(bt[i]) : h2f(bt[i]);
+  }
+  cl_mem ba = buffer(512, a.data()), bb = buffer(256, bt.data()), bd = buffer(128 * 4);
+  bool ok = run1(p, "mma_probe", {ba, bb, bd}, 32, 32);
+  double worst = 0;
+  if (ok) {
+    auto d = read<float>(bd, 128);
+    for (int r = 0; r < 16; ++r)
+      for (int n = 0; n < 8; ++n) {
+        double ref = 0;
+        for (int k = 0; k < 16; ++k) ref += af[r * 16 + k] * bf[n * 16 + k];
+        worst = std::max(worst, std::fabs(ref - d[r * 8 + n]));
+      }
+    ok = worst < 1e-4;
+  }
+  std::printf("[%s] %s (largest |error| %.3g)\n", label, ok ? "OK" : "WRONG", worst);
+  clReleaseMemObject(ba), clReleaseMemObject(bb), clReleaseMemObject(bd), clReleaseProgram(p);
+  return ok;
+}
+
+static const char* ldm_src = R"CL(
+#if ADDR == 1
+inline uint sa(const __local void* p) {
+  uint r;
+  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}" : "=r"(r) : "l"((ulong)p));
+  return r;
+}
+#define SS ".shared"
+#define OP "r"(sa(p))
+#elif ADDR == 2
+#define SS ""
+#define OP "l"((ulong)p)
+#else
+#define SS ".shared"
+#define OP "r"((uint)(ulong)p)
+#endif
+// One warp: a 16x16 matrix of ushort (value = index) in local memory; ldmatrix x4 (matrices at
+// rows 0-7/8-15, columns 0-7/8-15 in the order of the A fragment); each lane writes its 4 words.
+__kernel void ldm_probe(__global uint* out) {
+  __local uint4 tile16[32];  // 16-byte aligned rows (ldmatrix faults on a 2-aligned array)
+  __local ushort* tile = (__local ushort*)tile16;
+  const int lane = get_local_id(0);
+  for (int i = lane; i < 256; i += 32) tile[i] = (ushort)i;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const __local ushort* p = tile + (lane & 15) * 16 + (lane >> 4) * 8;
+  uint r0, r1, r2, r3;
+#if TRANS
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans" SS ".b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : OP : "memory");
+#else
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4" SS ".b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : OP : "memory");
+#endif
+  out[lane * 4] = r0; out[lane * 4 + 1] = r1; out[lane * 4 + 2] = r2; out[lane * 4 + 3] = r3;
+}
+)CL";
+
+static bool probe_ldmatrix(bool trans, int method) {
+  const std::string l = std::string(trans ? "ldmatrix x4.trans" : "ldmatrix x4") +
+                        " address method " + std::to_string(method);
+  const char* label = l.c_str();
+  cl_program p = build(
+      ldm_src, std::string(trans ? "-DTRANS=1" : "-DTRANS=0") + " -DADDR=" + std::to_string(method),
+      label);
+  if (!p) return false;
+  cl_mem bo = buffer(128 * 4);
+  bool ok = run1(p, "ldm_probe", {bo}, 32, 32);
+  int bad = 0;
+  if (ok) {
+    auto o = read<std::uint32_t>(bo, 128);
+    for (int lane = 0; lane < 32; ++lane)
+      for (int m = 0; m < 4; ++m) {
+        // matrix m: rows (m & 1) * 8.., cols (m >> 1) * 8.. (lanes 8m..8m+7 gave its row addresses)
+        const int r0 = (m & 1) * 8, c0 = (m >> 1) * 8;
+        const int g = lane >> 2, t = lane & 3;
+        std::uint32_t lo, hi;
+        if (!trans) {
+          lo = (r0 + g) * 16 + c0 + 2 * t, hi = lo + 1;
+        } else {
+          lo = (r0 + 2 * t) * 16 + c0 + g, hi = lo + 16;
+        }
+        if (o[lane * 4 + m] != (lo | (hi << 16))) ++bad;
+      }
+    ok = bad == 0;
+  }
+  std::printf("[%s] %s (%d of 128 words differ)\n", label, ok ? "OK" : "WRONG", bad);
+  clReleaseMemObject(bo), clReleaseProgram(p);
+  return ok;
+}
+
+static const char* cpa_src = R"CL(
+#if CG
+#define KIND "cg"
+#else
+#define KIND "ca"
+#endif
+#if ADDR == 1
+inline uint sa(const __local void* p) {
+  uint r;
+  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}" : "=r"(r) : "l"((ulong)p));
+  return r;
+}
+#else
+#define sa(p) ((uint)(ulong)(p))
+#endif
+// 64 work-items copy 512 ushorts global -> local with cp.async (16 bytes each, the second half
+// with src-size 0: zero-fill), then write the local copy back.
+__kernel void cpa_probe(__global const ushort* in, __global ushort* out) {
+  __local uint4 tile16[128];
+  __local ushort* tile = (__local ushort*)tile16;
+  const int id = get_local_id(0);
+  for (int i = 0; i < 2; ++i) {
+    const int c = id + i * 64;  // chunk of 8
+    const __local ushort* d = tile + c * 8;
+    const __global ushort* s = in + c * 8;
+    asm volatile("cp.async." KIND ".shared.global [%0], [%1], 16, %2;" :: "r"(sa(d)), "l"((ulong)s), "r"(i == 0 ? 16 : 0) : "memory");
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int i = id; i < 1024; i += 64) out[i] = tile[i];
+}
+)CL";
+
+static bool probe_cp_async(const char* kind, int method) {
+  std::string label = std::string("cp.async.") + kind + " address method " + std::to_string(method);
+  cl_program p = build(cpa_src,
+                       std::string(kind) == "cg" ? "-DCG=1 -DADDR=" + std::to_string(method)
+                                                 : "-DCG=0 -DADDR=" + std::to_string(method),
+                       label.c_str());
+  if (!p) return false;
+  std::vector<std::uint16_t> in(1024);
+  for (int i = 0; i < 1024; ++i) in[i] = static_cast<std::uint16_t>(i * 7 + 1);
+  cl_mem bi = buffer(2048, in.data()), bo = buffer(2048);
+  bool ok = run1(p, "cpa_probe", {bi, bo}, 64, 64);
+  int bad = 0;
+  if (ok) {
+    auto o = read<std::uint16_t>(bo, 1024);
+    for (int i = 0; i < 1024; ++i) bad += o[i] != (i < 512 ? in[i] : 0);
+    ok = bad == 0;
+  }
+  std::printf("[%s] %s (%d of 1024 differ; second half must be zero-filled)\n", label.c_str(),
+              ok ? "OK" : "WRONG", bad);
+  clReleaseMemObject(bi), clReleaseMemObject(bo), clReleaseProgram(p);
+  return ok;
+}
+
+static void probe_address() {
+  const char* src = R"CL(
+__kernel void addr(__global ulong* out) {
+  __local float tile[256];
+  tile[get_local_id(0)] = 1.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  ulong v = (ulong)tile, g, s;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(s) : "l"(v));
+  asm("cvta.shared.u64 %0, %1;" : "=l"(g) : "l"(v));
+  if (get_local_id(0) == 0) { out[0] = v; out[1] = (ulong)(tile + 1); out[2] = s; out[3] = g; out[4] = (ulong)out; }
+  out[5 + get_local_id(0)] = (ulong)tile[get_local_id(0)];
+}
+)CL";
+  cl_program p = build(src, "", "local pointer value", true);
+  if (!p) return;
+  cl_mem bo = buffer(64 * 8);
+  if (run1(p, "addr", {bo}, 32, 32)) {
+    auto o = read<std::uint64_t>(bo, 5);
+    std::printf(
+        "[local pointer value] (ulong)tile = 0x%llx, (ulong)(tile + 1) = 0x%llx, "
+        "cvta.to.shared of it = 0x%llx, cvta.shared of it = 0x%llx, a global pointer = 0x%llx\n",
+        (unsigned long long)o[0], (unsigned long long)o[1], (unsigned long long)o[2],
+        (unsigned long long)o[3], (unsigned long long)o[4]);
+  }
+  clReleaseMemObject(bo), clReleaseProgram(p);
+}
+
+static void probe_wgmma() {
+  const char* src = R"CL(
+__kernel void wg(__global float* out) {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  out[get_global_id(0)] = 1.0f;
+}
+)CL";
+  cl_program p = build(src, "", "wgmma (sm_90a) build");
+  if (p) {
+    std::printf("[wgmma (sm_90a) build] built\n");
+    clReleaseProgram(p);
+  }
+}
+
+// ---- the GEMM kernel ----
+struct Cfg {
+  int bm, bn, bk, wm, wn, stages, cp_async;
+};
+
+static int g_addr = 1;
+static std::string options(const Cfg& c, bool bf16) {
+  char s[256];
+  std::snprintf(
+      s, sizeof s,
+      "-DBM=%d -DBN=%d -DBK=%d -DWM=%d -DWN=%d -DSTAGES=%d -DBF16=%d -DCP_ASYNC=%d -DADDR=%d", c.bm,
+      c.bn, c.bk, c.wm, c.wn, c.stages, bf16 ? 1 : 0, c.cp_async, g_addr);
+  return s;
+}
+static std::string name(const Cfg& c) {
+  char s[128];
+  std::snprintf(s, sizeof s, "BM=%d,BN=%d,BK=%d,WM=%d,WN=%d,STAGES=%d%s", c.bm, c.bn, c.bk, c.wm,
+                c.wn, c.stages, c.cp_async ? "" : ",no cp.async");
+  return s;
+}
+
+struct Gemm {
+  cl_kernel k;
+  size_t threads;
+};
+
+static cl_event launch(const Gemm& g, const Cfg& c, int m, int n, int kk, float alpha, float beta,
+                       cl_mem a, cl_mem b, cl_mem cm) {
+  clSetKernelArg(g.k, 0, 4, &m), clSetKernelArg(g.k, 1, 4, &n), clSetKernelArg(g.k, 2, 4, &kk);
+  clSetKernelArg(g.k, 3, 4, &alpha), clSetKernelArg(g.k, 4, 4, &beta);
+  clSetKernelArg(g.k, 5, sizeof a, &a), clSetKernelArg(g.k, 6, sizeof b, &b),
+      clSetKernelArg(g.k, 7, sizeof cm, &cm);
+  size_t global[2] = {static_cast<size_t>((n + c.bn - 1) / c.bn) * g.threads,
+                      static_cast<size_t>((m + c.bm - 1) / c.bm)};
+  size_t local[2] = {g.threads, 1};
+  cl_event e = nullptr;
+  cl_int err = clEnqueueNDRangeKernel(queue, g.k, 2, nullptr, global, local, 0, nullptr, &e);
+  if (err != CL_SUCCESS) std::printf("  launch error %d\n", err);
+  return e;
+}
+
+static std::vector<std::uint16_t> random16(size_t n, bool bf16, std::vector<double>& exact,
+                                           unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(0.05f, 1.0f);
+  std::bernoulli_distribution sign(0.5);
+  std::vector<std::uint16_t> v(n);
+  exact.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const float x = sign(rng) ? -u(rng) : u(rng);  // never zero
+    v[i] = bf16 ? f2b(x) : f2h(x);
+    exact[i] = bf16 ? b2f(v[i]) : h2f(v[i]);
+  }
+  return v;
+}
+
+// Checks C = alpha A B + beta C0 at `samples` entries (all when 0); returns the worst error
+// relative to the bound.
+static double check(int m, int n, int k, bool bf16, float alpha, float beta,
+                    const std::vector<double>& a, const std::vector<double>& b,
+                    const std::vector<double>& c0, const std::vector<std::uint16_t>& got,
+                    size_t samples) {
+  double worst = 0;
+  std::mt19937 rng(7);
+  const size_t total = static_cast<size_t>(m) * n;
+  const size_t count = samples ? samples : total;
+  for (size_t s = 0; s < count; ++s) {
+    const size_t idx = samples ? rng() % total : s;
+    const size_t i = idx / n, j = idx % n;
+    double ref = 0, mag = 0;
+    for (int kk = 0; kk < k; ++kk) {
+      ref += a[i * k + kk] * b[static_cast<size_t>(kk) * n + j];
+      mag += std::fabs(a[i * k + kk] * b[static_cast<size_t>(kk) * n + j]);
+    }
+    ref = alpha * ref + beta * c0[idx];
+    const double g = bf16 ? b2f(got[idx]) : h2f(got[idx]);
+    // output rounding (half an ulp of f16/bf16) + f32 accumulation over K
+    const double unit = bf16 ? 1.0 / 256 : 1.0 / 2048;
+    const double bound = unit * std::fabs(ref) + 1e-6 * k * (std::fabs(alpha) * mag) + 1e-6;
+    worst = std::max(worst, std::fabs(g - ref) / bound);
+  }
+  return worst;
+}
+
+struct Inputs {
+  std::vector<std::uint16_t> a, b;
+  std::vector<double> xa, xb;
+};
+
+// Modes, each meant for its own process (a kernel that faults spoils its context):
+//   info | addr | mma | wgmma | ldm METHOD TRANS | cpa METHOD ca|cg
+//   gemm KERNEL_PATH METHOD CONFIG_INDEX|all f16|bf16|both SIZES...
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "info";
+  const std::string want = "NVIDIA";
+  std::string kernel_path = "kernels/matmul_tc.cl";
+  int only = -1;
+  int types = 3;
+  std::vector<int> sizes;
+  if (mode == "gemm") {
+    kernel_path = argv[2];
+    g_addr = std::atoi(argv[3]);
+    only = std::string(argv[4]) == "all" ? -1 : std::atoi(argv[4]);
+    types = std::string(argv[5]) == "f16" ? 1 : std::string(argv[5]) == "bf16" ? 2 : 3;
+    for (int i = 6; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  }
+
+  cl_uint np = 0;
+  clGetPlatformIDs(0, nullptr, &np);
+  std::vector<cl_platform_id> plats(np);
+  clGetPlatformIDs(np, plats.data(), nullptr);
+  bool found = false;
+  for (auto pl : plats) {
+    char pname[256] = {};
+    clGetPlatformInfo(pl, CL_PLATFORM_NAME, sizeof pname, pname, nullptr);
+    cl_uint nd = 0;
+    clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
+    std::vector<cl_device_id> ds(nd);
+    clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, nd, ds.data(), nullptr);
+    for (auto d : ds) {
+      char dname[256] = {};
+      clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof dname, dname, nullptr);
+      std::string both = std::string(pname) + " " + dname;
+      if (!found && both.find(want) != std::string::npos) {
+        dev = d;
+        found = true;
+        std::printf("device: %s\n", both.c_str());
+      }
+    }
+  }
+  if (!found) {
+    std::printf("no device matching '%s'\n", want.c_str());
+    return 2;
+  }
+  char text[8192] = {};
+  clGetDeviceInfo(dev, CL_DRIVER_VERSION, sizeof text, text, nullptr);
+  std::printf("driver: %s\n", text);
+  clGetDeviceInfo(dev, CL_DEVICE_OPENCL_C_VERSION, sizeof text, text, nullptr);
+  std::printf("OpenCL C: %s\n", text);
+  clGetDeviceInfo(dev, CL_DEVICE_EXTENSIONS, sizeof text, text, nullptr);
+  const bool nv_query = std::strstr(text, "cl_nv_device_attribute_query") != nullptr;
+  std::printf("cl_nv_device_attribute_query: %s; cl_khr_fp16: %s\n", nv_query ? "yes" : "no",
+              std::strstr(text, "cl_khr_fp16") ? "yes" : "no");
+  if (nv_query) {
+    cl_uint major = 0, minor = 0;
+    clGetDeviceInfo(dev, 0x4000, sizeof major, &major, nullptr);
+    clGetDeviceInfo(dev, 0x4001, sizeof minor, &minor, nullptr);
+    std::printf("compute capability: %u.%u\n", major, minor);
+  }
+  cl_ulong local = 0;
+  clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
+  std::printf("local memory: %llu bytes\n", static_cast<unsigned long long>(local));
+
+  cl_int err;
+  ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &err);
+  cl_queue_properties props[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+  queue = clCreateCommandQueueWithProperties(ctx, dev, props, &err);
+
+  if (mode == "info") return 0;
+  if (mode == "addr") return probe_address(), 0;
+  if (mode == "mma") return probe_mma(false) & probe_mma(true) ? 0 : 1;
+  if (mode == "wgmma") return probe_wgmma(), 0;
+  if (mode == "ldm") return probe_ldmatrix(std::atoi(argv[3]) != 0, std::atoi(argv[2])) ? 0 : 1;
+  if (mode == "cpa") return probe_cp_async(argv[3], std::atoi(argv[2])) ? 0 : 1;
+  if (mode != "gemm") return 2;
+
+  std::ifstream in(kernel_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string src = ss.str();
+  if (src.empty()) {
+    std::printf("cannot read %s\n", kernel_path.c_str());
+    return 1;
+  }
+  const std::vector<Cfg> cfgs = {
+      {128, 128, 32, 64, 64, 2, 1}, {128, 128, 32, 64, 32, 2, 1}, {128, 256, 16, 64, 64, 3, 1},
+      {256, 128, 16, 64, 64, 3, 1}, {128, 128, 16, 64, 64, 4, 1}, {64, 128, 32, 32, 64, 3, 1},
+      {128, 128, 32, 32, 64, 2, 1}, {128, 256, 16, 64, 64, 2, 1}, {128, 128, 32, 64, 64, 2, 0},
+  };
+  for (bool bf16 : {false, true}) {
+    if (!(types & (bf16 ? 2 : 1))) continue;
+    const char* t = bf16 ? "bf16" : "f16";
+    // ragged shape: every edge cut inside a tile; alpha and beta not 1 and 0
+    const int m = 200, n = 136, k = 264;
+    std::vector<double> ea, eb, ec;
+    auto ha = random16(static_cast<size_t>(m) * k, bf16, ea, 1);
+    auto hb = random16(static_cast<size_t>(k) * n, bf16, eb, 2);
+    auto hc = random16(static_cast<size_t>(m) * n, bf16, ec, 3);
+    cl_mem da = buffer(ha.size() * 2, ha.data()), db = buffer(hb.size() * 2, hb.data());
+    for (size_t ci = 0; ci < cfgs.size(); ++ci) {
+      const Cfg& c = cfgs[ci];
+      if (only >= 0 && static_cast<size_t>(only) != ci) continue;
+      cl_program p = build(src, options(c, bf16), (std::string(t) + " " + name(c)).c_str());
+      if (!p) continue;
+      Gemm g{clCreateKernel(p, "matmul_tc", &err), 0};
+      g.threads = static_cast<size_t>((c.bm / c.wm) * (c.bn / c.wn) * 32);
+      size_t regs_local = 0;
+      clGetKernelWorkGroupInfo(g.k, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof regs_local, &regs_local,
+                               nullptr);
+      cl_mem dc = buffer(hc.size() * 2, hc.data());
+      cl_event e = launch(g, c, m, n, k, 1.5f, 0.5f, da, db, dc);
+      clFinish(queue);
+      if (e) clReleaseEvent(e);
+      auto got = read<std::uint16_t>(dc, hc.size());
+      const double ragged = check(m, n, k, bf16, 1.5f, 0.5f, ea, eb, ec, got, 0);
+      std::printf("%s %s: local %zu B; %dx%dx%d alpha 1.5 beta 0.5: worst error %.3f of bound %s\n",
+                  t, name(c).c_str(), regs_local, m, n, k, ragged, ragged <= 1 ? "OK" : "WRONG");
+      std::fflush(stdout);
+      clReleaseMemObject(dc);
+      for (int s : sizes) {
+        static std::map<std::pair<int, bool>, Inputs> cache;
+        auto& inputs = cache[{s, bf16}];
+        if (inputs.a.empty()) {
+          inputs.a = random16(static_cast<size_t>(s) * s, bf16, inputs.xa, 11);
+          inputs.b = random16(static_cast<size_t>(s) * s, bf16, inputs.xb, 12);
+        }
+        const auto &sa = inputs.a, &sb = inputs.b;
+        const auto &xa = inputs.xa, &xb = inputs.xb;
+        cl_mem ba = buffer(sa.size() * 2, sa.data()), bb = buffer(sb.size() * 2, sb.data()),
+               bc = buffer(sa.size() * 2);
+        cl_event w = launch(g, c, s, s, s, 1.0f, 0.0f, ba, bb, bc);
+        clFinish(queue);
+        if (w) clReleaseEvent(w);
+        const int reps = s <= 2048 ? 50 : s <= 4096 ? 20 : 5;
+        std::vector<double> per;
+        for (int b = 0; b < 3; ++b) {
+          cl_event first = nullptr, last = nullptr;
+          for (int r = 0; r < reps; ++r) {
+            cl_event e2 = launch(g, c, s, s, s, 1.0f, 0.0f, ba, bb, bc);
+            if (r == 0)
+              first = e2;
+            else if (r == reps - 1)
+              last = e2;
+            else
+              clReleaseEvent(e2);
+          }
+          clFinish(queue);
+          cl_ulong t0 = 0, t1 = 0;
+          clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, 8, &t0, nullptr);
+          clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, 8, &t1, nullptr);
+          per.push_back((t1 - t0) * 1e-9 / reps);
+          clReleaseEvent(first), clReleaseEvent(last);
+        }
+        std::sort(per.begin(), per.end());
+        auto got2 = read<std::uint16_t>(bc, sa.size());
+        std::vector<double> zero(sa.size(), 0.0);
+        const double sampled = check(s, s, s, bf16, 1, 0, xa, xb, zero, got2, 64);
+        std::printf("  %s %d^3: %.1f us, %.1f TFLOP/s (64 sampled entries: worst %.3f of bound)\n",
+                    t, s, per[1] * 1e6, 2.0 * s * s * s / per[1] / 1e12, sampled);
+        std::fflush(stdout);
+        clReleaseMemObject(ba), clReleaseMemObject(bb), clReleaseMemObject(bc);
+      }
+      clReleaseKernel(g.k);
+      clReleaseProgram(p);
+    }
+    clReleaseMemObject(da), clReleaseMemObject(db);
+  }
+  return 0;
+}
