@@ -297,6 +297,13 @@ class TuningRun {
     if (outcomes_[i].ok() && outcomes_[i].median < leader_) {
       leader_ = outcomes_[i].median;
       leader_index_ = i;
+      if (leader_ < roofline_seconds_ && good_enough_seconds_ > 0) {
+        // Faster than the roofline: the peak it was drawn from is not this device's (a peak
+        // measured in a busy moment, or units the peak kernel does not use, such as tensor
+        // cores). No bound then: the tuning goes on as if the key stated no work.
+        good_enough_seconds_ = 0;
+        report_.stopped_early.clear();
+      }
       if (leader_ <= good_enough_seconds_) check_good_enough(i);
     }
     if (on_measured_ && !resumed(i)) on_measured_(std::as_const(outcomes_[i]));

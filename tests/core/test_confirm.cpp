@@ -219,3 +219,23 @@ TEST_CASE(
     for (const auto& outcome : report->outcomes) CHECK(outcome.ok());
   }
 }
+
+TEST_CASE("a candidate faster than the roofline turns the bound off: the tuning goes on",
+          "[tuner][good-enough][pick]") {
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings::for_level(Level::balanced);
+  LocalTuner<WorkKey> tuner("beyond the peak", settings);
+  PeakClient client;  // 1 ms at its stated peak: the units that ran faster are not in it
+  const auto& set = tuner.init([&] {
+    return TunableSet{work_key, work_inputs}
+        .with(Tunable{"tensor cores", costs<PeakClient>(0.5e-3)})
+        .with(Tunable{"other", costs<PeakClient>(0.8e-3)})
+        .with(Tunable{"third", costs<PeakClient>(0.9e-3)});
+  });
+  tuner.execute(client.id(), client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(WorkKey{8});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  CHECK(report->stopped_early.empty());
+  for (const auto& outcome : report->outcomes) CHECK(outcome.ok());  // every one measured
+}
