@@ -12,7 +12,8 @@
 //    answers at once (a miss, or nothing written) and the server is asked again no sooner than
 //    Options::retry_interval later; results saved meanwhile are queued in memory and written on
 //    the first call that finds the server back.
-//  - Every connect and command has a timeout: nothing waits forever.
+//  - Every command has one deadline over its connect, send and whole reply, and no reply is
+//    read past a cap (checked on its header, before it is buffered): nothing waits forever.
 #pragma once
 
 #include <chrono>
@@ -56,7 +57,9 @@ bool redis_store_built() noexcept;
 class RedisStore : public ResultStore {
  public:
   struct Options {
+    /// The most a connection may take (within the command's deadline).
     std::chrono::milliseconds connect_timeout{500};
+    /// The deadline of one command: connect, send and the whole reply.
     std::chrono::milliseconds command_timeout{2000};
     /// A lease not renewed for this long expires: how long a crashed tuner holds a key up.
     /// It is renewed every third of it while the tuning runs.
