@@ -135,6 +135,13 @@ class LayeredStore : public ResultStore {
   const std::shared_ptr<ResultStore>& local() const noexcept { return local_; }
   const std::shared_ptr<ResultStore>& remote() const noexcept { return remote_; }
 
+  /// Waits until what was fetched from the remote store is written locally (the write in
+  /// progress included).
+  void flush();
+  /// flush() of every layered store of the process: before a program says what its local
+  /// cache holds (`tunekit tune --store` says "kept" only of what is on disk).
+  static void flush_all();
+
  private:
   void keep_locally(const EntryId& id, const StoredResult& result);
 
@@ -144,6 +151,8 @@ class LayeredStore : public ResultStore {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<CacheEntry> to_keep_;
+  bool writing_ = false;  // the keeper is writing an entry it took from to_keep_
+  std::condition_variable idle_;
   bool stopping_ = false;
   std::thread keeper_;
 };

@@ -696,3 +696,44 @@ TEST_CASE("a bad value under an entry's key: one machine tunes and overwrites it
   CHECK(RedisStore(parse_store_url(url), fast_options()).entries().size() == 1);
   CHECK(warnings.lines() == 0);
 }
+
+TEST_CASE("flush_all waits until what a layered store fetched is written locally", "[redis]") {
+  // A local store whose writes wait for a gate, and a remote one that has every entry.
+  struct GatedLocal final : ResultStore {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool open = false;
+    int saved = 0;
+    std::optional<StoredResult> load(const EntryId&) override { return std::nullopt; }
+    void save(const EntryId&, const StoredResult&) override {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [this] { return open; });
+      ++saved;
+    }
+    std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
+  };
+  struct FullRemote final : ResultStore {
+    std::optional<StoredResult> load(const EntryId&) override { return sample_result(); }
+    void save(const EntryId&, const StoredResult&) override {}
+    std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
+  };
+  auto local = std::make_shared<GatedLocal>();
+  LayeredStore store(local, std::make_shared<FullRemote>());
+  REQUIRE(store.load(sample_id("[1]")));
+  REQUIRE(store.load(sample_id("[2]")));
+  std::atomic<bool> flushed{false};
+  std::thread flusher([&] {
+    LayeredStore::flush_all();
+    flushed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_FALSE(flushed);  // the writes wait for the gate
+  {
+    std::lock_guard lock(local->mutex);
+    local->open = true;
+  }
+  local->changed.notify_all();
+  flusher.join();
+  std::lock_guard lock(local->mutex);
+  CHECK(local->saved == 2);  // both on "disk" when flush_all returned
+}
