@@ -14,6 +14,7 @@
 #include <ctime>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <system_error>
@@ -725,8 +726,16 @@ void FileStore::save_progress(const EntryId& id, const std::vector<AutotuneOutco
     write_atomically(progress_record_of(id), detail::write_cache_file(id.op, {entry}), 0600,
                      Durability::none);
   } catch (const std::exception& e) {
-    warn_once("tunekit: could not record the progress of tuning '" + id.op +
-              "' (an interruption starts it over): " + e.what());
+    // Once per directory and op: each failure names its own temporary file, and a full disk
+    // fails every candidate's record.
+    static std::mutex said_mutex;
+    static std::set<std::string> said;
+    {
+      std::lock_guard lock(said_mutex);
+      if (!said.insert(dir_.string() + '\0' + id.op).second) return;
+    }
+    warn("tunekit: could not record the progress of tuning '" + id.op +
+         "' (an interruption starts it over; said once): " + e.what());
   }
 }
 
