@@ -54,6 +54,10 @@ class FileStore : public ResultStore {
   /// Version 1 (one file per op with every outcome table) is not read: its keys are re-tuned
   /// (or its results moved with an older tunekit's `cache export` and this one's import).
   static constexpr int format_version = 2;
+  /// The most bytes an entry's key, device identity or op name may have (a matmul key is ~40):
+  /// a longer one is refused on write and on import, naming the limit, so that imports cannot
+  /// push an op's index towards the reader's limit (1 GiB).
+  static constexpr std::size_t max_key_bytes = 64 * 1024;
 
   struct Options {
     /// How long lock_for_tuning waits for another process's tuning before tuning anyway.
@@ -61,6 +65,9 @@ class FileStore : public ResultStore {
     /// How long a write waits for the op's file lock before giving up (the result stays in
     /// memory). The lock is only held for the short read-merge-write of one file.
     std::chrono::milliseconds write_lock_timeout = std::chrono::seconds(30);
+    /// The largest index a write makes (a quarter of what the reader reads): a write that would
+    /// make it larger is refused and the index stays as it was, readable.
+    std::size_t max_index_bytes = std::size_t{256} << 20;
   };
 
   /// Uses (and creates) `directory`. Throws AutotuneError(cache) when it cannot be created or

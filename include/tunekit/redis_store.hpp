@@ -12,7 +12,8 @@
 //    answers at once (a miss, or nothing written) and the server is asked again no sooner than
 //    Options::retry_interval later; results saved meanwhile are queued in memory and written on
 //    the first call that finds the server back.
-//  - Every connect and command has a timeout: nothing waits forever.
+//  - Every command has one deadline over its connect, send and whole reply, and no reply is
+//    read past a cap (checked on its header, before it is buffered): nothing waits forever.
 #pragma once
 
 #include <chrono>
@@ -56,7 +57,9 @@ bool redis_store_built() noexcept;
 class RedisStore : public ResultStore {
  public:
   struct Options {
+    /// The most a connection may take (within the command's deadline).
     std::chrono::milliseconds connect_timeout{500};
+    /// The deadline of one command: connect, send and the whole reply.
     std::chrono::milliseconds command_timeout{2000};
     /// A lease not renewed for this long expires: how long a crashed tuner holds a key up.
     /// It is renewed every third of it while the tuning runs.
@@ -132,6 +135,13 @@ class LayeredStore : public ResultStore {
   const std::shared_ptr<ResultStore>& local() const noexcept { return local_; }
   const std::shared_ptr<ResultStore>& remote() const noexcept { return remote_; }
 
+  /// Waits until what was fetched from the remote store is written locally (the write in
+  /// progress included).
+  void flush();
+  /// flush() of every layered store of the process: before a program says what its local
+  /// cache holds (`tunekit tune --store` says "kept" only of what is on disk).
+  static void flush_all();
+
  private:
   void keep_locally(const EntryId& id, const StoredResult& result);
 
@@ -141,6 +151,8 @@ class LayeredStore : public ResultStore {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<CacheEntry> to_keep_;
+  bool writing_ = false;  // the keeper is writing an entry it took from to_keep_
+  std::condition_variable idle_;
   bool stopping_ = false;
   std::thread keeper_;
 };

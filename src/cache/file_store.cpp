@@ -14,6 +14,7 @@
 #include <ctime>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <system_error>
@@ -316,7 +317,21 @@ void remove_stale_files(const fs::path& dir, const fs::path& locks);
 
 std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, ImportMode mode) {
   std::map<std::string, std::vector<const CacheEntry*>> by_op;
-  for (const auto& entry : entries) by_op[entry.id.op].push_back(&entry);
+  for (const auto& entry : entries) {
+    for (const auto& [what, text] :
+         {std::pair<const char*, const std::string*>{"key", &entry.id.key},
+          {"device identity", &entry.id.device},
+          {"op name", &entry.id.op}}) {
+      if (text->size() > max_key_bytes) {
+        throw AutotuneError(ErrorKind::cache,
+                            "an entry of '" + printable(entry.id.op, 100) + "' has a " + what +
+                                " of " + std::to_string(text->size()) + " bytes, more than the " +
+                                std::to_string(max_key_bytes) +
+                                " a cache entry may have; nothing written");
+      }
+    }
+    by_op[entry.id.op].push_back(&entry);
+  }
   // Every op's places are checked before the first op is written: what would refuse one op
   // (a folder or a link where its file belongs, a tables folder that is not ours) refuses the
   // whole import while nothing has changed yet.
@@ -358,6 +373,27 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
       merged.insert_or_assign(std::move(key), std::move(record));
     }
     if (bad) move_aside(path, "had unusable content");
+    {
+      // The index it would make, before anything is written (pruning left out: at most this).
+      std::map<EntryKey, detail::IndexRecord> would = merged;
+      for (const CacheEntry* entry : items) {
+        auto key = key_of(entry->id);
+        if (mode == ImportMode::keep_existing && would.contains(key)) continue;
+        would.insert_or_assign(std::move(key), detail::record_of(*entry));
+      }
+      std::vector<detail::IndexRecord> records;
+      records.reserve(would.size());
+      for (auto& [key, record] : would) records.push_back(std::move(record));
+      const std::size_t size = detail::write_cache_index(op, records).size();
+      if (size > options_.max_index_bytes) {
+        throw AutotuneError(ErrorKind::cache,
+                            "the index of '" + printable(op, 100) + "' would be " +
+                                std::to_string(size) + " bytes, more than the " +
+                                std::to_string(options_.max_index_bytes) +
+                                " an index may have; nothing written (`tunekit cache clear " +
+                                printable(op, 100) + "` removes its results)");
+      }
+    }
     const fs::path tables = tables_of(op);
     prepare_private_directory(tables, Links::refuse);
     remove_stale_files(dir_, dir_ / "locks");
@@ -690,8 +726,16 @@ void FileStore::save_progress(const EntryId& id, const std::vector<AutotuneOutco
     write_atomically(progress_record_of(id), detail::write_cache_file(id.op, {entry}), 0600,
                      Durability::none);
   } catch (const std::exception& e) {
-    warn_once("tunekit: could not record the progress of tuning '" + id.op +
-              "' (an interruption starts it over): " + e.what());
+    // Once per directory and op: each failure names its own temporary file, and a full disk
+    // fails every candidate's record.
+    static std::mutex said_mutex;
+    static std::set<std::string> said;
+    {
+      std::lock_guard lock(said_mutex);
+      if (!said.insert(dir_.string() + '\0' + id.op).second) return;
+    }
+    warn("tunekit: could not record the progress of tuning '" + id.op +
+         "' (an interruption starts it over; said once): " + e.what());
   }
 }
 

@@ -1,4 +1,6 @@
 // LayeredStore: the local file store in front, a shared (Redis) store behind it.
+#include <set>
+
 #include "../warnings.hpp"
 #include "shared_store.hpp"
 #include "tunekit/error.hpp"
@@ -20,10 +22,31 @@ class BothLocks final : public TuningLock {
   std::unique_ptr<TuningLock> remote_;
 };
 
+/// Every live layered store, for LayeredStore::flush_all().
+std::mutex registry_mutex;
+std::set<LayeredStore*>& registry() {
+  static std::set<LayeredStore*> stores;
+  return stores;
+}
+
 }  // namespace
 
 LayeredStore::LayeredStore(std::shared_ptr<ResultStore> local, std::shared_ptr<ResultStore> remote)
-    : local_(std::move(local)), remote_(std::move(remote)) {}
+    : local_(std::move(local)), remote_(std::move(remote)) {
+  std::lock_guard lock(registry_mutex);
+  registry().insert(this);
+}
+
+void LayeredStore::flush() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return to_keep_.empty() && !writing_; });
+}
+
+void LayeredStore::flush_all() {
+  // Under the registry's lock: no store is destroyed while it is flushed.
+  std::lock_guard lock(registry_mutex);
+  for (LayeredStore* store : registry()) store->flush();
+}
 
 std::optional<StoredResult> LayeredStore::load(const EntryId& id) {
   if (local_) {
@@ -58,9 +81,12 @@ void LayeredStore::keep_locally(const EntryId& id, const StoredResult& result) {
         if (to_keep_.empty()) return;  // stopping, nothing left
         const CacheEntry entry = std::move(to_keep_.front());
         to_keep_.pop_front();
+        writing_ = true;
         lock.unlock();
         local_->save(entry.id, entry.result);  // never throws: reports a failure itself
         lock.lock();
+        writing_ = false;
+        if (to_keep_.empty()) idle_.notify_all();
       }
     });
   }
@@ -68,6 +94,10 @@ void LayeredStore::keep_locally(const EntryId& id, const StoredResult& result) {
 }
 
 LayeredStore::~LayeredStore() {
+  {
+    std::lock_guard lock(registry_mutex);
+    registry().erase(this);
+  }
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;

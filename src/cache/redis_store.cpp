@@ -1,4 +1,6 @@
-// RedisStore: tuning results in a Redis database, through hiredis's blocking API with timeouts.
+// RedisStore: tuning results in a Redis database. hiredis formats the commands and parses the
+// replies; the socket is ours (non-blocking, polled against one deadline per command), and a
+// reply is bounded on its header before the parser buffers it.
 //
 // Keys (all under "tunekit:v<format>:"):
 //   entry:<op>:<hash>  one entry, the file store's outcome-table text (detail::write_cache_file)
@@ -8,8 +10,13 @@
 // checksum and named the very entry its key names.
 #include "tunekit/redis_store.hpp"
 
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
-#include <signal.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +24,7 @@
 #include <charconv>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <random>
@@ -35,6 +43,18 @@ using Clock = std::chrono::steady_clock;
 
 /// The largest value read back: far above a real entry (1,700 outcomes are ~400 KB).
 constexpr long long max_value_bytes = 64ll << 20;
+/// The most bytes of one reply read: the largest value and its framing. A reply announcing
+/// more is refused on its header, before anything of it is buffered.
+constexpr std::size_t max_reply_bytes = static_cast<std::size_t>(max_value_bytes) + (64u << 10);
+/// The most elements (nested ones included) one reply may announce: a SCAN batch has ~1,000.
+constexpr long long max_reply_elements = 1 << 20;
+/// The most keys one listing collects (SCAN), and bad entries reported one by one.
+constexpr std::size_t max_scan_keys = 1 << 22;
+constexpr std::size_t max_bad_reports = 8;
+
+/// What a "every candidate failed" record on the server is: a bad entry (tunekit never sends one).
+constexpr const char* remembered_failure =
+    "a remembered failure, which tunekit never sends: failures hold only where they happened";
 /// At most this many SCAN rounds: a server that never ends its cursor does not hold us forever.
 constexpr int max_scan_rounds = 1 << 20;
 
@@ -68,43 +88,88 @@ bool is_status(const Reply& reply, std::string_view text) {
 bool is_string(const redisReply* reply) { return reply && reply->type == REDIS_REPLY_STRING; }
 std::string_view text_of(const redisReply* reply) { return {reply->str, reply->len}; }
 
-/// Blocks SIGPIPE on this thread while a command writes to a socket the server may have closed,
-/// and swallows the signal raised meanwhile: a server gone must not kill the process.
-class NoSigpipe {
+/// Milliseconds, for messages.
+std::string ms(std::chrono::milliseconds t) { return std::to_string(t.count()) + " ms"; }
+
+/// poll() for `events` on `fd` until `deadline`: > 0 ready, 0 the deadline passed, < 0 failed.
+int wait_for(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return 0;
+    pollfd ready{fd, events, 0};
+    const int n = ::poll(&ready, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+    if (n < 0 && errno == EINTR) continue;
+    return n;
+  }
+}
+
+/// Follows a reply's framing as its bytes arrive, before the parser (which buffers a bulk
+/// string until it is whole) sees them: a bulk string or an array announced larger than what is
+/// ever read is refused on its header. Only the headers are looked at; the parser checks the rest.
+class ReplyFraming {
  public:
-  NoSigpipe() {
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    blocked_ = pthread_sigmask(SIG_BLOCK, &pipe, &old_) == 0;
-  }
-  ~NoSigpipe() {
-    if (!blocked_) return;
-    sigset_t pipe;
-    sigemptyset(&pipe);
-    sigaddset(&pipe, SIGPIPE);
-    if (!was_pending_) {
-      const timespec zero{0, 0};
-      while (sigtimedwait(&pipe, nullptr, &zero) > 0) {
+  /// Nothing, or why the reply is refused.
+  std::optional<std::string> feed(const char* data, std::size_t size) {
+    for (std::size_t i = 0; i < size;) {
+      if (skip_ > 0) {
+        const auto n = static_cast<std::size_t>(std::min<unsigned long long>(skip_, size - i));
+        skip_ -= n;
+        i += n;
+        continue;
       }
+      const char c = data[i++];
+      if (line_.size() < max_header)
+        line_ += c;
+      else
+        long_line_ = true;
+      if (c != '\n') continue;
+      auto problem = header();
+      line_.clear();
+      long_line_ = false;
+      if (problem) return problem;
     }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    return std::nullopt;
   }
-  NoSigpipe(const NoSigpipe&) = delete;
-  NoSigpipe& operator=(const NoSigpipe&) = delete;
 
  private:
-  sigset_t old_{};
-  bool was_pending_ = false;
-  bool blocked_ = false;
+  static constexpr std::size_t max_header = 32;  // "$" and 20 digits is a 64-bit length
+
+  std::optional<std::string> header() {
+    if (line_.empty() || (line_[0] != '$' && line_[0] != '*')) return std::nullopt;
+    long long n = 0;
+    const char* end = line_.data() + line_.size();
+    const auto [stop, error] = std::from_chars(line_.data() + 1, end, n);
+    if (long_line_ || error == std::errc::result_out_of_range) {
+      return "a reply announcing a length past 2^63";
+    }
+    if (error != std::errc{} || stop + 2 != end || *stop != '\r')
+      return std::nullopt;  // the parser's
+    if (line_[0] == '$') {
+      if (n > static_cast<long long>(max_reply_bytes)) {
+        return "a reply too large: it announced " + std::to_string(n) + " bytes, and at most " +
+               std::to_string(max_reply_bytes) + " are read";
+      }
+      if (n >= 0) skip_ = static_cast<unsigned long long>(n) + 2;
+    } else if (n > 0) {
+      elements_ += n;
+      if (n > max_reply_elements || elements_ > max_reply_elements) {
+        return "a reply too large: it announced " + std::to_string(elements_) +
+               " elements, and at most " + std::to_string(max_reply_elements) + " are read";
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::string line_;
+  bool long_line_ = false;
+  unsigned long long skip_ = 0;
+  long long elements_ = 0;
 };
 
-timeval to_timeval(std::chrono::milliseconds ms) {
-  const auto count = std::max<std::chrono::milliseconds::rep>(ms.count(), 1);
-  return timeval{static_cast<time_t>(count / 1000), static_cast<suseconds_t>(count % 1000 * 1000)};
+/// An error reply that says the server wants a password (requirepass, ACL): tunekit sends none.
+bool refuses_without_password(std::string_view error) {
+  return error.starts_with("NOAUTH") || error.starts_with("WRONGPASS") ||
+         error.starts_with("NOPERM");
 }
 
 std::string random_token() {
@@ -146,76 +211,196 @@ struct RedisStore::Impl {
   std::string url;
 
   mutable std::mutex mutex;  // the connection and everything below
-  redisContext* context = nullptr;
+  int socket = -1;           // the connection (non-blocking), or -1
   bool reachable = false;
   bool away = false;                // reported unreachable; said again only once it is back
   Clock::time_point retry_at{};     // no connect before this after a failure
   std::vector<CacheEntry> pending;  // saved while away
   bool pending_overflow_said = false;
+  std::size_t bad_reported = 0;  // bad entries reported one by one (at most max_bad_reports)
 
   Impl(StoreAddress a, Options o) : address(std::move(a)), options(o), url(address.url()) {}
-  ~Impl() {
-    if (context) redisFree(context);
+  ~Impl() { disconnect(); }
+
+  void disconnect() {
+    if (socket >= 0) ::close(socket);
+    socket = -1;
   }
+
+  /// The deadline of a command starting now: connect, send and the whole reply.
+  Clock::time_point deadline() const { return Clock::now() + options.command_timeout; }
 
   /// The server is lost (`why`): drop the connection, answer at once until retry_at.
   void lose(const std::string& why) {
-    if (context) redisFree(context);
-    context = nullptr;
+    disconnect();
     reachable = false;
     retry_at = Clock::now() + options.retry_interval;
     if (!away) {
       away = true;
-      warn("tunekit: the result store " + url + " cannot be used (" + printable(why, 200) +
+      warn("tunekit: the result store " + url + " cannot be used (" + printable(why, 300) +
            "); using the local cache only, and asking the server again at most every " +
            std::to_string(options.retry_interval.count()) +
            " ms (results tuned meanwhile are sent to it then)");
     }
   }
 
-  /// One command on the open connection; null when the connection failed (then lost). An error
-  /// reply is returned: the caller decides.
-  Reply raw(std::initializer_list<std::string_view> args) {
+  std::string timed_out() const {
+    return "no whole reply within " + ms(options.command_timeout) +
+           ", the deadline of one command (connect, send and reply)";
+  }
+
+  /// Opens the TCP connection, within connect_timeout and `until`. Empty, or why not.
+  std::string open(Clock::time_point until) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int resolved =
+        ::getaddrinfo(address.host.c_str(), std::to_string(address.port).c_str(), &hints, &found);
+    if (resolved != 0) return "cannot resolve " + address.host + ": " + ::gai_strerror(resolved);
+    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(found, ::freeaddrinfo);
+    until = std::min(until, Clock::now() + options.connect_timeout);
+    std::string why = "no address";
+    for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+      const int s =
+          ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+      if (s < 0) {
+        why = std::strerror(errno);
+        continue;
+      }
+      int error = 0;
+      if (::connect(s, a->ai_addr, a->ai_addrlen) != 0) {
+        error = errno;
+        if (error == EINPROGRESS) {
+          const int ready = wait_for(s, POLLOUT, until);
+          socklen_t length = sizeof error;
+          if (ready == 0) {
+            error = ETIMEDOUT;
+          } else if (ready < 0 || ::getsockopt(s, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+            error = errno;
+          }
+        }
+      }
+      if (error != 0) {
+        why = error == ETIMEDOUT ? "no connection within " + ms(options.connect_timeout)
+                                 : std::string("connect: ") + std::strerror(error);
+        ::close(s);
+        continue;
+      }
+      const int one = 1;
+      (void)::setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      (void)::setsockopt(s, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+      socket = s;
+      return {};
+    }
+    return why;
+  }
+
+  /// Sends one command and reads its one reply, both before `until`; null with `why` set when
+  /// it could not. Nothing of the reply is buffered past max_reply_bytes.
+  Reply exchange(std::initializer_list<std::string_view> args, Clock::time_point until,
+                 std::string& why) {
     std::vector<const char*> argv;
     std::vector<size_t> lengths;
     for (auto arg : args) {
       argv.push_back(arg.data());
       lengths.push_back(arg.size());
     }
-    Reply reply;
-    {
-      NoSigpipe guard;
-      reply.reset(static_cast<redisReply*>(
-          redisCommandArgv(context, static_cast<int>(argv.size()), argv.data(), lengths.data())));
-    }
-    if (!reply) {
-      lose(context->err != 0 ? std::string(context->errstr) : "no reply");
+    char* formatted = nullptr;
+    const int length = redisFormatCommandArgv(&formatted, static_cast<int>(argv.size()),
+                                              argv.data(), lengths.data());
+    if (length < 0 || formatted == nullptr) {
+      why = "out of memory";
       return nullptr;
     }
-    return reply;
+    const std::unique_ptr<char, decltype(&redisFreeCommand)> command(formatted, redisFreeCommand);
+    for (std::size_t sent = 0; sent < static_cast<std::size_t>(length);) {
+      // MSG_NOSIGNAL: a server gone must not raise SIGPIPE.
+      const ssize_t n = ::send(socket, formatted + sent, length - sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        sent += static_cast<std::size_t>(n);
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        const int ready = wait_for(socket, POLLOUT, until);
+        if (ready <= 0) {
+          why = ready == 0 ? timed_out() : std::string(std::strerror(errno));
+          return nullptr;
+        }
+      } else {
+        why = std::string("the connection failed: ") + std::strerror(errno);
+        return nullptr;
+      }
+    }
+    const std::unique_ptr<redisReader, decltype(&redisReaderFree)> reader(redisReaderCreate(),
+                                                                          redisReaderFree);
+    if (!reader) {
+      why = "out of memory";
+      return nullptr;
+    }
+    ReplyFraming framing;
+    std::size_t received = 0;
+    char buffer[16384];
+    for (;;) {
+      const int ready = wait_for(socket, POLLIN, until);
+      if (ready <= 0) {
+        why = ready == 0 ? timed_out() : std::string(std::strerror(errno));
+        return nullptr;
+      }
+      const ssize_t n = ::recv(socket, buffer, sizeof buffer, 0);
+      if (n == 0) {
+        why = "the server closed the connection";
+        return nullptr;
+      }
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
+        why = std::string("the connection failed: ") + std::strerror(errno);
+        return nullptr;
+      }
+      received += static_cast<std::size_t>(n);
+      if (received > max_reply_bytes) {
+        why = "a reply too large: more than " + std::to_string(max_reply_bytes) + " bytes";
+        return nullptr;
+      }
+      if (auto refused = framing.feed(buffer, static_cast<std::size_t>(n))) {
+        why = *refused;
+        return nullptr;
+      }
+      void* parsed = nullptr;
+      if (redisReaderFeed(reader.get(), buffer, static_cast<std::size_t>(n)) != REDIS_OK ||
+          redisReaderGetReply(reader.get(), &parsed) != REDIS_OK) {
+        why = "not the Redis protocol (" + printable(reader->errstr, 100) + ")";
+        return nullptr;
+      }
+      if (parsed != nullptr) {
+        Reply reply(static_cast<redisReply*>(parsed));
+        if (reader->pos < reader->len) {
+          why = "more than one reply to one command";
+          return nullptr;
+        }
+        return reply;
+      }
+    }
   }
 
-  /// Connects when needed (and allowed), then writes what was saved while away.
-  bool connect() {
-    if (context) return true;
+  /// One command on the open connection, before `until`; null when it failed (then lost). An
+  /// error reply is returned: the caller decides.
+  Reply raw(std::initializer_list<std::string_view> args, Clock::time_point until) {
+    std::string why;
+    Reply reply = exchange(args, until, why);
+    if (!reply) lose(why);
+    return reply;
+  }
+  Reply raw(std::initializer_list<std::string_view> args) { return raw(args, deadline()); }
+
+  /// Connects when needed (and allowed), before `until`, then writes what was saved while away.
+  bool connect(Clock::time_point until) {
+    if (socket >= 0) return true;
     if (Clock::now() < retry_at) return false;
-    context = redisConnectWithTimeout(address.host.c_str(), address.port,
-                                      to_timeval(options.connect_timeout));
-    if (context == nullptr) {
-      lose("out of memory");
+    if (const std::string why = open(until); !why.empty()) {
+      lose(why);
       return false;
     }
-    if (context->err != 0) {
-      lose(context->errstr);
-      return false;
-    }
-    if (redisSetTimeout(context, to_timeval(options.command_timeout)) != REDIS_OK) {
-      lose("cannot set the command timeout");
-      return false;
-    }
-    (void)redisEnableKeepAlive(context);
     if (address.db != 0) {
-      const Reply reply = raw({"SELECT", std::to_string(address.db)});
+      const Reply reply = raw({"SELECT", std::to_string(address.db)}, until);
       if (!reply) return false;
       if (!is_status(reply, "OK")) {
         lose("SELECT " + std::to_string(address.db) + " failed: " + error_text(reply));
@@ -226,7 +411,7 @@ struct RedisStore::Impl {
     const bool was_away = away;
     away = false;
     const std::size_t sent = flush();
-    if (!context) return false;
+    if (socket < 0) return false;
     if (was_away) {
       warn("tunekit: the result store " + url + " is back" +
            (sent ? "; sent it the " + std::to_string(sent) + " results tuned while it was away"
@@ -234,16 +419,26 @@ struct RedisStore::Impl {
     }
     return true;
   }
+  bool connect() { return connect(deadline()); }
 
+  /// An error reply in words; one that wants a password says so (tunekit sends none).
   static std::string error_text(const Reply& reply) {
-    if (reply && reply->type == REDIS_REPLY_ERROR) return printable(text_of(reply.get()), 200);
-    return "an unexpected reply";
+    if (!reply || reply->type != REDIS_REPLY_ERROR) return "an unexpected reply";
+    const std::string_view text = text_of(reply.get());
+    if (refuses_without_password(text)) {
+      return "authentication: the server wants a password (it answered '" + printable(text, 100) +
+             "'), and tunekit sends none: use a server or database without one, on a trusted "
+             "network";
+    }
+    return printable(text, 200);
   }
 
-  /// A command, connecting first; null when the server cannot be used now.
+  /// A command, connecting first, all before one deadline; null when the server cannot be
+  /// used now.
   Reply command(std::initializer_list<std::string_view> args) {
-    if (!connect()) return nullptr;
-    return raw(args);
+    const auto until = deadline();
+    if (!connect(until)) return nullptr;
+    return raw(args, until);
   }
 
   /// A command whose error reply also counts as a failure (lost: e.g. a read-only replica, a
@@ -273,7 +468,7 @@ struct RedisStore::Impl {
   /// Writes the pending results (connection open). Returns how many.
   std::size_t flush() {
     std::size_t sent = 0;
-    while (!pending.empty() && context) {
+    while (!pending.empty() && socket >= 0) {
       if (write(pending.front(), false) != Written::yes) break;
       pending.erase(pending.begin());
       ++sent;
@@ -315,7 +510,12 @@ struct RedisStore::Impl {
       failed = true;
       return std::nullopt;
     }
-    if (reply->type == REDIS_REPLY_ERROR) {  // e.g. a key of another type
+    if (reply->type == REDIS_REPLY_ERROR) {
+      if (!text_of(reply.get()).starts_with("WRONGTYPE")) {  // the server's problem, not the key's
+        lose("the server answered: " + error_text(reply));
+        failed = true;
+        return std::nullopt;
+      }
       present = true;
       problem = "unreadable (" + error_text(reply) + ")";
       return std::nullopt;
@@ -359,9 +559,64 @@ struct RedisStore::Impl {
     }
   }
 
+  /// A bad entry met by a lookup: said once per key and problem, and one by one only for the
+  /// first max_bad_reports (a server full of bad keys must not flood stderr).
   void report_bad(const std::string& key, const std::string& problem) {
+    if (bad_reported == max_bad_reports) {
+      ++bad_reported;
+      warn("tunekit: result store " + url + ": more bad entries are ignored (and re-tuned) " +
+           "without a word each; `tunekit --store " + url + " cache ls` counts them");
+    }
+    if (bad_reported > max_bad_reports) return;
+    ++bad_reported;
     warn_once("tunekit: result store " + url + ": ignoring the entry '" + printable(key, 300) +
               "': " + printable(problem, 300) + " (it will be re-tuned)");
+  }
+
+  /// The bad entries a listing met: one line per problem (at most max_bad_reports), with
+  /// how many and one key as an example.
+  void report_bad(const std::map<std::string, std::pair<std::size_t, std::string>>& bad) {
+    std::size_t said = 0, others = 0;
+    for (const auto& [problem, seen] : bad) {
+      if (said == max_bad_reports) {
+        others += seen.first;
+        continue;
+      }
+      ++said;
+      warn("tunekit: result store " + url + ": ignoring " + std::to_string(seen.first) +
+           (seen.first == 1 ? " entry" : " entries") + " (" + printable(problem, 300) +
+           "), e.g. '" + printable(seen.second, 200) + "'; they will be re-tuned");
+    }
+    if (others > 0) {
+      warn("tunekit: result store " + url + ": ignoring " + std::to_string(others) +
+           " more entries with other problems");
+    }
+  }
+
+  enum class There { yes, no, lost };
+  /// Whether the server holds a usable entry for `id` (one that load() would return). A bad
+  /// value counts as absent: `bad_length` remembers its length, and it is read again only once
+  /// its length changed (the tuner that won the lease overwrote it).
+  There entry_there(const EntryId& id, long long& bad_length) {
+    const std::string key = entry_key(id);
+    Reply length = command({"STRLEN", key});
+    if (!length) return There::lost;
+    if (length->type == REDIS_REPLY_ERROR && text_of(length.get()).starts_with("WRONGTYPE")) {
+      return There::no;  // a value of another type: bad, reported by load()
+    }
+    if (length->type != REDIS_REPLY_INTEGER) {
+      lose("the server answered STRLEN with " + error_text(length));
+      return There::lost;
+    }
+    if (length->integer == 0 || length->integer == bad_length) return There::no;
+    std::string problem;
+    bool present = false, failed = false;
+    auto entry = read(key, &id, problem, present, failed);
+    if (failed) return There::lost;
+    if (entry && !entry->result.failed()) return There::yes;
+    bad_length = length->integer;
+    if (present) report_bad(key, entry ? std::string(remembered_failure) : problem);
+    return There::no;
   }
 
   /// Every key matching `pattern`; throws when the server cannot be used.
@@ -381,6 +636,10 @@ struct RedisStore::Impl {
         const redisReply* key = reply->element[1]->element[i];
         if (is_string(key)) keys.emplace_back(text_of(key));
       }
+      if (keys.size() > max_scan_keys) {
+        throw AutotuneError(ErrorKind::cache, "the result store " + url + " lists more than " +
+                                                  std::to_string(max_scan_keys) + " keys");
+      }
       if (cursor == "0") {
         std::sort(keys.begin(), keys.end());
         keys.erase(std::unique(keys.begin(), keys.end()), keys.end());  // SCAN may repeat
@@ -397,17 +656,23 @@ struct RedisStore::Impl {
 
   std::vector<CacheEntry> entries(const std::string& pattern) {
     std::vector<CacheEntry> found;
+    std::map<std::string, std::pair<std::size_t, std::string>> bad;  // problem: count, a key
     for (const auto& key : scan(pattern)) {
       std::string problem;
       bool present = false, failed = false;
       auto entry = read(key, nullptr, problem, present, failed);
       if (failed) unusable();
-      if (entry) {
+      if (entry && entry->result.failed()) {
+        problem = remembered_failure;
+      } else if (entry) {
         found.push_back(std::move(*entry));
-      } else if (present) {
-        report_bad(key, problem);
+        continue;
       }
+      if (!present && !entry) continue;
+      auto& seen = bad[problem];
+      if (seen.first++ == 0) seen.second = key;
     }
+    report_bad(bad);
     std::sort(found.begin(), found.end(), entry_order);
     return found;
   }
@@ -502,8 +767,7 @@ std::optional<StoredResult> RedisStore::load(const EntryId& id) {
   bool present = false, failed = false;
   auto entry = impl_->read(key, &id, problem, present, failed);
   if (entry && entry->result.failed()) {
-    warn_once("tunekit: ignoring a remembered failure of '" + printable(id.op, 200) + "' in " +
-              impl_->url + " (failures hold only where they happened)");
+    impl_->report_bad(key, remembered_failure);
     return std::nullopt;
   }
   if (entry) return std::move(entry->result);
@@ -525,7 +789,7 @@ void RedisStore::save(const EntryId& id, const StoredResult& result) {
 
 std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
   const std::string key = lease_key(id);
-  const std::string entry = entry_key(id);
+  long long bad_length = -1;  // of a bad value met under the entry's key
   const std::string value =
       random_token() + " host " + host_name() + " pid " + std::to_string(::getpid());
   const std::string ttl = std::to_string(std::max<long long>(impl_->options.lease_ttl.count(), 1));
@@ -539,11 +803,10 @@ std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
       Reply taken = impl_->checked({"SET", key, value, "NX", "PX", ttl});
       if (!taken) return std::make_unique<NoLock>();  // away: tune here (reported)
       if (is_status(taken, "OK")) return std::make_unique<Lease>(impl_, key, value);
-      // Held by another: its result may already be there.
-      Reply there = impl_->checked({"EXISTS", entry});
-      if (!there) return std::make_unique<NoLock>();
-      if (there->type == REDIS_REPLY_INTEGER && there->integer > 0)
-        return std::make_unique<NoLock>();
+      // Held by another: its result may already be there. A bad value under the entry's key
+      // is no result: wait for the holder, who overwrites it.
+      const auto there = impl_->entry_there(id, bad_length);
+      if (there != Impl::There::no) return std::make_unique<NoLock>();
       const auto now = Clock::now();
       if (now >= deadline) {
         warn("tunekit: another machine has been tuning '" + printable(id.op, 200) + "' [" +

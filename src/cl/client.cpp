@@ -222,14 +222,17 @@ void Client::copy(const ::cl::Buffer& from, const ::cl::Buffer& to, std::size_t 
 
 void Client::fill_bytes(const ::cl::Buffer& buffer, const void* pattern, std::size_t pattern_size,
                         std::size_t offset, std::size_t bytes) {
-  cl_event* slot = event_slot();
-  const cl_int code = clEnqueueFillBuffer(queue_(), buffer(), pattern, pattern_size, offset, bytes,
-                                          0, nullptr, slot);
-  if (code != CL_SUCCESS) [[unlikely]] {
-    discard_slot(slot);
-    throw make_error(code, "filling " + std::to_string(bytes) + " bytes of a buffer with a " +
-                               std::to_string(pattern_size) + "-byte pattern on " +
-                               device_.device_name);
+  for (const auto& piece : detail::fill_pieces(pattern_size, offset, bytes)) {
+    cl_event* slot = event_slot();
+    const cl_int code = clEnqueueFillBuffer(queue_(), buffer(), pattern, pattern_size, piece.offset,
+                                            piece.bytes, 0, nullptr, slot);
+    if (code != CL_SUCCESS) [[unlikely]] {
+      discard_slot(slot);
+      throw make_error(code, "filling " + std::to_string(piece.bytes) + " bytes (at " +
+                                 std::to_string(piece.offset) + ", of " + std::to_string(bytes) +
+                                 ") of a buffer with a " + std::to_string(pattern_size) +
+                                 "-byte pattern on " + device_.device_name);
+    }
   }
 }
 

@@ -10,6 +10,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <system_error>
 
 #include "../cache/private_files.hpp"
@@ -120,6 +122,21 @@ FileBytes read_own_file(const fs::path& path) {
 }
 
 bool is_binary_name(const std::string& name) { return name.ends_with(".bin"); }
+// A load marker ("<hash>.bin.loading") and a binary set aside after a crash ("<hash>.bin.aside").
+bool is_marker_or_aside_name(const std::string& name) {
+  return name.ends_with(".bin.loading") || name.ends_with(".bin.aside");
+}
+
+/// How long a process waits for another one that loads the same binary (its marker held)
+/// before it compiles the source instead.
+constexpr auto marker_wait = std::chrono::seconds(10);
+
+/// The files this process loaded fine already (their marker is not needed again).
+std::mutex proven_mutex;
+std::set<std::string>& proven_files() {
+  static std::set<std::string> files;
+  return files;
+}
 // What a writer killed mid-write leaves: "<hash>.bin.tmp.<pid>.<n>".
 bool is_temporary_name(const std::string& name) {
   return name.find(".bin.tmp.") != std::string::npos &&
@@ -214,7 +231,7 @@ ProgramBinaries::ProgramBinaries(fs::path cache_root)
 
 fs::path ProgramBinaries::file_of(const ProgramKey& key) const { return dir_ / name_of(key); }
 
-std::optional<std::vector<unsigned char>> ProgramBinaries::load(const ProgramKey& key) const {
+std::optional<ProgramBinaries::Stored> ProgramBinaries::load(const ProgramKey& key) const {
   if (!folders_are_ours(dir_)) return std::nullopt;
   const fs::path path = file_of(key);
   FileBytes read = read_own_file(path);
@@ -229,11 +246,56 @@ std::optional<std::vector<unsigned char>> ProgramBinaries::load(const ProgramKey
     discard(key, decoded.problem);
     return std::nullopt;
   }
-  return std::move(decoded.binary);
+  Stored stored{std::move(decoded.binary), nullptr};
+  {
+    std::lock_guard lock(proven_mutex);
+    if (proven_files().contains(path.string())) return stored;
+  }
+  // The first load in this process: a marker, locked while the driver loads the binary. One
+  // found unlocked and not empty was left by a process that died loading it.
+  const fs::path marker = path.string() + ".loading";
+  std::unique_ptr<tunekit::detail::LockFile> held;
+  try {
+    held = tunekit::detail::LockFile::acquire(marker, marker_wait, /*remove_on_release=*/true);
+  } catch (const std::exception& e) {
+    warn_once(std::string("tunekit: not loading program binaries: ") + e.what());
+    return std::nullopt;
+  }
+  if (!held) return std::nullopt;  // another process has been loading it for long: compile
+  struct stat info {};
+  if (::fstat(held->fd(), &info) != 0) return std::nullopt;
+  if (info.st_size > 0) {
+    const fs::path aside = path.string() + ".aside";
+    if (::rename(path.c_str(), aside.c_str()) != 0) ::unlink(path.c_str());
+    warn_once("tunekit: a process ended while its driver loaded the program binary " +
+              quoted(path) + " (it may crash the driver); set aside as " + quoted(aside) +
+              ", building from source (that program's binary is not stored again until "
+              "`tunekit cache clear`)");
+    return std::nullopt;  // the marker goes with `held`
+  }
+  try {
+    tunekit::detail::write_all(held->fd(), "pid " + std::to_string(::getpid()) + " loading\n",
+                               marker);
+  } catch (const std::exception&) {
+    return std::nullopt;  // a marker that cannot say so protects nothing: compile
+  }
+  stored.marker = std::shared_ptr<tunekit::detail::LockFile>(std::move(held));
+  return stored;
+}
+
+void ProgramBinaries::loaded_fine(const ProgramKey& key, Stored& stored) const {
+  if (!stored.marker) return;
+  {
+    std::lock_guard lock(proven_mutex);
+    proven_files().insert(file_of(key).string());
+  }
+  stored.marker.reset();  // removes the marker, then lets go of its lock
 }
 
 void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned char>& binary) const {
   if (binary.empty()) return;
+  struct stat aside {};
+  if (::lstat((file_of(key).string() + ".aside").c_str(), &aside) == 0) return;  // see load()
   try {
     // The cache root (maybe a link the user made), then our folders: one rule for all of them.
     tunekit::detail::prepare_private_cache_directory(dir_.parent_path().parent_path(), true);
@@ -275,7 +337,8 @@ ProgramBinaries::Usage ProgramBinaries::clear() const {
   std::error_code error;
   for (fs::directory_iterator it(dir_, error), end; !error && it != end; it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (!is_binary_name(name) && !is_temporary_name(name)) continue;
+    if (!is_binary_name(name) && !is_temporary_name(name) && !is_marker_or_aside_name(name))
+      continue;
     struct stat info {};
     if (::lstat(it->path().c_str(), &info) != 0 || S_ISDIR(info.st_mode)) continue;
     if (::unlink(it->path().c_str()) == 0 && is_binary_name(name)) {

@@ -2,13 +2,40 @@
 // build failures kept with their logs.
 #include "tunekit/cl/program_cache.hpp"
 
+#include <cinttypes>
+#include <cstdio>
 #include <functional>
 #include <optional>
 
 #include "kernel_file.hpp"
 #include "tunekit/cl/errors.hpp"
+#include "tunekit/stable_hash.hpp"
 
 namespace tunekit::cl {
+
+namespace {
+
+/// The name of the empty kernel every program is compiled with: the hash of its source and
+/// options. A binary proves it is this program's by holding it (a binary of another program,
+/// well-formed and under this program's file name, does not).
+std::string stamp_kernel(std::string_view source, std::string_view options) {
+  char name[40];
+  std::snprintf(name, sizeof name, "tunekit_program_%016" PRIx64,
+                stable_hash(std::string(source) + '\0' + std::string(options)));
+  return name;
+}
+
+/// Whether `names` (CL_PROGRAM_KERNEL_NAMES: "a;b;c") holds `name`.
+bool holds_kernel(std::string_view names, std::string_view name) {
+  while (!names.empty()) {
+    const auto end = std::min(names.find(';'), names.size());
+    if (names.substr(0, end) == name) return true;
+    names.remove_prefix(std::min(end + 1, names.size()));
+  }
+  return false;
+}
+
+}  // namespace
 
 // One program's state. Its own mutex makes concurrent requests for it wait for a single build,
 // while requests for other programs go ahead.
@@ -99,7 +126,8 @@ void ProgramCache::keep(const KernelSpec& spec) {
   }
   builds_.fetch_add(1, std::memory_order_relaxed);
   cl_int code = CL_SUCCESS;
-  const std::string compiled = detail::named_source(source, origin);
+  const std::string compiled = detail::named_source(source, origin) + "\n__kernel void " +
+                               stamp_kernel(source, options) + "(void) {}\n";
   ::cl::Program program(context_, compiled, false, &code);
   check(code, [&] { return "creating the program " + where; });
   code = program.build(std::vector<::cl::Device>{device_}, std::string(options).c_str());
@@ -122,12 +150,12 @@ void ProgramCache::keep(const KernelSpec& spec) {
 // the file is removed and the caller compiles the source).
 std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
                                                        const std::string& where) {
-  const auto binary = binaries_->load(key);
-  if (!binary) return std::nullopt;
+  auto stored = binaries_->load(key);
+  if (!stored) return std::nullopt;
   cl_int code = CL_SUCCESS;
   cl_int status = CL_SUCCESS;
-  const unsigned char* bytes = binary->data();
-  const std::size_t size = binary->size();
+  const unsigned char* bytes = stored->binary.data();
+  const std::size_t size = stored->binary.size();
   cl_device_id device = device_();
   cl_program raw = clCreateProgramWithBinary(context_(), 1, &device, &size, &bytes, &status, &code);
   if (code != CL_SUCCESS || status != CL_SUCCESS) {
@@ -144,6 +172,15 @@ std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
         key, "the driver rejected it when building it for " + where + ": " + error_name(code));
     return std::nullopt;
   }
+  std::string names;
+  (void)program.getInfo(CL_PROGRAM_KERNEL_NAMES, &names);
+  while (!names.empty() && names.back() == '\0') names.pop_back();
+  if (!holds_kernel(names, stamp_kernel(key.source, key.options))) {
+    binaries_->discard(key, "it is another program's binary (its kernels: " + names.substr(0, 200) +
+                                "), not that of " + where);
+    return std::nullopt;
+  }
+  binaries_->loaded_fine(key, *stored);
   binary_loads_.fetch_add(1, std::memory_order_relaxed);
   return program;
 }

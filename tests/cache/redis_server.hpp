@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -12,13 +13,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -76,13 +80,15 @@ inline bool accepts(int port) {
 class RedisServer {
  public:
   /// Nothing when redis-server is not installed (the caller skips).
-  static std::optional<RedisServer> start_if_installed() {
+  /// `extra`: more arguments for redis-server (e.g. {"--requirepass", "secret"}).
+  static std::optional<RedisServer> start_if_installed(std::vector<std::string> extra = {}) {
     auto program = find_redis_server();
     if (!program) return std::nullopt;
-    return std::optional<RedisServer>(std::in_place, *program);
+    return std::optional<RedisServer>(std::in_place, *program, std::move(extra));
   }
 
-  explicit RedisServer(std::string program) : program_(std::move(program)) {
+  explicit RedisServer(std::string program, std::vector<std::string> extra = {})
+      : program_(std::move(program)), extra_(std::move(extra)) {
     std::string pattern =
         (std::filesystem::temp_directory_path() / "tunekit-redis-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
@@ -95,6 +101,7 @@ class RedisServer {
   }
   RedisServer(RedisServer&& other) noexcept
       : program_(std::move(other.program_)),
+        extra_(std::move(other.extra_)),
         dir_(std::move(other.dir_)),
         port_(other.port_),
         pid_(std::exchange(other.pid_, -1)) {
@@ -155,6 +162,7 @@ class RedisServer {
                                   (dir_ / "redis.log").string(),
                                   "--protected-mode",
                                   "yes"};
+    args.insert(args.end(), extra_.begin(), extra_.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -190,9 +198,79 @@ class RedisServer {
   }
 
   std::string program_;
+  std::vector<std::string> extra_;
   std::filesystem::path dir_;
   int port_ = 0;
   pid_t pid_ = -1;
+};
+
+/// A hostile "Redis" on a free loopback port: a thread accepts connections and gives each to
+/// `behave` (the connected socket, and a flag that is raised when the test is over: a behaviour
+/// loops only while it is down, and a bounded number of times). Stopped and joined at the end.
+class FakeRedis {
+ public:
+  using Behaviour = std::function<void(int socket, const std::atomic<bool>& stop)>;
+  explicit FakeRedis(Behaviour behave) : behave_(std::move(behave)) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listener_ < 0) throw std::runtime_error("socket failed");
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(listener_, 16) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ::close(listener_);
+      throw std::runtime_error("cannot listen on loopback");
+    }
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        pollfd wait{listener_, POLLIN, 0};
+        if (::poll(&wait, 1, 20) <= 0) continue;
+        const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (client < 0) continue;
+        ++connections_;
+        behave_(client, stop_);
+        ::close(client);
+      }
+    });
+  }
+  ~FakeRedis() {
+    stop_ = true;
+    thread_.join();
+    ::close(listener_);
+  }
+  FakeRedis(const FakeRedis&) = delete;
+  FakeRedis& operator=(const FakeRedis&) = delete;
+
+  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_) + "/0"; }
+  int connections() const { return connections_; }
+
+  /// Reads what the client sent so far (a command), waiting at most `ms` for it.
+  static void read_command(int socket, int ms = 1000) {
+    pollfd wait{socket, POLLIN, 0};
+    if (::poll(&wait, 1, ms) <= 0) return;
+    char buffer[65536];
+    (void)!::recv(socket, buffer, sizeof buffer, MSG_DONTWAIT);
+  }
+  /// Sends `bytes`; false once the client is gone.
+  static bool send_all(int socket, std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::send(socket, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+  }
+
+ private:
+  Behaviour behave_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> connections_{0};
+  std::thread thread_;
 };
 
 }  // namespace tunekit::test

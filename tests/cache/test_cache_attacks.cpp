@@ -205,6 +205,59 @@ TEST_CASE("a bundle with a forged entry is refused whole by import", "[cache][at
   CHECK(store.entries().empty());
 }
 
+TEST_CASE("a key past the size limit is refused on import and on write, naming the limit",
+          "[cache][attack]") {
+  TempDir dir;
+  FileStore store(dir / "cache");
+  store.save(id, sample_result());  // the genuine entry
+  // 600 KB here (the attack used 560 MB: two such imports pushed the index past 1 GiB).
+  const std::string huge(600 * 1024, 'k');
+  CacheEntry forged{EntryId{id.device, id.op, huge, id.checksum}, sample_result()};
+  write_text(dir / "bundle.json", detail::write_cache_bundle({{id.op, {forged}, {}}}));
+  CHECK_THROWS_WITH(store.import_from(dir / "bundle.json"), Catch::Contains("614400 bytes") &&
+                                                                Catch::Contains("65536") &&
+                                                                Catch::Contains("nothing written"));
+  CapturedWarnings warnings;
+  store.save(forged.id, forged.result);  // the tuner's path: said once, not thrown
+  CHECK(warnings.count("more than the 65536") == 1);
+  const auto entries = store.entries(id.op);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].id.key == id.key);
+}
+
+TEST_CASE("imports can never make an op's index unreadable", "[cache][attack]") {
+  TempDir dir;
+  FileStore::Options options;
+  options.max_index_bytes = 16 * 1024;  // 256 MiB in use; small here to reach it
+  FileStore store(dir / "cache", options);
+  store.save(id, sample_result());
+  // Bundles of many keys within the key limit, imported until the index would pass its limit.
+  int refused = 0;
+  for (int round = 0; round < 20 && refused == 0; ++round) {
+    std::vector<CacheEntry> entries;
+    for (int i = 0; i < 10; ++i) {
+      entries.push_back(CacheEntry{
+          EntryId{id.device, id.op,
+                  "n=" + std::to_string(round * 10 + i) + " pad=" + std::string(400, 'p'),
+                  id.checksum},
+          sample_result()});
+    }
+    write_text(dir / "bundle.json", detail::write_cache_bundle({{id.op, entries, {}}}));
+    try {
+      store.import_from(dir / "bundle.json");
+    } catch (const AutotuneError& e) {
+      CHECK_THAT(e.message(), Catch::Contains("would be") && Catch::Contains("16384") &&
+                                  Catch::Contains("nothing written"));
+      ++refused;
+    }
+  }
+  CHECK(refused == 1);
+  // The index is as it was before the refused import: readable, the genuine entry in it.
+  FileStore reader(dir / "cache");
+  CHECK(reader.load(id).has_value());
+  CHECK(fs::file_size(dir / "cache" / "v2" / (id.op + ".json")) <= options.max_index_bytes);
+}
+
 TEST_CASE("the HTML report stays bounded on times the reader would refuse", "[cache][attack]") {
   // Called directly (not through the reader): a subnormal time made the log-scale tick loop
   // step by 0, an infinite one made it allocate without bound.

@@ -496,3 +496,244 @@ TEST_CASE("a server that answers garbage is a server away, not a crash or a hang
     ::close(listener);
   }
 }
+
+namespace {
+/// Milliseconds since `start`.
+long long ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
+}
+/// Sleeps `ms`, in steps, unless `stop` is raised meanwhile; false when it was.
+bool nap(int ms, const std::atomic<bool>& stop) {
+  for (int slept = 0; slept < ms; slept += 10) {
+    if (stop) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return !stop;
+}
+}  // namespace
+
+TEST_CASE("a server that trickles its reply fails within one command's deadline", "[redis]") {
+  if (!redis_store_built()) return;
+  // One byte every 1.5 s: under hiredis's timeout per read (2 s) that never timed out.
+  FakeRedis server([](int socket, const std::atomic<bool>& stop) {
+    FakeRedis::read_command(socket);
+    const std::string reply = "$40\r\n0123456789012345678901234567890123456789\r\n";
+    for (char byte : reply) {
+      if (!FakeRedis::send_all(socket, std::string_view(&byte, 1)) || !nap(1500, stop)) return;
+    }
+  });
+  RedisStore::Options options;  // the defaults: 2 s per command
+  options.retry_interval = std::chrono::milliseconds(50);
+  CapturedWarnings warnings;
+  SECTION("a lookup") {
+    RedisStore store(parse_store_url(server.url()), options);
+    const auto started = std::chrono::steady_clock::now();
+    CHECK_FALSE(store.load(sample_id()));
+    const auto waited = ms_since(started);
+    CHECK(waited >= 1900);
+    CHECK(waited < 3000);
+    CHECK(warnings.count("no whole reply within 2000 ms") == 1);
+    // Away now: the next calls answer at once.
+    const auto then = std::chrono::steady_clock::now();
+    options.retry_interval = std::chrono::seconds(10);
+    RedisStore away(parse_store_url(server.url()), options);
+    (void)away.load(sample_id());  // the deadline once more, then away
+    const auto again = std::chrono::steady_clock::now();
+    auto lock = away.lock_for_tuning(sample_id());
+    away.save(sample_id(), sample_result());
+    CHECK(ms_since(again) < 500);
+    CHECK(ms_since(then) < 3500);
+  }
+  SECTION("a listing (cache ls --store)") {
+    RedisStore store(parse_store_url(server.url()), options);
+    const auto started = std::chrono::steady_clock::now();
+    CHECK_THROWS_AS(store.entries(), AutotuneError);
+    CHECK(ms_since(started) < 3000);
+    CHECK(warnings.count("no whole reply within 2000 ms") == 1);
+  }
+  SECTION("the connection's SELECT of a database") {
+    RedisStore store(parse_store_url(server.url().substr(0, server.url().size() - 1) + "3"),
+                     options);
+    const auto started = std::chrono::steady_clock::now();
+    CHECK_FALSE(store.load(sample_id()));
+    CHECK(ms_since(started) < 3000);  // connect, SELECT and GETRANGE: one deadline
+  }
+}
+
+TEST_CASE("a reply announcing more than the cap is refused before it is buffered", "[redis]") {
+  if (!redis_store_built()) return;
+  std::string header;
+  SECTION("a 4 GB bulk string") { header = "$4294967296\r\n"; }
+  SECTION("a bulk string past 2^63") { header = "$99999999999999999999999\r\n"; }
+  SECTION("a 1 GB bulk string inside an array") { header = "*2\r\n$3\r\nabc\r\n$1000000000\r\n"; }
+  SECTION("an array of 4 billion elements") { header = "*4000000000\r\n"; }
+  CAPTURE(header);
+  std::atomic<long long> sent{0};
+  // The header, then zeros as fast as the client takes them (at most 256 MiB).
+  FakeRedis server([&](int socket, const std::atomic<bool>& stop) {
+    FakeRedis::read_command(socket);
+    if (!FakeRedis::send_all(socket, header)) return;
+    const std::string chunk(1 << 20, '0');
+    for (int i = 0; i < 256 && !stop; ++i) {
+      if (!FakeRedis::send_all(socket, chunk)) return;
+      sent += static_cast<long long>(chunk.size());
+    }
+  });
+  RedisStore::Options options = fast_options();
+  CapturedWarnings warnings;
+  RedisStore store(parse_store_url(server.url()), options);
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_FALSE(store.load(sample_id()));
+  CHECK(ms_since(started) < 1000);
+  CHECK(warnings.count("a reply too large") + warnings.count("a length past 2^63") == 1);
+  // Refused on the header: what the server could push meanwhile is what the socket buffers hold.
+  CHECK(sent < (32ll << 20));
+}
+
+TEST_CASE("a server that wants a password is reported as such and not as a bad entry", "[redis]") {
+  if (!redis_store_built()) return;
+  auto server = RedisServer::start_if_installed({"--requirepass", "secret"});
+  if (!server) {
+    SUCCEED("redis-server is not installed: skipped");
+    return;
+  }
+  const int db = GENERATE(0, 2);  // GETRANGE answers NOAUTH; or the connection's SELECT does
+  CapturedWarnings warnings;
+  RedisStore store(parse_store_url(server->url(db)), fast_options());
+  CHECK_FALSE(store.load(sample_id()));
+  CHECK(warnings.count("authentication: the server wants a password") == 1);
+  CHECK(warnings.count("ignoring the entry") == 0);
+  CHECK(warnings.count("re-tuned") == 0);
+  CHECK_THROWS_AS(RedisStore(parse_store_url(server->url(db)), fast_options()).entries(),
+                  AutotuneError);
+}
+
+TEST_CASE("20000 bad entries on the server: one line per problem and not one per key", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  RedisStore store(parse_store_url(server->url()), fast_options());
+  for (int i = 0; i < 20; ++i)
+    store.save(sample_id("[" + std::to_string(i) + "]"), sample_result());
+  RawClient raw(server->port());
+  const auto saved = raw.keys("tunekit:*entry:*");
+  REQUIRE(saved.size() == 20);
+  const std::string prefix = saved[0].substr(0, saved[0].rfind(':') + 1);
+  std::vector<std::string> mset{"MSET"};
+  for (int i = 0; i < 20000; ++i) {
+    mset.push_back(prefix + "bad" + std::to_string(i));
+    mset.push_back("garbage");
+  }
+  for (const auto& key : saved) {  // the 20 lookups' own keys: bad too
+    mset.push_back(key);
+    mset.push_back("garbage");
+  }
+  REQUIRE(raw.run(mset) == "OK");
+  CapturedWarnings warnings;
+  CHECK(store.entries().empty());
+  CHECK(warnings.count("ignoring 20020 entries") == 1);
+  CHECK(warnings.lines() <= 2);
+  // Lookups: one by one for the first few, then one line for the rest.
+  CapturedWarnings lookups;
+  for (int i = 0; i < 20; ++i) CHECK_FALSE(store.load(sample_id("[" + std::to_string(i) + "]")));
+  CHECK(lookups.count("ignoring the entry") == 8);
+  CHECK(lookups.lines() == 9);
+}
+
+TEST_CASE("a bad value under an entry's key: one machine tunes and overwrites it", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  TempDir dir;
+  const auto url = server->url();
+  CHECK(run_child({"--dir", (dir / "first").string(), "--store", url, "4096"}, dir / "first.out") ==
+        1);
+  RawClient raw(server->port());
+  const auto keys = raw.keys("tunekit:*entry:*");
+  REQUIRE(keys.size() == 1);
+  const std::string genuine = raw.run({"GET", keys[0]});
+  std::string bad;
+  SECTION("garbage") { bad = "garbage"; }
+  SECTION("a list in place of a string") { bad = "(list)"; }
+  SECTION("a forged 'every candidate failed' record") {
+    auto parsed = detail::parse_cache_file(genuine);
+    REQUIRE(parsed.entries.size() == 1);
+    CacheEntry forged = parsed.entries[0];
+    forged.id.op = parsed.op;
+    forged.result.winner.clear();
+    for (auto& outcome : forged.result.outcomes) {
+      outcome.status = OutcomeStatus::failed;
+      outcome.error = AutotuneError(ErrorKind::build, "forged", outcome.name);
+    }
+    bad = detail::write_cache_file(parsed.op, {forged});
+  }
+  if (bad == "(list)") {
+    raw.run({"DEL", keys[0]});
+    raw.run({"RPUSH", keys[0], "a"});
+  } else {
+    raw.run({"SET", keys[0], bad});
+  }
+  std::vector<std::unique_ptr<Child>> children;
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "m" + std::to_string(i);
+    children.push_back(std::make_unique<Child>(
+        std::vector<std::string>{"--dir", (dir / name).string(), "--store", url, "--tune-ms", "100",
+                                 "--counter", (dir / "counter").string(), "--start-file",
+                                 (dir / "go").string(), "4096"},
+        dir / (name + ".out")));
+  }
+  write_text(dir / "go", "");
+  int total = 0;
+  for (auto& child : children) {
+    CHECK(child->wait() == 0);
+    total += child->tunings();
+  }
+  CHECK(total == 1);  // not 3: the lease held, the others waited for its result
+  const std::string counter = read_text(dir / "counter");
+  CHECK(std::count(counter.begin(), counter.end(), '\n') == 1);
+  // The winner overwrote the bad value with a good entry.
+  CapturedWarnings warnings;
+  CHECK(RedisStore(parse_store_url(url), fast_options()).entries().size() == 1);
+  CHECK(warnings.lines() == 0);
+}
+
+TEST_CASE("flush_all waits until what a layered store fetched is written locally", "[redis]") {
+  // A local store whose writes wait for a gate, and a remote one that has every entry.
+  struct GatedLocal final : ResultStore {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool open = false;
+    int saved = 0;
+    std::optional<StoredResult> load(const EntryId&) override { return std::nullopt; }
+    void save(const EntryId&, const StoredResult&) override {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [this] { return open; });
+      ++saved;
+    }
+    std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
+  };
+  struct FullRemote final : ResultStore {
+    std::optional<StoredResult> load(const EntryId&) override { return sample_result(); }
+    void save(const EntryId&, const StoredResult&) override {}
+    std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
+  };
+  auto local = std::make_shared<GatedLocal>();
+  LayeredStore store(local, std::make_shared<FullRemote>());
+  REQUIRE(store.load(sample_id("[1]")));
+  REQUIRE(store.load(sample_id("[2]")));
+  std::atomic<bool> flushed{false};
+  std::thread flusher([&] {
+    LayeredStore::flush_all();
+    flushed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_FALSE(flushed);  // the writes wait for the gate
+  {
+    std::lock_guard lock(local->mutex);
+    local->open = true;
+  }
+  local->changed.notify_all();
+  flusher.join();
+  std::lock_guard lock(local->mutex);
+  CHECK(local->saved == 2);  // both on "disk" when flush_all returned
+}

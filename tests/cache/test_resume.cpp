@@ -1,8 +1,11 @@
 // A tuning survives being interrupted: its outcomes are recorded as they are measured (the
 // in-progress record), and the next tuning of the same key, set and device resumes from them.
+#include <sys/resource.h>
+
 #include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <set>
 
 #include "test_cache_support.hpp"
@@ -244,4 +247,32 @@ TEST_CASE("a process that ends while it tunes in the background ends cleanly",
   // What they measured is resumed or cached: the next process ends with the right winner.
   CHECK(run_child({"--dir", cache, "64"}, dir / "next.out") >= 0);
   CHECK(read_text(dir / "next.out").find("winners=fast") != std::string::npos);
+}
+
+TEST_CASE("a progress record that cannot be written is said once, not once per candidate",
+          "[resume]") {
+  TempDir dir;
+  FileStore store(dir.path());
+  const EntryId id{"device A", "progress_op", "n=1", 0x77};
+  const auto outcomes = sample_result().outcomes;
+  store.save_progress(id, outcomes);
+  const fs::path folder = dir / "v2" / "progress_op.progress";
+  REQUIRE(fs::is_directory(folder));
+  REQUIRE(std::distance(fs::directory_iterator(folder), fs::directory_iterator()) == 1);
+  const fs::path record = fs::directory_iterator(folder)->path();
+  // A full disk alike: no write of more than 64 bytes succeeds (EFBIG instead of ENOSPC), and
+  // each failure names its own temporary file.
+  (void)record;
+  rlimit before{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &before) == 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = before;
+  small.rlim_cur = 64;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  CapturedWarnings warnings;
+  for (int candidate = 0; candidate < 10; ++candidate) store.save_progress(id, outcomes);
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK(warnings.count("could not record the progress") == 1);
+  CHECK(warnings.lines() == 1);
 }

@@ -46,16 +46,23 @@ std::pair<int, int> run_program_child(const std::vector<std::string>& args, cons
   return child.wait() == 0 ? child_counts(out) : std::pair{-1, -1};
 }
 
-// The add kernel stays correct when its program came from a binary.
-void check_add_works(cl::ProgramCache& cache, const cl::KernelSpec& spec) {
+// An add kernel whose result names its source: `tag` is in the text, not in the options.
+cl::KernelSpec tagged_add(int tag, std::string options = {}) {
+  return cl::KernelSpec::from_text(
+      "__kernel void add(__global float* data, float amount) {\n"
+      "  data[get_global_id(0)] += amount + " +
+          std::to_string(tag) + ".0f;\n}\n",
+      std::move(options), "add", "tagged_add");
+}
+// The tagged add computes 1 + 2 + tag: what this source does, and no other source.
+bool tagged_add_works(cl::ProgramCache& cache, const cl::KernelSpec& spec, int tag) {
   auto& client = shared_client();
   auto kernel = cache.kernel(spec);
   auto buffer = client.upload(std::vector<float>(64, 1.0f));
   client.launch_with(kernel, ::cl::NDRange(64), ::cl::NullRange, buffer, 2.0f);
   const auto out = client.download<float>(buffer, 64);
-  CHECK(std::all_of(out.begin(), out.end(), [](float v) { return v == 3.0f; }));
+  return std::all_of(out.begin(), out.end(), [&](float v) { return v == 3.0f + float(tag); });
 }
-
 }  // namespace
 
 TEST_CASE("a second process loads its programs from binaries and compiles nothing",
@@ -74,10 +81,11 @@ TEST_CASE("a second process loads its programs from binaries and compiles nothin
 TEST_CASE("a program loaded from its binary runs like the compiled one",
           "[opencl][program-binaries]") {
   TempDir dir;
-  const auto spec = test_kernel("add", "-DLOADED=1");
-  check_add_works(*cache_under(dir.path()), spec);
+  // Tagged sources: a binary of another source would compute another result.
+  const auto spec = tagged_add(5, "-DLOADED=1");
+  CHECK(tagged_add_works(*cache_under(dir.path()), spec, 5));
   auto second = cache_under(dir.path());
-  check_add_works(*second, spec);
+  CHECK(tagged_add_works(*second, spec, 5));
   CHECK(second->builds() == 0);
   CHECK(second->binary_loads() == 1);
 }
@@ -85,7 +93,8 @@ TEST_CASE("a program loaded from its binary runs like the compiled one",
 TEST_CASE("a corrupt, truncated or foreign binary is reported, removed and rebuilt",
           "[opencl][program-binaries]") {
   TempDir dir;
-  const auto spec = test_kernel("add", "-DDAMAGED=1");
+  const auto spec = tagged_add(6, "-DDAMAGED=1");
+  (void)stored_binary(dir.path(), tagged_add(7, "-DDAMAGED=1"));  // another source, same options
   const fs::path file = stored_binary(dir.path(), spec);
   const std::string good = read_text(file);
   REQUIRE(good.size() > 64);
@@ -118,7 +127,7 @@ TEST_CASE("a corrupt, truncated or foreign binary is reported, removed and rebui
   write_text(file, damaged);
   CapturedWarnings warnings;
   auto cache = cache_under(dir.path());
-  check_add_works(*cache, spec);
+  CHECK(tagged_add_works(*cache, spec, 6));
   CHECK(cache->builds() == 1);
   CHECK(cache->binary_loads() == 0);
   CHECK(warnings.count(expected) == 1);
@@ -309,6 +318,90 @@ TEST_CASE("without any cache directory (no HOME), a client builds from source an
   set_global_settings(before);
   CHECK(works);
   CHECK(warnings.count("program binaries are not kept") == 1);
+}
+
+}  // namespace tunekit::test
+
+namespace tunekit::test {
+
+TEST_CASE("a well-formed binary of another program in its place is reported once and rebuilt",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const auto mine = tagged_add(1, "-DMINE=1");
+  const auto other = tagged_add(2, "-DMINE=1");  // the same kernel names and options
+  const fs::path other_file = stored_binary(dir.path(), other);
+  const auto payload = cl::detail::decode_program_binary(read_text(other_file), key_of(other));
+  REQUIRE(payload.problem.empty());
+  const fs::path file = cl::ProgramBinaries(dir.path()).file_of(key_of(mine));
+  write_text(file, cl::detail::encode_program_binary(key_of(mine), payload.binary));
+  CapturedWarnings warnings;
+  auto cache = cache_under(dir.path());
+  CHECK(tagged_add_works(*cache, mine, 1));  // its own source's result, not the other's
+  CHECK(cache->builds() == 1);
+  CHECK(cache->binary_loads() == 0);
+  CHECK(warnings.count("another program's binary") == 1);
+  // Rebuilt and stored: the next cache loads the right one.
+  auto next = cache_under(dir.path());
+  CHECK(tagged_add_works(*next, mine, 1));
+  CHECK(next->binary_loads() == 1);
+  CHECK(warnings.lines() == 1);
+}
+
+TEST_CASE("a binary whose load a process did not survive is set aside, and the source compiled",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const auto spec = tagged_add(3, "-DASIDE=1");
+  const fs::path file = stored_binary(dir.path(), spec);
+  const std::string marker = file.string() + ".loading", aside = file.string() + ".aside";
+  // What a process that died while its driver loaded the binary leaves: its marker, unlocked.
+  write_text(marker, "pid 1 loading\n");
+  CapturedWarnings warnings;
+  auto cache = cache_under(dir.path());
+  CHECK(tagged_add_works(*cache, spec, 3));
+  CHECK(cache->builds() == 1);
+  CHECK(cache->binary_loads() == 0);
+  CHECK(warnings.count("set aside") == 1);
+  CHECK(fs::exists(aside));
+  CHECK_FALSE(fs::exists(marker));
+  // Not stored again for that program: the next cache compiles it too, without a word.
+  auto next = cache_under(dir.path());
+  CHECK(tagged_add_works(*next, spec, 3));
+  CHECK(next->builds() == 1);
+  CHECK(warnings.lines() == 1);
+  CHECK_FALSE(fs::exists(file));
+  // A fine load leaves no marker behind; `cache clear` removes what was set aside.
+  const auto fine = tagged_add(4, "-DASIDE=1");
+  (void)stored_binary(dir.path(), fine);
+  CHECK(tagged_add_works(*cache_under(dir.path()), fine, 4));
+  CHECK_FALSE(
+      fs::exists(cl::ProgramBinaries(dir.path()).file_of(key_of(fine)).string() + ".loading"));
+  (void)cl::ProgramBinaries(dir.path()).clear();
+  CHECK_FALSE(fs::exists(aside));
+}
+
+TEST_CASE("a checksummed binary that crashes the driver kills one process and not the next",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const std::string options = "-DCRASH=1";
+  CHECK(run_program_child({dir.path().string(), options}, dir / "first.txt") == std::pair{1, 0});
+  // The payload damaged, the file's header and checksum made right: PoCL 3 dies loading it
+  // (SIGSEGV or an assert's SIGABRT), in every process that builds the program.
+  const auto spec = test_kernel("add", options);
+  const fs::path file = cl::ProgramBinaries(dir.path()).file_of(key_of(spec));
+  auto decoded = cl::detail::decode_program_binary(read_text(file), key_of(spec));
+  REQUIRE(decoded.problem.empty());
+  REQUIRE(decoded.binary.size() > 128);
+  for (std::size_t i = 64; i < 128; ++i) decoded.binary[i] ^= 0xff;
+  write_text(file, cl::detail::encode_program_binary(key_of(spec), decoded.binary));
+  Child second({dir.path().string(), options}, dir / "second.txt");
+  const int second_exit = second.wait();
+  if (second_exit == 0) {
+    WARN("this driver survived the damaged binary: the crash path is not exercised here");
+  }
+  // The next processes: the binary set aside, the source compiled, nothing stored for it again.
+  CHECK(run_program_child({dir.path().string(), options}, dir / "third.txt") == std::pair{1, 0});
+  CHECK(run_program_child({dir.path().string(), options}, dir / "fourth.txt") == std::pair{1, 0});
+  if (second_exit != 0) CHECK(fs::exists(file.string() + ".aside"));
 }
 
 }  // namespace tunekit::test

@@ -108,6 +108,34 @@ TEST_CASE("copies, fills and reads enqueued through the client are part of the s
   CHECK(std::all_of(host.begin(), host.end(), [](float x) { return x == 1.5f; }));
 }
 
+TEST_CASE("a fill of 2^31 patterns or more is enqueued in pieces below 2^31 patterns",
+          "[opencl][timing]") {
+  using cl::detail::fill_pieces;
+  using cl::detail::FillPiece;
+  constexpr std::size_t gib = std::size_t{1} << 30;
+  // 2^31 floats (8 GiB): the fill that killed NVIDIA's queue, as two pieces of 2^30 floats.
+  CHECK(fill_pieces(4, 0, 8 * gib) == std::vector<FillPiece>{{0, 4 * gib}, {4 * gib, 4 * gib}});
+  // Bytes past 2^31, from an offset: the rest in a last piece.
+  CHECK(fill_pieces(1, 100, 2 * gib + 5) ==
+        std::vector<FillPiece>{{100, gib}, {100 + gib, gib}, {100 + 2 * gib, 5}});
+  for (std::size_t pattern : {1, 2, 4, 8, 16, 128}) {
+    const std::size_t bytes = pattern * ((std::size_t{1} << 33) + 3);
+    const auto pieces = fill_pieces(pattern, 64, bytes);
+    std::size_t next = 64;
+    for (const auto& piece : pieces) {
+      CHECK(piece.offset == next);
+      CHECK(piece.bytes / pattern < (std::size_t{1} << 31));
+      CHECK(piece.bytes % pattern == 0);
+      next += piece.bytes;
+    }
+    CHECK(next == 64 + bytes);
+  }
+  // Small fills are one call, as before (an empty one too).
+  CHECK(fill_pieces(4, 8, 4096) == std::vector<FillPiece>{{8, 4096}});
+  CHECK(fill_pieces(4, 0, 0) == std::vector<FillPiece>{{0, 0}});
+  CHECK(fill_pieces(4, 8, 40, 3) == std::vector<FillPiece>{{8, 12}, {20, 12}, {32, 12}, {44, 4}});
+}
+
 TEST_CASE("work enqueued on the raw queue is timed with markers around it", "[opencl][timing]") {
   auto& client = shared_client();
   auto kernel = client.kernel(test_kernel("busy"));

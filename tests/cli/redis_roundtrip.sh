@@ -46,6 +46,16 @@ if "${store[@]}" cache show matmul >/dev/null 2>&1; then fail "show of a cleared
 "${store[@]}" cache import "$work/remote.json" | grep -q "imported 3 results" || fail "import of the export"
 # The local cache was not touched by any of it.
 "$tunekit" cache ls | grep -Eq "matmul +1 +1" || fail "the local cache changed"
+# A result fetched from the store is written locally by a thread: `tune --store` says "kept"
+# only once it is on disk, never "not kept" for it (it used to check before the write).
+for machine in a b; do
+  TUNEKIT_CACHE_DIR="$work/$machine" TUNEKIT_LEVEL=minimal "${store[@]}" tune transpose \
+    --rows 64 --cols 96 --no-progress >"$work/tune_$machine.out" 2>&1 ||
+    fail "tune --store on machine $machine: $(cat "$work/tune_$machine.out")"
+  grep -q "results kept in $work/$machine" "$work/tune_$machine.out" || fail "tune on $machine: not kept"
+done
+grep -q "from the persistent cache" "$work/tune_b.out" || fail "machine b tuned instead of fetching"
+TUNEKIT_CACHE_DIR="$work/b" "$tunekit" cache ls | grep -Eq "transpose +1" || fail "b's local cache"
 set +e
 "$tunekit" --store "redis://127.0.0.1:$port/0?x=1" cache ls >"$work/bad.out" 2>&1
 [[ $? -eq 2 ]] || fail "a bad --store is not a usage error"

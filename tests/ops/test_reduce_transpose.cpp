@@ -196,3 +196,36 @@ TEST_CASE("transpose tunes on the caller's input when its anchored twin does not
     for (std::size_t c = 0; c < cols; ++c) wrong += got[c * rows + r] != values[r * cols + c];
   CHECK(wrong == 0);
 }
+
+TEST_CASE("an output that overlaps an input through a sub-buffer is refused",
+          "[ops][transpose][opencl]") {
+  tunekit::test::quick_tuning();
+  auto& client = default_client();
+  // 64x64 floats (16 KiB) at offsets that are multiples of 4 KiB: aligned on every device.
+  constexpr std::size_t n = 64, bytes = n * n * sizeof(float);
+  ::cl::Buffer parent(client.context(), CL_MEM_READ_WRITE, 2 * bytes);
+  const auto part = [&](std::size_t offset) {
+    cl_buffer_region region{offset, bytes};
+    return DeviceMatrix{
+        parent.createSubBuffer(CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region), n, n,
+        tunekit::DType::f32};
+  };
+  const auto values = tunekit::ops::random_values(n * n, 7);
+  DeviceMatrix in = part(0);
+  client.write(in.buffer, values.data(), bytes);
+  DeviceMatrix overlapping = part(bytes / 2);
+  CHECK_THROWS_WITH(transpose(client, in, overlapping),
+                    Catch::Contains("out overlaps in") && Catch::Contains("sub-buffer"));
+  // The parent under a sub-buffer of it: overlapping too.
+  DeviceMatrix whole{parent, n, n, tunekit::DType::f32};
+  CHECK_THROWS_WITH(transpose(client, in, whole), Catch::Contains("out overlaps in"));
+  CHECK_THROWS_WITH(transpose(client, whole, in), Catch::Contains("out overlaps in"));
+  // Disjoint parts of one buffer are fine, and exact.
+  DeviceMatrix after = part(bytes);
+  transpose(client, in, after);
+  const auto got = download_matrix(client, after);
+  bool exact = true;
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t c = 0; c < n; ++c) exact = exact && got[c * n + r] == values[r * n + c];
+  CHECK(exact);
+}

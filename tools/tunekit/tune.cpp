@@ -161,6 +161,9 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   } catch (const AutotuneError& e) {
     throw UsageError(e.message());
   }
+  // No cache directory at all is a usage error, said before anything is tuned (docs/cli.md):
+  // AutotuneError(settings) naming the variables.
+  if (settings.persistent_cache) (void)settings.resolved_cache_dir();
   cl::Client client(choose_device(settings.device, !options.device.empty()));
   std::cerr << "tunekit: tuning " << options.op << " on " << client.device().describe()
             << " (level " << to_string(settings.level) << ")\n";
@@ -185,6 +188,7 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
     // results in memory (the library warned why).
     std::optional<FileStore> store;
     bool kept = false;
+    LayeredStore::flush_all();  // results fetched from a shared store are written by a thread
     try {
       store.emplace(settings.resolved_cache_dir());
       kept = std::all_of(reports.begin(), reports.end(), [&](const TuningReport& report) {

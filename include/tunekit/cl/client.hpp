@@ -39,6 +39,35 @@ enum class MeasureSource {
 template <class... Args>
 void set_args(::cl::Kernel& kernel, const Args&... args);
 
+namespace detail {
+/// The most patterns one clEnqueueFillBuffer is given. NVIDIA's driver kills the queue on a fill
+/// of 2^31 or more patterns (a 32-bit count inside it), so a larger fill is enqueued in pieces.
+inline constexpr std::size_t max_fill_patterns = std::size_t{1} << 30;
+
+/// One enqueued piece of a fill: its byte offset and length.
+struct FillPiece {
+  std::size_t offset = 0;
+  std::size_t bytes = 0;
+  bool operator==(const FillPiece&) const = default;
+};
+
+/// The pieces a fill of `bytes` from `offset` with a `pattern_size`-byte pattern is enqueued as,
+/// in order: each at most `max_patterns` patterns, together exactly the range.
+inline std::vector<FillPiece> fill_pieces(std::size_t pattern_size, std::size_t offset,
+                                          std::size_t bytes,
+                                          std::size_t max_patterns = max_fill_patterns) {
+  std::vector<FillPiece> pieces;
+  const std::size_t most = std::max<std::size_t>(pattern_size, 1) * max_patterns;
+  for (std::size_t done = 0; done < bytes || pieces.empty();) {
+    const std::size_t length = std::min(most, bytes - done);
+    pieces.push_back(FillPiece{offset + done, length});
+    done += length;
+    if (length == 0) break;
+  }
+  return pieces;
+}
+}  // namespace detail
+
 /// One OpenCL device with its context, an in-order queue with profiling on, and the programs
 /// built for it. Candidates enqueue through launch(), read(), write(), copy() and fill() so that
 /// measure() can time everything they ran. Enqueue from one thread at a time while measuring;
@@ -123,7 +152,8 @@ class Client {
     static_assert(std::is_trivially_copyable_v<T>, "only trivially copyable values go to a device");
     fill_bytes(buffer, &value, sizeof(T), first * sizeof(T), count * sizeof(T));
   }
-  /// Repeats `pattern` (1, 2, 4, ..., 128 bytes) over `bytes` bytes of `buffer` from `offset`.
+  /// Repeats `pattern` (1, 2, 4, ..., 128 bytes) over `bytes` bytes of `buffer` from `offset`;
+  /// in pieces of detail::max_fill_patterns patterns (a driver limit), each its own event.
   void fill_bytes(const ::cl::Buffer& buffer, const void* pattern, std::size_t pattern_size,
                   std::size_t offset, std::size_t bytes);
   /// Waits for everything enqueued; an asynchronous failure becomes its AutotuneError.

@@ -8,11 +8,20 @@
 //    program at once each write a whole file, and the last rename wins.
 //  - A bad file (truncated, garbage, foreign key, or a binary the driver rejects) is reported
 //    once, removed, and the program is rebuilt from source. Disk failures never fail a build.
+//  - No binary can kill more than one process: before a process first loads a binary, it
+//    writes and locks a marker next to it ("<file>.loading"), removed once the program built
+//    and proved to be this source's. A driver that crashes on the binary leaves the marker
+//    behind; the next process finds it unlocked, sets the binary aside ("<file>.aside", never
+//    stored again for that program until `cache clear`) and compiles the source.
+//  - A binary holds the proof of its source: every program is compiled with one more, empty
+//    kernel named after the hash of its source and options (ProgramCache), which a binary of
+//    another program lacks.
 // See docs/cache.md, "Program binaries".
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,13 +41,23 @@ struct ProgramKey {
 class ProgramBinaries {
  public:
   /// The format version this build reads and writes: files live in <root>/programs/v<version>.
-  static constexpr std::uint32_t format_version = 1;
+  /// (2: programs carry their source's stamp kernel; a v1 binary, without it, is not read.)
+  static constexpr std::uint32_t format_version = 2;
 
   /// Binaries under `cache_root` (Settings::resolved_cache_dir()). Creates nothing until save().
   explicit ProgramBinaries(std::filesystem::path cache_root);
 
-  /// The stored binary of `key`, or nothing (absent, or bad: then reported once and removed).
-  std::optional<std::vector<unsigned char>> load(const ProgramKey& key) const;
+  /// A stored binary, and the marker held while this process loads it for the first time.
+  struct Stored {
+    std::vector<unsigned char> binary;
+    std::shared_ptr<void> marker;  ///< null when this process loaded the file fine already
+  };
+  /// The stored binary of `key`, or nothing (absent; bad: then reported once and removed; or
+  /// left behind by a process that died loading it: then set aside, said once).
+  std::optional<Stored> load(const ProgramKey& key) const;
+  /// The program of `stored` built and was checked: its marker goes, and later loads of the
+  /// file in this process need none.
+  void loaded_fine(const ProgramKey& key, Stored& stored) const;
   /// Stores `binary` for `key`, replacing an older one. Failures are reported once, not thrown.
   void save(const ProgramKey& key, const std::vector<unsigned char>& binary) const;
   /// Removes the binary of `key` because of `reason` (e.g. the driver rejected it); says so once.
@@ -54,7 +73,8 @@ class ProgramBinaries {
     std::uintmax_t bytes = 0;
   };
   Usage usage() const;
-  /// Removes every binary (and leftover temporary file); returns what was removed.
+  /// Removes every binary (and leftover temporary file, marker and binary set aside); returns
+  /// what was removed.
   Usage clear() const;
 
  private:
