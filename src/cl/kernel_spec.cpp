@@ -2,6 +2,7 @@
 #include "tunekit/cl/kernel_spec.hpp"
 
 #include "kernel_file.hpp"
+#include "tunekit/error.hpp"
 #include "tunekit/cl/embedded.hpp"
 
 namespace tunekit::cl {
@@ -51,8 +52,39 @@ KernelSpec KernelSpec::from_text(std::string text, std::string build_options,
 KernelSpec KernelSpec::from_file(const std::filesystem::path& path, std::string build_options,
                                  std::string kernel_name,
                                  const std::vector<std::filesystem::path>& include_dirs) {
-  return from_text(detail::read_kernel_file(path, include_dirs), std::move(build_options),
-                   std::move(kernel_name), path.string());
+  std::string text;
+  try {
+    text = detail::read_kernel_file(path, include_dirs);
+  } catch (const AutotuneError& error) {
+    return unavailable(error.what(), std::move(build_options), std::move(kernel_name),
+                       path.string());
+  }
+  return from_text(std::move(text), std::move(build_options), std::move(kernel_name),
+                   path.string());
+}
+
+KernelSpec KernelSpec::from_embedded(std::string_view name, std::string build_options,
+                                     std::string kernel_name) {
+  std::string text;
+  try {
+    text = detail::read_embedded_kernel(name);
+  } catch (const AutotuneError& error) {
+    return unavailable(error.what(), std::move(build_options), std::move(kernel_name),
+                       std::string(name));
+  }
+  return from_text(std::move(text), std::move(build_options), std::move(kernel_name),
+                   std::string(name));
+}
+
+KernelSpec KernelSpec::unavailable(std::string problem, std::string build_options,
+                                   std::string kernel_name, std::string origin) {
+  KernelSpec spec;
+  spec.options_ = std::move(build_options);
+  spec.kernel_name_ = std::move(kernel_name);
+  spec.origin_ = std::move(origin);
+  spec.problem_ = std::move(problem);
+  spec.set_text({}, nullptr);
+  return spec;
 }
 
 void KernelSpec::set_text(std::string_view text, std::shared_ptr<const std::string> owner) {
@@ -64,6 +96,9 @@ void KernelSpec::set_text(std::string_view text, std::shared_ptr<const std::stri
 std::string KernelSpec::fingerprint() const {
   // The origin is left out: moving a kernel between files changes nothing that runs.
   std::string text = "kernel " + kernel_name_ + "\noptions " + options_ + "\nsource ";
+  // A kernel that cannot be read: its reason stands for the text, so that the file's arrival
+  // changes the checksum (a remembered failure of the set is not served for ever).
+  if (!problem_.empty()) return text + "unavailable " + problem_ + '\n';
   text += std::to_string(source_.size());
   text += '\n';
   text += source_;
