@@ -144,12 +144,13 @@ class Expander {
   static std::string read_embedded(const std::filesystem::path& file,
                                    const std::string& included_from) {
     if (auto text = program_source(file.generic_string())) return std::string(*text);
-    throw AutotuneError(ErrorKind::build,
-                        "no kernel file '" + file.generic_string() + "' is embedded in this program" +
-                            (included_from.empty() ? "" : " (included from " + included_from + ")") +
-                            " (embedded: " + embedded_names() +
-                            "; embed it with tunekit_embed_kernels(<target> FILES " +
-                            file.filename().string() + ") in CMake)");
+    throw AutotuneError(
+        ErrorKind::build,
+        "no kernel file '" + file.generic_string() + "' is embedded in this program" +
+            (included_from.empty() ? "" : " (included from " + included_from + ")") +
+            " (embedded: " + embedded_names() +
+            "; embed it with tunekit_embed_kernels(<target> FILES " + file.filename().string() +
+            ") in CMake)");
   }
 
   bool exists(const std::filesystem::path& path) const {

@@ -2,8 +2,8 @@
 #include "tunekit/cl/kernel_spec.hpp"
 
 #include "kernel_file.hpp"
-#include "tunekit/error.hpp"
 #include "tunekit/cl/embedded.hpp"
+#include "tunekit/error.hpp"
 
 namespace tunekit::cl {
 
@@ -56,7 +56,7 @@ KernelSpec KernelSpec::from_file(const std::filesystem::path& path, std::string 
   try {
     text = detail::read_kernel_file(path, include_dirs);
   } catch (const AutotuneError& error) {
-    return unavailable(error.what(), std::move(build_options), std::move(kernel_name),
+    return unavailable(error.message(), std::move(build_options), std::move(kernel_name),
                        path.string());
   }
   return from_text(std::move(text), std::move(build_options), std::move(kernel_name),
@@ -69,7 +69,7 @@ KernelSpec KernelSpec::from_embedded(std::string_view name, std::string build_op
   try {
     text = detail::read_embedded_kernel(name);
   } catch (const AutotuneError& error) {
-    return unavailable(error.what(), std::move(build_options), std::move(kernel_name),
+    return unavailable(error.message(), std::move(build_options), std::move(kernel_name),
                        std::string(name));
   }
   return from_text(std::move(text), std::move(build_options), std::move(kernel_name),
