@@ -22,9 +22,14 @@ enum class LogLevel { quiet, info, debug };
 /// winner once it is known (background: see Settings::tuning).
 enum class TuningMode { blocking, background };
 
+/// Whether a tuning draws a progress line on stderr (progress.hpp): automatic draws it when
+/// stderr is a terminal.
+enum class ProgressMode { automatic, on, off };
+
 std::string_view to_string(Level level);
 std::string_view to_string(LogLevel level);
 std::string_view to_string(TuningMode mode);
+std::string_view to_string(ProgressMode mode);  ///< "auto", "on", "off"
 
 /// The benchmark runner's numbers; `for_level` gives the defaults of each level.
 struct BenchmarkSettings {
@@ -142,6 +147,9 @@ struct Settings {
   /// on the dispatch path), e.g. to draw a progress line. Keep it short: it runs between
   /// measurements. An exception it throws ends the tuning and reaches execute()'s caller.
   std::function<void(const TuningProgress&)> on_progress;
+  /// Where on_progress is empty, a LocalTuner draws the progress line of progress.hpp on stderr
+  /// (the `tunekit` tool's): automatic, when stderr is a terminal; on; off.
+  ProgressMode progress = ProgressMode::automatic;
 
   /// `base` with every TUNEKIT_* variable that is set applied over it.
   /// Throws AutotuneError(settings) naming the variable and the accepted values on a bad value.
@@ -173,6 +181,9 @@ bool parse_cache_switch(std::string_view text, std::string_view source = "TUNEKI
 SearchStrategy parse_search_strategy(std::string_view text,
                                      std::string_view source = "TUNEKIT_SEARCH");
 TuningMode parse_tuning_mode(std::string_view text, std::string_view source = "TUNEKIT_TUNING");
+/// auto, on, off (also 1/0, true/false).
+ProgressMode parse_progress_mode(std::string_view text,
+                                 std::string_view source = "TUNEKIT_PROGRESS");
 /// A number of build threads: 0 to 256.
 std::size_t parse_build_threads(std::string_view text,
                                 std::string_view source = "TUNEKIT_BUILD_THREADS");
