@@ -9,6 +9,7 @@
 #include <tunekit/outcome.hpp>
 #include <tunekit/progress.hpp>
 #include <tunekit/redis_store.hpp>
+#include <utility>
 
 #include "commands.hpp"
 
@@ -116,7 +117,11 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   // TUNEKIT_PROGRESS=off: on a terminal in place, elsewhere a line every few seconds.
   ProgressLine progress;
   const bool draw = !options.no_progress && settings.progress != ProgressMode::off;
-  settings.on_progress = [&progress, draw](const TuningProgress& p) {
+  // "tuning <op> on <device>" only once a tuning measures: a result the cache serves is not
+  // tuned (the table then says where it came from).
+  std::string tuning_line;
+  settings.on_progress = [&progress, &tuning_line, draw](const TuningProgress& p) {
+    if (!tuning_line.empty()) std::cerr << std::exchange(tuning_line, {}) << std::flush;
     if (draw) progress(p);
   };
   set_global_settings(settings);  // the shipped ops' tuners start from the global settings
@@ -129,8 +134,8 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
     throw UsageError(e.message());
   }
   cl::Client client(choose_device(settings.device, !options.device.empty()));
-  std::cerr << "tunekit: tuning " << options.op << " on " << client.device().describe()
-            << " (level " << to_string(settings.level) << ")\n";
+  tuning_line = "tunekit: tuning " + options.op + " on " + client.device().describe() + " (level " +
+                std::string(to_string(settings.level)) + ")\n";
   std::vector<TuningReport> reports;
   try {
     reports = op->tune(client, options.arguments);
