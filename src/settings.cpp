@@ -161,6 +161,7 @@ std::size_t parse_build_threads(std::string_view text, std::string_view source) 
 }
 
 Settings Settings::from_environment(Settings base) {
+  base = apply_settings_files(std::move(base));
   if (const char* v = std::getenv("TUNEKIT_LEVEL"); v && *v) base.level = parse_level(v);
   if (const char* v = std::getenv("TUNEKIT_LOG"); v && *v) base.log = parse_log_level(v);
   if (const char* v = std::getenv("TUNEKIT_CACHE"); v && *v) {
