@@ -1,9 +1,14 @@
 // KernelSpec: resolving a source name or text, and the fingerprint that enters set checksums.
 #include "tunekit/cl/kernel_spec.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+
+#include "../warnings.hpp"
 #include "kernel_file.hpp"
 #include "tunekit/cl/embedded.hpp"
 #include "tunekit/error.hpp"
+#include "tunekit/outcome.hpp"
 
 namespace tunekit::cl {
 
@@ -74,6 +79,58 @@ KernelSpec KernelSpec::from_embedded(std::string_view name, std::string build_op
   }
   return from_text(std::move(text), std::move(build_options), std::move(kernel_name),
                    std::string(name));
+}
+
+std::vector<std::filesystem::path> kernel_search_path() {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* value = std::getenv("TUNEKIT_KERNEL_PATH"); value && *value) {
+    const std::string_view text(value);
+    for (std::size_t at = 0; at <= text.size();) {
+      auto end = text.find(':', at);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string_view entry = text.substr(at, end - at);
+      at = end + 1;
+      if (entry.empty()) continue;
+      const bool plain = std::none_of(entry.begin(), entry.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      });
+      if (entry.front() != '/' || !plain || entry.size() > 4096 || dirs.size() >= 64) {
+        warn_once("tunekit: TUNEKIT_KERNEL_PATH: '" + printable(entry, 200) +
+                  "' is left out: the path holds at most 64 absolute directories");
+        continue;
+      }
+      dirs.emplace_back(entry);
+    }
+  }
+  std::error_code error;
+  const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error && executable.has_parent_path()) dirs.push_back(executable.parent_path());
+  return dirs;
+}
+
+KernelSpec KernelSpec::from_search_path(std::string_view name, std::string build_options,
+                                        std::string kernel_name,
+                                        const std::vector<std::filesystem::path>& include_dirs) {
+  const std::filesystem::path relative(name);
+  std::string tried;
+  if (name.empty() || relative.is_absolute()) {
+    tried = "none: '" + printable(name, 200) + "' is not a relative path";
+  } else {
+    for (const auto& dir : kernel_search_path()) {
+      const auto path = dir / relative;
+      std::error_code error;
+      if (std::filesystem::is_regular_file(path, error)) {
+        return from_file(path, std::move(build_options), std::move(kernel_name), include_dirs);
+      }
+      tried += (tried.empty() ? "" : ", ") + path.string();
+    }
+  }
+  return unavailable("the kernel file " + std::string(name) +
+                         " is not on the kernel search path (tried: " +
+                         (tried.empty() ? std::string("nothing") : tried) +
+                         "; set TUNEKIT_KERNEL_PATH to the directory that holds it, or embed it "
+                         "with tunekit_embed_kernels)",
+                     std::move(build_options), std::move(kernel_name), std::string(name));
 }
 
 KernelSpec KernelSpec::unavailable(std::string problem, std::string build_options,

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <tunekit/cl.hpp>
 #include <tunekit/tunekit.hpp>
 
@@ -217,6 +219,37 @@ TEST_CASE("a kernel file embedded with tunekit_embed_kernels is found by name, f
   ::cl::Kernel kernel = client.kernel(spec);
   client.launch_with(kernel, ::cl::NDRange(16), ::cl::NullRange, data);
   CHECK(client.download<float>(data, 16) == std::vector<float>(16, 6.0f));
+}
+
+TEST_CASE("an installed kernel file is found on TUNEKIT_KERNEL_PATH, then beside the program",
+          "[opencl][user-path]") {
+  TempDir dir;
+  dir.write("kernels/k.cl", "__kernel void f(__global float* x) { x[0] = 1.0f; }\n");
+  const std::string path = "relative/dir:" + (dir.path / "kernels").string() + "::/bad\x01dir";
+  const char* was = std::getenv("TUNEKIT_KERNEL_PATH");
+  const std::optional<std::string> old = was ? std::optional<std::string>(was) : std::nullopt;
+  ::setenv("TUNEKIT_KERNEL_PATH", path.c_str(), 1);
+  const auto dirs = cl::kernel_search_path();
+  const auto found = cl::KernelSpec::from_search_path("k.cl", "", "f");
+  const auto missing = cl::KernelSpec::from_search_path("none.cl", "", "f");
+  const auto absolute = cl::KernelSpec::from_search_path("/etc/passwd", "", "f");
+  if (old) {
+    ::setenv("TUNEKIT_KERNEL_PATH", old->c_str(), 1);
+  } else {
+    ::unsetenv("TUNEKIT_KERNEL_PATH");
+  }
+  REQUIRE(dirs.size() == 2);  // the usable entry, then the executable's directory
+  CHECK(dirs[0] == dir.path / "kernels");
+  CHECK(dirs[1] == fs::read_symlink("/proc/self/exe").parent_path());
+  CHECK(found.problem().empty());
+  CHECK_THAT(std::string(found.source()), Catch::Contains("x[0] = 1.0f"));
+  CHECK(found.origin() == (dir.path / "kernels" / "k.cl").string());
+  CHECK_THAT(missing.problem(),
+             Catch::Contains("the kernel file none.cl is not on the kernel search path") &&
+                 Catch::Contains((dir.path / "kernels" / "none.cl").string()) &&
+                 Catch::Contains("TUNEKIT_KERNEL_PATH"));
+  CHECK_THAT(build_error(missing), Catch::Contains("none.cl"));
+  CHECK_THAT(absolute.problem(), Catch::Contains("is not a relative path"));
 }
 
 TEST_CASE("editing an included file changes the checksum and the program binary's key",

@@ -51,6 +51,14 @@ class KernelSpec {
   /// which names are embedded).
   static KernelSpec from_embedded(std::string_view name, std::string build_options,
                                   std::string kernel_name);
+  /// A kernel file installed beside the program rather than embedded in it: `name` (a relative
+  /// path such as "softmax.cl") is looked up in each directory of TUNEKIT_KERNEL_PATH
+  /// (colon-separated absolute directories), then in the executable's directory, and the first
+  /// regular file found is read as from_file reads it. None found: like from_file, only the
+  /// candidates that use the spec fail, and problem() lists the paths tried.
+  static KernelSpec from_search_path(std::string_view name, std::string build_options,
+                                     std::string kernel_name,
+                                     const std::vector<std::filesystem::path>& include_dirs = {});
 
   std::string_view source() const noexcept { return source_; }
   const std::string& build_options() const noexcept { return options_; }
@@ -82,6 +90,11 @@ class KernelSpec {
   std::string problem_;
   std::size_t source_hash_ = 0;
 };
+
+/// Where KernelSpec::from_search_path looks for a kernel file, in order: each usable directory
+/// of TUNEKIT_KERNEL_PATH (absolute; an entry that is not, or has control characters, is left
+/// out with a warning), then the executable's directory.
+std::vector<std::filesystem::path> kernel_search_path();
 
 /// A fresh kernel object for `spec` from `client`'s program cache (defined with Client).
 ::cl::Kernel make_kernel(Client& client, const KernelSpec& spec);
