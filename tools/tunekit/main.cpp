@@ -23,8 +23,9 @@ constexpr const char* exit_help =
     "Exit status: 0 ok; 1 runtime failure (no device, a tuning in which no candidate worked, "
     "cache I/O); 2 usage error (bad arguments, or a bad TUNEKIT_* value).\n"
     "Environment: TUNEKIT_LEVEL, TUNEKIT_SEARCH, TUNEKIT_LOG, TUNEKIT_CACHE, TUNEKIT_CACHE_DIR, "
-    "TUNEKIT_STORE, TUNEKIT_DEVICE, TUNEKIT_BUILD_THREADS, TUNEKIT_TUNING, TUNEKIT_PROGRESS "
-    "(see docs/settings.md).";
+    "TUNEKIT_STORE, TUNEKIT_DEVICE, TUNEKIT_BUILD_THREADS, TUNEKIT_TUNING, TUNEKIT_PROGRESS; "
+    "under them the settings files ~/.config/tunekit/tunekit.toml, then ./tunekit.toml (see "
+    "docs/settings.md).";
 
 // Every text option and argument: an empty one is a usage error, never "the default" (an empty
 // --cache-dir or op once meant "clear everything").
