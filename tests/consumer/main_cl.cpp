@@ -1,6 +1,7 @@
 // Links the installed OpenCL runtime and shipped ops: lists the devices and matmul's candidates
-// (no device needed for either), and runs its own kernel file, embedded with the installed
-// tunekit_embed_kernels, from wherever the program is (run.cmake removes the sources first).
+// (no device needed for either), and runs its own kernel file, embedded into a static library
+// with the installed tunekit_embed_kernels, from wherever the program is (run.cmake removes the
+// sources first).
 #include <cstdio>
 #include <string>
 #include <tunekit/cl.hpp>
