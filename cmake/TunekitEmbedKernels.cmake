@@ -1,10 +1,11 @@
-# tunekit_embed_kernels(<target> <dir>): compiles every <dir>/*.cl into <target> as text, with a
-# registry that finds it by file name (tunekit::cl::embedded_source("matmul.cl")).
+# tunekit_embed_library_kernels(<target> <dir>): compiles every <dir>/*.cl into <target> as text,
+# with a registry that finds it by file name (tunekit::cl::embedded_source("matmul.cl")). For
+# tunekit's own kernels/; a program's own files: tunekit_embed_kernels (TunekitProgramKernels).
 # The glob is CONFIGURE_DEPENDS, so adding or removing a .cl file re-runs CMake on the next build;
 # an edited .cl file only regenerates its own .cpp. An empty <dir> gives an empty registry.
 set(_tunekit_embed_script "${CMAKE_CURRENT_LIST_DIR}/tunekit_embed_kernel.cmake")
 
-function(tunekit_embed_kernels target dir)
+function(tunekit_embed_library_kernels target dir)
   file(GLOB kernel_files CONFIGURE_DEPENDS "${dir}/*.cl")
   list(SORT kernel_files)
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/tunekit_embedded")

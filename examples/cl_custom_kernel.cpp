@@ -4,6 +4,7 @@
 // TUNEKIT_CACHE=off re-tunes instead of reading earlier results)
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <tunekit/cl.hpp>
 #include <tunekit/tunekit.hpp>
@@ -132,8 +133,8 @@ int main(int argc, char** argv) {
       failures += wrong != 0;
     }
     return failures == 0 ? 0 : 1;
-  } catch (const tunekit::AutotuneError& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+  } catch (const std::exception& e) {  // an AutotuneError, or a size argument that is no number
+    std::fprintf(stderr, "cl_custom_kernel: %s\n", e.what());
     return 2;
   }
 }

@@ -3,6 +3,7 @@
 // docs/getting-started.md builds this file. Run: ./build/release/examples/cl_softmax
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <tunekit/cl.hpp>
 #include <tunekit/tunekit.hpp>
 
@@ -20,7 +21,7 @@ auto variant(const char* name, std::size_t per_row, const std::string& options =
         client.launch_with(kernel, ::cl::NDRange(rows * per_row), ::cl::NDRange(per_row), x, y,
                            static_cast<cl_uint>(rows), static_cast<cl_uint>(cols));
       },
-      tcl::KernelSpec::from_file(SOFTMAX_CL, options, name));  // SOFTMAX_CL: set by CMake
+      tcl::KernelSpec::from_embedded("softmax.cl", options, name));  // embedded by CMake
 }
 
 void softmax(tcl::Client& client, const ::cl::Buffer& x, ::cl::Buffer& y, std::size_t rows,
@@ -49,7 +50,7 @@ void softmax(tcl::Client& client, const ::cl::Buffer& x, ::cl::Buffer& y, std::s
   tuner.execute(client.id(), client, set, x, y, rows, cols);
 }
 
-int main() {  // softmax of random matrices, checked against the host
+int main() try {  // softmax of random matrices, checked against the host
   tunekit::Settings settings = tunekit::Settings::from_environment();
   settings.log = tunekit::LogLevel::info;  // print each tuning's table
   tunekit::set_global_settings(settings);
@@ -73,4 +74,7 @@ int main() {  // softmax of random matrices, checked against the host
     std::printf("softmax %zu x %zu: %s\n", rows, cols, wrong == 0 ? "matches the host" : "WRONG");
   }
   return wrong == 0 ? 0 : 1;
+} catch (const std::exception& e) {  // e.g. no OpenCL device, or no candidate that works
+  std::fprintf(stderr, "cl_softmax: %s\n", e.what());
+  return 2;
 }

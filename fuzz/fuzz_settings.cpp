@@ -1,5 +1,6 @@
 // libFuzzer target for the settings parsers: parse_level, parse_log_level, parse_cache_switch,
-// parse_search_strategy on any text, and Settings::from_environment with any set of TUNEKIT_*
+// parse_search_strategy on any text, the settings file reader (apply_settings_text) on the whole
+// input, and Settings::from_environment with any set of TUNEKIT_*
 // variables holding any values. Each call returns a value that agrees with its input, or throws
 // AutotuneError(settings) naming the variable; nothing else (no other exception, no crash, no
 // sanitizer report).
@@ -65,6 +66,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto end = rest.find('\0');
     values.push_back(rest.substr(0, std::min(end, max_value)));
     rest = end == std::string_view::npos ? std::string_view{} : rest.substr(end + 1);
+  }
+
+  // The settings file reader (tunekit.toml) on the whole input: it applies or describes each
+  // line, and never throws a settings error (nor anything else).
+  {
+    std::vector<std::string> problems;
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    const Settings s = apply_settings_text(Settings{}, text, "fuzz.toml", problems);
+    require(s.cache_dir.empty() || s.cache_dir.string().front() == '/');
+    for (const auto& problem : problems) require(problem.starts_with("fuzz.toml"));
   }
 
   // The parsers alone, on every value.

@@ -89,8 +89,12 @@ suite report 60 "$bin/tunekit_report_tests"
 # The OpenCL suite's second process is the program-binary child, the cache suite's its own.
 suite opencl 240 env TUNEKIT_TEST_CACHE_CHILD="$bin/tunekit_program_child" "$bin/tunekit_cl_tests"
 suite ops 400 "$bin/tunekit_ops_tests"
-suite example.cl_custom_kernel 120 env TUNEKIT_CACHE=off "$bin/cl_custom_kernel"
-suite example.cl_softmax 120 env TUNEKIT_CACHE=off "$bin/cl_softmax"
+# The examples run as shipped programs: from a directory that is neither the build tree nor the
+# checkout (their kernels are compiled into them).
+elsewhere=$work/elsewhere
+mkdir -p "$elsewhere"
+suite example.cl_custom_kernel 120 env -C "$elsewhere" TUNEKIT_CACHE=off "$bin/cl_custom_kernel"
+suite example.cl_softmax 120 env -C "$elsewhere" TUNEKIT_CACHE=off "$bin/cl_softmax"
 # The fleet store's suite: it starts its own redis-server, and says so where none is installed.
 suite redis 120 "$bin/tunekit_redis_tests"
 # No platform: the ICD loader finds no driver in an empty vendors directory (and none named by

@@ -51,6 +51,18 @@ std::string_view to_string(TuningMode mode) {
   return "?";
 }
 
+std::string_view to_string(ProgressMode mode) {
+  switch (mode) {
+    case ProgressMode::automatic:
+      return "auto";
+    case ProgressMode::on:
+      return "on";
+    case ProgressMode::off:
+      return "off";
+  }
+  return "?";
+}
+
 BenchmarkSettings BenchmarkSettings::for_level(Level level) {
   BenchmarkSettings s;
   switch (level) {
@@ -127,6 +139,12 @@ TuningMode parse_tuning_mode(std::string_view text, std::string_view source) {
   return parse_named(text, source, {TuningMode::blocking, TuningMode::background});
 }
 
+ProgressMode parse_progress_mode(std::string_view text, std::string_view source) {
+  if (text == "1" || text == "true") return ProgressMode::on;
+  if (text == "0" || text == "false") return ProgressMode::off;
+  return parse_named(text, source, {ProgressMode::automatic, ProgressMode::on, ProgressMode::off});
+}
+
 bool parse_cache_switch(std::string_view text, std::string_view source) {
   if (text == "on" || text == "1" || text == "true") return true;
   if (text == "off" || text == "0" || text == "false") return false;
@@ -147,6 +165,7 @@ std::size_t parse_build_threads(std::string_view text, std::string_view source) 
 }
 
 Settings Settings::from_environment(Settings base) {
+  base = apply_settings_files(std::move(base));
   if (const char* v = std::getenv("TUNEKIT_LEVEL"); v && *v) base.level = parse_level(v);
   if (const char* v = std::getenv("TUNEKIT_LOG"); v && *v) base.log = parse_log_level(v);
   if (const char* v = std::getenv("TUNEKIT_CACHE"); v && *v) {
@@ -169,6 +188,9 @@ Settings Settings::from_environment(Settings base) {
     base.build_threads = parse_build_threads(v);
   }
   if (const char* v = std::getenv("TUNEKIT_TUNING"); v && *v) base.tuning = parse_tuning_mode(v);
+  if (const char* v = std::getenv("TUNEKIT_PROGRESS"); v && *v) {
+    base.progress = parse_progress_mode(v);
+  }
   if (const char* v = std::getenv("TUNEKIT_SEARCH"); v && *v) {
     SearchSettings search = base.search_settings();
     search.strategy = parse_search_strategy(v);

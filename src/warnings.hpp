@@ -11,4 +11,11 @@ namespace tunekit {
 /// file read by every lookup, a binary that cannot be stored).
 void warn_once(const std::string& message);
 
+/// Draws a status line (the progress line) on stderr: `in_place` (a terminal) over the one
+/// drawn before, else as a line of its own. warn() and inform() clear a line drawn in place
+/// before they write, and so does the process's exit.
+void draw_status_line(const std::string& line, bool in_place);
+/// Clears the status line drawn in place, if there is one.
+void clear_status_line();
+
 }  // namespace tunekit

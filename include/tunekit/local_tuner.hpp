@@ -14,6 +14,7 @@
 #include "tunekit/call_report.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/progress.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/settings.hpp"
 #include "tunekit/timing_client.hpp"
@@ -106,6 +107,7 @@ class LocalTuner {
     }
     Settings settings = settings_ ? *settings_ : global_settings();
     settings.validate();
+    if (!settings.on_progress) settings.on_progress = progress_line_for(settings.progress);
     auto store = make_result_store(settings);
     auto* node = new TunerNode{Tuner<Key>(op_, id, std::move(settings), std::move(store)),
                                tuners_.load(std::memory_order_relaxed)};

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tunekit {
 
@@ -22,9 +23,14 @@ enum class LogLevel { quiet, info, debug };
 /// winner once it is known (background: see Settings::tuning).
 enum class TuningMode { blocking, background };
 
+/// Whether a tuning draws a progress line on stderr (progress.hpp): automatic draws it when
+/// stderr is a terminal.
+enum class ProgressMode { automatic, on, off };
+
 std::string_view to_string(Level level);
 std::string_view to_string(LogLevel level);
 std::string_view to_string(TuningMode mode);
+std::string_view to_string(ProgressMode mode);  ///< "auto", "on", "off"
 
 /// The benchmark runner's numbers; `for_level` gives the defaults of each level.
 struct BenchmarkSettings {
@@ -151,9 +157,13 @@ struct Settings {
   /// on the dispatch path), e.g. to draw a progress line. Keep it short: it runs between
   /// measurements. An exception it throws ends the tuning and reaches execute()'s caller.
   std::function<void(const TuningProgress&)> on_progress;
+  /// Where on_progress is empty, a LocalTuner draws the progress line of progress.hpp on stderr
+  /// (the `tunekit` tool's): automatic, when stderr is a terminal; on; off.
+  ProgressMode progress = ProgressMode::automatic;
 
-  /// `base` with every TUNEKIT_* variable that is set applied over it.
-  /// Throws AutotuneError(settings) naming the variable and the accepted values on a bad value.
+  /// `base` with the settings files applied over it (settings_files(), in order), then every
+  /// TUNEKIT_* variable that is set. Throws AutotuneError(settings) naming the variable and the
+  /// accepted values on a bad value of a variable; what a file cannot set is a warning.
   static Settings from_environment(Settings base);
   static Settings from_environment();
 
@@ -184,9 +194,35 @@ SearchStrategy parse_search_strategy(std::string_view text,
 TuningMode parse_tuning_mode(std::string_view text, std::string_view source = "TUNEKIT_TUNING");
 /// on or off (TUNEKIT_START_POINTS: SearchSettings::start_points).
 bool parse_start_points(std::string_view text, std::string_view source = "TUNEKIT_START_POINTS");
+/// auto, on, off (also 1/0, true/false).
+ProgressMode parse_progress_mode(std::string_view text,
+                                 std::string_view source = "TUNEKIT_PROGRESS");
 /// A number of build threads: 0 to 256.
 std::size_t parse_build_threads(std::string_view text,
                                 std::string_view source = "TUNEKIT_BUILD_THREADS");
+
+/// The settings files Settings::from_environment reads, in the order they are applied (a later
+/// one wins): the user's, $XDG_CONFIG_HOME/tunekit/tunekit.toml (else
+/// ~/.config/tunekit/tunekit.toml), then tunekit.toml in the current directory.
+std::vector<std::filesystem::path> settings_files();
+
+/// `base` with the `key = value` lines of a settings file's `text` applied (docs/settings.md:
+/// the keys are the TUNEKIT_* variables' names without the prefix, in lower case; values are
+/// "quoted strings", whole numbers, true or false; # starts a comment). What cannot be used (an
+/// unknown key, a bad value, a line that is no `key = value`, a key set twice, a text over 64 KiB)
+/// is skipped and described, naming `file` and the line, in `problems`.
+Settings apply_settings_text(Settings base, std::string_view text, std::string_view file,
+                             std::vector<std::string>& problems);
+
+/// The text of the settings file `path`, or nothing when there is none or it may not be read:
+/// not a regular file, not owned by this user, writable by others, over 64 KiB (each said in
+/// `problems`).
+std::optional<std::string> read_settings_file(const std::filesystem::path& path,
+                                              std::vector<std::string>& problems);
+
+/// `base` with every settings file applied (settings_files(), read_settings_file,
+/// apply_settings_text); each problem is a warning, once per process.
+Settings apply_settings_files(Settings base);
 
 /// The process-wide settings new tuners start from: set_global_settings() if it was called,
 /// else Settings::from_environment() (read once).

@@ -15,6 +15,7 @@
 #include "tunekit/local_tuner.hpp"
 #include "tunekit/log.hpp"
 #include "tunekit/outcome.hpp"
+#include "tunekit/progress.hpp"
 #include "tunekit/result.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/search.hpp"

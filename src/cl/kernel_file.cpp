@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "tunekit/cl/embedded.hpp"
 #include "tunekit/error.hpp"
 
 namespace tunekit::cl::detail {
@@ -72,9 +73,23 @@ bool is_pragma_once(std::string_view line) {
   return pragma == "pragma" && (words >> once) && once == "once" && !(words >> rest);
 }
 
+// Where an Expander reads files: the file system, or the files the program embedded
+// (tunekit_embed_kernels), which are named by relative paths and have no directories.
+enum class Files { disk, embedded };
+
+std::string embedded_names() {
+  std::string known;
+  for (const std::string_view name : program_sources()) {
+    known += known.empty() ? "" : ", ";
+    known += name;
+  }
+  return known.empty() ? "none" : known;
+}
+
 class Expander {
  public:
-  explicit Expander(const std::vector<std::filesystem::path>& include_dirs) : dirs_(include_dirs) {}
+  Expander(const std::vector<std::filesystem::path>& include_dirs, Files files)
+      : dirs_(include_dirs), files_(files) {}
 
   void expand(const std::filesystem::path& file, int depth, const std::string& included_from) {
     if (depth > max_depth) {
@@ -83,10 +98,14 @@ class Expander {
                                                 included_from + " (an include cycle?)");
     }
     std::error_code error;
-    std::filesystem::path canonical = std::filesystem::weakly_canonical(file, error);
-    if (error) canonical = file.lexically_normal();
+    std::filesystem::path canonical = file.lexically_normal();
+    if (files_ == Files::disk) {
+      canonical = std::filesystem::weakly_canonical(file, error);
+      if (error) canonical = file.lexically_normal();
+    }
     if (once_.contains(canonical)) return;
-    const std::string text = read(file, included_from);
+    const std::string text =
+        files_ == Files::disk ? read(file, included_from) : read_embedded(file, included_from);
     const std::string name = file.string();
     out_ += "#line 1 " + quoted_file_name(name) + "\n";
     std::size_t line_number = 0;
@@ -122,6 +141,24 @@ class Expander {
   std::string take() { return std::move(out_); }
 
  private:
+  static std::string read_embedded(const std::filesystem::path& file,
+                                   const std::string& included_from) {
+    if (auto text = program_source(file.generic_string())) return std::string(*text);
+    throw AutotuneError(
+        ErrorKind::build,
+        "no kernel file '" + file.generic_string() + "' is embedded in this program" +
+            (included_from.empty() ? "" : " (included from " + included_from + ")") +
+            " (embedded: " + embedded_names() +
+            "; embed it with tunekit_embed_kernels(<target> FILES " + file.filename().string() +
+            ") in CMake)");
+  }
+
+  bool exists(const std::filesystem::path& path) const {
+    if (files_ == Files::embedded) return program_source(path.generic_string()).has_value();
+    std::error_code error;
+    return std::filesystem::is_regular_file(path, error);
+  }
+
   std::string read(const std::filesystem::path& file, const std::string& included_from) const {
     const std::string context =
         included_from.empty() ? "" : " (included from " + included_from + ")";
@@ -157,9 +194,12 @@ class Expander {
     std::vector<std::filesystem::path> tried;
     if (include.quoted) tried.push_back(includer.parent_path() / include.name);
     for (const auto& dir : dirs_) tried.push_back(dir / include.name);
-    std::error_code error;
+    if (files_ == Files::embedded) {
+      for (auto& path : tried) path = path.lexically_normal();
+      tried.emplace_back(std::filesystem::path(include.name).lexically_normal());
+    }
     for (const auto& path : tried) {
-      if (std::filesystem::is_regular_file(path, error)) return path.lexically_normal();
+      if (exists(path)) return path.lexically_normal();
     }
     std::string searched;
     for (const auto& path : tried) searched += (searched.empty() ? "" : ", ") + path.string();
@@ -169,6 +209,7 @@ class Expander {
   }
 
   const std::vector<std::filesystem::path>& dirs_;
+  Files files_;
   std::set<std::filesystem::path> once_;
   std::string out_;
 };
@@ -177,8 +218,15 @@ class Expander {
 
 std::string read_kernel_file(const std::filesystem::path& file,
                              const std::vector<std::filesystem::path>& include_dirs) {
-  Expander expander(include_dirs);
+  Expander expander(include_dirs, Files::disk);
   expander.expand(file, 0, "");
+  return expander.take();
+}
+
+std::string read_embedded_kernel(std::string_view name) {
+  const std::vector<std::filesystem::path> no_dirs;
+  Expander expander(no_dirs, Files::embedded);
+  expander.expand(std::filesystem::path(name), 0, "");
   return expander.take();
 }
 

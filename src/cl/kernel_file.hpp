@@ -19,6 +19,11 @@ namespace tunekit::cl::detail {
 std::string read_kernel_file(const std::filesystem::path& file,
                              const std::vector<std::filesystem::path>& include_dirs);
 
+/// The same for a file the program embedded (tunekit_embed_kernels) under `name`: its includes
+/// are looked up among the embedded files, beside the including one, then by their own name.
+/// Throws AutotuneError(build) naming the file and the embedded ones when it is not embedded.
+std::string read_embedded_kernel(std::string_view name);
+
 /// A string literal for a #line directive: `path` with `\` and `"` escaped, control bytes
 /// replaced by '?'.
 std::string quoted_file_name(std::string_view path);

@@ -1,8 +1,14 @@
 // KernelSpec: resolving a source name or text, and the fingerprint that enters set checksums.
 #include "tunekit/cl/kernel_spec.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+
+#include "../warnings.hpp"
 #include "kernel_file.hpp"
 #include "tunekit/cl/embedded.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/outcome.hpp"
 
 namespace tunekit::cl {
 
@@ -51,8 +57,91 @@ KernelSpec KernelSpec::from_text(std::string text, std::string build_options,
 KernelSpec KernelSpec::from_file(const std::filesystem::path& path, std::string build_options,
                                  std::string kernel_name,
                                  const std::vector<std::filesystem::path>& include_dirs) {
-  return from_text(detail::read_kernel_file(path, include_dirs), std::move(build_options),
-                   std::move(kernel_name), path.string());
+  std::string text;
+  try {
+    text = detail::read_kernel_file(path, include_dirs);
+  } catch (const AutotuneError& error) {
+    return unavailable(error.message(), std::move(build_options), std::move(kernel_name),
+                       path.string());
+  }
+  return from_text(std::move(text), std::move(build_options), std::move(kernel_name),
+                   path.string());
+}
+
+KernelSpec KernelSpec::from_embedded(std::string_view name, std::string build_options,
+                                     std::string kernel_name) {
+  std::string text;
+  try {
+    text = detail::read_embedded_kernel(name);
+  } catch (const AutotuneError& error) {
+    return unavailable(error.message(), std::move(build_options), std::move(kernel_name),
+                       std::string(name));
+  }
+  return from_text(std::move(text), std::move(build_options), std::move(kernel_name),
+                   std::string(name));
+}
+
+std::vector<std::filesystem::path> kernel_search_path() {
+  std::vector<std::filesystem::path> dirs;
+  if (const char* value = std::getenv("TUNEKIT_KERNEL_PATH"); value && *value) {
+    const std::string_view text(value);
+    for (std::size_t at = 0; at <= text.size();) {
+      auto end = text.find(':', at);
+      if (end == std::string_view::npos) end = text.size();
+      const std::string_view entry = text.substr(at, end - at);
+      at = end + 1;
+      if (entry.empty()) continue;
+      const bool plain = std::none_of(entry.begin(), entry.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      });
+      if (entry.front() != '/' || !plain || entry.size() > 4096 || dirs.size() >= 64) {
+        warn_once("tunekit: TUNEKIT_KERNEL_PATH: '" + printable(entry, 200) +
+                  "' is left out: the path holds at most 64 absolute directories");
+        continue;
+      }
+      dirs.emplace_back(entry);
+    }
+  }
+  std::error_code error;
+  const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error && executable.has_parent_path()) dirs.push_back(executable.parent_path());
+  return dirs;
+}
+
+KernelSpec KernelSpec::from_search_path(std::string_view name, std::string build_options,
+                                        std::string kernel_name,
+                                        const std::vector<std::filesystem::path>& include_dirs) {
+  const std::filesystem::path relative(name);
+  std::string tried;
+  if (name.empty() || relative.is_absolute()) {
+    tried = "none: '" + printable(name, 200) + "' is not a relative path";
+  } else {
+    for (const auto& dir : kernel_search_path()) {
+      const auto path = dir / relative;
+      std::error_code error;
+      if (std::filesystem::is_regular_file(path, error)) {
+        return from_file(path, std::move(build_options), std::move(kernel_name), include_dirs);
+      }
+      tried += (tried.empty() ? "" : ", ") + path.string();
+    }
+  }
+  return unavailable("the kernel file " + std::string(name) +
+                         " is not on the kernel search path (tried: " +
+                         (tried.empty() ? std::string("nothing") : tried) +
+                         "; set TUNEKIT_KERNEL_PATH to the directory that holds it, or embed it "
+                         "with tunekit_embed_kernels)",
+                     std::move(build_options), std::move(kernel_name), std::string(name));
+}
+
+KernelSpec KernelSpec::unavailable(std::string problem, std::string build_options,
+                                   std::string kernel_name, std::string origin) {
+  KernelSpec spec;
+  spec.options_ = std::move(build_options);
+  spec.kernel_name_ = std::move(kernel_name);
+  spec.origin_ = std::move(origin);
+  spec.problem_ = std::move(problem);
+  spec.set_text({}, nullptr);
+  return spec;
 }
 
 void KernelSpec::set_text(std::string_view text, std::shared_ptr<const std::string> owner) {
@@ -64,6 +153,9 @@ void KernelSpec::set_text(std::string_view text, std::shared_ptr<const std::stri
 std::string KernelSpec::fingerprint() const {
   // The origin is left out: moving a kernel between files changes nothing that runs.
   std::string text = "kernel " + kernel_name_ + "\noptions " + options_ + "\nsource ";
+  // A kernel that cannot be read: its reason stands for the text, so that the file's arrival
+  // changes the checksum (a remembered failure of the set is not served for ever).
+  if (!problem_.empty()) return text + "unavailable " + problem_ + '\n';
   text += std::to_string(source_.size());
   text += '\n';
   text += source_;

@@ -68,12 +68,21 @@ std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
   return key.source_hash ^ (std::hash<std::string_view>{}(key.options) * 0x9e3779b97f4a7c15ull);
 }
 
+namespace {
+// A spec whose file could not be read fails the candidate that builds it, and nothing else.
+void check_available(const KernelSpec& spec) {
+  if (!spec.problem().empty()) throw AutotuneError(ErrorKind::build, spec.problem());
+}
+}  // namespace
+
 ::cl::Program ProgramCache::program(const KernelSpec& spec) {
+  check_available(spec);
   return program(spec.source_hash(), spec.source(), spec.build_options(), spec.origin(),
                  store_when_built_);
 }
 
 void ProgramCache::keep(const KernelSpec& spec) {
+  check_available(spec);
   (void)program(spec.source_hash(), spec.source(), spec.build_options(), spec.origin(), true);
 }
 

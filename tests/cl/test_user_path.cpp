@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <tunekit/cl.hpp>
 #include <tunekit/tunekit.hpp>
 
@@ -136,18 +139,117 @@ TEST_CASE("a missing include or file is a build error naming where it was asked 
           "[opencl][user-path]") {
   TempDir dir;
   const fs::path file = dir.write("main.cl", "// first\n#include \"absent.h\"\n");
-  try {
-    (void)cl::KernelSpec::from_file(file, "", "f", {dir.path / "inc"});
-    FAIL("expected an error");
-  } catch (const AutotuneError& e) {
-    CHECK(e.kind() == ErrorKind::build);
-    CHECK_THAT(e.what(), Catch::Contains(file.string() + ":2") && Catch::Contains("absent.h") &&
-                             Catch::Contains((dir.path / "inc" / "absent.h").string()));
-  }
-  CHECK_THROWS_WITH(cl::KernelSpec::from_file(dir.path / "nothing.cl", "", "f"),
-                    Catch::Contains((dir.path / "nothing.cl").string()));
+  const auto spec = cl::KernelSpec::from_file(file, "", "f", {dir.path / "inc"});
+  CHECK_THAT(spec.problem(), Catch::Contains(file.string() + ":2") && Catch::Contains("absent.h") &&
+                                 Catch::Contains((dir.path / "inc" / "absent.h").string()));
+  CHECK_THAT(build_error(spec), Catch::EndsWith(spec.problem()));
+  CHECK_THAT(build_error(cl::KernelSpec::from_file(dir.path / "nothing.cl", "", "f")),
+             Catch::Contains((dir.path / "nothing.cl").string()));
   const fs::path cycle = dir.write("a.cl", "#include \"a.cl\"\n");
-  CHECK_THROWS_WITH(cl::KernelSpec::from_file(cycle, "", "f"), Catch::Contains("cycle"));
+  CHECK_THAT(build_error(cl::KernelSpec::from_file(cycle, "", "f")), Catch::Contains("cycle"));
+}
+
+TEST_CASE("a missing kernel file fails only the candidates that use it, naming the file",
+          "[opencl][user-path]") {
+  TempDir dir;
+  const fs::path missing = dir.path / "conv.cl";
+  LocalTuner<SizeKey> tuner("user_path_missing_file", test::test_settings());
+  auto& client = shared_client();
+  auto add = [](cl::KernelSpec spec) {
+    return cl::with_kernels(
+        [](cl::Client& c, ::cl::Kernel& k, ::cl::Buffer& x, std::size_t& n) {
+          c.launch_with(k, ::cl::NDRange(n), ::cl::NullRange, x, 1.0f);
+        },
+        std::move(spec));
+  };
+  // Building the set does not throw: the candidates are there, named.
+  const auto& set = tuner.init([&] {
+    auto key_of = [](const ::cl::Buffer&, const std::size_t& n) { return SizeKey{n}; };
+    auto inputs = [](cl::Client& c, const SizeKey& key, const ::cl::Buffer&, const std::size_t&) {
+      const std::size_t n = key.n.value();
+      return std::tuple(cl::random_buffer<float>(c, n, cl::seed_of(key)), n);
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"from the missing file", add(cl::KernelSpec::from_file(missing, "", "add"))})
+        .with(Tunable{"embedded nowhere", add(cl::KernelSpec::from_embedded("gone.cl", "", "add"))})
+        .with(Tunable{"from text", add(test::test_kernel("add"))});
+  });
+  REQUIRE(set.size() == 3);
+  auto data = client.upload(std::vector<float>(64, 0.0f));
+  tuner.execute(client.id(), client, set, data, std::size_t{64});
+  CHECK(client.download<float>(data, 64) == std::vector<float>(64, 1.0f));
+  const auto report = tuner.tuner(client.id()).report(SizeKey{64});
+  REQUIRE(report);
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "from text");
+  std::map<std::string, std::string> failures;
+  for (const auto& outcome : report->outcomes) {
+    if (outcome.error && outcome.error->kind() == ErrorKind::build) {
+      failures[outcome.name] = outcome.error->message();
+    }
+  }
+  CHECK_THAT(failures["from the missing file"],
+             Catch::Contains("cannot read the kernel source " + missing.string()));
+  CHECK_THAT(failures["embedded nowhere"],
+             Catch::Contains("no kernel file 'gone.cl' is embedded in this program") &&
+                 Catch::Contains("embedded_scale.cl") && Catch::Contains("tunekit_embed_kernels"));
+  // The file's arrival changes the candidate's fingerprint: the set's checksum, so a remembered
+  // failure is not served once the file is there.
+  const auto before = cl::KernelSpec::from_file(missing, "", "add").fingerprint();
+  dir.write("conv.cl", "__kernel void add(__global float* x, float a) {}\n");
+  const auto after = cl::KernelSpec::from_file(missing, "", "add");
+  CHECK(after.problem().empty());
+  CHECK(after.fingerprint() != before);
+}
+
+TEST_CASE("a kernel file embedded with tunekit_embed_kernels is found by name, from any directory",
+          "[opencl][user-path]") {
+  TempDir dir;
+  const fs::path was = fs::current_path();
+  fs::current_path(dir.path);  // nothing is read from the working directory (or anywhere)
+  const auto spec = cl::KernelSpec::from_embedded("embedded_scale.cl", "", "scale");
+  fs::current_path(was);
+  CHECK(spec.problem().empty());
+  CHECK_THAT(std::string(spec.source()), Catch::Contains("#define SCALE 3.0f") &&
+                                             Catch::Contains("#line 1 \"common/scale.h\""));
+  CHECK(cl::program_sources() ==
+        std::vector<std::string_view>{"common/scale.h", "embedded_scale.cl"});
+  auto& client = shared_client();
+  auto data = client.upload(std::vector<float>(16, 2.0f));
+  ::cl::Kernel kernel = client.kernel(spec);
+  client.launch_with(kernel, ::cl::NDRange(16), ::cl::NullRange, data);
+  CHECK(client.download<float>(data, 16) == std::vector<float>(16, 6.0f));
+}
+
+TEST_CASE("an installed kernel file is found on TUNEKIT_KERNEL_PATH, then beside the program",
+          "[opencl][user-path]") {
+  TempDir dir;
+  dir.write("kernels/k.cl", "__kernel void f(__global float* x) { x[0] = 1.0f; }\n");
+  const std::string path = "relative/dir:" + (dir.path / "kernels").string() + "::/bad\x01dir";
+  const char* was = std::getenv("TUNEKIT_KERNEL_PATH");
+  const std::optional<std::string> old = was ? std::optional<std::string>(was) : std::nullopt;
+  ::setenv("TUNEKIT_KERNEL_PATH", path.c_str(), 1);
+  const auto dirs = cl::kernel_search_path();
+  const auto found = cl::KernelSpec::from_search_path("k.cl", "", "f");
+  const auto missing = cl::KernelSpec::from_search_path("none.cl", "", "f");
+  const auto absolute = cl::KernelSpec::from_search_path("/etc/passwd", "", "f");
+  if (old) {
+    ::setenv("TUNEKIT_KERNEL_PATH", old->c_str(), 1);
+  } else {
+    ::unsetenv("TUNEKIT_KERNEL_PATH");
+  }
+  REQUIRE(dirs.size() == 2);  // the usable entry, then the executable's directory
+  CHECK(dirs[0] == dir.path / "kernels");
+  CHECK(dirs[1] == fs::read_symlink("/proc/self/exe").parent_path());
+  CHECK(found.problem().empty());
+  CHECK_THAT(std::string(found.source()), Catch::Contains("x[0] = 1.0f"));
+  CHECK(found.origin() == (dir.path / "kernels" / "k.cl").string());
+  CHECK_THAT(missing.problem(),
+             Catch::Contains("the kernel file none.cl is not on the kernel search path") &&
+                 Catch::Contains((dir.path / "kernels" / "none.cl").string()) &&
+                 Catch::Contains("TUNEKIT_KERNEL_PATH"));
+  CHECK_THAT(build_error(missing), Catch::Contains("none.cl"));
+  CHECK_THAT(absolute.problem(), Catch::Contains("is not a relative path"));
 }
 
 TEST_CASE("editing an included file changes the checksum and the program binary's key",

@@ -24,12 +24,17 @@ run("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 foreach(file include/tunekit/tunekit.hpp include/tunekit/report.hpp include/tunekit/cl/client.hpp
              include/tunekit/ops/matmul.hpp lib/cmake/tunekit/tunekitConfig.cmake
              lib/cmake/tunekit/tunekitConfigVersion.cmake lib/cmake/tunekit/tunekitTargets.cmake
-             share/tunekit/kernels/matmul_tiled.cl bin/tunekit)
+             share/tunekit/kernels/matmul_tiled.cl bin/tunekit
+             lib/cmake/tunekit/TunekitProgramKernels.cmake
+             lib/cmake/tunekit/tunekit_embed_program_kernel.cmake)
   if(NOT EXISTS "${prefix}/${file}")
     message(FATAL_ERROR "the install has no ${file}")
   endif()
 endforeach()
-get_filename_component(source "${CMAKE_CURRENT_LIST_DIR}" ABSOLUTE)
+# The consumer is built from a copy of its sources, removed before it runs: its kernel file
+# travels inside the program (tunekit_embed_kernels), as it must on another machine.
+set(source "${WORK_DIR}/src")
+file(COPY "${CMAKE_CURRENT_LIST_DIR}/" DESTINATION "${source}" PATTERN run.cmake EXCLUDE)
 # No optimisation: this checks the package, not the code, and -O0 compiles fastest.
 # CXX_FLAGS (optional): the tunekit build's flags. A sanitizer build installs instrumented
 # libraries, which link only into a consumer compiled with the same -fsanitize flags.
@@ -39,5 +44,12 @@ run("configure" ${CMAKE_COMMAND} -S "${source}" -B "${consumer_build}" -G "${GEN
 run("build" ${CMAKE_COMMAND} --build "${consumer_build}")
 run("run" "${consumer_build}/consumer")
 message(STATUS "${last_output}")
-run("run the OpenCL consumer" "${consumer_build}/consumer_cl")
-message(STATUS "${last_output}")
+file(REMOVE_RECURSE "${source}")
+file(MAKE_DIRECTORY "${WORK_DIR}/elsewhere")
+execute_process(COMMAND "${consumer_build}/consumer_cl" WORKING_DIRECTORY "${WORK_DIR}/elsewhere"
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "run the OpenCL consumer, its sources gone, from another directory "
+                      "failed (${status}):\n${out}")
+endif()
+message(STATUS "run the OpenCL consumer from another directory: ok\n${out}")

@@ -23,7 +23,9 @@ constexpr const char* exit_help =
     "Exit status: 0 ok; 1 runtime failure (no device, a tuning in which no candidate worked, "
     "cache I/O); 2 usage error (bad arguments, or a bad TUNEKIT_* value).\n"
     "Environment: TUNEKIT_LEVEL, TUNEKIT_SEARCH, TUNEKIT_LOG, TUNEKIT_CACHE, TUNEKIT_CACHE_DIR, "
-    "TUNEKIT_DEVICE, TUNEKIT_BUILD_THREADS (see docs/settings.md).";
+    "TUNEKIT_STORE, TUNEKIT_DEVICE, TUNEKIT_BUILD_THREADS, TUNEKIT_TUNING, TUNEKIT_PROGRESS; "
+    "under them the settings files ~/.config/tunekit/tunekit.toml, then ./tunekit.toml (see "
+    "docs/settings.md).";
 
 // Every text option and argument: an empty one is a usage error, never "the default" (an empty
 // --cache-dir or op once meant "clear everything").
@@ -99,7 +101,11 @@ int main(int argc, char** argv) {
   TuneOptions tune_options;
   CLI::App* tune = app.add_subcommand(
       "tune", "Tune a shipped op for given sizes on one device and print every candidate's time.");
-  tune->require_subcommand(1);
+  // At most one op; none, or a name that is no shipped op, is answered with the list of ops
+  // (below), not with the parser's "A subcommand is required".
+  tune->require_subcommand(0, 1);
+  std::string unknown_op;
+  tune->add_option("op", unknown_op, "a shipped op (below)");
   tune->footer(exit_help);
   // One subcommand per shipped op (ops/registry.hpp), its options bound here until parsed.
   std::map<std::string, std::map<std::string, std::optional<std::uint64_t>>> sizes;
@@ -167,6 +173,19 @@ int main(int argc, char** argv) {
     if (devices->parsed()) return list_devices_command(common);
     if (tune->parsed()) {
       for (CLI::App* op : tune->get_subcommands()) tune_options.op = op->get_name();
+      if (tune_options.op.empty()) {
+        std::string ops;
+        for (const auto& shipped : tunekit::ops::shipped_ops()) {
+          ops += (ops.empty() ? "" : ", ") + shipped.name;
+        }
+        throw UsageError(
+            (unknown_op.empty()
+                 ? std::string("tune needs an op")
+                 : "'" + tunekit::printable(unknown_op, 80) + "' is not an op it knows") +
+            "; `tunekit tune` tunes the shipped ops: " + ops +
+            " (`tunekit tune <op> --help` for its sizes). An op of your own is tuned by its "
+            "program, at its first call of a size");
+      }
       for (const auto& [name, value] : sizes[tune_options.op]) {
         if (value) tune_options.arguments.sizes.emplace(name, *value);
       }

@@ -1,8 +1,5 @@
 // `tunekit devices` and `tunekit tune <op>`: the OpenCL side of the tool.
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -10,7 +7,9 @@
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/registry.hpp>
 #include <tunekit/outcome.hpp>
+#include <tunekit/progress.hpp>
 #include <tunekit/redis_store.hpp>
+#include <utility>
 
 #include "commands.hpp"
 
@@ -81,42 +80,6 @@ int list_devices_command(const CommonOptions& common) {
 
 namespace {
 
-// The progress line on stderr: redrawn in place on a terminal, else one line every few
-// seconds; nothing for tunings that end within half a second.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled), terminal_(isatty(STDERR_FILENO) == 1) {}
-
-  void operator()(const TuningProgress& p) {
-    if (!enabled_ || p.elapsed_seconds < 0.5) return;
-    const auto now = std::chrono::steady_clock::now();
-    const auto every = terminal_ ? std::chrono::milliseconds(100) : std::chrono::seconds(5);
-    if (drawn_ && now - last_ < every) return;
-    last_ = now;
-    std::string best = p.best.empty() ? std::string("none yet") : std::string(p.best);
-    if (best.size() > 48) best = best.substr(0, 47) + "~";
-    char line[400];
-    std::snprintf(line, sizeof line, "tuning %.*s [%.*s]: %zu/%zu candidates, %.1f s, best %s%s%s",
-                  static_cast<int>(p.op.size()), p.op.data(), static_cast<int>(p.key.size()),
-                  p.key.data(), p.done, p.total, p.elapsed_seconds, best.c_str(),
-                  p.best.empty() ? "" : " ",
-                  p.best.empty() ? "" : format_seconds(p.best_seconds).c_str());
-    std::cerr << (terminal_ ? "\r\033[K" : "") << line << (terminal_ ? "" : "\n") << std::flush;
-    drawn_ = true;
-  }
-
-  void finish() {
-    if (drawn_ && terminal_) std::cerr << "\r\033[K" << std::flush;
-    drawn_ = false;
-  }
-
- private:
-  bool enabled_;
-  bool terminal_;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point last_;
-};
-
 // The device `selector` names. A selector that matches none of the devices there are is a
 // usage error; having no OpenCL platform at all is a runtime failure.
 cl::DeviceInfo choose_device(const std::string& selector, bool from_option) {
@@ -150,8 +113,17 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   settings.tuning = TuningMode::blocking;  // tuning is the command's point: it waits for it
   // The tool prints the table itself; TUNEKIT_LOG=debug still adds the tuner's own lines.
   if (settings.log == LogLevel::info) settings.log = LogLevel::quiet;
-  ProgressLine progress(!options.no_progress);
-  settings.on_progress = [&progress](const TuningProgress& p) { progress(p); };
+  // The library's progress line (progress.hpp), drawn unless --no-progress or
+  // TUNEKIT_PROGRESS=off: on a terminal in place, elsewhere a line every few seconds.
+  ProgressLine progress;
+  const bool draw = !options.no_progress && settings.progress != ProgressMode::off;
+  // "tuning <op> on <device>" only once a tuning measures: a result the cache serves is not
+  // tuned (the table then says where it came from).
+  std::string tuning_line;
+  settings.on_progress = [&progress, &tuning_line, draw](const TuningProgress& p) {
+    if (!tuning_line.empty()) std::cerr << std::exchange(tuning_line, {}) << std::flush;
+    if (draw) progress(p);
+  };
   set_global_settings(settings);  // the shipped ops' tuners start from the global settings
 
   const ops::ShippedOp* op = ops::find_shipped_op(options.op);
@@ -165,8 +137,8 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   // AutotuneError(settings) naming the variables.
   if (settings.persistent_cache) (void)settings.resolved_cache_dir();
   cl::Client client(choose_device(settings.device, !options.device.empty()));
-  std::cerr << "tunekit: tuning " << options.op << " on " << client.device().describe()
-            << " (level " << to_string(settings.level) << ")\n";
+  tuning_line = "tunekit: tuning " + options.op + " on " + client.device().describe() + " (level " +
+                std::string(to_string(settings.level)) + ")\n";
   std::vector<TuningReport> reports;
   try {
     reports = op->tune(client, options.arguments);

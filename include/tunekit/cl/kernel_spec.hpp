@@ -36,11 +36,29 @@ class KernelSpec {
   /// The OpenCL C file `path` of the caller (read now, with every file it #includes: looked up
   /// beside the including file for "name", then in `include_dirs`). Build errors name these
   /// files and their lines; their whole text is part of the set's checksum and of the program
-  /// binary's key, so editing any of them rebuilds and re-tunes. Throws AutotuneError(build)
-  /// naming the file (and the #include line) that cannot be read or found.
+  /// binary's key, so editing any of them rebuilds and re-tunes. A file (or #include) that
+  /// cannot be read or found does not throw here: the spec keeps the reason (problem()), and
+  /// only the candidates that use it fail, with an AutotuneError(build) naming the file.
   static KernelSpec from_file(const std::filesystem::path& path, std::string build_options,
                               std::string kernel_name,
                               const std::vector<std::filesystem::path>& include_dirs = {});
+  /// A kernel file that this program embedded with the CMake function
+  /// `tunekit_embed_kernels(<target> FILES softmax.cl ...)`, by the name it was embedded under
+  /// ("softmax.cl"; a path relative to BASE_DIR when one was given). The text is in the
+  /// executable: it runs from any directory and on any machine. `#include "x.h"` is looked up
+  /// among the embedded files, beside the including one, then by its name. Like from_file, a
+  /// name that is not embedded fails only the candidates that use it (problem() says why and
+  /// which names are embedded).
+  static KernelSpec from_embedded(std::string_view name, std::string build_options,
+                                  std::string kernel_name);
+  /// A kernel file installed beside the program rather than embedded in it: `name` (a relative
+  /// path such as "softmax.cl") is looked up in each directory of TUNEKIT_KERNEL_PATH
+  /// (colon-separated absolute directories), then in the executable's directory, and the first
+  /// regular file found is read as from_file reads it. None found: like from_file, only the
+  /// candidates that use the spec fail, and problem() lists the paths tried.
+  static KernelSpec from_search_path(std::string_view name, std::string build_options,
+                                     std::string kernel_name,
+                                     const std::vector<std::filesystem::path>& include_dirs = {});
 
   std::string_view source() const noexcept { return source_; }
   const std::string& build_options() const noexcept { return options_; }
@@ -49,6 +67,10 @@ class KernelSpec {
   const std::string& origin() const noexcept { return origin_; }
   /// std::hash of the source, computed once: the program cache's key with the options.
   std::size_t source_hash() const noexcept { return source_hash_; }
+  /// Why this kernel cannot be built (its file could not be read or found); empty when it can.
+  /// Building it (Client::kernel, Client::program, ProgramCache) throws AutotuneError(build)
+  /// with this message, so a tuning fails the candidates that use it and measures the others.
+  const std::string& problem() const noexcept { return problem_; }
 
   /// Kernel name, build options and the full source: what a tunable set's checksum must
   /// cover so that editing the kernel invalidates cached results.
@@ -57,14 +79,22 @@ class KernelSpec {
  private:
   KernelSpec() = default;
   void set_text(std::string_view text, std::shared_ptr<const std::string> owner);
+  static KernelSpec unavailable(std::string problem, std::string build_options,
+                                std::string kernel_name, std::string origin);
 
   std::shared_ptr<const std::string> owned_;  // empty for embedded sources (static storage)
   std::string_view source_;
   std::string options_;
   std::string kernel_name_;
   std::string origin_;
+  std::string problem_;
   std::size_t source_hash_ = 0;
 };
+
+/// Where KernelSpec::from_search_path looks for a kernel file, in order: each usable directory
+/// of TUNEKIT_KERNEL_PATH (absolute; an entry that is not, or has control characters, is left
+/// out with a warning), then the executable's directory.
+std::vector<std::filesystem::path> kernel_search_path();
 
 /// A fresh kernel object for `spec` from `client`'s program cache (defined with Client).
 ::cl::Kernel make_kernel(Client& client, const KernelSpec& spec);

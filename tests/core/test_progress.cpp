@@ -1,0 +1,169 @@
+// The progress line (progress.hpp): its width, TUNEKIT_PROGRESS, and any program's tunings
+// drawing it without code of their own.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tunekit/tunekit.hpp>
+
+#include "../support.hpp"
+
+namespace tunekit::test {
+
+namespace {
+
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// What the library writes to stderr during the scope (std::cerr and std::clog).
+struct CapturedStderr {
+  std::ostringstream text;
+  std::streambuf* cerr_was = std::cerr.rdbuf(text.rdbuf());
+  std::streambuf* clog_was = std::clog.rdbuf(text.rdbuf());
+  ~CapturedStderr() {
+    std::cerr.rdbuf(cerr_was);
+    std::clog.rdbuf(clog_was);
+  }
+};
+
+// A tuning that lasts about a second of wall time: four candidates that sleep.
+std::string tune_slowly(const std::string& op, ProgressMode mode) {
+  Settings settings = test_settings();
+  settings.benchmark->confirm_contenders = 0;
+  settings.progress = mode;
+  LocalTuner<SizeKey> tuner(op, settings);
+  HostClient host;
+  auto sleeper = [](int ms) {
+    return [ms](int& n) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      return n;
+    };
+  };
+  const auto& set = tuner.init([&] {
+    auto key_of = [](const int& n) { return SizeKey{static_cast<std::uint64_t>(n)}; };
+    auto inputs = [](const SizeKey& key, const int&) {
+      return std::tuple<int>(static_cast<int>(key.n.value()));
+    };
+    return TunableSet{key_of, inputs}
+        .with(Tunable{"a", sleeper(40)})
+        .with(Tunable{"b", sleeper(41)})
+        .with(Tunable{"c", sleeper(42)})
+        .with(Tunable{"d", sleeper(43)});
+  });
+  CapturedStderr captured;
+  (void)tuner.execute(host.id(), host, set, 4);
+  return captured.text.str();
+}
+
+}  // namespace
+
+TEST_CASE("the progress line fits the width it is given", "[progress]") {
+  const std::string key(184, 'k');
+  const std::string best = "blocked[MWG=64,NWG=64,KWG=32,MDIMC=16,NDIMC=16,VWM=4,VWN=4,SA=1]";
+  TuningProgress p;
+  p.op = "matmul";
+  p.key = key;
+  p.done = 3;
+  p.total = 120;
+  p.elapsed_seconds = 12.25;
+  p.best = best;
+  p.best_seconds = 0.00123;
+  for (std::size_t width : {20u, 40u, 80u, 132u, 400u}) {
+    const std::string line = format_progress_line(p, width);
+    INFO(line);
+    CHECK(line.size() <= width - 1);
+    CHECK_THAT(line, Catch::StartsWith("tuning "));
+  }
+  CHECK_THAT(format_progress_line(p, 80), Catch::Contains("matmul [kkk") &&
+                                              Catch::Contains("]: 3/120 candidates, 12.2 s") &&
+                                              Catch::Contains("~"));
+  CHECK(format_progress_line(p, 400) ==
+        "tuning matmul [" + key + "]: 3/120 candidates, 12.2 s, best " + best + " 1.230 ms");
+  p.key = "n=1024";
+  p.best = {};
+  CHECK(format_progress_line(p, 80) ==
+        "tuning matmul [n=1024]: 3/120 candidates, 12.2 s, best none yet");
+  p.key = "a\x1b[2Jb";  // a key's text never drives the terminal
+  CHECK(format_progress_line(p, 80).find('\x1b') == std::string::npos);
+}
+
+TEST_CASE("the terminal's width comes from COLUMNS, else the terminal, else 80", "[progress]") {
+  std::size_t without = 0;
+  {
+    ScopedEnv columns("COLUMNS", nullptr);
+    without = terminal_columns();
+    if (!stderr_is_terminal()) CHECK(without == 80);
+  }
+  {
+    ScopedEnv columns("COLUMNS", "57");
+    CHECK(terminal_columns() == 57);
+  }
+  for (const char* bad : {"", "wide", "5", "99999", "80x", "-80"}) {
+    ScopedEnv columns("COLUMNS", bad);
+    CHECK(terminal_columns() == without);
+  }
+}
+
+TEST_CASE("TUNEKIT_PROGRESS says whether programs draw the progress line", "[progress][settings]") {
+  CHECK(Settings{}.progress == ProgressMode::automatic);
+  {
+    ScopedEnv progress("TUNEKIT_PROGRESS", "on");
+    CHECK(Settings::from_environment().progress == ProgressMode::on);
+  }
+  {
+    ScopedEnv progress("TUNEKIT_PROGRESS", "off");
+    CHECK(Settings::from_environment().progress == ProgressMode::off);
+  }
+  {
+    ScopedEnv progress("TUNEKIT_PROGRESS", "auto");
+    Settings base;
+    base.progress = ProgressMode::off;
+    CHECK(Settings::from_environment(base).progress == ProgressMode::automatic);
+  }
+  ScopedEnv progress("TUNEKIT_PROGRESS", "sometimes");
+  CHECK_THROWS_WITH(Settings::from_environment(),
+                    Catch::Contains("TUNEKIT_PROGRESS='sometimes' is not valid") &&
+                        Catch::Contains("auto, on, off"));
+}
+
+TEST_CASE("a program's tuning draws the tool's progress line when progress is on", "[progress]") {
+  ScopedEnv columns("COLUMNS", "60");
+  const std::string on = tune_slowly("progress_on", ProgressMode::on);
+  INFO(on);
+  CHECK_THAT(on, Catch::Contains("tuning progress_on [n=4]: ") &&
+                     Catch::Contains("/4 candidates, ") && Catch::Contains(", best "));
+  for (std::size_t at = 0, end; at < on.size(); at = end + 1) {
+    end = on.find('\n', at);
+    if (end == std::string::npos) end = on.size();
+    const std::string line = on.substr(at, end - at);
+    const auto drawn = line.rfind("tuning ");
+    if (drawn != std::string::npos) CHECK(line.size() - drawn <= 59);
+  }
+  CHECK(tune_slowly("progress_off", ProgressMode::off).empty());
+  if (!stderr_is_terminal()) {
+    CHECK(tune_slowly("progress_auto", ProgressMode::automatic).empty());
+  }
+}
+
+}  // namespace tunekit::test
