@@ -124,6 +124,10 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
     settings.tuning = parse_tuning_mode(value, source);
   } else if (key == "progress") {
     settings.progress = parse_progress_mode(value, source);
+  } else if (key == "start_points") {
+    SearchSettings search = settings.search_settings();
+    search.start_points = parse_start_points(value, source);
+    settings.search = search;
   } else {
     return false;
   }
@@ -131,7 +135,8 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
 }
 
 constexpr std::string_view known_keys =
-    "level, log, search, cache, cache_dir, store, device, build_threads, tuning, progress";
+    "level, log, search, start_points, cache, cache_dir, store, device, build_threads, tuning, "
+    "progress";
 
 }  // namespace
 
