@@ -209,7 +209,11 @@ class Tuner {
       note(CallPath::dispatched, decision->index);
       return *decision;
     }
-    return keep(key, decide(client, set, key, nullptr, inputs...));
+    Decision decided = decide(client, set, key, nullptr, inputs...);
+    // A failure of the moment (memory, resources, the device) is not remembered in memory
+    // either: the next call tunes again, as a fresh tuner would.
+    if (decided.failed && !lasting(*decided.failed)) throw *decided.failed;
+    return keep(key, std::move(decided));
   }
 
   // Queues the tuning of `key` on the background thread, once per key, with copies of the

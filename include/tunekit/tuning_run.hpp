@@ -701,11 +701,11 @@ class TuningRun {
     try {
       bench = &bench_inputs(shared_inputs_);
     } catch (...) {
+      // The caller's error, not the candidate's: it ends the tuning and reaches execute()'s
+      // caller, and no candidate is failed for it (nothing is remembered or stored).
       shared_inputs_.reset();
-      const auto cause = error_from_exception(std::current_exception(), name);
-      failed.error =
-          AutotuneError(cause.kind(), "the input generator failed: " + cause.message(), name);
-      return failed;
+      const auto cause = error_from_exception(std::current_exception(), "");
+      throw AutotuneError(cause.kind(), "the input generator failed: " + cause.message());
     }
     if constexpr (Set::validates) {
       if (auto wrong = validate(index, *bench)) {

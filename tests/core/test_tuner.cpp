@@ -293,20 +293,47 @@ TEST_CASE("when no candidate works, execute throws an error listing every reason
   }
 }
 
-TEST_CASE("a failing input generator is reported for each candidate", "[tuner][failure]") {
+TEST_CASE("a failing input generator is the caller's error: no candidate fails, nothing is kept",
+          "[tuner][failure]") {
   LocalTuner<SizeKey> tuner("bad generator", test::test_settings());
   VirtualClient client;
-  const auto& set = tuner.init([] {
+  int calls = 0;
+  const auto& set = tuner.init([&] {
     return TunableSet{key_of_size,
-                      [](const SizeKey&, const int&) -> std::tuple<int> {
-                        throw std::runtime_error("no memory for inputs");
+                      [&](const SizeKey&, const int& n) -> std::tuple<int> {
+                        if (++calls == 1) throw std::runtime_error("no memory for inputs");
+                        return {n};
                       }}
         .with(Tunable{"a", costs(1e-3, 0)})
-        .with(Tunable{"b", costs(1e-3, 0)});
+        .with(Tunable{"b", costs(2e-3, 1)});
   });
-  const auto text = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::no_valid_candidate);
+  const auto text = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::runtime);
   CHECK_THAT(text, Catch::Contains("the input generator failed") &&
                        Catch::Contains("no memory for inputs"));
+  CHECK_FALSE(tuner.tuner(client.id()).report(SizeKey{1}));
+  CHECK(run(tuner, client, set, 1) == 0);  // the generator works again: so does the op
+}
+
+TEST_CASE("a failure of the moment is not remembered: the next call tunes again",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("moment", test::test_settings());
+  VirtualClient client;
+  bool short_of_memory = true;
+  const auto& set = tuner.init([&] {
+    auto needs_memory = [&](double seconds, int index) {
+      return [&short_of_memory, seconds, index](VirtualClient& c, int&) {
+        if (short_of_memory) throw std::bad_alloc();
+        c.spend(seconds);
+        return index;
+      };
+    };
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"a", needs_memory(1e-3, 0)})
+        .with(Tunable{"b", needs_memory(2e-3, 1)});
+  });
+  CHECK_THROWS_AS(run(tuner, client, set, 1), AutotuneError);
+  short_of_memory = false;
+  CHECK(run(tuner, client, set, 1) == 0);
 }
 
 TEST_CASE("a throwing key generator's exception reaches the caller unchanged", "[tuner][failure]") {
