@@ -77,6 +77,20 @@ struct SizeKey {
   BOOST_HANA_DEFINE_STRUCT(SizeKey, (tunekit::Anchored<std::uint64_t>, n));
 };
 
+/// A set's key generator over one int (its size), and its input generator (the key's size).
+inline constexpr auto size_key = [](const int& n) {
+  return SizeKey{static_cast<std::uint64_t>(n)};
+};
+inline constexpr auto size_inputs = [](const SizeKey& key, const int&) {
+  return std::tuple<int>(static_cast<int>(key.n.value()));
+};
+
+/// A candidate of `Client` (a VirtualClient-like one) that costs `seconds` a call.
+template <class Client>
+auto costs(double seconds) {
+  return [=](Client& client, int&) { client.spend(seconds); };
+}
+
 /// How many times `what` occurs in `text` (overlapping ones counted).
 inline std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t count = 0;

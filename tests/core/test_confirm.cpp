@@ -9,6 +9,9 @@
 #include "../support.hpp"
 
 using namespace tunekit;
+using test::costs;
+using test::size_inputs;
+using test::size_key;
 using test::VirtualClient;
 
 TEST_CASE("interleaved rounds time every contender once per round, in a shuffled order",
@@ -78,16 +81,6 @@ class DriftingClient : public VirtualClient {
   std::size_t from_, to_;
   double factor_;
 };
-
-auto size_key = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
-auto size_inputs = [](const test::SizeKey& key, const int&) {
-  return std::tuple<int>(static_cast<int>(key.n.value()));
-};
-
-template <class Client>
-auto costs(double seconds) {
-  return [=](Client& client, int&) { client.spend(seconds); };
-}
 
 }  // namespace
 

@@ -11,6 +11,9 @@
 #include "../support.hpp"
 
 using namespace tunekit;
+using test::costs;
+using test::size_inputs;
+using test::size_key;
 using test::VirtualClient;
 
 namespace {
@@ -29,16 +32,6 @@ class BusyLaterClient : public VirtualClient {
   std::size_t from_;
   double factor_;
 };
-
-auto size_key = [](const int& n) { return test::SizeKey{static_cast<std::uint64_t>(n)}; };
-auto size_inputs = [](const test::SizeKey& key, const int&) {
-  return std::tuple<int>(static_cast<int>(key.n.value()));
-};
-
-template <class Client>
-auto costs(double seconds) {
-  return [=](Client& client, int&) { client.spend(seconds); };
-}
 
 Settings unconfirmed() {
   Settings settings = test::test_settings();
