@@ -307,8 +307,9 @@ TEST_CASE("a resumed tuning compares recorded times only on this tuning's proble
                  .with(Tunable{"slow", costs<VirtualClient>(1.5e-3)});
   const test::SizeKey key{520};
   int n = 520;
-  TuningRun<test::SizeKey, VirtualClient, decltype(set), int> run("resumed", "virtual", settings,
-                                                                  client, set, key, {}, 1, n);
+  const std::string op = "resumed", device = "virtual";  // a run holds references to them
+  TuningRun<test::SizeKey, VirtualClient, decltype(set), int> run(op, device, settings, client, set,
+                                                                  key, {}, 1, n);
   AutotuneOutcome recorded;
   recorded.name = "fast";
   recorded.index = 0;
