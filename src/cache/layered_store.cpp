@@ -23,9 +23,11 @@ class BothLocks final : public TuningLock {
 };
 
 /// Every live layered store, for LayeredStore::flush_all().
-std::mutex registry_mutex;
+// Never destroyed: stores held by static tuners unregister in their destructors at exit, after
+// a static set would already be gone.
+std::mutex& registry_mutex = *new std::mutex;
 std::set<LayeredStore*>& registry() {
-  static std::set<LayeredStore*> stores;
+  static auto& stores = *new std::set<LayeredStore*>;
   return stores;
 }
 
