@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "cache/private_files.hpp"
+#include "tunekit/benchmark.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/error.hpp"
 
@@ -134,8 +135,8 @@ class BudgetedSearch {
       // A gain the interval supports: its upper end beats the best by the margin (noise that
       // made one sample fast must not keep a search going, nor one slow sample end it).
       const double upper = std::max(*times_[i], t ? evaluator_.upper(i) : *times_[i]);
-      const bool gain =
-          upper < result_.best_time * (1 - budget_.margin) || !std::isfinite(result_.best_time);
+      const bool gain = clearly_faster(upper, result_.best_time, budget_.margin) ||
+                        !std::isfinite(result_.best_time);
       without_gain_ = gain ? 0 : without_gain_ + 1;
       if (*times_[i] < result_.best_time) {
         result_.best_time = *times_[i];

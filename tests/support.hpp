@@ -50,6 +50,23 @@ class VirtualClient {
   std::mt19937 rng_{1};
 };
 
+// A virtual device with a slow phase: its measurements number `from` to `to` (counted from 1)
+// take `factor` times longer, as when another process takes the machine for a second.
+class DriftingClient : public VirtualClient {
+ public:
+  DriftingClient(std::size_t from, std::size_t to, double factor)
+      : from_(from), to_(to), factor_(factor) {}
+  double measure(FunctionRef<void()> work, std::size_t batch) {
+    const double t = VirtualClient::measure(work, batch);
+    const std::size_t number = measurements();
+    return number >= from_ && number <= to_ ? t * factor_ : t;
+  }
+
+ private:
+  std::size_t from_, to_;
+  double factor_;
+};
+
 /// Settings for tests: no persistent cache, quiet, small sample counts.
 inline Settings test_settings() {
   Settings s;

@@ -10,6 +10,7 @@
 
 using namespace tunekit;
 using test::costs;
+using test::DriftingClient;
 using test::size_inputs;
 using test::size_key;
 using test::VirtualClient;
@@ -62,27 +63,6 @@ TEST_CASE("a contender that fails in the rounds gets its error and no further ro
   CHECK(times[1].error->tunable() == "f");
   CHECK(failing_calls == 1);
 }
-
-namespace {
-
-// A virtual device with a slow phase: its measurements number `from` to `to` (counted from 1)
-// take `factor` times longer, as when another process takes the machine for a second.
-class DriftingClient : public VirtualClient {
- public:
-  DriftingClient(std::size_t from, std::size_t to, double factor)
-      : from_(from), to_(to), factor_(factor) {}
-  double measure(FunctionRef<void()> work, std::size_t batch) {
-    const double t = VirtualClient::measure(work, batch);
-    const std::size_t number = measurements();
-    return number >= from_ && number <= to_ ? t * factor_ : t;
-  }
-
- private:
-  std::size_t from_, to_;
-  double factor_;
-};
-
-}  // namespace
 
 TEST_CASE(
     "a winner measured in a slow second of the machine still wins: the best are "

@@ -3,6 +3,7 @@
 // of budget with nothing working, and start points switched off.
 #include <catch2/catch.hpp>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <tunekit/tunekit.hpp>
@@ -12,26 +13,12 @@
 
 using namespace tunekit;
 using test::costs;
+using test::DriftingClient;
 using test::size_inputs;
 using test::size_key;
 using test::VirtualClient;
 
 namespace {
-
-// From measurement number `from` on, every measurement takes `factor` times longer: the machine
-// got busy after the first candidate was measured.
-class BusyLaterClient : public VirtualClient {
- public:
-  BusyLaterClient(std::size_t from, double factor) : from_(from), factor_(factor) {}
-  double measure(FunctionRef<void()> work, std::size_t batch) {
-    const double t = VirtualClient::measure(work, batch);
-    return measurements() >= from_ ? t * factor_ : t;
-  }
-
- private:
-  std::size_t from_;
-  double factor_;
-};
 
 Settings unconfirmed() {
   Settings settings = test::test_settings();
@@ -60,11 +47,11 @@ TEST_CASE("a candidate measured while the machine got busy is compared with the 
   LocalTuner<test::SizeKey> tuner("busy later", unconfirmed());
   // "first" is measured alone (1 warm-up, 3 samples: measurements 1-4); from the 5th on, every
   // measurement is 1.5x slower. "faster" is truly 10% faster: alone it would read 1.35 ms.
-  BusyLaterClient client(5, 1.5);
+  DriftingClient client(5, std::numeric_limits<std::size_t>::max(), 1.5);
   const auto& set = tuner.init([] {
     return TunableSet{size_key, size_inputs}
-        .with(Tunable{"first", costs<BusyLaterClient>(1.0e-3)})
-        .with(Tunable{"faster", costs<BusyLaterClient>(0.9e-3)});
+        .with(Tunable{"first", costs<DriftingClient>(1.0e-3)})
+        .with(Tunable{"faster", costs<DriftingClient>(0.9e-3)});
   });
   tuner.execute(client.id(), client, set, 64);
   const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
