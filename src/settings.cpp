@@ -96,6 +96,8 @@ std::string_view to_string(SearchStrategy strategy) {
       return "random";
     case SearchStrategy::annealing:
       return "annealing";
+    case SearchStrategy::model:
+      return "model";
   }
   return "?";
 }
@@ -130,9 +132,9 @@ LogLevel parse_log_level(std::string_view text, std::string_view source) {
 }
 
 SearchStrategy parse_search_strategy(std::string_view text, std::string_view source) {
-  return parse_named(
-      text, source,
-      {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing});
+  return parse_named(text, source,
+                     {SearchStrategy::exhaustive, SearchStrategy::random, SearchStrategy::annealing,
+                      SearchStrategy::model});
 }
 
 TuningMode parse_tuning_mode(std::string_view text, std::string_view source) {

@@ -293,4 +293,32 @@ std::vector<std::size_t> ExpandedSpace::neighbours(std::size_t i) const {
   return found;
 }
 
+std::vector<std::size_t> ExpandedSpace::adjacent(std::size_t i) const {
+  std::vector<std::size_t> found;
+  const std::uint64_t code = codes_.at(i);
+  std::uint64_t place = 1;
+  for (std::size_t p = radix_.size(); p-- > 0;) {
+    const std::uint64_t digit = code / place % radix_[p];
+    for (const int direction : {-1, 1}) {
+      // Walk outwards to the first value that forms a valid configuration.
+      for (std::int64_t v = static_cast<std::int64_t>(digit) + direction;
+           v >= 0 && v < static_cast<std::int64_t>(radix_[p]); v += direction) {
+        const std::uint64_t other = code - digit * place + static_cast<std::uint64_t>(v) * place;
+        if (auto it = index_of_code_.find(other); it != index_of_code_.end()) {
+          found.push_back(it->second);
+          break;
+        }
+      }
+    }
+    place *= radix_[p];
+  }
+  return found;
+}
+
+std::size_t ExpandedSpace::value_index(std::size_t i, std::size_t parameter) const {
+  std::uint64_t place = 1;  // the last parameter is the code's lowest digit
+  for (std::size_t p = radix_.size(); p-- > parameter + 1;) place *= radix_[p];
+  return static_cast<std::size_t>(codes_.at(i) / place % radix_.at(parameter));
+}
+
 }  // namespace tunekit

@@ -1,6 +1,6 @@
-// Search strategies over a parameter space: exhaustive, random sampling, and simulated annealing,
-// each within a budget of evaluations and seconds; and replay of a recorded exhaustive run, so
-// that strategies are compared without a device, cheaply and deterministically.
+// Search strategies over a parameter space: exhaustive, random sampling, simulated annealing and a
+// model-guided search, each within a budget of evaluations and seconds; and replay of a recorded
+// exhaustive run, so that strategies are compared without a device, cheaply and deterministically.
 #pragma once
 
 #include <cstddef>

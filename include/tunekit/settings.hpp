@@ -56,7 +56,10 @@ struct BenchmarkSettings {
 enum class SearchStrategy {
   exhaustive,  ///< every configuration, in order, until the budget runs out
   random,      ///< configurations in random order, until the budget runs out
-  annealing,   ///< simulated annealing over Hamming neighbours (the default)
+  annealing,   ///< simulated annealing over Hamming neighbours
+  /// A first random sample, then always the configuration that a model of the times measured so
+  /// far predicts fastest (the default: search.cpp says why).
+  model,
 };
 
 std::string_view to_string(SearchStrategy strategy);
@@ -78,12 +81,18 @@ struct SearchBudget {
   double abandon_factor = 2;
   /// The patience ends a search only once this many configurations were evaluated.
   std::size_t explore = 0;
+  /// After the strategy ends, at most this many more evaluations climb from the best found to
+  /// its best adjacent configuration, step by step, within max_evaluations and max_seconds.
+  std::size_t refine = 0;
+  /// SearchStrategy::model: the random configurations measured before the model chooses (the
+  /// start points count towards them).
+  std::size_t first_sample = 16;
 };
 
 /// The search settings of a tuning level: a strategy, and a budget that is a fraction of the
 /// space with a floor (small spaces are searched whole).
 struct SearchSettings {
-  SearchStrategy strategy = SearchStrategy::annealing;
+  SearchStrategy strategy = SearchStrategy::model;
   double fraction = 0.15;            ///< of the space's configurations
   std::size_t min_evaluations = 30;  ///< never fewer (unless the space is smaller)
   double max_seconds = 120;          ///< per space and key
@@ -97,6 +106,10 @@ struct SearchSettings {
       0.02;  ///< a gain counts only when its interval's upper end beats the best by this
   /// Configurations a search evaluates before its patience may end it (SearchBudget::explore).
   std::size_t explore = 0;
+  /// Evaluations that climb from the best found to better adjacent ones (SearchBudget::refine).
+  std::size_t refine = 0;
+  /// SearchStrategy::model's first random sample (SearchBudget::first_sample).
+  std::size_t first_sample = 16;
   /// Whether the spaces' own start points (Space::start_at) and the winners of the op's other
   /// keys on this device are measured first. Off (TUNEKIT_START_POINTS=off): a tuning that finds
   /// its winner without hints, to judge the search on a device nobody tuned for.

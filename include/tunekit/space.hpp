@@ -69,6 +69,13 @@ class ExpandedSpace {
   const std::vector<Config>& configs() const noexcept { return configs_; }
   /// Indices of the neighbours of configuration `i`, computed on demand (a search visits few).
   std::vector<std::size_t> neighbours(std::size_t i) const;
+  /// The nearest valid configurations of `i` one parameter away, on either side of its value (at
+  /// most two per parameter): the steps a local refinement takes.
+  std::vector<std::size_t> adjacent(std::size_t i) const;
+  std::size_t parameter_count() const noexcept { return radix_.size(); }
+  std::size_t value_count(std::size_t parameter) const { return radix_.at(parameter); }
+  /// The position of configuration `i`'s value of `parameter` among that parameter's values.
+  std::size_t value_index(std::size_t i, std::size_t parameter) const;
   /// Number of points before constraints (the size of the cartesian product).
   std::uint64_t unconstrained_size() const noexcept { return unconstrained_; }
   /// Indices of the configurations a search measures first (Space::start_at), in that order.

@@ -52,4 +52,11 @@ concept HasDevicePeak = requires(Client& client) {
   { client.peak() } -> std::convertible_to<DevicePeak>;
 };
 
+/// A client that can measure its peak again (cl::Client::peak_now): the higher of what it knew
+/// and what it measures now.
+template <class Client>
+concept HasFreshPeak = requires(Client& client) {
+  { client.peak_now() } -> std::convertible_to<DevicePeak>;
+};
+
 }  // namespace tunekit

@@ -571,6 +571,18 @@ class TuningRun {
         measure_candidate(client_, FunctionRef<void()>(call), bench_,
                           std::numeric_limits<double>::infinity(), outcomes_[i].name, i);
     if (!again.ok() || again.median > good_enough_seconds_) return;
+    if constexpr (HasWork<Key> && HasFreshPeak<Client>) {
+      // A peak measured in a busy moment is low, and so is its roofline: a mediocre candidate
+      // would look near it. The stop stands only against the peak measured again now.
+      try {
+        roofline_seconds_ =
+            std::min(roofline_seconds_, least_seconds(key_.work(), client_.peak_now()));
+      } catch (...) {
+        return;  // the key's work() threw: no stop
+      }
+      good_enough_seconds_ = roofline_seconds_ / settings_.search_settings().good_enough;
+      if (std::max(again.median, outcomes_[i].median) > good_enough_seconds_) return;
+    }
     finished_ = true;
     char text[160];
     std::snprintf(text, sizeof text,

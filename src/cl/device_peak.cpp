@@ -1,9 +1,12 @@
 // Client::peak(): a device's arithmetic and memory peaks, measured once per device and process
-// (kernels/peak.cl), for the throughput bounds that end a tuning early.
+// (kernels/peak.cl), and again before a tuning stops on them (peak_now), for the throughput
+// bounds that end a tuning early.
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "../warnings.hpp"
@@ -16,6 +19,10 @@ std::mutex peaks_mutex;
 std::map<std::string, DevicePeak>& known_peaks() {  // by device identity
   static std::map<std::string, DevicePeak> peaks;
   return peaks;
+}
+std::set<std::string>& declared_peaks() {  // never measured again (Client::peak_now)
+  static std::set<std::string> declared;
+  return declared;
 }
 
 // The shortest of three runs of `work` once it takes long enough to time well.
@@ -69,29 +76,57 @@ double measure_bytes(Client& client) {
 
 }  // namespace
 
+namespace {
+
+// The peak measured now; nothing when the measurement failed (said once per call).
+std::optional<DevicePeak> measure_peak(Client& client, const DeviceInfo& device) {
+  try {
+    DevicePeak peak;
+    peak.flops_per_second = measure_flops(client);
+    peak.bytes_per_second = measure_bytes(client);
+    peak.cache_bytes = static_cast<double>(device.global_memory_cache);
+    return peak;
+  } catch (const std::exception& e) {
+    warn("tunekit: measuring the peak of " + device.describe() +
+         " failed, no throughput bound for its tunings: " + e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 DevicePeak Client::peak() {
   const std::string& identity = id_.identity();
   {
     std::lock_guard lock(peaks_mutex);
     if (auto it = known_peaks().find(identity); it != known_peaks().end()) return it->second;
   }
-  DevicePeak peak;
-  try {
-    peak.flops_per_second = measure_flops(*this);
-    peak.bytes_per_second = measure_bytes(*this);
-    peak.cache_bytes = static_cast<double>(device_.global_memory_cache);
-  } catch (const std::exception& e) {
-    warn("tunekit: measuring the peak of " + device_.describe() +
-         " failed, no throughput bound for its tunings: " + e.what());
-    peak = {};
-  }
+  const DevicePeak peak = measure_peak(*this, device_).value_or(DevicePeak{});
   std::lock_guard lock(peaks_mutex);
   return known_peaks().try_emplace(identity, peak).first->second;  // the first one measured
+}
+
+DevicePeak Client::peak_now() {
+  const std::string& identity = id_.identity();
+  {
+    std::lock_guard lock(peaks_mutex);
+    if (declared_peaks().count(identity)) return known_peaks().at(identity);
+  }
+  const auto now = measure_peak(*this, device_);
+  std::lock_guard lock(peaks_mutex);
+  DevicePeak& known = known_peaks()[identity];
+  if (now) {
+    known.flops_per_second = std::max(known.flops_per_second, now->flops_per_second);
+    known.bytes_per_second = std::max(known.bytes_per_second, now->bytes_per_second);
+    known.cache_bytes = now->cache_bytes;
+  }
+  return known;
 }
 
 void Client::declare_peak(const DevicePeak& peak) {
   std::lock_guard lock(peaks_mutex);
   known_peaks().insert_or_assign(id_.identity(), peak);
+  declared_peaks().insert(id_.identity());
 }
 
 }  // namespace tunekit::cl

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 
+#include "compiler_chatter.hpp"
 #include "kernel_file.hpp"
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/stable_hash.hpp"
@@ -139,7 +140,11 @@ void ProgramCache::keep(const KernelSpec& spec) {
                                stamp_kernel(source, options) + "(void) {}\n";
   ::cl::Program program(context_, compiled, false, &code);
   check(code, [&] { return "creating the program " + where; });
-  code = program.build(std::vector<::cl::Device>{device_}, std::string(options).c_str());
+  {
+    const detail::CompilerChatterGuard aside(detail::chatty_compiler(
+        ::cl::Platform(device_.getInfo<CL_DEVICE_PLATFORM>()).getInfo<CL_PLATFORM_NAME>()));
+    code = program.build(std::vector<::cl::Device>{device_}, std::string(options).c_str());
+  }
   if (code != CL_SUCCESS) {
     std::string log;
     program.getBuildInfo(device_, CL_PROGRAM_BUILD_LOG, &log);

@@ -1,12 +1,17 @@
 // The program cache (one build per source and options, thread-safe, failures with their logs),
 // embedded kernel sources and kernel fingerprints.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "../../src/cl/compiler_chatter.hpp"
 #include "support_cl.hpp"
 
 namespace tunekit::test {
@@ -154,6 +159,60 @@ TEST_CASE("a kernel's fingerprint covers its source, options and name, and enter
   };
   CHECK(set_with("-DTILE=16").checksum_text() == set_with("-DTILE=16").checksum_text());
   CHECK(set_with("-DTILE=16").checksum_text() != set_with("-DTILE=32").checksum_text());
+}
+
+}  // namespace tunekit::test
+
+namespace tunekit::test {
+
+TEST_CASE("the compiler's summary lines are taken out of what the process writes, nothing else",
+          "[opencl][program-cache][chatter]") {
+  CHECK(cl::detail::without_compiler_summaries(
+            "before\n1 warning generated.\n2 warnings generated.\n3 warnings and 1 error "
+            "generated.\nwarnings generated.\nmine: 2 warnings generated. (quoted)\nafter") ==
+        "before\nwarnings generated.\nmine: 2 warnings generated. (quoted)\nafter");
+  CHECK(cl::detail::without_compiler_summaries("") == "");
+  CHECK(cl::detail::without_compiler_summaries("12 warnings generated.\n") == "");
+}
+
+TEST_CASE("a kernel with warnings builds without PoCL's summary reaching stderr; its warnings "
+          "stay in the build log",
+          "[opencl][program-cache][chatter]") {
+  auto& client = shared_client();
+  // A loop the compiler cannot unroll as asked: clang warns (PoCL then prints "1 warning
+  // generated."). Unique text, so that PoCL's own kernel cache cannot skip the compiler.
+  const std::string source =
+      "// " + std::to_string(std::random_device{}()) +
+      "\n__kernel void chatty(__global float* x, const int n) {\n#pragma unroll\n"
+      "  for (int i = get_global_id(0); i < n; i += 3) x[i] = 1.0f;\n}\n";
+  char path[] = "/tmp/tunekit-stderr-XXXXXX";
+  const int file = ::mkstemp(path);
+  REQUIRE(file >= 0);
+  ::unlink(path);
+  std::fflush(stderr);
+  const int real = ::dup(2);
+  REQUIRE(real >= 0);
+  ::dup2(file, 2);
+  std::fputs("before the build\n", stderr);
+  bool built = false;
+  {
+    cl::ProgramCache cache(client.context(), client.device().device,
+                           client.device().device_name);
+    built = cache.program(source, "", "chatty.cl")() != nullptr;
+  }
+  std::fputs("after the build\n", stderr);
+  std::fflush(stderr);
+  ::dup2(real, 2);
+  ::close(real);
+  std::string written(4096, '\0');
+  ::lseek(file, 0, SEEK_SET);
+  const auto n = ::read(file, written.data(), written.size());
+  ::close(file);
+  written.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  INFO("stderr during the build: " << written);
+  CHECK(built);
+  CHECK_THAT(written, Catch::Contains("before the build\n") && Catch::Contains("after the build\n"));
+  CHECK_THAT(written, !Catch::Contains("generated."));
 }
 
 }  // namespace tunekit::test

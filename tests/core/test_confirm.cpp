@@ -127,19 +127,44 @@ TEST_CASE("a tuning stops once a candidate runs near the roofline twice", "[tune
   Settings settings = test::test_settings();
   settings.search = SearchSettings::for_level(Level::balanced);
   REQUIRE(settings.search->good_enough == Approx(0.85));
+  settings.benchmark->confirm_contenders = 0;  // every call below is the search's
+  // The calls one measurement of "near the peak" makes: a tuning with no bound and the two
+  // candidates alone. A stop must measure it once more (twice), so it calls it more.
+  std::size_t near_calls = 0;
+  const auto near_the_peak = [&](PeakClient& c, int&) {
+    ++near_calls;
+    c.spend(1.1e-3);  // 91% of the roofline
+  };
+  std::size_t one_measurement = 0;
+  {
+    Settings unbounded = settings;
+    unbounded.search->good_enough = 0;
+    LocalTuner<WorkKey> once("roofline, unbounded", unbounded);
+    PeakClient client;
+    const auto& set = once.init([&] {
+      return TunableSet{work_key, work_inputs}
+          .with(Tunable{"slow", costs<PeakClient>(3e-3)})
+          .with(Tunable{"near the peak", near_the_peak});
+    });
+    once.execute(client.id(), client, set, 8);
+    one_measurement = near_calls;
+    near_calls = 0;
+  }
+  REQUIRE(one_measurement > 0);
   LocalTuner<WorkKey> tuner("roofline", settings);
   PeakClient client;
   std::size_t unmeasured_calls = 0;
   const auto& set = tuner.init([&] {
     return TunableSet{work_key, work_inputs}
         .with(Tunable{"slow", costs<PeakClient>(3e-3)})
-        .with(Tunable{"near the peak", costs<PeakClient>(1.1e-3)})  // 91% of the roofline
+        .with(Tunable{"near the peak", near_the_peak})
         .with(Tunable{"never needed", [&](PeakClient& c, int&) {
                         ++unmeasured_calls;
                         c.spend(0.5e-3);
                       }});
   });
   tuner.execute(client.id(), client, set, 8);
+  CHECK(near_calls > one_measurement);  // measured a second time before the stop
   const auto report = tuner.tuner(client.id()).report(WorkKey{8});
   REQUIRE(report);
   INFO(format_report(*report));
@@ -151,6 +176,46 @@ TEST_CASE("a tuning stops once a candidate runs near the roofline twice", "[tune
   CHECK(skipped.name == "never needed");
   REQUIRE(skipped.error);
   CHECK_THAT(skipped.error->message(), Catch::Contains("stopped early"));
+}
+
+namespace {
+
+// A device whose first peak measurement met a busy moment (half the peak); measured again, it
+// gives the real one.
+class BusyPeakClient : public VirtualClient {
+ public:
+  DevicePeak peak() const { return {0.5e9, 0.5e9}; }
+  DevicePeak peak_now() {
+    ++measured_again;
+    return {1e9, 1e9};
+  }
+  std::size_t measured_again = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a peak measured in a busy moment does not stop a tuning: the stop measures it again",
+          "[tuner][good-enough][pick]") {
+  STATIC_REQUIRE(HasFreshPeak<BusyPeakClient>);
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings::for_level(Level::balanced);
+  LocalTuner<WorkKey> tuner("busy peak", settings);
+  BusyPeakClient client;
+  const auto& set = tuner.init([&] {
+    return TunableSet{work_key, work_inputs}
+        .with(Tunable{"slow", costs<BusyPeakClient>(4e-3)})
+        // 91% of the busy moment's roofline (2 ms), 45% of the real one (1 ms)
+        .with(Tunable{"mediocre", costs<BusyPeakClient>(2.2e-3)})
+        .with(Tunable{"best", costs<BusyPeakClient>(1.05e-3)});
+  });
+  tuner.execute(client.id(), client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(WorkKey{8});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  CHECK(client.measured_again >= 1);
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "best");
+  CHECK_THAT(report->stopped_early, !Catch::Contains("mediocre"));
 }
 
 TEST_CASE(

@@ -65,7 +65,8 @@ void add_tuning_options(CLI::App& op, TuneOptions& options) {
                 "else balanced)")
       ->check(non_empty);
   op.add_option("--search", options.search,
-                "search strategy for parameter spaces: exhaustive, random, annealing (default: "
+                "search strategy for parameter spaces: exhaustive, random, annealing, model "
+                "(default: "
                 "TUNEKIT_SEARCH, else the level's)")
       ->check(non_empty);
   op.add_flag("--no-cache", options.no_cache,

@@ -178,6 +178,10 @@ class Client {
   /// and a copy kernel, a few tens of milliseconds) and kept for every client of this device in
   /// the process. A device on which the measurement fails has an unknown (zero) peak.
   tunekit::DevicePeak peak();
+  /// The peak measured again now, kept as the higher of it and what was known (a busy moment
+  /// makes a measured peak low, never high), unless it was declared. A tuning calls it before
+  /// it stops near the roofline, so that a low first measurement cannot end it.
+  tunekit::DevicePeak peak_now();
   /// Declares the peak of this client's device (e.g. from its data sheet) instead of measuring.
   void declare_peak(const tunekit::DevicePeak& peak);
 
