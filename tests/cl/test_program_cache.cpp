@@ -5,9 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -175,9 +175,10 @@ TEST_CASE("the compiler's summary lines are taken out of what the process writes
   CHECK(cl::detail::without_compiler_summaries("12 warnings generated.\n") == "");
 }
 
-TEST_CASE("a kernel with warnings builds without PoCL's summary reaching stderr; its warnings "
-          "stay in the build log",
-          "[opencl][program-cache][chatter]") {
+TEST_CASE(
+    "a kernel with warnings builds without PoCL's summary reaching stderr; its warnings "
+    "stay in the build log",
+    "[opencl][program-cache][chatter]") {
   auto& client = shared_client();
   // A loop the compiler cannot unroll as asked: clang warns (PoCL then prints "1 warning
   // generated."). Unique text, so that PoCL's own kernel cache cannot skip the compiler.
@@ -196,8 +197,7 @@ TEST_CASE("a kernel with warnings builds without PoCL's summary reaching stderr;
   std::fputs("before the build\n", stderr);
   bool built = false;
   {
-    cl::ProgramCache cache(client.context(), client.device().device,
-                           client.device().device_name);
+    cl::ProgramCache cache(client.context(), client.device().device, client.device().device_name);
     built = cache.program(source, "", "chatty.cl")() != nullptr;
   }
   std::fputs("after the build\n", stderr);
@@ -211,7 +211,8 @@ TEST_CASE("a kernel with warnings builds without PoCL's summary reaching stderr;
   written.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   INFO("stderr during the build: " << written);
   CHECK(built);
-  CHECK_THAT(written, Catch::Contains("before the build\n") && Catch::Contains("after the build\n"));
+  CHECK_THAT(written,
+             Catch::Contains("before the build\n") && Catch::Contains("after the build\n"));
   CHECK_THAT(written, !Catch::Contains("generated."));
 }
 

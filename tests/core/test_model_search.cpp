@@ -83,13 +83,12 @@ int found_within_5_percent(SearchStrategy strategy, std::size_t evaluations, int
 
 TEST_CASE("a space tells each configuration's value positions and its adjacent steps",
           "[search][model]") {
-  const auto expanded = Space("s")
-                            .parameter("A", {1, 2, 4})
-                            .parameter("B", {10, 20, 30, 40})
-                            .where("no A=2 with B=30", [](const Config& c) {
-                              return !(c["A"] == 2 && c["B"] == 30);
-                            })
-                            .expand();
+  const auto expanded =
+      Space("s")
+          .parameter("A", {1, 2, 4})
+          .parameter("B", {10, 20, 30, 40})
+          .where("no A=2 with B=30", [](const Config& c) { return !(c["A"] == 2 && c["B"] == 30); })
+          .expand();
   REQUIRE(expanded.parameter_count() == 2);
   CHECK(expanded.value_count(1) == 4);
   for (std::size_t i = 0; i < expanded.size(); ++i) {
@@ -108,9 +107,10 @@ TEST_CASE("a space tells each configuration's value positions and its adjacent s
   CHECK(steps == std::set<std::string>{"A=1,B=20", "A=4,B=20", "A=2,B=10", "A=2,B=40"});
 }
 
-TEST_CASE("the model search finds a configuration within 5% of the optimum where annealing and "
-          "random sampling often do not, at the same evaluations",
-          "[search][model]") {
+TEST_CASE(
+    "the model search finds a configuration within 5% of the optimum where annealing and "
+    "random sampling often do not, at the same evaluations",
+    "[search][model]") {
   // 1,875 configurations, 2% of them evaluated, 3% noise on each evaluation.
   const int seeds = 20;
   const int model = found_within_5_percent(SearchStrategy::model, 36, seeds);
