@@ -1,6 +1,6 @@
 // Background tunings: each Tuner's queue and worker, and the process-wide list that stops them
 // at exit (see background.hpp for the lifetime rules).
-#include "tunekit/background.hpp"
+#include "tunekit/engine/background_queue.hpp"
 
 #include <cstdlib>
 #include <system_error>

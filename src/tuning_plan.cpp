@@ -1,5 +1,5 @@
 // The plan of a tuning: priority levels, each split into single tunables and spaces.
-#include "tunekit/tuning_plan.hpp"
+#include "tunekit/engine/tuning_plan.hpp"
 
 #include <algorithm>
 #include <map>

@@ -19,7 +19,7 @@
 #include "tunekit/settings.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tunable_set.hpp"
-#include "tunekit/tuner.hpp"
+#include "tunekit/engine/tuner.hpp"
 
 namespace tunekit {
 

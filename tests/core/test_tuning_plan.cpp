@@ -4,7 +4,7 @@
 #include <optional>
 #include <stdexcept>
 #include <tunekit/tunekit.hpp>
-#include <tunekit/tuning_plan.hpp>
+#include <tunekit/engine/tuning_plan.hpp>
 #include <vector>
 
 using namespace tunekit;
