@@ -67,6 +67,14 @@ class TuningPlan {
   /// The set indices a search of space entry `entry` measures first: the space's own start
   /// points (Space::start_at), then those of `known` (winners of other keys) inside it.
   std::vector<std::size_t> starts(std::size_t entry, const std::vector<std::size_t>& known) const;
+  /// What a tuning measures of `space` before any search: a whole space's start points (starts(),
+  /// with `known`'s), all the members of one too small to search (one by one).
+  std::vector<std::size_t> opening(const PlannedSpace& space,
+                                   const std::vector<std::size_t>& known) const;
+  /// What a tuning measures first, level by level: each level's singles, then each of its spaces'
+  /// opening (without other keys' winners). What serves a key while it is tuned in the
+  /// background (engine/background_tuning.hpp).
+  std::vector<std::size_t> measured_first() const;
   /// The members of `known` inside space entry `entry`, as configuration indices of its space.
   std::vector<std::size_t> known_configs(std::size_t entry,
                                          const std::vector<std::size_t>& known) const;

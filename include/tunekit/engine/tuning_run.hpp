@@ -22,9 +22,10 @@
 #include <vector>
 
 #include "tunekit/benchmark.hpp"
-#include "tunekit/engine/build_pool.hpp"
 #include "tunekit/detail/function_ref.hpp"
+#include "tunekit/engine/build_pool.hpp"
 #include "tunekit/engine/dispatch.hpp"
+#include "tunekit/engine/tuning_plan.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/host_reference.hpp"
 #include "tunekit/key.hpp"
@@ -34,7 +35,6 @@
 #include "tunekit/space.hpp"
 #include "tunekit/throughput.hpp"
 #include "tunekit/timing_client.hpp"
-#include "tunekit/engine/tuning_plan.hpp"
 
 namespace tunekit {
 
@@ -121,7 +121,7 @@ class TuningRun {
       for (const PlannedSpace& space : level.spaces) {
         double best = std::numeric_limits<double>::infinity();
         if (space.whole) {
-          const auto starts = plan.starts(space.entry, known_);
+          const auto starts = plan.opening(space, known_);
           if (ahead_) ahead_->plan(starts);
           for (std::size_t i : starts) {
             if (outcomes_[i].status == OutcomeStatus::skipped) measure_one(i);
