@@ -1,11 +1,11 @@
 // Background tunings: each Tuner's queue and worker, and the process-wide list that stops them
 // at exit (see background.hpp for the lifetime rules).
-#include "tunekit/background.hpp"
-
 #include <cstdlib>
 #include <system_error>
 #include <utility>
 #include <vector>
+
+#include "tunekit/engine/background_queue.hpp"
 
 namespace tunekit {
 namespace detail {

@@ -1,4 +1,4 @@
-// Sample statistics and the translation of exceptions into AutotuneErrors.
+// Sample statistics.
 #include "tunekit/benchmark.hpp"
 
 #include <algorithm>
@@ -48,24 +48,6 @@ std::pair<double, double> median_interval(const std::vector<double>& sorted) {
   const auto upper_rank = static_cast<std::size_t>(
       std::min(static_cast<double>(n), std::ceil(centre + half_width + 1)));
   return {sorted[lower_rank - 1], sorted[upper_rank - 1]};
-}
-
-AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable) {
-  try {
-    std::rethrow_exception(failure);
-  } catch (const AutotuneError& e) {
-    return e.named(tunable);
-  } catch (const std::bad_alloc&) {
-    return AutotuneError(ErrorKind::allocation, "out of memory (std::bad_alloc)", tunable);
-  } catch (const std::exception& e) {
-    return AutotuneError(ErrorKind::runtime, std::string("threw: ") + e.what(), tunable);
-  } catch (...) {
-    return AutotuneError(ErrorKind::runtime, "threw an exception of unknown type", tunable);
-  }
-}
-
-AutotuneError error_from_current_exception(const std::string& tunable) {
-  return error_from_exception(std::current_exception(), tunable);
 }
 
 }  // namespace tunekit

@@ -1,5 +1,5 @@
 // BuildPool: a queue and a few threads; see build_pool.hpp.
-#include "tunekit/build_pool.hpp"
+#include "tunekit/engine/build_pool.hpp"
 
 #include <algorithm>
 

@@ -1,8 +1,10 @@
 // AutotuneError's text: the kind, the tunable and the reason, and for a failed tuning every
-// distinct reason of its candidates once, naming the candidates that hit it.
+// distinct reason of its candidates once, naming the candidates that hit it; the error an
+// exception stands for.
 #include "tunekit/error.hpp"
 
 #include <map>
+#include <new>
 #include <utility>
 
 namespace tunekit {
@@ -108,6 +110,24 @@ std::string AutotuneError::summary() const {
 AutotuneError AutotuneError::named(std::string tunable) const {
   if (!tunable_.empty()) return *this;
   return AutotuneError(kind_, message_, std::move(tunable), causes_);
+}
+
+AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const AutotuneError& e) {
+    return e.named(tunable);
+  } catch (const std::bad_alloc&) {
+    return AutotuneError(ErrorKind::allocation, "out of memory (std::bad_alloc)", tunable);
+  } catch (const std::exception& e) {
+    return AutotuneError(ErrorKind::runtime, std::string("threw: ") + e.what(), tunable);
+  } catch (...) {
+    return AutotuneError(ErrorKind::runtime, "threw an exception of unknown type", tunable);
+  }
+}
+
+AutotuneError error_from_current_exception(const std::string& tunable) {
+  return error_from_exception(std::current_exception(), tunable);
 }
 
 }  // namespace tunekit

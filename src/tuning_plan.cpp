@@ -1,5 +1,5 @@
 // The plan of a tuning: priority levels, each split into single tunables and spaces.
-#include "tunekit/tuning_plan.hpp"
+#include "tunekit/engine/tuning_plan.hpp"
 
 #include <algorithm>
 #include <map>
@@ -93,6 +93,23 @@ std::vector<std::size_t> TuningPlan::starts(std::size_t entry,
   }
   for (std::size_t config : known_configs(entry, known)) starts.push_back(e.first + config);
   return starts;
+}
+
+std::vector<std::size_t> TuningPlan::opening(const PlannedSpace& space,
+                                             const std::vector<std::size_t>& known) const {
+  return space.whole ? starts(space.entry, known) : space.members;
+}
+
+std::vector<std::size_t> TuningPlan::measured_first() const {
+  std::vector<std::size_t> first;
+  for (const PlannedLevel& level : levels_) {
+    first.insert(first.end(), level.singles.begin(), level.singles.end());
+    for (const PlannedSpace& space : level.spaces) {
+      const auto opened = opening(space, {});
+      first.insert(first.end(), opened.begin(), opened.end());
+    }
+  }
+  return first;
 }
 
 std::vector<std::size_t> TuningPlan::known_configs(std::size_t entry,

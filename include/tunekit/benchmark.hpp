@@ -48,12 +48,6 @@ inline bool clearly_faster(double a_high, double b_low, double margin = 0) {
   return a_high < b_low * (1 - margin);
 }
 
-/// The AutotuneError an exception in flight stands for: an AutotuneError keeps its kind,
-/// std::bad_alloc is an allocation failure, anything else a runtime failure with its what().
-AutotuneError error_from_current_exception(const std::string& tunable);
-/// The AutotuneError an exception_ptr stands for (see error_from_current_exception).
-AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable);
-
 namespace detail {
 inline double checked_time(double seconds, const std::string& name) {
   if (!std::isfinite(seconds) || seconds < 0) {

@@ -1,6 +1,7 @@
 // AutotuneError: why a candidate, or a whole tuning, failed.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -56,6 +57,12 @@ class AutotuneError : public std::runtime_error {
   std::string tunable_;
   std::vector<AutotuneError> causes_;
 };
+
+/// The AutotuneError an exception in flight stands for: an AutotuneError keeps its kind,
+/// std::bad_alloc is an allocation failure, anything else a runtime failure with its what().
+AutotuneError error_from_current_exception(const std::string& tunable);
+/// The AutotuneError an exception_ptr stands for (see error_from_current_exception).
+AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable);
 
 /// `errors` grouped by failure, each group in the order of its first member: two errors are the
 /// same failure when their kind and summary() are equal (the 8 configurations of a space that hit

@@ -13,13 +13,13 @@
 
 #include "tunekit/call_report.hpp"
 #include "tunekit/device_id.hpp"
+#include "tunekit/engine/tuner.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/progress.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/settings.hpp"
 #include "tunekit/timing_client.hpp"
 #include "tunekit/tunable_set.hpp"
-#include "tunekit/tuner.hpp"
 
 namespace tunekit {
 

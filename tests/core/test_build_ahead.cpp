@@ -7,7 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
-#include <tunekit/build_pool.hpp>
+#include <tunekit/engine/build_pool.hpp>
 #include <tunekit/tunekit.hpp>
 #include <vector>
 

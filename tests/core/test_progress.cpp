@@ -11,6 +11,7 @@
 #include <tunekit/tunekit.hpp>
 
 #include "../support.hpp"
+#include "tuner_cases.hpp"
 
 namespace tunekit::test {
 
@@ -163,6 +164,70 @@ TEST_CASE("a program's tuning draws the tool's progress line when progress is on
   CHECK(tune_slowly("progress_off", ProgressMode::off).empty());
   if (!stderr_is_terminal()) {
     CHECK(tune_slowly("progress_auto", ProgressMode::automatic).empty());
+  }
+}
+
+using namespace tuner_cases;
+
+TEST_CASE("the progress hook sees every measured candidate with rising counts and the best so far",
+          "[tuner][progress]") {
+  Settings settings = test::test_settings();
+  std::vector<TuningProgress> seen;
+  std::vector<std::string> best_names;
+  settings.on_progress = [&](const TuningProgress& p) {
+    seen.push_back(p);
+    best_names.emplace_back(p.best);  // the views are valid during the call only
+  };
+  LocalTuner<SizeKey> tuner("progress", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"slow", costs(3e-3, 0)})
+        .with(Tunable{"fast", costs(1e-3, 1)})
+        .with(Tunable{"broken", [](VirtualClient&, int&) -> int { throw std::runtime_error("x"); }})
+        .with(Tunable{"middle", costs(2e-3, 2)});
+  });
+  run(tuner, client, set, 64);
+  REQUIRE(seen.size() == 4);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    CHECK(seen[i].done == i + 1);
+    CHECK(seen[i].total == 4);
+    CHECK(seen[i].op == std::string_view("progress"));
+    if (i > 0) CHECK(seen[i].elapsed_seconds >= seen[i - 1].elapsed_seconds);
+  }
+  CHECK(best_names.front() == "slow");
+  CHECK(seen.front().best_seconds == Approx(3e-3));
+  CHECK(best_names.back() == "fast");
+  CHECK(seen.back().best_seconds == Approx(1e-3));
+
+  run(tuner, client, set, 64);  // dispatch to the known winner: no tuning, no progress
+  CHECK(seen.size() == 4);
+}
+
+TEST_CASE("the progress total of a searched space is its search budget", "[tuner][progress]") {
+  Settings settings = test::test_settings();
+  settings.search = SearchSettings{SearchStrategy::random, 0.0, 5, 1e9};
+  std::vector<std::pair<std::size_t, std::size_t>> counts;  // done, total
+  settings.on_progress = [&](const TuningProgress& p) { counts.emplace_back(p.done, p.total); };
+  LocalTuner<SizeKey> tuner("progress space", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"baseline", costs(5e-3, -1)})
+        .with(space("s").parameter("A", {1, 2, 3, 4}).parameter("B", {1, 2, 3, 4}),
+              [](const Config& c) {
+                return
+                    [t = 1e-3 * static_cast<double>(c["A"] + c["B"])](VirtualClient& client, int&) {
+                      client.spend(t);
+                      return 0;
+                    };
+              });
+  });
+  run(tuner, client, set, 8);
+  REQUIRE(counts.size() == 1 + 5);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    CHECK(counts[i].first == i + 1);
+    CHECK(counts[i].second == 6);
   }
 }
 

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <optional>
 #include <stdexcept>
+#include <tunekit/engine/tuning_plan.hpp>
 #include <tunekit/tunekit.hpp>
-#include <tunekit/tuning_plan.hpp>
 #include <vector>
 
 using namespace tunekit;

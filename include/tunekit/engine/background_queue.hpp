@@ -1,0 +1,69 @@
+// BackgroundQueue: one Tuner's background tunings (Settings::tuning = TuningMode::background),
+// run one after another on a worker thread of its own. What stops them, and when, is said in
+// tunekit/background.hpp; src/background.cpp keeps every queue for stop_background_tunings.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "tunekit/background.hpp"
+
+namespace tunekit {
+
+namespace detail {
+
+/// One Tuner's background tunings: jobs run one after another on a worker thread, which ends
+/// when the queue is empty (the next push starts another). Thread-safe.
+class BackgroundQueue {
+ public:
+  BackgroundQueue() = default;
+  /// Stops (see stop()).
+  ~BackgroundQueue();
+  BackgroundQueue(const BackgroundQueue&) = delete;
+  BackgroundQueue& operator=(const BackgroundQueue&) = delete;
+
+  /// Queues `job`, which uses `client`; false when the queue was stopped (nothing queued).
+  /// `job` must not throw.
+  bool push(std::function<void()> job, const void* client);
+  /// Waits until no job is queued or running (from a job itself: returns at once).
+  void wait_idle();
+  /// Drops the queued jobs, stops the running one (at its next candidate) and waits for it; later
+  /// pushes are refused. From the worker itself (a job that ends the process): does not wait.
+  void stop() noexcept;
+  /// Drops the queued jobs of `client` and stops and waits for the running one if it is of
+  /// `client`; the others go on.
+  void stop_using(const void* client) noexcept;
+  /// Raised while the running job must stop: what its TuningRun checks (TuningRun::stop_when).
+  const std::atomic<bool>& stop_flag() const noexcept { return stop_; }
+
+ private:
+  struct Job {
+    std::function<void()> run;
+    const void* client;
+  };
+  void work();
+  // Waits (with `lock` held on mutex_) until the running job, if any, has ended.
+  void wait_for_running(std::unique_lock<std::mutex>& lock);
+
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::deque<Job> jobs_;
+  const void* running_client_ = nullptr;  // the running job's client
+  bool busy_ = false;                     // a worker runs (or is about to take a job)
+  bool stopped_ = false;
+  std::thread::id worker_id_;
+  std::thread worker_;
+  std::atomic<bool> stop_{false};
+};
+
+/// A new queue, known to stop_background_tunings (and so stopped at exit).
+std::shared_ptr<BackgroundQueue> make_background_queue();
+
+}  // namespace detail
+}  // namespace tunekit

@@ -1,0 +1,139 @@
+// What a Tuner keeps of its keys, by candidate name: the reports of this process, and the
+// persistent store (load, persist, in-progress records, other keys' winners). Compiled once
+// (src/persistence.cpp): it sees a set only through its candidates' names (CandidateNames), and
+// an outcome recorded earlier counts only while it still names the same candidate
+// (names_candidate).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tunekit/engine/decision.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/outcome.hpp"
+#include "tunekit/result_store.hpp"
+#include "tunekit/settings.hpp"
+
+namespace tunekit::detail {
+
+/// A set's candidates as the name-level code sees them.
+class CandidateNames {
+ public:
+  virtual std::size_t size() const = 0;
+  virtual std::string name(std::size_t index) const = 0;
+
+ protected:
+  ~CandidateNames() = default;
+};
+
+/// CandidateNames of a TunableSet.
+template <class Set>
+class NamesOf final : public CandidateNames {
+ public:
+  explicit NamesOf(const Set& set) : set_(set) {}
+  std::size_t size() const override { return set_.size(); }
+  std::string name(std::size_t index) const override { return set_.name(index); }
+
+ private:
+  const Set& set_;
+};
+
+/// Whether `outcome`, recorded earlier (by this process, a store or an interrupted tuning),
+/// still names the candidate at its index: a set that changed makes it stale.
+bool names_candidate(const CandidateNames& names, const AutotuneOutcome& outcome);
+
+/// Whether a tuning in which every candidate failed is worth remembering on disk: not when a
+/// failure may come from the moment (memory, resources, device, timer) rather than from the
+/// candidates. It is retried when the set changes (its checksum is part of the entry's identity)
+/// or the cache is cleared.
+bool lasting(const AutotuneError& failure);
+
+/// Whether `decision` is stored: decided, or failed for a lasting reason (never unmeasured nor
+/// provisional).
+bool worth_storing(const Decision& decision);
+
+/// One tuner's reports and store. Thread-safe. Decisions it makes have no location: the tuner
+/// sets it from the set.
+class Persistence {
+ public:
+  Persistence(std::string op, std::string device, LogLevel log, std::shared_ptr<ResultStore> store)
+      : op_(std::move(op)), device_(std::move(device)), log_(log), store_(std::move(store)) {}
+
+  ResultStore* store() const noexcept { return store_.get(); }
+
+  /// The decision stored for `id`, or nothing: none, unreadable (warned), or no longer naming
+  /// the set's candidates (warned unless `report_mismatch` is false; re-tuned). A remembered
+  /// failure comes back failed. Its report is remembered (never over one of this process).
+  std::optional<Decision> load(const EntryId& id, const CandidateNames& names,
+                               bool report_mismatch = true);
+
+  /// Saves `decision` under `id` with the report of its key (a failed key with no winner;
+  /// candidates that failed after tuning as failed). A write failure is warned, not thrown.
+  void persist(const EntryId& id, const Decision& decision, const CandidateNames& names);
+
+  /// The decision a tuning's report makes: its working candidates ranked; else, when only the
+  /// timer failed, the first of those that ran, unmeasured; else failed with every reason.
+  Decision from_report(const TuningReport& report, const CandidateNames& names) const;
+
+  /// The outcomes of an interrupted tuning's record, when each names a candidate once and was
+  /// measured; else none (the record's checksum matched, so it was tampered with).
+  std::vector<AutotuneOutcome> resumable(std::vector<AutotuneOutcome> recorded,
+                                         const CandidateNames& names,
+                                         const std::string& key_text) const;
+
+  /// The winners of the other keys of this op on this device (in this process, then in the
+  /// store, under set checksum `checksum`), as indices into the set, most frequent first; at
+  /// most a few.
+  std::vector<std::size_t> known_winners(const std::string& key_text, std::uint64_t checksum,
+                                         const CandidateNames& names) const;
+
+  /// The candidates that tunings in this process ran (their programs are built and cached), as
+  /// indices into the set: reports read back from a cache (no tuning time) ran nothing here.
+  std::vector<std::size_t> built_in_this_process(const CandidateNames& names) const;
+
+  /// Runs `tuning` (a TuningRun of the set `names` names) and returns its report, logged (at
+  /// info; whole at debug) and remembered. With a store entry `id`, the tuning resumes from the
+  /// key's in-progress record and records each outcome as it is measured; the record goes once
+  /// the tuning is done (one that throws, or is stopped, leaves it for the next tuning).
+  template <class Run>
+  TuningReport run_recorded(Run& tuning, const EntryId* id, const CandidateNames& names,
+                            const std::string& key_text) {
+    std::vector<AutotuneOutcome> recorded;
+    if (id != nullptr) {
+      recorded = resumable(store_->load_progress(*id), names, key_text);
+      tuning.resume(recorded);
+      tuning.on_measured([&](const AutotuneOutcome& outcome) {
+        recorded.push_back(outcome);
+        store_->save_progress(*id, recorded);
+      });
+    }
+    TuningReport report = tuning.run();
+    if (id != nullptr) store_->drop_progress(*id);
+    finished(report);
+    return report;
+  }
+
+  /// Logs a finished tuning's table (at info; whole at debug) and remembers its report.
+  void finished(const TuningReport& report);
+
+  /// Keeps `report` as its key's (over an earlier one when `replace`).
+  void remember(TuningReport report, bool replace = true);
+  std::optional<TuningReport> report(const std::string& key_text) const;
+  std::vector<TuningReport> reports() const;
+
+ private:
+  std::string op_;
+  std::string device_;
+  LogLevel log_;
+  std::shared_ptr<ResultStore> store_;
+  mutable std::mutex reports_mutex_;
+  std::map<std::string, TuningReport> reports_;
+};
+
+}  // namespace tunekit::detail

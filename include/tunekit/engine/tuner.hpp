@@ -1,0 +1,400 @@
+// Tuner: one device's tuning state for one op, in the order a call meets it: the decisions in
+// memory (lookup, dispatch, recovery when a winner fails on real inputs), then on a miss the
+// store (persistence.hpp), background tuning (background_tuning.hpp) and tuning: a TuningRun
+// (tuning_run.hpp). docs/architecture.md follows one execute() call through them.
+#pragma once
+
+#include <atomic>
+#include <concepts>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tunekit/call_report.hpp"
+#include "tunekit/detail/insert_only_map.hpp"
+#include "tunekit/device_id.hpp"
+#include "tunekit/engine/background_tuning.hpp"
+#include "tunekit/engine/decision.hpp"
+#include "tunekit/engine/dispatch.hpp"
+#include "tunekit/engine/persistence.hpp"
+#include "tunekit/engine/tuning_run.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/key.hpp"
+#include "tunekit/log.hpp"
+#include "tunekit/outcome.hpp"
+#include "tunekit/result_store.hpp"
+#include "tunekit/settings.hpp"
+#include "tunekit/stable_hash.hpp"
+#include "tunekit/timing_client.hpp"
+#include "tunekit/tunable_set.hpp"
+
+namespace tunekit {
+
+/// Per-device tuning state of one op.
+template <AutotuneKey Key>
+class Tuner {
+ public:
+  Tuner(std::string op, DeviceId device, Settings settings, std::shared_ptr<ResultStore> store)
+      : op_(std::move(op)),
+        device_(std::move(device)),
+        settings_(std::move(settings)),
+        records_(op_, device_.identity(), settings_.log, std::move(store)),
+        background_(settings_.tuning) {}
+  /// Stops the background tunings (the running one at its next candidate) and waits for them.
+  ~Tuner() { background_.stop(); }
+  Tuner(const Tuner&) = delete;
+  Tuner& operator=(const Tuner&) = delete;
+
+  /// Runs the winner for `key` on `inputs`, tuning first on a miss. Hot path (winner known):
+  /// one lock-free lookup and one indirect call. A miss looks in the persistent store without
+  /// waiting for any tuning; only tuning itself is serialised per device (a key that another
+  /// thread is tuning waits for that tuning).
+  ///
+  /// What leaves it: the winner's own result; the AutotuneError that decided the key (every
+  /// candidate failed in tuning: thrown again at once on every later call, without tuning again);
+  /// AutotuneError(invalid_key) for a key that cannot identify a tuning (a NaN field); and, when
+  /// the winner and every other working candidate fail on the caller's inputs, the winner's own
+  /// exception unchanged (the caller's inputs are at fault, not the candidates: the ranking is
+  /// kept). Exceptions of the caller's own code (key generator, progress hook) pass unchanged.
+  template <TimingClient Client, class Set, class... Inputs>
+  execute_result_t<Set, Client, Inputs...> execute(Client& client, const Set& set, const Key& key,
+                                                   Inputs&... inputs) {
+    if (const Decision* decision = decisions_.find(key)) {
+      note(CallPath::dispatched, decision->index);
+      return serve(*decision, client, set, key, inputs...);
+    }
+    if (const Decision* provisional = background_.serving(key)) {  // tuned in the background
+      requeue_if_unfinished(client, set, key, inputs...);
+      note(CallPath::provisional, provisional->index);
+      return serve(*provisional, client, set, key, inputs...);
+    }
+    return serve(obtain(client, set, key, /*provisional=*/true, inputs...), client, set, key,
+                 inputs...);
+  }
+
+  /// Waits until this tuner's background tunings (Settings::tuning) are done; at once in
+  /// blocking mode.
+  void wait_for_tunings() { background_.wait_idle(); }
+
+  /// The winner's location for `key`, tuning first on a miss (for prepared dispatch: in
+  /// background mode too, as what it binds to is kept by the caller).
+  template <TimingClient Client, class Set, class... Inputs>
+  CandidateLocation winner(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    const Decision* decision = decisions_.find(key);
+    if (decision == nullptr) decision = &obtain(client, set, key, /*provisional=*/false, inputs...);
+    if (decision->failed()) throw *decision->failure;
+    return decision->location;
+  }
+
+  /// The report of the tuning (or cache load) that decided `key`, if any.
+  std::optional<TuningReport> report(const Key& key) const {
+    return records_.report(key_to_string(key));
+  }
+
+  /// Every report this tuner holds, by key.
+  std::vector<TuningReport> reports() const { return records_.reports(); }
+
+  /// Forgets the in-memory winners and remembered failures (the persistent store keeps its
+  /// entries).
+  void clear_memory() {
+    std::lock_guard lock(decisions_mutex_);
+    decisions_.clear();
+    background_.clear();
+  }
+
+  const DeviceId& device() const noexcept { return device_; }
+  const std::string& op() const noexcept { return op_; }
+  const Settings& settings() const noexcept { return settings_; }
+
+ private:
+  using Decision = detail::Decision;
+
+  // Runs `decision`'s winner; on a failure, the rest of its ranking for this call (recover).
+  template <class Client, class Set, class... Inputs>
+  execute_result_t<Set, Client, Inputs...> serve(const Decision& decision, Client& client,
+                                                 const Set& set, const Key& key,
+                                                 Inputs&... inputs) {
+    if (decision.failed()) {
+      note(CallPath::failed, decision.index);
+      throw *decision.failure;
+    }
+    try {
+      return detail::call_unwrapped(decision.location, client, set, inputs...);
+    } catch (...) {
+      return recover(std::current_exception(), decision, client, set, key, inputs...);
+    }
+  }
+
+  // The winner failed on the caller's inputs. For this call only, the other working candidates
+  // are tried in ranking order. If one serves the call, the winner gets a strike; after
+  // `demote_after_failures` strikes it is demoted, in memory and on disk. If none serves it,
+  // the inputs are at fault: the winner's own exception is rethrown and the ranking kept.
+  template <class Client, class Set, class... Inputs>
+  execute_result_t<Set, Client, Inputs...> recover(std::exception_ptr failure,
+                                                   const Decision& decision, Client& client,
+                                                   const Set& set, const Key& key,
+                                                   Inputs&... inputs) {
+    using Output = execute_result_t<Set, Client, Inputs...>;
+    // Recording the strike never runs the op again nor fails a call that was served.
+    const auto served_by = [&](std::uint32_t served) noexcept {
+      try {
+        strike(failure, decision.index, served, set, key);
+      } catch (...) {
+      }
+      note(CallPath::fell_back, served);
+    };
+    for (const std::uint32_t other : decision.ranking) {
+      if (other == decision.index) continue;
+      if constexpr (std::is_void_v<Output>) {
+        try {
+          detail::call_unwrapped(set.locate(other), client, set, inputs...);
+        } catch (...) {
+          continue;
+        }
+        served_by(other);
+        return;
+      } else {
+        std::optional<Output> output;
+        try {
+          output.emplace(detail::call_unwrapped(set.locate(other), client, set, inputs...));
+        } catch (...) {
+          continue;
+        }
+        served_by(other);
+        return std::move(*output);
+      }
+    }
+    note(CallPath::failed, decision.index);
+    std::rethrow_exception(failure);
+  }
+
+  // `failed`, the winner of `key`, failed on inputs that `served` handled.
+  template <class Set>
+  void strike(std::exception_ptr failure, std::uint32_t failed, std::uint32_t served,
+              const Set& set, const Key& key) {
+    const AutotuneError error = error_from_exception(failure, set.name(failed));
+    std::optional<Decision> demoted;
+    {
+      std::lock_guard lock(decisions_mutex_);
+      const Decision* current = decisions_.find(key);
+      if (current == nullptr || current->index != failed) return;  // already moved on
+      if (++current->strikes < demote_after_failures) {
+        if (settings_.log >= LogLevel::info) {
+          warn(about(op_, key_to_string(key)) + "winner '" + set.name(failed) +
+               "' failed on this call (" + error.message() + "); '" + set.name(served) +
+               "' served it instead");
+        }
+        return;
+      }
+      demoted = detail::demoted(*current, failed, error);
+      if (!demoted) return;  // a newer decision without `served`: keep the winner
+      decisions_.insert(key, *demoted = located(set, std::move(*demoted)));
+    }
+    warn(about(op_, key_to_string(key)) + "winner '" + set.name(failed) +
+         "' failed on real inputs " + std::to_string(demote_after_failures) +
+         " times that another candidate served (last: " + error.message() + "); demoted, now '" +
+         set.name(demoted->index) + "'");
+    if (records_.store()) records_.persist(entry_id(set, key), *demoted, detail::NamesOf(set));
+  }
+
+  // The decision for a key that missed in memory: from the persistent store if it has it (no
+  // tuning lock: a cached key never waits for another key's tuning), else by tuning under the
+  // device's tuning lock (after which the key may turn out decided by the thread before us).
+  // `provisional`: in background mode, a provisional decision may answer (execute).
+  template <class Client, class Set, class... Inputs>
+  const Decision& obtain(Client& client, const Set& set, const Key& key, bool provisional,
+                         Inputs&... inputs) {
+    if (auto problem = key_problem(key)) {
+      throw AutotuneError(ErrorKind::invalid_key,
+                          "a key of '" + op_ + "' cannot identify a tuning: " + *problem);
+    }
+    if (set.size() == 1) {  // nothing to choose: no benchmark, nothing stored (as in CubeCL)
+      Decision only;
+      only.ranking = {0};
+      note(CallPath::dispatched, 0);
+      return commit(key, located(set, std::move(only)));
+    }
+    if (records_.store()) {
+      if (auto stored = records_.load(entry_id(set, key), detail::NamesOf(set))) {
+        note(CallPath::loaded, stored->index);
+        return commit(key, located(set, std::move(*stored)));
+      }
+    }
+    if constexpr ((std::copy_constructible<std::decay_t<Inputs>> && ...)) {
+      if (background_.on() && provisional) {
+        if (const Decision* serving = tune_in_background(client, set, key, inputs...)) {
+          note(CallPath::provisional, serving->index);
+          return *serving;
+        }
+      }
+    }
+    std::lock_guard tuning(tuning_mutex_);  // one tuning at a time per device: fair timings
+    if (const Decision* decision = decisions_.find(key)) {
+      note(CallPath::dispatched, decision->index);
+      return *decision;
+    }
+    Decision decided = decide(client, set, key, nullptr, inputs...);
+    // A failure of the moment (memory, resources, the device) is not remembered in memory
+    // either: the next call tunes again, as a fresh tuner would.
+    if (decided.failed() && !detail::lasting(*decided.failure)) throw *decided.failure;
+    return commit(key, std::move(decided));
+  }
+
+  // Queues the tuning of `key` on the background thread, once per key, with copies of the
+  // inputs, and returns the provisional decision that serves the calls meanwhile. Nothing when
+  // the key was decided meanwhile or the queue is stopped: the caller goes on as if blocking.
+  template <class Client, class Set, class... Inputs>
+  const Decision* tune_in_background(Client& client, const Set& set, const Key& key,
+                                     Inputs&... inputs) {
+    if (set.size() == 0) return nullptr;                 // the blocking path says why
+    Decision provisional = background_.provisional_for(  // before the lock: it reads the store
+        set, key, [&] { return known_winners(set, key); }, settings_.search_settings());
+    std::lock_guard lock(decisions_mutex_);
+    if (decisions_.find(key) != nullptr) return nullptr;
+    if (const Decision* queued = background_.serving(key)) return queued;
+    if (!queue_tuning(client, set, key, inputs...)) return nullptr;
+    return background_.serve_meanwhile(key, std::move(provisional));
+  }
+
+  // Queues `key` again if its last background tuning ended undecided: else it would stay on its
+  // provisional candidate for the rest of the process once the client that queued it is gone.
+  // The tuning then uses the client of this call.
+  template <class Client, class Set, class... Inputs>
+  void requeue_if_unfinished(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    if constexpr ((std::copy_constructible<std::decay_t<Inputs>> && ...)) {
+      if (!background_.take_unfinished(key)) return;
+      std::lock_guard lock(decisions_mutex_);
+      if (decisions_.find(key) == nullptr) (void)queue_tuning(client, set, key, inputs...);
+    }
+  }
+
+  // Queues the tuning of `key` (the caller holds decisions_mutex_).
+  template <class Client, class Set, class... Inputs>
+  bool queue_tuning(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    return background_.queue(
+        key, client,
+        [this, &set, key](Client& on, auto&... in) noexcept {
+          tune_queued(on, set, key, in...);
+          return decisions_.find(key) != nullptr;
+        },
+        inputs...);
+  }
+
+  // The background tuning of `key` (on the worker thread). What it decides is kept as a blocking
+  // tuning's would be; an exception that would have reached execute()'s caller (e.g. from the
+  // progress hook) becomes the key's failure in this process; a stop leaves nothing decided.
+  template <class Client, class Set, class... Inputs>
+  void tune_queued(Client& client, const Set& set, const Key& key, Inputs&... inputs) noexcept {
+    try {
+      std::lock_guard tuning(tuning_mutex_);
+      if (decisions_.find(key) != nullptr) return;  // decided meanwhile (a blocking caller)
+      commit(key, decide(client, set, key, &background_.stop_flag(), inputs...));
+    } catch (const TuningStopped&) {
+      // The tuner is stopping: the calls stay provisional; the in-progress record stays.
+    } catch (...) {
+      try {
+        Decision failed = detail::failed_with(error_from_exception(std::current_exception(), ""));
+        warn(about(op_, key_to_string(key)) +
+             "the background tuning failed: " + failed.failure->message());
+        commit(key, std::move(failed));
+      } catch (...) {  // no memory even for that: the calls stay provisional
+      }
+    }
+  }
+
+  // With tuning_mutex_ held: the store's decision, else a tuning's (TuningStopped once `stop`).
+  template <class Client, class Set, class... Inputs>
+  Decision decide(Client& client, const Set& set, const Key& key, const std::atomic<bool>* stop,
+                  Inputs&... inputs) {
+    const detail::NamesOf names(set);
+    if (!records_.store()) {
+      Decision decision =
+          records_.from_report(tune(client, set, key, nullptr, stop, inputs...), names);
+      note(CallPath::tuned, decision.index);  // after the tuning: its candidates may call ops
+      return located(set, std::move(decision));
+    }
+    const EntryId id = entry_id(set, key);  // obtain() looked in the store just before
+    std::unique_ptr<TuningLock> process_lock;
+    try {
+      process_lock = records_.store()->lock_for_tuning(id);  // another process may be tuning it
+    } catch (const std::exception& e) {
+      warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
+    }
+    // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
+    if (auto stored = records_.load(id, names, /*report_mismatch=*/false)) {
+      note(CallPath::loaded, stored->index);
+      return located(set, std::move(*stored));
+    }
+    Decision decision = records_.from_report(tune(client, set, key, &id, stop, inputs...), names);
+    note(CallPath::tuned, decision.index);
+    if (detail::worth_storing(decision)) records_.persist(id, decision, names);
+    return located(set, std::move(decision));
+  }
+
+  // Tunes `key` (with tuning_mutex_ held); the records resume it and keep what it measured.
+  template <class Client, class Set, class... Inputs>
+  TuningReport tune(Client& client, const Set& set, const Key& key, const EntryId* id,
+                    const std::atomic<bool>* stop, Inputs&... inputs) {
+    const detail::NamesOf names(set);
+    const std::string key_text = key_to_string(key);
+    TuningRun<Key, Client, Set, Inputs...> tuning(op_, device_.identity(), settings_, client, set,
+                                                  key, known_winners(set, key),
+                                                  stable_hash(op_ + "|" + key_text), inputs...);
+    tuning.built_before(records_.built_in_this_process(names));
+    if (stop != nullptr) tuning.stop_when(*stop);
+    return records_.run_recorded(tuning, id, names, key_text);
+  }
+
+  // Stores `decision` for `key` unless another thread stored one first; returns the kept one.
+  const Decision& commit(const Key& key, Decision decision) {
+    std::lock_guard lock(decisions_mutex_);
+    if (const Decision* existing = decisions_.find(key)) return *existing;
+    return *decisions_.insert(key, std::move(decision));
+  }
+
+  // `decision` with its winner's location in `set` (a failed one has none).
+  template <class Set>
+  static Decision located(const Set& set, Decision decision) {
+    if (!decision.failed()) decision.location = set.locate(decision.index);
+    return decision;
+  }
+
+  // The winners of this op's other keys on this device, as indices into `set` (the set's
+  // checksum names them in the store: computed only where there is one).
+  template <class Set>
+  std::vector<std::size_t> known_winners(const Set& set, const Key& key) {
+    const std::uint64_t checksum = records_.store() ? entry_id(set, key).checksum : 0;
+    return records_.known_winners(key_to_string(key), checksum, detail::NamesOf(set));
+  }
+
+  template <class Set>
+  EntryId entry_id(const Set& set, const Key& key) {
+    std::call_once(checksum_once_, [&] { checksum_ = stable_hash(set.checksum_text()); });
+    return EntryId{device_.identity(), op_, key_to_string(key), checksum_};
+  }
+
+  void note(CallPath path, std::uint32_t candidate) const noexcept {
+    detail::note_call(this, op_, path, candidate);
+  }
+
+  std::string op_;
+  DeviceId device_;
+  Settings settings_;
+  detail::Persistence records_;  // the reports and the persistent store, by candidate name
+  std::once_flag checksum_once_;
+  std::uint64_t checksum_ = 0;
+  detail::InsertOnlyMap<Key, Decision, KeyHash, KeyEqual> decisions_;
+  std::mutex decisions_mutex_;  // serialises writers of decisions_ and background_ (and strikes)
+  std::mutex tuning_mutex_;     // held while this device tunes a key
+  // Stopped first in ~Tuner, as its jobs use every member above.
+  detail::BackgroundTuning<Key> background_;
+};
+
+}  // namespace tunekit

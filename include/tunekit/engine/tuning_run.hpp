@@ -1,0 +1,782 @@
+// TuningRun: one tuning of one key, following its TuningPlan: measures candidates (racing them
+// against the leader), validates their outputs, searches the spaces, builds ahead, and reports
+// progress. It decides nothing about caches: the Tuner (tuner.hpp) looks up, persists and
+// dispatches; a run only turns a set, a key and inputs into a ranked TuningReport.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tunekit/benchmark.hpp"
+#include "tunekit/detail/function_ref.hpp"
+#include "tunekit/engine/build_pool.hpp"
+#include "tunekit/engine/dispatch.hpp"
+#include "tunekit/engine/tuning_plan.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/host_reference.hpp"
+#include "tunekit/key.hpp"
+#include "tunekit/outcome.hpp"
+#include "tunekit/search.hpp"
+#include "tunekit/settings.hpp"
+#include "tunekit/space.hpp"
+#include "tunekit/throughput.hpp"
+#include "tunekit/timing_client.hpp"
+
+namespace tunekit {
+
+/// What TuningRun::run() throws once its stop flag is set (TuningRun::stop_when): the tuning
+/// ends between two candidates and decides nothing.
+class TuningStopped : public std::exception {
+ public:
+  const char* what() const noexcept override { return "tunekit: the tuning was stopped"; }
+};
+
+/// One tuning of `key` for `set` on `client`. Build it, call run() once; it holds references to
+/// everything it is given, and the inputs are only read (benchmark inputs come from the set's
+/// input generator).
+template <class Key, class Client, class Set, class... Inputs>
+class TuningRun {
+ public:
+  /// `op`, `device`: what the report names. `known`: the set indices of other keys' winners on
+  /// this device, measured first. `seed`: the search strategies' seed (reproducible per key).
+  TuningRun(const std::string& op, const std::string& device, const Settings& settings,
+            Client& client, const Set& set, const Key& key, std::vector<std::size_t> known,
+            std::uint64_t seed, Inputs&... inputs)
+      : op_(op),
+        settings_(settings),
+        client_(client),
+        set_(set),
+        key_(key),
+        inputs_(inputs...),
+        // Without start points, the winners of other keys are no hint either.
+        known_(settings.search_settings().start_points ? std::move(known)
+                                                       : std::vector<std::size_t>{}),
+        seed_(seed),
+        bench_(settings.benchmark_settings()),
+        report_{op, key_to_string(key), device, 0, {}} {}
+  TuningRun(const TuningRun&) = delete;
+  TuningRun& operator=(const TuningRun&) = delete;
+
+  /// Before run(): outcomes that an interrupted tuning of the same key and set measured (each
+  /// naming a candidate of the set). Those candidates are not measured again when the plan
+  /// reaches them: their outcomes stand (the best still meet the others in the confirmation).
+  void resume(const std::vector<AutotuneOutcome>& recorded) {
+    recorded_.assign(set_.size(), std::nullopt);
+    for (const auto& outcome : recorded) {
+      if (outcome.index < recorded_.size()) recorded_[outcome.index] = outcome;
+    }
+  }
+  /// Before run(): called with each candidate's outcome once it is measured (not for resumed
+  /// ones), before Settings::on_progress: what a tuning persists as it goes.
+  void on_measured(std::function<void(const AutotuneOutcome&)> f) { on_measured_ = std::move(f); }
+  /// Before run(): the candidates that earlier tunings in this process built (their programs are
+  /// cached): a search prefers them among its next moves (SearchEvaluator::cheap).
+  void built_before(std::vector<std::size_t> indices) {
+    built_before_.assign(set_.size(), false);
+    for (std::size_t i : indices) {
+      if (i < built_before_.size()) built_before_[i] = true;
+    }
+  }
+  /// Before run(): once `stop` is true, run() throws TuningStopped before its next candidate.
+  void stop_when(const std::atomic<bool>& stop) { stop_ = &stop; }
+
+  /// Measures the set for the key, level by level of the plan, until a level has a working
+  /// candidate. Candidates not measured carry the reason. The outcomes come back ranked.
+  TuningReport run() {
+    outcomes_.resize(set_.size());
+    for (std::size_t i = 0; i < set_.size(); ++i) {
+      outcomes_[i].name = set_.name(i);
+      outcomes_[i].index = i;
+    }
+    const TuningPlan plan(plan_entries(set_), priorities(), settings_.search_settings());
+    progress_.op = op_;  // the tuner's: outlives the run
+    progress_.key = report_.key;
+    good_enough_seconds_ = good_enough_bound();
+    start_building_ahead();
+    rescale_resumed();
+    for (std::size_t i : known_) report_.neighbour_starts.push_back(outcomes_[i].name);
+    bool found = false;
+    for (const PlannedLevel& level : plan.levels()) {
+      if (settings_.on_progress) progress_.total += level.planned_measurements;
+      if (ahead_) ahead_->plan(level.singles);
+      for (std::size_t i : level.singles) measure_one(i);
+      // Then every space's start points (its own and the neighbours' winners), so that the
+      // spaces are searched best first: a family whose best is far behind the leader is then
+      // abandoned early (SearchBudget::abandon_after) instead of being searched in full.
+      std::vector<std::pair<double, const PlannedSpace*>> order;  // (best start time, space)
+      for (const PlannedSpace& space : level.spaces) {
+        double best = std::numeric_limits<double>::infinity();
+        if (space.whole) {
+          const auto starts = plan.opening(space, known_);
+          if (ahead_) ahead_->plan(starts);
+          for (std::size_t i : starts) {
+            if (outcomes_[i].status == OutcomeStatus::skipped) measure_one(i);
+            if (outcomes_[i].ok()) best = std::min(best, outcomes_[i].median);
+          }
+        }
+        order.emplace_back(best, &space);
+      }
+      std::stable_sort(order.begin(), order.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [best, space] : order) search(plan, *space);
+      // A search that ran out of budget with nothing working has not shown that nothing works:
+      // the configurations it never ran are measured in order, up to a cap.
+      if (!std::isfinite(leader_)) {
+        for (const PlannedSpace& space : level.spaces) exhaust(space);
+      }
+      found = found || std::isfinite(leader_);
+      if (found) break;
+    }
+    if (!found) throw_if_undecided();
+    for (auto& outcome : outcomes_) {
+      if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
+        outcome.error =
+            AutotuneError(ErrorKind::skipped,
+                          !found                         ? "skipped by priority"
+                          : finished_                    ? "the tuning stopped early (good enough)"
+                          : plan.in_space(outcome.index) ? "not reached by the search"
+                                                         : "a candidate of higher priority works",
+                          outcome.name);
+      }
+    }
+    if (ahead_) {
+      ahead_->settle();  // nothing builds while the best are re-measured
+      report_.time_spent.programs_prepared = ahead_->submitted();
+    }
+    throw_if_stopped();
+    {
+      const Stopwatch confirming{report_.time_spent.confirming};
+      confirm_winner();
+    }
+    rank(outcomes_);
+    if (!outcomes_.empty() && outcomes_.front().ok()) {
+      try {  // the winner's build is worth keeping (e.g. as a program binary)
+        std::apply([&](const auto&... in) { set_.keep(outcomes_.front().index, client_, in...); },
+                   inputs_);
+      } catch (...) {
+      }
+    }
+    report_.outcomes = std::move(outcomes_);
+    report_.tuning_seconds = seconds_since(started_);
+    return std::move(report_);
+  }
+
+ private:
+  using Output = execute_result_t<Set, Client, Inputs...>;
+  using Bench = decltype(std::declval<const Set&>().make_inputs(
+      std::declval<Client&>(), std::declval<const Key&>(), std::declval<const Inputs&>()...));
+  // What validation compares: the output, or the benchmark inputs of a candidate returning void.
+  using Compared = std::conditional_t<std::is_void_v<Output>, Bench, Output>;
+
+  static double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  // Adds the wall time of its scope to `into` (one of report_.time_spent's members).
+  struct Stopwatch {
+    double& into;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    ~Stopwatch() { into += seconds_since(started); }
+  };
+
+  // Every candidate's priority for the key; a priority function that throws fails its candidate.
+  std::vector<std::optional<CandidatePriority>> priorities() {
+    std::vector<std::optional<CandidatePriority>> all(set_.size());
+    for (std::size_t i = 0; i < set_.size(); ++i) {
+      try {
+        all[i] = set_.priority(i, key_);
+      } catch (...) {
+        outcomes_[i].status = OutcomeStatus::failed;
+        outcomes_[i].error = error_from_exception(std::current_exception(), outcomes_[i].name);
+      }
+    }
+    return all;
+  }
+
+  // The candidates about to be measured are built ahead on other threads (build_pool.hpp).
+  void start_building_ahead() {
+    if constexpr (Set::template preparable<Client, Inputs...>) {
+      bool quiet = false;
+      if constexpr (requires { client_.measures_on_host_cores(); }) {
+        quiet = client_.measures_on_host_cores();
+      }
+      ahead_.emplace(settings_.build_thread_count(), quiet, [this](std::size_t i) {
+        if (resumed(i)) return;  // not measured again
+        if constexpr (HasDeviceLimits<Client>) {
+          if (set_.exceeds(i, client_.limits())) return;  // measure_one fails it
+        }
+        std::apply([&](const auto&... in) { set_.prepare(i, client_, in...); }, inputs_);
+      });
+    }
+  }
+
+  // The recorded times of an interrupted tuning may come from another benchmark problem (a key
+  // class spans sizes: matmul benchmarks the call's own shape), so they are never compared as
+  // they are: the best recorded candidate is measured again on this tuning's problem, and every
+  // recorded time is scaled by what that measurement says. A key's ranking never mixes problems.
+  void rescale_resumed() {
+    std::optional<std::size_t> anchor;
+    for (std::size_t i = 0; i < recorded_.size(); ++i) {
+      if (recorded_[i] && recorded_[i]->ok() && recorded_[i]->median > 0 &&
+          (!anchor || recorded_[i]->median < recorded_[*anchor]->median)) {
+        anchor = i;
+      }
+    }
+    if (!anchor) return;
+    const AutotuneOutcome fresh = measure(*anchor);
+    const double scale = fresh.ok() ? fresh.median / recorded_[*anchor]->median : 1;
+    for (auto& outcome : recorded_) {
+      if (!outcome || !outcome->ok()) continue;
+      for (double* t : {&outcome->median, &outcome->low, &outcome->high, &outcome->min,
+                        &outcome->max, &outcome->spread}) {
+        *t *= scale;
+      }
+    }
+    recorded_[*anchor] = fresh;  // what this problem measured (a failure now, if it failed)
+  }
+
+  // Whether candidate `i`'s outcome comes from an interrupted tuning's record (resume).
+  bool resumed(std::size_t i) const { return i < recorded_.size() && recorded_[i].has_value(); }
+
+  void throw_if_stopped() const {
+    if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) throw TuningStopped();
+  }
+
+  // Why candidate `i` cannot run on this client's device (a space's limits rule), or nothing.
+  std::optional<AutotuneError> beyond_limits(std::size_t i) const {
+    if constexpr (HasDeviceLimits<Client>) {
+      const std::string& name = outcomes_[i].name;
+      std::optional<std::string> reason;
+      try {
+        reason = set_.exceeds(i, client_.limits());
+      } catch (...) {  // the set's own limits rule threw (e.g. it names no such parameter)
+        const auto cause = error_from_exception(std::current_exception(), name);
+        return AutotuneError(cause.kind(), "the limits rule failed: " + cause.message(), name);
+      }
+      if (reason) return AutotuneError(ErrorKind::out_of_resources, *reason, name);
+    } else {
+      (void)i;
+    }
+    return std::nullopt;
+  }
+
+  // Measures candidate `i` (or fails it for the device's limits), follows the leader, and
+  // reports progress.
+  void measure_one(std::size_t i) {
+    if (finished_) return;  // a candidate was good enough: the rest stays unmeasured
+    throw_if_stopped();
+    if (resumed(i)) {
+      outcomes_[i] = *recorded_[i];
+      report_.resumed.push_back(outcomes_[i].name);
+    } else {
+      if (ahead_) {
+        const Stopwatch waiting{report_.time_spent.waiting_for_builds};
+        ahead_->before_measuring(i);
+      }
+      if (auto error = beyond_limits(i)) {
+        outcomes_[i].status = OutcomeStatus::failed;
+        outcomes_[i].error = std::move(error);
+      } else {
+        outcomes_[i] = measure(i);
+      }
+    }
+    if (outcomes_[i].ok() && outcomes_[i].median < leader_) {
+      leader_ = outcomes_[i].median;
+      leader_index_ = i;
+      if (leader_ < roofline_seconds_ && good_enough_seconds_ > 0) {
+        // Faster than the roofline: the peak it was drawn from is not this device's (a peak
+        // measured in a busy moment, or units the peak kernel does not use, such as tensor
+        // cores). No bound then: the tuning goes on as if the key stated no work.
+        good_enough_seconds_ = 0;
+        report_.stopped_early.clear();
+      }
+      if (leader_ <= good_enough_seconds_) check_good_enough(i);
+    }
+    if (on_measured_ && !resumed(i)) on_measured_(std::as_const(outcomes_[i]));
+    if (settings_.on_progress) {
+      progress_.total = std::max(progress_.total, ++progress_.done);
+      progress_.elapsed_seconds = seconds_since(started_);
+      if (std::isfinite(leader_)) {
+        progress_.best = outcomes_[leader_index_].name;
+        progress_.best_seconds = leader_;
+      }
+      settings_.on_progress(std::as_const(progress_));
+    }
+  }
+
+  // After a search found nothing working: `space`'s members it never ran, in order, until one
+  // works or `undecided_cap` more were measured.
+  void exhaust(const PlannedSpace& space) {
+    std::size_t measured = 0;
+    for (std::size_t i : space.members) {
+      if (std::isfinite(leader_) || measured >= undecided_cap) return;
+      if (outcomes_[i].status != OutcomeStatus::skipped) continue;
+      measure_one(i);
+      ++measured;
+    }
+  }
+
+  // Nothing works, yet some candidates were never run (past the cap): the tuning is undecided,
+  // which is not "every candidate failed". Thrown, so that nothing is remembered or stored; the
+  // in-progress record keeps what was measured, and the next tuning goes on from it.
+  void throw_if_undecided() const {
+    std::size_t never_run = 0, failed = 0;
+    for (const auto& outcome : outcomes_) {
+      if (outcome.status == OutcomeStatus::skipped && !outcome.error) ++never_run;
+      if (outcome.status == OutcomeStatus::failed) ++failed;
+    }
+    if (never_run == 0) return;
+    throw AutotuneError(ErrorKind::no_valid_candidate,
+                        "undecided for " + report_.key + ": none of the " + std::to_string(failed) +
+                            " candidates measured works, and " + std::to_string(never_run) +
+                            " were never run (each search measures at most " +
+                            std::to_string(undecided_cap) +
+                            " more after its budget). Nothing was remembered; the next call goes "
+                            "on where this one stopped (Level::full runs every candidate)");
+  }
+
+  // Searches `space`'s members with the configured strategy, measuring each configuration the
+  // strategy asks for (those measured already, such as the start points, count with their
+  // outcome). The search compares with the leader of the whole tuning so far.
+  void search(const TuningPlan& plan, const PlannedSpace& space) {
+    if (!space.whole) {
+      if (ahead_) ahead_->plan(space.members);
+      for (std::size_t i : space.members) {
+        if (outcomes_[i].status == OutcomeStatus::skipped) measure_one(i);  // too few to search
+      }
+      return;
+    }
+    struct LiveEvaluator final : SearchEvaluator {
+      TuningRun* run;
+      std::size_t first;
+      std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+      void prefetch(const std::vector<std::size_t>& configs, bool likely) override {
+        if (!run->ahead_ || run->finished_) return;
+        std::vector<std::size_t> candidates(configs);
+        for (auto& c : candidates) c += first;
+        run->ahead_->plan(candidates, likely);
+      }
+      std::optional<double> evaluate(std::size_t config) override {
+        if (run->outcomes_[first + config].status == OutcomeStatus::skipped) {
+          run->measure_one(first + config);
+        }
+        const auto& outcome = run->outcomes_[first + config];
+        if (!outcome.ok()) return std::nullopt;
+        return outcome.median;
+      }
+      double spent_seconds() const override { return seconds_since(started); }
+      double upper(std::size_t config) const override {
+        return run->outcomes_[first + config].high;
+      }
+      bool cheap(std::size_t config) const override {
+        const std::size_t i = first + config;
+        return i < run->built_before_.size() && run->built_before_[i];
+      }
+      double leader_time() const override { return run->leader_; }
+      bool finished() const override { return run->finished_; }
+    } evaluator;
+    evaluator.run = this;
+    evaluator.first = plan.entries()[space.entry].first;
+    const std::vector<std::size_t> extra_starts = plan.known_configs(space.entry, known_);
+    tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator,
+                    plan.budget(space.entry), seed_, extra_starts,
+                    plan.search_settings().start_points);
+  }
+
+  // The output of candidate `where` on `bench` (the inputs themselves when it returns void).
+  static auto output_of(CandidateLocation where, Client& client, const Set& set, Bench& bench) {
+    return std::apply(
+        [&](auto&... args) {
+          using Out = decltype(detail::call_unwrapped(where, client, set, args...));
+          if constexpr (std::is_void_v<Out>) {
+            detail::call_unwrapped(where, client, set, args...);
+            return bench;
+          } else {
+            return detail::call_unwrapped(where, client, set, args...);
+          }
+        },
+        bench);
+  }
+
+  Bench make_bench_inputs() const {
+    return std::apply([&](const auto&... in) { return set_.make_inputs(client_, key_, in...); },
+                      inputs_);
+  }
+
+  // The benchmark inputs of the next call: fresh ones in `own`, unless the set shares one set of
+  // them across the tuning (TunableSet::share_inputs). Throws what the input generator throws.
+  Bench& bench_inputs(std::optional<Bench>& own) {
+    std::optional<Bench>& slot = set_.shares_inputs() ? shared_inputs_ : own;
+    if (!slot || !set_.shares_inputs()) slot.emplace(make_bench_inputs());
+    return *slot;
+  }
+
+  // One call of candidate `where` on benchmark inputs, its output dropped: what is timed.
+  struct BenchCall {
+    TuningRun* run;
+    CandidateLocation where;
+    Bench* bench;
+    void operator()() const {
+      std::apply(
+          [&](auto&... args) {
+            (void)detail::call_unwrapped(where, run->client_, run->set_, args...);
+          },
+          *bench);
+    }
+  };
+
+  // Why candidate `index`'s output is wrong (compared with the reference: the set's host
+  // reference, else the first candidate that runs, computed once), or nothing when it is right
+  // or nothing can be compared. Throws when the reference itself is the suspect
+  // (suspect_reference).
+  std::optional<AutotuneError> validate(std::size_t index, Bench& bench) {
+    const std::string name = set_.name(index);
+    if (!reference_tried_) {
+      const Stopwatch validating{report_.time_spent.validating};
+      reference_tried_ = true;
+      make_reference();
+    }
+    if (!reference_) return std::nullopt;
+    std::optional<std::string> problem;
+    std::optional<Compared> output;
+    try {
+      std::optional<Stopwatch> first_call{std::in_place, report_.time_spent.first_calls};
+      output.emplace(output_of(set_.locate(index), client_, set_, bench));
+      wait_for(client_);
+      first_call.reset();
+      const Stopwatch validating{report_.time_spent.validating};
+      problem = differs(*reference_, *output);
+    } catch (...) {
+      return error_from_exception(std::current_exception(), name);
+    }
+    if (!problem) return std::nullopt;
+    if (name == reference_name_) {  // the reference differs from itself: not deterministic
+      return AutotuneError(ErrorKind::wrong_output,
+                           *problem + " (it is the reference: its output changes between calls)",
+                           name);
+    }
+    suspect_reference(name, std::move(*output));
+    return AutotuneError(ErrorKind::wrong_output,
+                         *problem + " (reference: '" + reference_name_ + "')", name);
+  }
+
+  // The reference output: the host reference's, else the first candidate's that runs.
+  void make_reference() {
+    using Validator = std::remove_cvref_t<decltype(set_.validator())>;
+    if constexpr (detail::is_host_reference_v<Validator>) {
+      // Not caught: a host reference that fails is the set's error, not a candidate's.
+      auto inputs = make_bench_inputs();
+      reference_.emplace(std::apply(
+          [&](auto&... in) {
+            return Compared(detail::invoke_maybe_client(set_.validator().expected, client_, in...));
+          },
+          inputs));
+      reference_name_ = "host reference";
+    } else {
+      for (std::size_t r = 0; r < set_.size() && !reference_; ++r) {
+        try {
+          auto reference_inputs = make_bench_inputs();
+          reference_.emplace(output_of(set_.locate(r), client_, set_, reference_inputs));
+          wait_for(client_);
+          reference_name_ = set_.name(r);
+        } catch (...) {
+        }
+      }
+    }
+  }
+
+  // What the validator says of `output` against `expected`: nothing when it accepts it.
+  std::optional<std::string> differs(const Compared& expected, const Compared& output) {
+    const auto verdict = detail::invoke_maybe_client(set_.validator(), client_, expected, output);
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
+      if (!verdict) return std::string("output differs from the reference");
+    } else {
+      if (verdict && !verdict->empty()) return *verdict;
+    }
+    return std::nullopt;
+  }
+
+  // Candidate `name` disagreed with a candidate reference. When two candidates disagree with it
+  // but agree with each other, the reference is the suspect: the tuning fails naming it, and
+  // nothing is decided (a wrong reference must not fail the right candidates and win).
+  void suspect_reference(const std::string& name, Compared output) {
+    using Validator = std::remove_cvref_t<decltype(set_.validator())>;
+    if constexpr (!detail::is_host_reference_v<Validator>) {
+      if (!dissent_) {
+        dissent_.emplace(std::move(output));
+        dissent_name_ = name;
+        return;
+      }
+      bool agree = false;
+      try {
+        agree = !differs(*dissent_, output);
+      } catch (...) {
+      }
+      if (agree) {
+        throw AutotuneError(
+            ErrorKind::wrong_output,
+            "the validation reference '" + reference_name_ + "' is the suspect: '" + dissent_name_ +
+                "' and '" + name +
+                "' agree with each other and differ from it. Nothing was decided; fix it, or give "
+                "the set a host reference (HostReference)",
+            reference_name_);
+      }
+    } else {
+      (void)name, (void)output;
+    }
+  }
+
+  // The time under which a candidate is good enough: the key's roofline (its work at the
+  // device's peak) over the level's fraction, when the key states its work and the client knows
+  // its peak; 0: no bound.
+  double good_enough_bound() {
+    const double fraction = settings_.search_settings().good_enough;
+    if (!(fraction > 0 && fraction <= 1)) return 0;
+    if constexpr (HasWork<Key> && HasDevicePeak<Client>) {
+      try {
+        roofline_seconds_ = least_seconds(key_.work(), client_.peak());
+        return roofline_seconds_ / fraction;
+      } catch (...) {  // the key's work() threw: no bound, the tuning goes on in full
+        return 0;
+      }
+    }
+    return 0;
+  }
+
+  // Candidate `i` leads under the good-enough bound: a second measurement must confirm it (one
+  // lucky sample must not end a tuning); then the tuning is finished.
+  void check_good_enough(std::size_t i) {
+    Bench* bench = nullptr;
+    try {
+      bench = &bench_inputs(shared_inputs_);
+    } catch (...) {
+      return;  // no second measurement: go on measuring
+    }
+    const BenchCall call{this, set_.locate(i), bench};
+    const AutotuneOutcome again =
+        measure_candidate(client_, FunctionRef<void()>(call), bench_,
+                          std::numeric_limits<double>::infinity(), outcomes_[i].name, i);
+    if (!again.ok() || again.median > good_enough_seconds_) return;
+    if constexpr (HasWork<Key> && HasFreshPeak<Client>) {
+      // A peak measured in a busy moment is low, and so is its roofline: a mediocre candidate
+      // would look near it. The stop stands only against the peak measured again now.
+      try {
+        roofline_seconds_ =
+            std::min(roofline_seconds_, least_seconds(key_.work(), client_.peak_now()));
+      } catch (...) {
+        return;  // the key's work() threw: no stop
+      }
+      good_enough_seconds_ = roofline_seconds_ / settings_.search_settings().good_enough;
+      if (std::max(again.median, outcomes_[i].median) > good_enough_seconds_) return;
+    }
+    finished_ = true;
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "' ran at %.0f%% of the key's roofline twice (good enough: %.0f%%)",
+                  100 * roofline_seconds_ / std::max(outcomes_[i].median, again.median),
+                  100 * settings_.search_settings().good_enough);
+    report_.stopped_early = "'" + outcomes_[i].name + text;
+  }
+
+  // Before the winner is declared: the best few, each within confirm_within of the best, are
+  // re-measured together in interleaved rounds, and ranked by those (measure_interleaved).
+  void confirm_winner() {
+    const std::size_t most = bench_.confirm_contenders;
+    const std::size_t rounds = bench_.confirm_rounds;
+    if (most < 2 || rounds == 0) return;
+    std::vector<std::size_t> best;
+    for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+      if (outcomes_[i].ok()) best.push_back(i);
+    }
+    std::stable_sort(best.begin(), best.end(), [&](std::size_t a, std::size_t b) {
+      return outcomes_[a].median < outcomes_[b].median;
+    });
+    if (best.size() > most) best.resize(most);
+    while (best.size() > 1 && !(outcomes_[best.back()].median <=
+                                bench_.confirm_within * outcomes_[best.front()].median)) {
+      best.pop_back();
+    }
+    if (best.size() < 2) return;
+    // Their benchmark inputs: the shared ones, or fresh ones for each (in-place candidates).
+    std::vector<std::optional<Bench>> own(best.size());
+    std::vector<Bench*> benches;
+    try {
+      for (std::size_t k = 0; k < best.size(); ++k) benches.push_back(&bench_inputs(own[k]));
+    } catch (...) {
+      return;  // no inputs to confirm with: the ranking stands as measured
+    }
+    std::vector<BenchCall> calls;
+    calls.reserve(best.size());  // the contenders below refer to these
+    std::vector<Contender> contenders;
+    std::vector<std::string> names;
+    for (std::size_t k = 0; k < best.size(); ++k) {
+      calls.push_back(BenchCall{this, set_.locate(best[k]), benches[k]});
+      contenders.push_back(Contender{FunctionRef<void()>(calls.back()), outcomes_[best[k]].batch});
+      names.push_back(outcomes_[best[k]].name);
+    }
+    auto times = measure_interleaved(client_, contenders, names, rounds, seed_ ^ 0x5eedu);
+    std::size_t total_rounds = rounds;
+    // Until the best two separate (their per-round ratio's interval excludes 1): more rounds, up
+    // to three times the level's. Still overlapping then, they are tied; the lower median wins.
+    bool separated = best_two_separate(times);
+    for (std::size_t extra = 1; extra < 3 && !separated; ++extra) {
+      const auto more =
+          measure_interleaved(client_, contenders, names, rounds, seed_ ^ (0x5eedu + extra));
+      for (std::size_t k = 0; k < times.size(); ++k) {
+        if (times[k].error) continue;
+        if (more[k].error) times[k].error = more[k].error;
+        times[k].samples.insert(times[k].samples.end(), more[k].samples.begin(),
+                                more[k].samples.end());
+      }
+      total_rounds += rounds;
+      separated = best_two_separate(times);
+    }
+    for (std::size_t k = 0; k < best.size(); ++k) {
+      AutotuneOutcome& outcome = outcomes_[best[k]];
+      if (times[k].error) {  // it worked alone but not beside the others: not a winner
+        outcome.status = OutcomeStatus::failed;
+        outcome.error = AutotuneError(
+            times[k].error->kind(),
+            "failed when re-measured with the best: " + times[k].error->message(), outcome.name);
+        continue;
+      }
+      const SampleSummary summary = summarize(times[k].samples);
+      outcome.median = summary.median;
+      outcome.low = summary.low;
+      outcome.high = summary.high;
+      outcome.spread = summary.spread;
+      outcome.min = std::min(outcome.min, summary.min);
+      outcome.max = std::max(outcome.max, summary.max);
+      outcome.samples += times[k].samples.size();
+      outcome.paired = false;  // its times are now the interleaved rounds'
+    }
+    if (!separated) {
+      const auto [first, second] = best_two(times);
+      outcomes_[best[first]].tied = outcomes_[best[second]].tied = true;
+    }
+    report_.confirmed = best.size();
+    report_.confirm_rounds = total_rounds;
+  }
+
+  // The two contenders of `times` with the lowest medians (failed ones left out), as indices;
+  // the same index twice when fewer than two worked.
+  static std::pair<std::size_t, std::size_t> best_two(const std::vector<InterleavedTimes>& times) {
+    std::vector<std::pair<double, std::size_t>> medians;
+    for (std::size_t k = 0; k < times.size(); ++k) {
+      if (!times[k].error && !times[k].samples.empty()) {
+        medians.emplace_back(summarize(times[k].samples).median, k);
+      }
+    }
+    std::sort(medians.begin(), medians.end());
+    if (medians.empty()) return {0, 0};
+    return {medians[0].second, medians[medians.size() > 1 ? 1 : 0].second};
+  }
+
+  // Whether the fastest two of `times` are told apart: the ratio of their times in the same
+  // rounds (a slow moment slows both) has an interval that excludes 1.
+  static bool best_two_separate(const std::vector<InterleavedTimes>& times) {
+    const auto [first, second] = best_two(times);
+    if (first == second) return true;
+    const auto& a = times[first].samples;
+    const auto& b = times[second].samples;
+    std::vector<double> ratios;
+    for (std::size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
+      if (b[r] > 0) ratios.push_back(a[r] / b[r]);
+    }
+    if (ratios.empty()) return true;
+    std::sort(ratios.begin(), ratios.end());
+    return median_interval(ratios).second < 1;
+  }
+
+  // Benchmark inputs, validation, then the measurement (racing against the leader).
+  AutotuneOutcome measure(std::size_t index) {
+    const std::string name = set_.name(index);
+    AutotuneOutcome failed;
+    failed.name = name;
+    failed.index = index;
+    failed.status = OutcomeStatus::failed;
+    Bench* bench = nullptr;
+    try {
+      bench = &bench_inputs(shared_inputs_);
+    } catch (...) {
+      // The caller's error, not the candidate's: it ends the tuning and reaches execute()'s
+      // caller, and no candidate is failed for it (nothing is remembered or stored).
+      shared_inputs_.reset();
+      const auto cause = error_from_exception(std::current_exception(), "");
+      throw AutotuneError(cause.kind(), "the input generator failed: " + cause.message());
+    }
+    if constexpr (Set::validates) {
+      if (auto wrong = validate(index, *bench)) {
+        failed.error = std::move(wrong);
+        return failed;
+      }
+    }
+    const BenchCall call{this, set_.locate(index), bench};
+    // The leader runs beside the candidate (paired samples), on the candidate's benchmark inputs:
+    // validation is done, what is timed has its output dropped, and no inputs are made for it.
+    std::optional<BenchCall> leader_call;
+    std::optional<Contender> rival;
+    if (std::isfinite(leader_)) {
+      leader_call.emplace(BenchCall{this, set_.locate(leader_index_), bench});
+      rival.emplace(Contender{FunctionRef<void()>(*leader_call), outcomes_[leader_index_].batch});
+    }
+    // Racing keeps a floor of two survivors (as CubeCL): until two candidates were measured in
+    // full, none is dropped, so that the confirmation always has a runner-up to compare with.
+    BenchmarkSettings settings = bench_;
+    if (survivors_ < 2) settings.racing_factor = std::numeric_limits<double>::infinity();
+    const Stopwatch measuring{report_.time_spent.measuring};
+    AutotuneOutcome outcome = measure_candidate(client_, FunctionRef<void()>(call), settings,
+                                                leader_, name, index, rival ? &*rival : nullptr);
+    if (outcome.status == OutcomeStatus::measured) ++survivors_;
+    return outcome;
+  }
+
+  const std::string& op_;
+  const Settings& settings_;
+  Client& client_;
+  const Set& set_;
+  const Key& key_;
+  std::tuple<Inputs&...> inputs_;
+  std::vector<std::size_t> known_;
+  std::uint64_t seed_;
+  BenchmarkSettings bench_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  TuningReport report_;
+  std::vector<AutotuneOutcome> outcomes_;
+  double leader_ = std::numeric_limits<double>::infinity();
+  std::size_t leader_index_ = 0;
+  double roofline_seconds_ = 0;     // the key's work at the device's peak (0: unknown)
+  double good_enough_seconds_ = 0;  // a leader this fast (twice) finishes the tuning; 0: never
+  bool finished_ = false;
+  TuningProgress progress_;
+  std::optional<Compared> reference_;
+  std::string reference_name_;
+  bool reference_tried_ = false;
+  std::optional<Compared> dissent_;  // the first output that differed from a candidate reference
+  std::string dissent_name_;
+  std::optional<Bench> shared_inputs_;  // benchmark inputs (kept across candidates if shared)
+  std::size_t survivors_ = 0;           // candidates measured in full (not dropped)
+  // A space whose search found nothing working measures at most this many more of its members.
+  static constexpr std::size_t undecided_cap = 500;
+  std::vector<std::optional<AutotuneOutcome>> recorded_;  // by index (resume); read-only in run
+  std::vector<bool> built_before_;  // by index: built by an earlier tuning in this process
+  std::function<void(const AutotuneOutcome&)> on_measured_;
+  const std::atomic<bool>* stop_ = nullptr;
+  std::optional<BuildAhead> ahead_;  // last: its threads use the members above
+};
+
+}  // namespace tunekit

@@ -1,0 +1,342 @@
+// Failures on a virtual clock: candidates that throw or fail, keys no candidate serves, and the
+// fallback and demotion of a winner that fails on real inputs (engine/tuner.hpp recover, strike).
+#include <catch2/catch.hpp>
+#include <map>
+#include <tunekit/tunekit.hpp>
+
+#include "../support.hpp"
+#include "tuner_cases.hpp"
+
+using namespace tunekit;
+using namespace tunekit::test::tuner_cases;
+using test::SizeKey;
+using test::VirtualClient;
+
+TEST_CASE("a throwing candidate becomes a runtime AutotuneError and tuning goes on",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("throws", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"broken",
+                      [](VirtualClient&, int&) -> int { throw std::runtime_error("boom"); }})
+        .with(Tunable{"works", costs(1e-3, 1)});
+  });
+  CHECK(run(tuner, client, set, 1) == 1);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  const auto& broken = report.outcomes.back();
+  CHECK(broken.status == OutcomeStatus::failed);
+  REQUIRE(broken.error);
+  CHECK(broken.error->kind() == ErrorKind::runtime);
+  CHECK(broken.error->tunable() == "broken");
+  CHECK_THAT(broken.error->message(), Catch::Contains("boom"));
+}
+
+TEST_CASE("a candidate returning an error Result fails with that error's kind",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("result", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"too big",
+                      [](VirtualClient&, int&) -> Result<int> {
+                        return fail(ErrorKind::out_of_resources, "49152 bytes local memory");
+                      }})
+        .with(Tunable{"fits",
+                      [](VirtualClient& c, int&) -> Result<int> { return c.spend(1e-3), 7; }});
+  });
+  CHECK(run(tuner, client, set, 1) == 7);  // execute unwraps Result<int>
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  REQUIRE(report.outcomes.back().error);
+  CHECK(report.outcomes.back().error->kind() == ErrorKind::out_of_resources);
+  CHECK_THAT(format_report(report),
+             Catch::Contains("FAILED (out of resources: 49152 bytes local memory)"));
+}
+
+TEST_CASE("allocation failures and exceptions of unknown type are candidate errors",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("odd failures", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"bad_alloc", [](VirtualClient&, int&) -> int { throw std::bad_alloc(); }})
+        .with(Tunable{"throws 42", [](VirtualClient&, int&) -> int { throw 42; }})
+        .with(Tunable{"works", costs(1e-3, 2)});
+  });
+  CHECK(run(tuner, client, set, 1) == 2);
+  std::map<std::string, ErrorKind> kinds;
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  for (const auto& o : report.outcomes) {
+    if (o.error) kinds[o.name] = o.error->kind();
+  }
+  CHECK(kinds.at("bad_alloc") == ErrorKind::allocation);
+  CHECK(kinds.at("throws 42") == ErrorKind::runtime);
+}
+
+TEST_CASE("an impossible timing is an invalid measurement, not a winner", "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("bad timer", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"negative time", costs(-1e-3, 0)})
+        .with(Tunable{"free lunch", costs(0, 1)})
+        .with(Tunable{"honest", costs(1e-3, 2)});
+  });
+  CHECK(run(tuner, client, set, 1) == 2);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
+  for (const auto& o : report.outcomes) {
+    if (o.name != "honest") {
+      REQUIRE(o.error);
+      CHECK(o.error->kind() == ErrorKind::invalid_measurement);
+    }
+  }
+}
+
+TEST_CASE("when no candidate works, execute throws an error listing every reason",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("hopeless", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(
+            Tunable{"first", [](VirtualClient&, int&) -> int { throw std::runtime_error("one"); }})
+        .with(Tunable{"second", [](VirtualClient&, int&) -> Result<int> {
+                        return fail(ErrorKind::build, "syntax error at line 3");
+                      }});
+  });
+  try {
+    run(tuner, client, set, 1);
+    FAIL("expected no_valid_candidate");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::no_valid_candidate);
+    REQUIRE(e.causes().size() == 2);
+    CHECK_THAT(std::string(e.what()), Catch::Contains("'first': runtime error: threw: one") &&
+                                          Catch::Contains("'second': build failed: syntax error"));
+  }
+}
+
+TEST_CASE("a failing input generator is the caller's error: no candidate fails, nothing is kept",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("bad generator", test::test_settings());
+  VirtualClient client;
+  int calls = 0;
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size,
+                      [&](const SizeKey&, const int& n) -> std::tuple<int> {
+                        if (++calls == 1) throw std::runtime_error("no memory for inputs");
+                        return {n};
+                      }}
+        .with(Tunable{"a", costs(1e-3, 0)})
+        .with(Tunable{"b", costs(2e-3, 1)});
+  });
+  const auto text = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::runtime);
+  CHECK_THAT(text, Catch::Contains("the input generator failed") &&
+                       Catch::Contains("no memory for inputs"));
+  CHECK_FALSE(tuner.tuner(client.id()).report(SizeKey{1}));
+  CHECK(run(tuner, client, set, 1) == 0);  // the generator works again: so does the op
+}
+
+TEST_CASE("a failure of the moment is not remembered: the next call tunes again",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("moment", test::test_settings());
+  VirtualClient client;
+  bool short_of_memory = true;
+  const auto& set = tuner.init([&] {
+    auto needs_memory = [&](double seconds, int index) {
+      return [&short_of_memory, seconds, index](VirtualClient& c, int&) {
+        if (short_of_memory) throw std::bad_alloc();
+        c.spend(seconds);
+        return index;
+      };
+    };
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"a", needs_memory(1e-3, 0)})
+        .with(Tunable{"b", needs_memory(2e-3, 1)});
+  });
+  CHECK_THROWS_AS(run(tuner, client, set, 1), AutotuneError);
+  short_of_memory = false;
+  CHECK(run(tuner, client, set, 1) == 0);
+}
+
+TEST_CASE("a throwing key generator's exception reaches the caller unchanged", "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("bad key", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{[](const int& n) -> SizeKey {
+                        if (n < 0) throw std::invalid_argument("negative size");
+                        return SizeKey{static_cast<std::uint64_t>(n)};
+                      },
+                      bench_inputs}
+        .with(Tunable{"a", costs(1e-3, 0)});
+  });
+  CHECK_THROWS_WITH(run(tuner, client, set, -1), "negative size");
+  CHECK(run(tuner, client, set, 1) == 0);
+}
+
+namespace {
+// "fussy" is fastest on the anchored benchmark size (1024) but cannot handle 1000.
+auto fussy_set() {
+  return TunableSet{key_of_size, bench_inputs}
+      .with(Tunable{"general", costs(3e-3, 0)})
+      .with(Tunable{"fussy",
+                    [](VirtualClient& c, int& n) -> int {
+                      if (n % 1024 != 0) throw std::runtime_error("needs multiples of 1024");
+                      c.spend(1e-3);
+                      return 1;
+                    }})
+      .with(Tunable{"decent", costs(2e-3, 2)});
+}
+}  // namespace
+
+TEST_CASE("a winner that fails on one call falls back for that call only", "[tuner][fallback]") {
+  LocalTuner<SizeKey> tuner("fallback", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init(fussy_set);
+  CHECK(run(tuner, client, set, 1000) == 2);  // tuned on 1024: fussy wins, fails on 1000
+  CHECK(run(tuner, client, set, 1024) == 1);  // one failure demotes nothing
+  const auto measured = client.measurements();
+  CHECK(run(tuner, client, set, 1000) == 2);
+  CHECK(run(tuner, client, set, 1024) == 1);
+  CHECK(client.measurements() == measured);  // and falling back never re-tunes
+}
+
+TEST_CASE("a winner failing repeatedly where another candidate serves is demoted",
+          "[tuner][fallback]") {
+  LocalTuner<SizeKey> tuner("demotion", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init(fussy_set);
+  for (unsigned i = 1; i < demote_after_failures; ++i) {
+    CHECK(run(tuner, client, set, 1000) == 2);
+    CHECK(run(tuner, client, set, 1024) == 1);
+  }
+  CHECK(run(tuner, client, set, 1000) == 2);  // the last strike
+  CHECK(run(tuner, client, set, 1024) == 2);  // demoted: the next-best serves every call
+  CHECK(run(tuner, client, set, 1000) == 2);
+}
+
+TEST_CASE(
+    "when every candidate fails on the caller's inputs, the caller's error is rethrown "
+    "and the ranking kept",
+    "[tuner][fallback]") {
+  LocalTuner<SizeKey> tuner("fallback exhausted", test::test_settings());
+  VirtualClient client;
+  std::vector<int> tried;
+  auto only_1024 = [&tried](double cost, int id) {
+    return [=, &tried](VirtualClient& c, int& n) -> int {
+      if (n != 1024) {
+        tried.push_back(id);
+        throw std::invalid_argument("only 1024, candidate " + std::to_string(id));
+      }
+      c.spend(cost);
+      return id;
+    };
+  };
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"p", only_1024(1e-3, 0)})
+        .with(Tunable{"q", only_1024(2e-3, 1)});
+  });
+  CHECK(run(tuner, client, set, 1024) == 0);
+  const auto measured = client.measurements();
+  for (int i = 0; i < 5; ++i) {
+    tried.clear();
+    // The winner's own exception, unchanged: the inputs are at fault, not the candidates.
+    CHECK_THROWS_MATCHES(run(tuner, client, set, 999), std::invalid_argument,
+                         Catch::Message("only 1024, candidate 0"));
+    CHECK(tried == std::vector<int>{0, 1});  // the other candidate was tried for this call
+  }
+  CHECK(run(tuner, client, set, 1024) == 0);  // the ranking is untouched
+  CHECK(client.measurements() == measured);
+}
+
+TEST_CASE("a key whose candidates all fail is tuned once and its error rethrown at once",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("all fail", test::test_settings());
+  VirtualClient client;
+  int generated = 0;
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size,
+                      [&](const SizeKey& key, const int& n) {
+                        ++generated;
+                        return bench_inputs(key, n);
+                      }}
+        .with(Tunable{"a", [](VirtualClient&, int&) -> int { throw std::runtime_error("no a"); }})
+        .with(Tunable{"b", [](VirtualClient&, int&) -> int { throw std::runtime_error("no b"); }});
+  });
+  std::vector<std::string> messages;
+  for (int i = 0; i < 12; ++i) {
+    try {
+      run(tuner, client, set, 100);
+    } catch (const AutotuneError& e) {
+      CHECK(e.kind() == ErrorKind::no_valid_candidate);
+      CHECK(e.causes().size() == 2);
+      messages.push_back(e.what());
+    }
+  }
+  REQUIRE(messages.size() == 12);
+  CHECK(std::all_of(messages.begin(), messages.end(),
+                    [&](const std::string& m) { return m == messages.front(); }));
+  CHECK(generated == 2);  // one tuning: one input set per candidate
+  // Another key is tuned on its own; forgetting the memory tunes the failed key again.
+  CHECK_THROWS_AS(run(tuner, client, set, 5000), AutotuneError);
+  CHECK(generated == 4);
+  tuner.tuner(client.id()).clear_memory();
+  CHECK_THROWS_AS(run(tuner, client, set, 100), AutotuneError);
+  CHECK(generated == 6);
+}
+
+namespace {
+struct ScaleKey {
+  BOOST_HANA_DEFINE_STRUCT(ScaleKey, (double, scale));
+};
+}  // namespace
+
+TEST_CASE("a key with a NaN field is an invalid-key error, not a new tuning on every call",
+          "[tuner][failure]") {
+  LocalTuner<ScaleKey> tuner("nan key", test::test_settings());
+  VirtualClient client;
+  int generated = 0;
+  const auto& set = tuner.init([&] {
+    return TunableSet{[](const double& x) { return ScaleKey{x}; },
+                      [&](const ScaleKey&, const double& x) { return ++generated, std::tuple(x); }}
+        .with(Tunable{"a", [](VirtualClient& c, double& x) { return c.spend(1e-3), x; }})
+        .with(Tunable{"b", [](VirtualClient& c, double& x) { return c.spend(2e-3), x; }})
+        .share_inputs();
+  });
+  CHECK(tuner.execute(client.id(), client, set, 0.5) == 0.5);
+  CHECK(tuner.execute(client.id(), client, set, 0.5000000000000001) == 0.5000000000000001);
+  CHECK(generated == 2);  // two keys (they print differently too)
+  for (int i = 0; i < 5; ++i) {
+    const auto text = reason_of([&] { tuner.execute(client.id(), client, set, std::nan("")); },
+                                ErrorKind::invalid_key);
+    CHECK_THAT(text, Catch::Contains("'scale'") && Catch::Contains("NaN"));
+  }
+  CHECK(generated == 2);
+}
+
+namespace {
+struct LimitedClient : test::VirtualClient {
+  DeviceLimits limits() const { return {128, 16384}; }
+};
+}  // namespace
+
+TEST_CASE("a limits rule naming an unknown parameter fails its candidates with an AutotuneError",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("bad limits rule", test::test_settings());
+  LimitedClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}.with(
+        space("s").parameter("A", {1, 2}).work_group_size([](const Config& c) {
+          return static_cast<std::size_t>(c["NOPE"]);  // std::out_of_range on main
+        }),
+        [](const Config& c) {
+          return [a = c["A"]](LimitedClient& client, int&) {
+            client.spend(1e-3 * static_cast<double>(a));
+            return static_cast<int>(a);
+          };
+        });
+  });
+  const auto text =
+      reason_of([&] { tuner.execute(client.id(), client, set, 8); }, ErrorKind::no_valid_candidate);
+  CHECK_THAT(text, Catch::Contains("limits rule") && Catch::Contains("NOPE"));
+}
