@@ -1,5 +1,7 @@
 // Background tunings: each Tuner's queue and worker, and the process-wide list that stops them
 // at exit (see background.hpp for the lifetime rules).
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <system_error>
 #include <utility>
@@ -35,7 +37,12 @@ std::vector<std::shared_ptr<BackgroundQueue>> live_queues(bool stop_all) {
   return live;
 }
 
-void stop_at_exit() { stop_background_tunings(); }
+// At exit: the tunings get background_grace to finish, together, then stop.
+void stop_at_exit() {
+  const auto deadline = std::chrono::steady_clock::now() + background_grace;
+  for (const auto& queue : live_queues(/*stop_all=*/false)) queue->finish_until(deadline);
+  stop_background_tunings();
+}
 
 }  // namespace
 
@@ -127,6 +134,25 @@ void BackgroundQueue::stop_using(const void* client) noexcept {
     stop_.store(true);
     idle_.wait(lock, [&] { return running_client_ != client; });
   }
+}
+
+void BackgroundQueue::finish_until(std::chrono::steady_clock::time_point deadline,
+                                   const void* client) noexcept {
+  std::unique_lock lock(mutex_);
+  if (worker_id_ == std::this_thread::get_id()) return;  // a job ends the process
+  const auto done = [&] {
+    if (client == nullptr) return !busy_;
+    return running_client_ != client && std::none_of(jobs_.begin(), jobs_.end(), [&](const Job& j) {
+             return j.client == client;
+           });
+  };
+  idle_.wait_until(lock, deadline, done);
+}
+
+void finish_background_tunings_using(const void* client) noexcept {
+  const auto deadline = std::chrono::steady_clock::now() + background_grace;
+  for (const auto& queue : live_queues(/*stop_all=*/false)) queue->finish_until(deadline, client);
+  stop_background_tunings_using(client);
 }
 
 std::shared_ptr<BackgroundQueue> make_background_queue() {

@@ -35,6 +35,15 @@ bool worth_storing(const Decision& decision) {
          (decision.failed() && lasting(*decision.failure));
 }
 
+std::unique_ptr<TuningLock> Persistence::lock_for_tuning(const EntryId& id) const {
+  try {
+    return store_->lock_for_tuning(id);
+  } catch (const std::exception& e) {
+    warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
+    return nullptr;
+  }
+}
+
 std::optional<Decision> Persistence::load(const EntryId& id, const CandidateNames& names,
                                           bool report_mismatch) {
   std::optional<StoredResult> stored;

@@ -8,12 +8,14 @@
 // copies of that call's inputs. It must end before the client is destroyed. tunekit makes sure of
 // it where it can:
 //  - At exit (std::exit, or main returning), an atexit handler registered each time a worker
-//    starts stops every background tuning and waits for it before any object constructed before
-//    that worker started is destroyed: a static or global client, and the static LocalTuners of
-//    the ops, are still alive while the tunings end. (Handlers run in the reverse order of
-//    registration, interleaved with static destructors.)
-//  - cl::Client's destructor stops and waits for the tunings that use it (a client local to
-//    main() goes before exit handlers run).
+//    starts lets the background tunings go on for up to 2 s (detail::background_grace), then
+//    stops every one and waits for it, before any object constructed before that worker started
+//    is destroyed: a static or global client, and the static LocalTuners of the ops, are still
+//    alive while the tunings end. (Handlers run in the reverse order of registration,
+//    interleaved with static destructors.) So a process that ends right after its first calls
+//    still decides their keys, or leaves more of their tunings for the next process to resume.
+//  - cl::Client's destructor gives the tunings that use it the same 2 s, then stops and waits
+//    for them (a client local to main() goes before exit handlers run).
 //  - Another client type (a TimingClient of your own) must outlive its tunings, or call
 //    stop_background_tunings_using(this) in its destructor, or the program calls
 //    stop_background_tunings().

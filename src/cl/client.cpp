@@ -9,6 +9,7 @@
 #include "../warnings.hpp"
 #include "tunekit/background.hpp"
 #include "tunekit/cl/profiling.hpp"
+#include "tunekit/engine/background_queue.hpp"
 #include "tunekit/settings.hpp"
 
 namespace tunekit::cl {
@@ -93,7 +94,8 @@ Client::Client(DeviceInfo device)
 }
 
 Client::~Client() {
-  stop_background_tunings_using(this);  // they measure on this client (background.hpp)
+  // They measure on this client (background.hpp): they get a moment to finish, then stop.
+  tunekit::detail::finish_background_tunings_using(this);
   queue_.finish();  // nothing of ours may still run when the buffers and events go
   release_recorded();
 }

@@ -3,7 +3,7 @@
 //
 //   cache_child --dir DIR [--counter FILE] [--device NAME] [--op NAME] [--source TEXT]
 //               [--tune-ms N] [--hang-file FILE] [--store URL] [--start-file FILE]
-//               [--kill-after N] [--background [--exit]] KEY...
+//               [--kill-after N] [--background [--exit | --stop-all]] KEY...
 //
 // --store: Settings::store (a shared store behind DIR).
 // --start-file: wait until FILE exists before the first key (several children start at once).
@@ -13,6 +13,8 @@
 // --kill-after: the process kills itself (SIGKILL) once a tuning measured N candidates.
 // --background: Settings::tuning = background; main returns (or, with --exit, calls std::exit)
 // right after the calls, while the tunings they started run.
+// --stop-all: after the calls, stop_background_tunings(), then call each key once more and print
+// "decided_after_stop=N": the keys decided by then (their stopped tunings are done by the call).
 // Prints "tunings=N resumed=N winners=NAME,..." (resumed: candidates whose outcomes came from an
 // interrupted tuning's record) and exits 0; exits 2 on a usage error, 1 on a failure.
 #include <fcntl.h>
@@ -50,7 +52,7 @@ int main(int argc, char** argv) {
   std::string store, start_file;
   int tune_ms = 0;
   std::size_t kill_after = 0;
-  bool background = false, exit_at_once = false;
+  bool background = false, exit_at_once = false, stop_all = false;
   std::vector<std::uint64_t> keys;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -85,6 +87,8 @@ int main(int argc, char** argv) {
       background = true;
     else if (arg == "--exit")
       exit_at_once = true;
+    else if (arg == "--stop-all")
+      stop_all = true;
     else
       keys.push_back(std::stoull(arg));
   }
@@ -154,6 +158,15 @@ int main(int argc, char** argv) {
   }
   std::cout << "tunings=" << tunings << " resumed=" << resumed << " winners=" << winners
             << std::endl;
+  if (stop_all) {
+    stop_background_tunings();
+    int decided = 0;
+    for (std::uint64_t n : keys) {
+      if (tuner.execute(client.id(), client, set, n) != n) return 1;
+      if (tuner.tuner(client.id()).report(test::SizeKey{n})) ++decided;
+    }
+    std::cout << "decided_after_stop=" << decided << std::endl;
+  }
   if (exit_at_once) std::exit(0);  // the exit handlers stop the background tunings
   return 0;
 }

@@ -249,6 +249,35 @@ TEST_CASE("a process that ends while it tunes in the background ends cleanly",
   CHECK(read_text(dir / "next.out").find("winners=fast") != std::string::npos);
 }
 
+TEST_CASE(
+    "a process that exits right after its first call still decides the key it queued in "
+    "the background",
+    "[background][process]") {
+  TempDir dir;
+  const auto cache = (dir / "cache").string();
+  // std::exit right after the call: the exit handler lets the tuning (about 0.1 s) finish
+  // within its grace instead of stopping it at once, so the key is decided and stored.
+  Child child({"--dir", cache, "--background", "--tune-ms", "50", "--exit", "64"},
+              dir / "short.out");
+  CHECK(child.wait() == 0);
+  CHECK(run_child({"--dir", cache, "64"}, dir / "next.out") >= 0);
+  INFO(read_text(dir / "next.out"));
+  CHECK(read_text(dir / "next.out").find("tunings=0 resumed=0 winners=fast") != std::string::npos);
+}
+
+TEST_CASE("a key stranded by stop_background_tunings() is tuned by its next call",
+          "[background][process]") {
+  TempDir dir;
+  const auto cache = (dir / "cache").string();
+  // Each candidate's input takes 200 ms: the stop comes while the tuning runs (or before it
+  // starts). The next call of the key cannot queue it again, so it tunes it itself.
+  Child child({"--dir", cache, "--background", "--tune-ms", "200", "--stop-all", "64"},
+              dir / "stopped.out");
+  CHECK(child.wait() == 0);
+  INFO(read_text(dir / "stopped.out"));
+  CHECK(read_text(dir / "stopped.out").find("decided_after_stop=1") != std::string::npos);
+}
+
 TEST_CASE("a progress record that cannot be written is said once, not once per candidate",
           "[resume]") {
   TempDir dir;

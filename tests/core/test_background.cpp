@@ -3,6 +3,7 @@
 // once it is known. The switch is driven by gates the test opens: no sleeps, no timing bounds.
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -284,7 +285,29 @@ TEST_CASE("background: a tuner destroyed while it tunes stops and waits", "[back
   ThreadClient client;
   auto tuner = std::make_unique<Tuner<SizeKey>>("background_op", client.id(), background_settings(),
                                                 nullptr);
-  const auto set = gated_set(gate, std::this_thread::get_id());
+  // The gated candidate, once let through, runs 50 ms more: a destructor that did not wait for
+  // the running tuning would return while it is still inside.
+  std::atomic<int> inside{0};
+  const auto test_thread = std::this_thread::get_id();
+  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
+    return std::tuple<std::uint64_t>(key.n.value());
+  };
+  const auto set = TunableSet{key_of, inputs}
+                       .with(Tunable{"plain",
+                                     [](ThreadClient& c, std::uint64_t& n) {
+                                       c.spend(2e-3);
+                                       return n;
+                                     }})
+                       .with(Tunable{"gated", [&](ThreadClient& c, std::uint64_t& n) {
+                                       if (std::this_thread::get_id() == test_thread) return n + 1;
+                                       ++inside;
+                                       gate.pass();
+                                       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                                       c.spend(1e-3);
+                                       --inside;
+                                       return n + 1;
+                                     }});
   std::uint64_t n = 64, m = 128;
   CHECK(tuner->execute(client, set, SizeKey{64}, n) == 64);
   CHECK(tuner->execute(client, set, SizeKey{128}, m) == 128);
@@ -293,6 +316,7 @@ TEST_CASE("background: a tuner destroyed while it tunes stops and waits", "[back
   gate.open();
   destroyer.join();  // returns: the running tuning ended, the queued one was dropped or done
   CHECK(tuner == nullptr);
+  CHECK(inside == 0);  // nothing of the tuner runs any more
 }
 
 TEST_CASE("background: prepare() tunes first, as the caller keeps what it binds to",

@@ -2,7 +2,10 @@
 // candidate in one set.
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <tunekit/tunekit.hpp>
 #include <vector>
@@ -116,4 +119,65 @@ TEST_CASE("every kind of faulty candidate fails with its own error and the right
   CHECK(kind_of("local memory hog[TILE=128]") == ErrorKind::out_of_resources);
   CHECK(by_name.at("local memory hog[TILE=64]").ok());  // 16 KiB fits in 32 KiB
   CHECK(report.winner()->name == "local memory hog[TILE=64]");
+}
+
+namespace {
+
+// A shared store in which another machine holds the lease of one key (n=64) until `release`:
+// lock_for_tuning of that key waits, as RedisStore's does (up to its lease_wait).
+struct LeasedStore final : ResultStore {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool released = false, waiting = false;
+  std::optional<StoredResult> load(const EntryId&) override { return std::nullopt; }
+  void save(const EntryId&, const StoredResult&) override {}
+  std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override {
+    if (id.key.find("n=64") == std::string::npos) return nullptr;
+    std::unique_lock lock(mutex);
+    waiting = true;
+    changed.notify_all();
+    changed.wait(lock, [this] { return released; });
+    return nullptr;
+  }
+  void release() {
+    std::lock_guard lock(mutex);
+    released = true;
+    changed.notify_all();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("waiting for another machine's lease on one key does not hold up another key",
+          "[reliability][lease]") {
+  auto store = std::make_shared<LeasedStore>();
+  test::VirtualClient client;
+  Tuner<test::SizeKey> tuner("leased", client.id(), test::test_settings(), store);
+  const auto set = TunableSet{test::size_key, test::size_inputs}
+                       .with(Tunable{"fast", test::costs<test::VirtualClient>(1e-3)})
+                       .with(Tunable{"slow", test::costs<test::VirtualClient>(2e-3)});
+  int leased = 64, other = 1024;
+  std::thread waiter([&] { (void)tuner.execute(client, set, test::SizeKey{64}, leased); });
+  {
+    std::unique_lock lock(store->mutex);
+    store->changed.wait(lock, [&] { return store->waiting; });  // it waits for the lease now
+  }
+  // The other key is tuned while the lease is held (a wait under the device's tuning lock would
+  // block it until the release below, which comes only after it or after 60 s).
+  std::atomic<bool> other_done{false};
+  std::thread unrelated([&] {
+    (void)tuner.execute(client, set, test::SizeKey{1024}, other);
+    other_done = true;
+  });
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!other_done && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const bool before_release = other_done;
+  store->release();
+  unrelated.join();
+  waiter.join();
+  CHECK(before_release);
+  CHECK(tuner.report(test::SizeKey{64}));
+  CHECK(tuner.report(test::SizeKey{1024}));
 }

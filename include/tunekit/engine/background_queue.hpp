@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -39,6 +40,11 @@ class BackgroundQueue {
   /// Drops the queued jobs of `client` and stops and waits for the running one if it is of
   /// `client`; the others go on.
   void stop_using(const void* client) noexcept;
+  /// Lets the jobs (those of `client`, or all when null) run until none is left or `deadline`
+  /// passes, whichever comes first: a process that ends right after its first calls still
+  /// decides their keys, or records more of their tunings for the next process to resume.
+  void finish_until(std::chrono::steady_clock::time_point deadline,
+                    const void* client = nullptr) noexcept;
   /// Raised while the running job must stop: what its TuningRun checks (TuningRun::stop_when).
   const std::atomic<bool>& stop_flag() const noexcept { return stop_; }
 
@@ -64,6 +70,13 @@ class BackgroundQueue {
 
 /// A new queue, known to stop_background_tunings (and so stopped at exit).
 std::shared_ptr<BackgroundQueue> make_background_queue();
+
+/// How long the end of a process (its exit, or the destruction of the client its background
+/// tunings use) lets them go on before it stops them (BackgroundQueue::finish_until).
+inline constexpr std::chrono::seconds background_grace{2};
+
+/// At exit, and from a client's destructor: finish_until(now + background_grace), then stop.
+void finish_background_tunings_using(const void* client) noexcept;
 
 }  // namespace detail
 }  // namespace tunekit

@@ -66,6 +66,14 @@ class Persistence {
       : op_(std::move(op)), device_(std::move(device)), log_(log), store_(std::move(store)) {}
 
   ResultStore* store() const noexcept { return store_.get(); }
+  /// The store's lock on the key `id()` names, waited for (another process or machine may be
+  /// tuning it); nothing without a store (`id` is then not called) or when the lock cannot be
+  /// taken (said: the tuning goes on without it).
+  template <class Id>
+  std::unique_ptr<TuningLock> lock_for_tuning(Id id) const {
+    return store_ ? lock_for_tuning(id()) : nullptr;
+  }
+  std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) const;
 
   /// The decision stored for `id`, or nothing: none, unreadable (warned), or no longer naming
   /// the set's candidates (warned unless `report_mismatch` is false; re-tuned). A remembered

@@ -70,21 +70,20 @@ class Tuner {
       note(CallPath::dispatched, decision->index);
       return serve(*decision, client, set, key, inputs...);
     }
-    if (const Decision* provisional = background_.serving(key)) {  // tuned in the background
-      requeue_if_unfinished(client, set, key, inputs...);
+    const Decision* provisional = background_.serving(key);  // tuned in the background
+    if (provisional != nullptr && !stranded(client, set, key, inputs...)) {
       note(CallPath::provisional, provisional->index);
       return serve(*provisional, client, set, key, inputs...);
-    }
-    return serve(obtain(client, set, key, /*provisional=*/true, inputs...), client, set, key,
-                 inputs...);
+    }  // else a key whose background tuning cannot go on is tuned in this thread
+    return serve(obtain(client, set, key, /*provisional=*/provisional == nullptr, inputs...),
+                 client, set, key, inputs...);
   }
 
   /// Waits until this tuner's background tunings (Settings::tuning) are done; at once in
   /// blocking mode.
   void wait_for_tunings() { background_.wait_idle(); }
 
-  /// The winner's location for `key`, tuning first on a miss (for prepared dispatch: in
-  /// background mode too, as what it binds to is kept by the caller).
+  /// The winner's location for `key`, tuning first on a miss (prepared dispatch: in any mode).
   template <TimingClient Client, class Set, class... Inputs>
   CandidateLocation winner(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
     const Decision* decision = decisions_.find(key);
@@ -235,6 +234,8 @@ class Tuner {
         }
       }
     }
+    // Another process's tuning of the key is waited for first: never under the device's lock.
+    const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
     std::lock_guard tuning(tuning_mutex_);  // one tuning at a time per device: fair timings
     if (const Decision* decision = decisions_.find(key)) {
       note(CallPath::dispatched, decision->index);
@@ -263,16 +264,17 @@ class Tuner {
     return background_.serve_meanwhile(key, std::move(provisional));
   }
 
-  // Queues `key` again if its last background tuning ended undecided: else it would stay on its
-  // provisional candidate for the rest of the process once the client that queued it is gone.
-  // The tuning then uses the client of this call.
+  // Queues `key` again if its last background tuning ended undecided (its client gone, its
+  // tuning stopped), with this call's client: else it would stay provisional for the rest of the
+  // process. True when it cannot be queued (stop_background_tunings()): the caller tunes it.
   template <class Client, class Set, class... Inputs>
-  void requeue_if_unfinished(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+  bool stranded(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
     if constexpr ((std::copy_constructible<std::decay_t<Inputs>> && ...)) {
-      if (!background_.take_unfinished(key)) return;
+      if (!background_.take_unfinished(key)) return false;
       std::lock_guard lock(decisions_mutex_);
-      if (decisions_.find(key) == nullptr) (void)queue_tuning(client, set, key, inputs...);
+      return decisions_.find(key) == nullptr && !queue_tuning(client, set, key, inputs...);
     }
+    return false;
   }
 
   // Queues the tuning of `key` (the caller holds decisions_mutex_).
@@ -293,11 +295,14 @@ class Tuner {
   template <class Client, class Set, class... Inputs>
   void tune_queued(Client& client, const Set& set, const Key& key, Inputs&... inputs) noexcept {
     try {
+      const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
       std::lock_guard tuning(tuning_mutex_);
       if (decisions_.find(key) != nullptr) return;  // decided meanwhile (a blocking caller)
       commit(key, decide(client, set, key, &background_.stop_flag(), inputs...));
     } catch (const TuningStopped&) {
-      // The tuner is stopping: the calls stay provisional; the in-progress record stays.
+      // Stopped (tuner, client or process going): the next call tunes it (stranded()).
+      warn(about(op_, key_to_string(key)) +
+           "its background tuning stopped before the end; the next call tunes the key again");
     } catch (...) {
       try {
         Decision failed = detail::failed_with(error_from_exception(std::current_exception(), ""));
@@ -309,7 +314,8 @@ class Tuner {
     }
   }
 
-  // With tuning_mutex_ held: the store's decision, else a tuning's (TuningStopped once `stop`).
+  // With the key's lock (records_.lock_for_tuning) and tuning_mutex_ held: the store's decision,
+  // else a tuning's (TuningStopped once `stop`).
   template <class Client, class Set, class... Inputs>
   Decision decide(Client& client, const Set& set, const Key& key, const std::atomic<bool>* stop,
                   Inputs&... inputs) {
@@ -321,12 +327,6 @@ class Tuner {
       return located(set, std::move(decision));
     }
     const EntryId id = entry_id(set, key);  // obtain() looked in the store just before
-    std::unique_ptr<TuningLock> process_lock;
-    try {
-      process_lock = records_.store()->lock_for_tuning(id);  // another process may be tuning it
-    } catch (const std::exception& e) {
-      warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
-    }
     // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
     if (auto stored = records_.load(id, names, /*report_mismatch=*/false)) {
       note(CallPath::loaded, stored->index);
