@@ -5,7 +5,6 @@
     TILE_M TILE      tile height (rows of the input): rows of TILE_M*4 contiguous bytes are written
     ROWS 8           work-items along dim 1 in the tiled kernel; each loads TILE_M/ROWS rows (TILE_M % ROWS == 0)
     PAD  1           extra floats per local-memory tile row (1 avoids bank conflicts on the column reads)
-    SHUFFLE 0        1: the tiled kernel walks its tiles in diagonal order
     VW   1           vector width of the tiled kernel's global loads and stores: 1, 2 or 4 (TILE % VW == 0)
     BLK  4           block edge of the blocked kernel: 4 or 8
   Kernels (in: M x N row-major, out: N x M row-major; any M, N >= 1):
@@ -38,9 +37,6 @@
 #endif
 #ifndef TILE_M
 #define TILE_M TILE
-#endif
-#ifndef SHUFFLE
-#define SHUFFLE 0
 #endif
 #ifndef BLK
 #define BLK 4
@@ -85,14 +81,7 @@ __kernel __attribute__((reqd_work_group_size(TLX, ROWS, 1)))
 void transpose_tiled(const int M, const int N, __global const float* restrict in, __global float* restrict out) {
   __local float t[TILE_M][TILE + PAD];
   const int tx = get_local_id(0), ty = get_local_id(1);
-#if SHUFFLE
-  // Diagonal order: the work-groups that run together read and write tiles spread over
-  // different rows of both matrices (the tile row index advances with the tile column).
-  const int r0 = ((get_group_id(0) + get_group_id(1)) % get_num_groups(1)) * TILE_M;
-#else
-  const int r0 = get_group_id(1) * TILE_M;
-#endif
-  const int c0 = get_group_id(0) * TILE;
+  const int r0 = get_group_id(1) * TILE_M, c0 = get_group_id(0) * TILE;
   // Vector path: a whole tile, and rows that keep VW-float vectors aligned.
   const bool whole = r0 + TILE_M <= M && c0 + TILE <= N && M % VW == 0 && N % VW == 0;
   if (whole) {

@@ -1020,16 +1020,9 @@ void transpose_suite(Lab& lab, const Options& o) {
             if (tile != tile_m && (pad == 0 || (tile < 64 && tile_m < 64)))
               continue;  // rectangles: wide ones
             if (o.quick && pad == 0 && tile != 32) continue;
-            for (int shuffle : {0, 1}) {
-              if (shuffle && (tile != 64 || tile_m != 64 || pad == 0)) continue;
-              cfgs.push_back({"transpose_tiled",
-                              {{"TILE", tile},
-                               {"TILE_M", tile_m},
-                               {"ROWS", rows},
-                               {"PAD", pad},
-                               {"VW", vw},
-                               {"SHUFFLE", shuffle}}});
-            }
+            cfgs.push_back(
+                {"transpose_tiled",
+                 {{"TILE", tile}, {"TILE_M", tile_m}, {"ROWS", rows}, {"PAD", pad}, {"VW", vw}}});
           }
   for (int blk : {4, 8})
     for (int lx : {1, 2, 4, 8, 16, 32})
