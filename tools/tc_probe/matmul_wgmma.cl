@@ -1,6 +1,6 @@
-// PROBE ONLY (tc_probe gemmx): NVIDIA's OpenCL builds for sm_90 even with -cl-nv-arch sm_90a, and
-// ptxas refuses wgmma there (docs/opencl.md), so this kernel has never run. Kept as the record of
-// what was tried. Tensor-core GEMM through Hopper's warpgroup MMA (wgmma, sm_90a):
+// PROBE ONLY (tc_probe gemmpatch): NVIDIA's OpenCL builds for sm_90 even with -cl-nv-arch sm_90a,
+// and ptxas refuses wgmma there (docs/opencl.md); see HIDDEN below for how the probe gets past
+// that. Tensor-core GEMM through Hopper's warpgroup MMA (wgmma, sm_90a):
 // C = alpha * A * B + beta * C, A (M x K), B (K x N), C (M x N) row-major 16-bit storage (f16, or
 // bf16 with -DBF16=1), f32 accumulation. A work-group of BM/64 warpgroups (128 work-items each)
 // computes a BM x BN tile of C; warpgroup g its rows 64g..64g+63, all BN columns, with one
@@ -34,6 +34,14 @@
 #endif
 #ifndef SWAP_LS
 #define SWAP_LS 0  // probe only: swap LBO and SBO (1) to check the layout's reading
+#endif
+
+// NVIDIA's OpenCL compiles to PTX `.target sm_90`, where ptxas refuses wgmma. The probe (tc_probe
+// gemmpatch) builds this source with the sm_90a instructions behind a PTX comment marker
+// (HIDDEN), takes the PTX the driver made (the program binary), removes the markers, sets
+// `.target sm_90a` and builds that PTX with clCreateProgramWithBinary.
+#ifndef HIDDEN
+#define HIDDEN "//WG:"
 #endif
 
 #define WGS (BM / 64)
@@ -122,10 +130,10 @@ inline ulong desc_of(uint address, uint lbo, uint sbo) {
 #if BN == 64
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %34, 0;\n\t"                                  \
+      HIDDEN "{ .reg .pred p; setp.ne.b32 p, %34, 0; "                            \
       "wgmma.mma_async.sync.aligned.m64n64k16.f32." MMA_TYPE "." MMA_TYPE " "           \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "  \
-      "%32, %33, p, 1, 1, 0, 1;\n\t}"                                            \
+      "%32, %33, p, 1, 1, 0, 1; }"                                            \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
       : "l"(da), "l"(db), "r"(1)                                                        \
       : "memory")
@@ -133,10 +141,10 @@ inline ulong desc_of(uint address, uint lbo, uint sbo) {
 #if BN == 128
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %66, 0;\n\t"                                  \
+      HIDDEN "{ .reg .pred p; setp.ne.b32 p, %66, 0; "                            \
       "wgmma.mma_async.sync.aligned.m64n128k16.f32." MMA_TYPE "." MMA_TYPE " "           \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "  \
-      "%64, %65, p, 1, 1, 0, 1;\n\t}"                                            \
+      "%64, %65, p, 1, 1, 0, 1; }"                                            \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
       : "l"(da), "l"(db), "r"(1)                                                        \
       : "memory")
@@ -144,10 +152,10 @@ inline ulong desc_of(uint address, uint lbo, uint sbo) {
 #if BN == 256
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \
-      "{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %130, 0;\n\t"                                  \
+      HIDDEN "{ .reg .pred p; setp.ne.b32 p, %130, 0; "                            \
       "wgmma.mma_async.sync.aligned.m64n256k16.f32." MMA_TYPE "." MMA_TYPE " "           \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "  \
-      "%128, %129, p, 1, 1, 0, 1;\n\t}"                                            \
+      "%128, %129, p, 1, 1, 0, 1; }"                                            \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
       : "l"(da), "l"(db), "r"(1)                                                        \
       : "memory")
@@ -205,7 +213,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
   for (int kt = 0; kt < tiles; ++kt) {
     asm volatile("cp.async.wait_group " STR(CP_PENDING) ";" ::: "memory");
     // cp.async wrote through the generic proxy; wgmma reads through the async proxy.
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile(HIDDEN "fence.proxy.async.shared::cta;" ::: "memory");
     barrier(CLK_LOCAL_MEM_FENCE);
     const int next = kt + AHEAD;  // into the stage of tile kt - 1 - WG_DEPTH, whose wgmma is done
     if (next < tiles) LOAD_TILE(next, next % STAGES);
@@ -213,17 +221,17 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     const int s = kt % STAGES;
     const uint a_stage = a_base + s * (BM * BK * 2) + wg * 8 * CA * 128;  // this warpgroup's 64 rows
     const uint b_stage = b_base + s * (BK * BN * 2);
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    asm volatile(HIDDEN "wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
       const ulong da = desc_of(a_stage + kk * 2 * 128, A_LBO, A_SBO);
       const ulong db = desc_of(b_stage + kk * 2 * CB * 128, B_LBO, B_SBO);
       WGMMA(d, da, db);
     }
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned " STR(WG_DEPTH) ";" ::: "memory");
+    asm volatile(HIDDEN "wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile(HIDDEN "wgmma.wait_group.sync.aligned " STR(WG_DEPTH) ";" ::: "memory");
   }
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  asm volatile(HIDDEN "wgmma.wait_group.sync.aligned 0;" ::: "memory");
 
   // Accumulator 4j+e of n8 block j: row 16*warp + lane/4 (+8 for e >= 2), columns 8j + 2*(lane%4), +1.
 #pragma unroll

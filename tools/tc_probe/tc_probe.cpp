@@ -76,6 +76,46 @@ static std::string first_lines(const std::string& s, int lines, size_t chars = 1
   return out;
 }
 
+// gemmpatch: the PTX of a built program with its "//WG:" markers removed and `.target sm_90`
+// raised to sm_90a (matmul_wgmma.cl's HIDDEN), built again from that PTX as a program binary.
+static bool g_patch = false;
+static cl_program patch_program(cl_program p, const char* label, const std::string& opts) {
+  size_t size = 0;
+  clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+  std::string bin(size, '\0');
+  unsigned char* out = reinterpret_cast<unsigned char*>(bin.data());
+  clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof out, &out, nullptr);
+  size_t markers = 0;
+  for (size_t at = bin.find("//WG:"); at != std::string::npos; at = bin.find("//WG:", at)) {
+    bin.erase(at, 5);
+    ++markers;
+  }
+  const size_t target = bin.find(".target sm_90,");
+  if (target != std::string::npos) bin.replace(target, 14, ".target sm_90a,");
+  std::printf("[%s] patched PTX: %zu markers removed, target %s\n", label, markers,
+              target != std::string::npos ? "sm_90a" : "NOT FOUND");
+  const unsigned char* in = reinterpret_cast<const unsigned char*>(bin.data());
+  size_t length = bin.size();
+  cl_int status = 0, err = 0;
+  cl_program q = clCreateProgramWithBinary(ctx, 1, &dev, &length, &in, &status, &err);
+  if (err != CL_SUCCESS) {
+    std::printf("[%s] clCreateProgramWithBinary: %d (status %d)\n", label, err, status);
+    return nullptr;
+  }
+  const std::string verbose =
+      opts.find("-cl-nv-verbose") != std::string::npos ? "-cl-nv-verbose" : "";
+  err = clBuildProgram(q, 1, &dev, verbose.c_str(), nullptr, nullptr);
+  const std::string log = build_log(q);
+  if (err != CL_SUCCESS) {
+    std::printf("[%s] PATCHED BUILD FAILED (%d), log:\n%s\n", label, err,
+                first_lines(log, 12).c_str());
+    clReleaseProgram(q);
+    return nullptr;
+  }
+  if (!verbose.empty()) std::printf("[%s] patched build log: %s\n", label, first_lines(log, 16).c_str());
+  return q;
+}
+
 // Builds; on failure prints the log's start and returns nullptr. Prints .version/.target once.
 static cl_program build(const std::string& src, const std::string& opts, const char* label,
                         bool show_ptx = false) {
@@ -111,7 +151,12 @@ static cl_program build(const std::string& src, const std::string& opts, const c
     }
     const std::string log = build_log(p);
     if (log.find_first_not_of(" \n\r\t") != std::string::npos)
-      std::printf("[%s] build log: %s\n", label, first_lines(log, 6).c_str());
+      std::printf("[%s] build log: %s\n", label, first_lines(log, 16).c_str());
+  }
+  if (g_patch) {
+    cl_program q = patch_program(p, label, opts);
+    clReleaseProgram(p);
+    return q;
   }
   return p;
 }
@@ -594,6 +639,7 @@ static void run_gemm(const std::string& src, const char* kname, const std::strin
 //   info | addr | mma | wgmma [BUILD_OPTIONS] | local BYTES | ldm METHOD TRANS | cpa METHOD ca|cg
 //   gemm KERNEL_PATH METHOD CONFIG_INDEX|all f16|bf16|both SIZES...
 //   gemmx KERNEL_PATH KERNEL_NAME f16|bf16|both "BUILD_OPTIONS (-DBM=.. -DBN=.. ...)" SIZES...
+//   gemmpatch ... (as gemmx, then the PTX patched to sm_90a: see patch_program)
 //     (work-group: BM/64 warpgroups for matmul_wgmma, (BM/WM)*(BN/WN) warps for matmul_tc)
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "info";
@@ -603,7 +649,8 @@ int main(int argc, char** argv) {
   int types = 3;
   std::vector<int> sizes;
   std::string kname, xopts;
-  if (mode == "gemmx" && argc >= 6) {
+  if ((mode == "gemmx" || mode == "gemmpatch") && argc >= 6) {
+    g_patch = mode == "gemmpatch";
     kernel_path = argv[2];
     kname = argv[3];
     types = std::string(argv[4]) == "f16" ? 1 : std::string(argv[4]) == "bf16" ? 2 : 3;
@@ -676,7 +723,7 @@ int main(int argc, char** argv) {
   if (mode == "local") return probe_local(std::strtoull(argv[2], nullptr, 10)), 0;
   if (mode == "ldm") return probe_ldmatrix(std::atoi(argv[3]) != 0, std::atoi(argv[2])) ? 0 : 1;
   if (mode == "cpa") return probe_cp_async(argv[3], std::atoi(argv[2])) ? 0 : 1;
-  if (mode != "gemm" && mode != "gemmx") return 2;
+  if (mode != "gemm" && mode != "gemmx" && mode != "gemmpatch") return 2;
 
   std::ifstream in(kernel_path);
   std::stringstream ss;
@@ -686,7 +733,7 @@ int main(int argc, char** argv) {
     std::printf("cannot read %s\n", kernel_path.c_str());
     return 1;
   }
-  if (mode == "gemmx") {
+  if (mode == "gemmx" || mode == "gemmpatch") {
     const auto macro = [&](const char* name, int fallback) {
       const std::string key = std::string("-D") + name + "=";
       const auto at = xopts.find(key);
