@@ -112,7 +112,8 @@ static cl_program patch_program(cl_program p, const char* label, const std::stri
     clReleaseProgram(q);
     return nullptr;
   }
-  if (!verbose.empty()) std::printf("[%s] patched build log: %s\n", label, first_lines(log, 16).c_str());
+  if (!verbose.empty())
+    std::printf("[%s] patched build log: %s\n", label, first_lines(log, 16).c_str());
   return q;
 }
 
