@@ -1,6 +1,7 @@
 // PROBE ONLY (tc_probe gemmpatch): NVIDIA's OpenCL builds for sm_90 even with -cl-nv-arch sm_90a,
 // and ptxas refuses wgmma there (docs/opencl.md); see HIDDEN below for how the probe gets past
-// that. Tensor-core GEMM through Hopper's warpgroup MMA (wgmma, sm_90a):
+// that. Validated on the H200 (f16, bf16), slower than matmul_tc.cl so far (docs/benchmarks.md).
+// Tensor-core GEMM through Hopper's warpgroup MMA (wgmma, sm_90a):
 // C = alpha * A * B + beta * C, A (M x K), B (K x N), C (M x N) row-major 16-bit storage (f16, or
 // bf16 with -DBF16=1), f32 accumulation. A work-group of BM/64 warpgroups (128 work-items each)
 // computes a BM x BN tile of C; warpgroup g its rows 64g..64g+63, all BN columns, with one
