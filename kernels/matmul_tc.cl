@@ -31,6 +31,9 @@
 #ifndef BF16
 #define BF16 0
 #endif
+#ifndef GROUP_M
+#define GROUP_M 0  // 0: tiles in launch order; > 0: GROUP_M rows of tiles at a time (L2 reuse)
+#endif
 #ifndef CP_ASYNC
 #define CP_ASYNC 1
 #endif
@@ -165,7 +168,17 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_tc(
   const int tid = get_local_id(0);
   const int warp = tid / 32, lane = tid % 32;
   const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+#if GROUP_M > 0
+  // Tile order for L2 reuse: work-groups run in launch order (dimension 0 fastest); GROUP_M rows
+  // of tiles are walked column by column, so the B tiles of one column are read GROUP_M times
+  // while they are still in L2.
+  const int nx_ = get_num_groups(0), ny_ = get_num_groups(1);
+  const int pid_ = get_group_id(1) * nx_ + get_group_id(0), span_ = GROUP_M * nx_;
+  const int first_ = (pid_ / span_) * GROUP_M, rows_ = min(ny_ - first_, GROUP_M);
+  const int bm0 = (first_ + (pid_ % span_) % rows_) * BM, bn0 = ((pid_ % span_) / rows_) * BN;
+#else
   const int bm0 = get_group_id(1) * BM, bn0 = get_group_id(0) * BN;
+#endif
   const int tiles = (K + BK - 1) / BK;
 
   float acc[MI][NI][4];

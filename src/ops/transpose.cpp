@@ -36,10 +36,10 @@ class TransposeKernel {
     const auto p = [&](const char* name) { return static_cast<std::size_t>(config_[name]); };
     ::cl::NDRange global, local;
     switch (layout_) {
-      case Layout::tiled:
-        global = ::cl::NDRange(ceil_div(in.cols, p("TILE")) * p("TILE"),
+      case Layout::tiled:  // square tiles (TILE_M = TILE), TILE / VW work-items per row
+        global = ::cl::NDRange(ceil_div(in.cols, p("TILE")) * (p("TILE") / p("VW")),
                                ceil_div(in.rows, p("TILE")) * p("ROWS"));
-        local = ::cl::NDRange(p("TILE"), p("ROWS"));
+        local = ::cl::NDRange(p("TILE") / p("VW"), p("ROWS"));
         break;
       case Layout::naive:
         global = ::cl::NDRange(round_up(in.cols, p("LX")), round_up(in.rows, p("LY")));
@@ -139,13 +139,20 @@ auto make_set() {
                 .parameter("TILE", {16, 32, 64})
                 .parameter("ROWS", {2, 4, 8, 16})
                 .parameter("PAD", {0, 1})
+                .parameter("VW", {1, 2, 4})
                 .divides("ROWS", "TILE")
-                .work_group_size(
-                    [](const Config& c) { return static_cast<std::size_t>(c["TILE"] * c["ROWS"]); })
+                .divides("VW", "TILE")
+                .work_group_size([](const Config& c) {
+                  return static_cast<std::size_t>(c["TILE"] / c["VW"] * c["ROWS"]);
+                })
                 .local_memory([](const Config& c) {
                   return static_cast<std::size_t>(c["TILE"] * (c["TILE"] + c["PAD"]) * 4);
                 })
-                .start_at("TILE=64,ROWS=4,PAD=1"),  // the H100's best at 8192 (docs/benchmarks.md)
+                // The kernel lab's best two on the H200 at 8192 (docs/benchmarks.md, issue 32),
+                // and the H100's best at 8192 before the vector widths.
+                .start_at("TILE=64,ROWS=16,PAD=1,VW=4")
+                .start_at("TILE=64,ROWS=16,PAD=1,VW=2")
+                .start_at("TILE=64,ROWS=4,PAD=1,VW=1"),
             factory(Layout::tiled))
       .with(space("blocked")
                 .parameter("BLK", {4, 8})

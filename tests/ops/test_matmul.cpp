@@ -178,11 +178,13 @@ TEST_CASE(
   tunekit::cl::Client& client = test::default_client();
   const auto& device = client.device();
   const bool tensor_cores = device.nvidia && device.compute_capability_at_least(8, 0);
-  const std::vector<std::string> candidates = {"tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2]",
-                                               "tensor[BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2]",
-                                               "tensor[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4]",
-                                               "tensor[BM=128,BN=256,BK=16,WM=64,WN=64,STAGES=3]",
-                                               "tensor[BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3]"};
+  const std::vector<std::string> candidates = {
+      "tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=0]",
+      "tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=8]",  // tiles in groups of rows
+      "tensor[BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2,GROUP_M=0]",
+      "tensor[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4,GROUP_M=0]",
+      "tensor[BM=128,BN=256,BK=16,WM=64,WN=64,STAGES=3,GROUP_M=8]",
+      "tensor[BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3,GROUP_M=0]"};
   const auto all = matmul_candidates();
   for (const auto& candidate : candidates) {
     INFO(candidate);

@@ -83,11 +83,13 @@ TEST_CASE("every transpose candidate is exact on odd and edge-block sizes",
           "[ops][transpose][opencl]") {
   auto& client = default_client();
   const auto names = tunekit::ops::transpose_candidates();
-  CHECK(names.size() == 12 + 24 + 18);  // naive, tiled, blocked
-  // Edges of every block width (4, 8) and of the tiles: partial blocks on both sides.
+  CHECK(names.size() == 12 + 72 + 18);  // naive, tiled, blocked
+  // Edges of every block width (4, 8) and of the tiles: partial blocks on both sides; 68 x 136
+  // (multiples of every vector width) has whole tiles, which take the vector paths, beside
+  // partial ones.
   std::size_t exact = 0;
   for (auto [rows, cols] :
-       {std::pair<std::size_t, std::size_t>{1, 1}, {37, 70}, {8, 13}, {64, 9}}) {
+       {std::pair<std::size_t, std::size_t>{1, 1}, {37, 70}, {8, 13}, {64, 9}, {68, 136}}) {
     const auto values = tunekit::ops::random_values(rows * cols, rows * 7 + cols);
     const auto in = upload_matrix(client, values, rows, cols);
     for (std::size_t i = 0; i < names.size(); ++i) {

@@ -41,9 +41,18 @@ struct Options {
   bool quick = false;
 };
 const Options* g_opt = nullptr;
+// The filter: alternatives separated by '|', each a substring of "kernel params".
 bool selected(const std::string& kernel, const std::string& params) {
-  return g_opt == nullptr || g_opt->filter.empty() ||
-         (kernel + " " + params).find(g_opt->filter) != std::string::npos;
+  if (g_opt == nullptr || g_opt->filter.empty()) return true;
+  const std::string text = kernel + " " + params;
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t bar = g_opt->filter.find('|', from);
+    const std::string alt = g_opt->filter.substr(from, bar == std::string::npos ? bar : bar - from);
+    if (!alt.empty() && text.find(alt) != std::string::npos) return true;
+    if (bar == std::string::npos) return false;
+    from = bar + 1;
+  }
 }
 
 std::vector<int> parse_list(const std::string& s) {
@@ -998,13 +1007,60 @@ void transpose_suite(Lab& lab, const Options& o) {
   std::vector<RedCfg> cfgs;
   for (auto [lx, ly] : {std::pair{32, 8}, std::pair{16, 16}, std::pair{64, 4}})
     cfgs.push_back({"transpose_naive", {{"lx", lx}, {"ly", ly}}});
-  for (int tile : {16, 32, 64})
-    for (int rows : {4, 8, 16})
-      for (int pad : {0, 1}) {
-        if (tile * rows > int(lab.max_wg) || rows > tile) continue;
-        if (o.quick && pad == 0 && tile != 32) continue;
-        cfgs.push_back({"transpose_tiled", {{"TILE", tile}, {"ROWS", rows}, {"PAD", pad}}});
-      }
+  for (int vw : {1, 2, 4})
+    for (int tile : {16, 32, 64, 128})
+      for (int tile_m : {16, 32, 64, 128})
+        for (int rows : {2, 4, 8, 16})
+          for (int pad : {0, 1}) {
+            const int threads = (tile / vw) * rows;
+            if (threads > int(lab.max_wg) || rows > tile_m || tile / vw < 4 ||
+                tile_m * (tile + pad) * 4 > int(lab.local_mem) - 64 ||
+                (tile * tile_m / vw) % threads)
+              continue;
+            if (tile != tile_m && (pad == 0 || (tile < 64 && tile_m < 64)))
+              continue;  // rectangles: wide ones
+            if (o.quick && pad == 0 && tile != 32) continue;
+            cfgs.push_back(
+                {"transpose_tiled",
+                 {{"TILE", tile}, {"TILE_M", tile_m}, {"ROWS", rows}, {"PAD", pad}, {"VW", vw}}});
+          }
+  for (int blk : {4, 8})
+    for (int lx : {1, 2, 4, 8, 16, 32})
+      for (int ly : {4, 8, 16, 32, 64})
+        if (lx * ly <= 256 && lx * ly >= 32)
+          cfgs.push_back({"transpose_blocked", {{"BLK", blk}, {"lx", lx}, {"ly", ly}}});
+  // The peers of the same run: the device's buffer copy (the bandwidth ceiling, bytes read and
+  // written) and CLBlast's Omatcopy on the same buffers.
+  for (auto [M, N] : shapes) {
+    const std::string sz = std::to_string(M) + "x" + std::to_string(N);
+    const size_t bytes = M * N * 4;
+    if (bytes < (size_t(1) << 20)) continue;
+    const double copy_ms = lab.time_ms(
+        [&](std::vector<cl::Event>& ev) {
+          ev.emplace_back();
+          lab.q.enqueueCopyBuffer(in, out, 0, 0, bytes, nullptr, &ev.back());
+        },
+        o.reps);
+    row(dn, "copy", "clEnqueueCopyBuffer", sz, copy_ms,
+        fmt("%.1f GB/s", 2.0 * bytes / (copy_ms * 1e6)), 0, "-");
+    cl_command_queue queue = lab.q();
+    double err = 0;
+    const double cb_ms = lab.time_ms(
+        [&](std::vector<cl::Event>& ev) {
+          cl_event e = nullptr;
+          clblast::Omatcopy<float>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, M, N, 1.0f,
+                                   in(), 0, N, out(), 0, M, &queue, &e);
+          ev.emplace_back(e);
+        },
+        o.reps);
+    std::vector<float> got(M * N);
+    lab.q.enqueueReadBuffer(out, CL_TRUE, 0, M * N * 4, got.data());
+    for (size_t r = 0; r < M; ++r)
+      for (size_t cc = 0; cc < N; ++cc)
+        if (got[cc * M + r] != x[r * N + cc]) err = 1;
+    row(dn, "clblast", "Omatcopy", sz, cb_ms, fmt("%.1f GB/s", 2.0 * bytes / (cb_ms * 1e6)), err,
+        err == 0 ? "PASS" : "FAIL");
+  }
   for (auto& c : cfgs) {
     if (!selected(c.kernel, params_text(c.p))) continue;
     std::string why;
@@ -1025,10 +1081,15 @@ void transpose_suite(Lab& lab, const Options& o) {
         const int lx = param(c.p, "lx", 32), ly = param(c.p, "ly", 8);
         global = cl::NDRange(roundup(N, lx), roundup(M, ly));
         local = cl::NDRange(lx, ly);
+      } else if (c.kernel == "transpose_blocked") {
+        const int blk = param(c.p, "BLK", 4), lx = param(c.p, "lx", 4), ly = param(c.p, "ly", 16);
+        global = cl::NDRange(roundup(ceil_div(N, blk), lx), roundup(ceil_div(M, blk), ly));
+        local = cl::NDRange(lx, ly);
       } else {
-        const int tile = param(c.p, "TILE", 32), rows = param(c.p, "ROWS", 8);
-        global = cl::NDRange(ceil_div(N, tile) * tile, ceil_div(M, tile) * rows);
-        local = cl::NDRange(tile, rows);
+        const int tile = param(c.p, "TILE", 32), rows = param(c.p, "ROWS", 8),
+                  vw = param(c.p, "VW", 1), tile_m = param(c.p, "TILE_M", tile);
+        global = cl::NDRange(ceil_div(N, tile) * (tile / vw), ceil_div(M, tile_m) * rows);
+        local = cl::NDRange(tile / vw, rows);
       }
       double ms = 0, err = 0;
       std::string status = "PASS", extra;

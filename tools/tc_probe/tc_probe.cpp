@@ -76,6 +76,47 @@ static std::string first_lines(const std::string& s, int lines, size_t chars = 1
   return out;
 }
 
+// gemmpatch: the PTX of a built program with its "//WG:" markers removed and `.target sm_90`
+// raised to sm_90a (matmul_wgmma.cl's HIDDEN), built again from that PTX as a program binary.
+static bool g_patch = false;
+static cl_program patch_program(cl_program p, const char* label, const std::string& opts) {
+  size_t size = 0;
+  clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+  std::string bin(size, '\0');
+  unsigned char* out = reinterpret_cast<unsigned char*>(bin.data());
+  clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof out, &out, nullptr);
+  size_t markers = 0;
+  for (size_t at = bin.find("//WG:"); at != std::string::npos; at = bin.find("//WG:", at)) {
+    bin.erase(at, 5);
+    ++markers;
+  }
+  const size_t target = bin.find(".target sm_90,");
+  if (target != std::string::npos) bin.replace(target, 14, ".target sm_90a,");
+  std::printf("[%s] patched PTX: %zu markers removed, target %s\n", label, markers,
+              target != std::string::npos ? "sm_90a" : "NOT FOUND");
+  const unsigned char* in = reinterpret_cast<const unsigned char*>(bin.data());
+  size_t length = bin.size();
+  cl_int status = 0, err = 0;
+  cl_program q = clCreateProgramWithBinary(ctx, 1, &dev, &length, &in, &status, &err);
+  if (err != CL_SUCCESS) {
+    std::printf("[%s] clCreateProgramWithBinary: %d (status %d)\n", label, err, status);
+    return nullptr;
+  }
+  const std::string verbose =
+      opts.find("-cl-nv-verbose") != std::string::npos ? "-cl-nv-verbose" : "";
+  err = clBuildProgram(q, 1, &dev, verbose.c_str(), nullptr, nullptr);
+  const std::string log = build_log(q);
+  if (err != CL_SUCCESS) {
+    std::printf("[%s] PATCHED BUILD FAILED (%d), log:\n%s\n", label, err,
+                first_lines(log, 12).c_str());
+    clReleaseProgram(q);
+    return nullptr;
+  }
+  if (!verbose.empty())
+    std::printf("[%s] patched build log: %s\n", label, first_lines(log, 16).c_str());
+  return q;
+}
+
 // Builds; on failure prints the log's start and returns nullptr. Prints .version/.target once.
 static cl_program build(const std::string& src, const std::string& opts, const char* label,
                         bool show_ptx = false) {
@@ -111,7 +152,12 @@ static cl_program build(const std::string& src, const std::string& opts, const c
     }
     const std::string log = build_log(p);
     if (log.find_first_not_of(" \n\r\t") != std::string::npos)
-      std::printf("[%s] build log: %s\n", label, first_lines(log, 6).c_str());
+      std::printf("[%s] build log: %s\n", label, first_lines(log, 16).c_str());
+  }
+  if (g_patch) {
+    cl_program q = patch_program(p, label, opts);
+    clReleaseProgram(p);
+    return q;
   }
   return p;
 }
@@ -354,7 +400,7 @@ __kernel void addr(__global ulong* out) {
   clReleaseMemObject(bo), clReleaseProgram(p);
 }
 
-static void probe_wgmma() {
+static void probe_wgmma(const std::string& opts) {
   const char* src = R"CL(
 __kernel void wg(__global float* out) {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
@@ -363,11 +409,51 @@ __kernel void wg(__global float* out) {
   out[get_global_id(0)] = 1.0f;
 }
 )CL";
-  cl_program p = build(src, "", "wgmma (sm_90a) build");
+  const std::string label = "wgmma (sm_90a) build, options '" + opts + "'";
+  cl_program p = build(src, opts, label.c_str(), true);
   if (p) {
-    std::printf("[wgmma (sm_90a) build] built\n");
+    std::printf("[%s] built\n", label.c_str());
     clReleaseProgram(p);
   }
+}
+
+// Does a work-group get more local memory than CL_DEVICE_LOCAL_MEM_SIZE when it is passed as a
+// kernel argument (CUDA raises the limit per kernel; OpenCL has no such call)?
+static void probe_local(size_t bytes) {
+  const char* src = R"CL(
+__kernel void big(__local uint* buf, const uint n, __global uint* out) {
+  const uint t = get_local_id(0);
+  for (uint i = t; i < n; i += get_local_size(0)) buf[i] = i * 3u;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint s = 0;
+  for (uint i = t; i < n; i += get_local_size(0)) s += buf[n - 1 - i];
+  out[t] = s;
+}
+)CL";
+  cl_program p = build(src, "", "local memory");
+  if (!p) return;
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "big", &err);
+  const cl_uint n = static_cast<cl_uint>(bytes / 4);
+  cl_mem out = buffer(256 * 4);
+  clSetKernelArg(k, 0, bytes, nullptr);
+  clSetKernelArg(k, 1, 4, &n);
+  clSetKernelArg(k, 2, sizeof out, &out);
+  size_t g = 256, l = 256;
+  err = clEnqueueNDRangeKernel(queue, k, 1, nullptr, &g, &l, 0, nullptr, nullptr);
+  if (err == CL_SUCCESS) err = clFinish(queue);
+  bool right = false;
+  if (err == CL_SUCCESS) {
+    auto got = read<cl_uint>(out, 256);
+    cl_uint want = 0;
+    for (cl_uint i = 0; i < n; i += 256) want += (n - 1 - i) * 3u;
+    right = got[0] == want;
+  }
+  std::printf("[local memory %zu B as an argument] %s (error %d)\n", bytes,
+              err == CL_SUCCESS ? (right ? "ran, right" : "ran, WRONG") : "refused", err);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clReleaseMemObject(out);
 }
 
 // ---- the GEMM kernel ----
@@ -459,9 +545,103 @@ struct Inputs {
   std::vector<double> xa, xb;
 };
 
+// Builds one configuration (kernel `kname` of `src` with `opts`), validates it on a ragged shape
+// with alpha 1.5, beta 0.5, then times and checks it at each size.
+static void run_gemm(const std::string& src, const char* kname, const std::string& opts,
+                     const std::string& label, int bm, int bn, size_t threads, bool bf16,
+                     const std::vector<int>& sizes) {
+  cl_int err;
+  const char* t = bf16 ? "bf16" : "f16";
+  const int m = 200, n = 136, k = 264;  // every edge cut inside a tile; alpha, beta not 1, 0
+  static std::map<bool, Inputs> ragged_inputs;
+  static std::map<bool, std::vector<std::uint16_t>> ragged_c;
+  static std::map<bool, std::vector<double>> ragged_ec;
+  auto& ri = ragged_inputs[bf16];
+  if (ri.a.empty()) {
+    ri.a = random16(static_cast<size_t>(m) * k, bf16, ri.xa, 1);
+    ri.b = random16(static_cast<size_t>(k) * n, bf16, ri.xb, 2);
+    ragged_c[bf16] = random16(static_cast<size_t>(m) * n, bf16, ragged_ec[bf16], 3);
+  }
+  const auto& hc = ragged_c[bf16];
+  const std::string full = std::string(t) + " " + label;
+  cl_program p = build(src, opts + (bf16 ? " -DBF16=1" : " -DBF16=0"), full.c_str());
+  if (!p) return;
+  Gemm g{clCreateKernel(p, kname, &err), threads};
+  Cfg c{bm, bn, 0, 0, 0, 0, 0};
+  size_t local_bytes = 0;
+  clGetKernelWorkGroupInfo(g.k, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local_bytes, &local_bytes,
+                           nullptr);
+  cl_mem da = buffer(ri.a.size() * 2, ri.a.data()), db = buffer(ri.b.size() * 2, ri.b.data());
+  cl_mem dc = buffer(hc.size() * 2, hc.data());
+  cl_event e = launch(g, c, m, n, k, 1.5f, 0.5f, da, db, dc);
+  const cl_int run_err = clFinish(queue);
+  if (e) clReleaseEvent(e);
+  auto got = read<std::uint16_t>(dc, hc.size());
+  const double ragged = check(m, n, k, bf16, 1.5f, 0.5f, ri.xa, ri.xb, ragged_ec[bf16], got, 0);
+  std::printf(
+      "%s: local %zu B; %dx%dx%d alpha 1.5 beta 0.5: worst error %.3f of bound %s (run %d)\n",
+      full.c_str(), local_bytes, m, n, k, ragged, ragged <= 1 ? "OK" : "WRONG", run_err);
+  std::fflush(stdout);
+  clReleaseMemObject(dc), clReleaseMemObject(da), clReleaseMemObject(db);
+  // TC_NOCHECK=1: time it even when wrong (the probe's ceiling variants skip work on purpose).
+  const bool time_anyway = std::getenv("TC_NOCHECK") != nullptr;
+  if (run_err != CL_SUCCESS || (!(ragged <= 1) && !time_anyway)) {
+    clReleaseKernel(g.k);
+    clReleaseProgram(p);
+    return;
+  }
+  for (int s : sizes) {
+    static std::map<std::pair<int, bool>, Inputs> cache;
+    auto& inputs = cache[{s, bf16}];
+    if (inputs.a.empty()) {
+      inputs.a = random16(static_cast<size_t>(s) * s, bf16, inputs.xa, 11);
+      inputs.b = random16(static_cast<size_t>(s) * s, bf16, inputs.xb, 12);
+    }
+    const auto &sa = inputs.a, &sb = inputs.b;
+    cl_mem ba = buffer(sa.size() * 2, sa.data()), bb = buffer(sb.size() * 2, sb.data()),
+           bc = buffer(sa.size() * 2);
+    cl_event w = launch(g, c, s, s, s, 1.0f, 0.0f, ba, bb, bc);
+    clFinish(queue);
+    if (w) clReleaseEvent(w);
+    const int reps = s <= 2048 ? 50 : s <= 4096 ? 20 : 5;
+    std::vector<double> per;
+    for (int b = 0; b < 3; ++b) {
+      cl_event first = nullptr, last = nullptr;
+      for (int r = 0; r < reps; ++r) {
+        cl_event e2 = launch(g, c, s, s, s, 1.0f, 0.0f, ba, bb, bc);
+        if (r == 0)
+          first = e2;
+        else if (r == reps - 1)
+          last = e2;
+        else
+          clReleaseEvent(e2);
+      }
+      clFinish(queue);
+      cl_ulong t0 = 0, t1 = 0;
+      clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, 8, &t0, nullptr);
+      clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, 8, &t1, nullptr);
+      per.push_back((t1 - t0) * 1e-9 / reps);
+      clReleaseEvent(first), clReleaseEvent(last);
+    }
+    std::sort(per.begin(), per.end());
+    auto got2 = read<std::uint16_t>(bc, sa.size());
+    std::vector<double> zero(sa.size(), 0.0);
+    const double sampled = check(s, s, s, bf16, 1, 0, inputs.xa, inputs.xb, zero, got2, 64);
+    std::printf("  %s %d^3: %.1f us, %.1f TFLOP/s (64 sampled entries: worst %.3f of bound)\n", t,
+                s, per[1] * 1e6, 2.0 * s * s * s / per[1] / 1e12, sampled);
+    std::fflush(stdout);
+    clReleaseMemObject(ba), clReleaseMemObject(bb), clReleaseMemObject(bc);
+  }
+  clReleaseKernel(g.k);
+  clReleaseProgram(p);
+}
+
 // Modes, each meant for its own process (a kernel that faults spoils its context):
-//   info | addr | mma | wgmma | ldm METHOD TRANS | cpa METHOD ca|cg
+//   info | addr | mma | wgmma [BUILD_OPTIONS] | local BYTES | ldm METHOD TRANS | cpa METHOD ca|cg
 //   gemm KERNEL_PATH METHOD CONFIG_INDEX|all f16|bf16|both SIZES...
+//   gemmx KERNEL_PATH KERNEL_NAME f16|bf16|both "BUILD_OPTIONS (-DBM=.. -DBN=.. ...)" SIZES...
+//   gemmpatch ... (as gemmx, then the PTX patched to sm_90a: see patch_program)
+//     (work-group: BM/64 warpgroups for matmul_wgmma, (BM/WM)*(BN/WN) warps for matmul_tc)
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "info";
   const std::string want = "NVIDIA";
@@ -469,6 +649,15 @@ int main(int argc, char** argv) {
   int only = -1;
   int types = 3;
   std::vector<int> sizes;
+  std::string kname, xopts;
+  if ((mode == "gemmx" || mode == "gemmpatch") && argc >= 6) {
+    g_patch = mode == "gemmpatch";
+    kernel_path = argv[2];
+    kname = argv[3];
+    types = std::string(argv[4]) == "f16" ? 1 : std::string(argv[4]) == "bf16" ? 2 : 3;
+    xopts = argv[5];
+    for (int i = 6; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
+  }
   if (mode == "gemm") {
     kernel_path = argv[2];
     g_addr = std::atoi(argv[3]);
@@ -531,10 +720,11 @@ int main(int argc, char** argv) {
   if (mode == "info") return 0;
   if (mode == "addr") return probe_address(), 0;
   if (mode == "mma") return probe_mma(false) & probe_mma(true) ? 0 : 1;
-  if (mode == "wgmma") return probe_wgmma(), 0;
+  if (mode == "wgmma") return probe_wgmma(argc > 2 ? argv[2] : ""), 0;
+  if (mode == "local") return probe_local(std::strtoull(argv[2], nullptr, 10)), 0;
   if (mode == "ldm") return probe_ldmatrix(std::atoi(argv[3]) != 0, std::atoi(argv[2])) ? 0 : 1;
   if (mode == "cpa") return probe_cp_async(argv[3], std::atoi(argv[2])) ? 0 : 1;
-  if (mode != "gemm") return 2;
+  if (mode != "gemm" && mode != "gemmx" && mode != "gemmpatch") return 2;
 
   std::ifstream in(kernel_path);
   std::stringstream ss;
@@ -544,6 +734,22 @@ int main(int argc, char** argv) {
     std::printf("cannot read %s\n", kernel_path.c_str());
     return 1;
   }
+  if (mode == "gemmx" || mode == "gemmpatch") {
+    const auto macro = [&](const char* name, int fallback) {
+      const std::string key = std::string("-D") + name + "=";
+      const auto at = xopts.find(key);
+      return at == std::string::npos ? fallback : std::atoi(xopts.c_str() + at + key.size());
+    };
+    const int bm = macro("BM", 128), bn = macro("BN", 128);
+    const size_t threads =
+        kname == "matmul_wgmma"
+            ? static_cast<size_t>(bm / 64 * 128)
+            : static_cast<size_t>((bm / macro("WM", 64)) * (bn / macro("WN", 64)) * 32);
+    for (bool bf16 : {false, true})
+      if (types & (bf16 ? 2 : 1))
+        run_gemm(src, kname.c_str(), xopts, xopts, bm, bn, threads, bf16, sizes);
+    return 0;
+  }
   const std::vector<Cfg> cfgs = {
       {128, 128, 32, 64, 64, 2, 1}, {128, 128, 32, 64, 32, 2, 1}, {128, 256, 16, 64, 64, 3, 1},
       {256, 128, 16, 64, 64, 3, 1}, {128, 128, 16, 64, 64, 4, 1}, {64, 128, 32, 32, 64, 3, 1},
@@ -551,81 +757,12 @@ int main(int argc, char** argv) {
   };
   for (bool bf16 : {false, true}) {
     if (!(types & (bf16 ? 2 : 1))) continue;
-    const char* t = bf16 ? "bf16" : "f16";
-    // ragged shape: every edge cut inside a tile; alpha and beta not 1 and 0
-    const int m = 200, n = 136, k = 264;
-    std::vector<double> ea, eb, ec;
-    auto ha = random16(static_cast<size_t>(m) * k, bf16, ea, 1);
-    auto hb = random16(static_cast<size_t>(k) * n, bf16, eb, 2);
-    auto hc = random16(static_cast<size_t>(m) * n, bf16, ec, 3);
-    cl_mem da = buffer(ha.size() * 2, ha.data()), db = buffer(hb.size() * 2, hb.data());
     for (size_t ci = 0; ci < cfgs.size(); ++ci) {
       const Cfg& c = cfgs[ci];
       if (only >= 0 && static_cast<size_t>(only) != ci) continue;
-      cl_program p = build(src, options(c, bf16), (std::string(t) + " " + name(c)).c_str());
-      if (!p) continue;
-      Gemm g{clCreateKernel(p, "matmul_tc", &err), 0};
-      g.threads = static_cast<size_t>((c.bm / c.wm) * (c.bn / c.wn) * 32);
-      size_t regs_local = 0;
-      clGetKernelWorkGroupInfo(g.k, dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof regs_local, &regs_local,
-                               nullptr);
-      cl_mem dc = buffer(hc.size() * 2, hc.data());
-      cl_event e = launch(g, c, m, n, k, 1.5f, 0.5f, da, db, dc);
-      clFinish(queue);
-      if (e) clReleaseEvent(e);
-      auto got = read<std::uint16_t>(dc, hc.size());
-      const double ragged = check(m, n, k, bf16, 1.5f, 0.5f, ea, eb, ec, got, 0);
-      std::printf("%s %s: local %zu B; %dx%dx%d alpha 1.5 beta 0.5: worst error %.3f of bound %s\n",
-                  t, name(c).c_str(), regs_local, m, n, k, ragged, ragged <= 1 ? "OK" : "WRONG");
-      std::fflush(stdout);
-      clReleaseMemObject(dc);
-      for (int s : sizes) {
-        static std::map<std::pair<int, bool>, Inputs> cache;
-        auto& inputs = cache[{s, bf16}];
-        if (inputs.a.empty()) {
-          inputs.a = random16(static_cast<size_t>(s) * s, bf16, inputs.xa, 11);
-          inputs.b = random16(static_cast<size_t>(s) * s, bf16, inputs.xb, 12);
-        }
-        const auto &sa = inputs.a, &sb = inputs.b;
-        const auto &xa = inputs.xa, &xb = inputs.xb;
-        cl_mem ba = buffer(sa.size() * 2, sa.data()), bb = buffer(sb.size() * 2, sb.data()),
-               bc = buffer(sa.size() * 2);
-        cl_event w = launch(g, c, s, s, s, 1.0f, 0.0f, ba, bb, bc);
-        clFinish(queue);
-        if (w) clReleaseEvent(w);
-        const int reps = s <= 2048 ? 50 : s <= 4096 ? 20 : 5;
-        std::vector<double> per;
-        for (int b = 0; b < 3; ++b) {
-          cl_event first = nullptr, last = nullptr;
-          for (int r = 0; r < reps; ++r) {
-            cl_event e2 = launch(g, c, s, s, s, 1.0f, 0.0f, ba, bb, bc);
-            if (r == 0)
-              first = e2;
-            else if (r == reps - 1)
-              last = e2;
-            else
-              clReleaseEvent(e2);
-          }
-          clFinish(queue);
-          cl_ulong t0 = 0, t1 = 0;
-          clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, 8, &t0, nullptr);
-          clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, 8, &t1, nullptr);
-          per.push_back((t1 - t0) * 1e-9 / reps);
-          clReleaseEvent(first), clReleaseEvent(last);
-        }
-        std::sort(per.begin(), per.end());
-        auto got2 = read<std::uint16_t>(bc, sa.size());
-        std::vector<double> zero(sa.size(), 0.0);
-        const double sampled = check(s, s, s, bf16, 1, 0, xa, xb, zero, got2, 64);
-        std::printf("  %s %d^3: %.1f us, %.1f TFLOP/s (64 sampled entries: worst %.3f of bound)\n",
-                    t, s, per[1] * 1e6, 2.0 * s * s * s / per[1] / 1e12, sampled);
-        std::fflush(stdout);
-        clReleaseMemObject(ba), clReleaseMemObject(bb), clReleaseMemObject(bc);
-      }
-      clReleaseKernel(g.k);
-      clReleaseProgram(p);
+      run_gemm(src, "matmul_tc", options(c, bf16), name(c), c.bm, c.bn,
+               static_cast<size_t>((c.bm / c.wm) * (c.bn / c.wn) * 32), bf16, sizes);
     }
-    clReleaseMemObject(da), clReleaseMemObject(db);
   }
   return 0;
 }
