@@ -13,7 +13,9 @@ namespace tunekit {
 /// `expected(client, inputs...)`) computes on the host, from a candidate's benchmark inputs, what
 /// every candidate must return (for candidates returning void: the inputs tuple as it must be
 /// after the call); `check(expected, candidate)` (or with the client first) compares, as a
-/// validate_with check does.
+/// validate_with check does. `expected` may return any type its check takes (a sample of the
+/// output, say, so that validation reads no more than it compares). It must not change the
+/// inputs: with share_inputs(), they are the ones the candidates run on.
 template <class Expected, class Check>
 struct HostReference {
   Expected expected;

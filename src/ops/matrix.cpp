@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -255,6 +256,34 @@ std::vector<float> download_matrix(cl::Client& client, const DeviceMatrix& matri
                      matrix.dtype);
   }
   return client.download<float>(matrix.buffer, matrix.elements());
+}
+
+std::vector<float> download_block(cl::Client& client, const DeviceMatrix& matrix, std::size_t row,
+                                  std::size_t col, std::size_t rows, std::size_t cols) {
+  if (row + rows > matrix.rows || col + cols > matrix.cols) {
+    throw std::invalid_argument(
+        "tunekit: a block of " + std::to_string(rows) + " x " + std::to_string(cols) + " at (" +
+        std::to_string(row) + ", " + std::to_string(col) + ") is outside a " +
+        std::to_string(matrix.rows) + " x " + std::to_string(matrix.cols) + " matrix");
+  }
+  const std::size_t element = size_of(matrix.dtype);
+  std::vector<unsigned char> bytes(rows * cols * element);
+  if (!bytes.empty()) {
+    const std::array<std::size_t, 3> origin{col * element, row, 0}, host{0, 0, 0},
+        region{cols * element, rows, 1};
+    const cl_int status = client.queue().enqueueReadBufferRect(matrix.buffer, CL_TRUE, origin, host,
+                                                               region, matrix.cols * element, 0,
+                                                               cols * element, 0, bytes.data());
+    if (status != CL_SUCCESS) throw cl::make_error(status, "reading a block of a matrix");
+  }
+  if (element == 4) {
+    std::vector<float> values(rows * cols);
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+    return values;
+  }
+  std::vector<std::uint16_t> halves(rows * cols);
+  std::memcpy(halves.data(), bytes.data(), bytes.size());
+  return to_floats(halves, matrix.dtype);
 }
 
 std::vector<float> read_matrix(const DeviceMatrix& matrix) {

@@ -169,6 +169,49 @@ TEST_CASE("a host reference catches a wrong first candidate", "[tuner][pick][val
   CHECK_THAT(wrong->error->message(), Catch::Contains("host reference"));
 }
 
+TEST_CASE("a host reference may compute a sample of the output: its check compares that",
+          "[tuner][pick][validation]") {
+  // Each candidate returns 100 values; the reference computes only 3 of them (as matmul's
+  // samples its product), and its check reads those 3.
+  struct Sample {
+    std::vector<std::size_t> at;
+    std::vector<int> values;
+  };
+  const auto output = [](int n, int wrong_at) {
+    return [n, wrong_at](VirtualClient& client, int&) {
+      client.spend(1e-3 + (wrong_at >= 0 ? 0 : 1e-3));
+      std::vector<int> v(100);
+      for (int i = 0; i < 100; ++i) v[static_cast<std::size_t>(i)] = n * i + (i == wrong_at);
+      return v;
+    };
+  };
+  LocalTuner<test::SizeKey> tuner("sampled reference", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([&] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"wrong at 99", output(8, 99)})  // the fastest, wrong at a sampled element
+        .with(Tunable{"right", output(8, -1)})
+        .validate_with(HostReference{[](int n) {
+                                       Sample s{{0, 50, 99}, {}};
+                                       for (std::size_t i : s.at)
+                                         s.values.push_back(n * static_cast<int>(i));
+                                       return s;
+                                     },
+                                     [](const Sample& expected, const std::vector<int>& got) {
+                                       for (std::size_t k = 0; k < expected.at.size(); ++k) {
+                                         if (got[expected.at[k]] != expected.values[k])
+                                           return false;
+                                       }
+                                       return true;
+                                     }});
+  });
+  CHECK(tuner.execute(client.id(), client, set, 8)[99] == 8 * 99);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{8});
+  REQUIRE(report);
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "right");
+}
+
 namespace {
 // A space of `size` configurations of which only X = `works` runs.
 auto one_working(std::int64_t size, std::int64_t works) {

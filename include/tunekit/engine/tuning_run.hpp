@@ -181,6 +181,26 @@ class TuningRun {
       std::declval<Client&>(), std::declval<const Key&>(), std::declval<const Inputs&>()...));
   // What validation compares: the output, or the benchmark inputs of a candidate returning void.
   using Compared = std::conditional_t<std::is_void_v<Output>, Bench, Output>;
+  using Validator = std::remove_cvref_t<decltype(std::declval<const Set&>().validator())>;
+  // What the reference is: a host reference's own result where it is not a Compared (e.g. the
+  // sampled elements of a product: validation reads no more than it compares), else a Compared.
+  template <class V, bool = detail::is_host_reference_v<V>>
+  struct ReferenceOf {
+    using type = Compared;
+  };
+  template <class V, class Tuple>
+  struct ExpectedOf;
+  template <class V, class... In>
+  struct ExpectedOf<V, std::tuple<In...>> {
+    using type = std::remove_cvref_t<
+        detail::maybe_client_result_t<decltype(std::declval<const V&>().expected), Client, In&...>>;
+  };
+  template <class V>
+  struct ReferenceOf<V, true> {
+    using Made = typename ExpectedOf<V, Bench>::type;
+    using type = std::conditional_t<std::is_convertible_v<Made, Compared>, Compared, Made>;
+  };
+  using Reference = typename ReferenceOf<Validator>::type;
 
   static double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -476,15 +496,16 @@ class TuningRun {
 
   // The reference output: the host reference's, else the first candidate's that runs.
   void make_reference() {
-    using Validator = std::remove_cvref_t<decltype(set_.validator())>;
     if constexpr (detail::is_host_reference_v<Validator>) {
-      // Not caught: a host reference that fails is the set's error, not a candidate's.
-      auto inputs = make_bench_inputs();
+      // Not caught: a host reference that fails is the set's error, not a candidate's. On the
+      // shared benchmark inputs where the set shares them (no second set of buffers).
+      std::optional<Bench> own;
       reference_.emplace(std::apply(
           [&](auto&... in) {
-            return Compared(detail::invoke_maybe_client(set_.validator().expected, client_, in...));
+            return Reference(
+                detail::invoke_maybe_client(set_.validator().expected, client_, in...));
           },
-          inputs));
+          bench_inputs(own)));
       reference_name_ = "host reference";
     } else {
       for (std::size_t r = 0; r < set_.size() && !reference_; ++r) {
@@ -500,7 +521,8 @@ class TuningRun {
   }
 
   // What the validator says of `output` against `expected`: nothing when it accepts it.
-  std::optional<std::string> differs(const Compared& expected, const Compared& output) {
+  template <class Expected>
+  std::optional<std::string> differs(const Expected& expected, const Compared& output) {
     const auto verdict = detail::invoke_maybe_client(set_.validator(), client_, expected, output);
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
       if (!verdict) return std::string("output differs from the reference");
@@ -763,7 +785,7 @@ class TuningRun {
   double good_enough_seconds_ = 0;  // a leader this fast (twice) finishes the tuning; 0: never
   bool finished_ = false;
   TuningProgress progress_;
-  std::optional<Compared> reference_;
+  std::optional<Reference> reference_;
   std::string reference_name_;
   bool reference_tried_ = false;
   std::optional<Compared> dissent_;  // the first output that differed from a candidate reference

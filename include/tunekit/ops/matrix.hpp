@@ -76,6 +76,10 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
                            DType dtype, std::uint64_t seed);
 /// The matrix's values as floats (blocking), through `client`.
 std::vector<float> download_matrix(cl::Client& client, const DeviceMatrix& matrix);
+/// The values of `rows` x `cols` elements from (row, col) on, row by row, as floats (blocking):
+/// one rectangular read, without the rest of the matrix on the host.
+std::vector<float> download_block(cl::Client& client, const DeviceMatrix& matrix, std::size_t row,
+                                  std::size_t col, std::size_t rows, std::size_t cols);
 /// The same without a client: a short-lived queue on the buffer's own context and device (for
 /// tests and tools; a validator can take the client as its first argument instead).
 std::vector<float> read_matrix(const DeviceMatrix& matrix);
