@@ -26,6 +26,7 @@
 #include <thread>
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/matmul.hpp>
+#include <tunekit/settings.hpp>
 #include <vector>
 
 namespace tcl = tunekit::cl;

@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <tunekit/cl.hpp>
+#include <tunekit/local_tuner.hpp>
 #include <tunekit/ops/matmul.hpp>
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/registry.hpp>

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <tunekit/cl.hpp>
+#include <tunekit/local_tuner.hpp>
 #include <tunekit/ops/matmul.hpp>
 #include <vector>
 

@@ -19,9 +19,11 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tunekit/benchmark.hpp>
 #include <tunekit/candidate_name.hpp>
 #include <tunekit/cl.hpp>
 #include <tunekit/ops/matmul.hpp>
+#include <tunekit/settings.hpp>
 #include <vector>
 
 #include "shape_lists.hpp"

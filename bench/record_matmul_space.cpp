@@ -20,6 +20,7 @@
 #include <thread>
 #include <tunekit/candidate_name.hpp>
 #include <tunekit/cl.hpp>
+#include <tunekit/local_tuner.hpp>
 #include <tunekit/ops/matmul.hpp>
 #include <vector>
 

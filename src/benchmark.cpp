@@ -1,13 +1,28 @@
-// Sample statistics.
+// Sample statistics, and the measuring loops of a candidate and of contenders interleaved.
 #include "tunekit/benchmark.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <exception>
+#include <limits>
+#include <numeric>
+#include <random>
 #include <tuple>
+#include <utility>
 
 namespace tunekit {
 
 namespace {
+// The time a timer reported, when it can be true.
+double checked_time(double seconds, const std::string& name) {
+  if (!std::isfinite(seconds) || seconds < 0) {
+    throw AutotuneError(ErrorKind::invalid_measurement,
+                        "the timer reported " + std::to_string(seconds) + " s", name);
+  }
+  return seconds;
+}
+
 double median_of(std::vector<double>& values) {
   const std::size_t n = values.size();
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n / 2),
@@ -48,6 +63,133 @@ std::pair<double, double> median_interval(const std::vector<double>& sorted) {
   const auto upper_rank = static_cast<std::size_t>(
       std::min(static_cast<double>(n), std::ceil(centre + half_width + 1)));
   return {sorted[lower_rank - 1], sorted[upper_rank - 1]};
+}
+
+AutotuneOutcome measure_candidate(Timer timer, FunctionRef<void()> run_once,
+                                  const BenchmarkSettings& settings, double leader,
+                                  std::string name, std::size_t index, const Contender* rival) {
+  AutotuneOutcome outcome;
+  outcome.name = std::move(name);
+  outcome.index = index;
+  const auto started = std::chrono::steady_clock::now();
+  struct CostRecorder {  // on every return path
+    AutotuneOutcome& outcome;
+    std::chrono::steady_clock::time_point started;
+    ~CostRecorder() {
+      outcome.cost_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
+  } cost{outcome, started};
+  try {
+    double last = 0;
+    const std::size_t warmups = settings.warmup_runs == 0 ? 1 : settings.warmup_runs;
+    for (std::size_t i = 0; i < warmups; ++i) {
+      last = checked_time(timer.measure(run_once, 1), outcome.name);
+    }
+    // Calls shorter than a sample are too short to judge from one run: they are batched below.
+    const double target = std::max(settings.min_sample_seconds, 100 * timer.resolution());
+    // A candidate many times slower than the leader in steady state costs more to sample than
+    // it could ever win back: stop it after its warm-up.
+    const double hopeless = 2 * settings.racing_factor * leader;
+    if (std::isfinite(leader) && last > hopeless && last >= target) {
+      // One more run, so that a single disturbed warm-up cannot eliminate the true winner.
+      last = std::min(last, checked_time(timer.measure(run_once, 1), outcome.name));
+    }
+    if (std::isfinite(leader) && last > hopeless && last >= target) {
+      outcome.status = OutcomeStatus::dropped;
+      outcome.median = outcome.min = outcome.max = last;
+      outcome.samples = 1;
+      return outcome;
+    }
+    const double per_call = std::max(last, 1e-9);
+    outcome.batch = static_cast<std::size_t>(
+        std::clamp(std::ceil(target / per_call), 1.0, static_cast<double>(1 << 20)));
+
+    std::vector<double> samples;
+    samples.reserve(settings.max_samples);
+    const auto deadline = started + std::chrono::duration<double>(settings.max_candidate_seconds);
+    const std::size_t max_samples = std::max<std::size_t>(settings.max_samples, 1);
+    outcome.status = OutcomeStatus::measured;
+    const bool paired = rival != nullptr && std::isfinite(leader) && leader > 0;
+    const std::size_t rival_batch = paired ? std::max<std::size_t>(rival->batch, 1) : 1;
+    const auto time_of = [&](FunctionRef<void()> work, std::size_t batch) {
+      return checked_time(timer.measure(work, batch), outcome.name) / static_cast<double>(batch);
+    };
+    while (samples.size() < max_samples) {
+      if (paired) {
+        // Alternating which goes first cancels what the first of a pair pays (a cold cache).
+        const bool rival_first = samples.size() % 2 == 1;
+        const double before = rival_first ? time_of(rival->run_once, rival_batch) : 0;
+        const double own = time_of(run_once, outcome.batch);
+        const double after = rival_first ? before : time_of(rival->run_once, rival_batch);
+        if (!(after > 0)) {
+          throw AutotuneError(ErrorKind::invalid_measurement,
+                              "the leader it is paired with measured 0 s", outcome.name);
+        }
+        samples.push_back(leader * own / after);
+      } else {
+        samples.push_back(time_of(run_once, outcome.batch));
+      }
+      const auto summary = summarize(samples);
+      // Racing never drops a candidate before min_samples (one 2 x racing_factor behind after
+      // its warm-up, above, is the exception: sampling it costs more than it could win back).
+      if (samples.size() >= settings.min_samples) {
+        // The lower quartile, not the median: half the samples being disturbed must not be
+        // enough to eliminate the true winner.
+        if (std::isfinite(leader) && summary.lower_quartile > settings.racing_factor * leader) {
+          outcome.status = OutcomeStatus::dropped;
+          break;
+        }
+        if (summary.median > 0 && summary.spread / summary.median <= settings.target_spread) break;
+      }
+      if (std::chrono::steady_clock::now() > deadline && samples.size() >= 3) break;
+    }
+    const auto summary = summarize(samples);
+    if (!(summary.median > 0)) {
+      // Every sample read zero: the work is below the timer's reach even batched.
+      throw AutotuneError(ErrorKind::invalid_measurement,
+                          "every sample measured 0 s (timer resolution " +
+                              std::to_string(timer.resolution()) + " s)",
+                          outcome.name);
+    }
+    outcome.median = summary.median;
+    outcome.low = summary.low;
+    outcome.high = summary.high;
+    outcome.spread = summary.spread;
+    outcome.min = summary.min;
+    outcome.max = summary.max;
+    outcome.samples = samples.size();
+    outcome.paired = paired;
+  } catch (...) {
+    outcome.status = OutcomeStatus::failed;
+    outcome.error = error_from_current_exception(outcome.name);
+  }
+  return outcome;
+}
+
+std::vector<InterleavedTimes> measure_interleaved(Timer timer,
+                                                  const std::vector<Contender>& contenders,
+                                                  const std::vector<std::string>& names,
+                                                  std::size_t rounds, std::uint64_t seed) {
+  std::vector<InterleavedTimes> times(contenders.size());
+  std::vector<std::size_t> order(contenders.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937_64 shuffle(seed);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    std::shuffle(order.begin(), order.end(), shuffle);
+    for (std::size_t c : order) {
+      if (times[c].error) continue;
+      const std::size_t batch = std::max<std::size_t>(contenders[c].batch, 1);
+      try {
+        const double total =
+            checked_time(timer.measure(contenders[c].run_once, batch), names.at(c));
+        times[c].samples.push_back(total / static_cast<double>(batch));
+      } catch (...) {
+        times[c].error = error_from_current_exception(names.at(c));
+      }
+    }
+  }
+  return times;
 }
 
 }  // namespace tunekit

@@ -1,5 +1,5 @@
-// Moved to tunekit/engine/dispatch.hpp with the rest of the engine (the code the API runs on); kept
-// for code that includes it here.
+// Moved to tunekit/detail/call.hpp, the one home of calling a candidate; kept for code that
+// includes it here.
 #pragma once
 
-#include "tunekit/engine/dispatch.hpp"
+#include "tunekit/detail/call.hpp"

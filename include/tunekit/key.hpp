@@ -2,8 +2,14 @@
 // that tunekit derives for any Boost.Hana-reflected struct.
 #pragma once
 
-#include <boost/hana.hpp>
-#include <cereal/cereal.hpp>
+#include <boost/hana/accessors.hpp>
+#include <boost/hana/concept/struct.hpp>
+#include <boost/hana/define_struct.hpp>
+#include <boost/hana/first.hpp>
+#include <boost/hana/for_each.hpp>
+#include <boost/hana/members.hpp>
+#include <boost/hana/second.hpp>
+#include <boost/hana/string.hpp>
 #include <charconv>
 #include <cmath>
 #include <concepts>
@@ -215,17 +221,3 @@ std::string key_to_string(const K& key) {
 }
 
 }  // namespace tunekit
-
-namespace cereal {
-
-/// cereal serialization for every Hana-reflected struct: one named value per field.
-/// (Found through the archive's namespace, so user structs need no code of their own.)
-template <class Archive, tunekit::ReflectedStruct K>
-void serialize(Archive& archive, K& key) {
-  boost::hana::for_each(boost::hana::accessors<K>(), [&](auto accessor) {
-    archive(cereal::make_nvp(boost::hana::to<const char*>(boost::hana::first(accessor)),
-                             boost::hana::second(accessor)(key)));
-  });
-}
-
-}  // namespace cereal

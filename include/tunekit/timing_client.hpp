@@ -22,6 +22,34 @@ concept TimingClient = requires(C& client, const C& cclient, FunctionRef<void()>
   { cclient.id() } -> std::convertible_to<const DeviceId&>;
 };
 
+/// What the measuring code (benchmark.hpp, compiled once in src/benchmark.cpp) sees of a
+/// TimingClient: its measure() and timer_resolution(), type-erased. It refers to the client,
+/// which must outlive it.
+class Timer {
+ public:
+  template <TimingClient Client>
+  explicit Timer(Client& client) noexcept
+      : client_(&client),
+        measure_([](void* c, FunctionRef<void()> work, std::size_t batch) -> double {
+          return static_cast<Client*>(c)->measure(work, batch);
+        }),
+        resolution_([](const void* c) -> double {
+          return static_cast<const Client*>(c)->timer_resolution();
+        }) {}
+
+  /// The client's measure(work, batch): seconds for the whole batch.
+  double measure(FunctionRef<void()> work, std::size_t batch) const {
+    return measure_(client_, work, batch);
+  }
+  /// The client's timer_resolution().
+  double resolution() const { return resolution_(client_); }
+
+ private:
+  void* client_;
+  double (*measure_)(void*, FunctionRef<void()>, std::size_t);
+  double (*resolution_)(const void*);
+};
+
 /// A client whose work runs asynchronously and can be waited for (cl::Client): the tuner waits
 /// before a validator reads a candidate's output.
 template <class C>

@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "tunekit/detail/call.hpp"
 #include "tunekit/detail/candidate_check.hpp"
-#include "tunekit/detail/client_first.hpp"
 #include "tunekit/detail/set_entries.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/result.hpp"
@@ -27,24 +27,6 @@
 #include "tunekit/tunable.hpp"
 
 namespace tunekit {
-
-/// Concept: a key generator turns the inputs of execute() into the tuner's key.
-template <class F, class Key, class... Inputs>
-concept KeyGenerator = std::is_invocable_v<const F&, const Inputs&...> &&
-    std::convertible_to<std::invoke_result_t<const F&, const Inputs&...>, Key>;
-
-/// Concept: an input generator makes the inputs to benchmark on from the key and the real
-/// inputs, so that tuning never writes into the caller's buffers. It may take the client first:
-/// (Client&, const Key&, const Inputs&...).
-template <class F, class Key, class... Inputs>
-concept InputGenerator = std::is_invocable_v<const F&, const Key&, const Inputs&...>;
-template <class F, class Client, class Key, class... Inputs>
-concept InputGeneratorFor = detail::InvocableMaybeClient<F, Client, const Key&, const Inputs&...>;
-
-/// Concept: a tune function can be called with the benchmark inputs, or the client then them.
-template <class F, class Client, class... Args>
-concept TuneFn =
-    std::is_invocable_v<const F&, Client&, Args&...> || std::is_invocable_v<const F&, Args&...>;
 
 /// An input generator that benchmarks on copies of the real inputs: right for values, wrong for
 /// handles to shared buffers (a copy of a handle writes into the caller's data).
@@ -55,17 +37,11 @@ struct CloneInputs {
   }
 };
 
-/// Where a candidate lives in a set: which `.with(...)` entry, and which variant inside it.
-struct CandidateLocation {
-  std::uint32_t entry = 0;
-  std::uint32_t variant = 0;
-};
-
 /// The set has no validator: candidates are not compared with a reference.
 struct NoValidation {};
 
 /// The candidates of one op. Build it once (LocalTuner::init) with `.with(tunable)` calls; index 0
-/// is the safe default and the validation reference.
+/// is the safe default, and the validation reference when it runs.
 template <class KeyGen, class InputGen, class Validator = NoValidation, class... Entries>
 class TunableSet {
  public:
@@ -122,10 +98,11 @@ class TunableSet {
   }
 
   /// Validation at tuning time: `check(reference, candidate)` compares a candidate's output with
-  /// candidate 0's and returns true/false or an optional error message (empty = fine); it may
-  /// take the client first, `check(client, reference, candidate)`, to read device buffers. The
-  /// output is the tunable's return value, or the benchmark inputs tuple when it returns void.
-  /// The input generator must then be deterministic for a key (seed it from the key).
+  /// the reference's (the first candidate that runs, in set order) and returns true/false or an
+  /// optional error message (empty = fine); it may take the client first, `check(client, reference,
+  /// candidate)`, to read device buffers. The output is the tunable's return value, or the
+  /// benchmark inputs tuple when it returns void. The input generator must then be deterministic
+  /// for a key (seed it from the key).
   template <class Check>
   auto validate_with(Check check) && {
     TunableSet<KeyGen, InputGen, Check, Entries...> validated(

@@ -15,6 +15,7 @@
 #include "tunekit/error.hpp"
 #include "tunekit/host_reference.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/key_cereal.hpp"
 #include "tunekit/local_tuner.hpp"
 #include "tunekit/log.hpp"
 #include "tunekit/outcome.hpp"

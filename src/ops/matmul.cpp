@@ -13,9 +13,11 @@
 #include "gemm_rules.hpp"
 #include "named_candidate.hpp"
 #include "scratch.hpp"
+#include "sizes.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/host_reference.hpp"
+#include "tunekit/local_tuner.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/stable_hash.hpp"
 #include "tunekit/tunable_set.hpp"
@@ -23,9 +25,6 @@
 namespace tunekit::ops {
 
 namespace {
-
-std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
-std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
 
 enum class Algorithm { naive, tiled, direct, blocked, skinny, split, tensor };
 

@@ -13,7 +13,9 @@
 #include "bench_fit.hpp"
 #include "call_checks.hpp"
 #include "scratch.hpp"
+#include "sizes.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
+#include "tunekit/local_tuner.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/stable_hash.hpp"
 #include "tunekit/tunable_set.hpp"
@@ -21,8 +23,6 @@
 namespace tunekit::ops {
 
 namespace {
-
-std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by - 1) / by; }
 
 enum class Strategy { tree, multi, subgroup };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "tunekit/local_tuner.hpp"
 #include "tunekit/ops/matmul.hpp"
 #include "tunekit/ops/matrix.hpp"
 #include "tunekit/ops/reduce.hpp"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 #include <tunekit/key.hpp>
+#include <tunekit/key_cereal.hpp>
 #include <unordered_set>
 
 namespace app {

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <tunekit/cl.hpp>
+#include <tunekit/local_tuner.hpp>
 #include <tunekit/ops/matmul.hpp>
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/transpose.hpp>

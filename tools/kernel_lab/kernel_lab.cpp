@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "../../src/ops/gemm_rules.hpp"  // the blocked kernel's rules, as the op applies them
+#include "../../src/ops/sizes.hpp"
 
 namespace {
 
@@ -145,8 +146,8 @@ std::string build_options(const Params& p) {
       s += " -D" + k + "=" + std::to_string(v);
   return s;
 }
-size_t roundup(size_t x, size_t m) { return (x + m - 1) / m * m; }
-size_t ceil_div(size_t x, size_t m) { return (x + m - 1) / m; }
+using tunekit::ops::ceil_div;
+using tunekit::ops::round_up;
 
 struct Lab {
   cl::Device dev;
@@ -260,11 +261,11 @@ void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global,
   const auto& p = c.p;
   if (c.kernel == "matmul_naive") {
     const int lx = param(p, "lx", 16), ly = param(p, "ly", 16);
-    global = cl::NDRange(roundup(N, lx), roundup(M, ly));
+    global = cl::NDRange(round_up(N, lx), round_up(M, ly));
     local = cl::NDRange(lx, ly);
   } else if (c.kernel == "matmul_tiled") {
     const int ts = param(p, "TS", 16);
-    global = cl::NDRange(roundup(N, ts), roundup(M, ts));
+    global = cl::NDRange(round_up(N, ts), round_up(M, ts));
     local = cl::NDRange(ts, ts);
   } else if (c.kernel == "matmul_reg") {
     const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), md = param(p, "MDIMC", 16),
@@ -275,7 +276,7 @@ void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global,
     const int wptm = param(p, "WPTM", 8), vwn = param(p, "VWN", 8), nvec = param(p, "NVEC", 2);
     const int lx = param(p, "lx", 1), ly = param(p, "ly", 16);
     global =
-        cl::NDRange(roundup(ceil_div(N, size_t(nvec) * vwn), lx), roundup(ceil_div(M, wptm), ly));
+        cl::NDRange(round_up(ceil_div(N, size_t(nvec) * vwn), lx), round_up(ceil_div(M, wptm), ly));
     local = cl::NDRange(lx, ly);
   }
 }
@@ -1079,7 +1080,7 @@ void transpose_suite(Lab& lab, const Options& o) {
       cl::NDRange global, local;
       if (c.kernel == "transpose_naive") {
         const int lx = param(c.p, "lx", 32), ly = param(c.p, "ly", 8);
-        global = cl::NDRange(roundup(N, lx), roundup(M, ly));
+        global = cl::NDRange(round_up(N, lx), round_up(M, ly));
         local = cl::NDRange(lx, ly);
       } else if (c.kernel == "transpose_blocked") {
         const int blk = param(c.p, "BLK", 4), lx = param(c.p, "lx", 4), ly = param(c.p, "ly", 16);

@@ -15,7 +15,6 @@
 #include "tunekit/cl/client.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/key.hpp"
-#include "tunekit/result_store.hpp"
 #include "tunekit/stable_hash.hpp"
 
 namespace tunekit::cl {

@@ -1,8 +1,7 @@
 // The kinds of entry a TunableSet holds (one per `.with(...)`): a single Tunable, a
 // GroupedTunable, or a parameter space expanded into many candidates. EntryTraits<Entry> is all
 // the set knows of a kind: a new kind is one specialisation here plus the `with` that makes it.
-// Also the call machinery: invoking a tunable with or without the client, and the common result
-// type of a set's candidates.
+// Calling a candidate is detail/call.hpp's.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "tunekit/candidate_name.hpp"
+#include "tunekit/detail/call.hpp"
 #include "tunekit/device_limits.hpp"
 #include "tunekit/result.hpp"
 #include "tunekit/space.hpp"
@@ -140,40 +140,6 @@ struct EntryTraits<GroupedSpaceEntry<Fn, GroupKey>> : EntryTraits<SpaceEntry<Fn>
 template <class Entry>
 using entry_function_t =
     std::remove_cvref_t<decltype(EntryTraits<Entry>::function(std::declval<const Entry&>(), 0))>;
-
-template <class Fn, class Client, class... Args>
-decltype(auto) invoke_tunable(const Fn& fn, Client& client, Args&... args) {
-  if constexpr (std::is_invocable_v<const Fn&, Client&, Args&...>) {
-    return std::invoke(fn, client, args...);
-  } else {
-    static_assert(std::is_invocable_v<const Fn&, Args&...>,
-                  "a tunable cannot be called with the benchmark inputs (nor with the client "
-                  "followed by them): check its parameters against the input generator's result");
-    return std::invoke(fn, args...);
-  }
-}
-
-// What a call through the set returns: the tunables' common return type, or Result<T> when some
-// return T and others Result<T>.
-struct mismatched_results {};
-template <class... R>
-struct common_call_result {
-  using type = mismatched_results;
-};
-template <class R>
-struct common_call_result<R> {
-  using type = R;
-};
-template <class R0, class R1, class... Rest>
-struct common_call_result<R0, R1, Rest...> {
-  using type = std::conditional_t<
-      (std::is_same_v<R0, R1> && ... && std::is_same_v<R0, Rest>), R0,
-      std::conditional_t<(std::is_same_v<unwrapped_result_t<R0>, unwrapped_result_t<R1>> && ... &&
-                          std::is_same_v<unwrapped_result_t<R0>, unwrapped_result_t<Rest>>),
-                         Result<unwrapped_result_t<R0>>, mismatched_results>>;
-};
-template <class... R>
-using common_call_result_t = typename common_call_result<R...>::type;
 
 template <class Entry, class Client, class... Args>
 using entry_result_t =

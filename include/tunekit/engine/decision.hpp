@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include "tunekit/detail/call.hpp"
 #include "tunekit/error.hpp"
-#include "tunekit/tunable_set.hpp"
 
 namespace tunekit {
 

@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "tunekit/call_report.hpp"
+#include "tunekit/detail/call.hpp"
 #include "tunekit/detail/insert_only_map.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/engine/background_tuning.hpp"
 #include "tunekit/engine/decision.hpp"
-#include "tunekit/engine/dispatch.hpp"
 #include "tunekit/engine/persistence.hpp"
 #include "tunekit/engine/tuning_run.hpp"
 #include "tunekit/error.hpp"

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "tunekit/benchmark.hpp"
+#include "tunekit/detail/call.hpp"
 #include "tunekit/detail/function_ref.hpp"
 #include "tunekit/engine/build_pool.hpp"
-#include "tunekit/engine/dispatch.hpp"
 #include "tunekit/engine/tuning_plan.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/host_reference.hpp"
@@ -132,7 +132,7 @@ class TuningRun {
       }
       std::stable_sort(order.begin(), order.end(),
                        [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [best, space] : order) search(plan, *space);
+      for (const auto& [best, space] : order) search_space(plan, *space);
       // A search that ran out of budget with nothing working has not shown that nothing works:
       // the configurations it never ran are measured in order, up to a cap.
       if (!std::isfinite(leader_)) {
@@ -372,7 +372,7 @@ class TuningRun {
   // Searches `space`'s members with the configured strategy, measuring each configuration the
   // strategy asks for (those measured already, such as the start points, count with their
   // outcome). The search compares with the leader of the whole tuning so far.
-  void search(const TuningPlan& plan, const PlannedSpace& space) {
+  void search_space(const TuningPlan& plan, const PlannedSpace& space) {
     if (!space.whole) {
       if (ahead_) ahead_->plan(space.members);
       for (std::size_t i : space.members) {

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <array>
-#include <boost/hana.hpp>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -15,8 +14,9 @@
 #include <vector>
 
 #include "tunekit/anchor.hpp"
+#include "tunekit/detail/local_tuner_fwd.hpp"
 #include "tunekit/dtype.hpp"
-#include "tunekit/local_tuner.hpp"
+#include "tunekit/key.hpp"
 #include "tunekit/ops/matrix.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/throughput.hpp"

@@ -2,13 +2,13 @@
 // a local-memory tree, multi-element vector loads, and sub-group (warp) reductions.
 #pragma once
 
-#include <boost/hana.hpp>
 #include <cstdint>
 #include <ostream>
 #include <string_view>
 
 #include "tunekit/anchor.hpp"
-#include "tunekit/local_tuner.hpp"
+#include "tunekit/detail/local_tuner_fwd.hpp"
+#include "tunekit/key.hpp"
 #include "tunekit/ops/matrix.hpp"
 #include "tunekit/throughput.hpp"
 

@@ -3,14 +3,14 @@
 // register blocks with vector loads and stores (CPUs).
 #pragma once
 
-#include <boost/hana.hpp>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "tunekit/anchor.hpp"
-#include "tunekit/local_tuner.hpp"
+#include "tunekit/detail/local_tuner_fwd.hpp"
+#include "tunekit/key.hpp"
 #include "tunekit/ops/matrix.hpp"
 #include "tunekit/throughput.hpp"
 
