@@ -9,6 +9,7 @@
 #include <concepts>
 #include <cstdint>
 #include <exception>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include "tunekit/error.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/log.hpp"
+#include "tunekit/metric.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/settings.hpp"
@@ -77,14 +79,14 @@ class Tuner {
   execute_result_t<Set, Client, Inputs...> execute(Client& client, const Set& set, const Key& key,
                                                    Inputs&... inputs) {
     if (const Decision* decision = decisions_.find(key)) {
-      note(CallPath::dispatched, decision->index);
+      note(CallPath::dispatched, decision->index, decision->source);
       return serve(*decision, client, set, key, inputs...);
     }
     if (const Decision* provisional = provisional_.find(key)) {  // being tuned in the background
       if (unfinished_->any.load(std::memory_order_relaxed)) {
         requeue_if_unfinished(client, set, key, inputs...);
       }
-      note(CallPath::provisional, provisional->index);
+      note(CallPath::provisional, provisional->index, provisional->source);
       return serve(*provisional, client, set, key, inputs...);
     }
     return serve(obtain(client, set, key, /*provisional=*/true, inputs...), client, set, key,
@@ -145,6 +147,8 @@ class Tuner {
     std::vector<AutotuneError> failures;  // of candidates demoted after tuning
     std::shared_ptr<const AutotuneError> failed;
     bool unmeasured = false;  // only the timer failed: served, never stored (from_report)
+    // Where the result came from (CallReport::source): a literal or one of sources_.
+    std::string_view source = "computed";
     // Failures of the winner on calls that another candidate then served; guarded by
     // decisions_mutex_ (readers of the lock-free map never touch it).
     mutable unsigned strikes = 0;
@@ -162,7 +166,7 @@ class Tuner {
                                                  const Set& set, const Key& key,
                                                  Inputs&... inputs) {
     if (decision.failed) {
-      note(CallPath::failed, decision.index);
+      note(CallPath::failed, decision.index, decision.source);
       throw *decision.failed;
     }
     try {
@@ -187,26 +191,27 @@ class Tuner {
       Decision only;
       only.location = set.locate(0);
       only.ranking = {0};
-      note(CallPath::dispatched, 0);
+      only.source = "the only candidate";
+      note(CallPath::dispatched, 0, only.source);
       return keep(key, std::move(only));
     }
     if (store_) {
       if (auto stored = load(set, entry_id(set, key))) {
-        note(CallPath::loaded, stored->index);
+        note(CallPath::loaded, stored->index, stored->source);
         return keep(key, std::move(*stored));
       }
     }
     if constexpr ((std::copy_constructible<std::decay_t<Inputs>> && ...)) {
       if (background_ && provisional) {
         if (const Decision* serving = tune_in_background(client, set, key, inputs...)) {
-          note(CallPath::provisional, serving->index);
+          note(CallPath::provisional, serving->index, serving->source);
           return *serving;
         }
       }
     }
     std::lock_guard tuning(tuning_mutex_);  // one tuning at a time per device: fair timings
     if (const Decision* decision = decisions_.find(key)) {
-      note(CallPath::dispatched, decision->index);
+      note(CallPath::dispatched, decision->index, decision->source);
       return *decision;
     }
     Decision decided = decide(client, set, key, nullptr, inputs...);
@@ -332,6 +337,7 @@ class Tuner {
     }
     provisional.index = provisional.ranking.front();
     provisional.location = set.locate(provisional.index);
+    provisional.source = "provisional";
     return provisional;
   }
 
@@ -392,7 +398,7 @@ class Tuner {
           continue;
         }
         record_strike(other);
-        note(CallPath::fell_back, other);
+        note(CallPath::fell_back, other, decision.source);
         return;
       } else {
         std::optional<Output> output;
@@ -402,11 +408,11 @@ class Tuner {
           continue;
         }
         record_strike(other);
-        note(CallPath::fell_back, other);
+        note(CallPath::fell_back, other, decision.source);
         return std::move(*output);
       }
     }
-    note(CallPath::failed, decision.index);
+    note(CallPath::failed, decision.index, decision.source);
     std::rethrow_exception(failure);
   }
 
@@ -458,7 +464,8 @@ class Tuner {
                   Inputs&... inputs) {
     if (!store_) {
       Decision decision = from_report(set, tune(client, set, key, nullptr, stop, inputs...));
-      note(CallPath::tuned, decision.index);  // after the tuning: its candidates may call ops
+      note(CallPath::tuned, decision.index,
+           decision.source);  // after the tuning: its candidates may call ops
       return decision;
     }
     const EntryId id = entry_id(set, key);  // obtain() looked in the store just before
@@ -470,11 +477,11 @@ class Tuner {
     }
     // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
     if (auto stored = load(set, id, /*report_mismatch=*/false)) {
-      note(CallPath::loaded, stored->index);
+      note(CallPath::loaded, stored->index, stored->source);
       return *stored;
     }
     Decision decision = from_report(set, tune(client, set, key, &id, stop, inputs...));
-    note(CallPath::tuned, decision.index);
+    note(CallPath::tuned, decision.index, decision.source);
     if (!decision.unmeasured && (!decision.failed || lasting(*decision.failed))) {
       persist(set, key, decision);
     }
@@ -499,6 +506,8 @@ class Tuner {
     };
     TuningReport report{op_, id.key, device_.identity(), 0, stored->outcomes};
     rank(report.outcomes);
+    report.metric_names = stored->metric_names;
+    report.source = source_of(*stored);
     if (stored->winner.empty()) {  // a remembered failure: every candidate failed
       const bool same_set =
           report.outcomes.size() == set.size() &&
@@ -508,6 +517,7 @@ class Tuner {
           });
       if (!same_set) return mismatch();
       Decision failed = from_report(set, report);
+      failed.source = intern(report.source);
       warn(about(op_, id.key) +
            "every candidate failed in an earlier tuning "
            "(remembered in the persistent cache until the set changes; `tunekit cache clear " +
@@ -528,8 +538,9 @@ class Tuner {
     }
     decision.index = decision.ranking.front();
     decision.location = set.locate(decision.index);
+    decision.source = intern(report.source);
     if (settings_.log >= LogLevel::debug) {
-      inform(about(op_, id.key) + "'" + stored->winner + "' from the persistent cache\n");
+      inform(about(op_, id.key) + "'" + stored->winner + "' from the " + report.source + "\n");
     }
     // Not over the report of this process's own tuning, which another thread may have just
     // saved and kept (lookups run beside tunings).
@@ -565,7 +576,10 @@ class Tuner {
     // A failed key is stored with no winner: every outcome failed (see load()).
     StoredResult result{
         decision.failed ? std::string() : set.name(decision.index), decision.index, {}};
-    if (auto known = report(key)) result.outcomes = known->outcomes;
+    if (auto known = report(key)) {
+      result.outcomes = known->outcomes;
+      result.metric_names = known->metric_names;
+    }
     // Candidates that failed after tuning are stored as failed, so a reload ranks them out.
     for (const auto& failure : decision.failures) {
       for (auto& outcome : result.outcomes) {
@@ -649,6 +663,8 @@ class Tuner {
     if (stop != nullptr) tuning.stop_when(*stop);
     TuningReport report = tuning.run();
     if (id != nullptr) store_->drop_progress(*id);
+    add_metrics(set.metrics(), key, report);
+    report.source = "computed";
     if (settings_.log >= LogLevel::info) {
       inform(format_report(
           report, settings_.log >= LogLevel::debug ? ReportDetail::full : ReportDetail::summary));
@@ -726,8 +742,26 @@ class Tuner {
     return indices;
   }
 
-  void note(CallPath path, std::uint32_t candidate) const noexcept {
-    detail::note_call(this, op_, path, candidate);
+  void note(CallPath path, std::uint32_t candidate, std::string_view source) const noexcept {
+    detail::note_call(this, op_, path, candidate, source);
+  }
+
+  // What a stored result's source is called: the store that answered, and the bundle it came in.
+  static std::string source_of(const StoredResult& stored) {
+    std::string source = stored.source.empty() ? "persistent cache" : stored.source;
+    if (!stored.imported_from.empty()) {
+      source = "bundle " + printable(stored.imported_from, 255) + ", in the " + source;
+    }
+    return source;
+  }
+
+  // `text` kept for the tuner's lifetime (a call's report points into it); a few per tuner.
+  std::string_view intern(const std::string& text) {
+    std::lock_guard lock(sources_mutex_);
+    for (const auto& known : sources_) {
+      if (known == text) return known;
+    }
+    return sources_.emplace_back(text);
   }
 
   void remember(TuningReport report, bool replace = true) {
@@ -752,6 +786,8 @@ class Tuner {
   std::mutex tuning_mutex_;     // held while this device tunes a key
   mutable std::mutex reports_mutex_;
   std::map<std::string, TuningReport> reports_;
+  std::mutex sources_mutex_;
+  std::list<std::string> sources_;  // Decision::source's texts; never shrinks
   // Keys whose background tuning ended undecided (queue_tuning, requeue_if_unfinished).
   std::shared_ptr<Unfinished> unfinished_ = std::make_shared<Unfinished>();
   // The background tunings (Settings::tuning); null when blocking. Stopped first in ~Tuner, as

@@ -108,6 +108,29 @@ TEST_CASE("the progress line fits the width it is given", "[progress]") {
   CHECK(format_progress_line(p, 80).find('\x1b') == std::string::npos);
 }
 
+TEST_CASE("the progress line ends in the tuning's finished state, with its winner", "[progress]") {
+  ScopedEnv columns("COLUMNS", "100");
+  const std::string text = tune_slowly("progress_end", ProgressMode::on);
+  INFO(text);
+  // Not the last state drawn during the tuning ("3/4 candidates"): the end, on a line of its own.
+  const auto last = text.find_last_not_of('\n');
+  REQUIRE(last != std::string::npos);
+  const std::string last_line = text.substr(text.rfind('\n', last) + 1, last + 1);
+  CHECK_THAT(last_line, Catch::StartsWith("tuned progress_end [n=4]: done, 4 candidates in ") &&
+                            Catch::Contains(", winner "));
+  TuningProgress p;
+  p.op = "matmul";
+  p.key = "n=64";
+  p.done = 12;
+  p.total = 12;
+  p.elapsed_seconds = 3.25;
+  p.best = "tiled[TS=16]";
+  p.best_seconds = 2e-3;
+  p.finished = true;
+  CHECK(format_progress_line(p, 80) ==
+        "tuned matmul [n=64]: done, 12 candidates in 3.2 s, winner tiled[TS=16] 2.000 ms");
+}
+
 TEST_CASE("the terminal's width comes from COLUMNS, else the terminal, else 80", "[progress]") {
   std::size_t without = 0;
   {

@@ -679,6 +679,32 @@ TEST_CASE("validation rejects a fast candidate with wrong output", "[tuner][vali
   CHECK(tuner.tuner(client.id()).report(SizeKey{8})->winner()->name == "right");
 }
 
+TEST_CASE("a reference whose output changes between calls is told so, not compared with itself",
+          "[tuner][validation]") {
+  LocalTuner<SizeKey> tuner("unsteady reference", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"naive",
+                      [calls = std::make_shared<int>(0)](VirtualClient& c, int& n) {
+                        return c.spend(3e-3), n * 2 + (*calls)++;  // reads what it never wrote
+                      }})
+        .with(Tunable{"right", [](VirtualClient& c, int& n) { return c.spend(2e-3), n * 2; }})
+        .validate_with([](int expected, int got) { return expected == got; });
+  });
+  (void)run(tuner, client, set, 8);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{8});
+  const AutotuneOutcome* naive = nullptr;
+  for (const auto& o : report.outcomes) {
+    if (o.name == "naive") naive = &o;
+  }
+  REQUIRE(naive != nullptr);
+  REQUIRE(naive->error);
+  CHECK_THAT(naive->error->message(),
+             Catch::Contains("it is the reference") && !Catch::Contains("(reference: 'naive')"));
+  CHECK_THAT(format_report(report), !Catch::Contains("(reference: 'naive')"));
+}
+
 TEST_CASE("validation of in-place candidates compares the benchmark inputs",
           "[tuner][validation]") {
   LocalTuner<SizeKey> tuner("in place", test::test_settings());
@@ -992,8 +1018,15 @@ TEST_CASE("the progress hook sees every measured candidate with rising counts an
         .with(Tunable{"middle", costs(2e-3, 2)});
   });
   run(tuner, client, set, 64);
-  REQUIRE(seen.size() == 4);
+  // One call per measured candidate, then one at the end (finished), with the winner.
+  REQUIRE(seen.size() == 5);
+  CHECK(seen.back().finished);
+  CHECK(seen.back().done == 4);
+  CHECK(best_names.back() == "fast");
+  seen.pop_back();
+  best_names.pop_back();
   for (std::size_t i = 0; i < seen.size(); ++i) {
+    CHECK_FALSE(seen[i].finished);
     CHECK(seen[i].done == i + 1);
     CHECK(seen[i].total == 4);
     CHECK(seen[i].op == std::string_view("progress"));
@@ -1012,7 +1045,9 @@ TEST_CASE("the progress total of a searched space is its search budget", "[tuner
   Settings settings = test::test_settings();
   settings.search = SearchSettings{SearchStrategy::random, 0.0, 5, 1e9};
   std::vector<std::pair<std::size_t, std::size_t>> counts;  // done, total
-  settings.on_progress = [&](const TuningProgress& p) { counts.emplace_back(p.done, p.total); };
+  settings.on_progress = [&](const TuningProgress& p) {
+    if (!p.finished) counts.emplace_back(p.done, p.total);
+  };
   LocalTuner<SizeKey> tuner("progress space", settings);
   VirtualClient client;
   const auto& set = tuner.init([] {
