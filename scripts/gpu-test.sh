@@ -95,6 +95,7 @@ elsewhere=$work/elsewhere
 mkdir -p "$elsewhere"
 suite example.cl_custom_kernel 120 env -C "$elsewhere" TUNEKIT_CACHE=off "$bin/cl_custom_kernel"
 suite example.cl_softmax 120 env -C "$elsewhere" TUNEKIT_CACHE=off "$bin/cl_softmax"
+suite example.cl_conv1d 120 env -C "$elsewhere" TUNEKIT_CACHE=off "$bin/cl_conv1d"
 # The fleet store's suite: it starts its own redis-server, and says so where none is installed.
 suite redis 120 "$bin/tunekit_redis_tests"
 # No platform: the ICD loader finds no driver in an empty vendors directory (and none named by

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "tunekit/device_id.hpp"
+#include "tunekit/metric.hpp"
 
 namespace tunekit {
 
@@ -57,6 +58,18 @@ std::string format_seconds(double seconds) {
   } else {
     std::snprintf(text, sizeof text, "%.1f ns", seconds * 1e9);
   }
+  return text;
+}
+
+std::string format_metric(double value) {
+  if (!std::isfinite(value)) return "-";
+  char text[32];
+  const double magnitude = std::fabs(value);
+  std::snprintf(text, sizeof text,
+                magnitude >= 1000 ? "%.0f"
+                : magnitude >= 10 ? "%.1f"
+                                  : "%.3g",
+                value);
   return text;
 }
 
@@ -192,8 +205,23 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
     for (const AutotuneOutcome* member : group) shared.emplace(member, numbered);
   }
   char line[512];
-  std::snprintf(line, sizeof line, "    %-*s %12s %15s %8s  %s\n", static_cast<int>(width),
-                "candidate", "median", "95% interval", "samples", "status");
+  // The set's derived metrics (metric.hpp), a column each after the median.
+  const auto metric_cells = [&](const AutotuneOutcome* outcome) {
+    std::string cells;
+    for (std::size_t m = 0; m < report.metric_names.size() && m < max_metrics; ++m) {
+      const bool has = outcome != nullptr && m < outcome->metrics.size();
+      const std::string cell = outcome == nullptr ? printable(report.metric_names[m], 12)
+                               : has              ? format_metric(outcome->metrics[m])
+                                                  : std::string("-");
+      char column[32];
+      std::snprintf(column, sizeof column, " %10s", cell.c_str());
+      cells += column;
+    }
+    return cells;
+  };
+  std::snprintf(line, sizeof line, "    %-*s %12s%s %15s %8s  %s\n", static_cast<int>(width),
+                "candidate", "median", metric_cells(nullptr).c_str(), "95% interval", "samples",
+                "status");
   text += line;
   // Candidates never measured, folded into one line per reason below the table.
   std::map<std::string, std::size_t> not_measured;
@@ -220,10 +248,10 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
         std::snprintf(ratio, sizeof ratio, " (%.2fx)", outcome.median / winner->median);
         status += ratio;
       }
-      std::snprintf(line, sizeof line, "  %c %-*s %12s %15s %8zu  %s\n", mark,
+      std::snprintf(line, sizeof line, "  %c %-*s %12s%s %15s %8zu  %s\n", mark,
                     static_cast<int>(width), printable(outcome.name, max_name).c_str(),
-                    format_seconds(outcome.median).c_str(), spread, outcome.samples,
-                    status.c_str());
+                    format_seconds(outcome.median).c_str(), metric_cells(&outcome).c_str(), spread,
+                    outcome.samples, status.c_str());
     } else {
       const auto number = shared.find(&outcome);
       const std::string reason = number != shared.end() ? "error #" + std::to_string(number->second)
@@ -231,9 +259,9 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
                                                        ": " + outcome.error->summary()
                                                  : std::string(to_string(outcome.status));
       const char* label = outcome.status == OutcomeStatus::failed ? "FAILED" : "skipped";
-      std::snprintf(line, sizeof line, "  %c %-*s %12s %15s %8s  %s (%s)\n", mark,
-                    static_cast<int>(width), printable(outcome.name, max_name).c_str(), "-", "", "",
-                    label, printable(reason, 300).c_str());
+      std::snprintf(line, sizeof line, "  %c %-*s %12s%s %15s %8s  %s (%s)\n", mark,
+                    static_cast<int>(width), printable(outcome.name, max_name).c_str(), "-",
+                    metric_cells(&outcome).c_str(), "", "", label, printable(reason, 300).c_str());
     }
     text += line;
   }

@@ -44,6 +44,22 @@ std::unique_ptr<TuningLock> Persistence::lock_for_tuning(const EntryId& id) cons
   }
 }
 
+std::string Persistence::source_of(const StoredResult& stored) {
+  std::string source = stored.source.empty() ? "persistent cache" : stored.source;
+  if (!stored.imported_from.empty()) {
+    source = "bundle " + printable(stored.imported_from, 255) + ", in the " + source;
+  }
+  return source;
+}
+
+std::string_view Persistence::intern(const std::string& text) {
+  std::lock_guard lock(sources_mutex_);
+  for (const auto& known : sources_) {
+    if (known == text) return known;
+  }
+  return sources_.emplace_back(text);
+}
+
 std::optional<Decision> Persistence::load(const EntryId& id, const CandidateNames& names,
                                           bool report_mismatch) {
   std::optional<StoredResult> stored;
@@ -62,6 +78,8 @@ std::optional<Decision> Persistence::load(const EntryId& id, const CandidateName
   };
   TuningReport report{op_, id.key, device_, 0, stored->outcomes};
   rank(report.outcomes);
+  report.metric_names = stored->metric_names;
+  report.source = source_of(*stored);
   if (stored->winner.empty()) {  // a remembered failure: every candidate failed
     const bool same_set =
         report.outcomes.size() == names.size() &&
@@ -70,6 +88,7 @@ std::optional<Decision> Persistence::load(const EntryId& id, const CandidateName
         });
     if (!same_set) return mismatch();
     Decision failed = from_report(report, names);
+    failed.source = intern(report.source);
     warn(about(op_, id.key) +
          "every candidate failed in an earlier tuning "
          "(remembered in the persistent cache until the set changes; `tunekit cache clear " +
@@ -89,8 +108,9 @@ std::optional<Decision> Persistence::load(const EntryId& id, const CandidateName
     return mismatch();
   }
   decision.index = decision.ranking.front();
+  decision.source = intern(report.source);
   if (log_ >= LogLevel::debug) {
-    inform(about(op_, id.key) + "'" + stored->winner + "' from the persistent cache\n");
+    inform(about(op_, id.key) + "'" + stored->winner + "' from the " + report.source + "\n");
   }
   // Not over the report of this process's own tuning, which another thread may have just
   // saved and kept (lookups run beside tunings).
@@ -104,7 +124,10 @@ void Persistence::persist(const EntryId& id, const Decision& decision,
   // A failed key is stored with no winner: every outcome failed (see load()).
   StoredResult result{
       decision.failed() ? std::string() : names.name(decision.index), decision.index, {}};
-  if (auto known = report(id.key)) result.outcomes = known->outcomes;
+  if (auto known = report(id.key)) {
+    result.outcomes = known->outcomes;
+    result.metric_names = known->metric_names;
+  }
   // Candidates that failed after tuning are stored as failed, so a reload ranks them out.
   for (const auto& failure : decision.failures) {
     for (auto& outcome : result.outcomes) {

@@ -30,8 +30,13 @@ std::string format_progress_line(const TuningProgress& p, std::size_t width) {
   std::string key = printable(p.key, 1000);
   std::string best = p.best.empty() ? std::string("none yet") : printable(p.best, 1000);
   char counts[96];
-  std::snprintf(counts, sizeof counts, "]: %zu/%zu candidates, %.1f s, best ", p.done, p.total,
-                p.elapsed_seconds);
+  if (p.finished) {
+    std::snprintf(counts, sizeof counts, "]: done, %zu candidates in %.1f s, winner ", p.done,
+                  p.elapsed_seconds);
+  } else {
+    std::snprintf(counts, sizeof counts, "]: %zu/%zu candidates, %.1f s, best ", p.done, p.total,
+                  p.elapsed_seconds);
+  }
   const std::string time = p.best.empty() ? "" : " " + format_seconds(p.best_seconds);
   const auto length = [&] {
     return 7 + op.size() + 2 + key.size() + std::string_view(counts).size() + best.size() +
@@ -44,7 +49,7 @@ std::string format_progress_line(const TuningProgress& p, std::size_t width) {
     const std::size_t excess = length() - limit;
     shorten(longer, longer.size() > shortest + excess ? longer.size() - excess : shortest);
   }
-  std::string line = "tuning " + op + " [" + key + counts + best + time;
+  std::string line = (p.finished ? "tuned " : "tuning ") + op + " [" + key + counts + best + time;
   shorten(line, limit);
   return line;
 }
@@ -66,6 +71,14 @@ std::size_t terminal_columns() {
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 
 void ProgressLine::operator()(const TuningProgress& p) {
+  if (p.finished) {
+    // The end replaces the last state drawn and stays: "tuned ...: done, N candidates in ...".
+    if (!drawn_) return;  // a tuning too short to have drawn anything says nothing at its end
+    if (terminal_) clear_status_line();
+    draw_status_line(format_progress_line(p, terminal_columns()), /*in_place=*/false);
+    drawn_ = false;
+    return;
+  }
   if (p.elapsed_seconds < 0.5) return;
   const auto now = std::chrono::steady_clock::now();
   const auto every = terminal_ ? std::chrono::milliseconds(100) : std::chrono::seconds(5);

@@ -185,6 +185,7 @@ Settings Settings::from_environment(Settings base) {
     (void)parse_store_url(v);  // a bad URL is an error here, not a warning at the first tuning
     base.store = v;
   }
+  if (const char* v = std::getenv("TUNEKIT_STORE_PASSWORD"); v && *v) base.store_password = v;
   if (const char* v = std::getenv("TUNEKIT_DEVICE"); v && *v) base.device = v;
   if (const char* v = std::getenv("TUNEKIT_BUILD_THREADS"); v && *v) {
     base.build_threads = parse_build_threads(v);

@@ -116,6 +116,12 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
   } else if (key == "store") {
     (void)parse_store_url(value, source);
     settings.store = value;
+  } else if (key == "store_password") {
+    // A settings file is often committed or shared, and only its writing is checked.
+    throw AutotuneError(ErrorKind::settings,
+                        source +
+                            " is not read from a settings file (it may be shared or "
+                            "committed): set TUNEKIT_STORE_PASSWORD in the environment");
   } else if (key == "device") {
     settings.device = value;
   } else if (key == "build_threads") {

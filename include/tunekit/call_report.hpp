@@ -47,14 +47,19 @@ struct CallReport {
   CallPath path = CallPath::none;
   std::uint32_t candidate = 0;
   const void* tuner = nullptr;  ///< the Tuner that served it (LocalTuner::last_call filters on it)
+  /// Where the result that served it came from (valid while its LocalTuner lives): "computed"
+  /// (tuned in this process), "local cache DIR", "shared store redis://HOST:PORT/DB...",
+  /// "bundle FILE, in the ..." (imported with `tunekit cache import`), "provisional" (a
+  /// background tuning is running), "the only candidate"; empty before the first call.
+  std::string_view source = {};
 };
 
 namespace detail {
 inline thread_local CallReport this_thread_call;  // trivially constructed: no guard on access
 
 inline void note_call(const void* tuner, std::string_view op, CallPath path,
-                      std::uint32_t candidate) noexcept {
-  this_thread_call = CallReport{op, path, candidate, tuner};
+                      std::uint32_t candidate, std::string_view source = {}) noexcept {
+  this_thread_call = CallReport{op, path, candidate, tuner, source};
 }
 }  // namespace detail
 

@@ -43,6 +43,9 @@ struct AutotuneOutcome {
   /// the winner was then the one with the smaller spread (TuningRun's confirmation).
   bool tied = false;
   std::optional<AutotuneError> error;
+  /// The values of the report's metrics (TuningReport::metric_names, same order) for this
+  /// candidate's median; empty for a candidate that did not work. NaN: not computable.
+  std::vector<double> metrics = {};
 
   bool ok() const noexcept {
     return status == OutcomeStatus::measured || status == OutcomeStatus::dropped;
@@ -80,6 +83,12 @@ struct TuningReport {
   std::size_t confirm_rounds = 0;
   /// Where tuning_seconds went (all zero for a report read back from a cache).
   TuningTime time_spent = {};
+  /// The names of the set's derived metrics (metric.hpp: "GFLOP/s", ...), whose values each
+  /// working outcome holds; empty when the set declares none.
+  std::vector<std::string> metric_names = {};
+  /// Where the result came from (result_source.hpp): "computed", "local cache ...", "shared
+  /// store redis://...", "bundle ..."; empty when unknown.
+  std::string source = {};
 
   /// The fastest working candidate, if any.
   const AutotuneOutcome* winner() const;

@@ -34,20 +34,31 @@
 
 namespace tunekit {
 
-/// Where a Redis store is: what redis://host[:port][/db] names.
+/// Where a Redis store is: what redis://[USER@]HOST[:PORT][/DB][?prefix=PREFIX] names.
 struct StoreAddress {
   std::string host;  ///< a DNS name, an IPv4 address or a bracketed IPv6 one's inside
   std::uint16_t port = 6379;
-  unsigned db = 0;  ///< the logical database (SELECT)
-  /// The URL again, in canonical form: redis://host:port/db.
+  unsigned db = 0;   ///< the logical database (SELECT)
+  std::string user;  ///< the ACL user to AUTH as (with Options::password); empty: "default"
+  /// Put before every key tunekit writes or reads: several applications (or versions) share one
+  /// database without seeing each other's results.
+  std::string prefix;
+  /// The URL again, in canonical form: redis://[USER@]HOST:PORT/DB[?prefix=PREFIX]. It never
+  /// holds a password: it is what messages print.
   std::string url() const;
   bool operator==(const StoreAddress&) const = default;
 };
 
-/// Parses a store URL: redis://HOST[:PORT][/DB]. HOST: a DNS name (letters, digits, '-', '.'),
-/// an IPv4 address or [IPv6]; PORT 1-65535 (default 6379); DB 0-65535 (default 0). Nothing
-/// else (no user or password, query, fragment, spaces or control characters), at most 255
-/// characters. Throws AutotuneError(settings) naming `source` and what is wrong.
+/// The longest key prefix, and the longest user name, a store URL may have.
+inline constexpr std::size_t max_store_prefix = 64;
+inline constexpr std::size_t max_store_user = 64;
+
+/// Parses a store URL: redis://[USER@]HOST[:PORT][/DB][?prefix=PREFIX]. HOST: a DNS name
+/// (letters, digits, '-', '.'), an IPv4 address or [IPv6]; PORT 1-65535 (default 6379); DB
+/// 0-65535 (default 0); USER and PREFIX: letters, digits and - _ . : (1 to 64). No password (it
+/// would show in logs and process listings: Settings::store_password, TUNEKIT_STORE_PASSWORD),
+/// no other query, no fragment, spaces or control characters; at most 255 characters. Throws
+/// AutotuneError(settings) naming `source` and what is wrong.
 StoreAddress parse_store_url(std::string_view text, std::string_view source = "TUNEKIT_STORE");
 
 /// Whether this build has the Redis store (hiredis was found: TUNEKIT_WITH_REDIS).
@@ -70,6 +81,9 @@ class RedisStore : public ResultStore {
     std::chrono::milliseconds retry_interval{10000};
     /// Results saved while the server is away, kept to be written when it is back.
     std::size_t max_pending = 4096;
+    /// Sent with AUTH on each connection (as StoreAddress::user when it names one); empty:
+    /// no AUTH. A refused one is said as such: "the server refused the password ...".
+    std::string password = {};
   };
 
   /// Connects on first use, not here. Throws AutotuneError(settings) where this build has no
@@ -85,7 +99,8 @@ class RedisStore : public ResultStore {
   void save(const EntryId& id, const StoredResult& result) override;
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override;
 
-  // For `tunekit cache`: these throw AutotuneError(cache) when the server cannot be used.
+  // For `tunekit cache`: these throw AutotuneError(cache) naming the reason when the server
+  // cannot be used (unreachable, a refused password, an error reply), and warn nothing.
   /// Every valid entry, sorted by op, device, key; bad ones are reported and left out.
   std::vector<CacheEntry> entries() const;
   std::vector<CacheEntry> entries(std::string_view op) const;

@@ -27,6 +27,14 @@ struct StoredResult {
   std::string winner;          ///< name of the winning candidate; empty: every candidate failed
   std::uint32_t winner_index;  ///< its index in the set
   std::vector<AutotuneOutcome> outcomes;
+  /// The names of the outcomes' metrics (AutotuneOutcome::metrics); empty: none.
+  std::vector<std::string> metric_names = {};
+  /// The bundle it was imported from (its file name), kept with it; empty: tuned here or
+  /// fetched from a shared store.
+  std::string imported_from = {};
+  /// Which store answered a load, set by that store (not kept): "local cache DIR", "shared
+  /// store redis://HOST:PORT/DB?prefix=P".
+  std::string source = {};
 
   /// A remembered failure (every candidate failed) holds only where it happened: it is never
   /// sent to or taken from a shared store, nor imported from a bundle, so that a forged or

@@ -141,6 +141,9 @@ struct TuningProgress {
   double elapsed_seconds = 0;  ///< wall time since the tuning began
   std::string_view best;       ///< the fastest working candidate so far; empty while none works
   double best_seconds = std::numeric_limits<double>::infinity();  ///< its median device time
+  /// The tuning has ended: the last call of a tuning, after its winner was confirmed (`best` is
+  /// the winner, `done` the candidates measured).
+  bool finished = false;
 };
 
 /// Everything a LocalTuner needs to know that is not its tunable set.
@@ -149,9 +152,13 @@ struct Settings {
   LogLevel log = LogLevel::quiet;
   bool persistent_cache = true;
   std::filesystem::path cache_dir;  ///< empty: $XDG_CACHE_HOME/tunekit, else ~/.cache/tunekit
-  /// A store shared by a fleet, behind the local one: redis://HOST[:PORT][/DB] (see
-  /// parse_store_url, docs/cache.md "fleet"). Empty: the local file store only.
+  /// A store shared by a fleet, behind the local one: redis://[USER@]HOST[:PORT][/DB]
+  /// [?prefix=PREFIX] (see parse_store_url, docs/cache.md "fleet"). Empty: the local file store
+  /// only.
   std::string store;
+  /// The password the store's server wants (AUTH, as the URL's user if it names one); empty:
+  /// none. TUNEKIT_STORE_PASSWORD; never read from a settings file nor printed.
+  std::string store_password;
   std::string device;                          ///< OpenCL device selector: index or name substring
   std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
   std::optional<SearchSettings> search;        ///< unset: SearchSettings::for_level(level)
@@ -166,8 +173,9 @@ struct Settings {
   /// tuning uses the call's client and copies of its inputs: see background.hpp for how long
   /// they must live (inputs that cannot be copied are tuned blocking).
   TuningMode tuning = TuningMode::blocking;
-  /// Called by the tuning thread after each candidate a tuning measures (never on a cache hit or
-  /// on the dispatch path), e.g. to draw a progress line. Keep it short: it runs between
+  /// Called by the tuning thread after each candidate a tuning measures, and once more when the
+  /// tuning has ended (TuningProgress::finished; never on a cache hit or on the dispatch path),
+  /// e.g. to draw a progress line. Keep it short: it runs between
   /// measurements. An exception it throws ends the tuning and reaches execute()'s caller.
   std::function<void(const TuningProgress&)> on_progress;
   /// Where on_progress is empty, a LocalTuner draws the progress line of progress.hpp on stderr

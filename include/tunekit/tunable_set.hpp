@@ -2,6 +2,7 @@
 // generator (key, inputs -> benchmark inputs) that the tuner needs to measure them.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstddef>
@@ -21,6 +22,7 @@
 #include "tunekit/detail/candidate_check.hpp"
 #include "tunekit/detail/set_entries.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/metric.hpp"
 #include "tunekit/result.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/static_space.hpp"
@@ -109,6 +111,7 @@ class TunableSet {
         std::move(key_generator_), std::move(input_generator_), std::move(check),
         std::move(entries_));
     validated.share_inputs_ = share_inputs_;
+    validated.metrics_ = std::move(metrics_);
     return validated;
   }
 
@@ -143,6 +146,40 @@ class TunableSet {
     return TunableSet(*this).validate_with(std::move(check));
   }
   auto share_inputs() const& { return TunableSet(*this).share_inputs(); }
+  template <class Fn>
+  auto metric(std::string name, Fn value) const& {
+    return TunableSet(*this).metric(std::move(name), std::move(value));
+  }
+  auto metric(Metric declared) const& { return TunableSet(*this).metric(std::move(declared)); }
+
+  /// Declares a derived metric shown beside each candidate's time (metric.hpp): `value(key,
+  /// seconds)` from the tuning's key and the candidate's median device time per call, e.g.
+  /// `.metric("GFLOP/s", [](const MyKey& key, double seconds) { return 2e-9 * key.n / seconds; })`.
+  /// The first parameter's type must be the set's key type (else the value is not shown). Not
+  /// part of the set's checksum: a new metric does not re-tune, it shows on the next tuning.
+  /// Throws std::invalid_argument for an empty, unprintable, repeated or over-long name
+  /// (max_metric_name bytes), or past max_metrics metrics.
+  template <class Fn>
+  auto metric(std::string name, Fn value) && {
+    return std::move(*this).metric(Metric(std::move(name), std::move(value)));
+  }
+  /// The same with a Metric made beforehand (gflops_metric<Key>(), gbytes_metric<Key>()).
+  auto metric(Metric declared) && {
+    const std::string& name = declared.name();
+    const bool repeated = std::any_of(metrics_.begin(), metrics_.end(),
+                                      [&](const Metric& m) { return m.name() == name; });
+    if (name.empty() || name.size() > max_metric_name || printable(name) != name || repeated ||
+        metrics_.size() == max_metrics) {
+      throw std::invalid_argument("tunekit: metric '" + printable(name, 64) +
+                                  "': a set's metrics need distinct printable names of 1 to " +
+                                  std::to_string(max_metric_name) + " bytes, at most " +
+                                  std::to_string(max_metrics) + " of them");
+    }
+    metrics_.push_back(std::move(declared));
+    return std::move(*this);
+  }
+  /// The metrics declared with metric(), in order.
+  const std::vector<Metric>& metrics() const noexcept { return metrics_; }
 
   /// By default each candidate gets freshly generated benchmark inputs, so that in-place
   /// candidates never see each other's results. Call this when the candidates only read their
@@ -329,6 +366,7 @@ class TunableSet {
         std::move(key_generator_), std::move(input_generator_), std::move(validator_),
         std::tuple_cat(std::move(entries_), std::tuple<Entry>(std::move(entry))));
     bigger.share_inputs_ = share_inputs_;
+    bigger.metrics_ = std::move(metrics_);
     return bigger;
   }
 
@@ -371,6 +409,8 @@ class TunableSet {
 
   template <class, class, class, class...>
   friend class TunableSet;
+
+  std::vector<Metric> metrics_;
 
   void compute_offsets() {
     offsets_[0] = 0;

@@ -296,6 +296,7 @@ std::optional<StoredResult> FileStore::load(const EntryId& id) {
     refresh();  // it may have changed within the timestamp granularity: read it again
     found = find();
   }
+  if (found) found->source = "local cache " + root_.string();
   return found;
 }
 
@@ -832,6 +833,13 @@ std::size_t FileStore::import_from(const std::filesystem::path& file, ImportMode
                std::make_move_iterator(op.entries.end()));
   }
   const auto failures = std::erase_if(all, [](const CacheEntry& e) { return e.result.failed(); });
+  // Where each came from, kept with it: a result served later names its bundle (an entry of a
+  // bundle that was imported before keeps its first bundle's name).
+  for (auto& entry : all) {
+    if (entry.result.imported_from.empty()) {
+      entry.result.imported_from = file.filename().string().substr(0, 255);
+    }
+  }
   if (failures > 0) {
     warn("tunekit: " + quoted(file) + ": left out " + std::to_string(failures) +
          " remembered failure(s) (every candidate failed): a failure holds only on the machine "

@@ -60,6 +60,17 @@ void write_entry(Out& ar, const CacheEntry& entry) {
   ar(cereal::make_nvp("set_checksum", hex64(entry.id.checksum)));
   ar(cereal::make_nvp("winner", entry.result.winner));
   ar(cereal::make_nvp("winner_index", entry.result.winner_index));
+  // Optional fields, written only when there is something: older readers' files stay the same.
+  if (!entry.result.imported_from.empty()) {
+    ar(cereal::make_nvp("imported_from", entry.result.imported_from));
+  }
+  if (!entry.result.metric_names.empty()) {
+    ar.setNextName("metrics");
+    ar.startNode();
+    ar.makeArray();
+    for (const auto& name : entry.result.metric_names) ar(name);
+    ar.finishNode();
+  }
   ar.setNextName("outcomes");
   ar.startNode();
   ar.makeArray();
@@ -77,6 +88,13 @@ void write_entry(Out& ar, const CacheEntry& entry) {
     if (o.error) {  // only failed and skipped candidates have one
       ar(cereal::make_nvp("error_kind", std::string(to_string(o.error->kind()))));
       ar(cereal::make_nvp("error", o.error->message()));
+    }
+    if (!o.metrics.empty()) {
+      ar.setNextName("metrics");
+      ar.startNode();
+      ar.makeArray();
+      for (const double value : o.metrics) ar(value);
+      ar.finishNode();
     }
     ar.finishNode();
   }
@@ -124,6 +142,20 @@ std::uint64_t entry_checksum(const CacheEntry& entry) {
     put(text, std::uint64_t{o.batch});
     put(text, o.error ? to_string(o.error->kind()) : std::string_view());
     put(text, o.error ? std::string_view(o.error->message()) : std::string_view());
+    if (!o.metrics.empty()) {  // absent from older entries: their checksums stay the same
+      put(text, std::string_view("metrics"));
+      put(text, std::uint64_t{o.metrics.size()});
+      for (const double value : o.metrics) put(text, value);
+    }
+  }
+  if (!entry.result.metric_names.empty()) {
+    put(text, std::string_view("metric names"));
+    put(text, std::uint64_t{entry.result.metric_names.size()});
+    for (const auto& name : entry.result.metric_names) put(text, name);
+  }
+  if (!entry.result.imported_from.empty()) {
+    put(text, std::string_view("imported from"));
+    put(text, entry.result.imported_from);
   }
   return stable_hash(text);
 }

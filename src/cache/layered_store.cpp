@@ -144,7 +144,10 @@ std::shared_ptr<ResultStore> detail::with_shared_store(const Settings& settings,
                                                        std::shared_ptr<ResultStore> local) {
   if (settings.store.empty()) return local;
   try {
-    auto remote = std::make_shared<RedisStore>(parse_store_url(settings.store, "Settings::store"));
+    RedisStore::Options options;
+    options.password = settings.store_password;
+    auto remote = std::make_shared<RedisStore>(parse_store_url(settings.store, "Settings::store"),
+                                               std::move(options));
     return std::make_shared<LayeredStore>(std::move(local), std::move(remote));
   } catch (const AutotuneError& e) {
     warn_once("tunekit: " + e.message() + "; using the local cache only");

@@ -32,6 +32,7 @@
 
 #include "format_internal.hpp"
 #include "indexed_file.hpp"
+#include "tunekit/metric.hpp"
 #include "tunekit/outcome.hpp"
 
 namespace rj = tunekit_rapidjson;
@@ -90,8 +91,13 @@ T integer_field(const Value& object, const char* name) {
   return value;
 }
 
+double number_text(std::string_view text, const char* name);
+
 double number_field(const Value& object, const char* name) {
-  const auto text = text_field(object, name);
+  return number_text(text_field(object, name), name);
+}
+
+double number_text(std::string_view text, const char* name) {
   if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
   if (text == "Infinity" || text == "Inf") return std::numeric_limits<double>::infinity();
   if (text == "-Infinity" || text == "-Inf") return -std::numeric_limits<double>::infinity();
@@ -179,8 +185,44 @@ AutotuneOutcome read_outcome(const Value& v) {
     }
     o.error = AutotuneError(*parsed_kind, std::move(message), o.name);
   }
+  if (const Value* metrics = find_member(v, "metrics")) {
+    if (!metrics->IsArray() || metrics->Size() > max_metrics) {
+      throw AutotuneError(ErrorKind::cache, "\"metrics\" is not an array of at most " +
+                                                std::to_string(max_metrics) + " numbers");
+    }
+    for (const Value& value : metrics->GetArray()) {
+      if (!value.IsString()) throw AutotuneError(ErrorKind::cache, "a metric is not a number");
+      const double number = number_text(text_of(value), "metric");
+      // NaN: not computable; else what a rate can be (no negative, no infinite one).
+      if (!std::isnan(number) && !(number >= 0 && number <= 1e30)) {
+        throw AutotuneError(ErrorKind::cache, "a metric is out of range (0 to 1e30, or NaN)");
+      }
+      o.metrics.push_back(number);
+    }
+  }
   check_numbers(o);
   return o;
+}
+
+/// The optional "metrics" names of an entry: at most max_metrics, each a printable name of at
+/// most max_metric_name bytes.
+std::vector<std::string> read_metric_names(const Value& v) {
+  std::vector<std::string> names;
+  const Value* metrics = find_member(v, "metrics");
+  if (metrics == nullptr) return names;
+  if (!metrics->IsArray() || metrics->Size() > max_metrics) {
+    throw AutotuneError(ErrorKind::cache, "\"metrics\" is not an array of at most " +
+                                              std::to_string(max_metrics) + " names");
+  }
+  for (const Value& name : metrics->GetArray()) {
+    if (!name.IsString() || name.GetStringLength() == 0 ||
+        name.GetStringLength() > max_metric_name || printable(text_of(name)) != text_of(name)) {
+      throw AutotuneError(ErrorKind::cache, "a metric's name is not a printable name of 1 to " +
+                                                std::to_string(max_metric_name) + " bytes");
+    }
+    names.emplace_back(text_of(name));
+  }
+  return names;
 }
 
 /// One record of an index file (no outcomes: those, and the checksum over everything, are in the
@@ -207,6 +249,21 @@ CacheEntry read_entry(const Value& v, const std::string& op) {
                         "more than " + std::to_string(max_outcomes) + " outcomes");
   }
   for (const Value& o : outcomes.GetArray()) e.result.outcomes.push_back(read_outcome(o));
+  e.result.metric_names = read_metric_names(v);
+  for (const auto& o : e.result.outcomes) {
+    if (!o.metrics.empty() && o.metrics.size() != e.result.metric_names.size()) {
+      throw AutotuneError(ErrorKind::cache, "'" + o.name + "' has " +
+                                                std::to_string(o.metrics.size()) +
+                                                " metrics where the entry names " +
+                                                std::to_string(e.result.metric_names.size()));
+    }
+  }
+  if (find_member(v, "imported_from") != nullptr) {
+    e.result.imported_from = string_field(v, "imported_from");
+    if (e.result.imported_from.size() > 4096) {
+      throw AutotuneError(ErrorKind::cache, "\"imported_from\" is longer than 4096 bytes");
+    }
+  }
   const auto stored = checked_hex(text_field(v, "checksum"), "checksum");
   if (stored != entry_checksum(e)) {
     throw AutotuneError(ErrorKind::cache,

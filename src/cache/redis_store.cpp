@@ -2,7 +2,7 @@
 // replies; the socket is ours (non-blocking, polled against one deadline per command), and a
 // reply is bounded on its header before the parser buffers it.
 //
-// Keys (all under "tunekit:v<format>:"):
+// Keys (all under "<prefix>tunekit:v<format>:", <prefix> the URL's ?prefix=, often empty):
 //   entry:<op>:<hash>  one entry, the file store's outcome-table text (detail::write_cache_file)
 //   lease:<op>:<hash>  "<token> host <name> pid <pid>" while a process tunes that entry
 // <op> is the op's file name (detail::op_file_name, no glob characters), <hash> that of the
@@ -58,9 +58,9 @@ constexpr const char* remembered_failure =
 /// At most this many SCAN rounds: a server that never ends its cursor does not hold us forever.
 constexpr int max_scan_rounds = 1 << 20;
 
-const std::string& prefix() {
-  static const std::string text = "tunekit:v" + std::to_string(FileStore::format_version) + ":";
-  return text;
+/// Where a store's keys begin: the URL's prefix, then tunekit's format version.
+std::string keys_under(const StoreAddress& address) {
+  return address.prefix + "tunekit:v" + std::to_string(FileStore::format_version) + ":";
 }
 
 std::string op_part(std::string_view op) {
@@ -73,8 +73,12 @@ std::string entry_suffix(const EntryId& id) {
   return op_part(id.op) + ":" +
          detail::hex64(stable_hash(id.device + '\0' + id.key + '\0' + detail::hex64(id.checksum)));
 }
-std::string entry_key(const EntryId& id) { return prefix() + "entry:" + entry_suffix(id); }
-std::string lease_key(const EntryId& id) { return prefix() + "lease:" + entry_suffix(id); }
+std::string entry_key(const std::string& keys, const EntryId& id) {
+  return keys + "entry:" + entry_suffix(id);
+}
+std::string lease_key(const std::string& keys, const EntryId& id) {
+  return keys + "lease:" + entry_suffix(id);
+}
 
 struct ReplyDeleter {
   void operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
@@ -208,7 +212,8 @@ bool entry_order(const CacheEntry& a, const CacheEntry& b) {
 struct RedisStore::Impl {
   StoreAddress address;
   Options options;
-  std::string url;
+  std::string url;   // what messages print (no password)
+  std::string keys;  // where every key of this store begins (keys_under)
 
   mutable std::mutex mutex;  // the connection and everything below
   int socket = -1;           // the connection (non-blocking), or -1
@@ -218,8 +223,29 @@ struct RedisStore::Impl {
   std::vector<CacheEntry> pending;  // saved while away
   bool pending_overflow_said = false;
   std::size_t bad_reported = 0;  // bad entries reported one by one (at most max_bad_reports)
+  // In a `tunekit cache` command (CommandMode): a failure is not warned but kept in
+  // last_failure, and unusable() throws with it; no wait for retry_at.
+  bool command_mode = false;
+  std::string last_failure;
 
-  Impl(StoreAddress a, Options o) : address(std::move(a)), options(o), url(address.url()) {}
+  /// For the duration of one `tunekit cache` call (under the mutex): see command_mode.
+  struct CommandMode {
+    Impl& impl;
+    explicit CommandMode(Impl& i) : impl(i) {
+      impl.command_mode = true;
+      impl.retry_at = {};
+      impl.last_failure.clear();
+    }
+    ~CommandMode() { impl.command_mode = false; }
+    CommandMode(const CommandMode&) = delete;
+    CommandMode& operator=(const CommandMode&) = delete;
+  };
+
+  Impl(StoreAddress a, Options o)
+      : address(std::move(a)),
+        options(std::move(o)),
+        url(address.url()),
+        keys(keys_under(address)) {}
   ~Impl() { disconnect(); }
 
   void disconnect() {
@@ -234,6 +260,8 @@ struct RedisStore::Impl {
   void lose(const std::string& why) {
     disconnect();
     reachable = false;
+    last_failure = why;
+    if (command_mode) return;  // unusable() throws it
     retry_at = Clock::now() + options.retry_interval;
     if (!away) {
       away = true;
@@ -399,6 +427,7 @@ struct RedisStore::Impl {
       lose(why);
       return false;
     }
+    if (!authenticate(until)) return false;
     if (address.db != 0) {
       const Reply reply = raw({"SELECT", std::to_string(address.db)}, until);
       if (!reply) return false;
@@ -421,14 +450,41 @@ struct RedisStore::Impl {
   }
   bool connect() { return connect(deadline()); }
 
+  /// AUTH on the open connection, when a password is set: as the URL's user, else as the
+  /// default one. False (lost, with the reason) when it is refused.
+  bool authenticate(Clock::time_point until) {
+    if (options.password.empty()) {
+      if (address.user.empty()) return true;
+      lose("the URL names the user '" + address.user +
+           "' but no password is set (TUNEKIT_STORE_PASSWORD, Settings::store_password)");
+      return false;
+    }
+    const Reply reply = address.user.empty() ? raw({"AUTH", options.password}, until)
+                                             : raw({"AUTH", address.user, options.password}, until);
+    if (!reply) return false;
+    if (is_status(reply, "OK")) return true;
+    const std::string answer =
+        reply->type == REDIS_REPLY_ERROR ? printable(text_of(reply.get()), 200) : "no OK";
+    lose("authentication: the server refused the password" +
+         (address.user.empty() ? std::string() : " of the user '" + address.user + "'") +
+         " (it answered '" + answer +
+         "'); check TUNEKIT_STORE_PASSWORD (or Settings::store_password) and the user in the URL");
+    return false;
+  }
+
   /// An error reply in words; one that wants a password says so (tunekit sends none).
   static std::string error_text(const Reply& reply) {
     if (!reply || reply->type != REDIS_REPLY_ERROR) return "an unexpected reply";
     const std::string_view text = text_of(reply.get());
+    if (text.starts_with("NOPERM")) {
+      return "authentication: the ACL user may not run this command or use these keys (it "
+             "answered '" +
+             printable(text, 100) + "'): grant it access to the keys under the store's prefix";
+    }
     if (refuses_without_password(text)) {
       return "authentication: the server wants a password (it answered '" + printable(text, 100) +
-             "'), and tunekit sends none: use a server or database without one, on a trusted "
-             "network";
+             "'): set TUNEKIT_STORE_PASSWORD (or Settings::store_password), and the ACL user in "
+             "the URL (redis://USER@HOST...) if it is not the default one";
     }
     return printable(text, 200);
   }
@@ -456,7 +512,7 @@ struct RedisStore::Impl {
   /// Writes `entry` (connection open); `only_new`: not over one the server has (kept).
   Written write(const CacheEntry& entry, bool only_new) {
     const std::string value = detail::write_cache_file(entry.id.op, {entry});
-    const std::string key = entry_key(entry.id);
+    const std::string key = entry_key(keys, entry.id);
     Reply reply = only_new ? raw({"SET", key, value, "NX"}) : raw({"SET", key, value});
     if (!reply) return Written::no;
     if (is_status(reply, "OK")) return Written::yes;
@@ -546,7 +602,7 @@ struct RedisStore::Impl {
       const bool named =
           expected ? entry.id.op == expected->op && entry.id.device == expected->device &&
                          entry.id.key == expected->key && entry.id.checksum == expected->checksum
-                   : entry_key(entry.id) == key;
+                   : entry_key(keys, entry.id) == key;
       if (!named) {
         problem = "it holds another entry than its name says (op '" + printable(entry.id.op, 100) +
                   "', key [" + printable(entry.id.key, 100) + "])";
@@ -598,7 +654,7 @@ struct RedisStore::Impl {
   /// value counts as absent: `bad_length` remembers its length, and it is read again only once
   /// its length changed (the tuner that won the lease overwrote it).
   There entry_there(const EntryId& id, long long& bad_length) {
-    const std::string key = entry_key(id);
+    const std::string key = entry_key(keys, id);
     Reply length = command({"STRLEN", key});
     if (!length) return There::lost;
     if (length->type == REDIS_REPLY_ERROR && text_of(length.get()).starts_with("WRONGTYPE")) {
@@ -650,8 +706,11 @@ struct RedisStore::Impl {
   }
 
   [[noreturn]] void unusable() {
-    throw AutotuneError(ErrorKind::cache, "cannot use the result store " + url +
-                                              " (see the warning above); nothing was done");
+    throw AutotuneError(
+        ErrorKind::cache,
+        "cannot use the result store " + url + " (" +
+            printable(last_failure.empty() ? "see the warning above" : last_failure, 400) +
+            "); nothing was done");
   }
 
   std::vector<CacheEntry> entries(const std::string& pattern) {
@@ -683,7 +742,7 @@ struct RedisStore::Impl {
       Reply reply = checked({"DEL", key});
       if (!reply) unusable();
       if (reply->type == REDIS_REPLY_INTEGER && reply->integer > 0 &&
-          key.starts_with(prefix() + "entry:")) {
+          key.starts_with(keys + "entry:")) {
         ++removed;
       }
     }
@@ -762,7 +821,7 @@ RedisStore::~RedisStore() {
 
 std::optional<StoredResult> RedisStore::load(const EntryId& id) {
   std::lock_guard lock(impl_->mutex);
-  const std::string key = entry_key(id);
+  const std::string key = entry_key(impl_->keys, id);
   std::string problem;
   bool present = false, failed = false;
   auto entry = impl_->read(key, &id, problem, present, failed);
@@ -770,7 +829,10 @@ std::optional<StoredResult> RedisStore::load(const EntryId& id) {
     impl_->report_bad(key, remembered_failure);
     return std::nullopt;
   }
-  if (entry) return std::move(entry->result);
+  if (entry) {
+    entry->result.source = "shared store " + impl_->url;
+    return std::move(entry->result);
+  }
   if (present) impl_->report_bad(key, problem);
   return std::nullopt;
 }
@@ -788,7 +850,7 @@ void RedisStore::save(const EntryId& id, const StoredResult& result) {
 }
 
 std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
-  const std::string key = lease_key(id);
+  const std::string key = lease_key(impl_->keys, id);
   long long bad_length = -1;  // of a bad value met under the entry's key
   const std::string value =
       random_token() + " host " + host_name() + " pid " + std::to_string(::getpid());
@@ -833,12 +895,14 @@ std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
 
 std::vector<CacheEntry> RedisStore::entries() const {
   std::lock_guard lock(impl_->mutex);
-  return impl_->entries(prefix() + "entry:*");
+  const Impl::CommandMode throwing(*impl_);
+  return impl_->entries(impl_->keys + "entry:*");
 }
 
 std::vector<CacheEntry> RedisStore::entries(std::string_view op) const {
   std::lock_guard lock(impl_->mutex);
-  auto found = impl_->entries(prefix() + "entry:" + op_part(op) + ":*");
+  const Impl::CommandMode throwing(*impl_);
+  auto found = impl_->entries(impl_->keys + "entry:" + op_part(op) + ":*");
   std::erase_if(found, [&](const CacheEntry& e) { return e.id.op != op; });
   return found;
 }
@@ -851,6 +915,7 @@ std::vector<std::string> RedisStore::ops() const {
 
 std::size_t RedisStore::save_entries(const std::vector<CacheEntry>& entries, ImportMode mode) {
   std::lock_guard lock(impl_->mutex);
+  const Impl::CommandMode throwing(*impl_);
   std::size_t written = 0;
   for (const auto& entry : entries) {
     if (entry.result.failed()) continue;  // never shared (StoredResult::failed)
@@ -870,14 +935,18 @@ std::size_t RedisStore::save_entries(const std::vector<CacheEntry>& entries, Imp
 
 std::size_t RedisStore::clear() {
   std::lock_guard lock(impl_->mutex);
-  return impl_->remove(prefix() + "*");
+  const Impl::CommandMode throwing(*impl_);
+  const std::size_t removed = impl_->remove(impl_->keys + "entry:*");
+  (void)impl_->remove(impl_->keys + "lease:*");
+  return removed;
 }
 
 std::size_t RedisStore::clear(std::string_view op) {
   std::lock_guard lock(impl_->mutex);
+  const Impl::CommandMode throwing(*impl_);
   const std::string part = op_part(op);
-  const std::size_t removed = impl_->remove(prefix() + "entry:" + part + ":*");
-  (void)impl_->remove(prefix() + "lease:" + part + ":*");
+  const std::size_t removed = impl_->remove(impl_->keys + "entry:" + part + ":*");
+  (void)impl_->remove(impl_->keys + "lease:" + part + ":*");
   return removed;
 }
 

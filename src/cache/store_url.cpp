@@ -1,4 +1,5 @@
-// The store URL (Settings::store, TUNEKIT_STORE): redis://host[:port][/db], checked strictly.
+// The store URL (Settings::store, TUNEKIT_STORE): redis://[user@]host[:port][/db][?prefix=p],
+// checked strictly.
 #include <charconv>
 
 #include "tunekit/error.hpp"
@@ -15,7 +16,8 @@ constexpr std::string_view scheme = "redis://";
   throw AutotuneError(ErrorKind::settings,
                       std::string(source) + "='" + printable(text, 300) +
                           "' is not a store URL: " + why +
-                          "; expected redis://HOST[:PORT][/DB], e.g. redis://127.0.0.1:6379/0");
+                          "; expected redis://[USER@]HOST[:PORT][/DB][?prefix=PREFIX], e.g. "
+                          "redis://127.0.0.1:6379/0");
 }
 
 /// A decimal number in [0, max], no sign, no leading zeros beyond "0", at most 5 digits.
@@ -59,12 +61,23 @@ bool is_ipv6(std::string_view host) {
   return true;
 }
 
+/// A user name or key prefix: letters, digits and - _ . : (no glob character: a prefix is part
+/// of SCAN patterns), 1 to `max` characters.
+bool is_name(std::string_view text, std::size_t max) {
+  if (text.empty() || text.size() > max) return false;
+  for (char c : text) {
+    if (!is_alnum(c) && c != '-' && c != '_' && c != '.' && c != ':') return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string StoreAddress::url() const {
   const bool v6 = host.find(':') != std::string::npos;
-  return std::string(scheme) + (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port) + "/" +
-         std::to_string(db);
+  return std::string(scheme) + (user.empty() ? "" : user + "@") + (v6 ? "[" + host + "]" : host) +
+         ":" + std::to_string(port) + "/" + std::to_string(db) +
+         (prefix.empty() ? "" : "?prefix=" + prefix);
 }
 
 StoreAddress parse_store_url(std::string_view text, std::string_view source) {
@@ -82,15 +95,42 @@ StoreAddress parse_store_url(std::string_view text, std::string_view source) {
   }
   if (!text.starts_with(scheme)) bad_url(source, text, "it does not start with redis://");
   std::string_view rest = text.substr(scheme.size());
-  if (rest.find_first_of("@") != std::string_view::npos) {
-    bad_url(source, text,
-            "a user or password in the URL is not supported (it would show in "
-            "logs and process listings)");
-  }
-  if (rest.find_first_of("?#") != std::string_view::npos) {
-    bad_url(source, text, "it has a query or fragment");
-  }
   StoreAddress address;
+  if (rest.find('#') != std::string_view::npos) bad_url(source, text, "it has a fragment");
+  if (const auto query = rest.find('?'); query != std::string_view::npos) {
+    const std::string_view parameter = rest.substr(query + 1);
+    rest = rest.substr(0, query);
+    constexpr std::string_view name = "prefix=";
+    if (!parameter.starts_with(name)) {
+      bad_url(source, text, "the only query it may have is ?prefix=PREFIX");
+    }
+    address.prefix = std::string(parameter.substr(name.size()));
+    // tunekit's own keys begin with "tunekit:v": a prefix holding it could make one store's
+    // SCAN patterns match another's keys.
+    if (address.prefix.find("tunekit:v") != std::string::npos) {
+      bad_url(source, text, "a prefix may not hold 'tunekit:v' (tunekit's own key names)");
+    }
+    if (!is_name(address.prefix, max_store_prefix)) {
+      bad_url(source, text,
+              "the prefix '" + address.prefix + "' is not 1 to " +
+                  std::to_string(max_store_prefix) + " letters, digits and - _ . :");
+    }
+  }
+  if (const auto at = rest.find('@'); at != std::string_view::npos) {
+    const std::string_view user = rest.substr(0, at);
+    if (user.find(':') != std::string_view::npos) {
+      bad_url(source, text,
+              "a password in the URL is not supported (it would show in logs and process "
+              "listings): set TUNEKIT_STORE_PASSWORD (or Settings::store_password) instead");
+    }
+    if (!is_name(user, max_store_user)) {
+      bad_url(source, text,
+              "the user '" + std::string(user) + "' is not 1 to " + std::to_string(max_store_user) +
+                  " letters, digits and - _ .");
+    }
+    address.user = std::string(user);
+    rest = rest.substr(at + 1);
+  }
   const auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   if (slash != std::string_view::npos) {

@@ -3,6 +3,7 @@
 #include "tunekit/cl/client.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <limits>
 
@@ -10,6 +11,7 @@
 #include "tunekit/background.hpp"
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/engine/background_queue.hpp"
+#include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
 
 namespace tunekit::cl {
@@ -150,15 +152,144 @@ void Client::check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& globa
   }
 }
 
+namespace {
+
+// The parameters of kernel `name` in a program's source text, each as written ("__local float*
+// tile"), comments left out; empty when it is not found. Only for messages: a launch refused
+// for an unset argument names it even where the driver keeps no argument names (PoCL without
+// -cl-kernel-arg-info).
+std::vector<std::string> parameters_in_source(std::string source, const std::string& name) {
+  for (std::size_t at = 0; (at = source.find('/', at)) != std::string::npos;) {  // no comments
+    const bool line = source.compare(at, 2, "//") == 0, block = source.compare(at, 2, "/*") == 0;
+    if (!line && !block) {
+      ++at;
+      continue;
+    }
+    const std::size_t end = line ? source.find('\n', at) : source.find("*/", at + 2);
+    const std::size_t stop = end == std::string::npos ? source.size() : end + (line ? 0 : 2);
+    source.replace(at, stop - at, " ");
+  }
+  const auto is_word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  };
+  for (std::size_t at = 0; (at = source.find(name, at)) != std::string::npos; at += name.size()) {
+    const std::size_t after = at + name.size();
+    if ((at > 0 && is_word(source[at - 1])) || (after < source.size() && is_word(source[after]))) {
+      continue;
+    }
+    const std::size_t open = source.find_first_not_of(" \t\r\n", after);
+    const std::size_t statement = source.find_last_of(";}", at);
+    const std::string before =
+        source.substr(statement == std::string::npos ? 0 : statement + 1,
+                      at - (statement == std::string::npos ? 0 : statement + 1));
+    if (open == std::string::npos || source[open] != '(' ||
+        before.find("kernel") == std::string::npos) {
+      continue;  // a call or another function: not the kernel's definition
+    }
+    std::vector<std::string> parameters(1);
+    int depth = 0;
+    for (std::size_t i = open + 1; i < source.size(); ++i) {
+      const char c = source[i];
+      if (c == ')' && depth == 0) return parameters;
+      if (c == '(') ++depth;
+      if (c == ')') --depth;
+      if (c == ',' && depth == 0) {
+        parameters.emplace_back();
+      } else {
+        parameters.back() += c;
+      }
+    }
+  }
+  return {};
+}
+
+// "3 'tile' (__local ...)": argument `index` of `kernel`, by its name and address space as the
+// driver tells them, else as the program's source writes them.
+std::string describe_argument(const ::cl::Kernel& kernel, cl_uint index,
+                              const std::vector<std::string>& from_source) {
+  std::string name;
+  bool local = false;
+  char text[256] = {};
+  if (clGetKernelArgInfo(kernel(), index, CL_KERNEL_ARG_NAME, sizeof text - 1, text, nullptr) ==
+          CL_SUCCESS &&
+      text[0] != '\0') {
+    name = text;
+    cl_kernel_arg_address_qualifier space = 0;
+    local = clGetKernelArgInfo(kernel(), index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof space,
+                               &space, nullptr) == CL_SUCCESS &&
+            space == CL_KERNEL_ARG_ADDRESS_LOCAL;
+  } else if (index < from_source.size()) {
+    const std::string& written = from_source[index];
+    const std::size_t end = written.find_last_not_of(" \t\r\n");
+    std::size_t begin = end == std::string::npos ? 0 : end + 1;
+    while (begin > 0 && (std::isalnum(static_cast<unsigned char>(written[begin - 1])) ||
+                         written[begin - 1] == '_')) {
+      --begin;
+    }
+    if (end != std::string::npos) name = written.substr(begin, end + 1 - begin);
+    local = written.find("local") != std::string::npos;
+  }
+  std::string described = std::to_string(index);
+  if (!name.empty()) described += " '" + printable(name, 100) + "'";
+  if (local) described += " (__local: set it with ::cl::Local(bytes))";
+  return described;
+}
+
+// The error of a launch refused because an argument is not set: its first line names the
+// argument (and no size, so that the configurations of a space that forgot the same one are one
+// failure); the launch's own error (`launch`: code, sizes, device) follows on the next line.
+[[noreturn]] void arguments_not_set(const ::cl::Kernel& kernel, cl_uint given,
+                                    const std::string& source, const AutotuneError& launch) {
+  cl_uint count = 0;
+  (void)clGetKernelInfo(kernel(), CL_KERNEL_NUM_ARGS, sizeof count, &count, nullptr);
+  const std::string name = kernel_name(kernel);
+  std::vector<std::string> from_source;
+  try {
+    from_source = parameters_in_source(source, name);
+  } catch (...) {  // no memory for it: indices only
+  }
+  if (from_source.size() != count) from_source.clear();
+  std::string first;
+  if (given != ~cl_uint{0} && given < count) {
+    first = "argument " + describe_argument(kernel, given, from_source);
+    if (count - given > 1) first += " (and " + std::to_string(count - given - 1) + " more)";
+    first += " of kernel '" + name + "' is not set: launch_with gave " + std::to_string(given) +
+             " of its " + std::to_string(count) + " arguments";
+  } else {
+    first =
+        "an argument of kernel '" + name + "' is not set; it takes " + std::to_string(count) + ":";
+    for (cl_uint i = 0; i < count && i < 64; ++i) {
+      first += (i ? ", " : " ") + describe_argument(kernel, i, from_source);
+    }
+  }
+  throw AutotuneError(ErrorKind::launch, first + "\n" + launch.message());
+}
+
+}  // namespace
+
 void Client::launch_failed(cl_int code, const ::cl::Kernel& kernel, const ::cl::NDRange& global,
-                           const ::cl::NDRange& local) const {
-  throw make_error(code, "enqueueing kernel '" + kernel_name(kernel) + "' with global " +
-                             format_range(global) + " and work-group " + format_range(local) +
-                             " on " + device_.device_name);
+                           const ::cl::NDRange& local, cl_uint given) const {
+  AutotuneError error = make_error(
+      code, "enqueueing kernel '" + kernel_name(kernel) + "' with global " + format_range(global) +
+                " and work-group " + format_range(local) + " on " + device_.device_name);
+  if (code == CL_INVALID_KERNEL_ARGS) {
+    std::string source;
+    try {
+      source = programs_.source_of(kernel.getInfo<CL_KERNEL_PROGRAM>());
+    } catch (...) {  // the program is not known: indices only
+    }
+    arguments_not_set(kernel, given, source, error);
+  }
+  throw error;
 }
 
 void Client::launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
                     const ::cl::NDRange& local, const ::cl::NDRange& offset) {
+  launch_given(kernel, global, local, offset, no_count);
+}
+
+void Client::launch_given(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
+                          const ::cl::NDRange& local, const ::cl::NDRange& offset, cl_uint given) {
   check_launch(kernel, global, local);
   // The C call, not CLHPP's: CLHPP would wrap the event in a ::cl::Event and release it.
   cl_event* slot = event_slot();
@@ -167,7 +298,7 @@ void Client::launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
       global.get(), local.dimensions() ? local.get() : nullptr, 0, nullptr, slot);
   if (code != CL_SUCCESS) [[unlikely]] {
     discard_slot(slot);
-    launch_failed(code, kernel, global, local);
+    launch_failed(code, kernel, global, local, given);
   }
 }
 

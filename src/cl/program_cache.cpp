@@ -110,6 +110,7 @@ void ProgramCache::keep(const KernelSpec& spec) {
   if (!entry->done) {
     try {
       entry->program = build(source, options, origin, entry->stored);
+      remember_source(source_hash, source, entry->program);
     } catch (const AutotuneError& error) {
       entry->failure = error;
     }
@@ -237,6 +238,22 @@ std::size_t ProgramCache::size() const {
 void ProgramCache::clear() {
   std::lock_guard lock(mutex_);
   programs_.clear();
+  sources_.clear();
+  source_of_program_.clear();
+}
+
+void ProgramCache::remember_source(std::size_t source_hash, std::string_view source,
+                                   const ::cl::Program& program) {
+  std::lock_guard lock(mutex_);
+  auto& text = sources_[source_hash];
+  if (!text || *text != source) text = std::make_shared<const std::string>(source);
+  source_of_program_[program()] = text;
+}
+
+std::string ProgramCache::source_of(const ::cl::Program& program) const {
+  std::lock_guard lock(mutex_);
+  const auto found = source_of_program_.find(program());
+  return found == source_of_program_.end() ? std::string() : *found->second;
 }
 
 }  // namespace tunekit::cl

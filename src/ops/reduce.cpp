@@ -254,7 +254,8 @@ auto make_array_set() {
         const float got = download_vector(client, std::get<2>(candidate)).at(0);
         return same_value(expected, got, std::get<0>(reference).size);
       })
-      .share_inputs();  // candidates read the input and write only the result
+      .share_inputs()  // candidates read the input and write only the result
+      .metric(gbytes_metric<ReduceKey>());
 }
 
 RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const DeviceVector& out) {
@@ -322,7 +323,8 @@ auto make_row_set() {
         }
         return std::nullopt;
       })
-      .share_inputs();
+      .share_inputs()
+      .metric(gbytes_metric<RowReduceKey>());
 }
 
 }  // namespace

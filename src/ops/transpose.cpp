@@ -165,7 +165,8 @@ auto make_set() {
         return download_matrix(client, std::get<1>(reference)) ==
                download_matrix(client, std::get<1>(candidate));
       })
-      .share_inputs();
+      .share_inputs()
+      .metric(gbytes_metric<TransposeKey>());
 }
 
 }  // namespace

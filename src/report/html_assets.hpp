@@ -20,7 +20,8 @@ a { color:var(--accent); text-decoration:none; } a:hover { text-decoration:under
 .card, section.tuning { background:var(--card); border:1px solid var(--line); border-radius:10px;
   padding:16px 18px; margin:14px 0; box-shadow:0 1px 2px rgba(0,0,0,.04); }
 section.tuning h2 { margin:0; font-size:18px; }
-table.summary td:nth-child(2) code { white-space:nowrap; } section.tuning h2 .key { font-size:14px; color:var(--muted); }
+section.tuning h2 .key { font-size:14px; color:var(--muted); }
+td code, .winname, h2 .key { overflow-wrap:anywhere; }
 .what { margin:2px 0; font-size:13px; }
 .device { margin:2px 0 6px; color:var(--muted); font-size:12px; white-space:nowrap; overflow:hidden; text-overflow:ellipsis; }
 .facts { margin:6px 0 8px; } .winname { color:var(--win); }

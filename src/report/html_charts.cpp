@@ -79,7 +79,8 @@ TimeAxis bar_axis(double lo, double hi, double a, double b) {
   return axis;
 }
 
-constexpr double char_width = 7.3;  // of the 12px monospace font the labels use
+constexpr double char_width = 7.3;       // of the 12px monospace font the labels use
+constexpr double tick_char_width = 7.0;  // of a digit of the 11px sans-serif ticks, at most
 constexpr std::size_t max_label_chars = 44;
 constexpr std::size_t max_bars = 40;
 
@@ -228,13 +229,19 @@ std::string space_charts(const std::string& space, const std::vector<SpacePoint>
   std::size_t failed = points.size() - working;
   if (failed > 0) html += ", " + std::to_string(failed) + " failed (×)";
   html += "; parameters ordered by influence</h4><div class=\"panels\">";
-  const double width = 250, height = 196, left = 62, right = 12, top = 24, bottom = 40;
+  const double panel_width = 250, height = 196, left = 62, right = 12, top = 24, bottom = 40;
   const Scale y_scale{y_lo, y_hi, height - bottom, top, true};
   for (const auto& parameter : ranked) {
     // Plain names, not a structured binding: the lambdas below capture them (clang < 16).
     const double influence = parameter.first;
     const std::string& name = parameter.second;
     const std::vector<std::int64_t> axis(values[name].begin(), values[name].end());
+    // Wide enough that no two value labels meet: a panel of many or long values is wider.
+    std::size_t longest = 1;
+    for (std::int64_t v : axis) longest = std::max(longest, std::to_string(v).size());
+    const double least_band = tick_char_width * static_cast<double>(longest) + 8;
+    const double width =
+        std::max(panel_width, left + right + least_band * static_cast<double>(axis.size()));
     const double band = (width - left - right) / static_cast<double>(axis.size());
     const auto x_of = [&](std::int64_t v) {
       const auto at = std::lower_bound(axis.begin(), axis.end(), v) - axis.begin();

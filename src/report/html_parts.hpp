@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tunekit/metric.hpp"
 #include "tunekit/outcome.hpp"
 
 namespace tunekit::report_html {
@@ -46,6 +47,8 @@ std::string space_charts(const std::string& space, const std::vector<SpacePoint>
 // html_tables.cpp
 /// Candidate 0 (the set's safe default) of a tuning, if it has an outcome.
 const AutotuneOutcome* default_of(const TuningReport& report);
+/// "812 GFLOP/s, 9.7 GB/s": an outcome's derived metrics (metric.hpp) with their names.
+std::string metrics_text(const TuningReport& report, const AutotuneOutcome& outcome);
 struct Counts {
   std::size_t measured = 0, dropped = 0, failed = 0, skipped = 0;
 };

@@ -22,6 +22,7 @@ std::vector<TuningReport> reports_from_cache(const std::vector<CacheEntry>& entr
   for (const auto& entry : entries) {
     TuningReport report{entry.id.op, entry.id.key, entry.id.device, 0, entry.result.outcomes};
     rank(report.outcomes);
+    report.metric_names = entry.result.metric_names;
     for (const auto& outcome : report.outcomes) report.tuning_seconds += outcome.cost_seconds;
     reports.push_back(std::move(report));
   }
@@ -53,6 +54,8 @@ std::string section(const TuningReport& report, std::size_t number,
     html += "winner <b class=\"winname\">" + escape(winner->name) +
             "</b>: " + escape(format_seconds(winner->median)) + " ± " +
             percent(winner->spread, winner->median);
+    const std::string metrics = metrics_text(report, *winner);
+    if (!metrics.empty()) html += " · <b class=\"metrics\">" + escape(metrics) + "</b>";
     if (fallback != nullptr && fallback != winner && fallback->ok() && winner->median > 0) {
       html += " · <b>" + ratio_text(fallback->median / winner->median) +
               "</b> faster than the default <code>" + escape(fallback->name) + "</code>";

@@ -14,6 +14,16 @@
 
 namespace tunekit::report_html {
 
+std::string metrics_text(const TuningReport& report, const AutotuneOutcome& outcome) {
+  std::string text;
+  for (std::size_t m = 0; m < report.metric_names.size() && m < outcome.metrics.size(); ++m) {
+    if (!std::isfinite(outcome.metrics[m])) continue;
+    text += (text.empty() ? "" : ", ") + format_metric(outcome.metrics[m]) + " " +
+            clip(report.metric_names[m], max_metric_name);
+  }
+  return text;
+}
+
 const AutotuneOutcome* default_of(const TuningReport& report) {
   for (const auto& o : report.outcomes) {
     if (o.index == 0) return &o;
@@ -121,8 +131,11 @@ std::string outcome_table(const TuningReport& report) {
   std::string html = "<details class=\"all\"><summary>Every candidate (" +
                      std::to_string(report.outcomes.size()) +
                      ")</summary><table class=\"outcomes\"><thead><tr><th>#</th><th>candidate</th>"
-                     "<th>status</th><th>median</th><th>MAD</th><th>min</th><th>max</th>"
-                     "<th>samples</th><th>batch</th><th>cost</th></tr></thead><tbody>";
+                     "<th>status</th><th>median</th>";
+  for (const auto& name : report.metric_names) html += "<th>" + escape(name) + "</th>";
+  html +=
+      "<th>MAD</th><th>min</th><th>max</th><th>samples</th><th>batch</th><th>cost</th></tr>"
+      "</thead><tbody>";
   const AutotuneOutcome* winner = report.winner();
   for (const auto& o : report.outcomes) {
     const bool timed = o.ok();
@@ -131,10 +144,15 @@ std::string outcome_table(const TuningReport& report) {
             (&o == winner ? " class=\"winrow\"" : "") + "><td>" + std::to_string(o.index) +
             "</td><td><code>" + escape(o.name) + "</code></td><td>" +
             (&o == winner ? std::string("winner") : escape(to_string(o.status))) + "</td><td>" +
-            time(o.median) + "</td><td>" + (timed ? percent(o.spread, o.median) : "") +
-            "</td><td>" + time(o.min) + "</td><td>" + time(o.max) + "</td><td>" +
-            (timed ? std::to_string(o.samples) : "") + "</td><td>" +
-            (timed ? std::to_string(o.batch) : "") + "</td><td>" +
+            time(o.median) + "</td>";
+    for (std::size_t m = 0; m < report.metric_names.size(); ++m) {
+      html += "<td class=\"num\">" +
+              (m < o.metrics.size() ? escape(format_metric(o.metrics[m])) : std::string()) +
+              "</td>";
+    }
+    html += "<td>" + (timed ? percent(o.spread, o.median) : "") + "</td><td>" + time(o.min) +
+            "</td><td>" + time(o.max) + "</td><td>" + (timed ? std::to_string(o.samples) : "") +
+            "</td><td>" + (timed ? std::to_string(o.batch) : "") + "</td><td>" +
             (o.cost_seconds > 0 ? escape(format_seconds(o.cost_seconds)) : "") + "</td></tr>";
   }
   return html + "</tbody></table></details>";
@@ -143,7 +161,8 @@ std::string outcome_table(const TuningReport& report) {
 std::string summary_table(const std::vector<TuningReport>& reports) {
   std::string html =
       "<table class=\"summary\"><thead><tr><th>op</th><th>key</th><th>device</th>"
-      "<th>winner</th><th>time</th><th>vs default</th><th>candidates</th></tr>"
+      "<th>winner</th><th>time</th><th>throughput</th><th>vs default</th><th>candidates</th>"
+      "</tr>"
       "</thead><tbody>";
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const TuningReport& r = reports[i];
@@ -156,12 +175,13 @@ std::string summary_table(const std::vector<TuningReport>& reports) {
     if (winner != nullptr) {
       html += "<td><code>" + escape(clip(winner->name, 60)) + "</code></td><td class=\"num\">" +
               escape(format_seconds(winner->median)) + "</td><td class=\"num\">" +
+              escape(metrics_text(r, *winner)) + "</td><td class=\"num\">" +
               (fallback != nullptr && fallback->ok() && winner->median > 0
                    ? ratio_text(fallback->median / winner->median)
                    : std::string("–")) +
               "</td>";
     } else {
-      html += "<td class=\"bad\">none worked</td><td></td><td></td>";
+      html += "<td class=\"bad\">none worked</td><td></td><td></td><td></td>";
     }
     html += "<td>" + std::to_string(c.measured + c.dropped) + " measured" +
             (c.failed > 0 ? ", <span class=\"bad\">" + std::to_string(c.failed) + " failed</span>"

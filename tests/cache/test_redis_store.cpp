@@ -162,7 +162,17 @@ TEST_CASE("store URLs are checked strictly", "[redis]") {
     CAPTURE(bad);
     CHECK_THROWS_AS(parse_store_url(bad), AutotuneError);
   }
-  CHECK_THROWS_WITH(parse_store_url("redis://u:pw@h/0"), Catch::Contains("password"));
+  CHECK_THROWS_WITH(parse_store_url("redis://u:pw@h/0"), Catch::Contains("TUNEKIT_STORE_PASSWORD"));
+  const auto fleet = parse_store_url("redis://tuner@cache-1:6380/3?prefix=app1:v2");
+  CHECK(fleet.user == "tuner");
+  CHECK(fleet.prefix == "app1:v2");
+  CHECK(fleet.url() == "redis://tuner@cache-1:6380/3?prefix=app1:v2");
+  for (const char* bad : {"redis://h/0?prefix=", "redis://h/0?prefix=a*", "redis://h/0?prefix=a b",
+                          "redis://h/0?prefix=x&db=1", "redis://@h/0", "redis://u$@h/0",
+                          "redis://h/0?prefix=tunekit:v2:"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(parse_store_url(bad), AutotuneError);
+  }
   CHECK_THROWS_WITH(parse_store_url(std::string(300, 'a')), Catch::Contains("longer than 255"));
   CHECK_THROWS_WITH(parse_store_url(std::string("redis://h\x01/0"), "X"),
                     Catch::Contains("X='redis://h\\x01/0' is not a store URL"));
@@ -454,36 +464,16 @@ TEST_CASE("a server that answers garbage is a server away, not a crash or a hang
   for (const std::string& answer : {std::string("hello\r\n"), std::string("$99999999999\r\nabc"),
                                     std::string(":1\r\n:2\r\n:3\r\n"), std::string("*-5\r\n")}) {
     CAPTURE(answer);
-    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(listener >= 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-    REQUIRE(::listen(listener, 8) == 0);
-    REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-    std::atomic<bool> stop{false};
-    std::thread server([&] {
-      while (!stop) {
-        pollfd wait{listener, POLLIN, 0};
-        if (::poll(&wait, 1, 20) <= 0) continue;
-        const int client = ::accept(listener, nullptr, nullptr);
-        if (client < 0) continue;
-        char buffer[4096];
-        (void)!::read(client, buffer, sizeof buffer);
-        (void)!::write(client, answer.data(), answer.size());
-        ::close(client);
-      }
+    FakeRedis server([&](int socket, const std::atomic<bool>&) {
+      FakeRedis::read_command(socket);
+      (void)FakeRedis::send_all(socket, answer);
     });
     RedisStore::Options options = fast_options();
     options.command_timeout = std::chrono::milliseconds(300);
     const auto started = std::chrono::steady_clock::now();
     {
       CapturedWarnings warnings;
-      RedisStore store(
-          parse_store_url("redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/0"),
-          options);
+      RedisStore store(parse_store_url(server.url()), options);
       CHECK_FALSE(store.load(sample_id()));
       auto lock = store.lock_for_tuning(sample_id());
       store.save(sample_id(), sample_result());
@@ -491,9 +481,6 @@ TEST_CASE("a server that answers garbage is a server away, not a crash or a hang
       CHECK(warnings.count("cannot be used") + warnings.count("ignoring the entry") >= 1);
     }
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
-    stop = true;
-    server.join();
-    ::close(listener);
   }
 }
 
@@ -549,9 +536,10 @@ TEST_CASE("a server that trickles its reply fails within one command's deadline"
   SECTION("a listing (cache ls --store)") {
     RedisStore store(parse_store_url(server.url()), options);
     const auto started = std::chrono::steady_clock::now();
-    CHECK_THROWS_AS(store.entries(), AutotuneError);
+    // A cache command: the reason is the error, and nothing is warned.
+    CHECK_THROWS_WITH(store.entries(), Catch::Contains("no whole reply within 2000 ms"));
     CHECK(ms_since(started) < 3000);
-    CHECK(warnings.count("no whole reply within 2000 ms") == 1);
+    CHECK(warnings.text().empty());
   }
   SECTION("the connection's SELECT of a database") {
     RedisStore store(parse_store_url(server.url().substr(0, server.url().size() - 1) + "3"),
@@ -608,6 +596,100 @@ TEST_CASE("a server that wants a password is reported as such and not as a bad e
   CHECK(warnings.count("re-tuned") == 0);
   CHECK_THROWS_AS(RedisStore(parse_store_url(server->url(db)), fast_options()).entries(),
                   AutotuneError);
+}
+
+namespace {
+RedisStore::Options with_password(std::string password) {
+  RedisStore::Options options = fast_options();
+  options.password = std::move(password);
+  return options;
+}
+}  // namespace
+
+TEST_CASE("a server with requirepass: the right password works, a wrong one is said as such",
+          "[redis]") {
+  if (!redis_store_built()) return;
+  auto server = RedisServer::start_if_installed({"--requirepass", "s3cret"});
+  if (!server) {
+    SUCCEED("redis-server is not installed: skipped");
+    return;
+  }
+  const int db = GENERATE(0, 2);  // AUTH comes before the connection's SELECT
+  CAPTURE(db);
+  {
+    CapturedWarnings warnings;
+    RedisStore store(parse_store_url(server->url(db)), with_password("s3cret"));
+    store.save(sample_id(), sample_result());
+    const auto back = store.load(sample_id());
+    REQUIRE(back);
+    CHECK(same(*back, sample_result()));
+    CHECK(back->source == "shared store " + server->url(db));
+    CHECK(store.entries().size() == 1);
+    CHECK(warnings.text().empty());
+  }
+  SECTION("a wrong password: one warning naming the refusal, never a bad entry") {
+    CapturedWarnings warnings;
+    RedisStore store(parse_store_url(server->url(db)), with_password("not-the-password"));
+    CHECK_FALSE(store.load(sample_id()));
+    CHECK(warnings.count("the server refused the password") == 1);
+    CHECK(warnings.count("ignoring the entry") == 0);
+    CHECK(warnings.count("not-the-password") == 0);  // a password is never printed
+    // A cache command: the reason in the error, no warning.
+    RedisStore command(parse_store_url(server->url(db)), with_password("not-the-password"));
+    CHECK_THROWS_WITH(command.entries(), Catch::Contains("refused the password"));
+    CHECK(warnings.count("refused the password") == 1);
+  }
+  SECTION("no password: the server wants one, and the error says how to give it") {
+    RedisStore command(parse_store_url(server->url(db)), fast_options());
+    CHECK_THROWS_WITH(command.entries(), Catch::Contains("TUNEKIT_STORE_PASSWORD"));
+  }
+}
+
+TEST_CASE("an ACL user named in the URL authenticates with its password", "[redis]") {
+  if (!redis_store_built()) return;
+  auto server = RedisServer::start_if_installed(
+      {"--user", "default", "off", "--user", "tuner", "on", ">pw1", "~app1:*", "+@all"});
+  if (!server) {
+    SUCCEED("redis-server is not installed: skipped");
+    return;
+  }
+  const std::string url = "redis://tuner@127.0.0.1:" + std::to_string(server->port()) + "/0";
+  CHECK(parse_store_url(url + "?prefix=app1:").url() == url + "?prefix=app1:");
+  RedisStore store(parse_store_url(url + "?prefix=app1:"), with_password("pw1"));
+  store.save(sample_id(), sample_result());
+  CHECK(store.load(sample_id()));
+  // Its keys are under its prefix: what the ACL grants it.
+  RedisStore outside(parse_store_url(url), with_password("pw1"));
+  CHECK_THROWS_WITH(outside.save_entries({CacheEntry{sample_id(), sample_result()}}),
+                    Catch::Contains("may not run this command or use"));
+  RedisStore wrong(parse_store_url(url + "?prefix=app1:"), with_password("pw2"));
+  CHECK_THROWS_WITH(wrong.entries(), Catch::Contains("refused the password of the user 'tuner'"));
+}
+
+TEST_CASE("two key prefixes on one database do not see each other's results", "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  RedisStore first(parse_store_url(server->url() + "?prefix=app1:"), fast_options());
+  RedisStore second(parse_store_url(server->url() + "?prefix=app2:"), fast_options());
+  RedisStore plain(parse_store_url(server->url()), fast_options());
+  first.save(sample_id("[1]"), sample_result());
+  second.save(sample_id("[2]"), sample_result());
+  CHECK(first.load(sample_id("[1]")));
+  CHECK_FALSE(first.load(sample_id("[2]")));
+  CHECK(second.load(sample_id("[2]")));
+  CHECK_FALSE(second.load(sample_id("[1]")));
+  CHECK_FALSE(plain.load(sample_id("[1]")));
+  CHECK(first.entries().size() == 1);
+  CHECK(second.entries().size() == 1);
+  CHECK(plain.entries().empty());
+  RawClient raw(server->port());
+  CHECK(raw.keys("app1:tunekit:v*").size() == 1);
+  CHECK(raw.keys("app2:tunekit:v*").size() == 1);
+  // Clearing one leaves the other.
+  CHECK(first.clear() == 1);
+  CHECK(second.entries().size() == 1);
+  CHECK(plain.clear() == 0);
+  CHECK(second.entries().size() == 1);
 }
 
 TEST_CASE("20000 bad entries on the server: one line per problem and not one per key", "[redis]") {

@@ -75,6 +75,28 @@ TEST_CASE("a work-group over the kernel's maximum is out of resources, before la
              Catch::Contains(std::to_string(too_many / 2) + "x2=" + std::to_string(too_many)));
 }
 
+TEST_CASE("a kernel argument left unset is named by its index and name", "[opencl][errors]") {
+  auto& client = shared_client();
+  auto buffer = client.allocate(sizeof(float) * 64);
+  SECTION("launch_with knows how many it gave") {
+    auto kernel = client.kernel(test_kernel("add_local"));
+    const auto e = error_of(
+        [&] { client.launch_with(kernel, ::cl::NDRange(64), ::cl::NDRange(64), buffer, 1.0f); });
+    CHECK(e.kind() == ErrorKind::launch);
+    CHECK_THAT(e.message(), Catch::StartsWith("argument 2 'scratch' (__local") &&
+                                Catch::Contains("of kernel 'add_local' is not set") &&
+                                Catch::Contains("gave 2 of its 3 arguments"));
+  }
+  SECTION("set by hand: every argument is listed") {
+    auto kernel = client.kernel(test_kernel("add"));
+    cl::set_args(kernel, buffer);
+    const auto e = error_of([&] { client.launch(kernel, ::cl::NDRange(64), ::cl::NDRange(64)); });
+    CHECK(e.kind() == ErrorKind::launch);
+    CHECK_THAT(e.message(), Catch::StartsWith("an argument of kernel 'add' is not set") &&
+                                Catch::Contains("0 'data', 1 'amount'"));
+  }
+}
+
 TEST_CASE("local memory beyond the device's is out of resources, before launch",
           "[opencl][errors]") {
   auto& client = shared_client();

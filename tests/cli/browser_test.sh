@@ -5,17 +5,8 @@
 # Usage: browser_test.sh <tunekit> <tunekit_report_sample> <work dir>
 set -euo pipefail
 tunekit=$1 sample=$2 work=$3
-# TUNEKIT_TEST_BROWSER names the browser to use ("none": skip), else the first one found.
-browser=${TUNEKIT_TEST_BROWSER:-}
-if [[ -z $browser ]]; then
-  for candidate in chromium chromium-browser google-chrome; do
-    if command -v "$candidate" >/dev/null; then browser=$(command -v "$candidate"); break; fi
-  done
-fi
-if [[ -z $browser || $browser == none ]] || ! command -v "$browser" >/dev/null; then
-  echo "SKIPPED: no Chromium to test the HTML report in (scripts/install-deps.sh installs it)"
-  exit 77
-fi
+. "$(dirname "$0")/browser.sh"
+find_browser "test the HTML report in"
 rm -rf "$work" && mkdir -p "$work"
 "$sample" "$work/cache" >/dev/null
 "$tunekit" --cache-dir "$work/cache" report --html "$work/report.html" >/dev/null

@@ -54,7 +54,8 @@ for machine in a b; do
     fail "tune --store on machine $machine: $(cat "$work/tune_$machine.out")"
   grep -q "results kept in $work/$machine" "$work/tune_$machine.out" || fail "tune on $machine: not kept"
 done
-grep -q "from the persistent cache" "$work/tune_b.out" || fail "machine b tuned instead of fetching"
+# ... and says where its result came from: the shared store, not "the persistent cache".
+grep -q "from the shared store $url" "$work/tune_b.out" || fail "machine b tuned instead of fetching, or did not name the store"
 TUNEKIT_CACHE_DIR="$work/b" "$tunekit" cache ls | grep -Eq "transpose +1" || fail "b's local cache"
 set +e
 "$tunekit" --store "redis://127.0.0.1:$port/0?x=1" cache ls >"$work/bad.out" 2>&1
@@ -64,6 +65,7 @@ TUNEKIT_STORE="redis://user:pw@127.0.0.1/0" "$tunekit" cache ls >"$work/bad_env.
 kill "$server"; wait "$server" 2>/dev/null; server=
 "${store[@]}" cache ls >"$work/down.out" 2>&1
 [[ $? -eq 1 ]] || fail "a store that is down is not a runtime failure"
+[[ $(wc -l <"$work/down.out") -eq 1 ]] || fail "a store that is down is more than one line: $(cat "$work/down.out")"
 set -e
 grep -q "password" "$work/bad_env.out" || fail "the TUNEKIT_STORE error does not say what is wrong"
 grep -q "cannot use the result store $url" "$work/down.out" || fail "the error does not name the store"

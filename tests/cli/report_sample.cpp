@@ -1,5 +1,6 @@
 // Seeds a persistent cache directory with the report tests' sample tunings, for the CLI and
 // browser tests. Usage: tunekit_report_sample <cache-dir>
+// With --layout <cache-dir>: the layout test's sample instead (test_report_samples.hpp).
 // With --forged-bundle <file>: writes a bundle whose entry has a right checksum but a subnormal
 // median (what an attacker can make), for `cache import` to refuse.
 #include <cstdio>
@@ -20,6 +21,17 @@ int main(int argc, char** argv) {
     const bool ok = out != nullptr && std::fwrite(text.data(), 1, text.size(), out) == text.size();
     if (out != nullptr) std::fclose(out);
     return ok ? 0 : 1;
+  }
+  if (argc == 3 && std::string_view(argv[1]) == "--layout") {  // browser_layout_test.sh
+    try {
+      tunekit::FileStore store(argv[2]);
+      store.clear();
+      std::printf("wrote %zu results\n", store.save_entries(tunekit::test::layout_entries()));
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tunekit_report_sample: %s\n", e.what());
+      return 1;
+    }
   }
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <cache-dir>\n", argv[0]);

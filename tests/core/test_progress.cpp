@@ -109,6 +109,29 @@ TEST_CASE("the progress line fits the width it is given", "[progress]") {
   CHECK(format_progress_line(p, 80).find('\x1b') == std::string::npos);
 }
 
+TEST_CASE("the progress line ends in the tuning's finished state, with its winner", "[progress]") {
+  ScopedEnv columns("COLUMNS", "100");
+  const std::string text = tune_slowly("progress_end", ProgressMode::on);
+  INFO(text);
+  // Not the last state drawn during the tuning ("3/4 candidates"): the end, on a line of its own.
+  const auto last = text.find_last_not_of('\n');
+  REQUIRE(last != std::string::npos);
+  const std::string last_line = text.substr(text.rfind('\n', last) + 1, last + 1);
+  CHECK_THAT(last_line, Catch::StartsWith("tuned progress_end [n=4]: done, 4 candidates in ") &&
+                            Catch::Contains(", winner "));
+  TuningProgress p;
+  p.op = "matmul";
+  p.key = "n=64";
+  p.done = 12;
+  p.total = 12;
+  p.elapsed_seconds = 3.25;
+  p.best = "tiled[TS=16]";
+  p.best_seconds = 2e-3;
+  p.finished = true;
+  CHECK(format_progress_line(p, 80) ==
+        "tuned matmul [n=64]: done, 12 candidates in 3.2 s, winner tiled[TS=16] 2.000 ms");
+}
+
 TEST_CASE("the terminal's width comes from COLUMNS, else the terminal, else 80", "[progress]") {
   std::size_t without = 0;
   {
@@ -188,8 +211,15 @@ TEST_CASE("the progress hook sees every measured candidate with rising counts an
         .with(Tunable{"middle", costs(2e-3, 2)});
   });
   run(tuner, client, set, 64);
-  REQUIRE(seen.size() == 4);
+  // One call per measured candidate, then one at the end (finished), with the winner.
+  REQUIRE(seen.size() == 5);
+  CHECK(seen.back().finished);
+  CHECK(seen.back().done == 4);
+  CHECK(best_names.back() == "fast");
+  seen.pop_back();
+  best_names.pop_back();
   for (std::size_t i = 0; i < seen.size(); ++i) {
+    CHECK_FALSE(seen[i].finished);
     CHECK(seen[i].done == i + 1);
     CHECK(seen[i].total == 4);
     CHECK(seen[i].op == std::string_view("progress"));
@@ -208,7 +238,9 @@ TEST_CASE("the progress total of a searched space is its search budget", "[tuner
   Settings settings = test::test_settings();
   settings.search = SearchSettings{SearchStrategy::random, 0.0, 5, 1e9};
   std::vector<std::pair<std::size_t, std::size_t>> counts;  // done, total
-  settings.on_progress = [&](const TuningProgress& p) { counts.emplace_back(p.done, p.total); };
+  settings.on_progress = [&](const TuningProgress& p) {
+    if (!p.finished) counts.emplace_back(p.done, p.total);
+  };
   LocalTuner<SizeKey> tuner("progress space", settings);
   VirtualClient client;
   const auto& set = tuner.init([] {

@@ -160,12 +160,19 @@ TEST_CASE("a space in a tunable set is searched and its best configuration wins"
   std::size_t searched = 0, over_limit = 0, not_reached = 0;
   for (const auto& o : report.outcomes) {
     searched += o.ok();
-    if (o.error && o.error->kind() == ErrorKind::out_of_resources) ++over_limit;
+    if (o.error && o.error->kind() == ErrorKind::out_of_resources) {
+      ++over_limit;
+      CHECK(o.status == OutcomeStatus::skipped);  // over the declared limit: skipped, as documented
+    }
     if (o.error && o.error->message() == "not reached by the search") ++not_reached;
   }
   CHECK(searched < set.size() / 2);
   CHECK(not_reached > 0);
   CHECK(over_limit > 0);  // WG=256 exceeds the client's 128
+  const std::string table = format_report(report);
+  INFO(table);
+  CHECK_THAT(table,
+             !Catch::Contains("out of resources") && Catch::Contains("not measured: work-group"));
 }
 
 TEST_CASE("a space candidate's name is written and read by one pair of functions", "[space]") {

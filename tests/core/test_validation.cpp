@@ -33,6 +33,32 @@ TEST_CASE("validation rejects a fast candidate with wrong output", "[tuner][vali
   CHECK(tuner.tuner(client.id()).report(SizeKey{8})->winner()->name == "right");
 }
 
+TEST_CASE("a reference whose output changes between calls is told so, not compared with itself",
+          "[tuner][validation]") {
+  LocalTuner<SizeKey> tuner("unsteady reference", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"naive",
+                      [calls = std::make_shared<int>(0)](VirtualClient& c, int& n) {
+                        return c.spend(3e-3), n * 2 + (*calls)++;  // reads what it never wrote
+                      }})
+        .with(Tunable{"right", [](VirtualClient& c, int& n) { return c.spend(2e-3), n * 2; }})
+        .validate_with([](int expected, int got) { return expected == got; });
+  });
+  (void)run(tuner, client, set, 8);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{8});
+  const AutotuneOutcome* naive = nullptr;
+  for (const auto& o : report.outcomes) {
+    if (o.name == "naive") naive = &o;
+  }
+  REQUIRE(naive != nullptr);
+  REQUIRE(naive->error);
+  CHECK_THAT(naive->error->message(),
+             Catch::Contains("it is the reference") && !Catch::Contains("(reference: 'naive')"));
+  CHECK_THAT(format_report(report), !Catch::Contains("(reference: 'naive')"));
+}
+
 TEST_CASE("validation of in-place candidates compares the benchmark inputs",
           "[tuner][validation]") {
   LocalTuner<SizeKey> tuner("in place", test::test_settings());

@@ -127,4 +127,43 @@ inline std::vector<CacheEntry> sample_entries() {
   return entries;
 }
 
+/// What the layout test draws (browser_layout_test.sh): matmul's real key, a winner with a long
+/// name, GFLOP/s, and a space with two parameters of 10 values each (labels of 1 to 4 digits).
+inline TuningReport layout_sample_report() {
+  TuningReport r{"matmul",
+                 "m=256 n=256 k=256 m_fit=pow2 n_fit=pow2 k_fit=pow2 dtype=f32",
+                 sample_device,
+                 12.5,
+                 {}};
+  r.metric_names = {"GFLOP/s"};
+  constexpr double flops = 2.0 * 256 * 256 * 256;
+  std::size_t index = 0;
+  r.outcomes.push_back(measured_outcome("naive[LX=16,LY=16]", index++, 16.5e-3, 3e-4));
+  const std::vector<int> mwg{8, 16, 24, 32, 48, 64, 96, 128, 256, 512};
+  const std::vector<int> kwg{1, 2, 4, 8, 16, 32, 64, 128, 1024, 2048};
+  for (std::size_t a = 0; a < mwg.size(); ++a) {
+    for (std::size_t b = 0; b < kwg.size(); ++b) {
+      if ((a * 7 + b * 3) % 4 != 0) continue;
+      const std::string name = "blocked[MWG=" + std::to_string(mwg[a]) +
+                               ",NWG=64,KWG=" + std::to_string(kwg[b]) +
+                               ",MDIMC=16,NDIMC=16,MDIMA=16,NDIMB=16,VWM=4,VWN=4,STRM=0,STRN=0]";
+      const double t = 0.4e-3 * (1 + 0.2 * std::abs(static_cast<double>(a) - 5) +
+                                 0.1 * std::abs(static_cast<double>(b) - 4));
+      r.outcomes.push_back(measured_outcome(name, index++, t, t * 0.02));
+    }
+  }
+  for (auto& o : r.outcomes) o.metrics = {flops / o.median * 1e-9};
+  rank(r.outcomes);
+  return r;
+}
+
+/// layout_sample_report as a cache entry.
+inline std::vector<CacheEntry> layout_entries() {
+  const TuningReport report = layout_sample_report();
+  const AutotuneOutcome* winner = report.winner();
+  StoredResult result{winner->name, static_cast<std::uint32_t>(winner->index), report.outcomes};
+  result.metric_names = report.metric_names;
+  return {{EntryId{report.device, report.op, report.key, 0x5678}, std::move(result)}};
+}
+
 }  // namespace tunekit::test

@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <tunekit/cache.hpp>
 #include <tunekit/cl/program_binaries.hpp>
@@ -43,35 +42,15 @@ bool cache_is_missing(const std::filesystem::path& dir) {
   return true;
 }
 
-// The shared store the settings name (--store, TUNEKIT_STORE), or null: the cache commands then
-// work on it instead of the cache directory.
-// The server is asked once first, so that one that cannot be used is one error line. The
-// store warns (for programs: it goes on with the local cache) and then throws; a command does
-// nothing without it, so its warning is held here and folded into the error.
-// TODO(redis_store.cpp): its cache-command calls could throw with the reason and not warn.
+// The shared store the settings name (--store, TUNEKIT_STORE, with TUNEKIT_STORE_PASSWORD), or
+// null: the cache commands then work on it instead of the cache directory. Its calls for these
+// commands throw AutotuneError naming why the server cannot be used, and warn nothing.
 std::unique_ptr<RedisStore> remote_store(const CommonOptions& common) {
   const Settings settings = command_settings(common);
   if (settings.store.empty()) return nullptr;
-  auto store = std::make_unique<RedisStore>(parse_store_url(settings.store));
-  std::ostringstream held;
-  std::streambuf* const was = std::cerr.rdbuf(held.rdbuf());
-  try {
-    (void)store->ops();
-  } catch (const AutotuneError&) {
-    std::cerr.rdbuf(was);
-    // "... cannot be used (REASON); using the local cache only ...": the reason is what counts.
-    const std::string warning = held.str();
-    const auto open = warning.find("cannot be used (");
-    const auto close = warning.find("); ", open);
-    const std::string reason = open != std::string::npos && close != std::string::npos
-                                   ? " (" + warning.substr(open + 16, close - open - 16) + ")"
-                                   : std::string();
-    throw AutotuneError(ErrorKind::cache, "cannot use the result store " + store->address().url() +
-                                              reason + "; nothing was done");
-  }
-  std::cerr.rdbuf(was);
-  std::cerr << held.str();
-  return store;
+  RedisStore::Options options;
+  options.password = settings.store_password;
+  return std::make_unique<RedisStore>(parse_store_url(settings.store), std::move(options));
 }
 
 template <class Store>
@@ -85,9 +64,10 @@ std::string known_ops(const Store& store) {
 
 namespace {
 int remote_ls(const RedisStore& store) {
+  const auto entries = store.entries();  // first: a store that cannot be used is one error line
   std::cout << "store: " << store.address().url() << "\n";
   std::map<std::string, std::pair<std::size_t, std::set<std::string>>> ops;  // entries, devices
-  for (const auto& entry : store.entries()) {
+  for (const auto& entry : entries) {
     auto& [count, devices] = ops[entry.id.op];
     ++count;
     devices.insert(entry.id.device);

@@ -23,7 +23,8 @@ constexpr const char* exit_help =
     "Exit status: 0 ok; 1 runtime failure (no device, a tuning in which no candidate worked, "
     "cache I/O); 2 usage error (bad arguments, or a bad TUNEKIT_* value).\n"
     "Environment: TUNEKIT_LEVEL, TUNEKIT_SEARCH, TUNEKIT_LOG, TUNEKIT_CACHE, TUNEKIT_CACHE_DIR, "
-    "TUNEKIT_STORE, TUNEKIT_DEVICE, TUNEKIT_BUILD_THREADS, TUNEKIT_TUNING, TUNEKIT_PROGRESS; "
+    "TUNEKIT_STORE, TUNEKIT_STORE_PASSWORD, TUNEKIT_DEVICE, TUNEKIT_BUILD_THREADS, "
+    "TUNEKIT_TUNING, TUNEKIT_PROGRESS; "
     "under them the settings files ~/.config/tunekit/tunekit.toml, then ./tunekit.toml (see "
     "docs/settings.md).";
 
@@ -90,7 +91,8 @@ int main(int argc, char** argv) {
       ->check(non_empty);
   app.add_option("--store", common.store,
                  "a result store shared by a fleet, behind the cache directory: "
-                 "redis://HOST[:PORT][/DB] (default: TUNEKIT_STORE); the cache commands and "
+                 "redis://[USER@]HOST[:PORT][/DB][?prefix=PREFIX] (default: TUNEKIT_STORE; its "
+                 "password: TUNEKIT_STORE_PASSWORD); the cache commands and "
                  "report then work on it")
       ->type_name("URL")
       ->check(non_empty);

@@ -151,8 +151,9 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
     std::cout << format_report(
         report, settings.log >= LogLevel::debug ? ReportDetail::full : ReportDetail::summary);
     if (report.tuning_seconds == 0) {
-      std::cout << "(from the persistent cache; `tunekit cache clear " << report.op
-                << "` or --no-cache tunes again)\n";
+      std::cout << "(from the "
+                << printable(report.source.empty() ? "persistent cache" : report.source, 600)
+                << "; `tunekit cache clear " << report.op << "` or --no-cache tunes again)\n";
     }
   }
   if (settings.persistent_cache) {

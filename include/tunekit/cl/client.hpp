@@ -110,12 +110,14 @@ class Client {
   void launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
               const ::cl::NDRange& local = ::cl::NullRange,
               const ::cl::NDRange& offset = ::cl::NullRange);
-  /// set_args(kernel, args...) then launch(kernel, global, local).
+  /// set_args(kernel, args...) then launch(kernel, global, local). A kernel that takes more
+  /// arguments than `args` is an AutotuneError(launch) naming the first one not given (its
+  /// index, and its name where the driver tells it).
   template <class... Args>
   void launch_with(::cl::Kernel& kernel, const ::cl::NDRange& global, const ::cl::NDRange& local,
                    const Args&... args) {
     set_args(kernel, args...);
-    launch(kernel, global, local);
+    launch_given(kernel, global, local, ::cl::NullRange, sizeof...(Args));
   }
 
   /// A device buffer of `bytes` bytes: AutotuneError(allocation) when the device cannot hold it.
@@ -205,8 +207,13 @@ class Client {
   }
   void check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
                     const ::cl::NDRange& local) const;
+  // launch(), knowing how many arguments the caller set (unknown: no_count).
+  static constexpr cl_uint no_count = ~cl_uint{0};
+  void launch_given(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
+                    const ::cl::NDRange& local, const ::cl::NDRange& offset, cl_uint given);
   [[noreturn]] void launch_failed(cl_int code, const ::cl::Kernel& kernel,
-                                  const ::cl::NDRange& global, const ::cl::NDRange& local) const;
+                                  const ::cl::NDRange& global, const ::cl::NDRange& local,
+                                  cl_uint given) const;
   double span_of_recorded();
   void release_recorded() noexcept;
 

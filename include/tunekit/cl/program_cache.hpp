@@ -59,6 +59,10 @@ class ProgramCache {
   std::size_t size() const;
   /// Forgets every program (the next request builds again).
   void clear();
+  /// The source text `program` was made from (a program this cache handed out), or empty. Read
+  /// on the error path only: a launch refused for an unset argument names it from the source
+  /// where the driver keeps no argument names.
+  std::string source_of(const ::cl::Program& program) const;
 
  private:
   struct Key {
@@ -94,6 +98,8 @@ class ProgramCache {
   ::cl::Program build(std::string_view source, std::string_view options, std::string_view origin,
                       bool& loaded);
   std::optional<::cl::Program> load_binary(const ProgramKey& key, const std::string& where);
+  void remember_source(std::size_t source_hash, std::string_view source,
+                       const ::cl::Program& program);
   void save_binary(const ProgramKey& key, const ::cl::Program& program);
 
   ::cl::Context context_;
@@ -104,6 +110,9 @@ class ProgramCache {
   bool store_when_built_ = true;
   mutable std::mutex mutex_;  // guards the map only: builds run outside it, in parallel
   std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash, KeyEqual> programs_;
+  // source_of(): each distinct source once (by its hash), and the source of each program made.
+  std::unordered_map<std::size_t, std::shared_ptr<const std::string>> sources_;
+  std::unordered_map<cl_program, std::shared_ptr<const std::string>> source_of_program_;
   std::atomic<std::size_t> builds_{0};
   std::atomic<std::size_t> binary_loads_{0};
 };

@@ -100,6 +100,7 @@ class BackgroundTuning {
     }
     provisional.index = provisional.ranking.front();
     provisional.location = set.locate(provisional.index);
+    provisional.source = "provisional";
     return provisional;
   }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "tunekit/detail/call.hpp"
@@ -45,12 +46,22 @@ struct Decision {
   std::vector<std::uint32_t> ranking;
   std::vector<AutotuneError> failures;           // of candidates demoted after tuning
   std::shared_ptr<const AutotuneError> failure;  // state failed
+  // Where the result came from (CallReport::source): a literal, or text the tuner's records keep
+  // for their lifetime (Persistence::intern).
+  std::string_view source = "computed";
   // Failures of the winner on calls that another candidate then served; guarded by the tuner's
   // decisions mutex (readers of its lock-free map never touch it).
   mutable unsigned strikes = 0;
 
   bool failed() const noexcept { return state == DecisionState::failed; }
 };
+
+/// `decision` with its winner's location in `set` (a failed one has none).
+template <class Set>
+Decision located(const Set& set, Decision decision) {
+  if (!decision.failed()) decision.location = set.locate(decision.index);
+  return decision;
+}
 
 /// A decision failed with `failure`.
 Decision failed_with(AutotuneError failure);

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -109,9 +110,11 @@ class Persistence {
   /// info; whole at debug) and remembered. With a store entry `id`, the tuning resumes from the
   /// key's in-progress record and records each outcome as it is measured; the record goes once
   /// the tuning is done (one that throws, or is stopped, leaves it for the next tuning).
-  template <class Run>
+  /// `complete(report)` adds what only the set knows (its derived metrics) before the report
+  /// is logged and kept.
+  template <class Run, class Complete>
   TuningReport run_recorded(Run& tuning, const EntryId* id, const CandidateNames& names,
-                            const std::string& key_text) {
+                            const std::string& key_text, Complete complete) {
     std::vector<AutotuneOutcome> recorded;
     if (id != nullptr) {
       recorded = resumable(store_->load_progress(*id), names, key_text);
@@ -123,6 +126,8 @@ class Persistence {
     }
     TuningReport report = tuning.run();
     if (id != nullptr) store_->drop_progress(*id);
+    complete(report);
+    report.source = "computed";
     finished(report);
     return report;
   }
@@ -136,9 +141,16 @@ class Persistence {
   std::vector<TuningReport> reports() const;
 
  private:
+  // What a stored result's source is called: the store that answered, and the bundle it came in.
+  static std::string source_of(const StoredResult& stored);
+  // `text` kept for the records' lifetime (a Decision's source points into it); a few per tuner.
+  std::string_view intern(const std::string& text);
+
   std::string op_;
   std::string device_;
   LogLevel log_;
+  std::mutex sources_mutex_;
+  std::list<std::string> sources_;  // Decision::source's texts; never shrinks
   std::shared_ptr<ResultStore> store_;
   mutable std::mutex reports_mutex_;
   std::map<std::string, TuningReport> reports_;

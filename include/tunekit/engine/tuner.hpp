@@ -28,6 +28,7 @@
 #include "tunekit/error.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/log.hpp"
+#include "tunekit/metric.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/settings.hpp"
@@ -67,12 +68,12 @@ class Tuner {
   execute_result_t<Set, Client, Inputs...> execute(Client& client, const Set& set, const Key& key,
                                                    Inputs&... inputs) {
     if (const Decision* decision = decisions_.find(key)) {
-      note(CallPath::dispatched, decision->index);
+      note(CallPath::dispatched, *decision);
       return serve(*decision, client, set, key, inputs...);
     }
     const Decision* provisional = background_.serving(key);  // tuned in the background
     if (provisional != nullptr && !stranded(client, set, key, inputs...)) {
-      note(CallPath::provisional, provisional->index);
+      note(CallPath::provisional, *provisional);
       return serve(*provisional, client, set, key, inputs...);
     }  // else a key whose background tuning cannot go on is tuned in this thread
     return serve(obtain(client, set, key, /*provisional=*/provisional == nullptr, inputs...),
@@ -121,7 +122,7 @@ class Tuner {
                                                  const Set& set, const Key& key,
                                                  Inputs&... inputs) {
     if (decision.failed()) {
-      note(CallPath::failed, decision.index);
+      note(CallPath::failed, decision);
       throw *decision.failure;
     }
     try {
@@ -147,7 +148,7 @@ class Tuner {
         strike(failure, decision.index, served, set, key);
       } catch (...) {
       }
-      note(CallPath::fell_back, served);
+      note(CallPath::fell_back, decision, served);
     };
     for (const std::uint32_t other : decision.ranking) {
       if (other == decision.index) continue;
@@ -170,7 +171,7 @@ class Tuner {
         return std::move(*output);
       }
     }
-    note(CallPath::failed, decision.index);
+    note(CallPath::failed, decision);
     std::rethrow_exception(failure);
   }
 
@@ -194,7 +195,7 @@ class Tuner {
       }
       demoted = detail::demoted(*current, failed, error);
       if (!demoted) return;  // a newer decision without `served`: keep the winner
-      decisions_.insert(key, *demoted = located(set, std::move(*demoted)));
+      decisions_.insert(key, *demoted = detail::located(set, std::move(*demoted)));
     }
     warn(about(op_, key_to_string(key)) + "winner '" + set.name(failed) +
          "' failed on real inputs " + std::to_string(demote_after_failures) +
@@ -217,19 +218,20 @@ class Tuner {
     if (set.size() == 1) {  // nothing to choose: no benchmark, nothing stored (as in CubeCL)
       Decision only;
       only.ranking = {0};
-      note(CallPath::dispatched, 0);
-      return commit(key, located(set, std::move(only)));
+      only.source = "the only candidate";
+      note(CallPath::dispatched, only);
+      return commit(key, detail::located(set, std::move(only)));
     }
     if (records_.store()) {
       if (auto stored = records_.load(entry_id(set, key), detail::NamesOf(set))) {
-        note(CallPath::loaded, stored->index);
-        return commit(key, located(set, std::move(*stored)));
+        note(CallPath::loaded, *stored);
+        return commit(key, detail::located(set, std::move(*stored)));
       }
     }
     if constexpr ((std::copy_constructible<std::decay_t<Inputs>> && ...)) {
       if (background_.on() && provisional) {
         if (const Decision* serving = tune_in_background(client, set, key, inputs...)) {
-          note(CallPath::provisional, serving->index);
+          note(CallPath::provisional, *serving);
           return *serving;
         }
       }
@@ -238,7 +240,7 @@ class Tuner {
     const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
     std::lock_guard tuning(tuning_mutex_);  // one tuning at a time per device: fair timings
     if (const Decision* decision = decisions_.find(key)) {
-      note(CallPath::dispatched, decision->index);
+      note(CallPath::dispatched, *decision);
       return *decision;
     }
     Decision decided = decide(client, set, key, nullptr, inputs...);
@@ -323,19 +325,19 @@ class Tuner {
     if (!records_.store()) {
       Decision decision =
           records_.from_report(tune(client, set, key, nullptr, stop, inputs...), names);
-      note(CallPath::tuned, decision.index);  // after the tuning: its candidates may call ops
-      return located(set, std::move(decision));
+      note(CallPath::tuned, decision);  // after the tuning: its candidates may call ops
+      return detail::located(set, std::move(decision));
     }
     const EntryId id = entry_id(set, key);  // obtain() looked in the store just before
     // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
     if (auto stored = records_.load(id, names, /*report_mismatch=*/false)) {
-      note(CallPath::loaded, stored->index);
-      return located(set, std::move(*stored));
+      note(CallPath::loaded, *stored);
+      return detail::located(set, std::move(*stored));
     }
     Decision decision = records_.from_report(tune(client, set, key, &id, stop, inputs...), names);
-    note(CallPath::tuned, decision.index);
+    note(CallPath::tuned, decision);
     if (detail::worth_storing(decision)) records_.persist(id, decision, names);
-    return located(set, std::move(decision));
+    return detail::located(set, std::move(decision));
   }
 
   // Tunes `key` (with tuning_mutex_ held); the records resume it and keep what it measured.
@@ -349,7 +351,9 @@ class Tuner {
                                                   stable_hash(op_ + "|" + key_text), inputs...);
     tuning.built_before(records_.built_in_this_process(names));
     if (stop != nullptr) tuning.stop_when(*stop);
-    return records_.run_recorded(tuning, id, names, key_text);
+    return records_.run_recorded(tuning, id, names, key_text, [&](TuningReport& report) {
+      add_metrics(set.metrics(), key, report);  // before the table is logged and kept
+    });
   }
 
   // Stores `decision` for `key` unless another thread stored one first; returns the kept one.
@@ -357,13 +361,6 @@ class Tuner {
     std::lock_guard lock(decisions_mutex_);
     if (const Decision* existing = decisions_.find(key)) return *existing;
     return *decisions_.insert(key, std::move(decision));
-  }
-
-  // `decision` with its winner's location in `set` (a failed one has none).
-  template <class Set>
-  static Decision located(const Set& set, Decision decision) {
-    if (!decision.failed()) decision.location = set.locate(decision.index);
-    return decision;
   }
 
   // The winners of this op's other keys on this device, as indices into `set` (the set's
@@ -380,8 +377,9 @@ class Tuner {
     return EntryId{device_.identity(), op_, key_to_string(key), checksum_};
   }
 
-  void note(CallPath path, std::uint32_t candidate) const noexcept {
-    detail::note_call(this, op_, path, candidate);
+  void note(CallPath path, const Decision& decision,
+            std::optional<std::uint32_t> served = {}) const noexcept {
+    detail::note_call(this, op_, path, served.value_or(decision.index), decision.source);
   }
 
   std::string op_;

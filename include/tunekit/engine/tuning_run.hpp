@@ -124,7 +124,7 @@ class TuningRun {
           const auto starts = plan.opening(space, known_);
           if (ahead_) ahead_->plan(starts);
           for (std::size_t i : starts) {
-            if (outcomes_[i].status == OutcomeStatus::skipped) measure_one(i);
+            if (unmeasured(i)) measure_one(i);
             if (outcomes_[i].ok()) best = std::min(best, outcomes_[i].median);
           }
         }
@@ -172,6 +172,16 @@ class TuningRun {
     }
     report_.outcomes = std::move(outcomes_);
     report_.tuning_seconds = seconds_since(started_);
+    if (settings_.on_progress) {  // the end, with the confirmed winner
+      progress_.finished = true;
+      progress_.total = progress_.done;
+      progress_.elapsed_seconds = report_.tuning_seconds;
+      if (const AutotuneOutcome* winner = report_.winner()) {
+        progress_.best = winner->name;
+        progress_.best_seconds = winner->median;
+      }
+      settings_.on_progress(std::as_const(progress_));
+    }
     return std::move(report_);
   }
 
@@ -277,7 +287,14 @@ class TuningRun {
   }
 
   // Why candidate `i` cannot run on this client's device (a space's limits rule), or nothing.
-  std::optional<AutotuneError> beyond_limits(std::size_t i) const {
+  // Not measured yet (nor skipped for a reason, such as the device's limits).
+  bool unmeasured(std::size_t i) const {
+    return outcomes_[i].status == OutcomeStatus::skipped && !outcomes_[i].error;
+  }
+
+  // `rule_failed`: the space's limits rule threw (a failure of the candidate, not a limit).
+  std::optional<AutotuneError> beyond_limits(std::size_t i, bool& rule_failed) const {
+    rule_failed = false;
     if constexpr (HasDeviceLimits<Client>) {
       const std::string& name = outcomes_[i].name;
       std::optional<std::string> reason;
@@ -285,6 +302,7 @@ class TuningRun {
         reason = set_.exceeds(i, client_.limits());
       } catch (...) {  // the set's own limits rule threw (e.g. it names no such parameter)
         const auto cause = error_from_exception(std::current_exception(), name);
+        rule_failed = true;
         return AutotuneError(cause.kind(), "the limits rule failed: " + cause.message(), name);
       }
       if (reason) return AutotuneError(ErrorKind::out_of_resources, *reason, name);
@@ -307,8 +325,11 @@ class TuningRun {
         const Stopwatch waiting{report_.time_spent.waiting_for_builds};
         ahead_->before_measuring(i);
       }
-      if (auto error = beyond_limits(i)) {
-        outcomes_[i].status = OutcomeStatus::failed;
+      bool rule_failed = false;
+      if (auto error = beyond_limits(i, rule_failed)) {
+        // Over the device's limits by the space's own rule: skipped, as nothing ran (a rule that
+        // threw is a failure). Not recorded as progress: the rule says it again at once.
+        outcomes_[i].status = rule_failed ? OutcomeStatus::failed : OutcomeStatus::skipped;
         outcomes_[i].error = std::move(error);
       } else {
         outcomes_[i] = measure(i);
@@ -326,7 +347,9 @@ class TuningRun {
       }
       if (leader_ <= good_enough_seconds_) check_good_enough(i);
     }
-    if (on_measured_ && !resumed(i)) on_measured_(std::as_const(outcomes_[i]));
+    if (on_measured_ && !resumed(i) && outcomes_[i].status != OutcomeStatus::skipped) {
+      on_measured_(std::as_const(outcomes_[i]));
+    }
     if (settings_.on_progress) {
       progress_.total = std::max(progress_.total, ++progress_.done);
       progress_.elapsed_seconds = seconds_since(started_);
@@ -344,7 +367,7 @@ class TuningRun {
     std::size_t measured = 0;
     for (std::size_t i : space.members) {
       if (std::isfinite(leader_) || measured >= undecided_cap) return;
-      if (outcomes_[i].status != OutcomeStatus::skipped) continue;
+      if (!unmeasured(i)) continue;
       measure_one(i);
       ++measured;
     }
@@ -376,7 +399,7 @@ class TuningRun {
     if (!space.whole) {
       if (ahead_) ahead_->plan(space.members);
       for (std::size_t i : space.members) {
-        if (outcomes_[i].status == OutcomeStatus::skipped) measure_one(i);  // too few to search
+        if (unmeasured(i)) measure_one(i);  // too few to search
       }
       return;
     }
@@ -391,7 +414,7 @@ class TuningRun {
         run->ahead_->plan(candidates, likely);
       }
       std::optional<double> evaluate(std::size_t config) override {
-        if (run->outcomes_[first + config].status == OutcomeStatus::skipped) {
+        if (run->unmeasured(first + config)) {
           run->measure_one(first + config);
         }
         const auto& outcome = run->outcomes_[first + config];
