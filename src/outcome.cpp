@@ -150,6 +150,18 @@ std::string format_time_spent(const TuningReport& report) {
   return text;
 }
 
+std::string interval_text(const AutotuneOutcome& outcome) {
+  char text[48];
+  if (outcome.high > 0 && outcome.median > 0) {  // the median's interval, around it
+    std::snprintf(text, sizeof text, "-%.1f%% +%.1f%%", 100 * (1 - outcome.low / outcome.median),
+                  100 * (outcome.high / outcome.median - 1));
+  } else {  // a result read from a cache written before intervals: the spread
+    std::snprintf(text, sizeof text, "±%.1f%%",
+                  outcome.median > 0 ? 100 * outcome.spread / outcome.median : 0.0);
+  }
+  return text;
+}
+
 std::string format_report(const TuningReport& report, ReportDetail detail) {
   // Names are cut to a column of at most 64: one long name must not pad every row (a 10 MB
   // name over 2,000 rows took minutes).
@@ -223,24 +235,32 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
                 "candidate", "median", metric_cells(nullptr).c_str(), "95% interval", "samples",
                 "status");
   text += line;
-  // Candidates never measured, folded into one line per reason below the table.
+  // Candidates never measured, folded into one line per reason below the table. In a summary,
+  // the working candidates past the best `shown_working`, and the failed ones past
+  // `shown_failed`, are folded too: a searched space measures dozens (the whole table is the
+  // full detail's, TUNEKIT_LOG=debug).
+  constexpr std::size_t shown_working = 20, shown_failed = 10;
   std::map<std::string, std::size_t> not_measured;
+  std::size_t working = 0, failed = 0, folded_working = 0, folded_failed = 0;
+  double slowest_folded = 0;
   for (const auto& outcome : report.outcomes) {
     const char mark = &outcome == winner ? '*' : ' ';
     if (outcome.status == OutcomeStatus::skipped && &outcome != winner) {
       ++not_measured[outcome.error ? outcome.error->summary() : std::string("not measured")];
       continue;
     }
-    if (outcome.ok()) {
-      char spread[32];
-      if (outcome.high > 0 && outcome.median > 0) {  // the median's interval, around it
-        std::snprintf(spread, sizeof spread, "-%.1f%% +%.1f%%",
-                      100 * (1 - outcome.low / outcome.median),
-                      100 * (outcome.high / outcome.median - 1));
-      } else {  // a result read from a cache written before intervals: the spread
-        std::snprintf(spread, sizeof spread, "±%.1f%%",
-                      outcome.median > 0 ? 100 * outcome.spread / outcome.median : 0.0);
+    if (!full && &outcome != winner &&
+        (outcome.ok() ? ++working > shown_working : ++failed > shown_failed)) {
+      if (outcome.ok()) {
+        ++folded_working;
+        slowest_folded = std::max(slowest_folded, outcome.median);
+      } else {
+        ++folded_failed;
       }
+      continue;
+    }
+    if (outcome.ok()) {
+      const std::string spread = interval_text(outcome);
       std::string status = &outcome == winner ? "winner" : std::string(to_string(outcome.status));
       if (outcome.tied) status += ", tied";
       if (winner != nullptr && &outcome != winner && winner->median > 0) {
@@ -250,8 +270,8 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
       }
       std::snprintf(line, sizeof line, "  %c %-*s %12s%s %15s %8zu  %s\n", mark,
                     static_cast<int>(width), printable(outcome.name, max_name).c_str(),
-                    format_seconds(outcome.median).c_str(), metric_cells(&outcome).c_str(), spread,
-                    outcome.samples, status.c_str());
+                    format_seconds(outcome.median).c_str(), metric_cells(&outcome).c_str(),
+                    spread.c_str(), outcome.samples, status.c_str());
     } else {
       const auto number = shared.find(&outcome);
       const std::string reason = number != shared.end() ? "error #" + std::to_string(number->second)
@@ -264,6 +284,16 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
                     metric_cells(&outcome).c_str(), "", "", label, printable(reason, 300).c_str());
     }
     text += line;
+  }
+  if (folded_working > 0) {
+    char more[160];
+    std::snprintf(more, sizeof more, "    %zu more measured, up to %.2fx the winner's time\n",
+                  folded_working,
+                  winner != nullptr && winner->median > 0 ? slowest_folded / winner->median : 0.0);
+    text += more;
+  }
+  if (folded_failed > 0) {
+    text += "    " + std::to_string(folded_failed) + " more failed (their errors below)\n";
   }
   for (const auto& [reason, count] : not_measured) {
     text += "    " + std::to_string(count) + (count == 1 ? " candidate" : " candidates") +

@@ -131,7 +131,7 @@ std::string outcome_table(const TuningReport& report) {
   std::string html = "<details class=\"all\"><summary>Every candidate (" +
                      std::to_string(report.outcomes.size()) +
                      ")</summary><table class=\"outcomes\"><thead><tr><th>#</th><th>candidate</th>"
-                     "<th>status</th><th>median</th>";
+                     "<th>status</th><th>median</th><th>95% interval</th>";
   for (const auto& name : report.metric_names) html += "<th>" + escape(name) + "</th>";
   html +=
       "<th>MAD</th><th>min</th><th>max</th><th>samples</th><th>batch</th><th>cost</th></tr>"
@@ -143,8 +143,9 @@ std::string outcome_table(const TuningReport& report) {
     html += "<tr data-c=\"" + std::to_string(o.index) + "\"" +
             (&o == winner ? " class=\"winrow\"" : "") + "><td>" + std::to_string(o.index) +
             "</td><td><code>" + escape(o.name) + "</code></td><td>" +
-            (&o == winner ? std::string("winner") : escape(to_string(o.status))) + "</td><td>" +
-            time(o.median) + "</td>";
+            (&o == winner ? std::string("winner") : escape(to_string(o.status))) +
+            (o.tied ? ", tied" : "") + "</td><td>" + time(o.median) + "</td><td>" +
+            (timed ? escape(interval_text(o)) : std::string()) + "</td>";
     for (std::size_t m = 0; m < report.metric_names.size(); ++m) {
       html += "<td class=\"num\">" +
               (m < o.metrics.size() ? escape(format_metric(o.metrics[m])) : std::string()) +

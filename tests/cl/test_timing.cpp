@@ -214,7 +214,11 @@ TEST_CASE("a device's peak is measured once per process, and can be declared",
   STATIC_REQUIRE(HasDevicePeak<cl::Client>);
   auto& client = shared_client();
   const DevicePeak measured = client.peak();
-  CHECK(measured.flops_per_second > 1e6);  // a megaflop: any device that runs OpenCL
+  if (client.device().is_cpu()) {
+    CHECK(measured.flops_per_second == 0);  // unknown: what a CPU compiler's vectors make of it
+  } else {
+    CHECK(measured.flops_per_second > 1e6);  // a megaflop: any device that runs OpenCL
+  }
   CHECK(measured.bytes_per_second > 1e6);
   CHECK(std::isfinite(measured.flops_per_second));
   CHECK(std::isfinite(measured.bytes_per_second));

@@ -43,6 +43,18 @@ TEST_CASE("the HTML report draws one bar per working candidate and highlights th
   CHECK_FALSE(occurrences(html, "class=\"chart scatter\""));  // no space: no scatter
 }
 
+TEST_CASE("the HTML report shows each candidate's 95% interval and a tie", "[report][pick]") {
+  auto report = test::sample_reduce_report();
+  report.outcomes[0].low = 0.98 * report.outcomes[0].median;
+  report.outcomes[0].high = 1.005 * report.outcomes[0].median;
+  report.outcomes[0].tied = true;
+  const std::string html = html_report({report});
+  CHECK_THAT(html, Catch::Contains("<th>95% interval</th>"));
+  CHECK_THAT(html, Catch::Contains("-2.0% +0.5%"));
+  CHECK_THAT(html, Catch::Contains(", tied</td>"));
+  CHECK(interval_text(report.outcomes[0]) == "-2.0% +0.5%");
+}
+
 TEST_CASE("the HTML report lists failed candidates with their reasons", "[report]") {
   const std::string html = html_report({test::sample_matmul_report()});
   // Two blocked configurations share one error (65536 bytes): one row.
