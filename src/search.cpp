@@ -426,8 +426,9 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchE
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng);
   }
-  if (strategy != SearchStrategy::annealing) {
-    // The whole planned list is known: exhaustive's in order, random's shuffled.
+  if (strategy == SearchStrategy::exhaustive || strategy == SearchStrategy::random) {
+    // The whole planned list is known: exhaustive's in order, random's shuffled (annealing and
+    // the model choose as they go, and tell the evaluator then).
     for (std::size_t i = 0; i < space.size(); ++i) planned.push_back(order.empty() ? i : order[i]);
   }
   s.prefetch(planned, true);

@@ -74,10 +74,6 @@ double measure_bytes(Client& client) {
   return seconds > 0 ? 2.0 * static_cast<double>(bytes) / seconds : 0;  // read and written
 }
 
-}  // namespace
-
-namespace {
-
 // The peak measured now; nothing when the measurement failed (said once per call).
 std::optional<DevicePeak> measure_peak(Client& client, const DeviceInfo& device) {
   try {

@@ -267,22 +267,23 @@ std::vector<float> download_block(cl::Client& client, const DeviceMatrix& matrix
         std::to_string(matrix.rows) + " x " + std::to_string(matrix.cols) + " matrix");
   }
   const std::size_t element = size_of(matrix.dtype);
-  std::vector<unsigned char> bytes(rows * cols * element);
-  if (!bytes.empty()) {
+  // One rectangular read straight into the values (floats, or halves to convert).
+  const auto read_into = [&](void* values) {
+    if (rows * cols == 0) return;
     const std::array<std::size_t, 3> origin{col * element, row, 0}, host{0, 0, 0},
         region{cols * element, rows, 1};
-    const cl_int status = client.queue().enqueueReadBufferRect(matrix.buffer, CL_TRUE, origin, host,
-                                                               region, matrix.cols * element, 0,
-                                                               cols * element, 0, bytes.data());
+    const cl_int status =
+        client.queue().enqueueReadBufferRect(matrix.buffer, CL_TRUE, origin, host, region,
+                                             matrix.cols * element, 0, cols * element, 0, values);
     if (status != CL_SUCCESS) throw cl::make_error(status, "reading a block of a matrix");
-  }
+  };
   if (element == 4) {
     std::vector<float> values(rows * cols);
-    std::memcpy(values.data(), bytes.data(), bytes.size());
+    read_into(values.data());
     return values;
   }
   std::vector<std::uint16_t> halves(rows * cols);
-  std::memcpy(halves.data(), bytes.data(), bytes.size());
+  read_into(halves.data());
   return to_floats(halves, matrix.dtype);
 }
 
