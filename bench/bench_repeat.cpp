@@ -5,11 +5,13 @@
 // rounds (measure_interleaved), and counts the runs whose winner is within 5% (and 10%) of the
 // best of all of them. The reference is the best few of one more tuning at --reference LEVEL
 // (default extensive) with the start points off: a winner cannot look good only because every
-// run started from the same hint. Prints each line as it is measured. docs/benchmarks.md,
+// run started from the same hint; each run's best --run-top join as well, so that each run can
+// be told to have measured a configuration near the best (the search reached it) or not. Prints
+// each line as it is measured. docs/benchmarks.md,
 // "A winner that is not noise".
 //
 // Usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] [--device SELECTOR]
-//                     [--start-points on|off] [--reference LEVEL|none] [--top T]
+//                     [--start-points on|off] [--reference LEVEL|none] [--top T] [--run-top K]
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
 #include <algorithm>
 #include <chrono>
@@ -30,7 +32,7 @@ namespace ops = tunekit::ops;
 namespace {
 
 struct Options {
-  std::size_t n = 256, runs = 10, rounds = 31, top = 5;
+  std::size_t n = 256, runs = 10, rounds = 31, top = 5, run_top = 3;
   std::string level = "balanced", device, start_points = "on", reference = "extensive";
 };
 
@@ -71,8 +73,9 @@ int tune_once(const Options& o) {
   std::printf("winner\t%s\t%.3f\t%zu\n", report->winner()->name.c_str(), seconds, measured);
   std::size_t listed = 0;
   for (const auto& outcome : report->outcomes) {
-    if (!outcome.ok() || listed++ >= o.top) continue;
-    std::printf("top\t%s\n", outcome.name.c_str());
+    if (!outcome.ok()) continue;
+    if (listed++ < o.top) std::printf("top\t%s\n", outcome.name.c_str());
+    std::printf("seen\t%s\n", outcome.name.c_str());
   }
   return 0;
 }
@@ -81,7 +84,8 @@ struct Child {
   std::string winner;
   double seconds = 0;
   std::size_t measured = 0;
-  std::vector<std::string> top;
+  std::vector<std::string> top;   // its best few, in its ranking
+  std::vector<std::string> seen;  // every configuration it measured that worked
 };
 
 Child run_child(const char* self, const Options& o, const std::string& level,
@@ -107,6 +111,8 @@ Child run_child(const char* self, const Options& o, const std::string& level,
       child.measured = std::stoul(rest.substr(t2 + 1));
     } else if (kind == "top") {
       child.top.push_back(rest);
+    } else if (kind == "seen") {
+      child.seen.push_back(rest);
     }
   }
   if (pclose(pipe) != 0 || child.winner.empty()) {
@@ -139,13 +145,15 @@ int main(int argc, char** argv) {
       o.reference = argv[++i];
     } else if (is("--top")) {
       o.top = std::stoul(argv[++i]);
+    } else if (is("--run-top")) {
+      o.run_top = std::stoul(argv[++i]);
     } else if (!std::strcmp(argv[i], "--tune-once")) {
       once = true;
     } else {
       std::fprintf(stderr,
                    "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
                    "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] "
-                   "[--top T]\n");
+                   "[--top T] [--run-top K]\n");
       return 2;
     }
   }
@@ -171,7 +179,14 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
     std::vector<std::string> names;
-    for (const auto& run : runs) names.push_back(run.winner);
+    for (const auto& run : runs) {
+      names.push_back(run.winner);
+      // Each run's best few join too: whether a run measured a configuration near the best
+      // (the search reached it) or never did tells a pick's error from a search's.
+      for (std::size_t k = 0; k < std::min(o.run_top, run.top.size()); ++k) {
+        names.push_back(run.top[k]);
+      }
+    }
     if (o.reference != "none") {
       const Child reference = run_child(argv[0], o, o.reference, "off");
       std::printf("reference: level %s, start points off, tuned in %.1f s; its best %zu join\n",
@@ -201,21 +216,37 @@ int main(int argc, char** argv) {
       median[names[k]] = tunekit::summarize(times[k].samples).median;
       best = std::min(best, median[names[k]]);
     }
-    std::printf("\nwinners and reference, re-measured in %zu interleaved rounds:\n", o.rounds);
+    std::printf(
+        "\nwinners, each run's best %zu and the reference, re-measured in %zu interleaved "
+        "rounds:\n",
+        o.run_top, o.rounds);
     for (const auto& name : names) {
       std::printf("  %-60s %10.3f us  %.3fx the best\n", name.c_str(), 1e6 * median[name],
                   median[name] / best);
     }
-    std::size_t within5 = 0, within10 = 0;
+    std::size_t within5 = 0, within10 = 0, reached = 0;
     double worst = 1;
     std::vector<double> seconds;
-    for (const auto& run : runs) {
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const auto& run = runs[r];
       const double ratio = median[run.winner] / best;
       within5 += ratio <= 1.05;
       within10 += ratio <= 1.10;
       worst = std::max(worst, ratio);
       seconds.push_back(run.seconds);
+      // The nearest to the best among what this run measured and was re-measured here.
+      double nearest = 1e300;
+      for (const auto& name : run.seen) {
+        if (const auto it = median.find(name); it != median.end()) {
+          nearest = std::min(nearest, it->second / best);
+        }
+      }
+      reached += nearest <= 1.05;
+      std::printf("run %2zu: winner %.3fx the best; the nearest it measured %.3fx\n", r + 1, ratio,
+                  nearest);
     }
+    std::printf("%zu of %zu runs measured a configuration within 5%% of the best\n", reached,
+                runs.size());
     std::sort(seconds.begin(), seconds.end());
     std::printf(
         "%zu of %zu runs within 5%% of the best, %zu of %zu within 10%%; worst %.3fx; median "

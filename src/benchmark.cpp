@@ -192,4 +192,94 @@ std::vector<InterleavedTimes> measure_interleaved(Timer timer,
   return times;
 }
 
+namespace {
+// The contenders of `times` still in the race that worked, ranked by median (fastest first).
+std::vector<std::size_t> ranked_survivors(const RaceResult& race) {
+  std::vector<std::pair<double, std::size_t>> medians;
+  for (std::size_t k = 0; k < race.times.size(); ++k) {
+    const auto& t = race.times[k];
+    if (!race.left_out[k] && !t.error && !t.samples.empty()) {
+      medians.emplace_back(summarize(t.samples).median, k);
+    }
+  }
+  std::sort(medians.begin(), medians.end());
+  std::vector<std::size_t> ranked;
+  for (const auto& m : medians) ranked.push_back(m.second);
+  return ranked;
+}
+
+// a's per-round time over b's, in the rounds both ran.
+std::vector<double> per_round_ratios(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> ratios;
+  for (std::size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
+    if (b[r] > 0) ratios.push_back(a[r] / b[r]);
+  }
+  return ratios;
+}
+
+// The 95% interval of the median of per_round_ratios(a, b).
+std::pair<double, double> ratio_interval(const std::vector<double>& a,
+                                         const std::vector<double>& b) {
+  std::vector<double> ratios = per_round_ratios(a, b);
+  if (ratios.empty()) return {0, std::numeric_limits<double>::infinity()};
+  std::sort(ratios.begin(), ratios.end());
+  return median_interval(ratios);
+}
+}  // namespace
+
+RaceResult race_interleaved(Timer timer, const std::vector<Contender>& contenders,
+                            const std::vector<std::string>& names, const RaceSettings& settings,
+                            std::uint64_t seed) {
+  RaceResult race;
+  race.times.resize(contenders.size());
+  race.left_out.assign(contenders.size(), false);
+  for (std::size_t stage = 0; stage < std::max<std::size_t>(settings.max_stages, 1); ++stage) {
+    // The survivors that still run: a stage measures them alone, so their rounds stay aligned.
+    std::vector<std::size_t> running;
+    for (std::size_t k = 0; k < contenders.size(); ++k) {
+      if (!race.left_out[k] && !race.times[k].error) running.push_back(k);
+    }
+    std::vector<Contender> field;
+    std::vector<std::string> field_names;
+    for (std::size_t k : running) {
+      field.push_back(contenders[k]);
+      field_names.push_back(names.at(k));
+    }
+    const auto more = measure_interleaved(timer, field, field_names, settings.rounds, seed + stage);
+    for (std::size_t j = 0; j < running.size(); ++j) {
+      auto& into = race.times[running[j]];
+      into.samples.insert(into.samples.end(), more[j].samples.begin(), more[j].samples.end());
+      if (more[j].error) into.error = more[j].error;
+    }
+    race.rounds += settings.rounds;
+    const auto ranked = ranked_survivors(race);
+    if (ranked.size() < 2) {
+      race.separated = true;
+      break;
+    }
+    const auto& best = race.times[ranked[0]].samples;
+    for (std::size_t j = 2; j < ranked.size(); ++j) {
+      if (ratio_interval(race.times[ranked[j]].samples, best).first > 1) {
+        race.left_out[ranked[j]] = true;
+      }
+    }
+    race.separated = ratio_interval(race.times[ranked[1]].samples, best).first > 1;
+    if (race.separated) break;
+  }
+  const auto ranked = ranked_survivors(race);
+  race.versus_best.assign(contenders.size(), std::numeric_limits<double>::quiet_NaN());
+  if (ranked.empty()) return race;
+  race.best = race.runner_up = ranked[0];
+  if (ranked.size() > 1) race.runner_up = ranked[1];
+  const auto& best = race.times[race.best].samples;
+  for (std::size_t k = 0; k < contenders.size(); ++k) {
+    const auto& own = race.times[k];
+    if (own.error || own.samples.empty()) continue;
+    const auto ratios = per_round_ratios(own.samples, best);
+    if (!ratios.empty()) race.versus_best[k] = summarize(ratios).median;
+  }
+  race.versus_best[race.best] = 1;
+  return race;
+}
+
 }  // namespace tunekit

@@ -69,20 +69,20 @@ BenchmarkSettings BenchmarkSettings::for_level(Level level) {
     case Level::minimal:
       s.warmup_runs = 1, s.min_samples = 3, s.max_samples = 10, s.racing_factor = 1.2;
       s.target_spread = 0.05, s.max_candidate_seconds = 0.5;
-      s.confirm_contenders = 3, s.confirm_rounds = 5;
+      s.confirm_contenders = 4, s.confirm_rounds = 5;
       break;
     case Level::balanced:
       break;
     case Level::extensive:
       s.warmup_runs = 3, s.min_samples = 10, s.max_samples = 60, s.racing_factor = 2.0;
       s.target_spread = 0.01, s.max_candidate_seconds = 5;
-      s.confirm_contenders = 4, s.confirm_rounds = 9;
+      s.confirm_contenders = 8, s.confirm_rounds = 9;
       break;
     case Level::full:
       s.warmup_runs = 3, s.min_samples = 20, s.max_samples = 100;
       s.racing_factor = std::numeric_limits<double>::infinity();
       s.target_spread = 0.005, s.max_candidate_seconds = 10;
-      s.confirm_contenders = 5, s.confirm_rounds = 11;
+      s.confirm_contenders = 10, s.confirm_rounds = 11;
       break;
   }
   return s;

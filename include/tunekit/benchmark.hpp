@@ -96,4 +96,35 @@ std::vector<InterleavedTimes> measure_interleaved(Client& client,
   return measure_interleaved(Timer(client), contenders, names, rounds, seed);
 }
 
+/// How race_interleaved spends its rounds: `rounds` a stage, at most `max_stages` stages.
+struct RaceSettings {
+  std::size_t rounds = 7;
+  std::size_t max_stages = 3;
+};
+
+/// What race_interleaved found: each contender's per-call time in the rounds it ran (or the
+/// error that ended them), which contenders were left out as clearly slower than the best, how
+/// many rounds ran in all, and whether the best two were told apart.
+struct RaceResult {
+  std::vector<InterleavedTimes> times;
+  std::vector<bool> left_out;
+  /// Each contender's median per-round time over the best's, in the rounds both ran (1 for the
+  /// best; NaN for one that failed): how a contender left out early compares.
+  std::vector<double> versus_best;
+  std::size_t best = 0, runner_up = 0;  ///< the same index twice when fewer than two worked
+  std::size_t rounds = 0;
+  bool separated = true;
+};
+
+/// The final race among the best few (successive elimination): `contenders` are measured
+/// interleaved, a stage of rounds at a time. After each stage, a contender whose per-round ratio
+/// to the best (a slow moment slows both) has a 95% interval above 1 is left out, but never one
+/// of the best two (CubeCL's floor: a winner is always compared with a runner-up). It ends when
+/// the best two are told apart the same way, or after `max_stages` stages: then they are tied.
+/// Only differences the intervals support decide; where contenders overlap, samples are added.
+/// Never throws (failures are the contenders' errors, as in measure_interleaved).
+RaceResult race_interleaved(Timer timer, const std::vector<Contender>& contenders,
+                            const std::vector<std::string>& names, const RaceSettings& settings,
+                            std::uint64_t seed);
+
 }  // namespace tunekit

@@ -40,7 +40,7 @@ struct AutotuneOutcome {
   /// Its samples were paired with the leader's (measure_candidate's rival): drift-corrected.
   bool paired = false;
   /// Tied with the winner: re-measured beside it until the cap, their intervals still overlap;
-  /// the winner was then the one with the smaller spread (TuningRun's confirmation).
+  /// the winner was then the one with the lower median (race_interleaved, benchmark.hpp).
   bool tied = false;
   std::optional<AutotuneError> error;
   /// The values of the report's metrics (TuningReport::metric_names, same order) for this

@@ -65,6 +65,42 @@ TEST_CASE("a contender that fails in the rounds gets its error and no further ro
 }
 
 TEST_CASE(
+    "the final race leaves out who is clearly slower after a stage and runs the rest until the "
+    "best two separate or the stages end",
+    "[benchmark][confirm]") {
+  VirtualClient client;
+  std::size_t rounds_of_far = 0;
+  const auto best = [&] { client.spend(1.00e-3); };
+  const auto twin = [&] { client.spend(1.00e-3); };  // tied with the best: never separates
+  const auto far = [&] { ++rounds_of_far, client.spend(1.30e-3); };
+  const std::vector<Contender> contenders{{FunctionRef<void()>(far), 1},
+                                          {FunctionRef<void()>(best), 1},
+                                          {FunctionRef<void()>(twin), 1}};
+  const RaceResult race =
+      race_interleaved(Timer(client), contenders, {"far", "best", "twin"}, RaceSettings{7, 3}, 1);
+  CHECK(race.rounds == 21);
+  CHECK(race.left_out == std::vector<bool>{true, false, false});
+  CHECK(rounds_of_far == 7);  // one stage, then left out
+  CHECK(race.times[0].samples.size() == 7);
+  CHECK(race.times[1].samples.size() == 21);
+  CHECK_FALSE(race.separated);
+  CHECK(((race.best == 1 && race.runner_up == 2) || (race.best == 2 && race.runner_up == 1)));
+  CHECK(race.versus_best[0] == Approx(1.3));
+  CHECK(race.versus_best[race.best] == 1);
+
+  // Two that differ end the race after one stage; the best two are never left out, so the
+  // runner-up keeps its place even when it is clearly slower.
+  const std::vector<Contender> pair{{FunctionRef<void()>(far), 1}, {FunctionRef<void()>(best), 1}};
+  const RaceResult decided =
+      race_interleaved(Timer(client), pair, {"far", "best"}, RaceSettings{7, 3}, 2);
+  CHECK(decided.separated);
+  CHECK(decided.rounds == 7);
+  CHECK(decided.best == 1);
+  CHECK(decided.runner_up == 0);
+  CHECK(decided.left_out == std::vector<bool>{false, false});
+}
+
+TEST_CASE(
     "a winner measured in a slow second of the machine still wins: the best are "
     "re-measured interleaved",
     "[tuner][confirm]") {

@@ -673,23 +673,11 @@ class TuningRun {
       contenders.push_back(Contender{FunctionRef<void()>(calls.back()), outcomes_[best[k]].batch});
       names.push_back(outcomes_[best[k]].name);
     }
-    auto times = measure_interleaved(client_, contenders, names, rounds, seed_ ^ 0x5eedu);
-    std::size_t total_rounds = rounds;
-    // Until the best two separate (their per-round ratio's interval excludes 1): more rounds, up
-    // to three times the level's. Still overlapping then, they are tied; the lower median wins.
-    bool separated = best_two_separate(times);
-    for (std::size_t extra = 1; extra < 3 && !separated; ++extra) {
-      const auto more =
-          measure_interleaved(client_, contenders, names, rounds, seed_ ^ (0x5eedu + extra));
-      for (std::size_t k = 0; k < times.size(); ++k) {
-        if (times[k].error) continue;
-        if (more[k].error) times[k].error = more[k].error;
-        times[k].samples.insert(times[k].samples.end(), more[k].samples.begin(),
-                                more[k].samples.end());
-      }
-      total_rounds += rounds;
-      separated = best_two_separate(times);
-    }
+    // The final race: until the best two separate, more rounds among those not clearly slower,
+    // up to three stages of the level's rounds. Still overlapping then, they are tied.
+    const RaceResult race = race_interleaved(Timer(client_), contenders, names,
+                                             RaceSettings{rounds, 3}, seed_ ^ 0x5eedu);
+    const auto& times = race.times;
     for (std::size_t k = 0; k < best.size(); ++k) {
       AutotuneOutcome& outcome = outcomes_[best[k]];
       if (times[k].error) {  // it worked alone but not beside the others: not a winner
@@ -699,7 +687,16 @@ class TuningRun {
             "failed when re-measured with the best: " + times[k].error->message(), outcome.name);
         continue;
       }
-      const SampleSummary summary = summarize(times[k].samples);
+      SampleSummary summary = summarize(times[k].samples);
+      if (race.left_out[k]) {
+        // Left out after fewer rounds, at a moment the best's later rounds did not share: its
+        // time is the best's in all rounds times its ratio to the best in the rounds it ran.
+        const double best_median = summarize(times[race.best].samples).median;
+        const double scale = best_median * race.versus_best[k] / summary.median;
+        for (double* t : {&summary.median, &summary.low, &summary.high, &summary.spread}) {
+          *t *= scale;
+        }
+      }
       outcome.median = summary.median;
       outcome.low = summary.low;
       outcome.high = summary.high;
@@ -709,42 +706,11 @@ class TuningRun {
       outcome.samples += times[k].samples.size();
       outcome.paired = false;  // its times are now the interleaved rounds'
     }
-    if (!separated) {
-      const auto [first, second] = best_two(times);
-      outcomes_[best[first]].tied = outcomes_[best[second]].tied = true;
+    if (!race.separated && race.best != race.runner_up) {
+      outcomes_[best[race.best]].tied = outcomes_[best[race.runner_up]].tied = true;
     }
     report_.confirmed = best.size();
-    report_.confirm_rounds = total_rounds;
-  }
-
-  // The two contenders of `times` with the lowest medians (failed ones left out), as indices;
-  // the same index twice when fewer than two worked.
-  static std::pair<std::size_t, std::size_t> best_two(const std::vector<InterleavedTimes>& times) {
-    std::vector<std::pair<double, std::size_t>> medians;
-    for (std::size_t k = 0; k < times.size(); ++k) {
-      if (!times[k].error && !times[k].samples.empty()) {
-        medians.emplace_back(summarize(times[k].samples).median, k);
-      }
-    }
-    std::sort(medians.begin(), medians.end());
-    if (medians.empty()) return {0, 0};
-    return {medians[0].second, medians[medians.size() > 1 ? 1 : 0].second};
-  }
-
-  // Whether the fastest two of `times` are told apart: the ratio of their times in the same
-  // rounds (a slow moment slows both) has an interval that excludes 1.
-  static bool best_two_separate(const std::vector<InterleavedTimes>& times) {
-    const auto [first, second] = best_two(times);
-    if (first == second) return true;
-    const auto& a = times[first].samples;
-    const auto& b = times[second].samples;
-    std::vector<double> ratios;
-    for (std::size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
-      if (b[r] > 0) ratios.push_back(a[r] / b[r]);
-    }
-    if (ratios.empty()) return true;
-    std::sort(ratios.begin(), ratios.end());
-    return median_interval(ratios).second < 1;
+    report_.confirm_rounds = race.rounds;
   }
 
   // Benchmark inputs, validation, then the measurement (racing against the leader).
