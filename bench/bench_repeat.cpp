@@ -12,6 +12,7 @@
 //
 // Usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] [--device SELECTOR]
 //                     [--start-points on|off] [--reference LEVEL|none] [--top T] [--run-top K]
+//                     [--min-sample SECONDS]  (the tunings' shortest sample; the level's: 100 us)
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
 #include <algorithm>
 #include <chrono>
@@ -33,6 +34,7 @@ namespace {
 
 struct Options {
   std::size_t n = 256, runs = 10, rounds = 31, top = 5, run_top = 3;
+  double min_sample = 0;  // the tunings' BenchmarkSettings::min_sample_seconds (0: the level's)
   std::string level = "balanced", device, start_points = "on", reference = "extensive";
 };
 
@@ -56,6 +58,11 @@ int tune_once(const Options& o) {
   auto search = settings.search_settings();
   search.start_points = tunekit::parse_start_points(o.start_points, "--start-points");
   settings.search = search;
+  if (o.min_sample > 0) {
+    auto bench = settings.benchmark_settings();
+    bench.min_sample_seconds = o.min_sample;
+    settings.benchmark = bench;
+  }
   tunekit::set_global_settings(settings);
   tunekit::cl::Client client;
   auto m = make_matrices(client, o.n);
@@ -75,7 +82,7 @@ int tune_once(const Options& o) {
   for (const auto& outcome : report->outcomes) {
     if (!outcome.ok()) continue;
     if (listed++ < o.top) std::printf("top\t%s\n", outcome.name.c_str());
-    std::printf("seen\t%s\n", outcome.name.c_str());
+    std::printf("seen\t%s\t%.9g\n", outcome.name.c_str(), outcome.median);
   }
   return 0;
 }
@@ -84,8 +91,8 @@ struct Child {
   std::string winner;
   double seconds = 0;
   std::size_t measured = 0;
-  std::vector<std::string> top;   // its best few, in its ranking
-  std::vector<std::string> seen;  // every configuration it measured that worked
+  std::vector<std::string> top;        // its best few, in its ranking
+  std::map<std::string, double> seen;  // every configuration it measured that worked: its median
 };
 
 Child run_child(const char* self, const Options& o, const std::string& level,
@@ -94,6 +101,7 @@ Child run_child(const char* self, const Options& o, const std::string& level,
                         " --level " + level + " --start-points " + start_points + " --top " +
                         std::to_string(o.top);
   if (!o.device.empty()) command += " --device '" + o.device + "'";
+  if (o.min_sample > 0) command += " --min-sample " + std::to_string(o.min_sample);
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) throw std::runtime_error("cannot start " + command);
   Child child;
@@ -112,7 +120,8 @@ Child run_child(const char* self, const Options& o, const std::string& level,
     } else if (kind == "top") {
       child.top.push_back(rest);
     } else if (kind == "seen") {
-      child.seen.push_back(rest);
+      const auto t = rest.find('\t');
+      child.seen[rest.substr(0, t)] = std::stod(rest.substr(t + 1));
     }
   }
   if (pclose(pipe) != 0 || child.winner.empty()) {
@@ -147,13 +156,15 @@ int main(int argc, char** argv) {
       o.top = std::stoul(argv[++i]);
     } else if (is("--run-top")) {
       o.run_top = std::stoul(argv[++i]);
+    } else if (is("--min-sample")) {
+      o.min_sample = std::stod(argv[++i]);
     } else if (!std::strcmp(argv[i], "--tune-once")) {
       once = true;
     } else {
       std::fprintf(stderr,
                    "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
                    "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] "
-                   "[--top T] [--run-top K]\n");
+                   "[--top T] [--run-top K] [--min-sample SECONDS]\n");
       return 2;
     }
   }
@@ -236,14 +247,21 @@ int main(int argc, char** argv) {
       seconds.push_back(run.seconds);
       // The nearest to the best among what this run measured and was re-measured here.
       double nearest = 1e300;
-      for (const auto& name : run.seen) {
-        if (const auto it = median.find(name); it != median.end()) {
-          nearest = std::min(nearest, it->second / best);
+      std::string nearest_name;
+      for (const auto& [name, _] : run.seen) {
+        if (const auto it = median.find(name); it != median.end() && it->second / best < nearest) {
+          nearest = it->second / best;
+          nearest_name = name;
         }
       }
       reached += nearest <= 1.05;
-      std::printf("run %2zu: winner %.3fx the best; the nearest it measured %.3fx\n", r + 1, ratio,
-                  nearest);
+      // What the run itself measured of the two: a pick's error shows as a nearest it measured
+      // slower than its winner.
+      std::printf(
+          "run %2zu: winner %.3fx the best; the nearest it measured %.3fx (%s); in the run: "
+          "winner %.3f us, nearest %.3f us\n",
+          r + 1, ratio, nearest, nearest_name.c_str(), 1e6 * run.seen.at(run.winner),
+          nearest_name.empty() ? 0.0 : 1e6 * run.seen.at(nearest_name));
     }
     std::printf("%zu of %zu runs measured a configuration within 5%% of the best\n", reached,
                 runs.size());

@@ -34,13 +34,17 @@ std::string_view to_string(ProgressMode mode);  ///< "auto", "on", "off"
 
 /// The benchmark runner's numbers; `for_level` gives the defaults of each level.
 struct BenchmarkSettings {
-  std::size_t warmup_runs = 2;       ///< untimed-for-ranking runs first (builds, caches, clocks)
-  std::size_t min_samples = 5;       ///< samples before any early stop is considered
-  std::size_t max_samples = 30;      ///< hard cap per candidate
-  double target_spread = 0.02;       ///< stop sampling once MAD/median falls below this
-  double racing_factor = 1.5;        ///< drop a candidate once its median is this much over the
-                                     ///< leader's (infinity: never drop)
-  double min_sample_seconds = 1e-4;  ///< batch short calls up to this (and 100x timer resolution)
+  std::size_t warmup_runs = 2;   ///< untimed-for-ranking runs first (builds, caches, clocks)
+  std::size_t min_samples = 5;   ///< samples before any early stop is considered
+  std::size_t max_samples = 30;  ///< hard cap per candidate
+  double target_spread = 0.02;   ///< stop sampling once MAD/median falls below this
+  double racing_factor = 1.5;    ///< drop a candidate once its median is this much over the
+                                 ///< leader's (infinity: never drop)
+  /// Short calls are batched until a sample lasts this long (and 100x the timer's resolution).
+  /// A sample of one short call misses what a device spends between calls, and that differs by
+  /// configuration: on a 16-core PoCL, 0.1 ms samples ranked 256^3 matmul winners 1.1-1.2x
+  /// slower than 1 ms samples of calls back to back (docs/benchmarks.md, issue 29).
+  double min_sample_seconds = 1e-3;
   double max_candidate_seconds = 2;  ///< stop sampling a candidate after this much wall time
   /// Before a winner is declared, the best few (at most this many, each within
   /// `confirm_within` times the best) race in stages of `confirm_rounds` interleaved rounds
