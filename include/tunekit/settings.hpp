@@ -187,6 +187,13 @@ struct Settings {
   /// Where on_progress is empty, a LocalTuner draws the progress line of progress.hpp on stderr
   /// (the `tunekit` tool's): automatic, when stderr is a terminal; on; off.
   ProgressMode progress = ProgressMode::automatic;
+  /// A key whose tuning failed for a reason of the moment (every candidate failed, one for
+  /// memory, resources or the device: never stored nor kept) is tuned again by its first call
+  /// after this many seconds; until then its calls throw that failure at once. Each such failure
+  /// in a row doubles the wait, up to `retry_max_seconds` (or retry_seconds, if more); a decision
+  /// resets it.
+  double retry_seconds = 1;
+  double retry_max_seconds = 60;
 
   /// `base` with the settings files applied over it (settings_files(), in order), then every
   /// TUNEKIT_* variable that is set. Throws AutotuneError(settings) naming the variable and the

@@ -516,7 +516,7 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
 // do not fit the device next to the caller's, the caller's own A and B (which the kernels only
 // read) and a fresh C.
 std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
-    const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
+    const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c,
     const float&, const float&) {
   using Inputs = std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>;
   const auto context = a.buffer.getInfo<CL_MEM_CONTEXT>();
@@ -528,6 +528,7 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
       context, "matmul", key_text,
       {detail::bytes_of(m, k, element), detail::bytes_of(k, n, element),
        detail::bytes_of(m, n, element)},
+      {&a.buffer, &b.buffer, &c.buffer},
       [&] {
         return Inputs{random_matrix(context, m, k, key.dtype, seed),
                       random_matrix(context, k, n, key.dtype, seed + 1),

@@ -200,7 +200,7 @@ ReduceKey array_key(const DeviceVector& input, const ReduceOp& op, const DeviceV
 std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& key,
                                                               const DeviceVector& input,
                                                               const ReduceOp& op,
-                                                              const DeviceVector&) {
+                                                              const DeviceVector& output) {
   using Inputs = std::tuple<DeviceVector, ReduceOp, DeviceVector>;
   const auto context = input.buffer.getInfo<CL_MEM_CONTEXT>();
   const std::string key_text = key_to_string(key);
@@ -208,6 +208,7 @@ std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& k
   // When the anchored input does not fit the device: the caller's own (only read) instead.
   return detail::random_or_callers(
       context, "reduce", key_text, {detail::bytes_of(key.n, sizeof(float))},
+      {&input.buffer, &output.buffer},
       [&] {
         return Inputs{random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)};
       },
@@ -277,7 +278,7 @@ RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const Devic
 std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& key,
                                                             const DeviceMatrix& matrix,
                                                             const ReduceOp& op,
-                                                            const DeviceVector&) {
+                                                            const DeviceVector& output) {
   using Inputs = std::tuple<DeviceMatrix, ReduceOp, DeviceVector>;
   const auto context = matrix.buffer.getInfo<CL_MEM_CONTEXT>();
   const std::string key_text = key_to_string(key);
@@ -287,6 +288,7 @@ std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& 
       context, "reduce_rows", key_text,
       {detail::bytes_of(key.rows, key.cols, sizeof(float)),
        detail::bytes_of(key.rows, sizeof(float))},
+      {&matrix.buffer, &output.buffer},
       [&] {
         return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed), op,
                       random_vector(context, key.rows, seed + 1)};

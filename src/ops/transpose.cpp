@@ -107,14 +107,14 @@ TransposeKey key_of(const DeviceMatrix& in, const DeviceMatrix& out) {
 // Random matrices of the key's (anchored) sizes; when they do not fit the device, the caller's
 // own input (which the kernels only read) and a fresh output of the real shape.
 std::tuple<DeviceMatrix, DeviceMatrix> bench_inputs(const TransposeKey& key, const DeviceMatrix& in,
-                                                    const DeviceMatrix&) {
+                                                    const DeviceMatrix& out) {
   using Inputs = std::tuple<DeviceMatrix, DeviceMatrix>;
   const auto context = in.buffer.getInfo<CL_MEM_CONTEXT>();
   const std::string key_text = key_to_string(key);
   const auto seed = stable_hash(key_text);
   const auto bytes = detail::bytes_of(key.rows, key.cols, sizeof(float));
   return detail::random_or_callers(
-      context, "transpose", key_text, {bytes, bytes},
+      context, "transpose", key_text, {bytes, bytes}, {&in.buffer, &out.buffer},
       [&] {
         return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed),
                       random_matrix(context, key.cols, key.rows, DType::f32, seed + 1)};

@@ -189,3 +189,34 @@ TEST_CASE("leftover temporary files of a killed writer do not disturb the cache"
   store.clear();
   CHECK_FALSE(fs::exists(dir / ("v2/" + op + ".json.tmp.99999.0")));
 }
+
+TEST_CASE("an entry that no longer names its set's candidates is said once, though loaded twice",
+          "[cache][corrupt]") {
+  // The tuner looks in the store on the miss, and again under the key's lock before it tunes.
+  struct StaleStore final : ResultStore {
+    int loads = 0;
+    std::optional<StoredResult> load(const EntryId&) override {
+      ++loads;
+      AutotuneOutcome ghost;
+      ghost.name = "ghost";  // a candidate this set does not have
+      ghost.status = OutcomeStatus::measured;
+      ghost.median = ghost.low = ghost.high = ghost.min = ghost.max = 1e-3;
+      ghost.samples = 3;
+      return StoredResult{"ghost", 0, {ghost}};
+    }
+    void save(const EntryId&, const StoredResult&) override {}
+    std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
+  };
+  const auto store = std::make_shared<StaleStore>();
+  VirtualClient client;
+  Tuner<SizeKey> tuner("stale", client.id(), test_settings(), store);
+  const auto set = TunableSet{size_key, size_inputs}
+                       .with(Tunable{"a", costs<VirtualClient>(1e-3)})
+                       .with(Tunable{"b", costs<VirtualClient>(2e-3)});
+  int n = 4;
+  CapturedWarnings warnings;
+  tuner.execute(client, set, SizeKey{4}, n);
+  CHECK(store->loads == 2);
+  INFO(warnings.text());
+  CHECK(warnings.count("does not match its set") == 1);
+}

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -201,6 +202,63 @@ TEST_CASE("background: a tuning in which every candidate fails is remembered", "
     CHECK(e.causes().size() == 2);
   }
   CHECK(last_call().path == CallPath::failed);
+}
+
+TEST_CASE(
+    "background: a failure of the moment is not kept: the provisional serves through its "
+    "back-off, and the key is tuned again after it",
+    "[background][retry]") {
+  ThreadClient client;
+  std::atomic<bool> short_of_memory{true};
+  std::atomic<int> tuning_calls{0};  // the candidates' calls on the worker thread
+  const auto test_thread = std::this_thread::get_id();
+  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
+    return std::tuple<std::uint64_t>(key.n.value());
+  };
+  auto needs_memory = [&](double seconds, std::uint64_t plus) {
+    return [&, seconds, plus](ThreadClient& c, std::uint64_t& n) {
+      if (std::this_thread::get_id() != test_thread) {
+        ++tuning_calls;
+        if (short_of_memory) throw std::bad_alloc();
+      }
+      c.spend(seconds);
+      return n + plus;
+    };
+  };
+  const auto set = TunableSet{key_of, inputs}
+                       .with(Tunable{"plain", needs_memory(2e-3, 0)})
+                       .with(Tunable{"fast", needs_memory(1e-3, 1)});
+  std::uint64_t n = 64;
+  const auto tuned_with_retry_after = [&](double seconds) {
+    Settings settings = background_settings();
+    settings.retry_seconds = seconds;
+    return std::make_unique<Tuner<SizeKey>>("moment_op", client.id(), settings, nullptr);
+  };
+  SECTION("within its back-off the key stays provisional and is not tuned") {
+    auto tuner = tuned_with_retry_after(3600);
+    CHECK(tuner->execute(client, set, SizeKey{64}, n) == 64);
+    tuner->wait_for_tunings();
+    const int tuned = tuning_calls;
+    CHECK(tuned > 0);
+    short_of_memory = false;
+    CHECK(tuner->execute(client, set, SizeKey{64}, n) == 64);  // not failed: provisional
+    CHECK(last_call().path == CallPath::provisional);
+    tuner->wait_for_tunings();
+    CHECK(tuning_calls == tuned);
+  }
+  SECTION("after its back-off the next call queues the tuning again") {
+    auto tuner = tuned_with_retry_after(0);
+    CHECK(tuner->execute(client, set, SizeKey{64}, n) == 64);
+    tuner->wait_for_tunings();
+    const int tuned = tuning_calls;
+    short_of_memory = false;
+    CHECK(tuner->execute(client, set, SizeKey{64}, n) == 64);  // provisional; queued again
+    tuner->wait_for_tunings();
+    CHECK(tuning_calls > tuned);
+    CHECK(tuner->execute(client, set, SizeKey{64}, n) == 65);
+    CHECK(last_call().path == CallPath::dispatched);
+  }
 }
 
 TEST_CASE("background: an exception of the caller's hook becomes the key's failure",

@@ -1,8 +1,12 @@
 // Failures on a virtual clock: candidates that throw or fail, keys no candidate serves, and the
 // fallback and demotion of a winner that fails on real inputs (engine/tuner.hpp recover, strike).
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
+#include <thread>
+#include <tunekit/engine/retry_backoff.hpp>
 #include <tunekit/tunekit.hpp>
+#include <vector>
 
 #include "../support.hpp"
 #include "tuner_cases.hpp"
@@ -136,26 +140,112 @@ TEST_CASE("a failing input generator is the caller's error: no candidate fails, 
   CHECK(run(tuner, client, set, 1) == 0);  // the generator works again: so does the op
 }
 
-TEST_CASE("a failure of the moment is not remembered: the next call tunes again",
-          "[tuner][failure]") {
-  LocalTuner<SizeKey> tuner("moment", test::test_settings());
+namespace {
+// Two candidates that throw std::bad_alloc while `short_of_memory` (a failure of the moment),
+// counting their calls in `calls`.
+auto short_of_memory_set(const bool& short_of_memory, int& calls) {
+  auto needs_memory = [&](double seconds, int index) {
+    return [&short_of_memory, &calls, seconds, index](VirtualClient& c, int&) {
+      ++calls;
+      if (short_of_memory) throw std::bad_alloc();
+      c.spend(seconds);
+      return index;
+    };
+  };
+  return TunableSet{key_of_size, bench_inputs}
+      .with(Tunable{"a", needs_memory(1e-3, 0)})
+      .with(Tunable{"b", needs_memory(2e-3, 1)});
+}
+}  // namespace
+
+TEST_CASE("a failure of the moment is not remembered, but a call within its back-off does not tune",
+          "[tuner][failure][retry]") {
+  Settings settings = test::test_settings();
+  settings.retry_seconds = 3600;  // no call of this test reaches it
+  LocalTuner<SizeKey> tuner("moment", settings);
   VirtualClient client;
   bool short_of_memory = true;
-  const auto& set = tuner.init([&] {
-    auto needs_memory = [&](double seconds, int index) {
-      return [&short_of_memory, seconds, index](VirtualClient& c, int&) {
-        if (short_of_memory) throw std::bad_alloc();
-        c.spend(seconds);
-        return index;
-      };
-    };
-    return TunableSet{key_of_size, bench_inputs}
-        .with(Tunable{"a", needs_memory(1e-3, 0)})
-        .with(Tunable{"b", needs_memory(2e-3, 1)});
-  });
-  CHECK_THROWS_AS(run(tuner, client, set, 1), AutotuneError);
+  int calls = 0;
+  const auto& set = tuner.init([&] { return short_of_memory_set(short_of_memory, calls); });
+  const auto first = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::no_valid_candidate);
+  CHECK_THAT(first, Catch::Contains("allocation") &&
+                        Catch::Contains("the key is tuned again by its first call after 3600 s"));
+  const int tuned = calls;
+  CHECK(tuned > 0);
+  short_of_memory = false;  // too early: the failure is thrown again at once, nothing runs
+  const auto again = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::no_valid_candidate);
+  CHECK_THAT(again, Catch::Contains("allocation") &&
+                        Catch::Contains("tuned again by its first call after"));
+  CHECK_THROWS_AS(tuner.tuner(client.id()).winner(client, set, SizeKey{1}, calls), AutotuneError);
+  CHECK(calls == tuned);
+  CHECK(run(tuner, client, set, 2) == 0);   // another key is not held back
+  tuner.tuner(client.id()).clear_memory();  // a fresh start forgets the back-off too
+  CHECK(run(tuner, client, set, 1) == 0);
+}
+
+TEST_CASE("a failure of the moment is tuned again after its back-off, which doubles up to its cap",
+          "[tuner][failure][retry]") {
+  Settings settings = test::test_settings();
+  settings.retry_seconds = 0.01;
+  settings.retry_max_seconds = 0.04;
+  LocalTuner<SizeKey> tuner("moment again", settings);
+  VirtualClient client;
+  bool short_of_memory = true;
+  int calls = 0;
+  const auto& set = tuner.init([&] { return short_of_memory_set(short_of_memory, calls); });
+  const auto after_back_off = [] { std::this_thread::sleep_for(std::chrono::milliseconds(60)); };
+  for (const char* wait : {"10 ms", "20 ms", "40 ms", "40 ms"}) {
+    const int before = calls;
+    const auto text = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::no_valid_candidate);
+    CHECK(calls > before);  // tuned again
+    CHECK_THAT(text, Catch::Contains(std::string("its first call after ") + wait + ")"));
+    after_back_off();
+  }
   short_of_memory = false;
   CHECK(run(tuner, client, set, 1) == 0);
+}
+
+TEST_CASE(
+    "a key's back-off starts at the first delay, doubles per failure in a row, stops at its cap, "
+    "and a decision resets it",
+    "[tuner][failure][retry]") {
+  using detail::RetryBackoff;
+  using std::chrono::seconds;
+  RetryBackoff retries(seconds(1), seconds(5));
+  const RetryBackoff::Clock::time_point t0{};
+  const AutotuneError failure(ErrorKind::no_valid_candidate, "no candidate works", {},
+                              {AutotuneError(ErrorKind::allocation, "std::bad_alloc", "a")});
+  CHECK_FALSE(retries.any());
+  CHECK_FALSE(retries.waiting("n=1", t0));
+  const AutotuneError thrown = retries.failed("n=1", failure, t0);
+  CHECK(thrown.kind() == ErrorKind::no_valid_candidate);
+  CHECK(thrown.causes().size() == 1);
+  CHECK_THAT(thrown.message(),
+             Catch::StartsWith("no candidate works (") && Catch::Contains("first call after 1 s"));
+  CHECK(retries.any());
+  REQUIRE(retries.waiting("n=1", t0 + std::chrono::milliseconds(750)));
+  CHECK_THAT(retries.waiting("n=1", t0 + std::chrono::milliseconds(750))->message(),
+             Catch::Contains("after 250 ms"));
+  CHECK_FALSE(retries.waiting("n=2", t0));  // per key
+  CHECK_FALSE(retries.waiting("n=1", t0 + seconds(1)));
+  CHECK_THROWS_AS(retries.throw_if_waiting("n=1", t0), AutotuneError);
+  CHECK_NOTHROW(retries.throw_if_waiting("n=1", t0 + seconds(1)));
+  const auto delays = [&](int failures) {
+    std::vector<long> seen;
+    auto now = t0 + seconds(100);
+    for (int i = 0; i < failures; ++i) {
+      retries.failed("n=1", failure, now);
+      seen.push_back(std::chrono::duration_cast<seconds>(retries.delay("n=1")).count());
+      now += seconds(10);
+    }
+    return seen;
+  };
+  CHECK(delays(4) == std::vector<long>{2, 4, 5, 5});
+  retries.forget("n=1");
+  CHECK_FALSE(retries.any());
+  CHECK(delays(2) == std::vector<long>{1, 2});
+  retries.clear();
+  CHECK_FALSE(retries.waiting("n=1", t0 + seconds(100)));
 }
 
 TEST_CASE("a throwing key generator's exception reaches the caller unchanged", "[tuner][failure]") {

@@ -6,6 +6,7 @@
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/transpose.hpp>
 
+#include "../../src/ops/bench_fit.hpp"
 #include "ops_support.hpp"
 
 using namespace tunekit::ops;
@@ -197,6 +198,57 @@ TEST_CASE("transpose tunes on the caller's input when its anchored twin does not
   for (std::size_t r = 0; r < rows; ++r)
     for (std::size_t c = 0; c < cols; ++c) wrong += got[c * rows + r] != values[r * cols + c];
   CHECK(wrong == 0);
+}
+
+TEST_CASE("the size check counts the caller's buffers beside the benchmark inputs",
+          "[ops][opencl]") {
+  using tunekit::ops::detail::DeviceMemory;
+  using tunekit::ops::detail::misfit;
+  const DeviceMemory device{400, 1000};  // half of it: 500 bytes
+  CHECK_FALSE(misfit(device, {300, 100}, 0));
+  CHECK_FALSE(misfit(device, {300, 100}, 100));
+  // The inputs alone fit; with the caller's 200 bytes already on the device they do not.
+  const auto why = misfit(device, {300, 100}, 200);
+  REQUIRE(why);
+  CHECK_THAT(*why, Catch::Contains("benchmark inputs' 400 bytes") &&
+                       Catch::Contains("the caller's 200 bytes") &&
+                       Catch::Contains("(1000 bytes)"));
+  CHECK_THAT(
+      misfit(device, {401}, 0).value_or(""),
+      Catch::Contains("a buffer of 401 bytes exceeds the device's maximum allocation of 400"));
+  CHECK_THAT(misfit(device, {std::nullopt}, 0).value_or(""), Catch::Contains("64 bits"));
+  CHECK(misfit(device, {400, 400}, 0));    // together past half, each within the allocation
+  CHECK(misfit(device, {1}, UINT64_MAX));  // no overflow
+  // A buffer the caller passes twice (matmul(a, a, c)) is on the device once.
+  auto& client = default_client();
+  const auto a = upload_vector(client, std::vector<float>(64, 1.0f));
+  const auto b = upload_vector(client, std::vector<float>(16, 1.0f));
+  CHECK(tunekit::ops::detail::device_bytes({&a.buffer, &b.buffer, &a.buffer}) ==
+        80 * sizeof(float));
+}
+
+// Run by ctest with POCL_MEMORY_LIMIT=1 (1 GiB of device memory, 256 MiB per allocation): a
+// reduce of 2^26 values (256 MiB, its own anchor) has random benchmark inputs that fit the
+// device alone (256 MiB of the 512 the check allows) but not beside the caller's 256 MiB: the
+// tuning runs on the caller's input, and says why, naming both sizes.
+TEST_CASE("reduce tunes on the caller's input when its benchmark input fits only without it",
+          "[.][small-memory]") {
+  tunekit::test::quick_tuning();
+  auto& client = default_client();
+  const std::size_t n = std::size_t{1} << 26;
+  REQUIRE(client.device().max_allocation >= n * sizeof(float));
+  const auto values = tunekit::ops::random_values(n, 11);
+  const auto input = upload_vector(client, values);
+  float got = 0;
+  {
+    tunekit::test::CapturedWarnings warnings;
+    got = reduce(client, input, ReduceOp::max);
+    CHECK_THAT(warnings.text(),
+               Catch::Contains("the random benchmark inputs do not fit") &&
+                   Catch::Contains("and the caller's 268435460 bytes already on the device") &&
+                   Catch::Contains("tuning on the caller's own inputs instead"));
+  }
+  CHECK(got == *std::max_element(values.begin(), values.end()));
 }
 
 TEST_CASE("an output that overlaps an input through a sub-buffer is refused",

@@ -12,7 +12,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -24,6 +23,7 @@
 #include "tunekit/engine/background_tuning.hpp"
 #include "tunekit/engine/decision.hpp"
 #include "tunekit/engine/persistence.hpp"
+#include "tunekit/engine/retry_backoff.hpp"
 #include "tunekit/engine/tuning_run.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/key.hpp"
@@ -59,7 +59,8 @@ class Tuner {
   /// thread is tuning waits for that tuning).
   ///
   /// What leaves it: the winner's own result; the AutotuneError that decided the key (every
-  /// candidate failed in tuning: thrown again at once on every later call, without tuning again);
+  /// candidate failed in tuning: thrown again at once on every later call, without tuning again;
+  /// for a reason of the moment, only until its back-off has passed: Settings::retry_seconds);
   /// AutotuneError(invalid_key) for a key that cannot identify a tuning (a NaN field); and, when
   /// the winner and every other working candidate fail on the caller's inputs, the winner's own
   /// exception unchanged (the caller's inputs are at fault, not the candidates: the ranking is
@@ -107,6 +108,7 @@ class Tuner {
     std::lock_guard lock(decisions_mutex_);
     decisions_.clear();
     background_.clear();
+    retries_.clear();
   }
 
   const DeviceId& device() const noexcept { return device_; }
@@ -152,23 +154,16 @@ class Tuner {
     };
     for (const std::uint32_t other : decision.ranking) {
       if (other == decision.index) continue;
-      if constexpr (std::is_void_v<Output>) {
-        try {
+      try {
+        if constexpr (std::is_void_v<Output>) {
           detail::call_unwrapped(set.locate(other), client, set, inputs...);
-        } catch (...) {
-          continue;
+          return served_by(other);
+        } else {
+          Output output = detail::call_unwrapped(set.locate(other), client, set, inputs...);
+          served_by(other);
+          return output;
         }
-        served_by(other);
-        return;
-      } else {
-        std::optional<Output> output;
-        try {
-          output.emplace(detail::call_unwrapped(set.locate(other), client, set, inputs...));
-        } catch (...) {
-          continue;
-        }
-        served_by(other);
-        return std::move(*output);
+      } catch (...) {  // this one failed too: the next
       }
     }
     note(CallPath::failed, decision);
@@ -222,6 +217,7 @@ class Tuner {
       note(CallPath::dispatched, only);
       return commit(key, detail::located(set, std::move(only)));
     }
+    retries_.throw_if_waiting(key_to_string(key));  // a failure of the moment, still recent
     if (records_.store()) {
       if (auto stored = records_.load(entry_id(set, key), detail::NamesOf(set))) {
         note(CallPath::loaded, *stored);
@@ -243,10 +239,9 @@ class Tuner {
       note(CallPath::dispatched, *decision);
       return *decision;
     }
+    retries_.throw_if_waiting(key_to_string(key));  // the thread before us failed for the moment
     Decision decided = decide(client, set, key, nullptr, inputs...);
-    // A failure of the moment (memory, resources, the device) is not remembered in memory
-    // either: the next call tunes again, as a fresh tuner would.
-    if (decided.failed() && !detail::lasting(*decided.failure)) throw *decided.failure;
+    if (auto moment = retries_.of_the_moment(key_to_string(key), decided)) throw *moment;
     return commit(key, std::move(decided));
   }
 
@@ -267,11 +262,13 @@ class Tuner {
   }
 
   // Queues `key` again if its last background tuning ended undecided (its client gone, its
-  // tuning stopped), with this call's client: else it would stay provisional for the rest of the
-  // process. True when it cannot be queued (stop_background_tunings()): the caller tunes it.
+  // tuning stopped, a failure of the moment whose back-off has passed), with this call's client:
+  // else it would stay provisional for the rest of the process. True when it cannot be queued
+  // (stop_background_tunings()): the caller tunes it.
   template <class Client, class Set, class... Inputs>
   bool stranded(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
     if constexpr ((std::copy_constructible<std::decay_t<Inputs>> && ...)) {
+      if (retries_.any() && retries_.waiting(key_to_string(key))) return false;
       if (!background_.take_unfinished(key)) return false;
       std::lock_guard lock(decisions_mutex_);
       return decisions_.find(key) == nullptr && !queue_tuning(client, set, key, inputs...);
@@ -300,7 +297,11 @@ class Tuner {
       const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
       std::lock_guard tuning(tuning_mutex_);
       if (decisions_.find(key) != nullptr) return;  // decided meanwhile (a blocking caller)
-      commit(key, decide(client, set, key, &background_.stop_flag(), inputs...));
+      Decision decided = decide(client, set, key, &background_.stop_flag(), inputs...);
+      if (auto moment = retries_.of_the_moment(key_to_string(key), decided)) {  // stays provisional
+        return warn(about(op_, key_to_string(key)) + "the background tuning: " + moment->what());
+      }
+      commit(key, std::move(decided));
     } catch (const TuningStopped&) {
       // Stopped (tuner, client or process going): the next call tunes it (stranded()).
       warn(about(op_, key_to_string(key)) +
@@ -322,21 +323,19 @@ class Tuner {
   Decision decide(Client& client, const Set& set, const Key& key, const std::atomic<bool>* stop,
                   Inputs&... inputs) {
     const detail::NamesOf names(set);
-    if (!records_.store()) {
-      Decision decision =
-          records_.from_report(tune(client, set, key, nullptr, stop, inputs...), names);
-      note(CallPath::tuned, decision);  // after the tuning: its candidates may call ops
-      return detail::located(set, std::move(decision));
+    std::optional<EntryId> id;
+    if (records_.store()) {  // obtain() looked in it just before
+      id = entry_id(set, key);
+      // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
+      if (auto stored = records_.load(*id, names, /*report_mismatch=*/false)) {
+        note(CallPath::loaded, *stored);
+        return detail::located(set, std::move(*stored));
+      }
     }
-    const EntryId id = entry_id(set, key);  // obtain() looked in the store just before
-    // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
-    if (auto stored = records_.load(id, names, /*report_mismatch=*/false)) {
-      note(CallPath::loaded, *stored);
-      return detail::located(set, std::move(*stored));
-    }
-    Decision decision = records_.from_report(tune(client, set, key, &id, stop, inputs...), names);
-    note(CallPath::tuned, decision);
-    if (detail::worth_storing(decision)) records_.persist(id, decision, names);
+    Decision decision =
+        records_.from_report(tune(client, set, key, id ? &*id : nullptr, stop, inputs...), names);
+    note(CallPath::tuned, decision);  // after the tuning: its candidates may call ops
+    if (id && detail::worth_storing(decision)) records_.persist(*id, decision, names);
     return detail::located(set, std::move(decision));
   }
 
@@ -360,6 +359,7 @@ class Tuner {
   const Decision& commit(const Key& key, Decision decision) {
     std::lock_guard lock(decisions_mutex_);
     if (const Decision* existing = decisions_.find(key)) return *existing;
+    if (retries_.any()) retries_.forget(key_to_string(key));  // decided: its back-off starts over
     return *decisions_.insert(key, std::move(decision));
   }
 
@@ -386,6 +386,8 @@ class Tuner {
   DeviceId device_;
   Settings settings_;
   detail::Persistence records_;  // the reports and the persistent store, by candidate name
+  // Keys that failed for the moment, and when they are tuned again.
+  detail::RetryBackoff retries_{settings_.retry_seconds, settings_.retry_max_seconds};
   std::once_flag checksum_once_;
   std::uint64_t checksum_ = 0;
   detail::InsertOnlyMap<Key, Decision, KeyHash, KeyEqual> decisions_;
