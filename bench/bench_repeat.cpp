@@ -12,7 +12,9 @@
 //
 // Usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] [--device SELECTOR]
 //                     [--start-points on|off] [--reference LEVEL|none] [--top T] [--run-top K]
-//                     [--min-sample SECONDS]  (the tunings' shortest sample; the level's: 100 us)
+//                     [--min-sample SECONDS]  (the tunings' shortest sample; the level's: 1 ms)
+//                     [--sample SECONDS]  (the re-measurement's shortest sample, 10 ms)
+//                     [--names FILE]  (no tunings: re-measure these configurations, one a line)
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
 #include <algorithm>
 #include <chrono>
@@ -35,6 +37,10 @@ namespace {
 struct Options {
   std::size_t n = 256, runs = 10, rounds = 31, top = 5, run_top = 3;
   double min_sample = 0;  // the tunings' BenchmarkSettings::min_sample_seconds (0: the level's)
+  // The re-measurement's shortest sample: long enough that what a configuration pays after
+  // another one ran (its code and data cold) is a small part of it.
+  double sample = 0.01;
+  std::string names_file;  // re-measure only these configurations (one a line), no tunings
   std::string level = "balanced", device, start_points = "on", reference = "extensive";
 };
 
@@ -158,13 +164,18 @@ int main(int argc, char** argv) {
       o.run_top = std::stoul(argv[++i]);
     } else if (is("--min-sample")) {
       o.min_sample = std::stod(argv[++i]);
+    } else if (is("--sample")) {
+      o.sample = std::stod(argv[++i]);
+    } else if (is("--names")) {
+      o.names_file = argv[++i];
     } else if (!std::strcmp(argv[i], "--tune-once")) {
       once = true;
     } else {
       std::fprintf(stderr,
                    "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
                    "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] "
-                   "[--top T] [--run-top K] [--min-sample SECONDS]\n");
+                   "[--top T] [--run-top K] [--min-sample SECONDS] [--sample SECONDS] "
+                   "[--names FILE]\n");
       return 2;
     }
   }
@@ -183,13 +194,25 @@ int main(int argc, char** argv) {
         std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
     std::fflush(stdout);
     std::vector<Child> runs;
+    std::vector<std::string> names;
+    if (!o.names_file.empty()) {
+      FILE* list = std::fopen(o.names_file.c_str(), "r");
+      if (list == nullptr) throw std::runtime_error("cannot read " + o.names_file);
+      char line[4096];
+      while (std::fgets(line, sizeof line, list) != nullptr) {
+        std::string text(line);
+        while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+        if (!text.empty()) names.push_back(text);
+      }
+      std::fclose(list);
+      o.runs = 0, o.reference = "none";
+    }
     for (std::size_t r = 0; r < o.runs; ++r) {
       runs.push_back(run_child(argv[0], o, o.level, o.start_points));
       std::printf("run %2zu: %-60s measured %3zu, tuned in %.1f s\n", r + 1,
                   runs.back().winner.c_str(), runs.back().measured, runs.back().seconds);
       std::fflush(stdout);
     }
-    std::vector<std::string> names;
     for (const auto& run : runs) {
       names.push_back(run.winner);
       // Each run's best few join too: whether a run measured a configuration near the best
@@ -213,10 +236,9 @@ int main(int argc, char** argv) {
     std::vector<tunekit::Contender> contenders;
     for (const auto& name : names) {
       calls.emplace_back([&, name] { ops::matmul_with(name, client, m.a, m.b, m.c); });
-      // A sample of at least 1 ms: batched like a tuning's samples.
       const double once_time = client.measure(tunekit::FunctionRef<void()>(calls.back()), 1);
       const auto batch =
-          static_cast<std::size_t>(std::clamp(1e-3 / std::max(once_time, 1e-9), 1.0, 1e4));
+          static_cast<std::size_t>(std::clamp(o.sample / std::max(once_time, 1e-9), 1.0, 1e4));
       contenders.push_back({tunekit::FunctionRef<void()>(calls.back()), batch});
     }
     const auto times = tunekit::measure_interleaved(client, contenders, names, o.rounds, 7);
@@ -229,8 +251,8 @@ int main(int argc, char** argv) {
     }
     std::printf(
         "\nwinners, each run's best %zu and the reference, re-measured in %zu interleaved "
-        "rounds:\n",
-        o.run_top, o.rounds);
+        "rounds, samples of at least %.1f ms:\n",
+        o.run_top, o.rounds, 1e3 * o.sample);
     for (const auto& name : names) {
       std::printf("  %-60s %10.3f us  %.3fx the best\n", name.c_str(), 1e6 * median[name],
                   median[name] / best);
