@@ -193,7 +193,7 @@ std::vector<InterleavedTimes> measure_interleaved(Timer timer,
 }
 
 namespace {
-// The contenders of `times` still in the race that worked, ranked by median (fastest first).
+// The contenders still in the race that worked, ranked by their median (fastest first).
 std::vector<std::size_t> ranked_survivors(const RaceResult& race) {
   std::vector<std::pair<double, std::size_t>> medians;
   for (std::size_t k = 0; k < race.times.size(); ++k) {
