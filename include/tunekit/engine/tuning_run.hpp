@@ -678,6 +678,8 @@ class TuningRun {
     const RaceResult race = race_interleaved(Timer(client_), contenders, names,
                                              RaceSettings{rounds, 3}, seed_ ^ 0x5eedu);
     const auto& times = race.times;
+    const double best_median =
+        times[race.best].samples.empty() ? 0.0 : summarize(times[race.best].samples).median;
     for (std::size_t k = 0; k < best.size(); ++k) {
       AutotuneOutcome& outcome = outcomes_[best[k]];
       if (times[k].error) {  // it worked alone but not beside the others: not a winner
@@ -688,10 +690,10 @@ class TuningRun {
         continue;
       }
       SampleSummary summary = summarize(times[k].samples);
-      if (race.left_out[k]) {
+      if (race.left_out[k] && best_median > 0 && summary.median > 0 &&
+          std::isfinite(race.versus_best[k])) {
         // Left out after fewer rounds, at a moment the best's later rounds did not share: its
         // time is the best's in all rounds times its ratio to the best in the rounds it ran.
-        const double best_median = summarize(times[race.best].samples).median;
         const double scale = best_median * race.versus_best[k] / summary.median;
         for (double* t : {&summary.median, &summary.low, &summary.high, &summary.spread}) {
           *t *= scale;
