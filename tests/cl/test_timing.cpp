@@ -74,19 +74,25 @@ TEST_CASE("a batch is timed as one span over every call's commands", "[opencl][t
   auto kernel = client.kernel(test_kernel("busy"));
   auto data = client.upload(ramp(elements));
   const auto once = [&] { launch_busy(client, kernel, data, 300); };
-  const double single = min_time(client, once, 1);
   const auto started = std::chrono::steady_clock::now();
   const double batch = client.measure(once, 8);
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   CHECK(client.last_measure_events() == 8);
-  INFO("single " << single << ", batch of 8 " << batch << ", wall " << wall);
+  CHECK(batch <= wall);  // the span is device time, within the wall time
   // A span over only the last call would be about one single call; over all 8 it is several,
   // even where a CPU device runs back-to-back calls faster than a lone one (warm caches, no
-  // launch gap: a loaded 2-core CI machine measured 5.6x). The span is device time, within the
-  // wall time.
-  CHECK(batch > 4 * single);
-  CHECK(batch <= wall);
+  // launch gap: a loaded 2-core CI machine measured 5.6x). Measured in interleaved pairs, so
+  // that a change in the machine's load moves both sides of a ratio; the median of five (one
+  // lone pair under ctest -j2 once gave less than 4).
+  std::vector<double> ratios;
+  for (int round = 0; round < 5; ++round) {
+    const double single = client.measure(once, 1);
+    ratios.push_back(client.measure(once, 8) / single);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  INFO("batch of 8 / single, sorted: " << ratios[0] << " " << ratios[2] << " " << ratios[4]);
+  CHECK(ratios[2] > 3);
 }
 
 TEST_CASE("copies, fills and reads enqueued through the client are part of the span",
