@@ -166,6 +166,17 @@ std::size_t parse_build_threads(std::string_view text, std::string_view source) 
   return value;
 }
 
+double parse_retry_seconds(std::string_view text, std::string_view source) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value,
+                                            std::chars_format::fixed);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size() ||
+      !(value >= 0 && value <= 86400)) {
+    bad_value(source, text, "seconds from 0 to 86400 (a day), such as 1 or 0.5");
+  }
+  return value;
+}
+
 Settings Settings::from_environment(Settings base) {
   base = apply_settings_files(std::move(base));
   if (const char* v = std::getenv("TUNEKIT_LEVEL"); v && *v) base.level = parse_level(v);
@@ -191,6 +202,12 @@ Settings Settings::from_environment(Settings base) {
     base.build_threads = parse_build_threads(v);
   }
   if (const char* v = std::getenv("TUNEKIT_TUNING"); v && *v) base.tuning = parse_tuning_mode(v);
+  if (const char* v = std::getenv("TUNEKIT_RETRY_SECONDS"); v && *v) {
+    base.retry_seconds = parse_retry_seconds(v);
+  }
+  if (const char* v = std::getenv("TUNEKIT_RETRY_MAX_SECONDS"); v && *v) {
+    base.retry_max_seconds = parse_retry_seconds(v, "TUNEKIT_RETRY_MAX_SECONDS");
+  }
   if (const char* v = std::getenv("TUNEKIT_PROGRESS"); v && *v) {
     base.progress = parse_progress_mode(v);
   }

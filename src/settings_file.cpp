@@ -128,6 +128,10 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
     settings.build_threads = parse_build_threads(value, source);
   } else if (key == "tuning") {
     settings.tuning = parse_tuning_mode(value, source);
+  } else if (key == "retry_seconds") {
+    settings.retry_seconds = parse_retry_seconds(value, source);
+  } else if (key == "retry_max_seconds") {
+    settings.retry_max_seconds = parse_retry_seconds(value, source);
   } else if (key == "progress") {
     settings.progress = parse_progress_mode(value, source);
   } else if (key == "start_points") {
@@ -142,7 +146,7 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
 
 constexpr std::string_view known_keys =
     "level, log, search, start_points, cache, cache_dir, store, device, build_threads, tuning, "
-    "progress";
+    "progress, retry_seconds, retry_max_seconds";
 
 }  // namespace
 

@@ -234,6 +234,10 @@ ProgressMode parse_progress_mode(std::string_view text,
 /// A number of build threads: 0 to 256.
 std::size_t parse_build_threads(std::string_view text,
                                 std::string_view source = "TUNEKIT_BUILD_THREADS");
+/// Seconds a failure of the moment waits (Settings::retry_seconds, retry_max_seconds): a decimal
+/// number from 0 to 86400 (a day).
+double parse_retry_seconds(std::string_view text,
+                           std::string_view source = "TUNEKIT_RETRY_SECONDS");
 
 /// The settings files Settings::from_environment reads, in the order they are applied (a later
 /// one wins): the user's, $XDG_CONFIG_HOME/tunekit/tunekit.toml (else

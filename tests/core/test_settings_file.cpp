@@ -81,6 +81,8 @@ TEST_CASE("a settings file sets the settings that have variables, with TOML's va
                                          "device = \"NVIDIA\"\n"
                                          "build_threads = 3\n"
                                          "tuning = \"background\"\n"
+                                         "retry_seconds = 2\n"
+                                         "retry_max_seconds = \"0.5\"\n"
                                          "progress = \"off\"\r\n",
                                          "tunekit.toml", problems);
   CHECK(problems.empty());
@@ -93,6 +95,8 @@ TEST_CASE("a settings file sets the settings that have variables, with TOML's va
   CHECK(s.device == "NVIDIA");
   CHECK(s.build_threads == 3u);
   CHECK(s.tuning == TuningMode::background);
+  CHECK(s.retry_seconds == 2);
+  CHECK(s.retry_max_seconds == 0.5);
   CHECK(s.progress == ProgressMode::off);
 }
 
