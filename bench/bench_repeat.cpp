@@ -10,11 +10,18 @@
 // each line as it is measured. docs/benchmarks.md,
 // "A winner that is not noise".
 //
+// The judge is --judges fresh processes (3), each measuring the whole list interleaved: on a CPU
+// device a configuration's time depends on the process it runs in (buffers, threads: up to 12%
+// between processes, 1.3x in the process that had waited for the tunings), so a configuration is
+// ranked by the median over the processes of its ratio to each process's best.
+//
 // Usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] [--device SELECTOR]
 //                     [--start-points on|off] [--reference LEVEL|none] [--top T] [--run-top K]
 //                     [--min-sample SECONDS]  (the tunings' shortest sample; the level's: 1 ms)
 //                     [--sample SECONDS]  (the re-measurement's shortest sample, 10 ms)
-//                     [--names FILE]  (no tunings: re-measure these configurations, one a line)
+//                     [--names FILE]  (no tunings: re-measure these configurations, one a line,
+//                                      with the reference's best only if --reference is given)
+//                     [--judges P]  (fresh processes that re-measure, 3)
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
 #include <algorithm>
 #include <chrono>
@@ -28,6 +35,7 @@
 #include <tunekit/cl.hpp>
 #include <tunekit/local_tuner.hpp>
 #include <tunekit/ops/matmul.hpp>
+#include <unistd.h>
 #include <vector>
 
 namespace ops = tunekit::ops;
@@ -35,7 +43,8 @@ namespace ops = tunekit::ops;
 namespace {
 
 struct Options {
-  std::size_t n = 256, runs = 10, rounds = 31, top = 5, run_top = 3;
+  std::size_t n = 256, runs = 10, rounds = 31, top = 5, run_top = 3, judges = 3;
+  std::size_t buffer_sets = 1;  // --measure-once: sets of matrices, each measured in turn
   double min_sample = 0;  // the tunings' BenchmarkSettings::min_sample_seconds (0: the level's)
   // The re-measurement's shortest sample: long enough that what a configuration pays after
   // another one ran (its code and data cold) is a small part of it.
@@ -93,6 +102,79 @@ int tune_once(const Options& o) {
   return 0;
 }
 
+std::vector<std::string> read_names(const std::string& file) {
+  std::vector<std::string> names;
+  FILE* list = std::fopen(file.c_str(), "r");
+  if (list == nullptr) throw std::runtime_error("cannot read " + file);
+  char line[4096];
+  while (std::fgets(line, sizeof line, list) != nullptr) {
+    std::string text(line);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    if (!text.empty()) names.push_back(text);
+  }
+  std::fclose(list);
+  return names;
+}
+
+// The judge's child: the configurations of --names, measured interleaved in --rounds rounds of
+// samples of at least --sample seconds; "time<TAB>name<TAB>median seconds", one a line.
+int measure_once(const Options& o) {
+  tunekit::Settings settings = tunekit::Settings::from_environment();
+  settings.persistent_cache = false;
+  if (!o.device.empty()) settings.device = o.device;
+  tunekit::set_global_settings(settings);
+  tunekit::cl::Client client;
+  const auto names = read_names(o.names_file);
+  // With --buffer-sets S > 1 (an experiment: does a configuration's time depend on where its
+  // matrices lie?), S sets are allocated at once and measured one after the other; each set's
+  // times print as "time<s>".
+  std::vector<Matrices> sets;
+  for (std::size_t s = 0; s < o.buffer_sets; ++s) sets.push_back(make_matrices(client, o.n));
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    auto& m = sets[s];
+    std::vector<std::function<void()>> calls;
+    calls.reserve(names.size());
+    std::vector<tunekit::Contender> contenders;
+    for (const auto& name : names) {
+      calls.emplace_back([&, name] { ops::matmul_with(name, client, m.a, m.b, m.c); });
+      const double once_time = client.measure(tunekit::FunctionRef<void()>(calls.back()), 1);
+      const auto batch =
+          static_cast<std::size_t>(std::clamp(o.sample / std::max(once_time, 1e-9), 1.0, 1e4));
+      contenders.push_back({tunekit::FunctionRef<void()>(calls.back()), batch});
+    }
+    const auto times = tunekit::measure_interleaved(client, contenders, names, o.rounds, 7);
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      if (times[k].error) throw *times[k].error;
+      std::printf("time%s\t%s\t%.9g\n", s ? std::to_string(s).c_str() : "", names[k].c_str(),
+                  tunekit::summarize(times[k].samples).median);
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+// One judge: a fresh process measuring `names_file`'s configurations; their medians by name.
+std::map<std::string, double> run_judge(const char* self, const Options& o) {
+  std::string command = std::string("'") + self + "' --measure-once --size " +
+                        std::to_string(o.n) + " --rounds " + std::to_string(o.rounds) +
+                        " --sample " + std::to_string(o.sample) + " --names '" + o.names_file +
+                        "'";
+  if (!o.device.empty()) command += " --device '" + o.device + "'";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot start " + command);
+  std::map<std::string, double> median;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    std::string text(line);
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (text.rfind("time\t", 0) != 0) continue;
+    const auto tab = text.rfind('\t');
+    median[text.substr(5, tab - 5)] = std::stod(text.substr(tab + 1));
+  }
+  if (pclose(pipe) != 0 || median.empty()) throw std::runtime_error("a judge failed: " + command);
+  return median;
+}
+
 struct Child {
   std::string winner;
   double seconds = 0;
@@ -140,7 +222,7 @@ Child run_child(const char* self, const Options& o, const std::string& level,
 
 int main(int argc, char** argv) {
   Options o;
-  bool once = false;
+  bool once = false, judge = false, reference_given = false;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     const auto is = [&](const char* flag) { return !std::strcmp(argv[i], flag) && has_value; };
@@ -158,6 +240,7 @@ int main(int argc, char** argv) {
       o.start_points = argv[++i];
     } else if (is("--reference")) {
       o.reference = argv[++i];
+      reference_given = true;
     } else if (is("--top")) {
       o.top = std::stoul(argv[++i]);
     } else if (is("--run-top")) {
@@ -168,19 +251,26 @@ int main(int argc, char** argv) {
       o.sample = std::stod(argv[++i]);
     } else if (is("--names")) {
       o.names_file = argv[++i];
+    } else if (is("--buffer-sets")) {
+      o.buffer_sets = std::max<std::size_t>(1, std::stoul(argv[++i]));
+    } else if (is("--judges")) {
+      o.judges = std::max<std::size_t>(1, std::stoul(argv[++i]));
     } else if (!std::strcmp(argv[i], "--tune-once")) {
       once = true;
+    } else if (!std::strcmp(argv[i], "--measure-once")) {
+      judge = true;
     } else {
       std::fprintf(stderr,
                    "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
                    "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] "
                    "[--top T] [--run-top K] [--min-sample SECONDS] [--sample SECONDS] "
-                   "[--names FILE]\n");
+                   "[--names FILE] [--judges P]\n");
       return 2;
     }
   }
   try {
     if (once) return tune_once(o);
+    if (judge) return measure_once(o);
     tunekit::Settings settings = tunekit::Settings::from_environment();
     settings.persistent_cache = false;
     if (!o.device.empty()) settings.device = o.device;
@@ -196,16 +286,9 @@ int main(int argc, char** argv) {
     std::vector<Child> runs;
     std::vector<std::string> names;
     if (!o.names_file.empty()) {
-      FILE* list = std::fopen(o.names_file.c_str(), "r");
-      if (list == nullptr) throw std::runtime_error("cannot read " + o.names_file);
-      char line[4096];
-      while (std::fgets(line, sizeof line, list) != nullptr) {
-        std::string text(line);
-        while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-        if (!text.empty()) names.push_back(text);
-      }
-      std::fclose(list);
-      o.runs = 0, o.reference = "none";
+      names = read_names(o.names_file);
+      o.runs = 0;
+      if (!reference_given) o.reference = "none";
     }
     for (std::size_t r = 0; r < o.runs; ++r) {
       runs.push_back(run_child(argv[0], o, o.level, o.start_points));
@@ -229,33 +312,47 @@ int main(int argc, char** argv) {
     }
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
-    // Everything, re-measured together: the reference ranking.
-    auto m = make_matrices(client, o.n);
-    std::vector<std::function<void()>> calls;
-    calls.reserve(names.size());
-    std::vector<tunekit::Contender> contenders;
-    for (const auto& name : names) {
-      calls.emplace_back([&, name] { ops::matmul_with(name, client, m.a, m.b, m.c); });
-      const double once_time = client.measure(tunekit::FunctionRef<void()>(calls.back()), 1);
-      const auto batch =
-          static_cast<std::size_t>(std::clamp(o.sample / std::max(once_time, 1e-9), 1.0, 1e4));
-      contenders.push_back({tunekit::FunctionRef<void()>(calls.back()), batch});
+    // Everything, re-measured together in each of the judges' fresh processes: the reference
+    // ranking is the median over the processes of each configuration's ratio to that process's
+    // best.
+    char list_path[] = "/tmp/bench_repeat_names_XXXXXX";
+    const int fd = mkstemp(list_path);
+    if (fd < 0) throw std::runtime_error("cannot create a temporary file for the names");
+    std::string list;
+    for (const auto& name : names) list += name + "\n";
+    const bool written = write(fd, list.data(), list.size()) == static_cast<ssize_t>(list.size());
+    close(fd);
+    if (!written) throw std::runtime_error(std::string("cannot write ") + list_path);
+    Options judged = o;
+    judged.names_file = list_path;
+    std::map<std::string, std::vector<double>> ratios;  // per configuration, one per judge
+    for (std::size_t j = 0; j < o.judges; ++j) {
+      const auto medians = run_judge(argv[0], judged);
+      double process_best = 1e300;
+      for (const auto& [_, t] : medians) process_best = std::min(process_best, t);
+      for (const auto& name : names) ratios[name].push_back(medians.at(name) / process_best);
+      std::printf("judge %zu of %zu done\n", j + 1, o.judges);
+      std::fflush(stdout);
     }
-    const auto times = tunekit::measure_interleaved(client, contenders, names, o.rounds, 7);
+    unlink(list_path);
     std::map<std::string, double> median;
     double best = 1e300;
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      if (times[k].error) throw *times[k].error;
-      median[names[k]] = tunekit::summarize(times[k].samples).median;
-      best = std::min(best, median[names[k]]);
+    for (auto& [name, r] : ratios) {
+      std::sort(r.begin(), r.end());
+      median[name] = r.size() % 2 ? r[r.size() / 2] : (r[r.size() / 2 - 1] + r[r.size() / 2]) / 2;
+      best = std::min(best, median[name]);
     }
     std::printf(
-        "\nwinners, each run's best %zu and the reference, re-measured in %zu interleaved "
-        "rounds, samples of at least %.1f ms:\n",
-        o.run_top, o.rounds, 1e3 * o.sample);
+        "\nwinners, each run's best %zu and the reference, re-measured in %zu fresh processes of "
+        "%zu interleaved rounds, samples of at least %.1f ms (median over the processes of the "
+        "ratio to each process's best; then the processes' ratios, sorted):\n",
+        o.run_top, o.judges, o.rounds, 1e3 * o.sample);
     for (const auto& name : names) {
-      std::printf("  %-60s %10.3f us  %.3fx the best\n", name.c_str(), 1e6 * median[name],
-                  median[name] / best);
+      std::printf("  %-60s %.3fx the best  [", name.c_str(), median[name] / best);
+      for (std::size_t j = 0; j < ratios[name].size(); ++j) {
+        std::printf("%s%.3f", j ? " " : "", ratios[name][j]);
+      }
+      std::printf("]\n");
     }
     std::size_t within5 = 0, within10 = 0, reached = 0;
     double worst = 1;
