@@ -287,6 +287,9 @@ void Settings::validate() const {
         "infinity never drops)");
   check(b.target_spread >= 0 && std::isfinite(b.target_spread), "benchmark.target_spread",
         b.target_spread, "a finite fraction of at least 0");
+  check(b.confirm_sample_seconds >= 0 && std::isfinite(b.confirm_sample_seconds),
+        "benchmark.confirm_sample_seconds", b.confirm_sample_seconds,
+        "finite seconds of at least 0");
   check(b.min_sample_seconds >= 0 && std::isfinite(b.min_sample_seconds),
         "benchmark.min_sample_seconds", b.min_sample_seconds, "finite seconds of at least 0");
   check(b.max_candidate_seconds > 0, "benchmark.max_candidate_seconds", b.max_candidate_seconds,

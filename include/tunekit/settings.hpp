@@ -55,6 +55,12 @@ struct BenchmarkSettings {
   std::size_t confirm_contenders = 6;
   std::size_t confirm_rounds = 7;
   double confirm_within = 1.5;
+  /// The race's samples last at least this long (calls batched back to back, as a program's loop
+  /// makes them), so that what a contender pays after another ran is a small part of each: on
+  /// a 2-core PoCL, 1 ms samples of a 256^3 matmul put configurations that fresh processes
+  /// measure 1.3x the best at 1.16-1.23x. A race of 6 contenders costs at most 3 stages of 7
+  /// rounds of it (1.3 s at the default). At most 64 calls a sample (or the search's batch).
+  double confirm_sample_seconds = 1e-2;
 
   static BenchmarkSettings for_level(Level level);
 };

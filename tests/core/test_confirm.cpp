@@ -138,6 +138,38 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("the race's samples batch calls back to back up to confirm_sample_seconds",
+          "[tuner][confirm]") {
+  // Candidates of 1 ms measured in 1-call samples (min_sample_seconds 0); in the race each
+  // sample is 5 calls at confirm_sample_seconds = 4.5 ms: 4 more calls in each of its samples.
+  std::size_t calls[2] = {0, 0};
+  std::size_t rounds[2] = {0, 0};
+  for (const int with_sample : {0, 1}) {
+    Settings settings = test::test_settings();
+    settings.benchmark->confirm_sample_seconds = with_sample ? 4.5e-3 : 0;  // 5 calls
+    LocalTuner<test::SizeKey> tuner(with_sample ? "race-sample" : "race-one-call", settings);
+    VirtualClient client;
+    std::size_t& count = calls[with_sample];
+    const auto& set = tuner.init([&count] {
+      return TunableSet{size_key, size_inputs}
+          .with(Tunable{"best", [&count](VirtualClient& c, int&) { ++count, c.spend(1.00e-3); }})
+          .with(Tunable{"second", costs<VirtualClient>(1.02e-3)});
+    });
+    tuner.execute(client.id(), client, set, 64);
+    const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
+    REQUIRE(report);
+    REQUIRE(report->winner());
+    CHECK(report->winner()->name == "best");
+    CHECK(report->confirmed == 2);
+    rounds[with_sample] = report->confirm_rounds;
+  }
+  // The two tunings measure alike up to the race (deterministic costs); the race's rounds are
+  // the same, each sample of "best" 5 calls instead of 1.
+  REQUIRE(rounds[0] == rounds[1]);
+  REQUIRE(rounds[0] > 0);
+  CHECK(calls[1] - calls[0] == 4 * rounds[0]);
+}
+
 namespace {
 
 // A virtual device that states its peak: 1 GFLOP/s, 1 GB/s.

@@ -670,7 +670,17 @@ class TuningRun {
     std::vector<std::string> names;
     for (std::size_t k = 0; k < best.size(); ++k) {
       calls.push_back(BenchCall{this, set_.locate(best[k]), benches[k]});
-      contenders.push_back(Contender{FunctionRef<void()>(calls.back()), outcomes_[best[k]].batch});
+      // Samples of confirm_sample_seconds, but never more than 64 calls unless the search's
+      // were: past that a switch's first call is under 2% of a sample, and a median of device
+      // time can be far below what a call costs the host (PoCL's launch: tens of us), so a batch
+      // sized on it alone ran a test of tiny transposes for minutes.
+      const AutotuneOutcome& measured = outcomes_[best[k]];
+      const double searched = static_cast<double>(std::max<std::size_t>(measured.batch, 1));
+      const double wanted =
+          std::ceil(bench_.confirm_sample_seconds / std::max(measured.median, 1e-9));
+      const auto batch =
+          static_cast<std::size_t>(std::clamp(wanted, searched, std::max(searched, 64.0)));
+      contenders.push_back(Contender{FunctionRef<void()>(calls.back()), batch});
       names.push_back(outcomes_[best[k]].name);
     }
     // The final race: until the best two separate, more rounds among those not clearly slower,
