@@ -23,6 +23,8 @@
 //                                      with the reference's best only if --reference is given)
 //                     [--judges P]  (fresh processes that re-measure, 3)
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -35,7 +37,6 @@
 #include <tunekit/cl.hpp>
 #include <tunekit/local_tuner.hpp>
 #include <tunekit/ops/matmul.hpp>
-#include <unistd.h>
 #include <vector>
 
 namespace ops = tunekit::ops;
@@ -155,10 +156,9 @@ int measure_once(const Options& o) {
 
 // One judge: a fresh process measuring `names_file`'s configurations; their medians by name.
 std::map<std::string, double> run_judge(const char* self, const Options& o) {
-  std::string command = std::string("'") + self + "' --measure-once --size " +
-                        std::to_string(o.n) + " --rounds " + std::to_string(o.rounds) +
-                        " --sample " + std::to_string(o.sample) + " --names '" + o.names_file +
-                        "'";
+  std::string command = std::string("'") + self + "' --measure-once --size " + std::to_string(o.n) +
+                        " --rounds " + std::to_string(o.rounds) + " --sample " +
+                        std::to_string(o.sample) + " --names '" + o.names_file + "'";
   if (!o.device.empty()) command += " --device '" + o.device + "'";
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) throw std::runtime_error("cannot start " + command);

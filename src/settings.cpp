@@ -168,8 +168,8 @@ std::size_t parse_build_threads(std::string_view text, std::string_view source) 
 
 double parse_retry_seconds(std::string_view text, std::string_view source) {
   double value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value,
-                                            std::chars_format::fixed);
+  const auto [end, error] =
+      std::from_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed);
   if (text.empty() || error != std::errc{} || end != text.data() + text.size() ||
       !(value >= 0 && value <= 86400)) {
     bad_value(source, text, "seconds from 0 to 86400 (a day), such as 1 or 0.5");

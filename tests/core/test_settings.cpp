@@ -48,9 +48,10 @@ TEST_CASE("environment variables override the settings given in code", "[setting
   CHECK(s.device == "pocl");
 }
 
-TEST_CASE("TUNEKIT_RETRY_SECONDS and TUNEKIT_RETRY_MAX_SECONDS set the back-off of a failure of "
-          "the moment, within a day",
-          "[settings]") {
+TEST_CASE(
+    "TUNEKIT_RETRY_SECONDS and TUNEKIT_RETRY_MAX_SECONDS set the back-off of a failure of "
+    "the moment, within a day",
+    "[settings]") {
   {
     ScopedEnv first("TUNEKIT_RETRY_SECONDS", "0.25");
     ScopedEnv cap("TUNEKIT_RETRY_MAX_SECONDS", "30");
@@ -62,9 +63,9 @@ TEST_CASE("TUNEKIT_RETRY_SECONDS and TUNEKIT_RETRY_MAX_SECONDS set the back-off 
   CHECK(tunekit::parse_retry_seconds("86400") == 86400);
   for (const char* bad : {"", "-1", "86401", "1e300", "inf", "nan", "1s", " 1", "0x10"}) {
     INFO(bad);
-    CHECK_THROWS_WITH(tunekit::parse_retry_seconds(bad),
-                      Catch::Contains("TUNEKIT_RETRY_SECONDS='") &&
-                          Catch::Contains("seconds from 0 to 86400"));
+    CHECK_THROWS_WITH(
+        tunekit::parse_retry_seconds(bad),
+        Catch::Contains("TUNEKIT_RETRY_SECONDS='") && Catch::Contains("seconds from 0 to 86400"));
   }
   ScopedEnv cap("TUNEKIT_RETRY_MAX_SECONDS", "forever");
   CHECK_THAT(message_of([] { (void)tunekit::Settings::from_environment(); }),
