@@ -338,8 +338,8 @@ int main(int argc, char** argv) {
     std::map<std::string, double> median;
     double best = 1e300;
     for (auto& [name, r] : ratios) {
-      std::sort(r.begin(), r.end());
-      median[name] = r.size() % 2 ? r[r.size() / 2] : (r[r.size() / 2 - 1] + r[r.size() / 2]) / 2;
+      std::sort(r.begin(), r.end());  // printed in order below
+      median[name] = tunekit::summarize(r).median;
       best = std::min(best, median[name]);
     }
     std::printf(

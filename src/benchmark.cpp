@@ -35,6 +35,11 @@ double median_of(std::vector<double>& values) {
 }
 }  // namespace
 
+std::size_t calls_per_sample(double sample_seconds, double per_call) {
+  return static_cast<std::size_t>(std::clamp(std::ceil(sample_seconds / std::max(per_call, 1e-9)),
+                                             1.0, static_cast<double>(1 << 20)));
+}
+
 SampleSummary summarize(std::vector<double> samples) {
   SampleSummary summary;
   if (samples.empty()) return summary;
@@ -101,9 +106,7 @@ AutotuneOutcome measure_candidate(Timer timer, FunctionRef<void()> run_once,
       outcome.samples = 1;
       return outcome;
     }
-    const double per_call = std::max(last, 1e-9);
-    outcome.batch = static_cast<std::size_t>(
-        std::clamp(std::ceil(target / per_call), 1.0, static_cast<double>(1 << 20)));
+    outcome.batch = calls_per_sample(target, last);
 
     std::vector<double> samples;
     samples.reserve(settings.max_samples);

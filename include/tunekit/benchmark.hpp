@@ -43,6 +43,10 @@ inline bool clearly_faster(double a_high, double b_low, double margin = 0) {
   return a_high < b_low * (1 - margin);
 }
 
+/// How many calls of `per_call` seconds fill a sample of `sample_seconds`: at least 1, at most
+/// 2^20 (a per-call time of 0 counts as 1 ns).
+std::size_t calls_per_sample(double sample_seconds, double per_call);
+
 /// One contender of measure_interleaved (and the rival of measure_candidate): a call to time,
 /// and how many calls make one sample.
 struct Contender {

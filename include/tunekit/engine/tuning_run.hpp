@@ -675,11 +675,10 @@ class TuningRun {
       // time can be far below what a call costs the host (PoCL's launch: tens of us), so a batch
       // sized on it alone ran a test of tiny transposes for minutes.
       const AutotuneOutcome& measured = outcomes_[best[k]];
-      const double searched = static_cast<double>(std::max<std::size_t>(measured.batch, 1));
-      const double wanted =
-          std::ceil(bench_.confirm_sample_seconds / std::max(measured.median, 1e-9));
-      const auto batch =
-          static_cast<std::size_t>(std::clamp(wanted, searched, std::max(searched, 64.0)));
+      const std::size_t searched = std::max<std::size_t>(measured.batch, 1);
+      const std::size_t batch =
+          std::clamp(calls_per_sample(bench_.confirm_sample_seconds, measured.median), searched,
+                     std::max<std::size_t>(searched, 64));
       contenders.push_back(Contender{FunctionRef<void()>(calls.back()), batch});
       names.push_back(outcomes_[best[k]].name);
     }
