@@ -506,6 +506,17 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
   return matmul_key(a.rows, b.cols, a.cols, a.dtype);
 }
 
+// How many rows and columns of C validation samples at most (one per stratum).
+constexpr std::size_t sampled_strata = 32;
+
+// What validation holds on the host at once, in bytes: the sampled rows of A and columns of B
+// as floats, one row of C read back, and the expected elements in double precision.
+std::uint64_t sampled_validation_bytes(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
+  const std::uint64_t rows = std::min<std::uint64_t>(m, sampled_strata);
+  const std::uint64_t cols = std::min<std::uint64_t>(n, sampled_strata);
+  return 4 * ((rows + cols) * k + n) + 8 * rows * cols;
+}
+
 // Random matrices of the call's own shape (the first call of a key tunes it, as in CubeCL's
 // matmul: a stand-in size of the key's class can have other tile counts, and so another winner:
 // 1025^3 tuned on 1281^3 ran 18 TFLOP/s on the H100, tuned on itself 22), the same for the same
@@ -524,11 +535,16 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
   const std::uint64_t seed = stable_hash(key_text);
   const std::uint64_t element = size_of(key.dtype);
   const std::size_t m = a.rows, n = b.cols, k = a.cols;
-  return detail::random_or_callers(
-      context, "matmul", key_text,
+  // One set of inputs (the host reference computes on the shared set); the host holds the
+  // largest matrix while it is made, or the sampled rows and columns while it validates.
+  const detail::Footprint footprint{
       {detail::bytes_of(m, k, element), detail::bytes_of(k, n, element),
        detail::bytes_of(m, n, element)},
-      {&a.buffer, &b.buffer, &c.buffer},
+      1,
+      detail::host_bytes_to_make(std::max({m * k, k * n, m * n}), key.dtype),
+      sampled_validation_bytes(m, n, k)};
+  return detail::random_or_callers(
+      context, "matmul", key_text, footprint, {&a.buffer, &b.buffer, &c.buffer},
       [&] {
         return Inputs{random_matrix(context, m, k, key.dtype, seed),
                       random_matrix(context, k, n, key.dtype, seed + 1),
@@ -552,7 +568,7 @@ struct SampledProduct {
 };
 
 std::vector<std::size_t> strata(std::size_t count, std::uint64_t seed) {
-  constexpr std::size_t most = 32;
+  constexpr std::size_t most = sampled_strata;
   std::vector<std::size_t> picked;
   if (count <= most) {
     for (std::size_t i = 0; i < count; ++i) picked.push_back(i);

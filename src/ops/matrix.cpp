@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "host_memory.hpp"
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/stable_hash.hpp"
@@ -135,15 +136,15 @@ std::string bytes_text(std::size_t bytes) {
   std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
   return text;
 }
+}  // namespace
 
+namespace detail {
 std::size_t host_memory() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return SIZE_MAX;
   return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
 }
 
-// What the host can still allocate without swapping: Linux's MemAvailable, else the physical
-// memory (a system without /proc/meminfo).
 std::size_t host_memory_available() {
   std::FILE* file = std::fopen("/proc/meminfo", "re");
   if (file == nullptr) return host_memory();
@@ -160,7 +161,6 @@ std::size_t host_memory_available() {
   return available;
 }
 
-// Whether the device's buffers live in host memory (a CPU device such as PoCL, an integrated GPU).
 bool buffers_in_host_memory(const ::cl::Device& device) {
   cl_bool unified = CL_FALSE;  // deprecated in OpenCL 2.0, so the C++ binding lacks it
   const bool shared = ::clGetDeviceInfo(device(), CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified,
@@ -168,7 +168,13 @@ bool buffers_in_host_memory(const ::cl::Device& device) {
                       unified == CL_TRUE;
   return shared || (device.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_CPU) != 0;
 }
-}  // namespace
+
+std::size_t host_bytes_to_make(std::size_t elements, DType dtype) {
+  const std::size_t per_element = size_of(dtype) == 2 ? 6 : 4;  // floats, then halves
+  if (elements > SIZE_MAX / per_element) return SIZE_MAX;
+  return elements * per_element;
+}
+}  // namespace detail
 
 void check_allocation(const ::cl::Device& device, std::size_t bytes, const std::string& what) {
   const std::size_t largest = device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
@@ -178,7 +184,7 @@ void check_allocation(const ::cl::Device& device, std::size_t bytes, const std::
                                                    bytes_text(largest) +
                                                    ", CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
   }
-  if (const std::size_t host = host_memory(); bytes > host / 2) {
+  if (const std::size_t host = detail::host_memory(); bytes > host / 2) {
     throw AutotuneError(ErrorKind::allocation, what + " needs " + bytes_text(bytes) +
                                                    ", more than half of the host's memory (" +
                                                    bytes_text(host) +
@@ -222,9 +228,9 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
   // CPU device keeps in host memory too: all of it must fit in what the host has left, or the
   // process is killed for memory instead of told (several large inputs pass one by one).
   const std::size_t elements = rows * cols;
-  const std::size_t host_bytes = elements * 4 + (size_of(dtype) == 2 ? elements * 2 : 0) +
-                                 (buffers_in_host_memory(device) ? bytes : 0);
-  if (const std::size_t available = host_memory_available(); host_bytes > available) {
+  const std::size_t host_bytes = detail::host_bytes_to_make(elements, dtype) +
+                                 (detail::buffers_in_host_memory(device) ? bytes : 0);
+  if (const std::size_t available = detail::host_memory_available(); host_bytes > available) {
     throw AutotuneError(ErrorKind::allocation,
                         what + " of " + std::to_string(rows) + " x " + std::to_string(cols) +
                             " needs " + bytes_text(host_bytes) +

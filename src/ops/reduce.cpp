@@ -207,7 +207,12 @@ std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& k
   const auto seed = stable_hash(key_text);
   // When the anchored input does not fit the device: the caller's own (only read) instead.
   return detail::random_or_callers(
-      context, "reduce", key_text, {detail::bytes_of(key.n, sizeof(float))},
+      context, "reduce", key_text,
+      // Two sets: the reference candidate's inputs stay beside the shared ones.
+      detail::Footprint{{detail::bytes_of(key.n, sizeof(float)), sizeof(float)},
+                        2,
+                        detail::host_bytes_to_make(key.n, DType::f32),
+                        2 * sizeof(float)},
       {&input.buffer, &output.buffer},
       [&] {
         return Inputs{random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)};
@@ -286,8 +291,12 @@ std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& 
   // When the anchored matrix does not fit the device: the caller's own (only read) instead.
   return detail::random_or_callers(
       context, "reduce_rows", key_text,
-      {detail::bytes_of(key.rows, key.cols, sizeof(float)),
-       detail::bytes_of(key.rows, sizeof(float))},
+      // Two sets, as for reduce; validation reads both outputs back.
+      detail::Footprint{{detail::bytes_of(key.rows, key.cols, sizeof(float)),
+                         detail::bytes_of(key.rows, sizeof(float))},
+                        2,
+                        detail::bytes_of(key.rows, key.cols, sizeof(float)),
+                        detail::bytes_of(key.rows, 2 * sizeof(float))},
       {&matrix.buffer, &output.buffer},
       [&] {
         return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed), op,

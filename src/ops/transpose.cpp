@@ -114,7 +114,11 @@ std::tuple<DeviceMatrix, DeviceMatrix> bench_inputs(const TransposeKey& key, con
   const auto seed = stable_hash(key_text);
   const auto bytes = detail::bytes_of(key.rows, key.cols, sizeof(float));
   return detail::random_or_callers(
-      context, "transpose", key_text, {bytes, bytes}, {&in.buffer, &out.buffer},
+      context, "transpose", key_text,
+      // Two sets (the reference candidate's inputs stay beside the shared ones); validation
+      // reads both outputs back.
+      detail::Footprint{{bytes, bytes}, 2, bytes, detail::bytes_of(key.rows, key.cols, 8)},
+      {&in.buffer, &out.buffer},
       [&] {
         return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed),
                       random_matrix(context, key.cols, key.rows, DType::f32, seed + 1)};

@@ -203,28 +203,85 @@ TEST_CASE("transpose tunes on the caller's input when its anchored twin does not
 TEST_CASE("the size check counts the caller's buffers beside the benchmark inputs",
           "[ops][opencl]") {
   using tunekit::ops::detail::DeviceMemory;
+  using tunekit::ops::detail::Footprint;
   using tunekit::ops::detail::misfit;
   const DeviceMemory device{400, 1000};  // half of it: 500 bytes
-  CHECK_FALSE(misfit(device, {300, 100}, 0));
-  CHECK_FALSE(misfit(device, {300, 100}, 100));
+  const auto inputs = [](std::vector<std::optional<std::uint64_t>> sizes, std::uint64_t sets = 1) {
+    return Footprint{std::move(sizes), sets, 0, 0};
+  };
+  CHECK_FALSE(misfit(device, inputs({300, 100}), 0));
+  CHECK_FALSE(misfit(device, inputs({300, 100}), 100));
   // The inputs alone fit; with the caller's 200 bytes already on the device they do not.
-  const auto why = misfit(device, {300, 100}, 200);
+  const auto why = misfit(device, inputs({300, 100}), 200);
   REQUIRE(why);
   CHECK_THAT(*why, Catch::Contains("benchmark inputs' 400 bytes") &&
                        Catch::Contains("the caller's 200 bytes") &&
                        Catch::Contains("(1000 bytes)"));
   CHECK_THAT(
-      misfit(device, {401}, 0).value_or(""),
+      misfit(device, inputs({401}), 0).value_or(""),
       Catch::Contains("a buffer of 401 bytes exceeds the device's maximum allocation of 400"));
-  CHECK_THAT(misfit(device, {std::nullopt}, 0).value_or(""), Catch::Contains("64 bits"));
-  CHECK(misfit(device, {400, 400}, 0));    // together past half, each within the allocation
-  CHECK(misfit(device, {1}, UINT64_MAX));  // no overflow
+  CHECK_THAT(misfit(device, inputs({std::nullopt}), 0).value_or(""), Catch::Contains("64 bits"));
+  CHECK(misfit(device, inputs({400, 400}), 0));    // together past half, each within the allocation
+  CHECK(misfit(device, inputs({1}), UINT64_MAX));  // no overflow
+  // Every set a tuning holds at once counts: one set of 200 fits, two sets with 150 of the
+  // caller's do not.
+  CHECK_FALSE(misfit(device, inputs({200}, 2), 100));
+  CHECK_THAT(misfit(device, inputs({200}, 2), 150).value_or(""),
+             Catch::Contains("benchmark inputs' 400 bytes (2 sets)"));
+  CHECK(misfit(device, inputs({400}, UINT64_MAX), 0));  // no overflow
   // A buffer the caller passes twice (matmul(a, a, c)) is on the device once.
   auto& client = default_client();
   const auto a = upload_vector(client, std::vector<float>(64, 1.0f));
   const auto b = upload_vector(client, std::vector<float>(16, 1.0f));
   CHECK(tunekit::ops::detail::device_bytes({&a.buffer, &b.buffer, &a.buffer}) ==
         80 * sizeof(float));
+}
+
+TEST_CASE(
+    "the size check counts the host copies: inputs made, outputs read back, and inputs "
+    "that live in host memory",
+    "[ops][opencl]") {
+  using tunekit::ops::detail::Footprint;
+  using tunekit::ops::detail::host_misfit;
+  // Two sets of 300 bytes; 100 bytes held while an input is made, 250 while validating.
+  const Footprint footprint{{200, 100}, 2, 100, 250};
+  // A GPU: only the larger of making and validating is on the host at once.
+  CHECK_FALSE(host_misfit(footprint, false, 250));
+  CHECK_THAT(host_misfit(footprint, false, 249).value_or(""),
+             Catch::Contains("needs 250 bytes of host memory") &&
+                 Catch::Contains("making an input 100, validating 250") &&
+                 Catch::Contains("more than the 249 available"));
+  // A CPU device: both sets of inputs live in host memory too.
+  CHECK_FALSE(host_misfit(footprint, true, 850));
+  CHECK_THAT(host_misfit(footprint, true, 849).value_or(""),
+             Catch::Contains("needs 850 bytes") && Catch::Contains("inputs live there"));
+  CHECK(host_misfit(Footprint{{UINT64_MAX / 2}, 4, 0, 0}, true, UINT64_MAX));  // no overflow
+  CHECK(host_misfit(Footprint{{1}, 1, std::nullopt, 0}, false, UINT64_MAX));
+  // On this device: a tuning whose inputs fit it but whose host copy cannot be made.
+  auto& client = default_client();
+  const Footprint host_heavy{{64}, 2, std::uint64_t{1} << 62, 0};
+  CHECK_THAT(tunekit::ops::detail::misfit(client.context(), host_heavy, {}).value_or(""),
+             Catch::Contains("bytes of host memory"));
+  CHECK_FALSE(tunekit::ops::detail::misfit(client.context(), Footprint{{64}, 2, 64, 64}, {}));
+  // The ops' estimates: making a random 16-bit input holds its floats and its halves.
+  CHECK(tunekit::ops::detail::host_bytes_to_make(10, tunekit::DType::f16) == 60);
+  CHECK(tunekit::ops::detail::host_bytes_to_make(10, tunekit::DType::f32) == 40);
+}
+
+TEST_CASE("a key's benchmark inputs come from one source for all its input sets", "[ops][opencl]") {
+  using tunekit::ops::detail::input_source;
+  using tunekit::ops::detail::InputSource;
+  int chosen = 0;
+  const auto choose = [&] {
+    ++chosen;
+    return InputSource::callers;
+  };
+  CHECK(input_source("an op", "key 1", choose) == InputSource::callers);
+  // The reference's set, made later in the same tuning: the same source, not chosen again
+  // (memory that changed in between must not give it other data than the shared set).
+  CHECK(input_source("an op", "key 1", [] { return InputSource::random; }) == InputSource::callers);
+  CHECK(chosen == 1);
+  CHECK(input_source("an op", "key 2", [] { return InputSource::random; }) == InputSource::random);
 }
 
 // Run by ctest with POCL_MEMORY_LIMIT=1 (1 GiB of device memory, 256 MiB per allocation): a
@@ -249,6 +306,32 @@ TEST_CASE("reduce tunes on the caller's input when its benchmark input fits only
                    Catch::Contains("tuning on the caller's own inputs instead"));
   }
   CHECK(got == *std::max_element(values.begin(), values.end()));
+}
+
+// Run by ctest with POCL_MEMORY_LIMIT=1 (1 GiB of device memory; the check allows 512 MiB): a
+// reduce of 2^25 + 1 values (128 MiB) anchors to 2^26 (256 MiB). One set of random inputs would
+// fit beside the caller's 128 MiB, but a reduce's tuning holds two (the reference candidate's
+// and the shared one): 640 MiB. The tuning runs on the caller's input and says so. (sum: the
+// test above tunes max of the same anchored size.)
+TEST_CASE("the size check counts both input sets of a tuning validated against a candidate",
+          "[.][small-memory]") {
+  tunekit::test::quick_tuning();
+  auto& client = default_client();
+  const std::size_t n = (std::size_t{1} << 25) + 1;
+  REQUIRE(client.device().global_memory <= std::uint64_t{1} << 30);
+  const auto values = tunekit::ops::random_values(n, 12);
+  const auto input = upload_vector(client, values);
+  float got = 0;
+  {
+    tunekit::test::CapturedWarnings warnings;
+    got = reduce(client, input, ReduceOp::sum);
+    CHECK_THAT(warnings.text(), Catch::Contains("the random benchmark inputs do not fit") &&
+                                    Catch::Contains("(2 sets)") &&
+                                    Catch::Contains("tuning on the caller's own inputs instead"));
+  }
+  double exact = 0;
+  for (const float v : values) exact += v;
+  CHECK(std::fabs(got - exact) <= 1e-6 * static_cast<double>(n) + 1e-5);  // as the validator
 }
 
 TEST_CASE("an output that overlaps an input through a sub-buffer is refused",
