@@ -109,6 +109,12 @@ std::optional<Decision> Persistence::load(const EntryId& id, const CandidateName
   }
   decision.index = decision.ranking.front();
   decision.source = intern(report.source);
+  if (stored->from_elsewhere()) {
+    decision.from_elsewhere = true;
+    std::lock_guard lock(unverified_mutex_);
+    if (rejected_.count({id.key, id.checksum, stored->winner}) != 0) return std::nullopt;
+    unverified_.insert_or_assign({id.key, id.checksum}, *stored);
+  }
   if (log_ >= LogLevel::debug) {
     inform(about(op_, id.key) + "'" + stored->winner + "' from the " + report.source + "\n");
   }
@@ -116,6 +122,29 @@ std::optional<Decision> Persistence::load(const EntryId& id, const CandidateName
   // saved and kept (lookups run beside tunings).
   remember(std::move(report), /*replace=*/false);
   return decision;
+}
+
+void Persistence::adopt(const EntryId& id) {
+  std::optional<StoredResult> result;
+  {
+    std::lock_guard lock(unverified_mutex_);
+    const auto found = unverified_.find({id.key, id.checksum});
+    if (found == unverified_.end()) return;
+    result = std::move(found->second);
+    unverified_.erase(found);
+  }
+  if (store_ && result->shared) store_->adopt(id, *result);  // a bundle's is on disk already
+}
+
+void Persistence::reject(const EntryId& id) {
+  try {
+    std::lock_guard lock(unverified_mutex_);
+    const auto found = unverified_.find({id.key, id.checksum});
+    if (found == unverified_.end()) return;
+    rejected_.emplace(id.key, id.checksum, found->second.winner);
+    unverified_.erase(found);
+  } catch (const std::exception&) {  // no memory to remember it: it is checked again next time
+  }
 }
 
 void Persistence::persist(const EntryId& id, const Decision& decision,

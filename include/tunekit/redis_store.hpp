@@ -147,6 +147,8 @@ class LayeredStore : public ResultStore {
   std::vector<AutotuneOutcome> load_progress(const EntryId& id) override;
   void save_progress(const EntryId& id, const std::vector<AutotuneOutcome>& outcomes) override;
   void drop_progress(const EntryId& id) override;
+  /// A shared store's entry, validated here: written to the local store (by a thread).
+  void adopt(const EntryId& id, const StoredResult& result) override;
   const std::shared_ptr<ResultStore>& local() const noexcept { return local_; }
   const std::shared_ptr<ResultStore>& remote() const noexcept { return remote_; }
 

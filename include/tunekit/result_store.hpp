@@ -35,11 +35,16 @@ struct StoredResult {
   /// Which store answered a load, set by that store (not kept): "local cache DIR", "shared
   /// store redis://HOST:PORT/DB?prefix=P".
   std::string source = {};
+  /// Set by a shared store's load (not kept): the result comes from another machine.
+  bool shared = false;
 
   /// A remembered failure (every candidate failed) holds only where it happened: it is never
   /// sent to or taken from a shared store, nor imported from a bundle, so that a forged or
   /// foreign one cannot switch an op off on another machine (docs/cache.md).
   bool failed() const noexcept { return winner.empty(); }
+  /// Whether it comes from elsewhere (a shared store, an imported bundle): its winner serves
+  /// only once its output passed the set's validator on this machine (docs/cache.md).
+  bool from_elsewhere() const noexcept { return shared || !imported_from.empty(); }
 };
 
 /// Held while this process tunes an entry; other processes wait for it. Released on destruction.
@@ -82,6 +87,12 @@ class ResultStore {
   }
   /// Removes the record of `id`'s key: the tuning finished. Never throws.
   virtual void drop_progress(const EntryId& id) { (void)id; }
+
+  /// A result load() took from elsewhere (StoredResult::from_elsewhere) whose winner then
+  /// passed validation on this machine: a store that keeps copies of such results keeps this one
+  /// (LayeredStore writes the shared store's entry to the local cache). Default: nothing. Never
+  /// throws.
+  virtual void adopt(const EntryId& id, const StoredResult& result) { (void)id, (void)result; }
 };
 
 /// The store `settings` ask for: the file store under settings.resolved_cache_dir(), or null

@@ -53,7 +53,7 @@ void LayeredStore::flush_all() {
 std::optional<StoredResult> LayeredStore::load(const EntryId& id) {
   if (local_) {
     {
-      // Fetched a moment ago and not written yet: a second lookup does not ask the server again.
+      // Adopted a moment ago and not written yet: a second lookup does not ask the server again.
       std::lock_guard lock(mutex_);
       for (const auto& entry : to_keep_) {
         if (entry.id.op == id.op && entry.id.device == id.device && entry.id.key == id.key &&
@@ -65,11 +65,22 @@ std::optional<StoredResult> LayeredStore::load(const EntryId& id) {
     if (auto found = local_->load(id)) return found;
   }
   if (!remote_) return std::nullopt;
-  auto found = remote_->load(id);
+  // Not kept locally yet: another machine's entry is kept once its winner validated here
+  // (adopt), so that a forged one never reaches this machine's disk.
+  return remote_->load(id);
+}
+
+void LayeredStore::adopt(const EntryId& id, const StoredResult& result) {
   // Kept locally, the next process on this machine starts from its own disk; written by a
   // thread, as the local store's writes are synced (fsync) and this caller waits for its op.
-  if (found && local_) keep_locally(id, *found);
-  return found;
+  if (!local_) return;
+  try {
+    StoredResult kept = result;
+    kept.shared = false;
+    kept.source.clear();
+    keep_locally(id, kept);
+  } catch (const std::exception&) {  // no memory for the copy: the next process fetches it again
+  }
 }
 
 void LayeredStore::keep_locally(const EntryId& id, const StoredResult& result) {

@@ -831,6 +831,7 @@ std::optional<StoredResult> RedisStore::load(const EntryId& id) {
   }
   if (entry) {
     entry->result.source = "shared store " + impl_->url;
+    entry->result.shared = true;
     return std::move(entry->result);
   }
   if (present) impl_->report_bad(key, problem);

@@ -501,3 +501,114 @@ TEST_CASE("a bundle dense in JSON values is refused before it is parsed", "[cach
   }
   CHECK(store.entries().empty());
 }
+
+namespace {
+// Another machine's store, as a hostile member of the fleet would fill it: every key's entry
+// names `winner` (index 1 of the sets below), with a checksum that holds (the format is public),
+// and loads come back marked as a shared store's (StoredResult::shared). What this machine
+// saves replaces it; what it adopts is counted.
+struct ForgedSharedStore final : ResultStore {
+  std::map<std::string, StoredResult> saved;
+  int adopted = 0;
+  std::optional<StoredResult> load(const EntryId& id) override {
+    if (const auto found = saved.find(id.key); found != saved.end()) return found->second;
+    AutotuneOutcome forged;
+    forged.name = "plus one";
+    forged.index = 1;
+    forged.status = OutcomeStatus::measured;
+    forged.median = forged.low = forged.high = forged.min = forged.max = 1e-4;
+    forged.samples = 3;
+    StoredResult result{"plus one", 1, {forged}};
+    result.shared = true;
+    result.source = "shared store redis://fleet";
+    return result;
+  }
+  void save(const EntryId& id, const StoredResult& result) override { saved[id.key] = result; }
+  std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
+  void adopt(const EntryId&, const StoredResult&) override { ++adopted; }
+};
+
+// A candidate that returns its input plus `offset` and costs `seconds` a call.
+auto adds(int offset, double seconds) {
+  return [=](VirtualClient& client, int& n) {
+    client.spend(seconds);
+    return n + offset;
+  };
+}
+}  // namespace
+
+TEST_CASE("a forged shared-store winner that gives wrong results is caught before it serves",
+          "[cache][attack]") {
+  // The review's R3: execute(8) returned 17 where the answer is 16 (here 9 for 8), and the
+  // victim copied the entry into its own cache.
+  const auto store = std::make_shared<ForgedSharedStore>();
+  VirtualClient client;
+  Tuner<SizeKey> tuner("forged", client.id(), test_settings(), store);
+  const auto check = GENERATE(as<std::string>{}, "candidate reference", "host reference");
+  const auto base = TunableSet{size_key, size_inputs}
+                        .with(Tunable{"right", adds(0, 2e-3)})
+                        .with(Tunable{"plus one", adds(1, 1e-4)});
+  CapturedWarnings warnings;
+  int n = 8;
+  int got = 0;
+  if (check == "host reference") {
+    const auto set = base.validate_with(HostReference{[](int x) { return x; }, std::equal_to<>{}});
+    got = tuner.execute(client, set, SizeKey{8}, n);
+  } else {
+    got = tuner.execute(client, base.validate_with(std::equal_to<>{}), SizeKey{8}, n);
+  }
+  INFO(warnings.text());
+  CHECK(got == 8);
+  CHECK(warnings.count("names 'plus one', which gives a wrong output here") == 1);
+  CHECK(store->adopted == 0);  // never kept as this machine's own
+  // The tuning's result replaced the forged entry.
+  REQUIRE(store->saved.size() == 1);
+  CHECK(store->saved.begin()->second.winner == "right");
+}
+
+TEST_CASE("a shared-store winner that is right here serves, after one check, and is adopted",
+          "[cache][attack]") {
+  struct HonestStore final : ResultStore {
+    int adopted = 0;
+    std::optional<StoredResult> load(const EntryId&) override {
+      AutotuneOutcome fast;
+      fast.name = "fast";
+      fast.index = 1;
+      fast.status = OutcomeStatus::measured;
+      fast.median = fast.low = fast.high = fast.min = fast.max = 1e-4;
+      fast.samples = 3;
+      StoredResult result{"fast", 1, {fast}};
+      result.shared = true;
+      result.source = "shared store redis://fleet";
+      return result;
+    }
+    void save(const EntryId&, const StoredResult&) override { FAIL("nothing is tuned"); }
+    std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
+    void adopt(const EntryId&, const StoredResult& result) override {
+      CHECK(result.winner == "fast");
+      ++adopted;
+    }
+  };
+  const auto store = std::make_shared<HonestStore>();
+  VirtualClient client;
+  Tuner<SizeKey> tuner("honest", client.id(), test_settings(), store);
+  int calls = 0;
+  const auto set = TunableSet{size_key, size_inputs}
+                       .with(Tunable{"slow",
+                                     [&calls](VirtualClient& c, int& n) {
+                                       ++calls;
+                                       c.spend(2e-3);
+                                       return n;
+                                     }})
+                       .with(Tunable{"fast", adds(0, 1e-4)})
+                       .validate_with(std::equal_to<>{});
+  int n = 8;
+  CapturedWarnings warnings;
+  for (int i = 0; i < 3; ++i) CHECK(tuner.execute(client, set, SizeKey{8}, n) == 8);
+  CHECK(warnings.text().empty());
+  CHECK(store->adopted == 1);  // checked once, then served from memory
+  CHECK(calls == 1);           // the reference's one call: the check, not a tuning
+  const auto report = tuner.report(SizeKey{8});
+  REQUIRE(report);
+  CHECK(report->source == "shared store redis://fleet");
+}

@@ -779,7 +779,7 @@ TEST_CASE("a bad value under an entry's key: one machine tunes and overwrites it
   CHECK(warnings.lines() == 0);
 }
 
-TEST_CASE("flush_all waits until what a layered store fetched is written locally", "[redis]") {
+TEST_CASE("flush_all waits until what a layered store adopted is written locally", "[redis]") {
   // A local store whose writes wait for a gate, and a remote one that has every entry.
   struct GatedLocal final : ResultStore {
     std::mutex mutex;
@@ -801,8 +801,13 @@ TEST_CASE("flush_all waits until what a layered store fetched is written locally
   };
   auto local = std::make_shared<GatedLocal>();
   LayeredStore store(local, std::make_shared<FullRemote>());
-  REQUIRE(store.load(sample_id("[1]")));
-  REQUIRE(store.load(sample_id("[2]")));
+  // Fetched but not adopted (its winner not yet validated here): never written locally.
+  REQUIRE(store.load(sample_id("[0]")));
+  for (const char* key : {"[1]", "[2]"}) {
+    const auto fetched = store.load(sample_id(key));
+    REQUIRE(fetched);
+    store.adopt(sample_id(key), *fetched);  // the tuner validated its winner
+  }
   std::atomic<bool> flushed{false};
   std::thread flusher([&] {
     LayeredStore::flush_all();
@@ -817,5 +822,67 @@ TEST_CASE("flush_all waits until what a layered store fetched is written locally
   local->changed.notify_all();
   flusher.join();
   std::lock_guard lock(local->mutex);
-  CHECK(local->saved == 2);  // both on "disk" when flush_all returned
+  CHECK(local->saved == 2);  // both adopted on "disk" when flush_all returned, not the third
+}
+
+TEST_CASE("a forged entry on the server cannot make a program wrong, nor reach a local cache",
+          "[redis]") {
+  // The review's R3, against a real server: a hostile member of the fleet writes, with a
+  // checksum that holds, an entry naming a candidate that returns n + 1. Each machine checks a
+  // winner from the server once against the set's reference before it serves.
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  TempDir dir;
+  const auto run = [&](const fs::path& local) {
+    Settings settings = cache_settings(local);
+    settings.store = server->url();
+    LocalTuner<SizeKey> tuner("forged_op", settings);
+    VirtualClient client("device A");
+    const auto& set = tuner.init([] {
+      const auto adds = [](int offset, double seconds) {
+        return [=](VirtualClient& c, std::uint64_t& n) {
+          c.spend(seconds);
+          return n + static_cast<std::uint64_t>(offset);
+        };
+      };
+      return TunableSet{[](const std::uint64_t& n) { return SizeKey{n}; },
+                        [](const SizeKey& k, const std::uint64_t&) {
+                          return std::tuple<std::uint64_t>(k.n.value());
+                        }}
+          .with(Tunable{"right", adds(0, 2e-3)})
+          .with(Tunable{"plus one", adds(1, 1e-4)})
+          .validate_with(std::equal_to<>{});
+    });
+    std::uint64_t n = 8;
+    return tuner.execute(client.id(), client, set, n);
+  };
+  CHECK(run(dir / "a") == 8);  // machine A tunes: "right" wins, "plus one" fails validation
+  LayeredStore::flush_all();
+  RedisStore store(parse_store_url(server->url()), fast_options());
+  auto entries = store.entries("forged_op");
+  REQUIRE(entries.size() == 1);
+  CacheEntry forged = entries.front();
+  REQUIRE(forged.result.winner == "right");
+  for (auto& outcome : forged.result.outcomes) {
+    if (outcome.name != "plus one") continue;
+    outcome.status = OutcomeStatus::measured;
+    outcome.error.reset();
+    outcome.median = outcome.low = outcome.high = outcome.min = outcome.max = 1e-5;
+    outcome.samples = 3;
+    forged.result.winner = outcome.name;
+    forged.result.winner_index = static_cast<std::uint32_t>(outcome.index);
+  }
+  REQUIRE(forged.result.winner == "plus one");
+  store.save(forged.id, forged.result);
+  REQUIRE(store.load(forged.id)->winner == "plus one");  // what machine B will read
+
+  CapturedWarnings warnings;
+  CHECK(run(dir / "b") == 8);  // machine B: checked, caught, tuned
+  INFO(warnings.text());
+  CHECK(warnings.count("names 'plus one', which gives a wrong output here") == 1);
+  LayeredStore::flush_all();
+  for (const auto& entry : FileStore(dir / "b").entries("forged_op")) {
+    CHECK(entry.result.winner == "right");  // the forged entry never reached B's disk
+  }
+  CHECK(store.load(forged.id)->winner == "right");  // B's tuning replaced it on the server
 }

@@ -49,6 +49,9 @@ struct Decision {
   // Where the result came from (CallReport::source): a literal, or text the tuner's records keep
   // for their lifetime (Persistence::intern).
   std::string_view source = "computed";
+  // Loaded from a shared store or an imported bundle: its winner serves once its output passed
+  // the set's validator on this machine (Tuner::trusted).
+  bool from_elsewhere = false;
   // Failures of the winner on calls that another candidate then served; guarded by the tuner's
   // decisions mutex (readers of its lock-free map never touch it).
   mutable unsigned strikes = 0;

@@ -12,7 +12,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "tunekit/engine/decision.hpp"
@@ -81,6 +83,13 @@ class Persistence {
   /// failure comes back failed. Its report is remembered (never over one of this process).
   std::optional<Decision> load(const EntryId& id, const CandidateNames& names,
                                bool report_mismatch = true);
+
+  /// Once the winner of a decision load() took from elsewhere (Decision::from_elsewhere) passed
+  /// validation on this machine: the store keeps its copy (ResultStore::adopt). Never throws.
+  void adopt(const EntryId& id);
+  /// ... whose winner gave a wrong output here instead: load() passes over that winner for `id`
+  /// from now on (not checked nor said again). Never throws.
+  void reject(const EntryId& id);
 
   /// Saves `decision` under `id` with the report of its key (a failed key with no winner;
   /// candidates that failed after tuning as failed). A write failure is warned, not thrown.
@@ -154,6 +163,11 @@ class Persistence {
   std::shared_ptr<ResultStore> store_;
   mutable std::mutex reports_mutex_;
   std::map<std::string, TuningReport> reports_;
+  // Results load() took from elsewhere, by key and checksum, until adopt() (or a tuning) ends
+  // them: at most one per key.
+  std::mutex unverified_mutex_;
+  std::map<std::pair<std::string, std::uint64_t>, StoredResult> unverified_;
+  std::set<std::tuple<std::string, std::uint64_t, std::string>> rejected_;  // key, checksum, winner
 };
 
 }  // namespace tunekit::detail

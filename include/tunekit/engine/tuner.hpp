@@ -24,6 +24,7 @@
 #include "tunekit/engine/decision.hpp"
 #include "tunekit/engine/persistence.hpp"
 #include "tunekit/engine/retry_backoff.hpp"
+#include "tunekit/engine/stored_decision.hpp"
 #include "tunekit/engine/tuning_run.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/key.hpp"
@@ -81,8 +82,7 @@ class Tuner {
                  client, set, key, inputs...);
   }
 
-  /// Waits until this tuner's background tunings (Settings::tuning) are done; at once in
-  /// blocking mode.
+  /// Waits until this tuner's background tunings (Settings::tuning) are done (blocking: at once).
   void wait_for_tunings() { background_.wait_idle(); }
 
   /// The winner's location for `key`, tuning first on a miss (prepared dispatch: in any mode).
@@ -102,8 +102,7 @@ class Tuner {
   /// Every report this tuner holds, by key.
   std::vector<TuningReport> reports() const { return records_.reports(); }
 
-  /// Forgets the in-memory winners and remembered failures (the persistent store keeps its
-  /// entries).
+  /// Forgets the in-memory winners and failures (the persistent store keeps its entries).
   void clear_memory() {
     std::lock_guard lock(decisions_mutex_);
     decisions_.clear();
@@ -219,7 +218,8 @@ class Tuner {
     }
     retries_.throw_if_waiting(key_to_string(key));  // a failure of the moment, still recent
     if (records_.store()) {
-      if (auto stored = records_.load(entry_id(set, key), detail::NamesOf(set))) {
+      if (auto stored = detail::stored_decision(records_, entry_id(set, key), true, op_, device_,
+                                                settings_, client, set, key, inputs...)) {
         note(CallPath::loaded, *stored);
         return commit(key, detail::located(set, std::move(*stored)));
       }
@@ -324,10 +324,10 @@ class Tuner {
                   Inputs&... inputs) {
     const detail::NamesOf names(set);
     std::optional<EntryId> id;
-    if (records_.store()) {  // obtain() looked in it just before
+    if (records_.store()) {  // again: another process may have tuned it since obtain() looked
       id = entry_id(set, key);
-      // Again: another process may have tuned it meanwhile (a mismatch was reported just before).
-      if (auto stored = records_.load(*id, names, /*report_mismatch=*/false)) {
+      if (auto stored = detail::stored_decision(records_, *id, /*report_mismatch=*/false, op_,
+                                                device_, settings_, client, set, key, inputs...)) {
         note(CallPath::loaded, *stored);
         return detail::located(set, std::move(*stored));
       }

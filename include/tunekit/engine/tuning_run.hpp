@@ -94,6 +94,21 @@ class TuningRun {
   /// Before run(): once `stop` is true, run() throws TuningStopped before its next candidate.
   void stop_when(const std::atomic<bool>& stop) { stop_ = &stop; }
 
+  /// Instead of run(): why candidate `index` (a winner stored elsewhere) is wrong here, as the
+  /// set's validator judges its output on the key's benchmark inputs against the set's
+  /// reference; nothing when it is right, or when the set has no validator. Throws what the
+  /// input generator throws.
+  std::optional<AutotuneError> check_one(std::size_t index) {
+    if constexpr (Set::validates) {
+      outcomes_.resize(set_.size());
+      std::optional<Bench> own;
+      return validate(index, bench_inputs(own));
+    } else {
+      (void)index;
+      return std::nullopt;
+    }
+  }
+
   /// Measures the set for the key, level by level of the plan, until a level has a working
   /// candidate. Candidates not measured carry the reason. The outcomes come back ranked.
   TuningReport run() {
