@@ -108,6 +108,16 @@ auto costs(double seconds) {
   return [=](Client& client, int&) { client.spend(seconds); };
 }
 
+/// A candidate of `Client` that returns its input plus `offset` (0: right, else wrong) and costs
+/// `seconds` a call.
+template <class Client>
+auto adds(int offset, double seconds) {
+  return [=](Client& client, int& n) {
+    client.spend(seconds);
+    return n + offset;
+  };
+}
+
 /// How many times `what` occurs in `text` (overlapping ones counted).
 inline std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t count = 0;

@@ -503,6 +503,20 @@ TEST_CASE("a bundle dense in JSON values is refused before it is parsed", "[cach
 }
 
 namespace {
+// An entry as a shared store's load gives it: `winner` (set index `index`) measured alone.
+StoredResult shared_entry(const std::string& winner, std::uint32_t index) {
+  AutotuneOutcome outcome;
+  outcome.name = winner;
+  outcome.index = index;
+  outcome.status = OutcomeStatus::measured;
+  outcome.median = outcome.low = outcome.high = outcome.min = outcome.max = 1e-4;
+  outcome.samples = 3;
+  StoredResult result{winner, index, {outcome}};
+  result.shared = true;
+  result.source = "shared store redis://fleet";
+  return result;
+}
+
 // Another machine's store, as a hostile member of the fleet would fill it: every key's entry
 // names `winner` (index 1 of the sets below), with a checksum that holds (the format is public),
 // and loads come back marked as a shared store's (StoredResult::shared). What this machine
@@ -512,29 +526,13 @@ struct ForgedSharedStore final : ResultStore {
   int adopted = 0;
   std::optional<StoredResult> load(const EntryId& id) override {
     if (const auto found = saved.find(id.key); found != saved.end()) return found->second;
-    AutotuneOutcome forged;
-    forged.name = "plus one";
-    forged.index = 1;
-    forged.status = OutcomeStatus::measured;
-    forged.median = forged.low = forged.high = forged.min = forged.max = 1e-4;
-    forged.samples = 3;
-    StoredResult result{"plus one", 1, {forged}};
-    result.shared = true;
-    result.source = "shared store redis://fleet";
-    return result;
+    return shared_entry("plus one", 1);
   }
   void save(const EntryId& id, const StoredResult& result) override { saved[id.key] = result; }
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
   void adopt(const EntryId&, const StoredResult&) override { ++adopted; }
 };
 
-// A candidate that returns its input plus `offset` and costs `seconds` a call.
-auto adds(int offset, double seconds) {
-  return [=](VirtualClient& client, int& n) {
-    client.spend(seconds);
-    return n + offset;
-  };
-}
 }  // namespace
 
 TEST_CASE("a forged shared-store winner that gives wrong results is caught before it serves",
@@ -546,8 +544,8 @@ TEST_CASE("a forged shared-store winner that gives wrong results is caught befor
   Tuner<SizeKey> tuner("forged", client.id(), test_settings(), store);
   const auto check = GENERATE(as<std::string>{}, "candidate reference", "host reference");
   const auto base = TunableSet{size_key, size_inputs}
-                        .with(Tunable{"right", adds(0, 2e-3)})
-                        .with(Tunable{"plus one", adds(1, 1e-4)});
+                        .with(Tunable{"right", adds<VirtualClient>(0, 2e-3)})
+                        .with(Tunable{"plus one", adds<VirtualClient>(1, 1e-4)});
   CapturedWarnings warnings;
   int n = 8;
   int got = 0;
@@ -570,18 +568,7 @@ TEST_CASE("a shared-store winner that is right here serves, after one check, and
           "[cache][attack]") {
   struct HonestStore final : ResultStore {
     int adopted = 0;
-    std::optional<StoredResult> load(const EntryId&) override {
-      AutotuneOutcome fast;
-      fast.name = "fast";
-      fast.index = 1;
-      fast.status = OutcomeStatus::measured;
-      fast.median = fast.low = fast.high = fast.min = fast.max = 1e-4;
-      fast.samples = 3;
-      StoredResult result{"fast", 1, {fast}};
-      result.shared = true;
-      result.source = "shared store redis://fleet";
-      return result;
-    }
+    std::optional<StoredResult> load(const EntryId&) override { return shared_entry("fast", 1); }
     void save(const EntryId&, const StoredResult&) override { FAIL("nothing is tuned"); }
     std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
     void adopt(const EntryId&, const StoredResult& result) override {
@@ -600,7 +587,7 @@ TEST_CASE("a shared-store winner that is right here serves, after one check, and
                                        c.spend(2e-3);
                                        return n;
                                      }})
-                       .with(Tunable{"fast", adds(0, 1e-4)})
+                       .with(Tunable{"fast", adds<VirtualClient>(0, 1e-4)})
                        .validate_with(std::equal_to<>{});
   int n = 8;
   CapturedWarnings warnings;

@@ -12,6 +12,7 @@
 #include "../support.hpp"
 
 using namespace tunekit;
+using test::adds;
 using test::costs;
 using test::DriftingClient;
 using test::size_inputs;
@@ -110,25 +111,15 @@ TEST_CASE("leaders the intervals cannot tell apart are tied; the lower median wi
   CHECK_THAT(table, Catch::Contains("tied within the intervals"));
 }
 
-namespace {
-// Candidates returning n, one of them (the first, the reference by default) n + 1.
-auto returns(int offset, double seconds) {
-  return [=](VirtualClient& client, int& n) {
-    client.spend(seconds);
-    return n + offset;
-  };
-}
-}  // namespace
-
 TEST_CASE("a wrong reference candidate fails the tuning as the suspect; nothing is kept",
           "[tuner][pick][validation]") {
   LocalTuner<test::SizeKey> tuner("suspect", test::test_settings());
   VirtualClient client;
   const auto& set = tuner.init([] {
     return TunableSet{size_key, size_inputs}
-        .with(Tunable{"wrong", returns(1, 1e-4)})  // the fastest, and the reference
-        .with(Tunable{"right a", returns(0, 2e-3)})
-        .with(Tunable{"right b", returns(0, 3e-3)})
+        .with(Tunable{"wrong", adds<VirtualClient>(1, 1e-4)})  // the fastest, and the reference
+        .with(Tunable{"right a", adds<VirtualClient>(0, 2e-3)})
+        .with(Tunable{"right b", adds<VirtualClient>(0, 3e-3)})
         .validate_with(std::equal_to<>{});
   });
   for (int attempt = 0; attempt < 2; ++attempt) {  // not remembered: tuned (and caught) again
@@ -150,9 +141,9 @@ TEST_CASE("a host reference catches a wrong first candidate", "[tuner][pick][val
   VirtualClient client;
   const auto& set = tuner.init([] {
     return TunableSet{size_key, size_inputs}
-        .with(Tunable{"wrong", returns(1, 1e-4)})
-        .with(Tunable{"right a", returns(0, 2e-3)})
-        .with(Tunable{"right b", returns(0, 3e-3)})
+        .with(Tunable{"wrong", adds<VirtualClient>(1, 1e-4)})
+        .with(Tunable{"right a", adds<VirtualClient>(0, 2e-3)})
+        .with(Tunable{"right b", adds<VirtualClient>(0, 3e-3)})
         .validate_with(HostReference{[](int n) { return n; }, std::equal_to<>{}});
   });
   CHECK(tuner.execute(client.id(), client, set, 8) == 8);
