@@ -94,6 +94,21 @@ static cl_program patch_program(cl_program p, const char* label, const std::stri
   if (target != std::string::npos) bin.replace(target, 14, ".target sm_90a,");
   std::printf("[%s] patched PTX: %zu markers removed, target %s\n", label, markers,
               target != std::string::npos ? "sm_90a" : "NOT FOUND");
+  // TC_MAXNREG=N: a register cap on every entry (`.maxnreg N` before its body), for more
+  // work-groups per multiprocessor than the compiler's own allocation allows (OpenCL has no
+  // build option for it: docs/opencl.md).
+  if (const char* cap = std::getenv("TC_MAXNREG"); cap != nullptr && *cap != '\0') {
+    size_t capped = 0;
+    for (size_t at = bin.find(".entry"); at != std::string::npos; at = bin.find(".entry", at)) {
+      const size_t body = bin.find("\n{", at);
+      if (body == std::string::npos) break;
+      const std::string directive = "\n.maxnreg " + std::string(cap);
+      bin.insert(body, directive);
+      at = body + directive.size() + 2;
+      ++capped;
+    }
+    std::printf("[%s] .maxnreg %s on %zu entries\n", label, cap, capped);
+  }
   const unsigned char* in = reinterpret_cast<const unsigned char*>(bin.data());
   size_t length = bin.size();
   cl_int status = 0, err = 0;
