@@ -154,24 +154,35 @@ int measure_once(const Options& o) {
   return 0;
 }
 
+// Runs `command` and calls `record(kind, rest)` for each line of its output that holds a tab
+// (the children's records: "kind<TAB>rest"); true when it exited with 0.
+template <class Record>
+bool read_records(const std::string& command, Record record) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot start " + command);
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe) != nullptr) {
+    std::string text(line);
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    const auto tab = text.find('\t');
+    if (tab != std::string::npos) record(text.substr(0, tab), text.substr(tab + 1));
+  }
+  return pclose(pipe) == 0;
+}
+
 // One judge: a fresh process measuring `names_file`'s configurations; their medians by name.
 std::map<std::string, double> run_judge(const char* self, const Options& o) {
   std::string command = std::string("'") + self + "' --measure-once --size " + std::to_string(o.n) +
                         " --rounds " + std::to_string(o.rounds) + " --sample " +
                         std::to_string(o.sample) + " --names '" + o.names_file + "'";
   if (!o.device.empty()) command += " --device '" + o.device + "'";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("cannot start " + command);
   std::map<std::string, double> median;
-  char line[4096];
-  while (std::fgets(line, sizeof line, pipe) != nullptr) {
-    std::string text(line);
-    if (!text.empty() && text.back() == '\n') text.pop_back();
-    if (text.rfind("time\t", 0) != 0) continue;
-    const auto tab = text.rfind('\t');
-    median[text.substr(5, tab - 5)] = std::stod(text.substr(tab + 1));
-  }
-  if (pclose(pipe) != 0 || median.empty()) throw std::runtime_error("a judge failed: " + command);
+  const bool exited = read_records(command, [&](const std::string& kind, const std::string& rest) {
+    if (kind != "time") return;
+    const auto tab = rest.rfind('\t');
+    median[rest.substr(0, tab)] = std::stod(rest.substr(tab + 1));
+  });
+  if (!exited || median.empty()) throw std::runtime_error("a judge failed: " + command);
   return median;
 }
 
@@ -190,16 +201,8 @@ Child run_child(const char* self, const Options& o, const std::string& level,
                         std::to_string(o.top);
   if (!o.device.empty()) command += " --device '" + o.device + "'";
   if (o.min_sample > 0) command += " --min-sample " + std::to_string(o.min_sample);
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("cannot start " + command);
   Child child;
-  char line[4096];
-  while (std::fgets(line, sizeof line, pipe) != nullptr) {
-    std::string text(line);
-    if (!text.empty() && text.back() == '\n') text.pop_back();
-    const auto tab = text.find('\t');
-    if (tab == std::string::npos) continue;
-    const std::string kind = text.substr(0, tab), rest = text.substr(tab + 1);
+  const bool exited = read_records(command, [&](const std::string& kind, const std::string& rest) {
     if (kind == "winner") {
       const auto t1 = rest.find('\t'), t2 = rest.find('\t', t1 + 1);
       child.winner = rest.substr(0, t1);
@@ -211,8 +214,8 @@ Child run_child(const char* self, const Options& o, const std::string& level,
       const auto t = rest.find('\t');
       child.seen[rest.substr(0, t)] = std::stod(rest.substr(t + 1));
     }
-  }
-  if (pclose(pipe) != 0 || child.winner.empty()) {
+  });
+  if (!exited || child.winner.empty()) {
     throw std::runtime_error("a tuning failed: " + command);
   }
   return child;
