@@ -38,6 +38,14 @@ inline std::optional<std::uint64_t> bytes_of(std::uint64_t rows, std::uint64_t c
   return bytes_of(rows * cols, size);
 }
 
+/// host_bytes_to_make() of a rows x cols random input of `dtype`, or nothing past 64 bits.
+inline std::optional<std::uint64_t> bytes_to_make(std::uint64_t rows, std::uint64_t cols,
+                                                  DType dtype) {
+  const auto elements = bytes_of(rows, cols, 1);
+  if (!elements || *elements > SIZE_MAX) return std::nullopt;
+  return host_bytes_to_make(static_cast<std::size_t>(*elements), dtype);
+}
+
 /// What the size check weighs benchmark inputs against: a device's largest allocation and its
 /// global memory, in bytes.
 struct DeviceMemory {

@@ -295,7 +295,7 @@ std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& 
       detail::Footprint{{detail::bytes_of(key.rows, key.cols, sizeof(float)),
                          detail::bytes_of(key.rows, sizeof(float))},
                         2,
-                        detail::bytes_of(key.rows, key.cols, sizeof(float)),
+                        detail::bytes_to_make(key.rows, key.cols, DType::f32),
                         detail::bytes_of(key.rows, 2 * sizeof(float))},
       {&matrix.buffer, &output.buffer},
       [&] {

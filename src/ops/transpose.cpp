@@ -117,7 +117,10 @@ std::tuple<DeviceMatrix, DeviceMatrix> bench_inputs(const TransposeKey& key, con
       context, "transpose", key_text,
       // Two sets (the reference candidate's inputs stay beside the shared ones); validation
       // reads both outputs back.
-      detail::Footprint{{bytes, bytes}, 2, bytes, detail::bytes_of(key.rows, key.cols, 8)},
+      detail::Footprint{{bytes, bytes},
+                        2,
+                        detail::bytes_to_make(key.rows, key.cols, DType::f32),
+                        detail::bytes_of(key.rows, key.cols, 8)},
       {&in.buffer, &out.buffer},
       [&] {
         return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed),

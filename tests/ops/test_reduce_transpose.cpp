@@ -266,6 +266,8 @@ TEST_CASE(
   // The ops' estimates: making a random 16-bit input holds its floats and its halves.
   CHECK(tunekit::ops::detail::host_bytes_to_make(10, tunekit::DType::f16) == 60);
   CHECK(tunekit::ops::detail::host_bytes_to_make(10, tunekit::DType::f32) == 40);
+  CHECK(tunekit::ops::detail::bytes_to_make(2, 5, tunekit::DType::f16) == 60);
+  CHECK_FALSE(tunekit::ops::detail::bytes_to_make(UINT64_MAX, 2, tunekit::DType::f32));
 }
 
 TEST_CASE("a key's benchmark inputs come from one source for all its input sets", "[ops][opencl]") {

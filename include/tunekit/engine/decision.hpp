@@ -50,7 +50,7 @@ struct Decision {
   // for their lifetime (Persistence::intern).
   std::string_view source = "computed";
   // Loaded from a shared store or an imported bundle: its winner serves once its output passed
-  // the set's validator on this machine (Tuner::trusted).
+  // the set's validator on this machine (stored_decision.hpp).
   bool from_elsewhere = false;
   // Failures of the winner on calls that another candidate then served; guarded by the tuner's
   // decisions mutex (readers of its lock-free map never touch it).
