@@ -25,6 +25,7 @@
 #include <string>
 #include <thread>
 #include <tunekit/cl.hpp>
+#include <tunekit/cl/program_binaries.hpp>
 #include <tunekit/ops/matmul.hpp>
 #include <tunekit/settings.hpp>
 #include <vector>

@@ -1,9 +1,8 @@
-// What user_matmul.cpp cannot compile faster than while the public API stays: OpenCL-CLHPP,
-// <filesystem> (KernelSpec::from_file takes std::filesystem::path) and Hana's struct reflection
-// (MatmulKey). scripts/compile-time.sh BASE bench/compile_time/floor.cpp
+// What user_matmul.cpp cannot compile faster than while the public API stays: OpenCL-CLHPP
+// (::cl:: types in tunekit/cl.hpp's signatures) and Hana's struct reflection (MatmulKey).
+// scripts/compile-time.sh BASE bench/compile_time/floor.cpp
 #include <CL/opencl.hpp>
 #include <boost/hana/define_struct.hpp>
-#include <filesystem>
 #include <ostream>
 
 int main() {

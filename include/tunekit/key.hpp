@@ -10,20 +10,17 @@
 #include <boost/hana/members.hpp>
 #include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
-#include <charconv>
-#include <cmath>
 #include <concepts>
 #include <cstddef>
-#include <cstdio>
 #include <functional>
-#include <limits>
 #include <optional>
-#include <sstream>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
 
 #include "tunekit/anchor.hpp"
+#include "tunekit/detail/function_ref.hpp"
 #include "tunekit/dtype.hpp"
 
 namespace tunekit {
@@ -70,37 +67,21 @@ std::size_t hash_field(const T& v) {
 // A field's text may not contain the separators of the key's text (' ' between fields, '=' after
 // a name), the escape character itself, nor control bytes: those are written as \xHH, so that
 // two different keys never print the same (`a="x b=y"` is `a=x\x20b\x3dy`, not `a=x b=y`).
-inline void write_escaped(std::ostream& os, std::string_view text) {
-  static constexpr char hex[] = "0123456789abcdef";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte <= 0x20 || byte == 0x7f || c == '=' || c == '\\') {
-      os << '\\' << 'x' << hex[byte >> 4] << hex[byte & 0xf];
-    } else {
-      os << c;
-    }
-  }
-}
+void write_escaped(std::ostream& os, std::string_view text);
 
 // The shortest text that reads back as the same value (std::to_chars), so that two different
 // floating values never share a cache entry. -0 prints as 0: the two compare equal in memory.
-template <std::floating_point T>
-void write_float(std::ostream& os, T v) {
-  if (std::isnan(v)) {
-    os << "nan";  // for logs only: a key with a NaN field is refused before any lookup
-    return;
-  }
-  if (v == 0) v = 0;
-  char buffer[64];
-  if constexpr (std::is_same_v<T, long double>) {
-    std::snprintf(buffer, sizeof buffer, "%.*Lg", std::numeric_limits<long double>::max_digits10,
-                  v);
-    os << buffer;
-  } else {
-    const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
-    os << std::string_view(buffer, ec == std::errc() ? static_cast<std::size_t>(end - buffer) : 0);
-  }
-}
+// NaN prints as "nan", for logs only: a key with a NaN field is refused before any lookup.
+void write_float(std::ostream& os, float v);
+void write_float(std::ostream& os, double v);
+void write_float(std::ostream& os, long double v);
+
+// Whether `v` is NaN (compiled in src/key.cpp, whatever the caller's floating-point options).
+bool is_nan(long double v);
+
+// What `write` puts on a stream, as a string. These helpers live in src/key.cpp, so that this
+// header costs a user's file no <sstream>, <charconv> nor <cmath> (issue 28: their compile time).
+std::string streamed_text(FunctionRef<void(std::ostream&)> write);
 
 template <class T>
 void print_field(std::ostream& os, const T& v) {
@@ -116,9 +97,8 @@ void print_field(std::ostream& os, const T& v) {
     write_float(os, v);
   } else {
     static_assert(Streamable<T>, "a key field cannot be printed: give it an operator<<");
-    std::ostringstream text;  // strings, and any type's own operator<<, escaped
-    text << v;
-    write_escaped(os, text.view());
+    // strings, and any type's own operator<<, escaped
+    write_escaped(os, streamed_text([&](std::ostream& text) { text << v; }));
   }
 }
 
@@ -126,7 +106,7 @@ void print_field(std::ostream& os, const T& v) {
 template <class T>
 std::optional<std::string> field_problem(const T& v) {
   if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(v)) return std::string("is NaN, which equals nothing, not even itself");
+    if (is_nan(v)) return std::string("is NaN, which equals nothing, not even itself");
   }
   return std::nullopt;
 }
@@ -215,9 +195,7 @@ std::optional<std::string> key_problem(const K& key) {
 /// own text has its separators escaped (see detail::write_escaped).
 template <AutotuneKey K>
 std::string key_to_string(const K& key) {
-  std::ostringstream os;
-  print_key(os, key);
-  return os.str();
+  return detail::streamed_text([&](std::ostream& os) { print_key(os, key); });
 }
 
 }  // namespace tunekit

@@ -3,8 +3,6 @@
 // (SearchSettings::good_enough): nothing measured after it could gain more than the rest.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <concepts>
 
 namespace tunekit {
@@ -29,15 +27,7 @@ struct Work {
 /// The least time `work` can take on a device of `peak` (the roofline: the slower of its
 /// arithmetic and its memory traffic at their peaks); 0 when nothing is known. Traffic that may
 /// stay in the device's cache (up to twice its size) has no bound: it can beat the copy peak.
-inline double least_seconds(const Work& work, const DevicePeak& peak) {
-  const auto part = [](double amount, double rate) {
-    return std::isfinite(amount) && amount > 0 && std::isfinite(rate) && rate > 0 ? amount / rate
-                                                                                  : 0.0;
-  };
-  const bool cached = !(work.bytes > 2 * peak.cache_bytes);
-  return std::max(part(work.flops, peak.flops_per_second),
-                  cached ? 0.0 : part(work.bytes, peak.bytes_per_second));
-}
+double least_seconds(const Work& work, const DevicePeak& peak);
 
 /// A key that states the work of its benchmark problem (`key.work()`): its tunings may stop once
 /// a candidate is good enough (SearchSettings::good_enough).

@@ -3,13 +3,17 @@
 #include "tunekit/cl/client.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 #include "../warnings.hpp"
 #include "tunekit/background.hpp"
 #include "tunekit/cl/profiling.hpp"
+#include "tunekit/cl/program_binaries.hpp"
 #include "tunekit/engine/background_queue.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
@@ -67,6 +71,14 @@ std::shared_ptr<const ProgramBinaries> program_binaries() {
 
 }  // namespace
 
+struct Client::Recording {
+  std::mutex measure_mutex;  // one measurement at a time per client
+  std::atomic<bool> measuring{false};
+  // Atomic: other threads sharing the client read it while the next measurement sets it.
+  std::atomic<std::thread::id> measuring_thread;
+  std::vector<cl_event> events;  // raw handles: reused capacity, released after each measure
+};
+
 std::string kernel_name(const ::cl::Kernel& kernel) {
   std::string name;
   kernel.getInfo(CL_KERNEL_FUNCTION_NAME, &name);
@@ -91,8 +103,9 @@ Client::Client(DeviceInfo device)
       // (docs/opencl.md): only the programs a tuning keeps (its winner's) are stored there.
       programs_(context_, device_.device, device_.device_name, id_.identity(), program_binaries(),
                 !device_.is_cpu()),
-      profiler_(std::make_unique<Profiler>(*this)) {
-  recorded_.reserve(64);
+      profiler_(std::make_unique<Profiler>(*this)),
+      recording_(std::make_unique<Recording>()) {
+  recording_->events.reserve(64);
 }
 
 Client::~Client() {
@@ -100,6 +113,20 @@ Client::~Client() {
   tunekit::detail::finish_background_tunings_using(this);
   queue_.finish();  // nothing of ours may still run when the buffers and events go
   release_recorded();
+}
+
+cl_event* Client::event_slot() {
+  if (!recording_->measuring.load(std::memory_order_acquire)) [[likely]]
+    return nullptr;
+  if (recording_->measuring_thread.load(std::memory_order_relaxed) != std::this_thread::get_id()) {
+    return nullptr;
+  }
+  recording_->events.push_back(nullptr);
+  return &recording_->events.back();
+}
+
+void Client::discard_slot(cl_event* slot) noexcept {
+  if (slot != nullptr) recording_->events.pop_back();
 }
 
 void Client::check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
@@ -382,17 +409,17 @@ void Client::record(const ::cl::Event& event) {
 }
 
 void Client::release_recorded() noexcept {
-  for (cl_event event : recorded_) {
+  for (cl_event event : recording_->events) {
     if (event != nullptr) clReleaseEvent(event);
   }
-  recorded_.clear();  // keeps the capacity for the next measurement
+  recording_->events.clear();  // keeps the capacity for the next measurement
 }
 
 double Client::span_of_recorded() {
   cl_ulong first_start = std::numeric_limits<cl_ulong>::max();
   cl_ulong last_end = 0;
   std::size_t used = 0;
-  for (cl_event event : recorded_) {
+  for (cl_event event : recording_->events) {
     cl_ulong start = 0, end = 0;
     if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) !=
             CL_SUCCESS ||
@@ -416,7 +443,7 @@ double Client::span_of_recorded() {
 }
 
 double Client::measure(FunctionRef<void()> work, std::size_t batch) {
-  std::lock_guard lock(measure_mutex_);
+  std::lock_guard lock(recording_->measure_mutex);
   // Earlier work must neither be counted nor delay this work's start.
   finish();
   release_recorded();
@@ -426,12 +453,12 @@ double Client::measure(FunctionRef<void()> work, std::size_t batch) {
   ::cl::Event before;
   const bool have_before = queue_.enqueueMarkerWithWaitList(nullptr, &before) == CL_SUCCESS;
   {
-    measuring_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-    measuring_.store(true, std::memory_order_release);
+    recording_->measuring_thread.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    recording_->measuring.store(true, std::memory_order_release);
     struct StopRecording {
       std::atomic<bool>& measuring;
       ~StopRecording() { measuring.store(false, std::memory_order_release); }
-    } stop{measuring_};
+    } stop{recording_->measuring};
     try {
       for (std::size_t i = 0; i < batch; ++i) work();
     } catch (...) {
@@ -439,7 +466,7 @@ double Client::measure(FunctionRef<void()> work, std::size_t batch) {
       throw;
     }
   }
-  if (!recorded_.empty()) {
+  if (!recording_->events.empty()) {
     // Preferred: from the first start to the last end of everything the work enqueued through
     // the client: all its kernels and copies, not only the last, and no host enqueue overhead
     // before the first command.

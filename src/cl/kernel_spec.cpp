@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include "../warnings.hpp"
 #include "kernel_file.hpp"
@@ -54,18 +55,17 @@ KernelSpec KernelSpec::from_text(std::string text, std::string build_options,
   return spec;
 }
 
-KernelSpec KernelSpec::from_file(const std::filesystem::path& path, std::string build_options,
-                                 std::string kernel_name,
-                                 const std::vector<std::filesystem::path>& include_dirs) {
+KernelSpec KernelSpec::from_file_named(const std::string& path, std::string build_options,
+                                       std::string kernel_name,
+                                       const std::vector<std::string>& include_dirs) {
   std::string text;
   try {
-    text = detail::read_kernel_file(path, include_dirs);
+    text = detail::read_kernel_file(
+        path, std::vector<std::filesystem::path>(include_dirs.begin(), include_dirs.end()));
   } catch (const AutotuneError& error) {
-    return unavailable(error.message(), std::move(build_options), std::move(kernel_name),
-                       path.string());
+    return unavailable(error.message(), std::move(build_options), std::move(kernel_name), path);
   }
-  return from_text(std::move(text), std::move(build_options), std::move(kernel_name),
-                   path.string());
+  return from_text(std::move(text), std::move(build_options), std::move(kernel_name), path);
 }
 
 KernelSpec KernelSpec::from_embedded(std::string_view name, std::string build_options,
@@ -81,8 +81,8 @@ KernelSpec KernelSpec::from_embedded(std::string_view name, std::string build_op
                    std::string(name));
 }
 
-std::vector<std::filesystem::path> kernel_search_path() {
-  std::vector<std::filesystem::path> dirs;
+std::vector<std::string> kernel_search_path() {
+  std::vector<std::string> dirs;
   if (const char* value = std::getenv("TUNEKIT_KERNEL_PATH"); value && *value) {
     const std::string_view text(value);
     for (std::size_t at = 0; at <= text.size();) {
@@ -104,23 +104,24 @@ std::vector<std::filesystem::path> kernel_search_path() {
   }
   std::error_code error;
   const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error && executable.has_parent_path()) dirs.push_back(executable.parent_path());
+  if (!error && executable.has_parent_path()) dirs.push_back(executable.parent_path().string());
   return dirs;
 }
 
-KernelSpec KernelSpec::from_search_path(std::string_view name, std::string build_options,
-                                        std::string kernel_name,
-                                        const std::vector<std::filesystem::path>& include_dirs) {
+KernelSpec KernelSpec::from_search_path_named(std::string_view name, std::string build_options,
+                                              std::string kernel_name,
+                                              const std::vector<std::string>& include_dirs) {
   const std::filesystem::path relative(name);
   std::string tried;
   if (name.empty() || relative.is_absolute()) {
     tried = "none: '" + printable(name, 200) + "' is not a relative path";
   } else {
     for (const auto& dir : kernel_search_path()) {
-      const auto path = dir / relative;
+      const auto path = std::filesystem::path(dir) / relative;
       std::error_code error;
       if (std::filesystem::is_regular_file(path, error)) {
-        return from_file(path, std::move(build_options), std::move(kernel_name), include_dirs);
+        return from_file_named(path.string(), std::move(build_options), std::move(kernel_name),
+                               include_dirs);
       }
       tried += (tried.empty() ? "" : ", ") + path.string();
     }

@@ -3,8 +3,11 @@
 #include "tunekit/cl/profiling.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <limits>
+#include <mutex>
 #include <numeric>
 
 #include "tunekit/outcome.hpp"
@@ -33,7 +36,55 @@ double between(const ::cl::Event& start, const ::cl::Event& stop) {
 // regions holds a bounded number of events.
 constexpr std::size_t max_pending = 4096;
 
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
+
+struct Profiler::Tree {
+  struct Node {
+    std::string name;
+    std::size_t parent;
+    std::vector<std::size_t> children;
+    std::size_t calls = 0;
+    double device_seconds = 0;
+    double host_seconds = 0;
+  };
+  struct Pending {
+    std::size_t node;
+    ::cl::Event start;
+    ::cl::Event stop;
+  };
+
+  // Resolves the oldest pending regions (waiting for their markers), all but `keep`.
+  void resolve_locked(std::size_t keep) {
+    const std::size_t resolve = pending.size() > keep ? pending.size() - keep : 0;
+    for (std::size_t i = 0; i < resolve; ++i) {
+      nodes[pending[i].node].device_seconds += between(pending[i].start, pending[i].stop);
+    }
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(resolve));
+  }
+
+  RegionStats stats_of(std::size_t index) const {
+    const Node& node = nodes[index];
+    RegionStats stats{node.name, node.calls, node.device_seconds, node.host_seconds, {}};
+    for (std::size_t child : node.children) stats.children.push_back(stats_of(child));
+    return stats;
+  }
+
+  std::mutex mutex;
+  std::vector<Node> nodes{Node{"", 0, {}}};
+  std::size_t current = 0;
+  std::uint64_t generation = 0;  // bumped by reset(): regions opened before it are dropped
+  std::vector<Pending> pending;  // regions whose markers are read lazily
+};
+
+Profiler::Profiler(Client& client) : client_(&client), tree_(std::make_unique<Tree>()) {}
+
+Profiler::~Profiler() = default;
 
 TimingResult summarize_times(std::vector<double> times) {
   TimingResult result;
@@ -70,71 +121,59 @@ double EventTimer::seconds() {
 }
 
 Profiler::Opened Profiler::open(std::string_view name) {
-  std::lock_guard lock(mutex_);
-  const std::size_t parent = current_;
+  Tree& tree = *tree_;
+  std::lock_guard lock(tree.mutex);
+  const std::size_t parent = tree.current;
   std::size_t node = 0;
-  for (std::size_t child : nodes_[parent].children) {
-    if (nodes_[child].name == name) node = child;
+  for (std::size_t child : tree.nodes[parent].children) {
+    if (tree.nodes[child].name == name) node = child;
   }
   if (node == 0) {
-    node = nodes_.size();
-    nodes_.push_back(Node{std::string(name), parent, {}});
-    nodes_[parent].children.push_back(node);
+    node = tree.nodes.size();
+    tree.nodes.push_back(Tree::Node{std::string(name), parent, {}});
+    tree.nodes[parent].children.push_back(node);
   }
-  current_ = node;
-  return {node, parent, generation_};
+  tree.current = node;
+  return {node, parent, tree.generation};
 }
 
 void Profiler::close(const Opened& opened, ::cl::Event start, ::cl::Event stop, double host_seconds,
                      double device_seconds_if_known) {
-  std::lock_guard lock(mutex_);
-  if (opened.generation != generation_) return;  // reset() while it was open
-  current_ = opened.parent;
-  Node& node = nodes_[opened.node];
+  Tree& tree = *tree_;
+  std::lock_guard lock(tree.mutex);
+  if (opened.generation != tree.generation) return;  // reset() while it was open
+  tree.current = opened.parent;
+  Tree::Node& node = tree.nodes[opened.node];
   ++node.calls;
   node.host_seconds += host_seconds;
   if (std::isnan(device_seconds_if_known)) {
-    pending_.push_back({opened.node, std::move(start), std::move(stop)});
-    if (pending_.size() > max_pending) resolve_locked(max_pending / 2);
+    tree.pending.push_back({opened.node, std::move(start), std::move(stop)});
+    if (tree.pending.size() > max_pending) tree.resolve_locked(max_pending / 2);
   } else {
     node.device_seconds += device_seconds_if_known;
   }
 }
 
-void Profiler::resolve_locked(std::size_t keep) {
-  const std::size_t resolve = pending_.size() > keep ? pending_.size() - keep : 0;
-  for (std::size_t i = 0; i < resolve; ++i) {
-    nodes_[pending_[i].node].device_seconds += between(pending_[i].start, pending_[i].stop);
-  }
-  pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(resolve));
-}
-
-RegionStats Profiler::stats_of(std::size_t index) const {
-  const Node& node = nodes_[index];
-  RegionStats stats{node.name, node.calls, node.device_seconds, node.host_seconds, {}};
-  for (std::size_t child : node.children) stats.children.push_back(stats_of(child));
-  return stats;
-}
-
 RegionStats Profiler::snapshot() {
-  std::lock_guard lock(mutex_);
-  resolve_locked(0);
-  return stats_of(0);
+  std::lock_guard lock(tree_->mutex);
+  tree_->resolve_locked(0);
+  return tree_->stats_of(0);
 }
 
 void Profiler::reset() {
-  std::lock_guard lock(mutex_);
-  nodes_.assign(1, Node{"", 0, {}});
-  pending_.clear();
-  current_ = 0;
-  ++generation_;
+  Tree& tree = *tree_;
+  std::lock_guard lock(tree.mutex);
+  tree.nodes.assign(1, Tree::Node{"", 0, {}});
+  tree.pending.clear();
+  tree.current = 0;
+  ++tree.generation;
 }
 
 Region::Region(Client& client, std::string_view name, bool synchronous)
     : client_(&client),
       synchronous_(synchronous),
       start_(marker(client)),
-      host_start_(std::chrono::steady_clock::now()),
+      host_start_ns_(steady_ns()),
       opened_(client.profiler().open(name)) {}
 
 Region::~Region() {
@@ -155,8 +194,7 @@ double Region::close() {
     client_->finish();
     device = between(start_, stop);
   }
-  const double host =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start_).count();
+  const double host = static_cast<double>(steady_ns() - host_start_ns_) * 1e-9;
   client_->profiler().close(opened_, std::move(start_), std::move(stop), host, device);
   return device;
 }

@@ -2,14 +2,18 @@
 // build failures kept with their logs.
 #include "tunekit/cl/program_cache.hpp"
 
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <functional>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "compiler_chatter.hpp"
 #include "kernel_file.hpp"
 #include "tunekit/cl/errors.hpp"
+#include "tunekit/cl/program_binaries.hpp"
 #include "tunekit/stable_hash.hpp"
 
 namespace tunekit::cl {
@@ -48,10 +52,50 @@ struct ProgramCache::Entry {
   bool stored = false;  // its binary is on disk (loaded from there, or saved)
 };
 
+struct ProgramCache::Table {
+  struct Key {
+    std::size_t source_hash;
+    std::size_t source_size;  // with the hash: a collision would also need equal lengths
+    std::string options;
+  };
+  // What a lookup compares: a Key without owning its options, so that a hit allocates nothing.
+  struct KeyView {
+    std::size_t source_hash;
+    std::size_t source_size;
+    std::string_view options;
+    KeyView(const Key& key)  // NOLINT(google-explicit-constructor): transparent lookup
+        : source_hash(key.source_hash), source_size(key.source_size), options(key.options) {}
+    KeyView(std::size_t hash, std::size_t size, std::string_view opts)
+        : source_hash(hash), source_size(size), options(opts) {}
+  };
+  struct KeyHash {
+    using is_transparent = void;
+    std::size_t operator()(KeyView key) const noexcept {
+      return key.source_hash ^ (std::hash<std::string_view>{}(key.options) * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  struct KeyEqual {
+    using is_transparent = void;
+    bool operator()(KeyView a, KeyView b) const noexcept {
+      return a.source_hash == b.source_hash && a.source_size == b.source_size &&
+             a.options == b.options;
+    }
+  };
+
+  mutable std::mutex mutex;  // guards the maps only: builds run outside it, in parallel
+  std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash, KeyEqual> programs;
+  // source_of(): each distinct source once (by its hash), and the source of each program made.
+  std::unordered_map<std::size_t, std::shared_ptr<const std::string>> sources;
+  std::unordered_map<cl_program, std::shared_ptr<const std::string>> source_of_program;
+  std::atomic<std::size_t> builds{0};
+  std::atomic<std::size_t> binary_loads{0};
+};
+
 ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name)
     : context_(std::move(context)),
       device_(std::move(device)),
-      device_name_(std::move(device_name)) {}
+      device_name_(std::move(device_name)),
+      table_(std::make_unique<Table>()) {}
 
 ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name,
                            std::string device_identity,
@@ -61,12 +105,17 @@ ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::stri
       device_name_(std::move(device_name)),
       device_identity_(std::move(device_identity)),
       binaries_(std::move(binaries)),
-      store_when_built_(store_when_built) {}
+      store_when_built_(store_when_built),
+      table_(std::make_unique<Table>()) {}
 
 ProgramCache::~ProgramCache() = default;
 
-std::size_t ProgramCache::KeyHash::operator()(KeyView key) const noexcept {
-  return key.source_hash ^ (std::hash<std::string_view>{}(key.options) * 0x9e3779b97f4a7c15ull);
+std::size_t ProgramCache::builds() const noexcept {
+  return table_->builds.load(std::memory_order_relaxed);
+}
+
+std::size_t ProgramCache::binary_loads() const noexcept {
+  return table_->binary_loads.load(std::memory_order_relaxed);
 }
 
 namespace {
@@ -96,11 +145,12 @@ void ProgramCache::keep(const KernelSpec& spec) {
                                     std::string_view options, std::string_view origin, bool store) {
   std::shared_ptr<Entry> entry;
   {
-    std::lock_guard lock(mutex_);
-    auto found = programs_.find(KeyView(source_hash, source.size(), options));
-    if (found == programs_.end()) {
-      found = programs_
-                  .emplace(Key{source_hash, source.size(), std::string(options)},
+    std::lock_guard lock(table_->mutex);
+    auto& programs = table_->programs;
+    auto found = programs.find(Table::KeyView(source_hash, source.size(), options));
+    if (found == programs.end()) {
+      found = programs
+                  .emplace(Table::Key{source_hash, source.size(), std::string(options)},
                            std::make_shared<Entry>())
                   .first;
     }
@@ -135,7 +185,7 @@ void ProgramCache::keep(const KernelSpec& spec) {
       return *program;
     }
   }
-  builds_.fetch_add(1, std::memory_order_relaxed);
+  table_->builds.fetch_add(1, std::memory_order_relaxed);
   cl_int code = CL_SUCCESS;
   const std::string compiled = detail::named_source(source, origin) + "\n__kernel void " +
                                stamp_kernel(source, options) + "(void) {}\n";
@@ -196,7 +246,7 @@ std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
     return std::nullopt;
   }
   binaries_->loaded_fine(key, *stored);
-  binary_loads_.fetch_add(1, std::memory_order_relaxed);
+  table_->binary_loads.fetch_add(1, std::memory_order_relaxed);
   return program;
 }
 
@@ -231,29 +281,29 @@ void ProgramCache::save_binary(const ProgramKey& key, const ::cl::Program& progr
 }
 
 std::size_t ProgramCache::size() const {
-  std::lock_guard lock(mutex_);
-  return programs_.size();
+  std::lock_guard lock(table_->mutex);
+  return table_->programs.size();
 }
 
 void ProgramCache::clear() {
-  std::lock_guard lock(mutex_);
-  programs_.clear();
-  sources_.clear();
-  source_of_program_.clear();
+  std::lock_guard lock(table_->mutex);
+  table_->programs.clear();
+  table_->sources.clear();
+  table_->source_of_program.clear();
 }
 
 void ProgramCache::remember_source(std::size_t source_hash, std::string_view source,
                                    const ::cl::Program& program) {
-  std::lock_guard lock(mutex_);
-  auto& text = sources_[source_hash];
+  std::lock_guard lock(table_->mutex);
+  auto& text = table_->sources[source_hash];
   if (!text || *text != source) text = std::make_shared<const std::string>(source);
-  source_of_program_[program()] = text;
+  table_->source_of_program[program()] = text;
 }
 
 std::string ProgramCache::source_of(const ::cl::Program& program) const {
-  std::lock_guard lock(mutex_);
-  const auto found = source_of_program_.find(program());
-  return found == source_of_program_.end() ? std::string() : *found->second;
+  std::lock_guard lock(table_->mutex);
+  const auto found = table_->source_of_program.find(program());
+  return found == table_->source_of_program.end() ? std::string() : *found->second;
 }
 
 }  // namespace tunekit::cl

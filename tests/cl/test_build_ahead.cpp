@@ -5,6 +5,7 @@
 
 #include "../cache/test_cache_support.hpp"  // TempDir
 #include "support_cl.hpp"
+#include "tunekit/cl/program_binaries.hpp"
 
 namespace tunekit::test {
 

@@ -6,6 +6,7 @@
 
 #include "../cache/test_cache_support.hpp"  // TempDir, CapturedWarnings, Child (CACHE_CHILD_PATH)
 #include "support_cl.hpp"
+#include "tunekit/cl/program_binaries.hpp"
 
 namespace tunekit::test {
 

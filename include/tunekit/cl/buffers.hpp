@@ -2,8 +2,6 @@
 // buffers sized in values rather than bytes, reading them back and comparing two of them.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -56,7 +54,8 @@ std::size_t bytes_of(std::size_t count) {
 template <class T>
 ::cl::Buffer buffer_of(Client& client, std::size_t count, cl_mem_flags flags = CL_MEM_READ_WRITE) {
   static_assert(std::is_trivially_copyable_v<T>, "only trivially copyable values go to a device");
-  return client.allocate(std::max<std::size_t>(bytes_of<T>(count), 1), flags);
+  const std::size_t bytes = bytes_of<T>(count);
+  return client.allocate(bytes > 0 ? bytes : 1, flags);
 }
 
 /// A device buffer of random_values<T>(count, seed, low, high).
@@ -73,6 +72,12 @@ std::vector<T> read_all(Client& client, const ::cl::Buffer& buffer) {
   const std::size_t bytes = buffer.getInfo<CL_MEM_SIZE>();
   return client.download<T>(buffer, bytes / sizeof(T));
 }
+
+namespace detail {
+/// compare_buffers' rule for one value: |expected - actual| <= tolerance * max(1, |expected|);
+/// NaN never matches. In src/cl/buffers.cpp, so that this header costs a user's file no <cmath>.
+bool within_tolerance(double expected, double actual, double tolerance);
+}  // namespace detail
 
 /// Compares two device buffers of T value by value (their first `count` values; by default
 /// all of them, and then their sizes must agree): nothing when every pair is within `tolerance`
@@ -97,9 +102,8 @@ std::optional<std::string> compare_buffers(Client& client, const ::cl::Buffer& e
   std::size_t wrong = 0;
   std::size_t first = 0;
   for (std::size_t i = 0; i < *count; ++i) {
-    const double w = static_cast<double>(want[i]);
-    const double g = static_cast<double>(got[i]);
-    if (!(std::fabs(w - g) <= tolerance * std::max(1.0, std::fabs(w)))) {
+    if (!detail::within_tolerance(static_cast<double>(want[i]), static_cast<double>(got[i]),
+                                  tolerance)) {
       if (wrong++ == 0) first = i;
     }
   }

@@ -2,14 +2,10 @@
 // candidate runs, and measure(), which times all of it in device time (a TimingClient).
 #pragma once
 
-#include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -57,9 +53,9 @@ inline std::vector<FillPiece> fill_pieces(std::size_t pattern_size, std::size_t 
                                           std::size_t bytes,
                                           std::size_t max_patterns = max_fill_patterns) {
   std::vector<FillPiece> pieces;
-  const std::size_t most = std::max<std::size_t>(pattern_size, 1) * max_patterns;
+  const std::size_t most = (pattern_size > 0 ? pattern_size : 1) * max_patterns;
   for (std::size_t done = 0; done < bytes || pieces.empty();) {
-    const std::size_t length = std::min(most, bytes - done);
+    const std::size_t length = bytes - done < most ? bytes - done : most;
     pieces.push_back(FillPiece{offset + done, length});
     done += length;
     if (length == 0) break;
@@ -126,7 +122,7 @@ class Client {
   template <class T>
   ::cl::Buffer upload(const std::vector<T>& values, cl_mem_flags flags = CL_MEM_READ_WRITE) {
     static_assert(std::is_trivially_copyable_v<T>, "only trivially copyable values go to a device");
-    ::cl::Buffer buffer = allocate(std::max<std::size_t>(values.size() * sizeof(T), 1), flags);
+    ::cl::Buffer buffer = allocate(values.empty() ? 1 : values.size() * sizeof(T), flags);
     if (!values.empty()) write(buffer, values.data(), values.size() * sizeof(T));
     return buffer;
   }
@@ -192,20 +188,13 @@ class Client {
   Profiler& profiler() noexcept { return *profiler_; }
 
  private:
+  // What a measurement in progress records; defined in client.cpp, so that this header costs a
+  // user's file neither <thread> nor <mutex> (issue 28: their compile time).
+  struct Recording;
   // The event slot for an enqueue: nullptr (no event object at all) unless this thread is
   // measuring, so the ordinary path creates and releases nothing.
-  cl_event* event_slot() {
-    if (!measuring_.load(std::memory_order_acquire)) [[likely]]
-      return nullptr;
-    if (measuring_thread_.load(std::memory_order_relaxed) != std::this_thread::get_id()) {
-      return nullptr;
-    }
-    recorded_.push_back(nullptr);
-    return &recorded_.back();
-  }
-  void discard_slot(cl_event* slot) noexcept {
-    if (slot != nullptr) recorded_.pop_back();
-  }
+  cl_event* event_slot();
+  void discard_slot(cl_event* slot) noexcept;
   void check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
                     const ::cl::NDRange& local) const;
   // launch(), knowing how many arguments the caller set (unknown: no_count).
@@ -224,12 +213,7 @@ class Client {
   ::cl::CommandQueue queue_;
   ProgramCache programs_;
   std::unique_ptr<Profiler> profiler_;
-
-  std::mutex measure_mutex_;  // one measurement at a time per client
-  std::atomic<bool> measuring_{false};
-  // Atomic: other threads sharing the client read it while the next measurement sets it.
-  std::atomic<std::thread::id> measuring_thread_;
-  std::vector<cl_event> recorded_;  // raw handles: reused capacity, released after each measure
+  std::unique_ptr<Recording> recording_;
   MeasureSource last_source_ = MeasureSource::events;
   std::size_t last_event_count_ = 0;
 };

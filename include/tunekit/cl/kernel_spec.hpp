@@ -3,8 +3,8 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
-#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,9 +39,16 @@ class KernelSpec {
   /// binary's key, so editing any of them rebuilds and re-tunes. A file (or #include) that
   /// cannot be read or found does not throw here: the spec keeps the reason (problem()), and
   /// only the candidates that use it fail, with an AutotuneError(build) naming the file.
-  static KernelSpec from_file(const std::filesystem::path& path, std::string build_options,
-                              std::string kernel_name,
-                              const std::vector<std::filesystem::path>& include_dirs = {});
+  /// `path` and each include directory is a std::filesystem::path or a string (a template, so
+  /// that this header costs a user's file no <filesystem>).
+  template <class Path, class Dir = std::string>
+  requires std::constructible_from<std::string, const Path&> &&
+      std::constructible_from<std::string, const Dir&>
+  static KernelSpec from_file(const Path& path, std::string build_options, std::string kernel_name,
+                              const std::vector<Dir>& include_dirs = {}) {
+    return from_file_named(std::string(path), std::move(build_options), std::move(kernel_name),
+                           std::vector<std::string>(include_dirs.begin(), include_dirs.end()));
+  }
   /// A kernel file that this program embedded with the CMake function
   /// `tunekit_embed_kernels(<target> FILES softmax.cl ...)`, by the name it was embedded under
   /// ("softmax.cl"; a path relative to BASE_DIR when one was given). The text is in the
@@ -56,9 +63,15 @@ class KernelSpec {
   /// (colon-separated absolute directories), then in the executable's directory, and the first
   /// regular file found is read as from_file reads it. None found: like from_file, only the
   /// candidates that use the spec fail, and problem() lists the paths tried.
+  template <class Dir = std::string>
+  requires std::constructible_from<std::string, const Dir&>
   static KernelSpec from_search_path(std::string_view name, std::string build_options,
                                      std::string kernel_name,
-                                     const std::vector<std::filesystem::path>& include_dirs = {});
+                                     const std::vector<Dir>& include_dirs = {}) {
+    return from_search_path_named(
+        name, std::move(build_options), std::move(kernel_name),
+        std::vector<std::string>(include_dirs.begin(), include_dirs.end()));
+  }
 
   std::string_view source() const noexcept { return source_; }
   const std::string& build_options() const noexcept { return options_; }
@@ -78,6 +91,12 @@ class KernelSpec {
 
  private:
   KernelSpec() = default;
+  static KernelSpec from_file_named(const std::string& path, std::string build_options,
+                                    std::string kernel_name,
+                                    const std::vector<std::string>& include_dirs);
+  static KernelSpec from_search_path_named(std::string_view name, std::string build_options,
+                                           std::string kernel_name,
+                                           const std::vector<std::string>& include_dirs);
   void set_text(std::string_view text, std::shared_ptr<const std::string> owner);
   static KernelSpec unavailable(std::string problem, std::string build_options,
                                 std::string kernel_name, std::string origin);
@@ -94,7 +113,7 @@ class KernelSpec {
 /// Where KernelSpec::from_search_path looks for a kernel file, in order: each usable directory
 /// of TUNEKIT_KERNEL_PATH (absolute; an entry that is not, or has control characters, is left
 /// out with a warning), then the executable's directory.
-std::vector<std::filesystem::path> kernel_search_path();
+std::vector<std::string> kernel_search_path();
 
 /// A fresh kernel object for `spec` from `client`'s program cache (defined with Client).
 ::cl::Kernel make_kernel(Client& client, const KernelSpec& spec);

@@ -2,12 +2,10 @@
 // with a text report, and EventTimer, a start/stop stopwatch over OpenCL markers.
 #pragma once
 
-#include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -90,9 +88,10 @@ struct RegionStats {
 /// is a different node). Used through region(), timing_region() and profile_report().
 class Profiler {
  public:
-  explicit Profiler(Client& client) : client_(&client) {}
+  explicit Profiler(Client& client);
   Profiler(const Profiler&) = delete;
   Profiler& operator=(const Profiler&) = delete;
+  ~Profiler();
 
   /// The tree so far (waits for the markers of regions not yet resolved). Its root is unnamed.
   RegionStats snapshot();
@@ -110,28 +109,11 @@ class Profiler {
              double device_seconds_if_known);
 
  private:
-  struct Node {
-    std::string name;
-    std::size_t parent;
-    std::vector<std::size_t> children;
-    std::size_t calls = 0;
-    double device_seconds = 0;
-    double host_seconds = 0;
-  };
-  struct Pending {
-    std::size_t node;
-    ::cl::Event start;
-    ::cl::Event stop;
-  };
-  void resolve_locked(std::size_t keep);
-  RegionStats stats_of(std::size_t node) const;
-
+  // The tree, its pending markers and the mutex that guards them (profiling.cpp): kept out of
+  // this header so that it costs a user's file no <mutex>.
+  struct Tree;
   Client* client_;
-  std::mutex mutex_;
-  std::vector<Node> nodes_{Node{"", 0, {}}};
-  std::size_t current_ = 0;
-  std::uint64_t generation_ = 0;  // bumped by reset(): regions opened before it are dropped
-  std::vector<Pending> pending_;  // regions whose markers are read lazily
+  std::unique_ptr<Tree> tree_;
 };
 
 /// A scoped region: created by region() or timing_region(), closed by its destructor (or
@@ -154,7 +136,7 @@ class [[nodiscard]] Region {
   bool synchronous_;
   bool open_ = true;
   ::cl::Event start_;
-  std::chrono::steady_clock::time_point host_start_;
+  std::int64_t host_start_ns_;  // steady_clock, in nanoseconds (no <chrono> here)
   Profiler::Opened opened_;
 };
 

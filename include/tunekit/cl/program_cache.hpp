@@ -3,20 +3,19 @@
 // ProgramBinaries, a program compiled by an earlier process is loaded from its binary instead.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/cl/opencl.hpp"
-#include "tunekit/cl/program_binaries.hpp"
 
 namespace tunekit::cl {
+
+class ProgramBinaries;  // tunekit/cl/program_binaries.hpp
+struct ProgramKey;
 
 /// The programs of one context and device, keyed by (hash of the source, build options).
 class ProgramCache {
@@ -50,11 +49,9 @@ class ProgramCache {
 
   /// How many builds from source were started (successful or not): a cache hit adds nothing,
   /// nor does a program loaded from its stored binary.
-  std::size_t builds() const noexcept { return builds_.load(std::memory_order_relaxed); }
+  std::size_t builds() const noexcept;
   /// How many programs were loaded from stored binaries (ProgramBinaries).
-  std::size_t binary_loads() const noexcept {
-    return binary_loads_.load(std::memory_order_relaxed);
-  }
+  std::size_t binary_loads() const noexcept;
   /// How many programs (built or failed) the cache holds.
   std::size_t size() const;
   /// Forgets every program (the next request builds again).
@@ -65,32 +62,10 @@ class ProgramCache {
   std::string source_of(const ::cl::Program& program) const;
 
  private:
-  struct Key {
-    std::size_t source_hash;
-    std::size_t source_size;  // with the hash: a collision would also need equal lengths
-    std::string options;
-  };
-  // What a lookup compares: a Key without owning its options, so that a hit allocates nothing.
-  struct KeyView {
-    std::size_t source_hash;
-    std::size_t source_size;
-    std::string_view options;
-    KeyView(const Key& key)  // NOLINT(google-explicit-constructor): transparent lookup
-        : source_hash(key.source_hash), source_size(key.source_size), options(key.options) {}
-    KeyView(std::size_t hash, std::size_t size, std::string_view opts)
-        : source_hash(hash), source_size(size), options(opts) {}
-  };
-  struct KeyHash {
-    using is_transparent = void;
-    std::size_t operator()(KeyView key) const noexcept;
-  };
-  struct KeyEqual {
-    using is_transparent = void;
-    bool operator()(KeyView a, KeyView b) const noexcept {
-      return a.source_hash == b.source_hash && a.source_size == b.source_size &&
-             a.options == b.options;
-    }
-  };
+  // The programs by (source, options), their sources, the counters and the mutex that guards
+  // them (program_cache.cpp): out of this header, so that it costs a user's file no <mutex>,
+  // <atomic> nor <unordered_map> (issue 28: their compile time).
+  struct Table;
   struct Entry;
 
   ::cl::Program program(std::size_t source_hash, std::string_view source, std::string_view options,
@@ -108,13 +83,7 @@ class ProgramCache {
   std::string device_identity_;
   std::shared_ptr<const ProgramBinaries> binaries_;  // null: nothing on disk
   bool store_when_built_ = true;
-  mutable std::mutex mutex_;  // guards the map only: builds run outside it, in parallel
-  std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash, KeyEqual> programs_;
-  // source_of(): each distinct source once (by its hash), and the source of each program made.
-  std::unordered_map<std::size_t, std::shared_ptr<const std::string>> sources_;
-  std::unordered_map<cl_program, std::shared_ptr<const std::string>> source_of_program_;
-  std::atomic<std::size_t> builds_{0};
-  std::atomic<std::size_t> binary_loads_{0};
+  std::unique_ptr<Table> table_;
 };
 
 }  // namespace tunekit::cl

@@ -15,10 +15,10 @@
 
 #include "tunekit/anchor.hpp"
 #include "tunekit/detail/local_tuner_fwd.hpp"
+#include "tunekit/device_limits.hpp"
 #include "tunekit/dtype.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/ops/matrix.hpp"
-#include "tunekit/space.hpp"
 #include "tunekit/throughput.hpp"
 
 namespace tunekit::ops {

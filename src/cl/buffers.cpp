@@ -1,0 +1,13 @@
+// compare_buffers' rule for one value (tunekit/cl/buffers.hpp).
+#include <algorithm>
+#include <cmath>
+
+#include "tunekit/cl/buffers.hpp"
+
+namespace tunekit::cl::detail {
+
+bool within_tolerance(double expected, double actual, double tolerance) {
+  return std::fabs(expected - actual) <= tolerance * std::max(1.0, std::fabs(expected));
+}
+
+}  // namespace tunekit::cl::detail
