@@ -1,12 +1,12 @@
 // The non-template parts of a key's text (tunekit/key.hpp): escaping, floats, and a stream that
 // writes into a string.
+#include "tunekit/key.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
-
-#include "tunekit/key.hpp"
 
 namespace tunekit::detail {
 

@@ -1,8 +1,8 @@
 // The roofline of a key's work on a device (tunekit/throughput.hpp).
+#include "tunekit/throughput.hpp"
+
 #include <algorithm>
 #include <cmath>
-
-#include "tunekit/throughput.hpp"
 
 namespace tunekit {
 

@@ -1,8 +1,8 @@
 // compare_buffers' rule for one value (tunekit/cl/buffers.hpp).
+#include "tunekit/cl/buffers.hpp"
+
 #include <algorithm>
 #include <cmath>
-
-#include "tunekit/cl/buffers.hpp"
 
 namespace tunekit::cl::detail {
 

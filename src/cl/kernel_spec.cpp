@@ -55,17 +55,26 @@ KernelSpec KernelSpec::from_text(std::string text, std::string build_options,
   return spec;
 }
 
-KernelSpec KernelSpec::from_file_named(const std::string& path, std::string build_options,
-                                       std::string kernel_name,
-                                       const std::vector<std::string>& include_dirs) {
+namespace {
+std::vector<std::filesystem::path> paths_of(const std::vector<PathText>& dirs) {
+  std::vector<std::filesystem::path> paths;
+  paths.reserve(dirs.size());
+  for (const auto& dir : dirs) paths.emplace_back(dir.text);
+  return paths;
+}
+}  // namespace
+
+KernelSpec KernelSpec::from_file(const PathText& path, std::string build_options,
+                                 std::string kernel_name,
+                                 const std::vector<PathText>& include_dirs) {
   std::string text;
   try {
-    text = detail::read_kernel_file(
-        path, std::vector<std::filesystem::path>(include_dirs.begin(), include_dirs.end()));
+    text = detail::read_kernel_file(path.text, paths_of(include_dirs));
   } catch (const AutotuneError& error) {
-    return unavailable(error.message(), std::move(build_options), std::move(kernel_name), path);
+    return unavailable(error.message(), std::move(build_options), std::move(kernel_name),
+                       path.text);
   }
-  return from_text(std::move(text), std::move(build_options), std::move(kernel_name), path);
+  return from_text(std::move(text), std::move(build_options), std::move(kernel_name), path.text);
 }
 
 KernelSpec KernelSpec::from_embedded(std::string_view name, std::string build_options,
@@ -108,9 +117,9 @@ std::vector<std::string> kernel_search_path() {
   return dirs;
 }
 
-KernelSpec KernelSpec::from_search_path_named(std::string_view name, std::string build_options,
-                                              std::string kernel_name,
-                                              const std::vector<std::string>& include_dirs) {
+KernelSpec KernelSpec::from_search_path(std::string_view name, std::string build_options,
+                                        std::string kernel_name,
+                                        const std::vector<PathText>& include_dirs) {
   const std::filesystem::path relative(name);
   std::string tried;
   if (name.empty() || relative.is_absolute()) {
@@ -120,8 +129,7 @@ KernelSpec KernelSpec::from_search_path_named(std::string_view name, std::string
       const auto path = std::filesystem::path(dir) / relative;
       std::error_code error;
       if (std::filesystem::is_regular_file(path, error)) {
-        return from_file_named(path.string(), std::move(build_options), std::move(kernel_name),
-                               include_dirs);
+        return from_file(path, std::move(build_options), std::move(kernel_name), include_dirs);
       }
       tried += (tried.empty() ? "" : ", ") + path.string();
     }

@@ -194,7 +194,7 @@ double Region::close() {
     client_->finish();
     device = between(start_, stop);
   }
-  const double host = static_cast<double>(steady_ns() - host_start_ns_) * 1e-9;
+  const double host = static_cast<double>(steady_ns() - host_start_ns_) / 1e9;
   client_->profiler().close(opened_, std::move(start_), std::move(stop), host, device);
   return device;
 }

@@ -74,6 +74,38 @@ TEST_CASE("a kernel from the user's file finds its includes beside it and in inc
   CHECK(client.download<float>(buffer, 4) == std::vector<float>{4, 7, 10, 13});
 }
 
+TEST_CASE(
+    "from_file takes its path and include directories as paths, directory entries, strings or "
+    "string views, and reads the same file from each",
+    "[opencl][user-path]") {
+  TempDir dir;
+  dir.write("inc/value.h", "#define VALUE 5\n");
+  const fs::path file =
+      dir.write("k.cl", "#include <value.h>\nint value(void) { return VALUE; }\n");
+  const fs::path inc = dir.path / "inc";
+  const std::string file_text = file.string();
+  const std::string inc_text = inc.string();
+  const std::string_view inc_view = inc_text;
+  const std::vector<fs::path> inc_paths{inc};
+  const std::vector<std::string_view> inc_views{inc_view};
+  const auto from_path = cl::KernelSpec::from_file(file, "", "f", {inc});
+  REQUIRE(from_path.problem().empty());
+  const std::vector<cl::KernelSpec> others{
+      cl::KernelSpec::from_file(fs::directory_entry(file), "", "f", {fs::directory_entry(inc)}),
+      cl::KernelSpec::from_file(file_text, "", "f", {inc_text}),
+      cl::KernelSpec::from_file(file_text.c_str(), "", "f", {inc_text.c_str()}),
+      cl::KernelSpec::from_file(std::string_view(file_text), "", "f", {inc_view}),
+      cl::KernelSpec::from_file(file, "", "f", inc_paths),
+      cl::KernelSpec::from_file(file, "", "f", inc_views)};
+  for (const auto& spec : others) {
+    CHECK(spec.problem().empty());
+    CHECK(spec.origin() == file_text);
+    CHECK(spec.fingerprint() == from_path.fingerprint());
+  }
+  // Without the include directory the include is not found: the directories were used.
+  CHECK_THAT(cl::KernelSpec::from_file(file, "", "f").problem(), Catch::Contains("value.h"));
+}
+
 TEST_CASE("build errors in the user's files name those files and lines", "[opencl][user-path]") {
   TempDir dir;
   dir.write("helper.h", "// helper\n\nfloat helper(float x) { return x + undefined_name; }\n");

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <array>
-#include <concepts>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -18,6 +17,35 @@
 namespace tunekit::cl {
 
 class Client;
+
+/// A file or directory path as KernelSpec takes it: from a std::filesystem::path, a
+/// std::filesystem::directory_entry, a string or a string view. Not a std::filesystem::path
+/// itself, so that tunekit/cl.hpp costs a user's file no <filesystem> (issue 28: the compile
+/// time of a user's file); kernel_spec.cpp turns it back into one.
+struct PathText {
+  std::string text;
+
+  template <class Path>
+  requires std::is_convertible_v<const Path&, std::string_view> || requires(const Path& path) {
+    path.string();
+  } || requires(const Path& path) {
+    path.path().string();
+  }
+  PathText(const Path& path)  // NOLINT(google-explicit-constructor): a path converts implicitly
+      : text(text_of(path)) {}
+
+ private:
+  template <class Path>
+  static std::string text_of(const Path& path) {
+    if constexpr (std::is_convertible_v<const Path&, std::string_view>) {
+      return std::string(std::string_view(path));
+    } else if constexpr (requires { path.string(); }) {
+      return std::string(path.string());  // std::filesystem::path
+    } else {
+      return std::string(path.path().string());  // std::filesystem::directory_entry
+    }
+  }
+};
 
 /// A kernel to build and run: its source text, its build options and its name. Cheap to copy
 /// (embedded sources are referenced, inline text is shared).
@@ -39,15 +67,17 @@ class KernelSpec {
   /// binary's key, so editing any of them rebuilds and re-tunes. A file (or #include) that
   /// cannot be read or found does not throw here: the spec keeps the reason (problem()), and
   /// only the candidates that use it fail, with an AutotuneError(build) naming the file.
-  /// `path` and each include directory is a std::filesystem::path or a string (a template, so
-  /// that this header costs a user's file no <filesystem>).
-  template <class Path, class Dir = std::string>
-  requires std::constructible_from<std::string, const Path&> &&
-      std::constructible_from<std::string, const Dir&>
-  static KernelSpec from_file(const Path& path, std::string build_options, std::string kernel_name,
-                              const std::vector<Dir>& include_dirs = {}) {
-    return from_file_named(std::string(path), std::move(build_options), std::move(kernel_name),
-                           std::vector<std::string>(include_dirs.begin(), include_dirs.end()));
+  static KernelSpec from_file(const PathText& path, std::string build_options,
+                              std::string kernel_name,
+                              const std::vector<PathText>& include_dirs = {});
+  /// from_file with the include directories in a vector of another type (paths, strings).
+  template <class Dir>
+  requires(!std::is_same_v<Dir, PathText> &&
+           std::is_constructible_v<PathText, const Dir&>) static KernelSpec
+      from_file(const PathText& path, std::string build_options, std::string kernel_name,
+                const std::vector<Dir>& include_dirs) {
+    return from_file(path, std::move(build_options), std::move(kernel_name),
+                     std::vector<PathText>(include_dirs.begin(), include_dirs.end()));
   }
   /// A kernel file that this program embedded with the CMake function
   /// `tunekit_embed_kernels(<target> FILES softmax.cl ...)`, by the name it was embedded under
@@ -63,14 +93,17 @@ class KernelSpec {
   /// (colon-separated absolute directories), then in the executable's directory, and the first
   /// regular file found is read as from_file reads it. None found: like from_file, only the
   /// candidates that use the spec fail, and problem() lists the paths tried.
-  template <class Dir = std::string>
-  requires std::constructible_from<std::string, const Dir&>
   static KernelSpec from_search_path(std::string_view name, std::string build_options,
                                      std::string kernel_name,
-                                     const std::vector<Dir>& include_dirs = {}) {
-    return from_search_path_named(
-        name, std::move(build_options), std::move(kernel_name),
-        std::vector<std::string>(include_dirs.begin(), include_dirs.end()));
+                                     const std::vector<PathText>& include_dirs = {});
+  /// from_search_path with the include directories in a vector of another type.
+  template <class Dir>
+  requires(!std::is_same_v<Dir, PathText> &&
+           std::is_constructible_v<PathText, const Dir&>) static KernelSpec
+      from_search_path(std::string_view name, std::string build_options, std::string kernel_name,
+                       const std::vector<Dir>& include_dirs) {
+    return from_search_path(name, std::move(build_options), std::move(kernel_name),
+                            std::vector<PathText>(include_dirs.begin(), include_dirs.end()));
   }
 
   std::string_view source() const noexcept { return source_; }
@@ -91,12 +124,6 @@ class KernelSpec {
 
  private:
   KernelSpec() = default;
-  static KernelSpec from_file_named(const std::string& path, std::string build_options,
-                                    std::string kernel_name,
-                                    const std::vector<std::string>& include_dirs);
-  static KernelSpec from_search_path_named(std::string_view name, std::string build_options,
-                                           std::string kernel_name,
-                                           const std::vector<std::string>& include_dirs);
   void set_text(std::string_view text, std::shared_ptr<const std::string> owner);
   static KernelSpec unavailable(std::string problem, std::string build_options,
                                 std::string kernel_name, std::string origin);
