@@ -172,6 +172,53 @@ TEST_CASE("the race's samples batch calls back to back up to confirm_sample_seco
 
 namespace {
 
+// A device with a host cost per launch that lands in a batch's span (PoCL's): each call after
+// the first in a measurement adds `gap` seconds; a lone call is timed without it.
+class LaunchGapClient : public VirtualClient {
+ public:
+  explicit LaunchGapClient(double gap) : gap_(gap) {}
+  double measure(FunctionRef<void()> work, std::size_t batch) {
+    return VirtualClient::measure(work, batch) + gap_ * static_cast<double>(batch - 1);
+  }
+
+ private:
+  double gap_;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a candidate left out of the race cannot rank ahead of its winner: the race's batches time "
+    "each launch's host cost, the search's lone calls do not",
+    "[tuner][confirm]") {
+  Settings settings = test::test_settings();
+  settings.benchmark->confirm_contenders = 2;           // "best" and "second" race
+  settings.benchmark->confirm_sample_seconds = 4.5e-3;  // 5 calls a sample: 4 gaps of 0.5 ms
+  LocalTuner<test::SizeKey> tuner("launch-gap", settings);
+  LaunchGapClient client(0.5e-3);  // raced, a 1 ms call measures 1.4 ms
+  const auto& set = tuner.init([] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"best", costs<LaunchGapClient>(1.00e-3)})
+        .with(Tunable{"second", costs<LaunchGapClient>(1.02e-3)})
+        .with(Tunable{"third", costs<LaunchGapClient>(1.10e-3)});
+  });
+  tuner.execute(client.id(), client, set, 64);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
+  REQUIRE(report);
+  REQUIRE(report->winner());
+  INFO(format_report(*report));
+  CHECK(report->confirmed == 2);
+  CHECK(report->winner()->name == "best");
+  CHECK(report->winner()->median == Approx(1.4e-3));
+  // "third" in the race's units: its searched 1.1 ms times the winner's 1.4 / 1.0.
+  const auto third = std::find_if(report->outcomes.begin(), report->outcomes.end(),
+                                  [](const AutotuneOutcome& o) { return o.name == "third"; });
+  REQUIRE(third != report->outcomes.end());
+  CHECK(third->median == Approx(1.54e-3));
+}
+
+namespace {
+
 // A virtual device that states its peak: 1 GFLOP/s, 1 GB/s.
 class PeakClient : public VirtualClient {
  public:

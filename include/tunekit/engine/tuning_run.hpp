@@ -704,6 +704,7 @@ class TuningRun {
     const auto& times = race.times;
     const double best_median =
         times[race.best].samples.empty() ? 0.0 : summarize(times[race.best].samples).median;
+    const double winner_searched = outcomes_[best[race.best]].median;
     for (std::size_t k = 0; k < best.size(); ++k) {
       AutotuneOutcome& outcome = outcomes_[best[k]];
       if (times[k].error) {  // it worked alone but not beside the others: not a winner
@@ -735,8 +736,30 @@ class TuningRun {
     if (!race.separated && race.best != race.runner_up) {
       outcomes_[best[race.best]].tied = outcomes_[best[race.runner_up]].tied = true;
     }
+    scale_to_the_race(best, race.best, winner_searched);
     report_.confirmed = best.size();
     report_.confirm_rounds = race.rounds;
+  }
+
+  // The race's times are not the search's: its samples batch calls back to back, and on a device
+  // with a host cost per launch (PoCL: tens of microseconds) a batch's span holds it while a lone
+  // call's events do not (a 100 us matmul raced at 1.5x its searched time on a 16-core Xeon, and
+  // a candidate left out of the race then ranked first). So that one ranking holds one kind of
+  // time, every candidate outside the race is scaled by the race winner's ratio of race to search
+  // time: each was slower than the winner in the search, so none can rank ahead of it now.
+  void scale_to_the_race(const std::vector<std::size_t>& raced, std::size_t race_winner,
+                         double winner_searched) {
+    const AutotuneOutcome& winner = outcomes_[raced[race_winner]];
+    if (!winner.ok() || !(winner.median > 0) || !(winner_searched > 0)) return;
+    const double scale = winner.median / winner_searched;
+    for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+      AutotuneOutcome& outcome = outcomes_[i];
+      if (!outcome.ok() || std::find(raced.begin(), raced.end(), i) != raced.end()) continue;
+      for (double* t : {&outcome.median, &outcome.low, &outcome.high, &outcome.min, &outcome.max,
+                        &outcome.spread}) {
+        *t *= scale;
+      }
+    }
   }
 
   // Benchmark inputs, validation, then the measurement (racing against the leader).
