@@ -46,6 +46,13 @@ void rank(std::vector<AutotuneOutcome>& outcomes) {
                    });
 }
 
+void scale_times(AutotuneOutcome& outcome, double factor) {
+  for (double* t : {&outcome.median, &outcome.low, &outcome.high, &outcome.min, &outcome.max,
+                    &outcome.spread}) {
+    *t *= factor;
+  }
+}
+
 std::string format_seconds(double seconds) {
   char text[32];
   const double magnitude = std::fabs(seconds);

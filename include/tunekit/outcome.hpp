@@ -97,6 +97,10 @@ struct TuningReport {
 /// Sorts working outcomes by median (fastest first) ahead of failed and skipped ones.
 void rank(std::vector<AutotuneOutcome>& outcomes);
 
+/// Multiplies every time of `outcome` (median, interval, min, max, spread) by `factor`: its
+/// times brought into another measurement's units (a resumed record, the final race).
+void scale_times(AutotuneOutcome& outcome, double factor);
+
 /// A working outcome's 95% interval around its median, as the tables show it ("-2.4% +0.5%"),
 /// or its spread ("±1.2%") for a result read from a cache written before intervals.
 std::string interval_text(const AutotuneOutcome& outcome);

@@ -285,11 +285,7 @@ class TuningRun {
     const AutotuneOutcome fresh = measure(*anchor);
     const double scale = fresh.ok() ? fresh.median / recorded_[*anchor]->median : 1;
     for (auto& outcome : recorded_) {
-      if (!outcome || !outcome->ok()) continue;
-      for (double* t : {&outcome->median, &outcome->low, &outcome->high, &outcome->min,
-                        &outcome->max, &outcome->spread}) {
-        *t *= scale;
-      }
+      if (outcome && outcome->ok()) scale_times(*outcome, scale);
     }
     recorded_[*anchor] = fresh;  // what this problem measured (a failure now, if it failed)
   }
@@ -753,11 +749,8 @@ class TuningRun {
     if (!winner.ok() || !(winner.median > 0) || !(winner_searched > 0)) return;
     const double scale = winner.median / winner_searched;
     for (std::size_t i = 0; i < outcomes_.size(); ++i) {
-      AutotuneOutcome& outcome = outcomes_[i];
-      if (!outcome.ok() || std::find(raced.begin(), raced.end(), i) != raced.end()) continue;
-      for (double* t : {&outcome.median, &outcome.low, &outcome.high, &outcome.min, &outcome.max,
-                        &outcome.spread}) {
-        *t *= scale;
+      if (outcomes_[i].ok() && std::find(raced.begin(), raced.end(), i) == raced.end()) {
+        scale_times(outcomes_[i], scale);
       }
     }
   }
