@@ -48,9 +48,29 @@ flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undef
 export UBSAN_OPTIONS="suppressions=$here/ubsan.supp:print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 all_sources=("$here/fuzz_$target.cpp" "${sources[@]}" "${core[@]}")
 binary="$out/fuzz_$target"
-if [[ ! -x "$binary" || -n "$(find "${all_sources[@]}" "$root/include" "$here/run.sh" "$here/sources.txt" -newer "$binary" 2>/dev/null | head -1)" ]]; then
-  echo "building $binary" >&2
-  "$cxx" "${flags[@]}" "${all_sources[@]}" "${libs[@]}" -o "$binary"
+# One object per source, compiled on every core and shared by the targets that compile it with the
+# same flags (CI builds two targets: most of their sources are the same).
+objects_dir="${TUNEKIT_FUZZ_DIR:-$root/build/fuzz}/objects-$(printf '%s\n' "$cxx" "${flags[@]}" | sha1sum | cut -c1-12)"
+mkdir -p "$objects_dir"
+object_of() { local rel="${1#"$root"/}"; echo "$objects_dir/${rel//\//_}.o"; }
+stale=()
+for source in "${all_sources[@]}"; do
+  object="$(object_of "$source")"
+  if [[ ! -f "$object" || -n "$(find "$source" "$root/include" "$root/src" "$here/run.sh" -newer "$object" 2>/dev/null | head -1)" ]]; then
+    stale+=("$source")
+  fi
+done
+if ((${#stale[@]} > 0)); then
+  echo "compiling ${#stale[@]} sources for $binary" >&2
+  export -f object_of
+  export root objects_dir
+  printf '%s\0' "${stale[@]}" |
+    xargs -0 -P "$(nproc)" -I{} bash -c 'exec "$0" "${@:1}" -c "{}" -o "$(object_of "{}")"' "$cxx" "${flags[@]}"
+fi
+objects=()
+for source in "${all_sources[@]}"; do objects+=("$(object_of "$source")"); done
+if [[ ! -x "$binary" || -n "$(find "${objects[@]}" -newer "$binary" 2>/dev/null | head -1)" ]]; then
+  "$cxx" "${flags[@]}" "${objects[@]}" "${libs[@]}" -o "$binary"
 fi
 seeds="$here/corpus/$target"
 [[ "$target" == cache_loader || "$target" == report ]] && seeds="$here/corpus/cache"

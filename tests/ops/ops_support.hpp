@@ -23,6 +23,24 @@ inline void quick_tuning() {
   set_global_settings(s);
 }
 
+/// About the least a tuning can measure: its start points and two more configurations per space,
+/// one sample each, no final race.
+/// For tests on inputs so large (hundreds of MB on a CPU device) that each run costs a second,
+/// which check where a tuning ran, not what it picked.
+inline void fewest_measurements() {
+  Settings s;
+  s.persistent_cache = false;
+  s.level = Level::minimal;
+  s.search = SearchSettings{SearchStrategy::annealing, 0.0, 2, 1.0};
+  BenchmarkSettings bench;
+  bench.warmup_runs = 0;
+  bench.min_samples = 1;
+  bench.max_samples = 1;
+  bench.confirm_contenders = 0;
+  s.benchmark = bench;
+  set_global_settings(s);
+}
+
 /// What the library warns (tunekit::warn writes to std::cerr) while this lives.
 class CapturedWarnings {
  public:

@@ -443,15 +443,7 @@ TEST_CASE("matmul rejects shapes that do not fit with a clear message", "[ops][m
 // it benchmarks the call's own shape now, and must tune here. (The fallback to the caller's own
 // inputs: transpose's case in test_reduce_transpose.cpp.)
 TEST_CASE("matmul tunes a call whose anchored twin would not fit the device", "[.][small-memory]") {
-  Settings settings;  // as few runs as possible: each is 34 million multiply-adds on the CPU
-  settings.persistent_cache = false;
-  settings.search = SearchSettings{SearchStrategy::annealing, 0.0, 1, 30};
-  BenchmarkSettings bench;
-  bench.warmup_runs = 0;
-  bench.min_samples = 1;
-  bench.max_samples = 1;
-  settings.benchmark = bench;
-  set_global_settings(settings);
+  tunekit::test::fewest_measurements();  // each run is 34 million multiply-adds on the CPU
   auto& client = tunekit::test::default_client();
   const Problem p{2049, 1, 16385};
   const std::uint64_t anchored_a = std::uint64_t{4096} * 32768 * sizeof(float);

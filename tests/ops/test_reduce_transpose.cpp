@@ -180,7 +180,7 @@ TEST_CASE("absurd sizes are refused before any allocation or launch, naming the 
 // served (on the anchored twin every candidate failed with CL_INVALID_BUFFER_SIZE).
 TEST_CASE("transpose tunes on the caller's input when its anchored twin does not fit the device",
           "[.][small-memory]") {
-  tunekit::test::quick_tuning();
+  tunekit::test::fewest_measurements();
   auto& client = default_client();
   const std::size_t rows = 2049, cols = 16385;
   REQUIRE(client.device().max_allocation < std::uint64_t{4096} * 32768 * sizeof(float));
@@ -292,7 +292,7 @@ TEST_CASE("a key's benchmark inputs come from one source for all its input sets"
 // tuning runs on the caller's input, and says why, naming both sizes.
 TEST_CASE("reduce tunes on the caller's input when its benchmark input fits only without it",
           "[.][small-memory]") {
-  tunekit::test::quick_tuning();
+  tunekit::test::fewest_measurements();
   auto& client = default_client();
   const std::size_t n = std::size_t{1} << 26;
   REQUIRE(client.device().max_allocation >= n * sizeof(float));
@@ -317,7 +317,7 @@ TEST_CASE("reduce tunes on the caller's input when its benchmark input fits only
 // test above tunes max of the same anchored size.)
 TEST_CASE("the size check counts both input sets of a tuning validated against a candidate",
           "[.][small-memory]") {
-  tunekit::test::quick_tuning();
+  tunekit::test::fewest_measurements();
   auto& client = default_client();
   const std::size_t n = (std::size_t{1} << 25) + 1;
   REQUIRE(client.device().global_memory <= std::uint64_t{1} << 30);
