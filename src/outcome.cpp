@@ -34,6 +34,13 @@ const AutotuneOutcome* TuningReport::winner() const {
   return best;
 }
 
+const AutotuneOutcome* TuningReport::outcome(std::string_view name) const {
+  for (const auto& candidate : outcomes) {
+    if (candidate.name == name) return &candidate;
+  }
+  return nullptr;
+}
+
 void rank(std::vector<AutotuneOutcome>& outcomes) {
   const auto order = [](const AutotuneOutcome& o) {
     return o.ok() ? 0 : o.status == OutcomeStatus::failed ? 1 : 2;

@@ -92,6 +92,8 @@ struct TuningReport {
 
   /// The fastest working candidate, if any.
   const AutotuneOutcome* winner() const;
+  /// The outcome of the candidate named `name` (AutotuneOutcome::name), if the tuning has one.
+  const AutotuneOutcome* outcome(std::string_view name) const;
 };
 
 /// Sorts working outcomes by median (fastest first) ahead of failed and skipped ones.

@@ -104,9 +104,8 @@ TEST_CASE("leaders the intervals cannot tell apart are tied; the lower median wi
   REQUIRE(report->winner());
   CHECK(report->winner()->tied);
   CHECK(report->confirm_rounds == 3 * test::test_settings().benchmark->confirm_rounds);
-  for (const auto& outcome : report->outcomes) {
-    if (outcome.name == "slower") CHECK_FALSE(outcome.tied);
-  }
+  REQUIRE(report->outcome("slower"));
+  CHECK_FALSE(report->outcome("slower")->tied);
   CHECK_THAT(table, Catch::Contains("winner, tied") && Catch::Contains("95% interval"));
   CHECK_THAT(table, Catch::Contains("tied within the intervals"));
 }
@@ -152,9 +151,8 @@ TEST_CASE("a host reference catches a wrong first candidate", "[tuner][pick][val
   INFO(format_report(*report));
   REQUIRE(report->winner());
   CHECK(report->winner()->name == "right a");
-  const auto wrong = std::find_if(report->outcomes.begin(), report->outcomes.end(),
-                                  [](const auto& o) { return o.name == "wrong"; });
-  REQUIRE(wrong != report->outcomes.end());
+  const AutotuneOutcome* wrong = report->outcome("wrong");
+  REQUIRE(wrong);
   REQUIRE(wrong->error);
   CHECK(wrong->error->kind() == ErrorKind::wrong_output);
   CHECK_THAT(wrong->error->message(), Catch::Contains("host reference"));

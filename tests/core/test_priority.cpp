@@ -84,11 +84,9 @@ TEST_CASE("a tunable in two groups is measured with the first of them that the k
   const auto status = [&](std::uint64_t n, const std::string& name) {
     const auto report = tuner.tuner(client.id()).report(SizeKey{n});
     REQUIRE(report);
-    for (const auto& o : report->outcomes) {
-      if (o.name == name) return o.status;
-    }
-    FAIL("no outcome " << name);
-    return OutcomeStatus::failed;
+    const AutotuneOutcome* outcome = report->outcome(name);
+    if (!outcome) FAIL("no outcome " << name);
+    return outcome->status;
   };
   CHECK(status(4096, "both") == OutcomeStatus::measured);
   CHECK(status(4096, "small-only") == OutcomeStatus::skipped);
