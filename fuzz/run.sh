@@ -64,8 +64,11 @@ if ((${#stale[@]} > 0)); then
   echo "compiling ${#stale[@]} sources for $binary" >&2
   export -f object_of
   export root objects_dir
+  # Each job gets the compiler and its flags, then one source as its last argument (never
+  # pasted into the script's text).
   printf '%s\0' "${stale[@]}" |
-    xargs -0 -P "$(nproc)" -I{} bash -c 'exec "$0" "${@:1}" -c "{}" -o "$(object_of "{}")"' "$cxx" "${flags[@]}"
+    xargs -0 -n 1 -P "$(nproc)" bash -c 'exec "${@:1:$#-1}" -c "${!#}" -o "$(object_of "${!#}")"' \
+      compile "$cxx" "${flags[@]}"
 fi
 objects=()
 for source in "${all_sources[@]}"; do objects+=("$(object_of "$source")"); done
