@@ -1084,7 +1084,7 @@ void transpose_suite(Lab& lab, const Options& o) {
         local = cl::NDRange(lx, ly);
       } else if (c.kernel == "transpose_blocked") {
         const int blk = param(c.p, "BLK", 4), lx = param(c.p, "lx", 4), ly = param(c.p, "ly", 16);
-        global = cl::NDRange(roundup(ceil_div(N, blk), lx), roundup(ceil_div(M, blk), ly));
+        global = cl::NDRange(round_up(ceil_div(N, blk), lx), round_up(ceil_div(M, blk), ly));
         local = cl::NDRange(lx, ly);
       } else {
         const int tile = param(c.p, "TILE", 32), rows = param(c.p, "ROWS", 8),
