@@ -32,8 +32,6 @@
   Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load;
   vector global loads are used when K % VW == 0 (A) and N % VW == 0 (B), element loads otherwise
   (a uniform per-launch choice; buffers must be VW*4-byte aligned, as clCreateBuffer's are).
-  Element loads give consecutive work-items consecutive elements of a tile's row, so that a
-  warp reads one contiguous run (VW-strided scalar loads cost several times the transactions).
 */
 #ifndef PRECISION
 #define PRECISION 32
@@ -155,13 +153,9 @@ inline void load_a(__global const real* restrict A, float* ra, const int bm, con
     if (vec) {
       const floatV x = (gr < M && gk < K) ? CAT(GLOAD_, VW)(A, gr * K + gk) : (floatV)(0.0f);
       CAT(TOARR_, VW)(x, ra + l * VW);
-    } else {  // element loads (see the header)
+    } else {
 #pragma unroll
-      for (int j = 0; j < VW; ++j) {
-        const int e = tid + (l * VW + j) * NT;
-        const int r = bm + e / KWG, c = k0 + e % KWG;
-        ra[l * VW + j] = (r < M && c < K) ? LD(A, r * K + c) : 0.0f;
-      }
+      for (int j = 0; j < VW; ++j) ra[l * VW + j] = (gr < M && gk + j < K) ? LD(A, gr * K + gk + j) : 0.0f;
     }
   }
 }
@@ -175,51 +169,28 @@ inline void load_b(__global const real* restrict B, floatV* rb, const int bn, co
     const int gk = k0 + v / NV, gc = bn + (v % NV) * VW;
     if (vec) {
       rb[l] = (gk < K && gc < N) ? CAT(GLOAD_, VW)(B, gk * N + gc) : (floatV)(0.0f);
-    } else {  // element loads (see the header)
+    } else {
       float t[VW];
 #pragma unroll
-      for (int j = 0; j < VW; ++j) {
-        const int e = tid + (l * VW + j) * NT;
-        const int r = k0 + e / NWG, c = bn + e % NWG;
-        t[j] = (r < K && c < N) ? LD(B, r * N + c) : 0.0f;
-      }
+      for (int j = 0; j < VW; ++j) t[j] = (gk < K && gc + j < N) ? LD(B, gk * N + gc + j) : 0.0f;
       rb[l] = CAT(FROMARR_, VW)(t);
     }
   }
 }
 
-// Registers -> local memory: A transposed into As[k][m], B as is. `vec_a`, `vec_b`: which
-// layout load_a and load_b used (vectors, or elements).
+// Registers -> local memory: A transposed into As[k][m], B as is.
 inline void store_tiles(__local float (*As)[MWG + PADA], __local float (*Bs)[NWG + PADB],
-                        const float* ra, const floatV* rb, const int tid, const int vec_a,
-                        const int vec_b) {
+                        const float* ra, const floatV* rb, const int tid) {
 #pragma unroll
   for (int l = 0; l < LA; ++l) {
     const int v = tid + l * NT;
 #pragma unroll
-    for (int j = 0; j < VW; ++j) {
-      const int e = tid + (l * VW + j) * NT;
-      if (vec_a) {
-        As[(v % KV) * VW + j][v / KV] = ra[l * VW + j];
-      } else {
-        As[e % KWG][e / KWG] = ra[l * VW + j];
-      }
-    }
+    for (int j = 0; j < VW; ++j) As[(v % KV) * VW + j][v / KV] = ra[l * VW + j];
   }
 #pragma unroll
   for (int l = 0; l < LB; ++l) {
     const int v = tid + l * NT;
-    if (vec_b) {
-      *(__local floatV*)&Bs[v / NV][(v % NV) * VW] = rb[l];
-    } else {
-      float t[VW];
-      CAT(TOARR_, VW)(rb[l], t);
-#pragma unroll
-      for (int j = 0; j < VW; ++j) {
-        const int e = tid + (l * VW + j) * NT;
-        Bs[e / NWG][e % NWG] = t[j];
-      }
-    }
+    *(__local floatV*)&Bs[v / NV][(v % NV) * VW] = rb[l];
   }
 }
 
@@ -257,7 +228,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
 #if DB
   load_a(A, ra, bm, first * KWG, M, K, tid, vecA);
   load_b(B, rb, bn, first * KWG, N, K, tid, vecB);
-  store_tiles(As[0], Bs[0], ra, rb, tid, vecA, vecB);
+  store_tiles(As[0], Bs[0], ra, rb, tid);
   barrier(CLK_LOCAL_MEM_FENCE);
 #endif
   for (int t = first; t < ntiles; ++t) {
@@ -272,7 +243,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
     const int cur = 0;
     load_a(A, ra, bm, t * KWG, M, K, tid, vecA);
     load_b(B, rb, bn, t * KWG, N, K, tid, vecB);
-    store_tiles(As[0], Bs[0], ra, rb, tid, vecA, vecB);
+    store_tiles(As[0], Bs[0], ra, rb, tid);
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 #pragma unroll
@@ -295,7 +266,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
     }
 #if DB
     // The other buffer was last read in iteration t-1, which ended with a barrier.
-    if (more) store_tiles(As[cur ^ 1], Bs[cur ^ 1], ra, rb, tid, vecA, vecB);
+    if (more) store_tiles(As[cur ^ 1], Bs[cur ^ 1], ra, rb, tid);
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
   }
