@@ -13,7 +13,9 @@
 // The judge is --judges fresh processes (3), each measuring the whole list interleaved: on a CPU
 // device a configuration's time depends on the process it runs in (buffers, threads: up to 12%
 // between processes, 1.3x in the process that had waited for the tunings), so a configuration is
-// ranked by the median over the processes of its ratio to each process's best.
+// ranked by the median over the processes of its ratio to each process's best. With 3 judges
+// or more it also prints their ceiling: each judge's own best as the other judges rank it, what a
+// perfect measurement in one process would pick (a tuning runs in one process too).
 //
 // Usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] [--device SELECTOR]
 //                     [--start-points on|off] [--reference LEVEL|none] [--top T] [--run-top K]
@@ -168,6 +170,41 @@ bool read_records(const std::string& command, Record record) {
     if (tab != std::string::npos) record(text.substr(0, tab), text.substr(tab + 1));
   }
   return pclose(pipe) == 0;
+}
+
+// What a pick made in one process can reach at best: each judge's own best configuration (a
+// perfect measurement of that process), ranked by the other judges (the median of their ratios
+// to their best). Where the judges' processes disagree, no tuning in one process does better.
+void print_judges_ceiling(const std::vector<std::map<std::string, double>>& by_judge) {
+  if (by_judge.size() < 3) return;
+  std::size_t within5 = 0, within10 = 0;
+  double worst = 1;
+  for (std::size_t j = 0; j < by_judge.size(); ++j) {
+    std::string own_best;
+    for (const auto& [name, ratio] : by_judge[j]) {
+      if (own_best.empty() || ratio < by_judge[j].at(own_best)) own_best = name;
+    }
+    std::map<std::string, double> others;  // median ratio over the judges but j
+    double best = 1e300;
+    for (const auto& [name, _] : by_judge[j]) {
+      std::vector<double> r;
+      for (std::size_t k = 0; k < by_judge.size(); ++k) {
+        if (k != j) r.push_back(by_judge[k].at(name));
+      }
+      others[name] = tunekit::summarize(r).median;
+      best = std::min(best, others[name]);
+    }
+    const double ratio = others[own_best] / best;
+    std::printf("judge %zu's own best %s: %.3fx the best by the other %zu\n", j + 1,
+                own_best.c_str(), ratio, by_judge.size() - 1);
+    within5 += ratio <= 1.05;
+    within10 += ratio <= 1.10;
+    worst = std::max(worst, ratio);
+  }
+  std::printf(
+      "the judges' ceiling (a perfect pick in one process, ranked by the others): %zu of %zu "
+      "within 5%%, %zu of %zu within 10%%; worst %.3fx\n",
+      within5, by_judge.size(), within10, by_judge.size(), worst);
 }
 
 // One judge: a fresh process measuring `names_file`'s configurations; their medians by name.
@@ -328,12 +365,17 @@ int main(int argc, char** argv) {
     if (!written) throw std::runtime_error(std::string("cannot write ") + list_path);
     Options judged = o;
     judged.names_file = list_path;
-    std::map<std::string, std::vector<double>> ratios;  // per configuration, one per judge
+    std::map<std::string, std::vector<double>> ratios;    // per configuration, one per judge
+    std::vector<std::map<std::string, double>> by_judge;  // the same, per judge
     for (std::size_t j = 0; j < o.judges; ++j) {
       const auto medians = run_judge(argv[0], judged);
       double process_best = 1e300;
       for (const auto& [_, t] : medians) process_best = std::min(process_best, t);
-      for (const auto& name : names) ratios[name].push_back(medians.at(name) / process_best);
+      by_judge.emplace_back();
+      for (const auto& name : names) {
+        ratios[name].push_back(medians.at(name) / process_best);
+        by_judge.back()[name] = medians.at(name) / process_best;
+      }
       std::printf("judge %zu of %zu done\n", j + 1, o.judges);
       std::fflush(stdout);
     }
@@ -357,6 +399,7 @@ int main(int argc, char** argv) {
       }
       std::printf("]\n");
     }
+    print_judges_ceiling(by_judge);
     std::size_t within5 = 0, within10 = 0, reached = 0;
     double worst = 1;
     std::vector<double> seconds;
