@@ -16,9 +16,9 @@
 // ranked by the median over the processes of its ratio to each process's best. Seven, not three:
 // a process can see one configuration 5-9% slower than most do (the H100 at 256), and two such
 // processes of three made a median that called a pick 1.082x that seven processes put at 1.000x.
-// With 3 judges
-// or more it also prints their ceiling: each judge's own best as the other judges rank it, what a
-// perfect measurement in one process would pick (a tuning runs in one process too).
+// With 3 judges or more it also prints their ceiling: each judge's own best as the other judges
+// rank it, what a perfect measurement in one process would pick (a tuning runs in one process
+// too).
 //
 // Usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] [--device SELECTOR]
 //                     [--start-points on|off] [--reference LEVEL|none] [--top T] [--run-top K]
@@ -37,6 +37,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tunekit/cl.hpp>
@@ -175,29 +176,43 @@ bool read_records(const std::string& command, Record record) {
   return pclose(pipe) == 0;
 }
 
+// Each judge's ratios: per configuration, its time over that judge's best.
+using JudgeRatios = std::map<std::string, double>;
+
+// Each configuration's median over the judges (all but `left_out`) of its ratio, and the best of
+// those medians: how the judges rank the list.
+struct JudgedRanking {
+  std::map<std::string, double> median;
+  double best = 1e300;
+};
+JudgedRanking rank_by_judges(const std::vector<JudgeRatios>& by_judge,
+                             std::optional<std::size_t> left_out = std::nullopt) {
+  JudgedRanking ranking;
+  for (const auto& [name, _] : by_judge.front()) {
+    std::vector<double> r;
+    for (std::size_t k = 0; k < by_judge.size(); ++k) {
+      if (k != left_out) r.push_back(by_judge[k].at(name));
+    }
+    ranking.median[name] = tunekit::summarize(r).median;
+    ranking.best = std::min(ranking.best, ranking.median[name]);
+  }
+  return ranking;
+}
+
 // What a pick made in one process can reach at best: each judge's own best configuration (a
-// perfect measurement of that process), ranked by the other judges (the median of their ratios
-// to their best). Where the judges' processes disagree, no tuning in one process does better.
-void print_judges_ceiling(const std::vector<std::map<std::string, double>>& by_judge) {
+// perfect measurement of that process), ranked by the other judges. Where the judges' processes
+// disagree, no tuning in one process does better.
+void print_judges_ceiling(const std::vector<JudgeRatios>& by_judge) {
   if (by_judge.size() < 3) return;
   std::size_t within5 = 0, within10 = 0;
   double worst = 1;
   for (std::size_t j = 0; j < by_judge.size(); ++j) {
-    std::string own_best;
-    for (const auto& [name, ratio] : by_judge[j]) {
-      if (own_best.empty() || ratio < by_judge[j].at(own_best)) own_best = name;
-    }
-    std::map<std::string, double> others;  // median ratio over the judges but j
-    double best = 1e300;
-    for (const auto& [name, _] : by_judge[j]) {
-      std::vector<double> r;
-      for (std::size_t k = 0; k < by_judge.size(); ++k) {
-        if (k != j) r.push_back(by_judge[k].at(name));
-      }
-      others[name] = tunekit::summarize(r).median;
-      best = std::min(best, others[name]);
-    }
-    const double ratio = others[own_best] / best;
+    const std::string& own_best =
+        std::min_element(by_judge[j].begin(), by_judge[j].end(), [](const auto& a, const auto& b) {
+          return a.second < b.second;
+        })->first;
+    const JudgedRanking others = rank_by_judges(by_judge, j);
+    const double ratio = others.median.at(own_best) / others.best;
     std::printf("judge %zu's own best %s: %.3fx the best by the other %zu\n", j + 1,
                 own_best.c_str(), ratio, by_judge.size() - 1);
     within5 += ratio <= 1.05;
@@ -368,38 +383,32 @@ int main(int argc, char** argv) {
     if (!written) throw std::runtime_error(std::string("cannot write ") + list_path);
     Options judged = o;
     judged.names_file = list_path;
-    std::map<std::string, std::vector<double>> ratios;    // per configuration, one per judge
-    std::vector<std::map<std::string, double>> by_judge;  // the same, per judge
+    std::vector<JudgeRatios> by_judge;
     for (std::size_t j = 0; j < o.judges; ++j) {
       const auto medians = run_judge(argv[0], judged);
       double process_best = 1e300;
       for (const auto& [_, t] : medians) process_best = std::min(process_best, t);
-      by_judge.emplace_back();
-      for (const auto& name : names) {
-        ratios[name].push_back(medians.at(name) / process_best);
-        by_judge.back()[name] = medians.at(name) / process_best;
-      }
+      JudgeRatios& ratios = by_judge.emplace_back();
+      for (const auto& name : names) ratios[name] = medians.at(name) / process_best;
       std::printf("judge %zu of %zu done\n", j + 1, o.judges);
       std::fflush(stdout);
     }
     unlink(list_path);
-    std::map<std::string, double> median;
-    double best = 1e300;
-    for (auto& [name, r] : ratios) {
-      std::sort(r.begin(), r.end());  // printed in order below
-      median[name] = tunekit::summarize(r).median;
-      best = std::min(best, median[name]);
-    }
+    const JudgedRanking judged_ranking = rank_by_judges(by_judge);
+    const auto& median = judged_ranking.median;
+    const double best = judged_ranking.best;
     std::printf(
         "\nwinners, each run's best %zu and the reference, re-measured in %zu fresh processes of "
         "%zu interleaved rounds, samples of at least %.1f ms (median over the processes of the "
         "ratio to each process's best; then the processes' ratios, sorted):\n",
         o.run_top, o.judges, o.rounds, 1e3 * o.sample);
     for (const auto& name : names) {
-      std::printf("  %-60s %.3fx the best  [", name.c_str(), median[name] / best);
-      for (std::size_t j = 0; j < ratios[name].size(); ++j) {
-        std::printf("%s%.3f", j ? " " : "", ratios[name][j]);
-      }
+      std::printf("  %-60s %.3fx the best  [", name.c_str(), median.at(name) / best);
+      std::vector<double> sorted;
+      for (const auto& ratios : by_judge) sorted.push_back(ratios.at(name));
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t j = 0; j < sorted.size(); ++j)
+        std::printf("%s%.3f", j ? " " : "", sorted[j]);
       std::printf("]\n");
     }
     print_judges_ceiling(by_judge);
@@ -408,7 +417,7 @@ int main(int argc, char** argv) {
     std::vector<double> seconds;
     for (std::size_t r = 0; r < runs.size(); ++r) {
       const auto& run = runs[r];
-      const double ratio = median[run.winner] / best;
+      const double ratio = median.at(run.winner) / best;
       within5 += ratio <= 1.05;
       within10 += ratio <= 1.10;
       worst = std::max(worst, ratio);
