@@ -2,6 +2,7 @@
 #include "tunekit/search.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -481,15 +482,29 @@ void save_replay_table(const std::filesystem::path& path, const ReplayTable& tab
   detail::write_user_file(path, out.str());  // whole or not at all; never into a FIFO or device
 }
 
+namespace {
+// A time or cost of a replay table: a whole finite number of seconds, not negative.
+std::optional<double> replay_seconds(const std::string& field) {
+  double value = 0;
+  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+  if (error != std::errc{} || end != field.data() + field.size() || !std::isfinite(value) ||
+      value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+}  // namespace
+
 ReplayTable parse_replay_table(std::string_view text, std::string_view source) {
   ReplayTable table;
   std::istringstream in{std::string(text)};
   std::string line;
-  const auto bad_line = [&](int number, const char* why) {
+  const auto bad_line = [&](int number, const std::string& why) {
     return AutotuneError(ErrorKind::cache,
                          std::string(source) + ":" + std::to_string(number) + ": " + why);
   };
   for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     std::istringstream fields(line);
     std::string config, time, cost;
@@ -497,25 +512,38 @@ ReplayTable parse_replay_table(std::string_view text, std::string_view source) {
         !std::getline(fields, cost)) {
       throw bad_line(number, "expected config, time and cost separated by tabs");
     }
-    try {
-      RecordedEvaluation e;
-      if (time != "failed") e.time = std::stod(time);
-      e.cost_seconds = std::stod(cost);
-      table[config] = e;
-    } catch (const std::logic_error&) {
-      throw bad_line(number, "not a number");
+    RecordedEvaluation e;
+    if (time != "failed") {
+      e.time = replay_seconds(time);
+      if (!e.time) {
+        throw bad_line(number, "the time '" + printable(time, 40) +
+                                   "' is not a finite number of seconds, at least 0, nor 'failed'");
+      }
+    }
+    const auto spent = replay_seconds(cost);
+    if (!spent) {
+      throw bad_line(number, "the cost '" + printable(cost, 40) +
+                                 "' is not a finite number of seconds, at least 0");
+    }
+    e.cost_seconds = *spent;
+    if (!table.emplace(config, e).second) {
+      throw bad_line(number, "'" + printable(config, 200) + "' is listed twice");
     }
   }
   return table;
 }
 
 ReplayTable load_replay_table(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AutotuneError(ErrorKind::cache, "could not read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw AutotuneError(ErrorKind::cache, "could not read " + path.string());
-  return parse_replay_table(text.str(), path.string());
+  // A path the user names: a link is followed; never a FIFO, nor more than max_file_size.
+  const detail::FileRead read = detail::read_file(path, detail::Links::follow);
+  if (read.kind != detail::FileRead::ok) {
+    throw AutotuneError(ErrorKind::cache,
+                        "could not read " + path.string() +
+                            (read.kind == detail::FileRead::directory ? ": it is a directory"
+                             : read.error.empty()                     ? std::string()
+                                                                      : ": " + read.error));
+  }
+  return parse_replay_table(read.bytes, path.string());
 }
 
 ReplayTable replay_table_from(const TuningReport& report, std::string_view space_name) {

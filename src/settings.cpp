@@ -106,7 +106,7 @@ namespace {
 [[noreturn]] void bad_value(std::string_view source, std::string_view text,
                             std::string_view accepted) {
   throw AutotuneError(ErrorKind::settings,
-                      std::string(source) + "='" + std::string(text) +
+                      std::string(source) + "='" + printable(text, 200) +
                           "' is not valid; accepted values: " + std::string(accepted));
 }
 

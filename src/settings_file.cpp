@@ -218,6 +218,13 @@ std::vector<std::filesystem::path> settings_files() {
 
 std::optional<std::string> read_settings_file(const std::filesystem::path& path,
                                               std::vector<std::string>& problems) {
+  // A link is followed only where this user made it (a dotfiles manager's link in ~/.config);
+  // one that another user planted (a tunekit.toml in a shared working directory) is not.
+  struct stat link {};
+  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != ::geteuid()) {
+    problems.push_back(path.string() + ": a symbolic link another user made; not read");
+    return std::nullopt;
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno != ENOENT && errno != ENOTDIR) {

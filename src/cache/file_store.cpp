@@ -151,8 +151,8 @@ void warn_unreadable(const FileRead& read, const fs::path& path, std::string_vie
 std::unique_ptr<detail::IndexedFile> parse_for(std::string bytes, std::string_view op) {
   auto file = detail::IndexedFile::parse(std::move(bytes));
   if (file->op() != op) {
-    throw AutotuneError(ErrorKind::cache,
-                        "it holds the op '" + file->op() + "', not '" + std::string(op) + "'");
+    throw AutotuneError(ErrorKind::cache, "it holds the op '" + printable(file->op(), 100) +
+                                              "', not '" + printable(op, 100) + "'");
   }
   return file;
 }
@@ -182,7 +182,8 @@ std::vector<detail::IndexRecord> records_in(const FileRead& read, const fs::path
 /// (and `problem` set) when the table is missing, unusable or not the one the index names.
 std::optional<CacheEntry> read_table(const fs::path& path, const detail::IndexRecord& record,
                                      std::string& problem) {
-  const std::string what = "the outcome table of [" + record.id.key + "] (" + quoted(path) + ")";
+  const std::string what =
+      "the outcome table of [" + printable(record.id.key, 200) + "] (" + quoted(path) + ")";
   if (auto wrong = private_folder_problem(path.parent_path())) {
     problem = what + ": " + *wrong;
     return std::nullopt;
@@ -520,7 +521,9 @@ void remove_stale_files(const fs::path& dir, const fs::path& locks) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     if (is_stale_temporary(it->path().filename().string())) ::unlink(it->path().c_str());
   }
-  if (locks.empty()) return;
+  // A locks folder planted as a link (or not ours) is left alone: its *.lock files are someone
+  // else's (a project's Cargo.lock), and lock_for_tuning refuses the folder with the reason.
+  if (locks.empty() || private_folder_problem(locks)) return;
   for (fs::directory_iterator it(locks, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path path = it->path();
     if (!path.filename().string().ends_with(".lock")) continue;

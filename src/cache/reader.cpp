@@ -164,7 +164,7 @@ AutotuneOutcome read_outcome(const Value& v) {
   const auto status = text_field(v, "status");
   const auto parsed_status = enum_from(all_statuses, status);
   if (!parsed_status) {
-    throw AutotuneError(ErrorKind::cache, "unknown status '" + std::string(status) + "'");
+    throw AutotuneError(ErrorKind::cache, "unknown status '" + printable(status, 100) + "'");
   }
   o.status = *parsed_status;
   o.median = number_field(v, "median");
@@ -181,7 +181,7 @@ AutotuneOutcome read_outcome(const Value& v) {
   if (has_kind || has_message) {
     const auto parsed_kind = enum_from(all_kinds, kind);
     if (!parsed_kind) {
-      throw AutotuneError(ErrorKind::cache, "unknown error kind '" + std::string(kind) + "'");
+      throw AutotuneError(ErrorKind::cache, "unknown error kind '" + printable(kind, 100) + "'");
     }
     o.error = AutotuneError(*parsed_kind, std::move(message), o.name);
   }
@@ -252,7 +252,7 @@ CacheEntry read_entry(const Value& v, const std::string& op) {
   e.result.metric_names = read_metric_names(v);
   for (const auto& o : e.result.outcomes) {
     if (!o.metrics.empty() && o.metrics.size() != e.result.metric_names.size()) {
-      throw AutotuneError(ErrorKind::cache, "'" + o.name + "' has " +
+      throw AutotuneError(ErrorKind::cache, "'" + printable(o.name, 200) + "' has " +
                                                 std::to_string(o.metrics.size()) +
                                                 " metrics where the entry names " +
                                                 std::to_string(e.result.metric_names.size()));

@@ -50,6 +50,11 @@ constexpr std::size_t max_reply_bytes = static_cast<std::size_t>(max_value_bytes
 constexpr long long max_reply_elements = 1 << 20;
 /// The most keys one listing collects (SCAN), and bad entries reported one by one.
 constexpr std::size_t max_scan_keys = 1 << 22;
+/// A listed key longer than this is not one of ours (an entry's key is the prefix and ~60 bytes):
+/// it is passed over, as is one outside the listing's prefix.
+constexpr std::size_t max_listed_key_bytes = 4096;
+/// The most bytes of values one listing reads (the file store's reader stops at 1 GiB too).
+constexpr std::size_t max_listing_bytes = std::size_t{1} << 30;
 constexpr std::size_t max_bad_reports = 8;
 
 /// What a "every candidate failed" record on the server is: a bad entry (tunekit never sends one).
@@ -110,6 +115,9 @@ int wait_for(int fd, short events, Clock::time_point deadline) {
 /// Follows a reply's framing as its bytes arrive, before the parser (which buffers a bulk
 /// string until it is whole) sees them: a bulk string or an array announced larger than what is
 /// ever read is refused on its header. Only the headers are looked at; the parser checks the rest.
+/// Only the RESP2 types tunekit asks for are let through, nested at most max_depth deep (a SCAN
+/// reply is 2): a newer hiredis would build a RESP3 map of 2^31 entries, or free a reply nested a
+/// million deep by recursion.
 class ReplyFraming {
  public:
   /// Nothing, or why the reply is refused.
@@ -137,9 +145,26 @@ class ReplyFraming {
 
  private:
   static constexpr std::size_t max_header = 32;  // "$" and 20 digits is a 64-bit length
+  static constexpr std::size_t max_depth = 4;
+
+  /// One element of the innermost open array is whole: closes the arrays it completes.
+  void element_done() {
+    while (!open_.empty()) {
+      if (--open_.back() > 0) return;
+      open_.pop_back();
+    }
+  }
 
   std::optional<std::string> header() {
-    if (line_.empty() || (line_[0] != '$' && line_[0] != '*')) return std::nullopt;
+    if (line_.empty()) return std::nullopt;
+    if (std::string_view("+-:$*").find(line_[0]) == std::string_view::npos) {
+      return "a reply of a type tunekit never asks for ('" + printable(line_.substr(0, 1), 8) +
+             "')";
+    }
+    if (line_[0] != '$' && line_[0] != '*') {
+      element_done();
+      return std::nullopt;
+    }
     long long n = 0;
     const char* end = line_.data() + line_.size();
     const auto [stop, error] = std::from_chars(line_.data() + 1, end, n);
@@ -154,16 +179,24 @@ class ReplyFraming {
                std::to_string(max_reply_bytes) + " are read";
       }
       if (n >= 0) skip_ = static_cast<unsigned long long>(n) + 2;
+      element_done();  // its bytes are skipped above
     } else if (n > 0) {
       elements_ += n;
       if (n > max_reply_elements || elements_ > max_reply_elements) {
         return "a reply too large: it announced " + std::to_string(elements_) +
                " elements, and at most " + std::to_string(max_reply_elements) + " are read";
       }
+      if (open_.size() >= max_depth) {
+        return "a reply nested more than " + std::to_string(max_depth) + " arrays deep";
+      }
+      open_.push_back(n);
+    } else {
+      element_done();  // an empty or nil array
     }
     return std::nullopt;
   }
 
+  std::vector<long long> open_;  // the elements still to come of each open array, outermost first
   std::string line_;
   bool long_line_ = false;
   unsigned long long skip_ = 0;
@@ -227,6 +260,7 @@ struct RedisStore::Impl {
   // last_failure, and unusable() throws with it; no wait for retry_at.
   bool command_mode = false;
   std::string last_failure;
+  std::size_t last_value_bytes = 0;  // of the last value read(): a listing counts them
 
   /// For the duration of one `tunekit cache` call (under the mutex): see command_mode.
   struct CommandMode {
@@ -439,7 +473,7 @@ struct RedisStore::Impl {
     reachable = true;
     const bool was_away = away;
     away = false;
-    const std::size_t sent = flush();
+    const std::size_t sent = flush(until);
     if (socket < 0) return false;
     if (was_away) {
       warn("tunekit: the result store " + url + " is back" +
@@ -489,12 +523,15 @@ struct RedisStore::Impl {
     return printable(text, 200);
   }
 
-  /// A command, connecting first, all before one deadline; null when the server cannot be
-  /// used now.
+  /// A command, connecting first (and sending what waits, within one deadline), then the command
+  /// within its own: a slow flush neither holds the caller past two deadlines nor leaves the
+  /// command none. Null when the server cannot be used now.
   Reply command(std::initializer_list<std::string_view> args) {
     const auto until = deadline();
     if (!connect(until)) return nullptr;
-    return raw(args, until);
+    if (!pending.empty()) flush(until);  // what an earlier flush left for lack of time
+    if (socket < 0) return nullptr;
+    return raw(args, deadline());
   }
 
   /// A command whose error reply also counts as a failure (lost: e.g. a read-only replica, a
@@ -510,10 +547,11 @@ struct RedisStore::Impl {
 
   enum class Written { no, yes, kept };
   /// Writes `entry` (connection open); `only_new`: not over one the server has (kept).
-  Written write(const CacheEntry& entry, bool only_new) {
+  Written write(const CacheEntry& entry, bool only_new, Clock::time_point until) {
     const std::string value = detail::write_cache_file(entry.id.op, {entry});
     const std::string key = entry_key(keys, entry.id);
-    Reply reply = only_new ? raw({"SET", key, value, "NX"}) : raw({"SET", key, value});
+    Reply reply =
+        only_new ? raw({"SET", key, value, "NX"}, until) : raw({"SET", key, value}, until);
     if (!reply) return Written::no;
     if (is_status(reply, "OK")) return Written::yes;
     if (only_new && reply->type == REDIS_REPLY_NIL) return Written::kept;
@@ -521,11 +559,13 @@ struct RedisStore::Impl {
     return Written::no;
   }
 
-  /// Writes the pending results (connection open). Returns how many.
-  std::size_t flush() {
+  /// Writes the pending results (connection open) while at least half a command's time is left
+  /// before `until`; the rest wait for the next command (up to 4096 results queued while the
+  /// server was away must not hold one caller for 4096 deadlines). Returns how many.
+  std::size_t flush(Clock::time_point until) {
     std::size_t sent = 0;
-    while (!pending.empty() && socket >= 0) {
-      if (write(pending.front(), false) != Written::yes) break;
+    while (!pending.empty() && socket >= 0 && Clock::now() + options.command_timeout / 2 < until) {
+      if (write(pending.front(), false, until) != Written::yes) break;
       pending.erase(pending.begin());
       ++sent;
     }
@@ -561,6 +601,7 @@ struct RedisStore::Impl {
                                  std::string& problem, bool& present, bool& failed) {
     present = false;
     failed = false;
+    last_value_bytes = 0;
     Reply reply = command({"GETRANGE", key, "0", std::to_string(max_value_bytes)});
     if (!reply) {
       failed = true;
@@ -581,6 +622,7 @@ struct RedisStore::Impl {
       present = true;
       return std::nullopt;
     }
+    last_value_bytes = reply->len;
     if (reply->len == 0) return std::nullopt;  // absent (GETRANGE of no key is "")
     present = true;
     if (static_cast<long long>(reply->len) > max_value_bytes) {
@@ -678,6 +720,9 @@ struct RedisStore::Impl {
   /// Every key matching `pattern`; throws when the server cannot be used.
   std::vector<std::string> scan(const std::string& pattern) {
     std::vector<std::string> keys;
+    // What every key of the listing begins with (the prefix holds no glob characters).
+    const std::string_view literal =
+        std::string_view(pattern).substr(0, pattern.find_first_of("*?[\\"));
     std::string cursor = "0";
     for (int round = 0; round < max_scan_rounds; ++round) {
       Reply reply = checked({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
@@ -690,7 +735,10 @@ struct RedisStore::Impl {
       cursor = std::string(text_of(reply->element[0]));
       for (std::size_t i = 0; i < reply->element[1]->elements; ++i) {
         const redisReply* key = reply->element[1]->element[i];
-        if (is_string(key)) keys.emplace_back(text_of(key));
+        if (is_string(key) && key->len <= max_listed_key_bytes &&
+            text_of(key).starts_with(literal)) {
+          keys.emplace_back(text_of(key));
+        }
       }
       if (keys.size() > max_scan_keys) {
         throw AutotuneError(ErrorKind::cache, "the result store " + url + " lists more than " +
@@ -716,11 +764,19 @@ struct RedisStore::Impl {
   std::vector<CacheEntry> entries(const std::string& pattern) {
     std::vector<CacheEntry> found;
     std::map<std::string, std::pair<std::size_t, std::string>> bad;  // problem: count, a key
+    std::size_t listed_bytes = 0;
     for (const auto& key : scan(pattern)) {
       std::string problem;
       bool present = false, failed = false;
       auto entry = read(key, nullptr, problem, present, failed);
       if (failed) unusable();
+      listed_bytes += last_value_bytes;
+      if (listed_bytes > max_listing_bytes) {
+        throw AutotuneError(ErrorKind::cache, "the result store " + url + " holds more than " +
+                                                  std::to_string(max_listing_bytes) +
+                                                  " bytes of entries; nothing was listed");
+      }
+      problem = printable(problem, 300);  // a forged value's text, kept as a map key
       if (entry && entry->result.failed()) {
         problem = remembered_failure;
       } else if (entry) {
@@ -809,7 +865,9 @@ RedisStore::RedisStore(StoreAddress address, Options options)
 
 RedisStore::~RedisStore() {
   std::lock_guard lock(impl_->mutex);
-  if (!impl_->pending.empty() && impl_->connect()) (void)impl_->flush();
+  // One deadline for the whole goodbye: what is not sent by then is said below.
+  const auto until = impl_->deadline();
+  if (!impl_->pending.empty() && impl_->connect(until)) (void)impl_->flush(until);
   if (!impl_->pending.empty()) {
     warn("tunekit: " + std::to_string(impl_->pending.size()) + " results could not be sent to " +
          impl_->url +
@@ -842,7 +900,8 @@ void RedisStore::save(const EntryId& id, const StoredResult& result) {
   if (result.failed()) return;  // kept only where it happened (StoredResult::failed)
   std::lock_guard lock(impl_->mutex);
   try {
-    if (impl_->connect() && impl_->write(CacheEntry{id, result}, false) == Impl::Written::yes)
+    if (impl_->connect() &&
+        impl_->write(CacheEntry{id, result}, false, impl_->deadline()) == Impl::Written::yes)
       return;
     impl_->keep_for_later(id, result);
   } catch (const std::exception& e) {
@@ -921,7 +980,7 @@ std::size_t RedisStore::save_entries(const std::vector<CacheEntry>& entries, Imp
   for (const auto& entry : entries) {
     if (entry.result.failed()) continue;  // never shared (StoredResult::failed)
     if (!impl_->connect()) impl_->unusable();
-    switch (impl_->write(entry, mode == ImportMode::keep_existing)) {
+    switch (impl_->write(entry, mode == ImportMode::keep_existing, impl_->deadline())) {
       case Impl::Written::no:
         impl_->unusable();
       case Impl::Written::yes:

@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "tunekit/cl/errors.hpp"
+#include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
 
 namespace tunekit::cl {
@@ -184,7 +185,7 @@ DeviceInfo select_device(std::string_view selector) {
       return devices[index];
     }
     throw AutotuneError(ErrorKind::device,
-                        "TUNEKIT_DEVICE=" + std::string(selector) +
+                        "TUNEKIT_DEVICE=" + printable(selector, 200) +
                             " is not a device index (0 to " + std::to_string(devices.size() - 1) +
                             "); the devices are:\n" + format_device_list(devices));
   }
@@ -196,7 +197,7 @@ DeviceInfo select_device(std::string_view selector) {
     }
   }
   throw AutotuneError(ErrorKind::device,
-                      "TUNEKIT_DEVICE='" + std::string(selector) +
+                      "TUNEKIT_DEVICE='" + printable(selector, 200) +
                           "' matches no device (expected an index, or part of a platform or "
                           "device name); the devices are:\n" +
                           format_device_list(devices));

@@ -1,9 +1,12 @@
 // Expands a user's .cl file and its includes into one source text with #line directives.
 #include "kernel_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -11,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "../cache/private_files.hpp"
 #include "tunekit/cl/embedded.hpp"
 #include "tunekit/error.hpp"
 
@@ -162,29 +166,34 @@ class Expander {
   std::string read(const std::filesystem::path& file, const std::string& included_from) const {
     const std::string context =
         included_from.empty() ? "" : " (included from " + included_from + ")";
-    std::error_code error;
-    if (std::filesystem::is_directory(file, error)) {
-      throw AutotuneError(ErrorKind::build, "cannot read the kernel source " + file.string() +
-                                                context + ": it is a directory");
-    }
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-      throw AutotuneError(ErrorKind::build, "cannot read the kernel source " + file.string() +
-                                                context + ": " + std::strerror(errno));
-    }
+    const auto fail = [&](const std::string& why) {
+      return AutotuneError(ErrorKind::build,
+                           "cannot read the kernel source " + file.string() + context + ": " + why);
+    };
+    // Opened without blocking and checked before reading: a FIFO or a terminal named as a
+    // kernel file would otherwise hold the build for ever.
+    const tunekit::detail::Fd fd(::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!fd) throw fail(std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) throw fail(std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw fail("it is a directory");
+    if (!S_ISREG(st.st_mode)) throw fail("it is not a regular file (a FIFO, a device or a socket)");
     std::string text;
     char buffer[1 << 16];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-      text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    for (;;) {
+      const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        throw AutotuneError(ErrorKind::build, "reading the kernel source " + file.string() +
+                                                  context + " failed: " + std::strerror(errno));
+      }
+      if (got == 0) break;
+      text.append(buffer, static_cast<std::size_t>(got));
       if (text.size() + out_.size() > max_total_bytes) {
         throw AutotuneError(ErrorKind::build, "the kernel source " + file.string() + context +
                                                   " exceeds " +
                                                   std::to_string(max_total_bytes >> 20) + " MiB");
       }
-    }
-    if (in.bad()) {
-      throw AutotuneError(ErrorKind::build,
-                          "reading the kernel source " + file.string() + context + " failed");
     }
     return text;
   }

@@ -347,6 +347,24 @@ TEST_CASE("the next writer removes temporary and lock files that killed processe
   CHECK(locks_after == 1);
 }
 
+TEST_CASE("a locks folder planted as a link: no lock file behind it is deleted by a write",
+          "[cache][attack]") {
+  TempDir dir;
+  FileStore store(dir / "cache");
+  store.save(id, sample_result());  // makes the folders
+  const fs::path locks = dir / "cache" / "v2" / "locks";
+  const fs::path project = dir / "project";
+  fs::create_directories(project);
+  write_text(project / "Cargo.lock", "someone else's lock file, held by nobody");
+  fs::remove_all(locks);
+  fs::create_directory_symlink(project, locks);
+  CapturedWarnings warnings;
+  FileStore fresh(dir / "cache");
+  fresh.save(EntryId{id.device, id.op, "n=2", id.checksum}, sample_result());
+  CHECK(fs::is_regular_file(project / "Cargo.lock"));
+  CHECK(fs::is_symlink(locks));
+}
+
 TEST_CASE("a waiter for a held tuning lock says once whom it waits for", "[cache][attack]") {
   TempDir dir;
   FileStore holder(dir.path());

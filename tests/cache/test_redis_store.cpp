@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include <catch2/catch.hpp>
+#include <optional>
 #include <set>
 #include <tunekit/redis_store.hpp>
 
@@ -484,6 +485,30 @@ TEST_CASE("a server that answers garbage is a server away, not a crash or a hang
   }
 }
 
+TEST_CASE("a reply of a type never asked for, or nested deeper than any asked for, is refused",
+          "[redis]") {
+  if (!redis_store_built()) return;
+  std::string answer, reason;
+  SECTION("a RESP3 map announcing 2^31 entries") {
+    answer = "%2147483648\r\n";
+    reason = "a reply of a type tunekit never asks for ('%')";
+  }
+  SECTION("arrays nested 5 deep (a SCAN reply is 2)") {
+    answer = "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n";
+    reason = "a reply nested more than 4 arrays deep";
+  }
+  CAPTURE(answer);
+  FakeRedis server([&](int socket, const std::atomic<bool>&) {
+    FakeRedis::read_command(socket);
+    (void)FakeRedis::send_all(socket, answer);
+  });
+  CapturedWarnings warnings;
+  RedisStore store(parse_store_url(server.url()), fast_options());
+  CHECK_FALSE(store.load(sample_id()));
+  INFO(warnings.text());
+  CHECK(warnings.count(reason) == 1);
+}
+
 namespace {
 /// Milliseconds since `start`.
 long long ms_since(std::chrono::steady_clock::time_point start) {
@@ -548,6 +573,78 @@ TEST_CASE("a server that trickles its reply fails within one command's deadline"
     CHECK_FALSE(store.load(sample_id()));
     CHECK(ms_since(started) < 3000);  // connect, SELECT and GETRANGE: one deadline
   }
+}
+
+namespace {
+/// Reads one whole RESP command (an array of bulk strings) from `socket`; its words, or nothing
+/// once the client is gone or `stop` is raised.
+std::optional<std::vector<std::string>> read_whole_command(int socket,
+                                                           const std::atomic<bool>& stop) {
+  std::string bytes;
+  const auto need = [&](std::size_t n) {
+    while (bytes.size() < n) {
+      pollfd wait{socket, POLLIN, 0};
+      if (stop || ::poll(&wait, 1, 50) < 0) return false;
+      if (!(wait.revents & POLLIN)) continue;
+      char buffer[65536];
+      const ssize_t got = ::recv(socket, buffer, sizeof buffer, 0);
+      if (got <= 0) return false;
+      bytes.append(buffer, static_cast<std::size_t>(got));
+    }
+    return true;
+  };
+  std::size_t at = 0;
+  const auto line = [&]() -> std::optional<long> {  // "<c><number>\r\n" at `at`
+    for (;;) {
+      if (const auto end = bytes.find("\r\n", at); end != std::string::npos) {
+        const long value = std::stol(bytes.substr(at + 1, end - at - 1));
+        at = end + 2;
+        return value;
+      }
+      if (!need(bytes.size() + 1)) return std::nullopt;
+    }
+  };
+  const auto count = line();
+  if (!count) return std::nullopt;
+  std::vector<std::string> words;
+  for (long i = 0; i < *count; ++i) {
+    const auto length = line();
+    if (!length || !need(at + static_cast<std::size_t>(*length) + 2)) return std::nullopt;
+    words.push_back(bytes.substr(at, static_cast<std::size_t>(*length)));
+    at += static_cast<std::size_t>(*length) + 2;
+  }
+  return words;
+}
+}  // namespace
+
+TEST_CASE("results queued while the server was away are sent within the caller's deadline",
+          "[redis]") {
+  if (!redis_store_built()) return;
+  // The first connection is dropped at once (the server "away": what is saved then waits);
+  // later ones answer every command after 400 ms, SET with OK and a lookup with nothing. One
+  // lookup then sent all 20 queued results first, each within its own deadline: 8 s.
+  std::atomic<int> connection{0};
+  FakeRedis server([&](int socket, const std::atomic<bool>& stop) {
+    if (connection++ == 0) return;
+    while (const auto words = read_whole_command(socket, stop)) {
+      if (!nap(400, stop)) return;
+      const bool set = !words->empty() && words->front() == "SET";
+      if (!FakeRedis::send_all(socket, set ? "+OK\r\n" : "$-1\r\n")) return;
+    }
+  });
+  RedisStore::Options options = fast_options();  // 1000 ms a command
+  CapturedWarnings warnings;
+  RedisStore store(parse_store_url(server.url()), options);
+  for (int i = 0; i < 20; ++i)
+    store.save(sample_id("[" + std::to_string(i) + "]"), sample_result());
+  REQUIRE(store.pending() == 20);
+  std::this_thread::sleep_for(options.retry_interval * 2);
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_FALSE(store.load(sample_id("[99]")));
+  CHECK(ms_since(started) < 2500);  // the flush's deadline, then the lookup's own
+  CHECK(store.pending() > 0);       // the rest wait for later commands
+  CHECK(store.pending() < 20);
+  CHECK(warnings.count("no whole reply") == 0);  // the lookup had its time: not "away"
 }
 
 TEST_CASE("a reply announcing more than the cap is refused before it is buffered", "[redis]") {

@@ -1,5 +1,6 @@
 // The OpenCL user's path: kernels from the user's own .cl files (with includes), input
 // generators and validators that take the client, and the buffer helpers they use.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -179,6 +180,19 @@ TEST_CASE("a missing include or file is a build error naming where it was asked 
              Catch::Contains((dir.path / "nothing.cl").string()));
   const fs::path cycle = dir.write("a.cl", "#include \"a.cl\"\n");
   CHECK_THAT(build_error(cl::KernelSpec::from_file(cycle, "", "f")), Catch::Contains("cycle"));
+}
+
+TEST_CASE("a FIFO or a folder named as a kernel file is a build error, not a hang",
+          "[opencl][user-path]") {
+  TempDir dir;
+  const fs::path fifo = dir.path / "fifo.cl";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);  // no writer: reading it would block for ever
+  CHECK_THAT(cl::KernelSpec::from_file(fifo, "", "f").problem(),
+             Catch::Contains(fifo.string()) && Catch::Contains("not a regular file"));
+  const fs::path inc = dir.write("main.cl", "#include \"fifo.cl\"\n");
+  CHECK_THAT(cl::KernelSpec::from_file(inc, "", "f").problem(), Catch::Contains("fifo.cl"));
+  CHECK_THAT(cl::KernelSpec::from_file(dir.path, "", "f").problem(),
+             Catch::Contains("it is a directory"));
 }
 
 TEST_CASE("a missing kernel file fails only the candidates that use it, naming the file",

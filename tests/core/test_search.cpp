@@ -110,6 +110,16 @@ TEST_CASE("a replay table survives a save and load; a bad line is named", "[sear
   CHECK_FALSE(loaded.at("A=2,B=2").time);
   std::ofstream(dir / "bad.tsv") << "A=1\t0.5\n";
   CHECK_THROWS_WITH(load_replay_table(dir / "bad.tsv"), Catch::Contains("bad.tsv:1"));
+  // Times the search would rank as numbers must be finite seconds; a line must not repeat.
+  for (const std::string_view line :
+       {"A=1\tnan\t0.1", "A=1\t-1e-3\t0.1", "A=1\t1.5xyz\t0.1", "A=1\tinf\t0.1", "A=1\t1e-3\t-2",
+        "A=1\t1e-3\t0.1\nA=1\t2e-3\t0.1"}) {
+    CAPTURE(line);
+    CHECK_THROWS_WITH(parse_replay_table(line, "t.tsv"),
+                      Catch::Contains("not a finite number") || Catch::Contains("listed twice"));
+  }
+  CHECK(parse_replay_table("A=1\t1e-3\t0.1\r\n", "t.tsv").at("A=1").time == Approx(1e-3));
+  CHECK_THROWS_WITH(load_replay_table(dir), Catch::Contains("is a directory"));
   std::filesystem::remove_all(dir);
 }
 

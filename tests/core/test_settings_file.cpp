@@ -12,6 +12,8 @@
 #include <tunekit/tunekit.hpp>
 #include <vector>
 
+#include "../unprivileged.hpp"
+
 namespace tunekit::test {
 
 namespace {
@@ -193,6 +195,28 @@ TEST_CASE("a settings file that others may write is not read", "[settings][setti
   CHECK(problems.empty());
   CHECK_FALSE(read_settings_file(dir.path, problems));  // a directory
   CHECK(problems.size() == 1);
+}
+
+TEST_CASE("a settings file behind a link is read only where this user made the link",
+          "[settings][settings-file]") {
+  WorkDir dir;
+  const fs::path real = dir.path / "dotfiles.toml";
+  WorkDir::write(real, "level = \"minimal\"\n");
+  ::chmod(real.c_str(), 0644);
+  const fs::path link = dir.path / "tunekit.toml";
+  fs::create_symlink(real, link);
+  std::vector<std::string> problems;
+  CHECK(read_settings_file(link, problems) == "level = \"minimal\"\n");  // one's own link
+  CHECK(problems.empty());
+  if (::geteuid() != 0) {
+    WARN("not root: a link of another user cannot be made here; that half is skipped");
+    return;
+  }
+  const auto other = unprivileged_user();
+  REQUIRE(::lchown(link.c_str(), other.uid, other.gid) == 0);  // planted by `nobody`
+  CHECK_FALSE(read_settings_file(link, problems));
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains("a symbolic link another user made; not read"));
 }
 
 }  // namespace tunekit::test
