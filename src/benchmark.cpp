@@ -173,12 +173,14 @@ AutotuneOutcome measure_candidate(Timer timer, FunctionRef<void()> run_once,
 std::vector<InterleavedTimes> measure_interleaved(Timer timer,
                                                   const std::vector<Contender>& contenders,
                                                   const std::vector<std::string>& names,
-                                                  std::size_t rounds, std::uint64_t seed) {
+                                                  std::size_t rounds, std::uint64_t seed,
+                                                  const std::atomic<bool>* stop) {
   std::vector<InterleavedTimes> times(contenders.size());
   std::vector<std::size_t> order(contenders.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::mt19937_64 shuffle(seed);
   for (std::size_t round = 0; round < rounds; ++round) {
+    if (stop != nullptr && stop->load(std::memory_order_relaxed)) break;
     std::shuffle(order.begin(), order.end(), shuffle);
     for (std::size_t c : order) {
       if (times[c].error) continue;
@@ -248,7 +250,9 @@ RaceResult race_interleaved(Timer timer, const std::vector<Contender>& contender
       field.push_back(contenders[k]);
       field_names.push_back(names.at(k));
     }
-    const auto more = measure_interleaved(timer, field, field_names, settings.rounds, seed + stage);
+    if (settings.stop != nullptr && settings.stop->load(std::memory_order_relaxed)) break;
+    const auto more = measure_interleaved(timer, field, field_names, settings.rounds, seed + stage,
+                                          settings.stop);
     for (std::size_t j = 0; j < running.size(); ++j) {
       auto& into = race.times[running[j]];
       into.samples.insert(into.samples.end(), more[j].samples.begin(), more[j].samples.end());

@@ -13,21 +13,24 @@ bool names_candidate(const CandidateNames& names, const AutotuneOutcome& outcome
   return outcome.index < names.size() && names.name(outcome.index) == outcome.name;
 }
 
+bool of_the_moment(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::allocation:
+    case ErrorKind::out_of_resources:  // NVIDIA reports memory held by others as this too
+    case ErrorKind::device:
+    case ErrorKind::cache:
+    case ErrorKind::settings:
+    case ErrorKind::invalid_measurement:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool lasting(const AutotuneError& failure) {
   if (failure.causes().empty()) return false;
-  return std::none_of(failure.causes().begin(), failure.causes().end(), [](const auto& cause) {
-    switch (cause.kind()) {
-      case ErrorKind::allocation:
-      case ErrorKind::out_of_resources:  // NVIDIA reports memory held by others as this too
-      case ErrorKind::device:
-      case ErrorKind::cache:
-      case ErrorKind::settings:
-      case ErrorKind::invalid_measurement:
-        return true;
-      default:
-        return false;
-    }
-  });
+  return std::none_of(failure.causes().begin(), failure.causes().end(),
+                      [](const auto& cause) { return of_the_moment(cause.kind()); });
 }
 
 bool worth_storing(const Decision& decision) {

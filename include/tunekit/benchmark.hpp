@@ -2,6 +2,7 @@
 // measuring loops are compiled once (src/benchmark.cpp) and see a client through its Timer.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -87,11 +88,13 @@ struct InterleavedTimes {
 /// order shuffled by `seed`. Measured one after another, contenders meet different moments of
 /// the machine (a slow second, a clock change); interleaved, they meet the same ones, so their
 /// medians can be compared. Never throws: a contender's failure is its error, and it is left
-/// out of the rounds after it. `names` (one per contender) name the failures.
+/// out of the rounds after it. `names` (one per contender) name the failures. Once `*stop` is
+/// true (when given), no further round starts: a tuning being stopped waits for one round at most.
 std::vector<InterleavedTimes> measure_interleaved(Timer timer,
                                                   const std::vector<Contender>& contenders,
                                                   const std::vector<std::string>& names,
-                                                  std::size_t rounds, std::uint64_t seed);
+                                                  std::size_t rounds, std::uint64_t seed,
+                                                  const std::atomic<bool>* stop = nullptr);
 template <TimingClient Client>
 std::vector<InterleavedTimes> measure_interleaved(Client& client,
                                                   const std::vector<Contender>& contenders,
@@ -100,10 +103,12 @@ std::vector<InterleavedTimes> measure_interleaved(Client& client,
   return measure_interleaved(Timer(client), contenders, names, rounds, seed);
 }
 
-/// How race_interleaved spends its rounds: `rounds` a stage, at most `max_stages` stages.
+/// How race_interleaved spends its rounds: `rounds` a stage, at most `max_stages` stages; and
+/// when to end early: once `*stop` is true (when given), after the round that runs.
 struct RaceSettings {
   std::size_t rounds = 7;
   std::size_t max_stages = 3;
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// What race_interleaved found: each contender's per-call time in the rounds it ran (or the

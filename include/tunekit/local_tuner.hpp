@@ -78,8 +78,10 @@ class LocalTuner {
   }
 
   /// Runs the op on `inputs` with the winner for their key on device `id`, tuning on a miss.
-  /// A tunable must not call execute() on its own LocalTuner: tuning holds that device's tuning
-  /// lock, so the nested call would wait for itself. Other LocalTuners are fine.
+  /// A tunable must not call execute() on its own LocalTuner for a key not tuned yet: tuning
+  /// holds the op's tuning lock, so the nested call would wait for itself; it throws
+  /// AutotuneError(runtime) saying so instead (the tunable fails with it). Tuned keys and other
+  /// LocalTuners are fine.
   template <TimingClient Client, class Set, class... Inputs>
   decltype(auto) execute(const DeviceId& id, Client& client, const Set& set, Inputs&&... inputs) {
     check_set<Client, Set, Inputs...>();

@@ -447,19 +447,25 @@ std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
   name.resize(name.size() - 5);  // ".json"
   const fs::path path = locks / (name + "." + entry_hash(id) + ".lock");
   // A holder that is stopped (not dead) keeps its lock: after a second, say whom we wait for.
-  WaitNotice notice{std::chrono::seconds(1), [&] {
-                      std::string holder = read_file(path).bytes;
-                      if (holder.ends_with('\n')) holder.pop_back();
-                      warn("tunekit: waiting for another process (" +
-                           printable(holder.empty() ? "pid unknown" : holder, 40) +
-                           ") that is tuning '" + printable(id.op, 200) + "' [" +
-                           printable(id.key, 200) + "], for its result (at most " +
-                           std::to_string(options_.tuning_lock_timeout.count()) + " ms)");
-                    }};
+  WaitNotice notice{
+      std::chrono::seconds(1), [&] {
+        std::string holder = read_file(path).bytes;
+        if (holder.ends_with('\n')) holder.pop_back();
+        // Threads of one process that meet one new key wait here too.
+        const bool this_process = holder == "pid " + std::to_string(::getpid());
+        warn("tunekit: waiting for " +
+             (this_process ? std::string("another thread of this process")
+                           : "another process (" +
+                                 printable(holder.empty() ? "pid unknown" : holder, 40) + ")") +
+             " that is tuning '" + printable(id.op, 200) + "' [" + printable(id.key, 200) +
+             "], for its result (at most " + std::to_string(options_.tuning_lock_timeout.count()) +
+             " ms)");
+      }};
   auto lock =
       LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true, &notice);
   if (!lock) {
-    warn("tunekit: another process has been tuning '" + id.op + "' [" + id.key + "] for over " +
+    warn("tunekit: another process has been tuning '" + printable(id.op, 200) + "' [" +
+         printable(id.key, 200) + "] for over " +
          std::to_string(options_.tuning_lock_timeout.count()) + " ms; tuning here as well");
     return std::make_unique<NoLock>();
   }

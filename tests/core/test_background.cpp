@@ -391,3 +391,67 @@ TEST_CASE("background: prepare() tunes first, as the caller keeps what it binds 
   CHECK(tuner.execute(client.id(), client, set, n) == 65);
   CHECK(tuner.last_call()->path == CallPath::dispatched);
 }
+
+TEST_CASE("background: where the reference fails a call, the call fails; no unvalidated one serves",
+          "[background][pick]") {
+  ThreadClient client;
+  Tuner<SizeKey> tuner("validated_fallback_op", client.id(), background_settings(), nullptr);
+  Gate tuning;  // holds the background tuning in its input generator
+  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+  auto inputs = [&tuning](const SizeKey& key, const std::uint64_t&) {
+    tuning.pass();
+    return std::tuple<std::uint64_t>(key.n.value());
+  };
+  const auto set = TunableSet{key_of, inputs}
+                       .with(Tunable{"reference",
+                                     [](ThreadClient& c, std::uint64_t& n) {
+                                       c.spend(3e-3);
+                                       if (n % 2) throw std::runtime_error("odd sizes unsupported");
+                                       return 2 * n;
+                                     }})
+                       .with(Tunable{"fast but wrong",
+                                     [](ThreadClient& c, std::uint64_t& n) {
+                                       c.spend(1e-3);
+                                       return 2 * n + 1;
+                                     }})
+                       .validate_with(std::equal_to<>{});
+  std::uint64_t odd = 101;
+  CHECK_THROWS_WITH(tuner.execute(client, set, SizeKey{101}, odd),
+                    Catch::Contains("odd sizes unsupported"));
+  tuning.open();
+  tuner.wait_for_tunings();
+}
+
+TEST_CASE(
+    "background: an input generator out of memory once leaves the key provisional, then tuned",
+    "[background][failure]") {
+  ThreadClient client;
+  Settings settings = background_settings();
+  settings.retry_seconds = 0;  // the back-off passes at once: the next call queues it again
+  Tuner<SizeKey> tuner("generator_once_op", client.id(), settings, nullptr);
+  std::atomic<int> generated{0};
+  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+  auto inputs = [&generated](const SizeKey& key, const std::uint64_t&) {
+    if (generated++ == 0) throw std::bad_alloc();
+    return std::tuple<std::uint64_t>(key.n.value());
+  };
+  const auto set = TunableSet{key_of, inputs}
+                       .with(Tunable{"a",
+                                     [](ThreadClient& c, std::uint64_t& n) {
+                                       c.spend(2e-3);
+                                       return n;
+                                     }})
+                       .with(Tunable{"b", [](ThreadClient& c, std::uint64_t& n) {
+                                       c.spend(1e-3);
+                                       return n;
+                                     }});
+  std::uint64_t n = 64;
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 64);
+  tuner.wait_for_tunings();  // failed for the moment: nothing decided
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 64);  // served, not the failure
+  CHECK(last_call().path == CallPath::provisional);
+  tuner.wait_for_tunings();  // queued again by that call: tuned now
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 64);
+  CHECK(last_call().path == CallPath::dispatched);
+  CHECK(last_call().candidate == 1);
+}

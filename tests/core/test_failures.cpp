@@ -2,6 +2,8 @@
 // fallback and demotion of a winner that fails on real inputs (engine/tuner.hpp recover, strike).
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <thread>
 #include <tunekit/engine/retry_backoff.hpp>
@@ -429,4 +431,80 @@ TEST_CASE("a limits rule naming an unknown parameter fails its candidates with a
   const auto text =
       reason_of([&] { tuner.execute(client.id(), client, set, 8); }, ErrorKind::no_valid_candidate);
   CHECK_THAT(text, Catch::Contains("limits rule") && Catch::Contains("NOPE"));
+}
+
+TEST_CASE("a validator that throws is the caller's error: no candidate fails, nothing is kept",
+          "[tuner][failure][validation]") {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tunekit-validator-throws-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  Settings settings = test::test_settings();
+  settings.persistent_cache = true;
+  settings.cache_dir = dir;
+  bool validator_broken = true;
+  const auto make = [&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"a", costs(2e-3, 0)})
+        .with(Tunable{"b", costs(1e-3, 0)})
+        .validate_with([&](int expected, int got) {
+          if (validator_broken) throw std::runtime_error("validator bug");
+          return expected == got;
+        });
+  };
+  VirtualClient client;
+  {
+    LocalTuner<SizeKey> tuner("throwing validator", settings);
+    const auto& set = tuner.init(make);
+    const auto text = reason_of([&] { run(tuner, client, set, 8); }, ErrorKind::runtime);
+    CHECK_THAT(text, Catch::Contains("the validator failed") && Catch::Contains("validator bug"));
+    CHECK_FALSE(tuner.tuner(client.id()).report(SizeKey{8}));
+  }
+  validator_broken = false;  // fixed: a new program (another tuner, the same cache) tunes
+  LocalTuner<SizeKey> fixed("throwing validator", settings);
+  const auto& set = fixed.init(make);
+  CHECK(run(fixed, client, set, 8) == 0);
+  CHECK(last_call().path == CallPath::tuned);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a priority function that throws is the caller's error, not its candidate's",
+          "[tuner][failure][priority]") {
+  LocalTuner<SizeKey> tuner("throwing priority", test::test_settings());
+  VirtualClient client;
+  const TuneGroup<SizeKey> broken(
+      "broken", [](const SizeKey&) -> int { throw std::runtime_error("priority bug"); });
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"a", costs(2e-3, 0)})
+        .with(Tunable{"b", costs(1e-3, 1)}.group(broken));
+  });
+  const auto text = reason_of([&] { run(tuner, client, set, 8); }, ErrorKind::runtime);
+  CHECK_THAT(text,
+             Catch::Contains("the priority of 'b' failed") && Catch::Contains("priority bug"));
+  CHECK_FALSE(tuner.tuner(client.id()).report(SizeKey{8}));
+}
+
+TEST_CASE("a candidate calling its own op for a new key fails, naming why, instead of a deadlock",
+          "[tuner][failure]") {
+  LocalTuner<SizeKey> tuner("calls itself", test::test_settings());
+  VirtualClient client;
+  std::function<void(VirtualClient&, int&)> call_own_op;
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"plain", costs(2e-3, 0)})
+        .with(Tunable{"recursive", [&](VirtualClient& c, int& n) {
+                        int twice = 2 * n;  // another key: it would be tuned within this tuning
+                        call_own_op(c, twice);
+                        c.spend(1e-3);
+                        return 1;
+                      }});
+  });
+  call_own_op = [&](VirtualClient& c, int& m) { (void)tuner.execute(c.id(), c, set, m); };
+  CHECK(run(tuner, client, set, 8) == 0);  // 'plain' wins; 'recursive' failed, saying why
+  const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+  REQUIRE(report);
+  const AutotuneOutcome* recursive = report->outcome("recursive");
+  REQUIRE(recursive);
+  REQUIRE(recursive->error);
+  CHECK_THAT(recursive->error->message(), Catch::Contains("from within its own tuning"));
 }

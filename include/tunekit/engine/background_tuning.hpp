@@ -67,15 +67,22 @@ class BackgroundTuning {
   /// What serves the calls of `key` while it is tuned in the background: `known` (the winners
   /// of neighbouring keys), then the candidates the plan measures first (measured_first()); the
   /// first of them runs, the others serve a call it fails.
-  /// A set that validates serves its reference first (candidate 0: the first that runs): a
-  /// neighbour's winner was validated on its own key's inputs, never on this key's; `known` is
-  /// then not asked.
+  /// A set that validates serves its reference alone (candidate 0): a neighbour's winner was
+  /// validated on its own key's inputs, never on this key's, and no other candidate has been
+  /// checked against the reference yet; where the reference fails a call, the call fails, as it
+  /// would in the tuning. `known` is then not asked.
   template <class Set, class Known>
   static Decision provisional_for(const Set& set, const Key& key, Known known,
                                   const SearchSettings& search) {
     std::vector<std::size_t> order;
     if constexpr (Set::validates) {
-      order.push_back(0);
+      Decision provisional;
+      provisional.state = DecisionState::provisional;
+      provisional.ranking = {0};
+      provisional.index = 0;
+      provisional.location = set.locate(0);
+      provisional.source = "provisional";
+      return provisional;
     } else {
       order = known();
     }

@@ -56,6 +56,9 @@ bool names_candidate(const CandidateNames& names, const AutotuneOutcome& outcome
 /// candidates. It is retried when the set changes (its checksum is part of the entry's identity)
 /// or the cache is cleared.
 bool lasting(const AutotuneError& failure);
+/// Whether a failure of this kind may not happen again (memory, resources, the device, the
+/// cache, the settings, a measurement): the rule lasting() applies to each cause.
+bool of_the_moment(ErrorKind kind);
 
 /// Whether `decision` is stored: decided, or failed for a lasting reason (never unmeasured nor
 /// provisional).

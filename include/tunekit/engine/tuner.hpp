@@ -195,7 +195,10 @@ class Tuner {
          "' failed on real inputs " + std::to_string(demote_after_failures) +
          " times that another candidate served (last: " + error.message() + "); demoted, now '" +
          set.name(demoted->index) + "'");
-    if (records_.store()) records_.persist(entry_id(set, key), *demoted, detail::NamesOf(set));
+    // As a tuning's decision: an unmeasured or provisional one stays in memory.
+    if (records_.store() && detail::worth_storing(*demoted)) {
+      records_.persist(entry_id(set, key), *demoted, detail::NamesOf(set));
+    }
   }
 
   // The decision for a key that missed in memory: from the persistent store if it has it (no
@@ -232,17 +235,27 @@ class Tuner {
         }
       }
     }
+    refuse_tuning_within_own_tuning(key);
     // Another process's tuning of the key is waited for first: never under the device's lock.
     const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
-    std::lock_guard tuning(tuning_mutex_);  // one tuning at a time per device: fair timings
+    std::lock_guard tuning(tuning_mutex_);  // one tuning of this op at a time: fair timings
+    const TuningOnThisThread tuning_here(this);
     if (const Decision* decision = decisions_.find(key)) {
       note(CallPath::dispatched, *decision);
       return *decision;
     }
     retries_.throw_if_waiting(key_to_string(key));  // the thread before us failed for the moment
-    Decision decided = decide(client, set, key, nullptr, inputs...);
-    if (auto moment = retries_.of_the_moment(key_to_string(key), decided)) throw *moment;
-    return commit(key, std::move(decided));
+    std::optional<Decision> decided;
+    try {
+      decided.emplace(decide(client, set, key, nullptr, inputs...));
+    } catch (const AutotuneError& e) {
+      // The only wrong output a tuning throws: its validation reference is the suspect. Tuned
+      // again on every call it would fail the same way at a tuning's cost: it waits its back-off.
+      if (e.kind() == ErrorKind::wrong_output) throw retries_.failed(key_to_string(key), e);
+      throw;
+    }
+    if (auto moment = retries_.of_the_moment(key_to_string(key), *decided)) throw *moment;
+    return commit(key, std::move(*decided));
   }
 
   // Queues the tuning of `key` on the background thread, once per key, with copies of the
@@ -296,6 +309,7 @@ class Tuner {
     try {
       const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
       std::lock_guard tuning(tuning_mutex_);
+      const TuningOnThisThread tuning_here(this);
       if (decisions_.find(key) != nullptr) return;  // decided meanwhile (a blocking caller)
       Decision decided = decide(client, set, key, &background_.stop_flag(), inputs...);
       if (auto moment = retries_.of_the_moment(key_to_string(key), decided)) {  // stays provisional
@@ -308,7 +322,15 @@ class Tuner {
            "its background tuning stopped before the end; the next call tunes the key again");
     } catch (...) {
       try {
-        Decision failed = detail::failed_with(error_from_exception(std::current_exception(), ""));
+        const AutotuneError error = error_from_exception(std::current_exception(), "");
+        if (detail::of_the_moment(error.kind())) {
+          // E.g. the input generator out of memory once: the provisional candidate goes on
+          // serving, and the key is queued again once its back-off has passed (stranded()).
+          const AutotuneError waiting = retries_.failed(key_to_string(key), error);
+          return warn(about(op_, key_to_string(key)) +
+                      "the background tuning failed for the moment: " + waiting.message());
+        }
+        Decision failed = detail::failed_with(error);
         warn(about(op_, key_to_string(key)) +
              "the background tuning failed: " + failed.failure->message());
         commit(key, std::move(failed));
@@ -353,6 +375,40 @@ class Tuner {
     return records_.run_recorded(tuning, id, names, key_text, [&](TuningReport& report) {
       add_metrics(set.metrics(), key, report);  // before the table is logged and kept
     });
+  }
+
+  // Marks, for its scope, that this thread tunes with this tuner (its tuning_mutex_ held). The
+  // marks of one thread form a chain (op A's candidate may call op B, whose tuning calls A).
+  class TuningOnThisThread {
+   public:
+    explicit TuningOnThisThread(const Tuner* tuner)
+        : tuner_(tuner), outer_(std::exchange(innermost_, this)) {}
+    ~TuningOnThisThread() { innermost_ = outer_; }
+    TuningOnThisThread(const TuningOnThisThread&) = delete;
+    TuningOnThisThread& operator=(const TuningOnThisThread&) = delete;
+    static bool tuning(const Tuner* tuner) noexcept {
+      for (const TuningOnThisThread* mark = innermost_; mark != nullptr; mark = mark->outer_) {
+        if (mark->tuner_ == tuner) return true;
+      }
+      return false;
+    }
+
+   private:
+    const Tuner* tuner_;
+    const TuningOnThisThread* outer_;
+    static inline thread_local const TuningOnThisThread* innermost_ = nullptr;
+  };
+
+  // A candidate (or an input generator, a validator) of this op that calls the op for a key not
+  // decided yet would wait for its own tuning for ever: that call fails instead, naming why
+  // (the candidate that made it fails with it).
+  void refuse_tuning_within_own_tuning(const Key& key) const {
+    if (!TuningOnThisThread::tuning(this)) return;
+    throw AutotuneError(ErrorKind::runtime,
+                        "'" + op_ + "' was called for the new key " + key_to_string(key) +
+                            " from within its own tuning (a candidate, input generator or "
+                            "validator calling its own op): it would wait for itself; tune that "
+                            "key first, or call another implementation");
   }
 
   // Stores `decision` for `key` unless another thread stored one first; returns the kept one.

@@ -238,18 +238,28 @@ class TuningRun {
     ~Stopwatch() { into += seconds_since(started); }
   };
 
-  // Every candidate's priority for the key; a priority function that throws fails its candidate.
+  // Every candidate's priority for the key. A priority function that throws is the caller's
+  // error (callers_error), not its candidate's.
   std::vector<std::optional<CandidatePriority>> priorities() {
     std::vector<std::optional<CandidatePriority>> all(set_.size());
     for (std::size_t i = 0; i < set_.size(); ++i) {
       try {
         all[i] = set_.priority(i, key_);
       } catch (...) {
-        outcomes_[i].status = OutcomeStatus::failed;
-        outcomes_[i].error = error_from_exception(std::current_exception(), outcomes_[i].name);
+        throw callers_error("the priority of '" + outcomes_[i].name + "'",
+                            std::current_exception());
       }
     }
     return all;
+  }
+
+  // An exception of the caller's own code that a tuning calls (the input generator, the
+  // validator, a priority): it ends the tuning and reaches execute()'s caller, and no candidate
+  // is failed for it, so nothing is remembered or stored (a fixed validator must not find its
+  // old error on disk: the set's checksum does not cover the caller's code).
+  static AutotuneError callers_error(const std::string& what, std::exception_ptr thrown) {
+    const auto cause = error_from_exception(thrown, "");
+    return AutotuneError(cause.kind(), what + " failed: " + cause.message());
   }
 
   // The candidates about to be measured are built ahead on other threads (build_pool.hpp).
@@ -508,14 +518,17 @@ class TuningRun {
     std::optional<std::string> problem;
     std::optional<Compared> output;
     try {
-      std::optional<Stopwatch> first_call{std::in_place, report_.time_spent.first_calls};
+      const Stopwatch first_call{report_.time_spent.first_calls};
       output.emplace(output_of(set_.locate(index), client_, set_, bench));
       wait_for(client_);
-      first_call.reset();
+    } catch (...) {
+      return error_from_exception(std::current_exception(), name);
+    }
+    try {
       const Stopwatch validating{report_.time_spent.validating};
       problem = differs(*reference_, *output);
     } catch (...) {
-      return error_from_exception(std::current_exception(), name);
+      throw callers_error("the validator", std::current_exception());
     }
     if (!problem) return std::nullopt;
     if (name == reference_name_) {  // the reference differs from itself: not deterministic
@@ -696,7 +709,8 @@ class TuningRun {
     // The final race: until the best two separate, more rounds among those not clearly slower,
     // up to three stages of the level's rounds. Still overlapping then, they are tied.
     const RaceResult race = race_interleaved(Timer(client_), contenders, names,
-                                             RaceSettings{rounds, 3}, seed_ ^ 0x5eedu);
+                                             RaceSettings{rounds, 3, stop_}, seed_ ^ 0x5eedu);
+    throw_if_stopped();  // a race cut short decides nothing
     const auto& times = race.times;
     const double best_median =
         times[race.best].samples.empty() ? 0.0 : summarize(times[race.best].samples).median;
@@ -766,11 +780,8 @@ class TuningRun {
     try {
       bench = &bench_inputs(shared_inputs_);
     } catch (...) {
-      // The caller's error, not the candidate's: it ends the tuning and reaches execute()'s
-      // caller, and no candidate is failed for it (nothing is remembered or stored).
       shared_inputs_.reset();
-      const auto cause = error_from_exception(std::current_exception(), "");
-      throw AutotuneError(cause.kind(), "the input generator failed: " + cause.message());
+      throw callers_error("the input generator", std::current_exception());
     }
     if constexpr (Set::validates) {
       if (auto wrong = validate(index, *bench)) {
