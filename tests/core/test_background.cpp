@@ -63,6 +63,14 @@ class Gate {
   bool open_ = false;
 };
 
+/// A candidate that costs `seconds` per call (on the calling thread's clock) and returns n.
+auto returns_n(double seconds) {
+  return [seconds](ThreadClient& c, std::uint64_t& n) {
+    c.spend(seconds);
+    return n;
+  };
+}
+
 Settings background_settings() {
   Settings settings = test::test_settings();
   settings.tuning = TuningMode::background;
@@ -353,11 +361,7 @@ TEST_CASE("background: a tuner destroyed while it tunes stops and waits", "[back
     return std::tuple<std::uint64_t>(key.n.value());
   };
   const auto set = TunableSet{key_of, inputs}
-                       .with(Tunable{"plain",
-                                     [](ThreadClient& c, std::uint64_t& n) {
-                                       c.spend(2e-3);
-                                       return n;
-                                     }})
+                       .with(Tunable{"plain", returns_n(2e-3)})
                        .with(Tunable{"gated", [&](ThreadClient& c, std::uint64_t& n) {
                                        if (std::this_thread::get_id() == test_thread) return n + 1;
                                        ++inside;
@@ -436,15 +440,8 @@ TEST_CASE(
     return std::tuple<std::uint64_t>(key.n.value());
   };
   const auto set = TunableSet{key_of, inputs}
-                       .with(Tunable{"a",
-                                     [](ThreadClient& c, std::uint64_t& n) {
-                                       c.spend(2e-3);
-                                       return n;
-                                     }})
-                       .with(Tunable{"b", [](ThreadClient& c, std::uint64_t& n) {
-                                       c.spend(1e-3);
-                                       return n;
-                                     }});
+                       .with(Tunable{"a", returns_n(2e-3)})
+                       .with(Tunable{"b", returns_n(1e-3)});
   std::uint64_t n = 64;
   CHECK(tuner.execute(client, set, SizeKey{64}, n) == 64);
   tuner.wait_for_tunings();  // failed for the moment: nothing decided
