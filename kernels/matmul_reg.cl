@@ -139,6 +139,19 @@ typedef float real;
 #define GLOAD_4(p, i) (*(__global const float4*)((p) + (i)))
 #define GLOAD_8(p, i) (*(__global const float8*)((p) + (i)))
 #endif
+
+// The output's storage: the call's type, or float for one slice's partial product (KSPLIT > 1),
+// which matmul_sum.cl adds to the others and rounds once: a 16-bit partial would overflow (f16)
+// or lose bits (bf16) that the slices' sum cancels.
+#if KSPLIT > 1
+typedef float out_real;
+#define LDC(p, i) ((p)[i])
+#define STC(p, i, v) ((p)[i] = (v))
+#else
+typedef real out_real;
+#define LDC(p, i) LD(p, i)
+#define STC(p, i, v) ST(p, i, v)
+#endif
 typedef CAT(float, VW) floatV;
 typedef CAT(float, VWM) floatM;
 typedef CAT(float, VWN) floatN;
@@ -196,7 +209,7 @@ inline void store_tiles(__local float (*As)[MWG + PADA], __local float (*Bs)[NWG
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void matmul_reg(const int M, const int N, const int K, const float alpha, const float beta,
-                __global const real* restrict A, __global const real* restrict B, __global real* C) {
+                __global const real* restrict A, __global const real* restrict B, __global out_real* C) {
   // A is stored transposed (As[k][m]) so that a work-item's WPTM values of one k are contiguous.
   // Vector reads and writes of these tiles need them aligned to the vector size (NVIDIA faults otherwise).
   __local float As[DB + 1][KWG][MWG + PADA] __attribute__((aligned(64)));
@@ -281,7 +294,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
       if (col < N) {
         const int idx = row * N + col;
         const float c = alpha * acc[i][j];
-        ST(C, idx, beta != 0.0f ? mad(beta, LD(C, idx), c) : c);
+        STC(C, idx, beta != 0.0f ? mad(beta, LDC(C, idx), c) : c);
       }
     }
   }

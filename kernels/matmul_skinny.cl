@@ -81,12 +81,25 @@ typedef float real;
 #define GLOAD_2(p, i) (*(__global const float2*)((p) + (i)))
 #define GLOAD_4(p, i) (*(__global const float4*)((p) + (i)))
 #endif
+
+// The output's storage: the call's type, or float for one slice's partial product (KSPLIT > 1),
+// which matmul_sum.cl adds to the others and rounds once: a 16-bit partial would overflow (f16)
+// or lose bits (bf16) that the slices' sum cancels.
+#if KSPLIT > 1
+typedef float out_real;
+#define LDC(p, i) ((p)[i])
+#define STC(p, i, v) ((p)[i] = (v))
+#else
+typedef real out_real;
+#define LDC(p, i) LD(p, i)
+#define STC(p, i, v) ST(p, i, v)
+#endif
 typedef CAT(float, VWN) floatN;
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, KDIMC, 1)))
 void matmul_skinny(const int M, const int N, const int K, const float alpha, const float beta,
                    __global const real* restrict A, __global const real* restrict B,
-                   __global real* C) {
+                   __global out_real* C) {
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int col0 = (get_group_id(0) * NDIMC + tx) * VWN;
   const int row0 = get_group_id(1) * WPTM;
@@ -154,7 +167,7 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
           if (col < N) {
             const int idx = row * N + col;
             const float c = alpha * t[e];
-            ST(C, idx, beta != 0.0f ? mad(beta, LD(C, idx), c) : c);
+            STC(C, idx, beta != 0.0f ? mad(beta, LDC(C, idx), c) : c);
           }
         }
       }

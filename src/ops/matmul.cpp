@@ -113,7 +113,7 @@ class GemmKernel {
         detail::int_argument(std::uint64_t{m} * n * splits_, "KSPLIT*M*N (partial products)") /
         static_cast<cl_int>(splits_);
     const auto [partials] =
-        split_scratch().buffers(client, std::size_t{m} * n * splits_ * size_of(a.dtype));
+        split_scratch().buffers(client, std::size_t{m} * n * splits_ * sizeof(float));
     client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
                        ::cl::NDRange(local[0], local[1], 1), M, N, K, 1.0f, 0.0f, a.buffer,
                        b.buffer, partials);
@@ -564,7 +564,9 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
 struct SampledProduct {
   std::vector<std::size_t> rows, cols;
   std::vector<double> expected;  // rows.size() x cols.size(), row by row
-  double bound = 0;              // the largest difference a right kernel can show
+  double bound = 0;              // the largest difference a right kernel's float sums can show
+  double relative = 0;  // and its storage's rounding, relative to |c| (matmul_storage_rounding)
+  double smallest = 0;  // the storage's half spacing near 0 (f16's subnormals)
 };
 
 std::vector<std::size_t> strata(std::size_t count, std::uint64_t seed) {
@@ -612,6 +614,8 @@ SampledProduct sampled_product(cl::Client& client, const DeviceMatrix& a, const 
   // inputs, when the random ones do not fit).
   const double kd = static_cast<double>(k);
   sample.bound = matmul_tolerance(k, a.dtype) * std::max(1.0, largest / kd);
+  sample.relative = matmul_storage_rounding(c.dtype);
+  sample.smallest = c.dtype == DType::f16 ? 0x1p-25 : 0;
   return sample;
 }
 
@@ -631,7 +635,8 @@ std::optional<std::string> same_samples(
       const double got = row[j];
       const bool same_special =
           (std::isnan(expected) && std::isnan(got)) || (std::isinf(expected) && expected == got);
-      if (!same_special && !(std::fabs(expected - got) <= sample.bound)) {
+      const double bound = sample.bound + sample.relative * std::fabs(expected) + sample.smallest;
+      if (!same_special && !(std::fabs(expected - got) <= bound)) {
         return "C[" + std::to_string(i) + "," + std::to_string(j) + "] is " + std::to_string(got) +
                ", the host's double-precision product " + std::to_string(expected);
       }
@@ -711,11 +716,21 @@ MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dt
   return MatmulKey{m, n, k, dim_fit(m), dim_fit(n), dim_fit(k), dtype};
 }
 
-double matmul_tolerance(std::uint64_t k, DType dtype) {
-  const double kd = static_cast<double>(k);
-  // bf16 keeps 8 bits of mantissa against f16's 11: its output rounding is 8 times coarser.
-  if (dtype == DType::bf16) return 1.6e-2 * kd + 8e-2;
-  return dtype == DType::f16 ? 2e-3 * kd + 1e-2 : 4e-6 * kd + 1e-5;
+double matmul_tolerance(std::uint64_t k, DType /*dtype*/) {
+  // The storage's rounding is per element (matmul_storage_rounding): a bound of the largest |c|
+  // for every element let a kernel that dropped 16 terms of K = 4096 pass in f16.
+  return 4e-6 * static_cast<double>(k) + 1e-5;
+}
+
+double matmul_storage_rounding(DType dtype) {
+  switch (dtype) {
+    case DType::f16:
+      return 0x1p-10;
+    case DType::bf16:
+      return 0x1p-7;
+    default:
+      return 0;
+  }
 }
 
 LocalTuner<MatmulKey>& matmul_tuner() {

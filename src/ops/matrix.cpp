@@ -16,6 +16,14 @@
 
 namespace tunekit::ops {
 
+namespace {
+// IEEE's round to nearest, ties to even: whether `kept` (the bits kept) goes up, given the bits
+// dropped and the value of half a step of what is kept (as the device's vstore_half rounds).
+bool rounds_up(std::uint32_t dropped, std::uint32_t halfway, std::uint32_t kept) {
+  return dropped > halfway || (dropped == halfway && (kept & 1u) != 0);
+}
+}  // namespace
+
 std::uint16_t float_to_half(float value) {
   std::uint32_t bits;
   std::memcpy(&bits, &value, 4);
@@ -30,11 +38,12 @@ std::uint16_t float_to_half(float value) {
     mantissa |= 0x800000u;
     const int shift = 14 - exponent;
     std::uint32_t half = mantissa >> shift;
-    if ((mantissa >> (shift - 1)) & 1u) ++half;  // round half up
+    if (rounds_up(mantissa & ((1u << shift) - 1), 1u << (shift - 1), half)) ++half;
     return static_cast<std::uint16_t>(sign | half);
   }
   std::uint32_t half = sign | (static_cast<std::uint32_t>(exponent) << 10) | (mantissa >> 13);
-  if (mantissa & 0x1000u) ++half;  // round to nearest (carry into the exponent is correct)
+  // A carry into the exponent is correct (the largest mantissa rounds to the next power of 2).
+  if (rounds_up(mantissa & 0x1fffu, 0x1000u, half)) ++half;
   return static_cast<std::uint16_t>(half);
 }
 

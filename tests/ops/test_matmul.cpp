@@ -402,6 +402,36 @@ TEST_CASE("matmul accumulates into C with beta and works with f16 and bf16 stora
   }
 }
 
+TEST_CASE("a K split of 16-bit matrices keeps its slices' partial products in f32",
+          "[ops][matmul][opencl]") {
+  // Partial products that a 16-bit type cannot hold, though their sum is exact: f16 slices of
+  // +-200 x 200 x 32 overflow its 65504 (C was NaN); a bf16 slice of 256 + 1 rounds to 256 (C
+  // was 0, not 1). Every split candidate must give what the unsplit kernels give.
+  tunekit::cl::Client& client = test::default_client();
+  const std::vector<std::string> candidates{
+      "naive[LX=16,LY=16]",
+      "split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=2]",
+      "skinny[WPTM=4,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4]"};
+  for (const DType dtype : {DType::f16, DType::bf16}) {
+    const std::size_t k = dtype == DType::f16 ? 64 : 32;
+    std::vector<float> a(k, 0.0f), b(k, dtype == DType::f16 ? 200.0f : 1.0f);
+    if (dtype == DType::f16) {
+      for (std::size_t i = 0; i < k; ++i) a[i] = i < k / 2 ? 200.0f : -200.0f;
+    } else {
+      a[0] = 256, a[1] = 1, a[16] = -256;
+    }
+    const float exact = dtype == DType::f16 ? 0.0f : 1.0f;
+    for (const auto& candidate : candidates) {
+      INFO(to_string(dtype) << " " << candidate);
+      const auto A = upload_matrix(client, a, 1, k, dtype);
+      const auto B = upload_matrix(client, b, k, 1, dtype);
+      auto C = upload_matrix(client, {7.0f}, 1, 1, dtype);
+      matmul_with(candidate, client, A, B, C);
+      CHECK(download_matrix(client, C)[0] == exact);
+    }
+  }
+}
+
 TEST_CASE("the tuned matmul picks a working kernel and computes the right product",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
@@ -551,4 +581,33 @@ TEST_CASE("ops refuse a buffer of another context and an output that is an input
   CHECK_THROWS_AS(reduce_into(client, as_vector, ReduceOp::sum, as_vector), std::invalid_argument);
   CHECK_THROWS_WITH(reduce(client, DeviceVector{foreign.buffer, 16}, ReduceOp::sum),
                     Catch::Contains("another OpenCL context"));
+}
+
+TEST_CASE("float_to_half rounds to nearest, ties to even, as the device's vstore_half",
+          "[ops][matrix]") {
+  CHECK(half_to_float(float_to_half(2049.0f)) == 2048.0f);  // a tie: down to the even 2048
+  CHECK(half_to_float(float_to_half(2051.0f)) == 2052.0f);  // a tie: up to the even 2052
+  CHECK(half_to_float(float_to_half(2050.5f)) == 2050.0f);  // nearest
+  CHECK(half_to_float(float_to_half(1.0f + 0x1p-11f)) == 1.0f);
+  CHECK(half_to_float(float_to_half(1.0f + 3 * 0x1p-11f)) == 1.0f + 0x1p-9f);
+  CHECK(half_to_float(float_to_half(0x1p-25f)) == 0.0f);          // half the smallest subnormal
+  CHECK(half_to_float(float_to_half(3 * 0x1p-25f)) == 0x1p-23f);  // 1.5 steps: up to 2 (even)
+  CHECK(half_to_float(float_to_half(65504.0f)) == 65504.0f);
+  CHECK(std::isinf(half_to_float(float_to_half(65520.0f))));  // the tie past the largest
+}
+
+TEST_CASE("matmul's validation bound follows each element's size, not the worst case of K",
+          "[ops][matmul]") {
+  // A kernel that drops the last 8 terms of K = 4096 (a K-remainder bug) on an element whose
+  // terms were +-1 until then: c = 8, the kernel's 0. The bound of a right f16 or bf16 kernel
+  // there is its float sums' and one rounding of 8; the old bound, 2e-3 * K for every element,
+  // was 8.2 and let it pass.
+  for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+    INFO(to_string(dtype));
+    const double bound = matmul_tolerance(4096, dtype) + matmul_storage_rounding(dtype) * 8.0;
+    CHECK(bound < 0.1);
+    CHECK(bound > 4096 * 0x1p-24);  // above what float sums of 4096 terms can err by
+  }
+  CHECK(matmul_storage_rounding(DType::f16) >= 2 * 0x1p-11);  // f16's unit roundoff, doubled
+  CHECK(matmul_storage_rounding(DType::bf16) >= 2 * 0x1p-8);
 }

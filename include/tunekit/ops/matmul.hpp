@@ -64,11 +64,16 @@ MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dt
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
             float alpha = 1.0f, float beta = 0.0f);
 
-/// The largest difference from a correct product that a kernel may show, per element of C, for
-/// inputs in [-1, 1] and inner size `k` (|c| <= k; float sums of k terms err by about k * 2^-24
-/// each way; f16 storage rounds far more, bf16 8 times more than f16): what the tuning's
-/// validator and the tools accept.
+/// The largest difference from a correct product that a kernel's float sums may show, per element
+/// of C, for inputs in [-1, 1] and inner size `k` (|c| <= k; float sums of k terms err by about
+/// k * 2^-24 each way; every kernel accumulates in f32, whatever the storage). A 16-bit C also
+/// rounds each element once more: matmul_storage_rounding. Together, what the tuning's validator
+/// accepts.
 double matmul_tolerance(std::uint64_t k, DType dtype);
+
+/// How far, relative to |c|, storing an f32 result as `dtype` may move it: twice the unit
+/// roundoff (2^-10 for f16, 2^-7 for bf16; 0 for f32, whose rounding matmul_tolerance holds).
+double matmul_storage_rounding(DType dtype);
 
 /// The LocalTuner behind matmul(): for reports, tools and tests.
 LocalTuner<MatmulKey>& matmul_tuner();
