@@ -74,28 +74,20 @@ class BackgroundTuning {
   template <class Set, class Known>
   static Decision provisional_for(const Set& set, const Key& key, Known known,
                                   const SearchSettings& search) {
-    std::vector<std::size_t> order;
-    if constexpr (Set::validates) {
-      Decision provisional;
-      provisional.state = DecisionState::provisional;
-      provisional.ranking = {0};
-      provisional.index = 0;
-      provisional.location = set.locate(0);
-      provisional.source = "provisional";
-      return provisional;
-    } else {
+    std::vector<std::size_t> order{0};
+    if constexpr (!Set::validates) {
       order = known();
-    }
-    std::vector<std::optional<CandidatePriority>> priorities(set.size());
-    for (std::size_t i = 0; i < set.size(); ++i) {
-      try {
-        priorities[i] = set.priority(i, key);
-      } catch (...) {  // the tuning reports it; here the candidate is just not first
+      std::vector<std::optional<CandidatePriority>> priorities(set.size());
+      for (std::size_t i = 0; i < set.size(); ++i) {
+        try {
+          priorities[i] = set.priority(i, key);
+        } catch (...) {  // the tuning ends on it (the caller's error); here it is just not first
+        }
       }
+      const auto first = TuningPlan(plan_entries(set), priorities, search).measured_first();
+      order.insert(order.end(), first.begin(), first.end());
+      if (order.empty()) order.push_back(0);  // no priority could be computed: set order
     }
-    const auto first = TuningPlan(plan_entries(set), priorities, search).measured_first();
-    order.insert(order.end(), first.begin(), first.end());
-    if (order.empty()) order.push_back(0);  // no priority could be computed: set order
     Decision provisional;
     provisional.state = DecisionState::provisional;
     for (std::size_t i : order) {
