@@ -30,8 +30,6 @@
 #include <tunekit/settings.hpp>
 #include <vector>
 
-#include "../src/cl/compiler_processes.hpp"  // private: the compiler processes' phase
-
 namespace tcl = tunekit::cl;
 namespace ops = tunekit::ops;
 namespace fs = std::filesystem;
@@ -180,30 +178,6 @@ int main(int argc, char** argv) {
          build_all(tagged(specs, phase("many")), threads,
                    [&](std::size_t t) -> tcl::ProgramCache& { return *per_thread[t]; }),
          serial);
-
-    // Compiler processes (Settings::build_processes): T threads, each compiling in a process of
-    // its own and loading the binary it returns; their start is in the time.
-    const auto executable = tcl::detail::find_compiler_executable();
-    if (executable.path.empty()) {
-      std::printf("T threads, compiler processes: none (%s)\n", executable.problem.c_str());
-    } else {
-      auto compilers = std::make_shared<tcl::detail::CompilerProcesses>(
-          executable.path, device.identity(), threads);
-      tcl::ProgramCache elsewhere(make_context(device), device.device, device.device_name,
-                                  device.identity(), nullptr, true, compilers);
-      line(("T threads, T compiler processes (T=" + std::to_string(threads) + ")").c_str(),
-           programs,
-           build_all(tagged(specs, phase("processes")), threads,
-                     [&](std::size_t) -> tcl::ProgramCache& { return elsewhere; }),
-           serial);
-      std::printf("  (compiled in processes: %zu of %zu, processes started: %zu)\n",
-                  elsewhere.built_elsewhere(), elsewhere.builds(), compilers->started());
-      // The same, once the processes run: builds only.
-      line("the same, processes started", programs,
-           build_all(tagged(specs, phase("processes_again")), threads,
-                     [&](std::size_t) -> tcl::ProgramCache& { return elsewhere; }),
-           serial);
-    }
 
     // Binaries: compiled (and stored) once, then loaded in a fresh context.
     char pattern[] = "/tmp/tunekit-bench-builds-XXXXXX";

@@ -6,8 +6,6 @@ set -euo pipefail
 mkdir -p /etc/OpenCL/vendors
 echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 root=$(cd "$(dirname "$0")/.." && pwd)
-# The library runs tunekit-compiler from here only if no other user could change it.
-chmod go-w "$root/.carry/gpu" "$root/.carry/gpu"/*
 export LD_LIBRARY_PATH="$root/.carry/gpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 binary=$1
 shift

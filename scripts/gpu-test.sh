@@ -30,8 +30,6 @@ log=${log:-docs/data/h100-tests.log}
 mkdir -p "$(dirname "$log")"
 : > "$log"
 bin=$root/.carry/gpu
-# The library runs tunekit-compiler from here only if no other user could change it.
-chmod go-w "$bin" "$bin"/*
 say() { echo "$@" | tee -a "$log"; }
 
 # NVIDIA's driver is there, but not registered with the ICD loader.

@@ -63,18 +63,6 @@ std::string_view to_string(ProgressMode mode) {
   return "?";
 }
 
-std::string_view to_string(BuildProcesses mode) {
-  switch (mode) {
-    case BuildProcesses::automatic:
-      return "auto";
-    case BuildProcesses::on:
-      return "on";
-    case BuildProcesses::off:
-      return "off";
-  }
-  return "?";
-}
-
 BenchmarkSettings BenchmarkSettings::for_level(Level level) {
   BenchmarkSettings s;
   switch (level) {
@@ -159,13 +147,6 @@ ProgressMode parse_progress_mode(std::string_view text, std::string_view source)
   return parse_named(text, source, {ProgressMode::automatic, ProgressMode::on, ProgressMode::off});
 }
 
-BuildProcesses parse_build_processes(std::string_view text, std::string_view source) {
-  if (text == "1" || text == "true") return BuildProcesses::on;
-  if (text == "0" || text == "false") return BuildProcesses::off;
-  return parse_named(text, source,
-                     {BuildProcesses::automatic, BuildProcesses::on, BuildProcesses::off});
-}
-
 bool parse_cache_switch(std::string_view text, std::string_view source) {
   if (text == "on" || text == "1" || text == "true") return true;
   if (text == "off" || text == "0" || text == "false") return false;
@@ -219,9 +200,6 @@ Settings Settings::from_environment(Settings base) {
   if (const char* v = std::getenv("TUNEKIT_DEVICE"); v && *v) base.device = v;
   if (const char* v = std::getenv("TUNEKIT_BUILD_THREADS"); v && *v) {
     base.build_threads = parse_build_threads(v);
-  }
-  if (const char* v = std::getenv("TUNEKIT_BUILD_PROCESSES"); v && *v) {
-    base.build_processes = parse_build_processes(v);
   }
   if (const char* v = std::getenv("TUNEKIT_TUNING"); v && *v) base.tuning = parse_tuning_mode(v);
   if (const char* v = std::getenv("TUNEKIT_RETRY_SECONDS"); v && *v) {

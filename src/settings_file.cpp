@@ -126,8 +126,6 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
     settings.device = value;
   } else if (key == "build_threads") {
     settings.build_threads = parse_build_threads(value, source);
-  } else if (key == "build_processes") {
-    settings.build_processes = parse_build_processes(value, source);
   } else if (key == "tuning") {
     settings.tuning = parse_tuning_mode(value, source);
   } else if (key == "retry_seconds") {
@@ -147,8 +145,8 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
 }
 
 constexpr std::string_view known_keys =
-    "level, log, search, start_points, cache, cache_dir, store, device, build_threads, "
-    "build_processes, tuning, progress, retry_seconds, retry_max_seconds";
+    "level, log, search, start_points, cache, cache_dir, store, device, build_threads, tuning, "
+    "progress, retry_seconds, retry_max_seconds";
 
 }  // namespace
 

@@ -26,14 +26,11 @@ enum class TuningMode { blocking, background };
 /// Whether a tuning draws a progress line on stderr (progress.hpp): automatic draws it when
 /// stderr is a terminal.
 enum class ProgressMode { automatic, on, off };
-/// Where a client's build threads compile OpenCL programs (Settings::build_processes).
-enum class BuildProcesses { automatic, on, off };
 
 std::string_view to_string(Level level);
 std::string_view to_string(LogLevel level);
 std::string_view to_string(TuningMode mode);
-std::string_view to_string(ProgressMode mode);    ///< "auto", "on", "off"
-std::string_view to_string(BuildProcesses mode);  ///< "auto", "on", "off"
+std::string_view to_string(ProgressMode mode);  ///< "auto", "on", "off"
 
 /// The benchmark runner's numbers; `for_level` gives the defaults of each level.
 struct BenchmarkSettings {
@@ -181,12 +178,6 @@ struct Settings {
   /// others. Unset: the hardware threads, at most 4. 0: none (a candidate builds in its first
   /// call, on the tuning thread).
   std::optional<std::size_t> build_threads;
-  /// on: each build thread compiles in a process of its own (tunekit-compiler, one per thread,
-  /// started when first needed, gone after 30 s unused), and the program is loaded from the
-  /// binary it hands back; where that fails, the thread compiles itself. For drivers that
-  /// compile one program at a time per process (NVIDIA's: docs/opencl.md). automatic: on for
-  /// NVIDIA's platform, off elsewhere. off: every build in this process.
-  BuildProcesses build_processes = BuildProcesses::automatic;
   /// blocking: execute() on an untuned key tunes it first. background: it answers at once with a
   /// provisional candidate (the winner of a neighbouring key of the op on this device, else the
   /// first candidate the plan would measure) while the key is tuned on the tuner's background
@@ -249,9 +240,6 @@ ProgressMode parse_progress_mode(std::string_view text,
 /// A number of build threads: 0 to 256.
 std::size_t parse_build_threads(std::string_view text,
                                 std::string_view source = "TUNEKIT_BUILD_THREADS");
-/// auto, on, off (also 1/0, true/false).
-BuildProcesses parse_build_processes(std::string_view text,
-                                     std::string_view source = "TUNEKIT_BUILD_PROCESSES");
 /// Seconds a failure of the moment waits (Settings::retry_seconds, retry_max_seconds): a decimal
 /// number from 0 to 86400 (a day).
 double parse_retry_seconds(std::string_view text,

@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "../warnings.hpp"
-#include "compiler_processes.hpp"
 #include "tunekit/background.hpp"
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/cl/program_binaries.hpp"
@@ -103,7 +102,7 @@ Client::Client(DeviceInfo device)
       // On a CPU device (PoCL) asking for a binary compiles a work-group function, ~5x a build
       // (docs/opencl.md): only the programs a tuning keeps (its winner's) are stored there.
       programs_(context_, device_.device, device_.device_name, id_.identity(), program_binaries(),
-                !device_.is_cpu(), detail::compiler_processes_for(device_, global_settings())),
+                !device_.is_cpu()),
       profiler_(std::make_unique<Profiler>(*this)),
       recording_(std::make_unique<Recording>()) {
   recording_->events.reserve(64);

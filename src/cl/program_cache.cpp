@@ -10,9 +10,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "../warnings.hpp"
 #include "compiler_chatter.hpp"
-#include "compiler_processes.hpp"
 #include "kernel_file.hpp"
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/cl/program_binaries.hpp"
@@ -90,7 +88,6 @@ struct ProgramCache::Table {
   std::unordered_map<std::size_t, std::shared_ptr<const std::string>> sources;
   std::unordered_map<cl_program, std::shared_ptr<const std::string>> source_of_program;
   std::atomic<std::size_t> builds{0};
-  std::atomic<std::size_t> built_elsewhere{0};
   std::atomic<std::size_t> binary_loads{0};
 };
 
@@ -102,25 +99,19 @@ ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::stri
 
 ProgramCache::ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name,
                            std::string device_identity,
-                           std::shared_ptr<const ProgramBinaries> binaries, bool store_when_built,
-                           std::shared_ptr<detail::CompilerProcesses> compilers)
+                           std::shared_ptr<const ProgramBinaries> binaries, bool store_when_built)
     : context_(std::move(context)),
       device_(std::move(device)),
       device_name_(std::move(device_name)),
       device_identity_(std::move(device_identity)),
       binaries_(std::move(binaries)),
       store_when_built_(store_when_built),
-      compilers_(std::move(compilers)),
       table_(std::make_unique<Table>()) {}
 
 ProgramCache::~ProgramCache() = default;
 
 std::size_t ProgramCache::builds() const noexcept {
   return table_->builds.load(std::memory_order_relaxed);
-}
-
-std::size_t ProgramCache::built_elsewhere() const noexcept {
-  return table_->built_elsewhere.load(std::memory_order_relaxed);
 }
 
 std::size_t ProgramCache::binary_loads() const noexcept {
@@ -198,17 +189,6 @@ void ProgramCache::keep(const KernelSpec& spec) {
   cl_int code = CL_SUCCESS;
   const std::string compiled = detail::named_source(source, origin) + "\n__kernel void " +
                                stamp_kernel(source, options) + "(void) {}\n";
-  if (compilers_) {
-    if (auto binary = compilers_->compile(compiled, options)) {
-      std::string problem;
-      if (auto program = from_binary(*binary, key, problem)) {
-        table_->built_elsewhere.fetch_add(1, std::memory_order_relaxed);
-        return *program;
-      }
-      warn_once("tunekit: a compiler process's binary of " + where + " was refused (" + problem +
-                "): building it here");
-    }
-  }
   ::cl::Program program(context_, compiled, false, &code);
   check(code, [&] { return "creating the program " + where; });
   {
@@ -237,45 +217,36 @@ std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
                                                        const std::string& where) {
   auto stored = binaries_->load(key);
   if (!stored) return std::nullopt;
-  std::string problem;
-  auto program = from_binary(stored->binary, key, problem);
-  if (!program) {
-    binaries_->discard(key, problem + " (" + where + ")");
-    return std::nullopt;
-  }
-  binaries_->loaded_fine(key, *stored);
-  table_->binary_loads.fetch_add(1, std::memory_order_relaxed);
-  return program;
-}
-
-std::optional<::cl::Program> ProgramCache::from_binary(const std::vector<unsigned char>& binary,
-                                                       const ProgramKey& key,
-                                                       std::string& problem) {
   cl_int code = CL_SUCCESS;
   cl_int status = CL_SUCCESS;
-  const unsigned char* bytes = binary.data();
-  const std::size_t size = binary.size();
+  const unsigned char* bytes = stored->binary.data();
+  const std::size_t size = stored->binary.size();
   cl_device_id device = device_();
   cl_program raw = clCreateProgramWithBinary(context_(), 1, &device, &size, &bytes, &status, &code);
   if (code != CL_SUCCESS || status != CL_SUCCESS) {
     if (raw != nullptr) clReleaseProgram(raw);
-    problem = "the driver rejected it: " + error_name(code != CL_SUCCESS ? code : status);
+    binaries_->discard(key, "the driver rejected it for " + where + ": " +
+                                error_name(code != CL_SUCCESS ? code : status));
     return std::nullopt;
   }
   ::cl::Program program(raw);  // takes ownership
   code = program.build(std::vector<::cl::Device>{device_}, std::string(key.options).c_str());
   if (code != CL_SUCCESS) {
     // Some drivers (NVIDIA) accept any bytes here and reject them only when building.
-    problem = "the driver rejected it when building it: " + error_name(code);
+    binaries_->discard(
+        key, "the driver rejected it when building it for " + where + ": " + error_name(code));
     return std::nullopt;
   }
   std::string names;
   (void)program.getInfo(CL_PROGRAM_KERNEL_NAMES, &names);
   while (!names.empty() && names.back() == '\0') names.pop_back();
   if (!holds_kernel(names, stamp_kernel(key.source, key.options))) {
-    problem = "it is another program's binary (its kernels: " + names.substr(0, 200) + ")";
+    binaries_->discard(key, "it is another program's binary (its kernels: " + names.substr(0, 200) +
+                                "), not that of " + where);
     return std::nullopt;
   }
+  binaries_->loaded_fine(key, *stored);
+  table_->binary_loads.fetch_add(1, std::memory_order_relaxed);
   return program;
 }
 

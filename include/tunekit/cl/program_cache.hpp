@@ -8,7 +8,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/cl/opencl.hpp"
@@ -17,9 +16,6 @@ namespace tunekit::cl {
 
 class ProgramBinaries;  // tunekit/cl/program_binaries.hpp
 struct ProgramKey;
-namespace detail {
-class CompilerProcesses;  // src/cl/compiler_processes.hpp (private)
-}
 
 /// The programs of one context and device, keyed by (hash of the source, build options).
 class ProgramCache {
@@ -29,12 +25,9 @@ class ProgramCache {
   /// Also loads a program from `binaries` (under `device_identity`, DeviceInfo::identity())
   /// before compiling its source, and stores there every program it compiles, or with
   /// `store_when_built` false only those keep() names (storing costs PoCL more than a build).
-  /// With `compilers`, a program is compiled in one of those processes when one is free, and
-  /// loaded from the binary it returns (Settings::build_processes).
   ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name,
                std::string device_identity, std::shared_ptr<const ProgramBinaries> binaries,
-               bool store_when_built = true,
-               std::shared_ptr<detail::CompilerProcesses> compilers = nullptr);
+               bool store_when_built = true);
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
   ~ProgramCache();
@@ -54,11 +47,9 @@ class ProgramCache {
   /// thread-safe). Throws AutotuneError(build) when the program has no such kernel.
   ::cl::Kernel kernel(const KernelSpec& spec);
 
-  /// How many builds from source were started (successful or not), here or in a compiler
-  /// process: a cache hit adds nothing, nor does a program loaded from its stored binary.
+  /// How many builds from source were started (successful or not): a cache hit adds nothing,
+  /// nor does a program loaded from its stored binary.
   std::size_t builds() const noexcept;
-  /// How many of them a compiler process compiled (Settings::build_processes).
-  std::size_t built_elsewhere() const noexcept;
   /// How many programs were loaded from stored binaries (ProgramBinaries).
   std::size_t binary_loads() const noexcept;
   /// How many programs (built or failed) the cache holds.
@@ -82,10 +73,6 @@ class ProgramCache {
   ::cl::Program build(std::string_view source, std::string_view options, std::string_view origin,
                       bool& loaded);
   std::optional<::cl::Program> load_binary(const ProgramKey& key, const std::string& where);
-  // The program of `binary`, built and proved to be `key`'s (its stamp kernel); else nothing,
-  // with the reason in `problem`.
-  std::optional<::cl::Program> from_binary(const std::vector<unsigned char>& binary,
-                                           const ProgramKey& key, std::string& problem);
   void remember_source(std::size_t source_hash, std::string_view source,
                        const ::cl::Program& program);
   void save_binary(const ProgramKey& key, const ::cl::Program& program);
@@ -96,7 +83,6 @@ class ProgramCache {
   std::string device_identity_;
   std::shared_ptr<const ProgramBinaries> binaries_;  // null: nothing on disk
   bool store_when_built_ = true;
-  std::shared_ptr<detail::CompilerProcesses> compilers_;  // null: every build here
   std::unique_ptr<Table> table_;
 };
 
