@@ -1,5 +1,6 @@
 // reduce and reduce_rows: the kernels of kernels/reduce.cl with the launch sequences and the
-// parameter spaces its header documents, validated against the tree kernel while tuning.
+// parameter spaces its header documents, validated against the exact result computed on the
+// host in double precision while tuning.
 #include "tunekit/ops/reduce.hpp"
 
 #include <algorithm>
@@ -12,9 +13,11 @@
 
 #include "bench_fit.hpp"
 #include "call_checks.hpp"
+#include "host_references.hpp"
 #include "scratch.hpp"
 #include "sizes.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
+#include "tunekit/host_reference.hpp"
 #include "tunekit/local_tuner.hpp"
 #include "tunekit/space.hpp"
 #include "tunekit/stable_hash.hpp"
@@ -188,6 +191,48 @@ void check_op(ReduceOp op) {
   }
 }
 
+using detail::differs_from_exact;
+using detail::ExactReduction;
+
+// a + b, or nothing where either is nothing (a size past 64 bits).
+std::optional<std::uint64_t> sum_of(std::optional<std::uint64_t> a,
+                                    std::optional<std::uint64_t> b) {
+  if (!a || !b || *a > UINT64_MAX - *b) return std::nullopt;
+  return *a + *b;
+}
+
+// The input is read in blocks of this many elements: validation holds no more of it on the host.
+constexpr std::size_t exact_block_elements = std::size_t{1} << 22;  // 16 MiB
+
+// Sums (or maxes) each row of `matrix` on the host (a vector: one row), reading its elements
+// a block at a time, wherever the rows begin.
+ExactReduction exact_rows(cl::Client& client, const DeviceMatrix& matrix, ReduceOp op) {
+  ExactReduction exact{op, std::vector<double>(matrix.rows, op == ReduceOp::max ? -INFINITY : 0.0),
+                       std::vector<double>(matrix.rows, 0.0)};
+  const std::size_t total = matrix.rows * matrix.cols;
+  const DeviceMatrix elements{matrix.buffer, total, 1, DType::f32};
+  for (std::size_t first = 0; first < total; first += exact_block_elements) {
+    const std::size_t count = std::min(exact_block_elements, total - first);
+    const auto values = download_block(client, elements, first, 0, count, 1);
+    for (std::size_t e = 0; e < count; ++e) {
+      const std::size_t row = (first + e) / matrix.cols;
+      const double x = values[e];
+      if (op == ReduceOp::max) {
+        exact.value[row] = std::fmax(exact.value[row], x);  // as the kernels' fmax: NaN passed over
+      } else {
+        exact.value[row] += x;
+        exact.magnitude[row] += std::fabs(x);
+      }
+    }
+  }
+  return exact;
+}
+
+// A vector as the one row reduce() reduces.
+DeviceMatrix as_row(const DeviceVector& vector) {
+  return DeviceMatrix{vector.buffer, 1, vector.size, DType::f32};
+}
+
 ReduceKey array_key(const DeviceVector& input, const ReduceOp& op, const DeviceVector& out) {
   if (out.size < 1) throw std::invalid_argument("tunekit::ops::reduce_into: out holds no value");
   check_op(op);
@@ -208,11 +253,12 @@ std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& k
   // When the anchored input does not fit the device: the caller's own (only read) instead.
   return detail::random_or_callers(
       context, "reduce", key_text,
-      // Two sets: the reference candidate's inputs stay beside the shared ones.
-      detail::Footprint{{detail::bytes_of(key.n, sizeof(float)), sizeof(float)},
-                        2,
-                        detail::host_bytes_to_make(key.n, DType::f32),
-                        2 * sizeof(float)},
+      // One set (validated on the host, which reads the input a block at a time).
+      detail::Footprint{
+          {detail::bytes_of(key.n, sizeof(float)), sizeof(float)},
+          1,
+          detail::host_bytes_to_make(key.n, DType::f32),
+          detail::bytes_of(std::min<std::size_t>(key.n, exact_block_elements), sizeof(float))},
       {&input.buffer, &output.buffer},
       [&] {
         return Inputs{random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)};
@@ -220,13 +266,6 @@ std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& k
       [&] {
         return Inputs{input, op, random_vector(context, 1, seed + 1)};
       });
-}
-
-// Summation order differs between strategies: allow float rounding over n terms of |x| <= 1.
-std::optional<std::string> same_value(float expected, float got, std::size_t n) {
-  const double bound = 1e-6 * static_cast<double>(n) + 1e-5;
-  if (std::fabs(static_cast<double>(expected) - got) <= bound) return std::nullopt;
-  return "result " + std::to_string(got) + ", reference " + std::to_string(expected);
 }
 
 auto make_array_set() {
@@ -253,13 +292,14 @@ auto make_array_set() {
                 .work_group_size(work_group_of_wgs)
                 .local_memory(local_memory_of_wgs),
             factory(Strategy::subgroup))
-      .validate_with([](cl::Client& client,
-                        const std::tuple<DeviceVector, ReduceOp, DeviceVector>& reference,
-                        const std::tuple<DeviceVector, ReduceOp, DeviceVector>& candidate) {
-        const float expected = download_vector(client, std::get<2>(reference)).at(0);
-        const float got = download_vector(client, std::get<2>(candidate)).at(0);
-        return same_value(expected, got, std::get<0>(reference).size);
-      })
+      .validate_with(
+          HostReference{[](cl::Client& client, const DeviceVector& input, const ReduceOp& op,
+                           const DeviceVector&) { return exact_rows(client, as_row(input), op); },
+                        [](cl::Client& client, const ExactReduction& exact,
+                           const std::tuple<DeviceVector, ReduceOp, DeviceVector>& candidate) {
+                          return differs_from_exact(
+                              exact, 0, download_vector(client, std::get<2>(candidate)).at(0));
+                        }})
       .share_inputs()  // candidates read the input and write only the result
       .metric(gbytes_metric<ReduceKey>());
 }
@@ -291,12 +331,14 @@ std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& 
   // When the anchored matrix does not fit the device: the caller's own (only read) instead.
   return detail::random_or_callers(
       context, "reduce_rows", key_text,
-      // Two sets, as for reduce; validation reads both outputs back.
+      // One set, as for reduce; validation holds a block of rows, the exact results (two
+      // doubles a row) and a candidate's results.
       detail::Footprint{{detail::bytes_of(key.rows, key.cols, sizeof(float)),
                          detail::bytes_of(key.rows, sizeof(float))},
-                        2,
+                        1,
                         detail::bytes_to_make(key.rows, key.cols, DType::f32),
-                        detail::bytes_of(key.rows, 2 * sizeof(float))},
+                        sum_of(detail::bytes_of(exact_block_elements, sizeof(float)),
+                               detail::bytes_of(key.rows, 2 * sizeof(double) + sizeof(float)))},
       {&matrix.buffer, &output.buffer},
       [&] {
         return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed), op,
@@ -321,19 +363,20 @@ auto make_row_set() {
                 .work_group_size(work_group_of_wgs)
                 .local_memory(local_memory_of_wgs),
             [](const Config& c) { return RowReduction(true, c); })
-      .validate_with([](cl::Client& client,
-                        const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& reference,
-                        const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& candidate)
-                         -> std::optional<std::string> {
-        const auto expected = download_vector(client, std::get<2>(reference));
-        const auto got = download_vector(client, std::get<2>(candidate));
-        const std::size_t rows = std::get<0>(reference).rows, cols = std::get<0>(reference).cols;
-        for (std::size_t r = 0; r < rows; ++r) {
-          if (auto problem = same_value(expected[r], got[r], cols))
-            return "row " + std::to_string(r) + ": " + *problem;
-        }
-        return std::nullopt;
-      })
+      .validate_with(
+          HostReference{[](cl::Client& client, const DeviceMatrix& matrix, const ReduceOp& op,
+                           const DeviceVector&) { return exact_rows(client, matrix, op); },
+                        [](cl::Client& client, const ExactReduction& exact,
+                           const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& candidate)
+                            -> std::optional<std::string> {
+                          const auto got = download_block(client, as_matrix(std::get<2>(candidate)),
+                                                          0, 0, exact.value.size(), 1);
+                          for (std::size_t r = 0; r < exact.value.size(); ++r) {
+                            if (auto problem = differs_from_exact(exact, r, got[r]))
+                              return "row " + std::to_string(r) + ": " + *problem;
+                          }
+                          return std::nullopt;
+                        }})
       .share_inputs()
       .metric(gbytes_metric<RowReduceKey>());
 }

@@ -291,7 +291,7 @@ TEST_CASE("skinny matmul candidates are correct on few rows: 1, primes, one past
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   auto skinny = every_nth("skinny", 17);  // each value of each parameter several times
-  skinny.push_back("skinny[WPTM=1,VWN=2,NDIMC=32,KDIMC=16,KSPLIT=4]");  // the start points
+  skinny.push_back("skinny[WPTM=1,VWN=2,NDIMC=32,KDIMC=4,KSPLIT=16]");  // the start points
   skinny.push_back("skinny[WPTM=8,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4]");
   REQUIRE(skinny.size() >= 15);
   // K = 1 and 29: slices past K (KSPLIT = 16); K = 129: uneven slices.
