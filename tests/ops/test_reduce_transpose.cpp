@@ -98,6 +98,12 @@ TEST_CASE("reduce's validator judges a result by the exact one and its inputs' m
   const ExactReduction infinite{ReduceOp::sum, {INFINITY}, {INFINITY}};
   CHECK_FALSE(differs_from_exact(infinite, 0, INFINITY));
   CHECK(differs_from_exact(infinite, 0, 1.0f));
+  // Terms past float's range: a float sum may overflow, though the exact one does not.
+  const ExactReduction huge{ReduceOp::sum, {1e38}, {7e38}};
+  CHECK_FALSE(differs_from_exact(huge, 0, INFINITY));
+  CHECK_FALSE(differs_from_exact(huge, 0, NAN));
+  CHECK_FALSE(differs_from_exact(huge, 0, 1e38f));
+  CHECK(differs_from_exact(ExactReduction{ReduceOp::sum, {1e30}, {3e30}}, 0, INFINITY));
   const ExactReduction not_a_number{ReduceOp::sum, {NAN}, {NAN}};
   CHECK_FALSE(differs_from_exact(not_a_number, 0, NAN));
   CHECK(differs_from_exact(not_a_number, 0, 0.0f));
