@@ -361,6 +361,10 @@ class TimeModel {
 // lands within 5% of the optimum far more often than annealing at the same number of
 // evaluations (docs/benchmarks.md, "A search a model guides"): a time depends on each
 // parameter's value more than on where a walk happens to stand.
+// How many configurations the model names at a time: the build threads' default
+// (Settings::build_thread_count), which build them side by side.
+constexpr std::size_t model_batch = 4;
+
 void model_search(BudgetedSearch& s, const ExpandedSpace& space, std::size_t first_sample,
                   std::mt19937_64& rng) {
   std::vector<std::size_t> sample;
@@ -395,13 +399,20 @@ void model_search(BudgetedSearch& s, const ExpandedSpace& space, std::size_t fir
       if (!s.visited(i)) ranked.emplace_back(model.predict(i), i);
     }
     if (ranked.empty()) return;
-    const std::size_t ahead = std::min<std::size_t>(4, ranked.size());
+    // The best few predicted are measured together before the model is fitted again: each is
+    // built ahead (build_pool.hpp) as soon as it is named, and a plan that changed after every
+    // measurement left builds behind that nothing measured (on NVIDIA, where a process compiles
+    // one program at a time, each delayed the builds that were measured).
+    const std::size_t ahead = std::min(model_batch, ranked.size());
     std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(ahead),
                       ranked.end());
     std::vector<std::size_t> next;
     for (std::size_t k = 0; k < ahead; ++k) next.push_back(ranked[k].second);
     s.prefetch(next, true);
-    s.time(next.front());
+    for (std::size_t i : next) {
+      if (s.exhausted()) return;
+      s.time(i);
+    }
   }
 }
 

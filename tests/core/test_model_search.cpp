@@ -161,3 +161,43 @@ TEST_CASE("every strategy ends by climbing from its best to a better adjacent co
     }
   }
 }
+
+TEST_CASE("everything the model search names to be built is measured before it names more",
+          "[search][model]") {
+  // Records what the search announces (prefetch: the builds started ahead) and what it
+  // evaluates. A plan that changed after every evaluation left announced builds unmeasured.
+  class Recording final : public SearchEvaluator {
+   public:
+    explicit Recording(const ExpandedSpace& space) : space_(space) {}
+    void prefetch(const std::vector<std::size_t>& configs, bool likely) override {
+      if (!likely) return;
+      for (std::size_t i : configs) {
+        if (std::find(announced.begin(), announced.end(), i) == announced.end()) {
+          announced.push_back(i);
+        }
+      }
+    }
+    std::optional<double> evaluate(std::size_t config) override {
+      evaluated.push_back(config);
+      return true_time(space_[config]);
+    }
+    double spent_seconds() const override { return 0.01 * static_cast<double>(evaluated.size()); }
+    std::vector<std::size_t> announced, evaluated;
+
+   private:
+    const ExpandedSpace& space_;
+  };
+  const auto expanded = kernel_like_space().expand();
+  Recording evaluator(expanded);
+  SearchBudget budget{40};
+  budget.first_sample = 16;
+  budget.refine = 0;  // the model's phase only
+  (void)search(SearchStrategy::model, expanded, evaluator, budget, 5);
+  REQUIRE(evaluator.evaluated.size() == 40);
+  std::size_t unmeasured = 0;
+  for (std::size_t i : evaluator.announced) {
+    unmeasured += std::find(evaluator.evaluated.begin(), evaluator.evaluated.end(), i) ==
+                  evaluator.evaluated.end();
+  }
+  CHECK(unmeasured == 0);  // 40 evaluations: the sample of 16, then 6 batches of 4
+}
