@@ -16,6 +16,7 @@
 #include "host_references.hpp"
 #include "scratch.hpp"
 #include "sizes.hpp"
+#include "tunekit/cl/errors.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/host_reference.hpp"
 #include "tunekit/local_tuner.hpp"
@@ -207,25 +208,39 @@ constexpr std::size_t exact_block_elements = std::size_t{1} << 22;  // 16 MiB
 // Sums (or maxes) each row of `matrix` on the host (a vector: one row), reading its elements
 // a block at a time, wherever the rows begin.
 ExactReduction exact_rows(cl::Client& client, const DeviceMatrix& matrix, ReduceOp op) {
-  ExactReduction exact{op, std::vector<double>(matrix.rows, op == ReduceOp::max ? -INFINITY : 0.0),
-                       std::vector<double>(matrix.rows, 0.0)};
+  ExactReduction exact(op, matrix.rows, matrix.cols);
   const std::size_t total = matrix.rows * matrix.cols;
   const DeviceMatrix elements{matrix.buffer, total, 1, DType::f32};
+  std::size_t row = 0, col = 0;  // of the next element read
   for (std::size_t first = 0; first < total; first += exact_block_elements) {
     const std::size_t count = std::min(exact_block_elements, total - first);
-    const auto values = download_block(client, elements, first, 0, count, 1);
-    for (std::size_t e = 0; e < count; ++e) {
-      const std::size_t row = (first + e) / matrix.cols;
-      const double x = values[e];
-      if (op == ReduceOp::max) {
-        exact.value[row] = std::fmax(exact.value[row], x);  // as the kernels' fmax: NaN passed over
-      } else {
-        exact.value[row] += x;
-        exact.magnitude[row] += std::fabs(x);
+    for (const float x : download_block(client, elements, first, 0, count, 1)) {
+      exact.take(row, x);
+      if (++col == matrix.cols) {
+        col = 0;
+        ++row;
       }
     }
   }
   return exact;
+}
+
+// Benchmark inputs of a sum: +-1 at random (never zero), whose sum every order computes
+// exactly (host_references.hpp): a candidate that drops or repeats one term fails. A max gets
+// random_values(), all different, so that only the largest is right.
+DeviceMatrix terms_for(const ::cl::Context& context, ReduceOp op, std::size_t rows,
+                       std::size_t cols, std::uint64_t seed) {
+  if (op == ReduceOp::max) return random_matrix(context, rows, cols, DType::f32, seed);
+  auto values = random_values(rows * cols, seed);
+  for (float& v : values) v = v < 0 ? -1.0f : 1.0f;
+  const auto device = context.getInfo<CL_CONTEXT_DEVICES>().at(0);
+  check_allocation(device, values.size() * sizeof(float), "the benchmark input of a sum");
+  cl_int status = CL_SUCCESS;
+  ::cl::Buffer buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                      std::max<std::size_t>(values.size() * sizeof(float), 1), values.data(),
+                      &status);
+  cl::check(status, [] { return std::string("allocating the benchmark input of a sum"); });
+  return DeviceMatrix{buffer, rows, cols, DType::f32};
 }
 
 // A vector as the one row reduce() reduces.
@@ -261,7 +276,8 @@ std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& k
           detail::bytes_of(std::min<std::size_t>(key.n, exact_block_elements), sizeof(float))},
       {&input.buffer, &output.buffer},
       [&] {
-        return Inputs{random_vector(context, key.n, seed), op, random_vector(context, 1, seed + 1)};
+        return Inputs{DeviceVector{terms_for(context, op, key.n, 1, seed).buffer, key.n}, op,
+                      random_vector(context, 1, seed + 1)};
       },
       [&] {
         return Inputs{input, op, random_vector(context, 1, seed + 1)};
@@ -341,7 +357,7 @@ std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& 
                                detail::bytes_of(key.rows, 2 * sizeof(double) + sizeof(float)))},
       {&matrix.buffer, &output.buffer},
       [&] {
-        return Inputs{random_matrix(context, key.rows, key.cols, DType::f32, seed), op,
+        return Inputs{terms_for(context, op, key.rows, key.cols, seed), op,
                       random_vector(context, key.rows, seed + 1)};
       },
       [&] {

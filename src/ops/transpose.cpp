@@ -169,15 +169,16 @@ auto make_set() {
                 .work_group_size(work_items)
                 .start_at("BLK=8,LX=16,LY=16"),  // PoCL's best at 2048 (docs/benchmarks.md)
             factory(Layout::blocked))
-      // Against the input itself, read once per tuning: every element of a candidate's output
-      // must be the input's, exactly (a transpose only moves values).
+      // Against the input itself, read and transposed once per tuning: every element of a
+      // candidate's output must be the input's, exactly (a transpose only moves values).
       .validate_with(HostReference{
           [](cl::Client& client, const DeviceMatrix& in, const DeviceMatrix&) {
-            return std::make_pair(download_matrix(client, in), in.cols);
+            return std::make_pair(detail::transposed(download_matrix(client, in), in.rows, in.cols),
+                                  in.rows);
           },
-          [](cl::Client& client, const std::pair<std::vector<float>, std::size_t>& input,
+          [](cl::Client& client, const std::pair<std::vector<float>, std::size_t>& expected,
              const std::tuple<DeviceMatrix, DeviceMatrix>& candidate) {
-            return detail::transposition_problem(input.first, input.second,
+            return detail::transposition_problem(expected.first, expected.second,
                                                  download_matrix(client, std::get<1>(candidate)));
           }})
       .share_inputs()
