@@ -8,6 +8,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -33,17 +34,29 @@ struct ExactReduction {
         magnitude(results, 0.0),
         integers(results, 1) {}
 
-  /// Takes term `x` into result `i`.
-  void take(std::size_t i, double x) {
+  /// Takes `count` terms from `x` into result `i` (a tight loop: it runs over whole inputs).
+  void take(std::size_t i, const float* x, std::size_t count) {
     if (op == ReduceOp::max) {
-      value[i] = std::fmax(value[i], x);  // as the kernels' fmax: a NaN term is passed over
+      double best = value[i];
+      for (std::size_t k = 0; k < count; ++k) {
+        best = std::fmax(best, x[k]);  // as the kernels' fmax: a NaN term is passed over
+      }
+      value[i] = best;
       return;
     }
-    value[i] += x;
-    if (std::isfinite(x)) {
-      magnitude[i] += std::fabs(x);
-      integers[i] = integers[i] && x == std::trunc(x);
+    double sum = value[i], size = magnitude[i];
+    bool whole = integers[i] != 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const double term = x[k], a = std::fabs(term);
+      sum += term;
+      if (a <= DBL_MAX) size += a;  // finite terms only (a NaN compares false)
+      // A float of 2^24 or more is a whole number; below, the conversion truncates.
+      whole = whole && (a >= 0x1p24 ? a <= DBL_MAX
+                                    : term == static_cast<double>(static_cast<std::int32_t>(term)));
     }
+    value[i] = sum;
+    magnitude[i] = size;
+    integers[i] = whole;
   }
 };
 

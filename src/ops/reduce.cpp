@@ -214,9 +214,13 @@ ExactReduction exact_rows(cl::Client& client, const DeviceMatrix& matrix, Reduce
   std::size_t row = 0, col = 0;  // of the next element read
   for (std::size_t first = 0; first < total; first += exact_block_elements) {
     const std::size_t count = std::min(exact_block_elements, total - first);
-    for (const float x : download_block(client, elements, first, 0, count, 1)) {
-      exact.take(row, x);
-      if (++col == matrix.cols) {
+    const auto values = download_block(client, elements, first, 0, count, 1);
+    for (std::size_t at = 0; at < count;) {
+      const std::size_t run = std::min(count - at, matrix.cols - col);  // to the row's end
+      exact.take(row, values.data() + at, run);
+      at += run;
+      col += run;
+      if (col == matrix.cols) {
         col = 0;
         ++row;
       }

@@ -74,9 +74,9 @@ TEST_CASE("reduce's validator judges a result by the exact one and its terms", "
   using tunekit::ops::detail::differs_from_exact;
   using tunekit::ops::detail::ExactReduction;
   using tunekit::ops::detail::sum_tolerance;
-  const auto reduction = [](ReduceOp op, const std::vector<double>& terms) {
+  const auto reduction = [](ReduceOp op, const std::vector<float>& terms) {
     ExactReduction exact(op, 1, terms.size());
-    for (const double x : terms) exact.take(0, x);
+    exact.take(0, terms.data(), terms.size());
     return exact;
   };
   // A max is exact: the next float down is wrong, however close.
@@ -88,7 +88,7 @@ TEST_CASE("reduce's validator judges a result by the exact one and its terms", "
 
   // +-1 terms (the benchmark inputs of a sum): every order is exact, so one term dropped or
   // repeated is wrong, at any length up to 2^24 terms.
-  std::vector<double> signs(std::size_t{1} << 20);
+  std::vector<float> signs(std::size_t{1} << 20);
   for (std::size_t i = 0; i < signs.size(); ++i) signs[i] = (i * 2654435761u >> 7) % 3 ? 1 : -1;
   const auto whole = reduction(ReduceOp::sum, signs);
   CHECK(sum_tolerance(whole, 0) == 0);
@@ -99,7 +99,7 @@ TEST_CASE("reduce's validator judges a result by the exact one and its terms", "
   CHECK(differs_from_exact(whole, 0, sum + 1));
 
   // Other terms (a caller's): a lane's run of additions, terms/64 of them, plus the tree.
-  const auto tenths = reduction(ReduceOp::sum, std::vector<double>(std::size_t{1} << 16, 0.1));
+  const auto tenths = reduction(ReduceOp::sum, std::vector<float>(std::size_t{1} << 16, 0.1f));
   const double allowed = sum_tolerance(tenths, 0);
   CHECK(allowed == Approx((1024 + 64) * 0x1p-24 * tenths.magnitude[0]));
   CHECK_FALSE(differs_from_exact(tenths, 0, static_cast<float>(tenths.value[0] + 0.9 * allowed)));
@@ -117,13 +117,13 @@ TEST_CASE("reduce's validator judges a result by the exact one and its terms", "
   CHECK(differs_from_exact(not_a_number, 0, 0.0f));
   // ...unless the finite terms pass float's range: a float partial sum may overflow, to an
   // infinity or, beside an infinite term, to NaN (inf + -inf), whatever the order.
-  const auto huge = reduction(ReduceOp::sum, {3e38, 3e38, -5e38});
+  const auto huge = reduction(ReduceOp::sum, {3e38f, 3e38f, -3e38f, -2e38f});
   CHECK_FALSE(differs_from_exact(huge, 0, INFINITY));
   CHECK_FALSE(differs_from_exact(huge, 0, NAN));
   CHECK_FALSE(differs_from_exact(huge, 0, 1e38f));
-  const auto infinite_and_huge = reduction(ReduceOp::sum, {INFINITY, 0, -3e38, -3e38});
+  const auto infinite_and_huge = reduction(ReduceOp::sum, {INFINITY, 0, -3e38f, -3e38f});
   CHECK_FALSE(differs_from_exact(infinite_and_huge, 0, NAN));
-  CHECK(differs_from_exact(reduction(ReduceOp::sum, {1e30, 2e30}), 0, INFINITY));
+  CHECK(differs_from_exact(reduction(ReduceOp::sum, {1e30f, 2e30f}), 0, INFINITY));
 }
 
 TEST_CASE("transpose's validator wants every element moved exactly", "[ops][transpose]") {
