@@ -273,7 +273,7 @@ void refine(BudgetedSearch& s, const ExpandedSpace& space, std::size_t allowance
 // A model of a configuration's time: a ridge regression of its logarithm on one indicator per
 // parameter value (each parameter's first value is the baseline), so additive in the parameters,
 // which is how a kernel's time mostly moves with its tile sizes and vector widths. Refitted after
-// every evaluation: a few dozen unknowns cost microseconds beside a measurement.
+// every batch (model_batch): a few dozen unknowns cost microseconds beside a measurement.
 class TimeModel {
  public:
   explicit TimeModel(const ExpandedSpace& space) : space_(space) {
@@ -356,8 +356,8 @@ class TimeModel {
   std::vector<double> weights_;
 };
 
-// A random first sample (the start points count towards it), then always the configuration the
-// model predicts fastest among those not measured. Replayed with noise on recorded spaces, it
+// A random first sample (the start points count towards it), then always the few configurations
+// the model predicts fastest among those not measured. Replayed with noise on recorded spaces, it
 // lands within 5% of the optimum far more often than annealing at the same number of
 // evaluations (docs/benchmarks.md, "A search a model guides"): a time depends on each
 // parameter's value more than on where a walk happens to stand.

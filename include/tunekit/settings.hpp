@@ -69,8 +69,8 @@ enum class SearchStrategy {
   exhaustive,  ///< every configuration, in order, until the budget runs out
   random,      ///< configurations in random order, until the budget runs out
   annealing,   ///< simulated annealing over Hamming neighbours
-  /// A first random sample, then always the configuration that a model of the times measured so
-  /// far predicts fastest (the default: search.cpp says why).
+  /// A first random sample, then always the few configurations that a model of the times
+  /// measured so far predicts fastest (the default: search.cpp says why).
   model,
 };
 
