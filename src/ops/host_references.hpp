@@ -50,9 +50,10 @@ struct ExactReduction {
       const double term = x[k], a = std::fabs(term);
       sum += term;
       if (a <= DBL_MAX) size += a;  // finite terms only (a NaN compares false)
-      // A float of 2^24 or more is a whole number; below, the conversion truncates.
-      whole = whole && (a >= 0x1p24 ? a <= DBL_MAX
-                                    : term == static_cast<double>(static_cast<std::int32_t>(term)));
+      // Below 2^24 the conversion truncates; a float of 2^24 or more is a whole number (a NaN
+      // takes neither branch's test: never converted).
+      whole = whole && (a < 0x1p24 ? term == static_cast<double>(static_cast<std::int32_t>(term))
+                                   : a <= DBL_MAX);
     }
     value[i] = sum;
     magnitude[i] = size;
@@ -68,13 +69,14 @@ struct ExactReduction {
 ///  - 32 float roundings of the sum of the magnitudes for larger sums of whole numbers (the
 ///    +-1 of a large key, whose partial sums stay far below 2^24);
 ///  - for other terms (a caller's, which a tuning uses when its own do not fit the device), one
-///    rounding per term a lane adds in a row: a lane adds at most terms/64 of them (a work-group
-///    has 64 lanes or more) before the tree's 64 levels at most.
+///    rounding per term a lane adds in a row: a lane adds at most terms/32 of them (every
+///    reduce space's work-groups have 32 lanes or more, each on its own share of a result's
+///    terms) before the tree's 64 levels at most.
 inline double sum_tolerance(const ExactReduction& exact, std::size_t i) {
   const double magnitude = exact.magnitude[i];
   if (exact.integers[i] && magnitude <= 0x1p24) return 0;
   if (exact.integers[i]) return 32 * 0x1p-24 * magnitude;
-  const double additions = std::ceil(static_cast<double>(exact.terms) / 64) + 64;
+  const double additions = std::ceil(static_cast<double>(exact.terms) / 32) + 64;
   return additions * 0x1p-24 * magnitude;
 }
 
