@@ -356,15 +356,15 @@ class TimeModel {
   std::vector<double> weights_;
 };
 
+// How many configurations the model names at a time: the build threads' default
+// (Settings::build_thread_count), which build them side by side.
+constexpr std::size_t model_batch = 4;
+
 // A random first sample (the start points count towards it), then always the few configurations
 // the model predicts fastest among those not measured. Replayed with noise on recorded spaces, it
 // lands within 5% of the optimum far more often than annealing at the same number of
 // evaluations (docs/benchmarks.md, "A search a model guides"): a time depends on each
 // parameter's value more than on where a walk happens to stand.
-// How many configurations the model names at a time: the build threads' default
-// (Settings::build_thread_count), which build them side by side.
-constexpr std::size_t model_batch = 4;
-
 void model_search(BudgetedSearch& s, const ExpandedSpace& space, std::size_t first_sample,
                   std::mt19937_64& rng) {
   std::vector<std::size_t> sample;

@@ -38,6 +38,13 @@ inline std::optional<std::uint64_t> bytes_of(std::uint64_t rows, std::uint64_t c
   return bytes_of(rows * cols, size);
 }
 
+/// a + b bytes, or nothing where either is nothing or the sum passes 64 bits.
+inline std::optional<std::uint64_t> sum_of(std::optional<std::uint64_t> a,
+                                           std::optional<std::uint64_t> b) {
+  if (!a || !b || *a > UINT64_MAX - *b) return std::nullopt;
+  return *a + *b;
+}
+
 /// host_bytes_to_make() of a rows x cols random input of `dtype`, or nothing past 64 bits.
 inline std::optional<std::uint64_t> bytes_to_make(std::uint64_t rows, std::uint64_t cols,
                                                   DType dtype) {

@@ -226,8 +226,12 @@ DeviceMatrix upload_matrix(cl::Client& client, const std::vector<float>& values,
   return {client.upload(values), rows, cols, dtype};
 }
 
-DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::size_t cols,
-                           DType dtype, std::uint64_t seed) {
+namespace {
+// What random_matrix and random_sign_matrix make: random_values(), or only their signs.
+enum class RandomKind { values, signs };
+
+DeviceMatrix random_device_matrix(const ::cl::Context& context, std::size_t rows, std::size_t cols,
+                                  DType dtype, std::uint64_t seed, RandomKind kind) {
   check_dtype(dtype);
   const std::string what = "a random matrix";
   const auto device = context.getInfo<CL_CONTEXT_DEVICES>().at(0);
@@ -246,7 +250,10 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
                             " of host memory while it is made, more than the " +
                             bytes_text(available) + " available");
   }
-  const auto values = random_values(elements, seed);
+  auto values = random_values(elements, seed);
+  if (kind == RandomKind::signs) {
+    for (float& v : values) v = v < 0 ? -1.0f : 1.0f;
+  }
   cl_int status = CL_SUCCESS;
   ::cl::Buffer buffer;
   if (size_of(dtype) == 2) {
@@ -263,6 +270,17 @@ DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::
                                      std::to_string(cols) + " matrix");
   }
   return {buffer, rows, cols, dtype};
+}
+}  // namespace
+
+DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::size_t cols,
+                           DType dtype, std::uint64_t seed) {
+  return random_device_matrix(context, rows, cols, dtype, seed, RandomKind::values);
+}
+
+DeviceMatrix random_sign_matrix(const ::cl::Context& context, std::size_t rows, std::size_t cols,
+                                DType dtype, std::uint64_t seed) {
+  return random_device_matrix(context, rows, cols, dtype, seed, RandomKind::signs);
 }
 
 std::vector<float> download_matrix(cl::Client& client, const DeviceMatrix& matrix) {

@@ -16,7 +16,6 @@
 #include "host_references.hpp"
 #include "scratch.hpp"
 #include "sizes.hpp"
-#include "tunekit/cl/errors.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/host_reference.hpp"
 #include "tunekit/local_tuner.hpp"
@@ -195,13 +194,6 @@ void check_op(ReduceOp op) {
 using detail::differs_from_exact;
 using detail::ExactReduction;
 
-// a + b, or nothing where either is nothing (a size past 64 bits).
-std::optional<std::uint64_t> sum_of(std::optional<std::uint64_t> a,
-                                    std::optional<std::uint64_t> b) {
-  if (!a || !b || *a > UINT64_MAX - *b) return std::nullopt;
-  return *a + *b;
-}
-
 // The input is read in blocks of this many elements: validation holds no more of it on the host.
 constexpr std::size_t exact_block_elements = std::size_t{1} << 22;  // 16 MiB
 
@@ -234,17 +226,8 @@ ExactReduction exact_rows(cl::Client& client, const DeviceMatrix& matrix, Reduce
 // random_values(), all different, so that only the largest is right.
 DeviceMatrix terms_for(const ::cl::Context& context, ReduceOp op, std::size_t rows,
                        std::size_t cols, std::uint64_t seed) {
-  if (op == ReduceOp::max) return random_matrix(context, rows, cols, DType::f32, seed);
-  auto values = random_values(rows * cols, seed);
-  for (float& v : values) v = v < 0 ? -1.0f : 1.0f;
-  const auto device = context.getInfo<CL_CONTEXT_DEVICES>().at(0);
-  check_allocation(device, values.size() * sizeof(float), "the benchmark input of a sum");
-  cl_int status = CL_SUCCESS;
-  ::cl::Buffer buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                      std::max<std::size_t>(values.size() * sizeof(float), 1), values.data(),
-                      &status);
-  cl::check(status, [] { return std::string("allocating the benchmark input of a sum"); });
-  return DeviceMatrix{buffer, rows, cols, DType::f32};
+  return op == ReduceOp::max ? random_matrix(context, rows, cols, DType::f32, seed)
+                             : random_sign_matrix(context, rows, cols, DType::f32, seed);
 }
 
 // A vector as the one row reduce() reduces.
@@ -353,12 +336,13 @@ std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& 
       context, "reduce_rows", key_text,
       // One set, as for reduce; validation holds a block of rows, the exact results (two
       // doubles a row) and a candidate's results.
-      detail::Footprint{{detail::bytes_of(key.rows, key.cols, sizeof(float)),
-                         detail::bytes_of(key.rows, sizeof(float))},
-                        1,
-                        detail::bytes_to_make(key.rows, key.cols, DType::f32),
-                        sum_of(detail::bytes_of(exact_block_elements, sizeof(float)),
-                               detail::bytes_of(key.rows, 2 * sizeof(double) + sizeof(float)))},
+      detail::Footprint{
+          {detail::bytes_of(key.rows, key.cols, sizeof(float)),
+           detail::bytes_of(key.rows, sizeof(float))},
+          1,
+          detail::bytes_to_make(key.rows, key.cols, DType::f32),
+          detail::sum_of(detail::bytes_of(exact_block_elements, sizeof(float)),
+                         detail::bytes_of(key.rows, 2 * sizeof(double) + sizeof(float)))},
       {&matrix.buffer, &output.buffer},
       [&] {
         return Inputs{terms_for(context, op, key.rows, key.cols, seed), op,

@@ -155,6 +155,19 @@ TEST_CASE("transpose's validator wants every element moved exactly", "[ops][tran
   CHECK(right);
 }
 
+TEST_CASE("a random sign matrix holds the signs of random_values, +-1", "[ops][reduce][opencl]") {
+  auto& client = default_client();
+  const auto values = tunekit::ops::random_values(3 * 77, 5);
+  const auto signs =
+      read_matrix(random_sign_matrix(client.context(), 3, 77, tunekit::DType::f32, 5));
+  REQUIRE(signs.size() == values.size());
+  bool same = true;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    same = same && signs[i] == (values[i] < 0 ? -1.0f : 1.0f);
+  }
+  CHECK(same);
+}
+
 TEST_CASE("reduce rejects empty input and a short output with clear messages",
           "[ops][reduce][opencl]") {
   auto& client = default_client();

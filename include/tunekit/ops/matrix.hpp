@@ -74,6 +74,10 @@ DeviceMatrix upload_matrix(cl::Client& client, const std::vector<float>& values,
 /// what input generators use, since they see the inputs but not the client.
 DeviceMatrix random_matrix(const ::cl::Context& context, std::size_t rows, std::size_t cols,
                            DType dtype, std::uint64_t seed);
+/// random_matrix() of +-1 only (the signs of random_values(rows * cols, seed), never zero): terms
+/// whose sum every order of additions computes exactly, while it stays within 2^24.
+DeviceMatrix random_sign_matrix(const ::cl::Context& context, std::size_t rows, std::size_t cols,
+                                DType dtype, std::uint64_t seed);
 /// The matrix's values as floats (blocking), through `client`.
 std::vector<float> download_matrix(cl::Client& client, const DeviceMatrix& matrix);
 /// The values of `rows` x `cols` elements from (row, col) on, row by row, as floats (blocking):
