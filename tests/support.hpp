@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <cstddef>
+#include <iostream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <tunekit/tunekit.hpp>
 
@@ -124,5 +126,27 @@ inline std::size_t occurrences(const std::string& text, const std::string& what)
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
   return count;
 }
+
+/// Captures what the library writes to std::cerr (tunekit::warn) while it lives.
+class CapturedWarnings {
+ public:
+  CapturedWarnings() : old_(std::cerr.rdbuf(buffer_.rdbuf())) {}
+  ~CapturedWarnings() { std::cerr.rdbuf(old_); }
+  CapturedWarnings(const CapturedWarnings&) = delete;
+  CapturedWarnings& operator=(const CapturedWarnings&) = delete;
+  std::string text() const { return buffer_.str(); }
+  /// How many lines contain `needle`.
+  int count(const std::string& needle) const {
+    std::istringstream lines(buffer_.str());
+    int n = 0;
+    for (std::string line; std::getline(lines, line);) n += line.find(needle) != std::string::npos;
+    return n;
+  }
+  int lines() const { return count(""); }
+
+ private:
+  std::ostringstream buffer_;
+  std::streambuf* old_;
+};
 
 }  // namespace tunekit::test

@@ -56,26 +56,6 @@ class TempDir {
   fs::path path_;
 };
 
-/// Captures what the library writes to std::cerr (tunekit::warn) while it lives.
-class CapturedWarnings {
- public:
-  CapturedWarnings() : old_(std::cerr.rdbuf(buffer_.rdbuf())) {}
-  ~CapturedWarnings() { std::cerr.rdbuf(old_); }
-  std::string text() const { return buffer_.str(); }
-  /// How many lines contain `needle`.
-  int count(const std::string& needle) const {
-    std::istringstream lines(buffer_.str());
-    int n = 0;
-    for (std::string line; std::getline(lines, line);) n += line.find(needle) != std::string::npos;
-    return n;
-  }
-  int lines() const { return count(""); }
-
- private:
-  std::ostringstream buffer_;
-  std::streambuf* old_;
-};
-
 inline std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

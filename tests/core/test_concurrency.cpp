@@ -1,7 +1,13 @@
-// Many threads on one LocalTuner: each key is tuned exactly once, every call gets the right answer.
+// Many threads on one LocalTuner: each key is tuned exactly once, every call gets the right
+// answer; tunings on one device take turns at measuring.
+#include <array>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+#include <mutex>
 #include <thread>
+#include <tunekit/engine/measurement_turn.hpp>
 #include <tunekit/tunekit.hpp>
 #include <vector>
 
@@ -86,4 +92,109 @@ TEST_CASE("threads on different devices tune independently", "[concurrency]") {
   for (auto& thread : pool) thread.join();
   CHECK(wrong == 0);
   CHECK(tunings == 8 * 4);  // sizes 0..3 anchor to 4 keys (0, 1, 2, 4) per device
+}
+
+// Two ops tuned at once from two threads on one device take turns at measuring (measurement_
+// turn.hpp): a candidate timed by one never runs while the other's candidate is timed. The
+// input generator marks benchmark inputs (negative), so that the winner's own call at the end
+// of each execute, which is not a measurement, is not counted.
+TEST_CASE("two ops tuned at once on one device never measure at the same time", "[concurrency]") {
+  Settings settings = test::test_settings();
+  LocalTuner<SizeKey> left("left op", settings), right("right op", settings);
+  std::array<std::atomic<int>, 2> timing{};  // each op's benchmark calls running now
+  std::atomic<int> beside{0}, calls{0};
+  auto candidate = [&](int op) {
+    return [&, op](int& n) {
+      if (n >= 0) return n;  // the caller's call
+      ++calls;
+      ++timing[op];
+      if (timing[1 - op] > 0) ++beside;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      --timing[op];
+      return -n - 1;
+    };
+  };
+  auto make_set = [&](int op) {
+    return TunableSet{test::size_key,
+                      [](const SizeKey& key, const int&) {
+                        return std::tuple<int>(-static_cast<int>(key.n.value()) - 1);
+                      }}
+        .with(Tunable{"first", candidate(op)})
+        .with(Tunable{"second", candidate(op)});
+  };
+  std::atomic<int> wrong{0};
+  auto tune = [&](LocalTuner<SizeKey>& tuner, int op) {
+    HostClient host(DeviceId("one shared device"));
+    const auto& set = tuner.init([&] { return make_set(op); });
+    for (int n : {1, 2, 4, 8, 16, 32}) wrong += tuner.execute(host.id(), host, set, n) != n;
+  };
+  std::thread other(tune, std::ref(right), 1);
+  tune(left, 0);
+  other.join();
+  CHECK(wrong == 0);
+  CHECK(calls > 100);  // both measured, at length
+  CHECK(beside == 0);
+}
+
+// A candidate that tunes another op on its device while it is measured (a softmax calling a
+// tuned reduce) already holds the device's turn: the nested tuning takes it again at once
+// instead of waiting for itself until the patience runs out.
+TEST_CASE("a candidate that tunes another op while it is measured does not wait for its own turn",
+          "[concurrency]") {
+  Settings settings = test::test_settings();
+  LocalTuner<SizeKey> inner("inner op", settings), outer("outer op", settings);
+  HostClient host(DeviceId("nesting device"));
+  const auto& inner_set = inner.init([] {
+    return TunableSet{test::size_key, test::size_inputs}
+        .with(Tunable{"id", [](int& n) { return n; }})
+        .with(Tunable{"id too", [](int& n) { return n; }});
+  });
+  int inner_size = 1;
+  auto calls_inner = [&](int& n) {
+    int size = inner_size++;  // a new key of the inner op at every call: each tunes it
+    return inner.execute(host.id(), host, inner_set, size) == size ? n : -1;
+  };
+  const auto& outer_set = outer.init([&] {
+    return TunableSet{test::size_key, test::size_inputs}
+        .with(Tunable{"calls inner", calls_inner})
+        .with(Tunable{"calls inner too", calls_inner});
+  });
+  test::CapturedWarnings warnings;
+  CHECK(outer.execute(host.id(), host, outer_set, 3) == 3);
+  CHECK(inner_size > 3);  // the inner op was tuned from inside the outer's measurement
+  CHECK(warnings.count("measuring beside it") == 0);
+}
+
+TEST_CASE(
+    "a device's measurement turn is taken again by its holder, refused to another thread "
+    "past the patience, and given in the order asked",
+    "[concurrency]") {
+  using namespace std::chrono_literals;
+  const std::string device = "turn test device";
+  std::vector<int> order;  // the waiters' ids, in the order they got the turn
+  std::mutex order_mutex;
+  auto waiter = [&](int id) {
+    const MeasurementTurn turn(device, 60s);
+    std::lock_guard lock(order_mutex);
+    order.push_back(turn.held() ? id : -id);
+  };
+  std::thread a, b;
+  bool again_held = false, other_held = true;
+  {
+    const MeasurementTurn first(device);
+    REQUIRE(first.held());
+    again_held = MeasurementTurn(device, 1ms).held();  // its holder takes it again
+    std::thread([&] { other_held = MeasurementTurn(device, 50ms).held(); }).join();
+    // Two threads queue while the turn is held, b 200 ms after a; released at the scope's end.
+    a = std::thread(waiter, 1);
+    std::this_thread::sleep_for(200ms);
+    b = std::thread(waiter, 2);
+    std::this_thread::sleep_for(200ms);
+  }
+  waiter(0);  // the holder asks again at once, as a tuning does for its next candidate: last
+  a.join();
+  b.join();
+  CHECK(again_held);
+  CHECK_FALSE(other_held);  // the other thread's wait ran out: the holder kept the turn
+  CHECK(order == std::vector<int>{1, 2, 0});
 }

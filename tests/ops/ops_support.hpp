@@ -1,11 +1,11 @@
 // Shared by the op tests: one client on the default device, and settings that keep tuning short.
 #pragma once
 
-#include <iostream>
-#include <sstream>
 #include <string>
 #include <tunekit/cl.hpp>
 #include <tunekit/tunekit.hpp>
+
+#include "../support.hpp"  // CapturedWarnings
 
 namespace tunekit::test {
 
@@ -40,19 +40,5 @@ inline void fewest_measurements() {
   s.benchmark = bench;
   set_global_settings(s);
 }
-
-/// What the library warns (tunekit::warn writes to std::cerr) while this lives.
-class CapturedWarnings {
- public:
-  CapturedWarnings() : previous_(std::cerr.rdbuf(text_.rdbuf())) {}
-  ~CapturedWarnings() { std::cerr.rdbuf(previous_); }
-  CapturedWarnings(const CapturedWarnings&) = delete;
-  CapturedWarnings& operator=(const CapturedWarnings&) = delete;
-  std::string text() const { return text_.str(); }
-
- private:
-  std::ostringstream text_;
-  std::streambuf* previous_;
-};
 
 }  // namespace tunekit::test

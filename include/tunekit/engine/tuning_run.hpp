@@ -14,6 +14,7 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -25,10 +26,12 @@
 #include "tunekit/detail/call.hpp"
 #include "tunekit/detail/function_ref.hpp"
 #include "tunekit/engine/build_pool.hpp"
+#include "tunekit/engine/measurement_turn.hpp"
 #include "tunekit/engine/tuning_plan.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/host_reference.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/log.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/search.hpp"
 #include "tunekit/settings.hpp"
@@ -102,7 +105,9 @@ class TuningRun {
     if constexpr (Set::validates) {
       outcomes_.resize(set_.size());
       std::optional<Bench> own;
-      return validate(index, bench_inputs(own));
+      Bench& bench = bench_inputs(own);
+      const auto turn = take_turn();
+      return validate(index, bench);
     } else {
       (void)index;
       return std::nullopt;
@@ -260,6 +265,19 @@ class TuningRun {
   static AutotuneError callers_error(const std::string& what, std::exception_ptr thrown) {
     const auto cause = error_from_exception(thrown, "");
     return AutotuneError(cause.kind(), what + " failed: " + cause.message());
+  }
+
+  // This device's measurement turn (measurement_turn.hpp), held until the result is destroyed.
+  // A wait that ran out is said once: this tuning then measures beside another one.
+  std::unique_ptr<MeasurementTurn> take_turn() {
+    auto turn = std::make_unique<MeasurementTurn>(report_.device);
+    if (!turn->held() && !measured_beside_) {
+      measured_beside_ = true;
+      warn(about(op_, report_.key) + "waited " + std::to_string(measurement_turn_patience.count()) +
+           " s for another tuning on this device to finish measuring; measuring beside it (its "
+           "candidate may be waiting for this key)");
+    }
+    return turn;
   }
 
   // The candidates about to be measured are built ahead on other threads (build_pool.hpp).
@@ -636,6 +654,7 @@ class TuningRun {
       return;  // no second measurement: go on measuring
     }
     const BenchCall call{this, set_.locate(i), bench};
+    const auto turn = take_turn();
     const AutotuneOutcome again =
         measure_candidate(client_, FunctionRef<void()>(call), bench_,
                           std::numeric_limits<double>::infinity(), outcomes_[i].name, i);
@@ -708,8 +727,11 @@ class TuningRun {
     }
     // The final race: until the best two separate, more rounds among those not clearly slower,
     // up to three stages of the level's rounds. Still overlapping then, they are tied.
-    const RaceResult race = race_interleaved(Timer(client_), contenders, names,
-                                             RaceSettings{rounds, 3, stop_}, seed_ ^ 0x5eedu);
+    const RaceResult race = [&] {
+      const auto turn = take_turn();
+      return race_interleaved(Timer(client_), contenders, names, RaceSettings{rounds, 3, stop_},
+                              seed_ ^ 0x5eedu);
+    }();
     throw_if_stopped();  // a race cut short decides nothing
     const auto& times = race.times;
     const double best_median =
@@ -783,6 +805,9 @@ class TuningRun {
       shared_inputs_.reset();
       throw callers_error("the input generator", std::current_exception());
     }
+    // The turn covers the first call (a build's last step on some devices), the validation and
+    // the samples: what another tuning on this device must not run beside.
+    const auto turn = take_turn();
     if constexpr (Set::validates) {
       if (auto wrong = validate(index, *bench)) {
         failed.error = std::move(wrong);
@@ -830,6 +855,7 @@ class TuningRun {
   std::optional<Reference> reference_;
   std::string reference_name_;
   bool reference_tried_ = false;
+  bool measured_beside_ = false;     // a turn's wait ran out (said once)
   std::optional<Compared> dissent_;  // the first output that differed from a candidate reference
   std::string dissent_name_;
   std::optional<Bench> shared_inputs_;  // benchmark inputs (kept across candidates if shared)
