@@ -15,8 +15,8 @@ namespace tunekit {
 struct MeasurementTurn::Gate {
   std::mutex mutex;
   std::condition_variable changed;
-  std::thread::id holder;            // none: free
-  std::size_t depth = 0;             // the holder's nested turns
+  std::thread::id holder;             // none: free
+  std::size_t depth = 0;              // the holder's nested turns
   std::deque<std::thread::id> queue;  // the threads waiting, in the order they asked
 };
 
@@ -45,9 +45,8 @@ MeasurementTurn::MeasurementTurn(const std::string& device, std::chrono::millise
     return;
   }
   gate.queue.push_back(me);
-  const bool turn = gate.changed.wait_for(lock, patience, [&] {
-    return gate.holder == std::thread::id() && gate.queue.front() == me;
-  });
+  const bool turn = gate.changed.wait_for(
+      lock, patience, [&] { return gate.holder == std::thread::id() && gate.queue.front() == me; });
   if (!turn) {
     gate.queue.erase(std::find(gate.queue.begin(), gate.queue.end(), me));
     gate.changed.notify_all();  // the next in line may be free to go now
