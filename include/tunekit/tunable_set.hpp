@@ -184,7 +184,10 @@ class TunableSet {
   /// By default each candidate gets freshly generated benchmark inputs, so that in-place
   /// candidates never see each other's results. Call this when the candidates only read their
   /// inputs and write outputs that no candidate reads: one set of inputs then serves the whole
-  /// tuning (worth it when making them is costly, e.g. a GiB of random data).
+  /// tuning (worth it when making them is costly, e.g. a GiB of random data). Validation of a
+  /// candidate returning void still gets fresh inputs (the shared outputs hold the previous
+  /// candidate's right answer, which a candidate that skips writes would pass as its own),
+  /// unless the validator is a HostReference with a clear step (host_reference.hpp).
   auto share_inputs() && {
     share_inputs_ = true;
     return std::move(*this);

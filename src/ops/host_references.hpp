@@ -1,7 +1,8 @@
 // What the host references of reduce and transpose judge a candidate's output by (matmul's is
 // in matmul.cpp): the exact result of a reduction computed in double precision and what a
-// kernel's float result may differ from it by, and the exact transposition. reduce.cpp and
-// transpose.cpp read the data; tests/ops check the rules.
+// kernel's float result may differ from it by, and the exact transposition; and the clear step
+// of every shipped op's host reference. reduce.cpp and transpose.cpp read the data; tests/ops
+// check the rules.
 #pragma once
 
 #include <algorithm>
@@ -14,9 +15,19 @@
 #include <string>
 #include <vector>
 
+#include "tunekit/cl/client.hpp"
 #include "tunekit/ops/reduce.hpp"
 
 namespace tunekit::ops::detail {
+
+/// The clear step of a shipped op's HostReference: every byte of an output 0xFF before a
+/// candidate is validated on the shared inputs, a NaN in f32, f16 and bf16 that no candidate
+/// computes from the random inputs, so that an output a candidate leaves unwritten holds no
+/// earlier candidate's right answer (TuningRun::validation_inputs).
+inline void clear_output(cl::Client& client, const ::cl::Buffer& buffer, std::size_t bytes) {
+  const unsigned char pattern = 0xFF;
+  client.fill_bytes(buffer, &pattern, 1, 0, bytes);
+}
 
 /// Per result of a reduction: the sum (or the max) of its terms in double precision, and what
 /// the bound on a float sum depends on. Every result has `terms` terms.

@@ -11,6 +11,7 @@
 #include "bench_fit.hpp"
 #include "call_checks.hpp"
 #include "gemm_rules.hpp"
+#include "host_references.hpp"
 #include "named_candidate.hpp"
 #include "scratch.hpp"
 #include "sizes.hpp"
@@ -658,7 +659,10 @@ auto make_set() {
       .with(families[4].space(), factory(families[4].algorithm), skinny_group())
       .with(families[5].space(), factory(families[5].algorithm), split_group())
       .with(families[6].space(), factory(families[6].algorithm), tensor_group())
-      .validate_with(HostReference{sampled_product, same_samples})
+      .validate_with(HostReference{
+          sampled_product, same_samples,
+          [](cl::Client& client, const DeviceMatrix&, const DeviceMatrix&, const DeviceMatrix& c,
+             const float&, const float&) { detail::clear_output(client, c.buffer, c.bytes()); }})
       .share_inputs()
       .metric(gflops_metric<MatmulKey>());  // of the key's smallest shape: exact for powers of 2
 }

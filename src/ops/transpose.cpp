@@ -180,6 +180,9 @@ auto make_set() {
              const std::tuple<DeviceMatrix, DeviceMatrix>& candidate) {
             return detail::transposition_problem(expected.first, expected.second,
                                                  download_matrix(client, std::get<1>(candidate)));
+          },
+          [](cl::Client& client, const DeviceMatrix&, const DeviceMatrix& out) {
+            detail::clear_output(client, out.buffer, out.bytes());
           }})
       .share_inputs()
       .metric(gbytes_metric<TransposeKey>());

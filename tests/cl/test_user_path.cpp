@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tunekit/cl.hpp>
@@ -335,6 +337,48 @@ TEST_CASE("random buffers are reproducible and read back whole", "[opencl][user-
   CHECK_THAT(cl::compare_buffers<float>(client, buffer, other, 1e-5, 1000).value_or(""),
              Catch::Contains("first at 0"));
   CHECK_THROWS_AS(cl::buffer_of<double>(client, std::size_t(-1) / 4), AutotuneError);
+}
+
+// random_buffer writes its values a piece (1 Mi values) at a time: the same values as
+// random_values across the pieces' seams, and a size the device refuses fails before the host
+// makes anything (2^40 floats: made first, they were a std::bad_alloc, not this error).
+TEST_CASE(
+    "a random buffer larger than a piece holds random_values, and an impossible one fails "
+    "before its values are made",
+    "[opencl][user-path]") {
+  auto& client = shared_client();
+  const std::size_t count = (std::size_t{1} << 20) * 3 / 2 + 7;
+  CHECK(cl::read_all<float>(client, cl::random_buffer<float>(client, count, 5)) ==
+        cl::random_values<float>(count, 5));
+  const std::size_t too_many = std::size_t{1} << 40;
+  REQUIRE(too_many * sizeof(float) > client.device().max_allocation);
+  try {
+    (void)cl::random_buffer<float>(client, too_many, 5);
+    FAIL("no error");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::allocation);
+  }
+}
+
+TEST_CASE("compare_buffers takes a NaN or an infinity where the reference has the same",
+          "[opencl][user-path]") {
+  auto& client = shared_client();
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const auto reference = client.upload(std::vector<float>{1.0f, nan, inf, -inf});
+  CHECK(!cl::compare_buffers<float>(client, reference,
+                                    client.upload(std::vector<float>{1.0f, nan, inf, -inf})));
+  CHECK_THAT(cl::compare_buffers<float>(client, reference,
+                                        client.upload(std::vector<float>{1.0f, 2.0f, inf, -inf}))
+                 .value_or(""),
+             Catch::Contains("first at 1"));
+  CHECK_THAT(cl::compare_buffers<float>(client, reference,
+                                        client.upload(std::vector<float>{1.0f, nan, -inf, -inf}))
+                 .value_or(""),
+             Catch::Contains("first at 2"));
+  CHECK_THAT(cl::compare_buffers<float>(client, client.upload(std::vector<float>{1.0f}),
+                                        client.upload(std::vector<float>{nan}))
+                 .value_or(""),
+             Catch::Contains("first at 0"));
 }
 
 TEST_CASE("an input generator and a validator may take the client", "[opencl][user-path]") {

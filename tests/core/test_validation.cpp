@@ -126,3 +126,123 @@ TEST_CASE("an input generator and a validator may take the client first", "[tune
   REQUIRE(report->outcomes[1].error);
   CHECK(report->outcomes[1].error->kind() == ErrorKind::wrong_output);
 }
+
+// Shared inputs (share_inputs) whose output is a buffer: a handle that every copy of the inputs
+// shares, as a device buffer is. The output starts as zeros; `right` writes 2x everywhere,
+// `skips` (faster) writes only its first element.
+namespace {
+using Buffer = std::shared_ptr<std::vector<int>>;
+using BufferInputs = std::tuple<Buffer, Buffer>;  // x, y
+BufferInputs buffer_inputs(const SizeKey& key, const int&) {
+  const auto n = static_cast<std::size_t>(key.n.value());
+  auto x = std::make_shared<std::vector<int>>(n);
+  for (std::size_t i = 0; i < n; ++i) (*x)[i] = static_cast<int>(i) + 1;
+  return {x, std::make_shared<std::vector<int>>(n, 0)};
+}
+void times(VirtualClient& c, int factor, bool all, Buffer& x, Buffer& y) {
+  c.spend(all ? 3e-3 : 1e-3);
+  for (std::size_t i = 0; i < (all ? x->size() : 1); ++i) (*y)[i] = factor * (*x)[i];
+}
+auto right = [](VirtualClient& c, Buffer& x, Buffer& y) { times(c, 2, true, x, y); };
+auto skips = [](VirtualClient& c, Buffer& x, Buffer& y) { times(c, 2, false, x, y); };
+auto same_y = [](const BufferInputs& expected, const BufferInputs& got) {
+  return *std::get<1>(expected) == *std::get<1>(got);
+};
+// The caller's own buffers after one execute of `set` at size n.
+template <class Set>
+std::vector<int> caller_output(LocalTuner<SizeKey>& tuner, VirtualClient& client, const Set& set,
+                               std::size_t n) {
+  auto [x, y] = buffer_inputs(SizeKey{n}, 0);
+  tuner.execute(client.id(), client, set, x, y);
+  return *y;
+}
+}  // namespace
+
+TEST_CASE("on shared inputs, a candidate that leaves its output unwritten fails validation",
+          "[tuner][validation]") {
+  VirtualClient client;
+  auto key_of = [](const Buffer& x, const Buffer&) { return SizeKey{x->size()}; };
+  auto inputs = [](const SizeKey& key, const Buffer&, const Buffer&) {
+    return buffer_inputs(key, 0);
+  };
+  auto expected = [](const Buffer& x, const Buffer&) {
+    auto y = std::make_shared<std::vector<int>>(x->size());
+    for (std::size_t i = 0; i < x->size(); ++i) (*y)[i] = 2 * (*x)[i];
+    return BufferInputs{x, y};
+  };
+  std::vector<int> want(64);
+  for (int i = 0; i < 64; ++i) want[i] = 2 * (i + 1);
+  SECTION("a candidate reference: validated on fresh inputs") {
+    LocalTuner<SizeKey> tuner("stale outputs, candidate reference", test::test_settings());
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of, inputs}
+          .with(Tunable{"right", right})
+          .with(Tunable{"skips", skips})
+          .validate_with(same_y)
+          .share_inputs();
+    });
+    CHECK(caller_output(tuner, client, set, 64) == want);
+    CHECK(tuner.tuner(client.id()).report(SizeKey{64})->winner()->name == "right");
+  }
+  SECTION("a host reference without a clear step: validated on fresh inputs") {
+    LocalTuner<SizeKey> tuner("stale outputs, host reference", test::test_settings());
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of, inputs}
+          .with(Tunable{"right", right})
+          .with(Tunable{"skips", skips})
+          .validate_with(HostReference{expected, same_y})
+          .share_inputs();
+    });
+    CHECK(caller_output(tuner, client, set, 64) == want);
+    CHECK(tuner.tuner(client.id()).report(SizeKey{64})->winner()->name == "right");
+  }
+  SECTION("a host reference that clears the outputs: validated on the shared inputs") {
+    LocalTuner<SizeKey> tuner("stale outputs, cleared", test::test_settings());
+    auto made = std::make_shared<int>(0);
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of,
+                        [inputs, made](const SizeKey& key, const Buffer& x, const Buffer& y) {
+                          ++*made;
+                          return inputs(key, x, y);
+                        }}
+          .with(Tunable{"right", right})
+          .with(Tunable{"skips", skips})
+          .validate_with(HostReference{
+              expected, same_y, [](Buffer&, Buffer& y) { std::fill(y->begin(), y->end(), -1); }})
+          .share_inputs();
+    });
+    CHECK(caller_output(tuner, client, set, 64) == want);
+    CHECK(tuner.tuner(client.id()).report(SizeKey{64})->winner()->name == "right");
+    CHECK(*made == 1);  // one shared set, no fresh ones
+  }
+}
+
+// Two candidates that are wrong in different ways must not "agree" because the first one's kept
+// output is a handle to the shared output that the second then overwrote.
+TEST_CASE("on shared inputs, two wrong candidates are not taken to agree against the reference",
+          "[tuner][validation]") {
+  VirtualClient client;
+  LocalTuner<SizeKey> tuner("two wrong ones", test::test_settings());
+  auto key_of = [](const Buffer& x, const Buffer&) { return SizeKey{x->size()}; };
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of, [](const SizeKey& key, const Buffer&,
+                                 const Buffer&) { return buffer_inputs(key, 0); }}
+        .with(Tunable{"2x", right})
+        .with(
+            Tunable{"3x", [](VirtualClient& c, Buffer& x, Buffer& y) { times(c, 3, true, x, y); }})
+        .with(
+            Tunable{"4x", [](VirtualClient& c, Buffer& x, Buffer& y) { times(c, 4, true, x, y); }})
+        .validate_with(same_y)
+        .share_inputs();
+  });
+  std::vector<int> want(16);
+  for (int i = 0; i < 16; ++i) want[i] = 2 * (i + 1);
+  CHECK(caller_output(tuner, client, set, 16) == want);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{16});
+  CHECK(report.winner()->name == "2x");
+  for (const auto& o : report.outcomes) {
+    if (o.name == "2x") continue;
+    REQUIRE(o.error);
+    CHECK(o.error->kind() == ErrorKind::wrong_output);
+  }
+}

@@ -24,6 +24,19 @@ std::uint64_t seed_of(const Key& key) {
   return tunekit::stable_hash(key_to_string(key));
 }
 
+namespace detail {
+/// The next `count` values of random_values' sequence, from its generator's `state`.
+template <class T>
+void next_random_values(T* out, std::size_t count, std::uint64_t& state, T low, T high) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t z = tunekit::splitmix64(state);
+    const double unit = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+    out[i] = static_cast<T>(static_cast<double>(low) +
+                            unit * (static_cast<double>(high) - static_cast<double>(low)));
+  }
+}
+}  // namespace detail
+
 /// `count` values uniformly spread over [low, high], the same for the same seed everywhere
 /// (splitmix64; no std distribution, whose results differ between standard libraries).
 template <class T>
@@ -31,12 +44,7 @@ requires std::is_arithmetic_v<T> std::vector<T> random_values(std::size_t count,
                                                               T low = T(-1), T high = T(1)) {
   std::vector<T> values(count);
   std::uint64_t state = seed;
-  for (auto& value : values) {
-    const std::uint64_t z = tunekit::splitmix64(state);
-    const double unit = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
-    value = static_cast<T>(static_cast<double>(low) +
-                           unit * (static_cast<double>(high) - static_cast<double>(low)));
-  }
+  detail::next_random_values(values.data(), count, state, low, high);
   return values;
 }
 
@@ -58,12 +66,23 @@ template <class T>
   return client.allocate(bytes > 0 ? bytes : 1, flags);
 }
 
-/// A device buffer of random_values<T>(count, seed, low, high).
+/// A device buffer of random_values<T>(count, seed, low, high). The buffer is allocated first (a
+/// size the device refuses fails before anything is made), then written a piece at a time: the
+/// host holds 1 Mi values of it at most.
 template <class T>
 ::cl::Buffer random_buffer(Client& client, std::size_t count, std::uint64_t seed, T low = T(-1),
                            T high = T(1)) {
-  (void)bytes_of<T>(count);  // before making the values on the host
-  return client.upload(random_values<T>(count, seed, low, high));
+  static_assert(std::is_arithmetic_v<T>, "random values are numbers");
+  ::cl::Buffer buffer = buffer_of<T>(client, count);
+  constexpr std::size_t piece = std::size_t{1} << 20;
+  std::vector<T> values(count < piece ? count : piece);  // no <algorithm>: a user's file pays it
+  std::uint64_t state = seed;
+  for (std::size_t first = 0; first < count; first += piece) {
+    const std::size_t n = count - first < piece ? count - first : piece;
+    detail::next_random_values(values.data(), n, state, low, high);
+    client.write(buffer, values.data(), n * sizeof(T), first * sizeof(T));
+  }
+  return buffer;
 }
 
 /// Every value `buffer` holds (its size divided by sizeof(T)), read back (blocking).
@@ -75,15 +94,17 @@ std::vector<T> read_all(Client& client, const ::cl::Buffer& buffer) {
 
 namespace detail {
 /// compare_buffers' rule for one value: |expected - actual| <= tolerance * max(1, |expected|);
-/// NaN never matches. In src/cl/buffers.cpp, so that this header costs a user's file no <cmath>.
+/// a NaN matches only a NaN, an infinity only the same one. In src/cl/buffers.cpp, so that this
+/// header costs a user's file no <cmath>.
 bool within_tolerance(double expected, double actual, double tolerance);
 }  // namespace detail
 
 /// Compares two device buffers of T value by value (their first `count` values; by default
 /// all of them, and then their sizes must agree): nothing when every pair is within `tolerance`
 /// (relative to the expected value's magnitude, absolute below 1), else a message naming the
-/// first pair that is not and how many differ. NaN never matches. A validator returns it as it
-/// is: `return cl::compare_buffers<float>(client, std::get<1>(reference), std::get<1>(output));`
+/// first pair that is not and how many differ. A NaN matches only a NaN where the reference has
+/// one, an infinity the same infinity. A validator returns it as it is: `return
+/// cl::compare_buffers<float>(client, std::get<1>(reference), std::get<1>(output));`
 template <class T>
 std::optional<std::string> compare_buffers(Client& client, const ::cl::Buffer& expected,
                                            const ::cl::Buffer& actual, double tolerance = 1e-5,

@@ -535,9 +535,11 @@ class TuningRun {
     if (!reference_) return std::nullopt;
     std::optional<std::string> problem;
     std::optional<Compared> output;
+    std::optional<Bench> fresh;
+    Bench& on = validation_inputs(bench, fresh);
     try {
       const Stopwatch first_call{report_.time_spent.first_calls};
-      output.emplace(output_of(set_.locate(index), client_, set_, bench));
+      output.emplace(output_of(set_.locate(index), client_, set_, on));
       wait_for(client_);
     } catch (...) {
       return error_from_exception(std::current_exception(), name);
@@ -557,6 +559,36 @@ class TuningRun {
     suspect_reference(name, std::move(*output));
     return AutotuneError(ErrorKind::wrong_output,
                          *problem + " (reference: '" + reference_name_ + "')", name);
+  }
+
+  // The inputs a candidate returning void is validated on. Shared ones hold the previous
+  // candidate's outputs, which a candidate that skips some of its writes would pass as its own:
+  // the validator's clear step overwrites them (HostReference's third member), else the
+  // candidate runs on a fresh set, made in `fresh`. Throws the caller's errors (callers_error).
+  Bench& validation_inputs(Bench& bench, std::optional<Bench>& fresh) {
+    if constexpr (std::is_void_v<Output>) {
+      if (set_.shares_inputs()) {
+        if constexpr (detail::clears_outputs_v<Validator>) {
+          try {
+            std::apply(
+                [&](auto&... in) {
+                  (void)detail::invoke_maybe_client(set_.validator().clear, client_, in...);
+                },
+                bench);
+          } catch (...) {
+            throw callers_error("the validator's clear step", std::current_exception());
+          }
+        } else {
+          try {
+            fresh.emplace(make_bench_inputs());
+          } catch (...) {
+            throw callers_error("the input generator", std::current_exception());
+          }
+          return *fresh;
+        }
+      }
+    }
+    return bench;
   }
 
   // The reference output: the host reference's, else the first candidate's that runs.
