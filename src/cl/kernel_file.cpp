@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "../cache/private_files.hpp"
 #include "tunekit/cl/embedded.hpp"
@@ -77,6 +79,100 @@ bool is_pragma_once(std::string_view line) {
   return pragma == "pragma" && (words >> once) && once == "once" && !(words >> rest);
 }
 
+// A line's text outside comments, given whether it starts inside a block comment (updated to
+// whether the next one does). String and character literals are skipped whole, so that a "/*"
+// inside one opens nothing.
+std::string code_of(std::string_view line, bool& in_comment) {
+  std::string code;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (in_comment) {
+      if (line.substr(i, 2) == "*/") {
+        in_comment = false;
+        ++i;
+        code += ' ';
+      }
+      continue;
+    }
+    if (line.substr(i, 2) == "//") break;
+    if (line.substr(i, 2) == "/*") {
+      in_comment = true;
+      ++i;
+      continue;
+    }
+    code += line[i];
+    if (line[i] == '"' || line[i] == '\'') {
+      const char quote = line[i];
+      for (++i; i < line.size() && line[i] != quote; ++i) {
+        code += line[i];
+        if (line[i] == '\\' && i + 1 < line.size()) code += line[++i];
+      }
+      if (i < line.size()) code += line[i];
+    }
+  }
+  return code;
+}
+
+// The name of the preprocessor directive `code` (a line outside comments) is, or nothing.
+std::string_view directive_of(std::string_view code) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  std::size_t i = 0;
+  while (i < code.size() && blank(code[i])) ++i;
+  if (i == code.size() || code[i] != '#') return {};
+  ++i;
+  while (i < code.size() && blank(code[i])) ++i;
+  const std::size_t start = i;
+  while (i < code.size() && (std::isalnum(static_cast<unsigned char>(code[i])) || code[i] == '_'))
+    ++i;
+  return code.substr(start, i - start);
+}
+
+// The word after directive `name` on `code`'s line (a macro name), or nothing.
+std::string macro_after(std::string_view code, std::string_view name) {
+  const auto at = code.find(name);
+  std::istringstream words{std::string(code.substr(at + name.size()))};
+  std::string word;
+  words >> word;
+  return word;
+}
+
+// Whether `text` is wrapped in an include guard: its first directive `#ifndef X`, the next
+// `#define X`, and the `#endif` that closes the first the last thing in the file (comments
+// aside). Such a file is read once, as one with #pragma once: its second inclusion is empty to
+// the preprocessor anyway, and an include cycle between guarded files then ends.
+bool has_include_guard(std::string_view text) {
+  bool in_comment = false;
+  int directives = 0, depth = 0;
+  std::string guard;
+  bool closed = false;  // the guard's #endif was seen
+  for (std::size_t at = 0; at < text.size();) {
+    auto end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string code = code_of(text.substr(at, end - at), in_comment);
+    at = end + 1;
+    if (code.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (closed) return false;  // something after the guard's #endif
+    const std::string_view name = directive_of(code);
+    if (name.empty()) {
+      if (directives < 2) return false;  // code before the guard
+      continue;
+    }
+    ++directives;
+    if (directives == 1) {
+      if (name != "ifndef") return false;
+      guard = macro_after(code, name);
+      depth = 1;
+      continue;
+    }
+    if (directives == 2) {
+      if (name != "define" || macro_after(code, name) != guard || guard.empty()) return false;
+      continue;
+    }
+    if (name == "if" || name == "ifdef" || name == "ifndef") ++depth;
+    if (name == "endif" && --depth == 0) closed = true;
+  }
+  return closed;
+}
+
 // Where an Expander reads files: the file system, or the files the program embedded
 // (tunekit_embed_kernels), which are named by relative paths and have no directories.
 enum class Files { disk, embedded };
@@ -110,28 +206,43 @@ class Expander {
     if (once_.contains(canonical)) return;
     const std::string text =
         files_ == Files::disk ? read(file, included_from) : read_embedded(file, included_from);
+    const bool guarded = has_include_guard(text);
+    if (guarded) once_.insert(canonical);
     const std::string name = file.string();
     out_ += "#line 1 " + quoted_file_name(name) + "\n";
     std::size_t line_number = 0;
+    bool in_comment = false;
+    int conditionals = guarded ? -1 : 0;  // open #if blocks, the guard's not counted
     for (std::size_t at = 0; at < text.size();) {
       auto end = text.find('\n', at);
       if (end == std::string::npos) end = text.size();
       const std::string_view line(text.data() + at, end - at);
       at = end + 1;
       ++line_number;
-      if (is_pragma_once(line)) {
+      const bool commented = in_comment;  // the line starts inside a block comment
+      const std::string code = code_of(line, in_comment);
+      const std::string_view directive = commented ? std::string_view() : directive_of(code);
+      if (directive == "if" || directive == "ifdef" || directive == "ifndef") ++conditionals;
+      if (directive == "endif") --conditionals;
+      if (!commented && is_pragma_once(line)) {
         once_.insert(canonical);
         out_ += '\n';
         continue;
       }
-      const auto include = include_of(line);
+      const auto include = commented ? std::nullopt : include_of(line);
       if (!include) {
         out_ += line;
         out_ += '\n';
         continue;
       }
       const std::string where = name + ":" + std::to_string(line_number);
-      expand(find(*include, file, where), depth + 1, where);
+      const auto found = find(*include, file, where, conditionals > 0);
+      if (!found) {
+        // Inside #if: the compiler fails on it only where the condition holds.
+        out_ += "#error " + quoted_file_name(not_found(*include, file, where)) + "\n";
+        continue;
+      }
+      expand(*found, depth + 1, where);
       out_ += "#line " + std::to_string(line_number + 1) + " " + quoted_file_name(name) + "\n";
     }
     if (out_.size() > max_total_bytes) {
@@ -198,8 +309,20 @@ class Expander {
     return text;
   }
 
-  std::filesystem::path find(const Include& include, const std::filesystem::path& includer,
-                             const std::string& where) const {
+  // Where `include` is found, else nothing when `may_miss` (an #include inside #if), else an
+  // AutotuneError(build) saying where it was looked for.
+  std::optional<std::filesystem::path> find(const Include& include,
+                                            const std::filesystem::path& includer,
+                                            const std::string& where, bool may_miss) const {
+    for (const auto& path : candidates(include, includer)) {
+      if (exists(path)) return path.lexically_normal();
+    }
+    if (may_miss) return std::nullopt;
+    throw AutotuneError(ErrorKind::build, not_found(include, includer, where));
+  }
+
+  std::vector<std::filesystem::path> candidates(const Include& include,
+                                                const std::filesystem::path& includer) const {
     std::vector<std::filesystem::path> tried;
     if (include.quoted) tried.push_back(includer.parent_path() / include.name);
     for (const auto& dir : dirs_) tried.push_back(dir / include.name);
@@ -207,14 +330,18 @@ class Expander {
       for (auto& path : tried) path = path.lexically_normal();
       tried.emplace_back(std::filesystem::path(include.name).lexically_normal());
     }
-    for (const auto& path : tried) {
-      if (exists(path)) return path.lexically_normal();
-    }
+    return tried;
+  }
+
+  std::string not_found(const Include& include, const std::filesystem::path& includer,
+                        const std::string& where) const {
     std::string searched;
-    for (const auto& path : tried) searched += (searched.empty() ? "" : ", ") + path.string();
-    throw AutotuneError(ErrorKind::build,
-                        where + ": #include '" + include.name + "' not found (searched: " +
-                            (searched.empty() ? "no include directories" : searched) + ")");
+    for (const auto& path : candidates(include, includer)) {
+      searched += (searched.empty() ? "" : ", ") + path.string();
+    }
+    return where + ": #include '" + include.name +
+           "' not found (searched: " + (searched.empty() ? "no include directories" : searched) +
+           ")";
   }
 
   const std::vector<std::filesystem::path>& dirs_;

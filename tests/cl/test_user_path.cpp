@@ -184,6 +184,58 @@ TEST_CASE("a missing include or file is a build error naming where it was asked 
   CHECK_THAT(build_error(cl::KernelSpec::from_file(cycle, "", "f")), Catch::Contains("cycle"));
 }
 
+// The include expander reads what the preprocessor would: found by review 6, where each of
+// these failed a kernel that the compiler, given -I, builds.
+TEST_CASE(
+    "includes under an include guard, inside #if or inside a comment are read as the "
+    "preprocessor reads them",
+    "[opencl][user-path]") {
+  TempDir dir;
+  auto& client = shared_client();
+  const std::string kernel = "__kernel void f(__global float* x) { x[0] = VALUE; }\n";
+  // Guarded headers that include each other: "nests deeper than 64 files (an include cycle?)".
+  dir.write("a.h",
+            "// a\n#ifndef A_H\n#define A_H\n#include \"b.h\"\n#define VALUE 2.0f\n#endif\n");
+  dir.write("b.h", "#ifndef B_H\n#define B_H\n#include \"a.h\"\n#endif  // B_H\n");
+  const auto cycle =
+      cl::KernelSpec::from_file(dir.write("cycle.cl", "#include \"a.h\"\n" + kernel), "", "f");
+  CHECK(cycle.problem().empty());
+  CHECK_NOTHROW(client.kernel(cycle));
+  // An include of a file that is absent, under a condition that does not hold: "not found".
+  const fs::path optional = dir.write(
+      "optional.cl",
+      "#define VALUE 3.0f\n#ifdef USE_HALF\n#include \"half_helpers.h\"\n#endif\n" + kernel);
+  const auto off = cl::KernelSpec::from_file(optional, "", "f");
+  CHECK(off.problem().empty());
+  CHECK_NOTHROW(client.kernel(off));
+  // Where the condition holds, the build fails there, naming the file and what was searched.
+  CHECK_THAT(build_error(cl::KernelSpec::from_file(optional, "-DUSE_HALF", "f")),
+             Catch::Contains("half_helpers.h' not found") &&
+                 Catch::Contains((dir.path / "half_helpers.h").string()));
+  // An include inside a block comment: "not found".
+  const auto commented = cl::KernelSpec::from_file(
+      dir.write("commented.cl",
+                "#define VALUE 4.0f\n/* an old version:\n#include \"gone.h\"\n*/\n" + kernel),
+      "", "f");
+  CHECK(commented.problem().empty());
+  CHECK_NOTHROW(client.kernel(commented));
+  // 30 levels of guarded headers, each included twice by the one above: the text was 2^30 copies
+  // long (past 64 MiB after 6 s); each is read once.
+  for (int level = 0; level < 30; ++level) {
+    const std::string guard = "H" + std::to_string(level);
+    const std::string next = "h" + std::to_string(level + 1) + ".h";
+    dir.write("h" + std::to_string(level) + ".h",
+              "#ifndef " + guard + "\n#define " + guard + "\n" +
+                  (level < 29 ? "#include \"" + next + "\"\n#include \"" + next + "\"\n"
+                              : std::string("#define VALUE 5.0f\n")) +
+                  "#endif\n");
+  }
+  const auto deep =
+      cl::KernelSpec::from_file(dir.write("deep.cl", "#include \"h0.h\"\n" + kernel), "", "f");
+  CHECK(deep.problem().empty());
+  CHECK_NOTHROW(client.kernel(deep));
+}
+
 TEST_CASE("a FIFO or a folder named as a kernel file is a build error, not a hang",
           "[opencl][user-path]") {
   TempDir dir;
