@@ -28,7 +28,10 @@ std::string format_progress_line(const TuningProgress& p, std::size_t width) {
   const std::size_t limit = (width < 20 ? 20 : width) - 1;
   std::string op = printable(p.op, 200);
   std::string key = printable(p.key, 1000);
-  std::string best = p.best.empty() ? std::string("none yet") : printable(p.best, 1000);
+  // A finished tuning without a best found no working candidate: "none", not "none yet".
+  std::string best = !p.best.empty() ? printable(p.best, 1000)
+                     : p.finished    ? std::string("none")
+                                     : std::string("none yet");
   char counts[96];
   if (p.finished) {
     std::snprintf(counts, sizeof counts, "]: done, %zu candidates in %.1f s, winner ", p.done,

@@ -105,6 +105,9 @@ TEST_CASE("the progress line fits the width it is given", "[progress]") {
   p.best = {};
   CHECK(format_progress_line(p, 80) ==
         "tuning matmul [n=1024]: 3/120 candidates, 12.2 s, best none yet");
+  p.finished = true;  // ended without a working candidate: no winner, not "none yet"
+  CHECK_THAT(format_progress_line(p, 80), Catch::EndsWith("winner none"));
+  p.finished = false;
   p.key = "a\x1b[2Jb";  // a key's text never drives the terminal
   CHECK(format_progress_line(p, 80).find('\x1b') == std::string::npos);
 }
