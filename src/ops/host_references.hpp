@@ -106,6 +106,9 @@ inline std::optional<std::string> differs_from_exact(const ExactReduction& exact
     if (result == expected || (std::isnan(result) && std::isnan(expected))) return std::nullopt;
   } else if (max) {
     if (result == expected) return std::nullopt;
+    // A max below float's normal range: a device that flushes subnormals (compares them as 0)
+    // may return 0 or another subnormal of the input for it; a caller's input is not wrong.
+    if (std::fabs(expected) < FLT_MIN && std::fabs(result) < FLT_MIN) return std::nullopt;
   } else if (std::fabs(result - expected) <= sum_tolerance(exact, i)) {
     return std::nullopt;
   }

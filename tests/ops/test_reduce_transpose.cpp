@@ -85,6 +85,15 @@ TEST_CASE("reduce's validator judges a result by the exact one and its terms", "
   const auto below = differs_from_exact(max, 0, std::nextafter(0.75f, 0.0f));
   REQUIRE(below);
   CHECK_THAT(*below, Catch::Contains("the exact max 0.75"));
+  // Except below the normal range, where a device that flushes subnormals gives 0 or another
+  // subnormal of the input; a normal result there, or 0 for a normal max, is still wrong.
+  const float tiny = 2e-40f, tinier = 1e-40f;
+  const auto subnormal = reduction(ReduceOp::max, {tinier, tiny, -1});
+  CHECK_FALSE(differs_from_exact(subnormal, 0, tiny));
+  CHECK_FALSE(differs_from_exact(subnormal, 0, 0.0f));
+  CHECK_FALSE(differs_from_exact(subnormal, 0, tinier));
+  CHECK(differs_from_exact(subnormal, 0, 1e-30f));
+  CHECK(differs_from_exact(max, 0, 0.0f));
 
   // +-1 terms (the benchmark inputs of a sum): every order is exact, so one term dropped or
   // repeated is wrong, at any length up to 2^24 terms.
