@@ -667,6 +667,8 @@ class TuningRun {
     if (!(fraction > 0 && fraction <= 1)) return 0;
     if constexpr (HasWork<Key> && HasDevicePeak<Client>) {
       try {
+        // The device's peak is measured once per process, by running kernels: in the turn.
+        const auto turn = take_turn();
         roofline_seconds_ = least_seconds(key_.work(), client_.peak());
         return roofline_seconds_ / fraction;
       } catch (...) {  // the key's work() threw: no bound, the tuning goes on in full
