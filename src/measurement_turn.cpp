@@ -58,6 +58,12 @@ MeasurementTurn::MeasurementTurn(const std::string& device, std::chrono::millise
   gate_ = &gate;
 }
 
+std::size_t MeasurementTurn::waiting(const std::string& device) {
+  Gate& gate = gate_of(device);
+  std::lock_guard lock(gate.mutex);
+  return gate.queue.size();
+}
+
 MeasurementTurn::~MeasurementTurn() {
   if (gate_ == nullptr) return;
   {

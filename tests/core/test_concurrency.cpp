@@ -185,11 +185,14 @@ TEST_CASE(
     REQUIRE(first.held());
     again_held = MeasurementTurn(device, 1ms).held();  // its holder takes it again
     std::thread([&] { other_held = MeasurementTurn(device, 50ms).held(); }).join();
-    // Two threads queue while the turn is held, b 200 ms after a; released at the scope's end.
+    // Two threads queue while the turn is held, b after a; released at the scope's end.
+    const auto queued = [&](std::size_t n) {
+      while (MeasurementTurn::waiting(device) < n) std::this_thread::sleep_for(1ms);
+    };
     a = std::thread(waiter, 1);
-    std::this_thread::sleep_for(200ms);
+    queued(1);
     b = std::thread(waiter, 2);
-    std::this_thread::sleep_for(200ms);
+    queued(2);
   }
   waiter(0);  // the holder asks again at once, as a tuning does for its next candidate: last
   a.join();

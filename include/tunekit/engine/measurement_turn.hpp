@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 
 namespace tunekit {
@@ -31,6 +32,8 @@ class MeasurementTurn {
 
   /// Whether this thread holds the device's turn (false: the wait ran out).
   bool held() const noexcept { return gate_ != nullptr; }
+  /// How many threads wait for `device`'s turn now (what a test waits for, instead of a sleep).
+  static std::size_t waiting(const std::string& device);
 
   struct Gate;  // one per device id, for the life of the process (measurement_turn.cpp)
 
