@@ -230,6 +230,13 @@ DeviceMatrix terms_for(const ::cl::Context& context, ReduceOp op, std::size_t ro
                              : random_sign_matrix(context, rows, cols, DType::f32, seed);
 }
 
+// The host references' clear step for reduce and reduce_rows: the results hold NaN before a
+// candidate is validated (host_references.hpp, clear_output).
+constexpr auto clear_results = [](cl::Client& client, const auto& /*input*/, const ReduceOp&,
+                                  const DeviceVector& out) -> void {
+  detail::clear_output(client, out.buffer, out.size * sizeof(float));
+};
+
 // A vector as the one row reduce() reduces.
 DeviceMatrix as_row(const DeviceVector& vector) {
   return DeviceMatrix{vector.buffer, 1, vector.size, DType::f32};
@@ -295,17 +302,15 @@ auto make_array_set() {
                 .work_group_size(work_group_of_wgs)
                 .local_memory(local_memory_of_wgs),
             factory(Strategy::subgroup))
-      .validate_with(HostReference{
-          [](cl::Client& client, const DeviceVector& input, const ReduceOp& op,
-             const DeviceVector&) { return exact_rows(client, as_row(input), op); },
-          [](cl::Client& client, const ExactReduction& exact,
-             const std::tuple<DeviceVector, ReduceOp, DeviceVector>& candidate) {
-            return differs_from_exact(exact, 0,
-                                      download_vector(client, std::get<2>(candidate)).at(0));
-          },
-          [](cl::Client& client, const DeviceVector&, const ReduceOp&, const DeviceVector& out) {
-            detail::clear_output(client, out.buffer, out.size * sizeof(float));
-          }})
+      .validate_with(
+          HostReference{[](cl::Client& client, const DeviceVector& input, const ReduceOp& op,
+                           const DeviceVector&) { return exact_rows(client, as_row(input), op); },
+                        [](cl::Client& client, const ExactReduction& exact,
+                           const std::tuple<DeviceVector, ReduceOp, DeviceVector>& candidate) {
+                          return differs_from_exact(
+                              exact, 0, download_vector(client, std::get<2>(candidate)).at(0));
+                        },
+                        clear_results})
       .share_inputs()  // candidates read the input and write only the result
       .metric(gbytes_metric<ReduceKey>());
 }
@@ -370,23 +375,21 @@ auto make_row_set() {
                 .work_group_size(work_group_of_wgs)
                 .local_memory(local_memory_of_wgs),
             [](const Config& c) { return RowReduction(true, c); })
-      .validate_with(HostReference{
-          [](cl::Client& client, const DeviceMatrix& matrix, const ReduceOp& op,
-             const DeviceVector&) { return exact_rows(client, matrix, op); },
-          [](cl::Client& client, const ExactReduction& exact,
-             const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& candidate)
-              -> std::optional<std::string> {
-            const auto got = download_block(client, as_matrix(std::get<2>(candidate)), 0, 0,
-                                            exact.value.size(), 1);
-            for (std::size_t r = 0; r < exact.value.size(); ++r) {
-              if (auto problem = differs_from_exact(exact, r, got[r]))
-                return "row " + std::to_string(r) + ": " + *problem;
-            }
-            return std::nullopt;
-          },
-          [](cl::Client& client, const DeviceMatrix&, const ReduceOp&, const DeviceVector& out) {
-            detail::clear_output(client, out.buffer, out.size * sizeof(float));
-          }})
+      .validate_with(
+          HostReference{[](cl::Client& client, const DeviceMatrix& matrix, const ReduceOp& op,
+                           const DeviceVector&) { return exact_rows(client, matrix, op); },
+                        [](cl::Client& client, const ExactReduction& exact,
+                           const std::tuple<DeviceMatrix, ReduceOp, DeviceVector>& candidate)
+                            -> std::optional<std::string> {
+                          const auto got = download_block(client, as_matrix(std::get<2>(candidate)),
+                                                          0, 0, exact.value.size(), 1);
+                          for (std::size_t r = 0; r < exact.value.size(); ++r) {
+                            if (auto problem = differs_from_exact(exact, r, got[r]))
+                              return "row " + std::to_string(r) + ": " + *problem;
+                          }
+                          return std::nullopt;
+                        },
+                        clear_results})
       .share_inputs()
       .metric(gbytes_metric<RowReduceKey>());
 }

@@ -172,47 +172,36 @@ TEST_CASE("on shared inputs, a candidate that leaves its output unwritten fails 
   };
   std::vector<int> want(64);
   for (int i = 0; i < 64; ++i) want[i] = 2 * (i + 1);
-  SECTION("a candidate reference: validated on fresh inputs") {
-    LocalTuner<SizeKey> tuner("stale outputs, candidate reference", test::test_settings());
+  // Tunes `right` against the faster `skips` on shared inputs made by `make`, validated by
+  // `validator`: the caller gets right's output, and right wins.
+  auto right_wins = [&](const char* op, auto make, auto validator) {
+    LocalTuner<SizeKey> tuner(op, test::test_settings());
     const auto& set = tuner.init([&] {
-      return TunableSet{key_of, inputs}
+      return TunableSet{key_of, make}
           .with(Tunable{"right", right})
           .with(Tunable{"skips", skips})
-          .validate_with(same_y)
+          .validate_with(validator)
           .share_inputs();
     });
     CHECK(caller_output(tuner, client, set, 64) == want);
     CHECK(tuner.tuner(client.id()).report(SizeKey{64})->winner()->name == "right");
+  };
+  SECTION("a candidate reference: validated on fresh inputs") {
+    right_wins("stale outputs, candidate reference", inputs, same_y);
   }
   SECTION("a host reference without a clear step: validated on fresh inputs") {
-    LocalTuner<SizeKey> tuner("stale outputs, host reference", test::test_settings());
-    const auto& set = tuner.init([&] {
-      return TunableSet{key_of, inputs}
-          .with(Tunable{"right", right})
-          .with(Tunable{"skips", skips})
-          .validate_with(HostReference{expected, same_y})
-          .share_inputs();
-    });
-    CHECK(caller_output(tuner, client, set, 64) == want);
-    CHECK(tuner.tuner(client.id()).report(SizeKey{64})->winner()->name == "right");
+    right_wins("stale outputs, host reference", inputs, HostReference{expected, same_y});
   }
   SECTION("a host reference that clears the outputs: validated on the shared inputs") {
-    LocalTuner<SizeKey> tuner("stale outputs, cleared", test::test_settings());
     auto made = std::make_shared<int>(0);
-    const auto& set = tuner.init([&] {
-      return TunableSet{key_of,
-                        [inputs, made](const SizeKey& key, const Buffer& x, const Buffer& y) {
-                          ++*made;
-                          return inputs(key, x, y);
-                        }}
-          .with(Tunable{"right", right})
-          .with(Tunable{"skips", skips})
-          .validate_with(HostReference{
-              expected, same_y, [](Buffer&, Buffer& y) { std::fill(y->begin(), y->end(), -1); }})
-          .share_inputs();
-    });
-    CHECK(caller_output(tuner, client, set, 64) == want);
-    CHECK(tuner.tuner(client.id()).report(SizeKey{64})->winner()->name == "right");
+    right_wins(
+        "stale outputs, cleared",
+        [inputs, made](const SizeKey& key, const Buffer& x, const Buffer& y) {
+          ++*made;
+          return inputs(key, x, y);
+        },
+        HostReference{expected, same_y,
+                      [](Buffer&, Buffer& y) { std::fill(y->begin(), y->end(), -1); }});
     CHECK(*made == 1);  // one shared set, no fresh ones
   }
 }
