@@ -6,7 +6,7 @@
 #   fuzz/run.sh all [SECONDS]        every target in turn, SECONDS each
 #
 # Targets: cache_loader (the default; `fuzz/run.sh 180` still fuzzes it), report (forged
-# entries through the HTML report; seeds: the cache loader's), settings, replay_table,
+# entries through the HTML report; seeds: the cache loader's), settings, replay_table, stored_peak,
 # device_selector (needs an OpenCL device: PoCL in CI). Every input is given at most 10 s: the
 # report target exists to catch loops that never end.
 set -euo pipefail

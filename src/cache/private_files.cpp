@@ -53,7 +53,7 @@ bool is_racy(const Stamp& stamp) {
   return stamp.exists && now - stamp.mtime_ns < 2'000'000'000;
 }
 
-FileRead read_file(const fs::path& path, Links links) {
+FileRead read_file(const fs::path& path, Links links, off_t limit) {
   FileRead read;
   // O_NONBLOCK: opening a FIFO planted in the cache must not hang.
   Fd fd(::open(path.c_str(),
@@ -82,22 +82,20 @@ FileRead read_file(const fs::path& path, Links links) {
     read.error = "not a regular file";
     return read;
   }
-  if (st.st_size > max_file_size) {
+  const auto too_large = [&] {
     read.kind = FileRead::unreadable;
-    read.error = "larger than 1 GiB";
+    read.error = limit == max_file_size ? "larger than 1 GiB"
+                                        : "larger than " + std::to_string(limit) + " bytes";
+    read.bytes.clear();
     return read;
-  }
+  };
+  if (st.st_size > limit) return too_large();
   read.bytes.resize(static_cast<std::size_t>(st.st_size));
   std::size_t done = 0;
   for (;;) {
     if (done == read.bytes.size()) {  // it grew while read: read to the end, within the limit
-      if (done >= max_file_size) {
-        read.kind = FileRead::unreadable;
-        read.error = "larger than 1 GiB";
-        read.bytes.clear();
-        return read;
-      }
-      read.bytes.resize(done + 4096);
+      if (done >= static_cast<std::size_t>(limit)) return too_large();
+      read.bytes.resize(std::min(done + 4096, static_cast<std::size_t>(limit) + 1));
     }
     const ssize_t n = ::read(fd.get(), read.bytes.data() + done, read.bytes.size() - done);
     if (n < 0) {

@@ -104,8 +104,9 @@ constexpr off_t max_file_size = off_t{1} << 30;
 enum class Links { refuse, follow };
 
 /// Reads the regular file `path` whole: never through a link (unless Links::follow), never
-/// blocking on a FIFO, never more than max_file_size.
-FileRead read_file(const std::filesystem::path& path, Links links = Links::refuse);
+/// blocking on a FIFO, never more than `limit` bytes (a larger file is unreadable).
+FileRead read_file(const std::filesystem::path& path, Links links = Links::refuse,
+                   off_t limit = max_file_size);
 
 /// Writes all of `bytes` to `fd` (retrying on EINTR); throws naming `path`.
 void write_all(int fd, std::string_view bytes, const std::filesystem::path& path);

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "../warnings.hpp"
+#include "cache_root.hpp"
 #include "tunekit/background.hpp"
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/cl/program_binaries.hpp"
@@ -59,17 +60,22 @@ std::size_t volume(const ::cl::NDRange& range) {
 
 // Program binaries under the result cache's directory, unless the persistent cache is off.
 std::shared_ptr<const ProgramBinaries> program_binaries() {
-  const Settings settings = global_settings();
-  if (!settings.persistent_cache) return nullptr;
-  try {
-    return std::make_shared<const ProgramBinaries>(settings.resolved_cache_dir());
-  } catch (const std::exception& e) {  // no cache directory (no HOME, say): build from source
-    warn_once(std::string("tunekit: program binaries are not kept: ") + e.what());
-    return nullptr;
-  }
+  const auto root = client_cache_root("program binaries");
+  return root ? std::make_shared<const ProgramBinaries>(*root) : nullptr;
 }
 
 }  // namespace
+
+std::optional<std::filesystem::path> client_cache_root(const char* what) {
+  const Settings settings = global_settings();
+  if (!settings.persistent_cache) return std::nullopt;
+  try {
+    return settings.resolved_cache_dir();
+  } catch (const std::exception& e) {  // no cache directory (no HOME, say): nothing kept
+    warn_once(std::string("tunekit: ") + what + " are not kept: " + e.what());
+    return std::nullopt;
+  }
+}
 
 struct Client::Recording {
   std::mutex measure_mutex;  // one measurement at a time per client

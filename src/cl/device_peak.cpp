@@ -1,6 +1,6 @@
-// Client::peak(): a device's arithmetic and memory peaks, measured once per device and process
-// (kernels/peak.cl), and again before a tuning stops on them (peak_now), for the throughput
-// bounds that end a tuning early.
+// Client::peak(): a device's arithmetic and memory peaks, measured once per device
+// (kernels/peak.cl) and kept on disk (StoredPeaks), and measured again before a tuning stops on
+// them (peak_now), for the throughput bounds that end a tuning early.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -10,7 +10,9 @@
 #include <string>
 
 #include "../warnings.hpp"
+#include "cache_root.hpp"
 #include "tunekit/cl/client.hpp"
+#include "tunekit/cl/stored_peaks.hpp"
 
 namespace tunekit::cl {
 namespace {
@@ -95,15 +97,30 @@ std::optional<DevicePeak> measure_peak(Client& client, const DeviceInfo& device)
 
 }  // namespace
 
+namespace {
+// The peaks kept under the cache directory, unless the persistent cache is off.
+std::optional<StoredPeaks> stored_peaks() {
+  const auto root = client_cache_root("device peaks");
+  return root ? std::optional<StoredPeaks>(std::in_place, *root) : std::nullopt;
+}
+}  // namespace
+
 DevicePeak Client::peak() {
   const std::string& identity = id_.identity();
   {
     std::lock_guard lock(peaks_mutex);
     if (auto it = known_peaks().find(identity); it != known_peaks().end()) return it->second;
   }
-  const DevicePeak peak = measure_peak(*this, device_).value_or(DevicePeak{});
+  const auto stored = stored_peaks();
+  std::optional<DevicePeak> peak = stored ? stored->load(identity) : std::nullopt;
+  if (peak) {
+    peak->cache_bytes = static_cast<double>(device_.global_memory_cache);
+  } else {
+    peak = measure_peak(*this, device_);
+    if (peak && stored) stored->raise(identity, *peak);
+  }
   std::lock_guard lock(peaks_mutex);
-  return known_peaks().try_emplace(identity, peak).first->second;  // the first one measured
+  return known_peaks().try_emplace(identity, peak.value_or(DevicePeak{})).first->second;
 }
 
 DevicePeak Client::peak_now() {
@@ -113,12 +130,19 @@ DevicePeak Client::peak_now() {
     if (declared_peaks().count(identity)) return known_peaks().at(identity);
   }
   const auto now = measure_peak(*this, device_);
-  std::lock_guard lock(peaks_mutex);
-  DevicePeak& known = known_peaks()[identity];
+  DevicePeak known;
+  {
+    std::lock_guard lock(peaks_mutex);
+    DevicePeak& kept = known_peaks()[identity];
+    if (now) {
+      kept.flops_per_second = std::max(kept.flops_per_second, now->flops_per_second);
+      kept.bytes_per_second = std::max(kept.bytes_per_second, now->bytes_per_second);
+      kept.cache_bytes = now->cache_bytes;
+    }
+    known = kept;
+  }
   if (now) {
-    known.flops_per_second = std::max(known.flops_per_second, now->flops_per_second);
-    known.bytes_per_second = std::max(known.bytes_per_second, now->bytes_per_second);
-    known.cache_bytes = now->cache_bytes;
+    if (const auto stored = stored_peaks()) stored->raise(identity, known);
   }
   return known;
 }

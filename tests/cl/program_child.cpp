@@ -1,10 +1,12 @@
-// A separate process for the program-binary tests: builds (and keeps) test programs through a
-// Client whose cache directory is given, and says how many it compiled and how many it loaded
-// from binaries.
+// A separate process for the program-binary and stored-peak tests: builds (and keeps) test
+// programs through a Client whose cache directory is given, or asks it for its device's peak,
+// and says how many programs it compiled and how many it loaded from binaries.
 //
 //   program_child DIR|off OPTIONS...   (one program of the test kernels per OPTIONS string)
+//   program_child DIR|off --peak       (Client::peak(): "peak_bytes=B peak_flops=F " first)
 //
 // Prints "builds=N loads=M" and exits 0; exits 2 on a usage error, 1 on a failure.
+#include <charconv>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -23,7 +25,17 @@ int main(int argc, char** argv) {
     if (settings.persistent_cache) settings.cache_dir = dir;
     tunekit::set_global_settings(settings);
     tunekit::cl::Client client;
-    for (int i = 2; i < argc; ++i) {
+    if (std::string(argv[2]) == "--peak") {
+      const auto peak = client.peak();
+      // Exact (shortest round-trip) text, so that two processes' peaks compare equal.
+      const auto exact = [](double value) {
+        char text[64];
+        return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
+      };
+      std::cout << "peak_bytes=" << exact(peak.bytes_per_second)
+                << " peak_flops=" << exact(peak.flops_per_second) << " ";
+    }
+    for (int i = 2; i < argc && std::string(argv[i]) != "--peak"; ++i) {
       const auto spec = tunekit::test::test_kernel("add", argv[i]);
       (void)client.kernel(spec);
       client.programs().keep(spec);  // stored on every device (a CPU stores kept programs only)

@@ -9,6 +9,7 @@
 #include <string>
 #include <tunekit/cache.hpp>
 #include <tunekit/cl/program_binaries.hpp>
+#include <tunekit/cl/stored_peaks.hpp>
 #include <tunekit/error.hpp>
 #include <tunekit/outcome.hpp>
 #include <tunekit/redis_store.hpp>
@@ -99,6 +100,8 @@ int cache_ls_command(const CommonOptions& common) {
   const auto programs = binaries.usage();
   std::cout << "program binaries: " << programs.files << " (" << programs.bytes << " bytes) in "
             << binaries.directory().string() << "\n";
+  const cl::StoredPeaks peaks(dir);
+  std::cout << "device peaks: " << peaks.count() << " in " << peaks.directory().string() << "\n";
   const auto unfinished = store.progress();
   if (!unfinished.empty()) {
     std::cout << "interrupted tunings (the next tuning of the key resumes them): "
@@ -216,10 +219,12 @@ int cache_clear_command(const CommonOptions& common, const std::string& op) {
     const std::size_t count = store.entries().size();
     store.clear();
     const auto programs = cl::ProgramBinaries(dir).clear();
+    const std::size_t peaks = cl::StoredPeaks(dir).clear();
     std::cout << "removed " << count << " results of every op from " << store.directory().string()
               << "\n"
               << "removed " << programs.files << " program binaries (" << programs.bytes
-              << " bytes)\n";
+              << " bytes)\n"
+              << "removed " << peaks << " device peaks\n";
   } else {
     const std::size_t count = store.entries(op).size();
     store.clear(op);
