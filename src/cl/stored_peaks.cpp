@@ -101,8 +101,9 @@ DecodedPeak decode_stored_peak(std::string_view bytes, const std::string& identi
   std::string_view rest = bytes.substr(format_line.size(), checked - format_line.size());
   const auto size_text = field(rest, "identity");
   std::size_t size = 0;
-  if (!size_text || std::from_chars(size_text->data(), size_text->data() + size_text->size(), size)
-                            .ptr != size_text->data() + size_text->size() ||
+  if (!size_text ||
+      std::from_chars(size_text->data(), size_text->data() + size_text->size(), size).ptr !=
+          size_text->data() + size_text->size() ||
       size > max_identity || rest.size() < size + 1 || rest[size] != '\n') {
     return fail("malformed device identity");
   }

@@ -23,7 +23,7 @@ namespace tunekit::ops::detail {
 /// The clear step of a shipped op's HostReference: every byte of an output 0xFF before a
 /// candidate is validated on the shared inputs, a NaN in f32, f16 and bf16 that no candidate
 /// computes from the random inputs, so that an output a candidate leaves unwritten holds no
-/// earlier candidate's right answer (TuningRun::validation_inputs).
+/// earlier candidate's right answer (CandidateValidation::validation_inputs).
 inline void clear_output(cl::Client& client, const ::cl::Buffer& buffer, std::size_t bytes) {
   const unsigned char pattern = 0xFF;
   client.fill_bytes(buffer, &pattern, 1, 0, bytes);

@@ -27,8 +27,7 @@ ChildPeak child_peak(const std::string& dir, const fs::path& output) {
   const std::string text = read_text(output);
   std::smatch m;
   if (std::regex_search(
-          text, m,
-          std::regex("peak_bytes=(\\S+) peak_flops=(\\S+) builds=(\\d+) loads=(\\d+)"))) {
+          text, m, std::regex("peak_bytes=(\\S+) peak_flops=(\\S+) builds=(\\d+) loads=(\\d+)"))) {
     peak = {m[1], m[2], std::stoi(m[3]), std::stoi(m[4])};
   }
   return peak;

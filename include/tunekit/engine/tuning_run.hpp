@@ -26,6 +26,7 @@
 #include "tunekit/detail/call.hpp"
 #include "tunekit/detail/function_ref.hpp"
 #include "tunekit/engine/build_pool.hpp"
+#include "tunekit/engine/candidate_validation.hpp"
 #include "tunekit/engine/measurement_turn.hpp"
 #include "tunekit/engine/tuning_plan.hpp"
 #include "tunekit/error.hpp"
@@ -107,7 +108,7 @@ class TuningRun {
       std::optional<Bench> own;
       Bench& bench = bench_inputs(own);
       const auto turn = take_turn();
-      return validate(index, bench);
+      return validation_.validate(index, bench);
     } else {
       (void)index;
       return std::nullopt;
@@ -179,7 +180,7 @@ class TuningRun {
     }
     throw_if_stopped();
     {
-      const Stopwatch confirming{report_.time_spent.confirming};
+      const detail::Stopwatch confirming{report_.time_spent.confirming};
       confirm_winner();
     }
     rank(outcomes_);
@@ -191,7 +192,7 @@ class TuningRun {
       }
     }
     report_.outcomes = std::move(outcomes_);
-    report_.tuning_seconds = seconds_since(started_);
+    report_.tuning_seconds = detail::seconds_since(started_);
     if (settings_.on_progress) {  // the end, with the confirmed winner
       progress_.finished = true;
       progress_.total = progress_.done;
@@ -206,42 +207,8 @@ class TuningRun {
   }
 
  private:
-  using Output = execute_result_t<Set, Client, Inputs...>;
-  using Bench = decltype(std::declval<const Set&>().make_inputs(
-      std::declval<Client&>(), std::declval<const Key&>(), std::declval<const Inputs&>()...));
-  // What validation compares: the output, or the benchmark inputs of a candidate returning void.
-  using Compared = std::conditional_t<std::is_void_v<Output>, Bench, Output>;
-  using Validator = std::remove_cvref_t<decltype(std::declval<const Set&>().validator())>;
-  // What the reference is: a host reference's own result where it is not a Compared (e.g. the
-  // sampled elements of a product: validation reads no more than it compares), else a Compared.
-  template <class V, bool = detail::is_host_reference_v<V>>
-  struct ReferenceOf {
-    using type = Compared;
-  };
-  template <class V, class Tuple>
-  struct ExpectedOf;
-  template <class V, class... In>
-  struct ExpectedOf<V, std::tuple<In...>> {
-    using type = std::remove_cvref_t<
-        detail::maybe_client_result_t<decltype(std::declval<const V&>().expected), Client, In&...>>;
-  };
-  template <class V>
-  struct ReferenceOf<V, true> {
-    using Made = typename ExpectedOf<V, Bench>::type;
-    using type = std::conditional_t<std::is_convertible_v<Made, Compared>, Compared, Made>;
-  };
-  using Reference = typename ReferenceOf<Validator>::type;
-
-  static double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-
-  // Adds the wall time of its scope to `into` (one of report_.time_spent's members).
-  struct Stopwatch {
-    double& into;
-    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-    ~Stopwatch() { into += seconds_since(started); }
-  };
+  using Validation = CandidateValidation<Key, Client, Set, Inputs...>;
+  using Bench = typename Validation::Bench;
 
   // Every candidate's priority for the key. A priority function that throws is the caller's
   // error (callers_error), not its candidate's.
@@ -251,20 +218,11 @@ class TuningRun {
       try {
         all[i] = set_.priority(i, key_);
       } catch (...) {
-        throw callers_error("the priority of '" + outcomes_[i].name + "'",
-                            std::current_exception());
+        throw detail::callers_error("the priority of '" + outcomes_[i].name + "'",
+                                    std::current_exception());
       }
     }
     return all;
-  }
-
-  // An exception of the caller's own code that a tuning calls (the input generator, the
-  // validator, a priority): it ends the tuning and reaches execute()'s caller, and no candidate
-  // is failed for it, so nothing is remembered or stored (a fixed validator must not find its
-  // old error on disk: the set's checksum does not cover the caller's code).
-  static AutotuneError callers_error(const std::string& what, std::exception_ptr thrown) {
-    const auto cause = error_from_exception(thrown, "");
-    return AutotuneError(cause.kind(), what + " failed: " + cause.message());
   }
 
   // This device's measurement turn (measurement_turn.hpp), held until the result is destroyed.
@@ -361,7 +319,7 @@ class TuningRun {
       report_.resumed.push_back(outcomes_[i].name);
     } else {
       if (ahead_) {
-        const Stopwatch waiting{report_.time_spent.waiting_for_builds};
+        const detail::Stopwatch waiting{report_.time_spent.waiting_for_builds};
         ahead_->before_measuring(i);
       }
       bool rule_failed = false;
@@ -391,7 +349,7 @@ class TuningRun {
     }
     if (settings_.on_progress) {
       progress_.total = std::max(progress_.total, ++progress_.done);
-      progress_.elapsed_seconds = seconds_since(started_);
+      progress_.elapsed_seconds = detail::seconds_since(started_);
       if (std::isfinite(leader_)) {
         progress_.best = outcomes_[leader_index_].name;
         progress_.best_seconds = leader_;
@@ -460,7 +418,7 @@ class TuningRun {
         if (!outcome.ok()) return std::nullopt;
         return outcome.median;
       }
-      double spent_seconds() const override { return seconds_since(started); }
+      double spent_seconds() const override { return detail::seconds_since(started); }
       double upper(std::size_t config) const override {
         return run->outcomes_[first + config].high;
       }
@@ -477,21 +435,6 @@ class TuningRun {
     tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator,
                     plan.budget(space.entry), seed_, extra_starts,
                     plan.search_settings().start_points);
-  }
-
-  // The output of candidate `where` on `bench` (the inputs themselves when it returns void).
-  static auto output_of(CandidateLocation where, Client& client, const Set& set, Bench& bench) {
-    return std::apply(
-        [&](auto&... args) {
-          using Out = decltype(detail::call_unwrapped(where, client, set, args...));
-          if constexpr (std::is_void_v<Out>) {
-            detail::call_unwrapped(where, client, set, args...);
-            return bench;
-          } else {
-            return detail::call_unwrapped(where, client, set, args...);
-          }
-        },
-        bench);
   }
 
   Bench make_bench_inputs() const {
@@ -520,144 +463,6 @@ class TuningRun {
           *bench);
     }
   };
-
-  // Why candidate `index`'s output is wrong (compared with the reference: the set's host
-  // reference, else the first candidate that runs, computed once), or nothing when it is right
-  // or nothing can be compared. Throws when the reference itself is the suspect
-  // (suspect_reference).
-  std::optional<AutotuneError> validate(std::size_t index, Bench& bench) {
-    const std::string name = set_.name(index);
-    if (!reference_tried_) {
-      const Stopwatch validating{report_.time_spent.validating};
-      reference_tried_ = true;
-      make_reference();
-    }
-    if (!reference_) return std::nullopt;
-    std::optional<std::string> problem;
-    std::optional<Compared> output;
-    std::optional<Bench> fresh;
-    Bench& on = validation_inputs(bench, fresh);
-    try {
-      const Stopwatch first_call{report_.time_spent.first_calls};
-      output.emplace(output_of(set_.locate(index), client_, set_, on));
-      wait_for(client_);
-    } catch (...) {
-      return error_from_exception(std::current_exception(), name);
-    }
-    try {
-      const Stopwatch validating{report_.time_spent.validating};
-      problem = differs(*reference_, *output);
-    } catch (...) {
-      throw callers_error("the validator", std::current_exception());
-    }
-    if (!problem) return std::nullopt;
-    if (name == reference_name_) {  // the reference differs from itself: not deterministic
-      return AutotuneError(ErrorKind::wrong_output,
-                           *problem + " (it is the reference: its output changes between calls)",
-                           name);
-    }
-    suspect_reference(name, std::move(*output));
-    return AutotuneError(ErrorKind::wrong_output,
-                         *problem + " (reference: '" + reference_name_ + "')", name);
-  }
-
-  // The inputs a candidate returning void is validated on. Shared ones hold the previous
-  // candidate's outputs, which a candidate that skips some of its writes would pass as its own:
-  // the validator's clear step overwrites them (HostReference's third member), else the
-  // candidate runs on a fresh set, made in `fresh`. Throws the caller's errors (callers_error).
-  Bench& validation_inputs(Bench& bench, std::optional<Bench>& fresh) {
-    if constexpr (std::is_void_v<Output>) {
-      if (set_.shares_inputs()) {
-        if constexpr (detail::clears_outputs_v<Validator>) {
-          try {
-            std::apply(
-                [&](auto&... in) {
-                  (void)detail::invoke_maybe_client(set_.validator().clear, client_, in...);
-                },
-                bench);
-          } catch (...) {
-            throw callers_error("the validator's clear step", std::current_exception());
-          }
-        } else {
-          try {
-            fresh.emplace(make_bench_inputs());
-          } catch (...) {
-            throw callers_error("the input generator", std::current_exception());
-          }
-          return *fresh;
-        }
-      }
-    }
-    return bench;
-  }
-
-  // The reference output: the host reference's, else the first candidate's that runs.
-  void make_reference() {
-    if constexpr (detail::is_host_reference_v<Validator>) {
-      // Not caught: a host reference that fails is the set's error, not a candidate's. On the
-      // shared benchmark inputs where the set shares them (no second set of buffers).
-      std::optional<Bench> own;
-      reference_.emplace(std::apply(
-          [&](auto&... in) {
-            return Reference(
-                detail::invoke_maybe_client(set_.validator().expected, client_, in...));
-          },
-          bench_inputs(own)));
-      reference_name_ = "host reference";
-    } else {
-      for (std::size_t r = 0; r < set_.size() && !reference_; ++r) {
-        try {
-          auto reference_inputs = make_bench_inputs();
-          reference_.emplace(output_of(set_.locate(r), client_, set_, reference_inputs));
-          wait_for(client_);
-          reference_name_ = set_.name(r);
-        } catch (...) {
-        }
-      }
-    }
-  }
-
-  // What the validator says of `output` against `expected`: nothing when it accepts it.
-  template <class Expected>
-  std::optional<std::string> differs(const Expected& expected, const Compared& output) {
-    const auto verdict = detail::invoke_maybe_client(set_.validator(), client_, expected, output);
-    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
-      if (!verdict) return std::string("output differs from the reference");
-    } else {
-      if (verdict && !verdict->empty()) return *verdict;
-    }
-    return std::nullopt;
-  }
-
-  // Candidate `name` disagreed with a candidate reference. When two candidates disagree with it
-  // but agree with each other, the reference is the suspect: the tuning fails naming it, and
-  // nothing is decided (a wrong reference must not fail the right candidates and win).
-  void suspect_reference(const std::string& name, Compared output) {
-    using Validator = std::remove_cvref_t<decltype(set_.validator())>;
-    if constexpr (!detail::is_host_reference_v<Validator>) {
-      if (!dissent_) {
-        dissent_.emplace(std::move(output));
-        dissent_name_ = name;
-        return;
-      }
-      bool agree = false;
-      try {
-        agree = !differs(*dissent_, output);
-      } catch (...) {
-      }
-      if (agree) {
-        throw AutotuneError(
-            ErrorKind::wrong_output,
-            "the validation reference '" + reference_name_ + "' is the suspect: '" + dissent_name_ +
-                "' and '" + name +
-                "' agree with each other and differ from it. Nothing was decided; fix it, or give "
-                "the set a host reference (HostReference)",
-            reference_name_);
-      }
-    } else {
-      (void)name, (void)output;
-    }
-  }
 
   // The time under which a candidate is good enough: the key's roofline (its work at the
   // device's peak) over the level's fraction, when the key states its work and the client knows
@@ -837,13 +642,13 @@ class TuningRun {
       bench = &bench_inputs(shared_inputs_);
     } catch (...) {
       shared_inputs_.reset();
-      throw callers_error("the input generator", std::current_exception());
+      throw detail::callers_error("the input generator", std::current_exception());
     }
     // The turn covers the first call (a build's last step on some devices), the validation and
     // the samples: what another tuning on this device must not run beside.
     const auto turn = take_turn();
     if constexpr (Set::validates) {
-      if (auto wrong = validate(index, *bench)) {
+      if (auto wrong = validation_.validate(index, *bench)) {
         failed.error = std::move(wrong);
         return failed;
       }
@@ -861,7 +666,7 @@ class TuningRun {
     // full, none is dropped, so that the confirmation always has a runner-up to compare with.
     BenchmarkSettings settings = bench_;
     if (survivors_ < 2) settings.racing_factor = std::numeric_limits<double>::infinity();
-    const Stopwatch measuring{report_.time_spent.measuring};
+    const detail::Stopwatch measuring{report_.time_spent.measuring};
     AutotuneOutcome outcome = measure_candidate(client_, FunctionRef<void()>(call), settings,
                                                 leader_, name, index, rival ? &*rival : nullptr);
     if (outcome.status == OutcomeStatus::measured) ++survivors_;
@@ -886,12 +691,8 @@ class TuningRun {
   double good_enough_seconds_ = 0;  // a leader this fast (twice) finishes the tuning; 0: never
   bool finished_ = false;
   TuningProgress progress_;
-  std::optional<Reference> reference_;
-  std::string reference_name_;
-  bool reference_tried_ = false;
-  bool measured_beside_ = false;     // a turn's wait ran out (said once)
-  std::optional<Compared> dissent_;  // the first output that differed from a candidate reference
-  std::string dissent_name_;
+  Validation validation_{client_, set_, [this] { return make_bench_inputs(); }, report_.time_spent};
+  bool measured_beside_ = false;        // a turn's wait ran out (said once)
   std::optional<Bench> shared_inputs_;  // benchmark inputs (kept across candidates if shared)
   std::size_t survivors_ = 0;           // candidates measured in full (not dropped)
   // A space whose search found nothing working measures at most this many more of its members.

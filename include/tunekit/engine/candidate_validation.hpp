@@ -1,0 +1,258 @@
+// CandidateValidation: how a tuning checks a candidate's output before it may be measured. The
+// reference is the set's host reference, else the first candidate that runs (computed once). A
+// candidate returning void on shared inputs is validated on cleared or fresh ones, so that the
+// previous candidate's outputs cannot pass as its own. Two candidates that agree with each other
+// and not with a candidate reference fail the tuning, naming the reference as the suspect.
+// A part of TuningRun (tuning_run.hpp), which owns one per tuning; also the engine's small shared
+// pieces of it (callers_error, Stopwatch).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "tunekit/detail/call.hpp"
+#include "tunekit/error.hpp"
+#include "tunekit/host_reference.hpp"
+#include "tunekit/outcome.hpp"
+#include "tunekit/timing_client.hpp"
+
+namespace tunekit {
+
+namespace detail {
+
+/// An exception of the caller's own code that a tuning calls (the input generator, the
+/// validator, a priority): it ends the tuning and reaches execute()'s caller, and no candidate
+/// is failed for it, so nothing is remembered or stored (a fixed validator must not find its
+/// old error on disk: the set's checksum does not cover the caller's code).
+inline AutotuneError callers_error(const std::string& what, std::exception_ptr thrown) {
+  const auto cause = error_from_exception(thrown, "");
+  return AutotuneError(cause.kind(), what + " failed: " + cause.message());
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Adds the wall time of its scope to `into` (one of TuningReport::time_spent's members).
+struct Stopwatch {
+  double& into;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  ~Stopwatch() { into += seconds_since(started); }
+};
+
+}  // namespace detail
+
+/// The validation of one tuning's candidates of `Set` on `Client` (see the file's comment).
+template <class Key, class Client, class Set, class... Inputs>
+class CandidateValidation {
+ public:
+  using Output = execute_result_t<Set, Client, Inputs...>;
+  /// One set of benchmark inputs, as the set's input generator makes them.
+  using Bench = decltype(std::declval<const Set&>().make_inputs(
+      std::declval<Client&>(), std::declval<const Key&>(), std::declval<const Inputs&>()...));
+
+  /// `fresh_inputs`: a new set of benchmark inputs (throws what the input generator throws).
+  /// `time`: where the validation's and the first calls' wall time is added.
+  CandidateValidation(Client& client, const Set& set, std::function<Bench()> fresh_inputs,
+                      TuningTime& time)
+      : client_(client), set_(set), fresh_inputs_(std::move(fresh_inputs)), time_(time) {}
+  CandidateValidation(const CandidateValidation&) = delete;
+  CandidateValidation& operator=(const CandidateValidation&) = delete;
+
+  /// Why candidate `index`'s output on `bench` (the tuning's inputs for its next call: the shared
+  /// ones where the set shares them) is wrong, or nothing when it is right or nothing can be
+  /// compared. Throws when the reference itself is the suspect, and the caller's errors
+  /// (detail::callers_error).
+  std::optional<AutotuneError> validate(std::size_t index, Bench& bench) {
+    const std::string name = set_.name(index);
+    if (!reference_tried_) {
+      const detail::Stopwatch validating{time_.validating};
+      reference_tried_ = true;
+      make_reference(bench);
+    }
+    if (!reference_) return std::nullopt;
+    std::optional<std::string> problem;
+    std::optional<Compared> output;
+    std::optional<Bench> fresh;
+    Bench& on = validation_inputs(bench, fresh);
+    try {
+      const detail::Stopwatch first_call{time_.first_calls};
+      output.emplace(output_of(set_.locate(index), on));
+      wait_for(client_);
+    } catch (...) {
+      return error_from_exception(std::current_exception(), name);
+    }
+    try {
+      const detail::Stopwatch validating{time_.validating};
+      problem = differs(*reference_, *output);
+    } catch (...) {
+      throw detail::callers_error("the validator", std::current_exception());
+    }
+    if (!problem) return std::nullopt;
+    if (name == reference_name_) {  // the reference differs from itself: not deterministic
+      return AutotuneError(ErrorKind::wrong_output,
+                           *problem + " (it is the reference: its output changes between calls)",
+                           name);
+    }
+    suspect_reference(name, std::move(*output));
+    return AutotuneError(ErrorKind::wrong_output,
+                         *problem + " (reference: '" + reference_name_ + "')", name);
+  }
+
+ private:
+  // What validation compares: the output, or the benchmark inputs of a candidate returning void.
+  using Compared = std::conditional_t<std::is_void_v<Output>, Bench, Output>;
+  using Validator = std::remove_cvref_t<decltype(std::declval<const Set&>().validator())>;
+  // What the reference is: a host reference's own result where it is not a Compared (e.g. the
+  // sampled elements of a product: validation reads no more than it compares), else a Compared.
+  template <class V, bool = detail::is_host_reference_v<V>>
+  struct ReferenceOf {
+    using type = Compared;
+  };
+  template <class V, class Tuple>
+  struct ExpectedOf;
+  template <class V, class... In>
+  struct ExpectedOf<V, std::tuple<In...>> {
+    using type = std::remove_cvref_t<
+        detail::maybe_client_result_t<decltype(std::declval<const V&>().expected), Client, In&...>>;
+  };
+  template <class V>
+  struct ReferenceOf<V, true> {
+    using Made = typename ExpectedOf<V, Bench>::type;
+    using type = std::conditional_t<std::is_convertible_v<Made, Compared>, Compared, Made>;
+  };
+  using Reference = typename ReferenceOf<Validator>::type;
+
+  // The output of candidate `where` on `bench` (the inputs themselves when it returns void).
+  Compared output_of(CandidateLocation where, Bench& bench) {
+    return std::apply(
+        [&](auto&... args) -> Compared {
+          using Out = decltype(detail::call_unwrapped(where, client_, set_, args...));
+          if constexpr (std::is_void_v<Out>) {
+            detail::call_unwrapped(where, client_, set_, args...);
+            return bench;
+          } else {
+            return detail::call_unwrapped(where, client_, set_, args...);
+          }
+        },
+        bench);
+  }
+
+  // The inputs a candidate returning void is validated on. Shared ones hold the previous
+  // candidate's outputs, which a candidate that skips some of its writes would pass as its own:
+  // the validator's clear step overwrites them (HostReference's third member), else the
+  // candidate runs on a fresh set, made in `fresh`. Throws the caller's errors (callers_error).
+  Bench& validation_inputs(Bench& bench, std::optional<Bench>& fresh) {
+    if constexpr (std::is_void_v<Output>) {
+      if (set_.shares_inputs()) {
+        if constexpr (detail::clears_outputs_v<Validator>) {
+          try {
+            std::apply(
+                [&](auto&... in) {
+                  (void)detail::invoke_maybe_client(set_.validator().clear, client_, in...);
+                },
+                bench);
+          } catch (...) {
+            throw detail::callers_error("the validator's clear step", std::current_exception());
+          }
+        } else {
+          try {
+            fresh.emplace(fresh_inputs_());
+          } catch (...) {
+            throw detail::callers_error("the input generator", std::current_exception());
+          }
+          return *fresh;
+        }
+      }
+    }
+    return bench;
+  }
+
+  // The reference output: the host reference's (on `bench` where the set shares its inputs, no
+  // second set of buffers; else on fresh ones), else the first candidate's that runs.
+  void make_reference(Bench& bench) {
+    if constexpr (detail::is_host_reference_v<Validator>) {
+      // Not caught: a host reference that fails is the set's error, not a candidate's.
+      std::optional<Bench> own;
+      if (!set_.shares_inputs()) own.emplace(fresh_inputs_());
+      reference_.emplace(std::apply(
+          [&](auto&... in) {
+            return Reference(
+                detail::invoke_maybe_client(set_.validator().expected, client_, in...));
+          },
+          own ? *own : bench));
+      reference_name_ = "host reference";
+    } else {
+      (void)bench;
+      for (std::size_t r = 0; r < set_.size() && !reference_; ++r) {
+        try {
+          auto reference_inputs = fresh_inputs_();
+          reference_.emplace(output_of(set_.locate(r), reference_inputs));
+          wait_for(client_);
+          reference_name_ = set_.name(r);
+        } catch (...) {
+        }
+      }
+    }
+  }
+
+  // What the validator says of `output` against `expected`: nothing when it accepts it.
+  template <class Expected>
+  std::optional<std::string> differs(const Expected& expected, const Compared& output) {
+    const auto verdict = detail::invoke_maybe_client(set_.validator(), client_, expected, output);
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(verdict)>, bool>) {
+      if (!verdict) return std::string("output differs from the reference");
+    } else {
+      if (verdict && !verdict->empty()) return *verdict;
+    }
+    return std::nullopt;
+  }
+
+  // Candidate `name` disagreed with a candidate reference. When two candidates disagree with it
+  // but agree with each other, the reference is the suspect: the tuning fails naming it, and
+  // nothing is decided (a wrong reference must not fail the right candidates and win).
+  void suspect_reference(const std::string& name, Compared output) {
+    if constexpr (!detail::is_host_reference_v<Validator>) {
+      if (!dissent_) {
+        dissent_.emplace(std::move(output));
+        dissent_name_ = name;
+        return;
+      }
+      bool agree = false;
+      try {
+        agree = !differs(*dissent_, output);
+      } catch (...) {
+      }
+      if (agree) {
+        throw AutotuneError(
+            ErrorKind::wrong_output,
+            "the validation reference '" + reference_name_ + "' is the suspect: '" + dissent_name_ +
+                "' and '" + name +
+                "' agree with each other and differ from it. Nothing was decided; fix it, or give "
+                "the set a host reference (HostReference)",
+            reference_name_);
+      }
+    } else {
+      (void)name, (void)output;
+    }
+  }
+
+  Client& client_;
+  const Set& set_;
+  std::function<Bench()> fresh_inputs_;
+  TuningTime& time_;
+  std::optional<Reference> reference_;
+  std::string reference_name_;
+  bool reference_tried_ = false;
+  std::optional<Compared> dissent_;  // the first output that differed from a candidate reference
+  std::string dissent_name_;
+};
+
+}  // namespace tunekit
