@@ -51,7 +51,7 @@ namespace {
 
 struct Options {
   std::size_t n = 256, runs = 10, rounds = 31, top = 5, run_top = 3, judges = 7;
-  std::size_t buffer_sets = 1;  // --measure-once: sets of matrices, each measured in turn
+  std::size_t buffer_sets = 1;  // --measure-once: sets of matrices, measured interleaved
   double min_sample = 0;  // the tunings' BenchmarkSettings::min_sample_seconds (0: the level's)
   // The re-measurement's shortest sample: long enough that what a configuration pays after
   // another one ran (its code and data cold) is a small part of it.
@@ -133,30 +133,40 @@ int measure_once(const Options& o) {
   tunekit::cl::Client client;
   const auto names = read_names(o.names_file);
   // With --buffer-sets S > 1 (an experiment: does a configuration's time depend on where its
-  // matrices lie?), S sets are allocated at once and measured one after the other; each set's
-  // times print as "time<s>".
+  // matrices lie?), S sets are allocated at once and every configuration is measured on each, all
+  // interleaved in the same rounds, with set 0 twice (the control: what the same placement gives
+  // twice). Each set's times print as "time<s>", the control's as "time0b".
   std::vector<Matrices> sets;
   for (std::size_t s = 0; s < o.buffer_sets; ++s) sets.push_back(make_matrices(client, o.n));
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    auto& m = sets[s];
-    std::vector<std::function<void()>> calls;
-    calls.reserve(names.size());
-    std::vector<tunekit::Contender> contenders;
+  std::vector<std::size_t> set_of;  // per contender group: which set (set 0 again last)
+  for (std::size_t s = 0; s < sets.size(); ++s) set_of.push_back(s);
+  if (sets.size() > 1) set_of.push_back(0);
+  std::vector<std::function<void()>> calls;
+  calls.reserve(names.size() * set_of.size());
+  std::vector<tunekit::Contender> contenders;
+  std::vector<std::string> labels;
+  for (std::size_t g = 0; g < set_of.size(); ++g) {
+    auto& m = sets[set_of[g]];
     for (const auto& name : names) {
       calls.emplace_back([&, name] { ops::matmul_with(name, client, m.a, m.b, m.c); });
       const double once_time = client.measure(tunekit::FunctionRef<void()>(calls.back()), 1);
       const auto batch =
           static_cast<std::size_t>(std::clamp(o.sample / std::max(once_time, 1e-9), 1.0, 1e4));
       contenders.push_back({tunekit::FunctionRef<void()>(calls.back()), batch});
+      labels.push_back(name);
     }
-    const auto times = tunekit::measure_interleaved(client, contenders, names, o.rounds, 7);
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      if (times[k].error) throw *times[k].error;
-      std::printf("time%s\t%s\t%.9g\n", s ? std::to_string(s).c_str() : "", names[k].c_str(),
-                  tunekit::summarize(times[k].samples).median);
-    }
-    std::fflush(stdout);
   }
+  const auto times = tunekit::measure_interleaved(client, contenders, labels, o.rounds, 7);
+  for (std::size_t k = 0; k < contenders.size(); ++k) {
+    if (times[k].error) throw *times[k].error;
+    const std::size_t g = k / names.size();
+    const std::string tag = g == 0                 ? ""
+                            : g < sets.size()      ? std::to_string(g)
+                                                   : std::string("0b");
+    std::printf("time%s\t%s\t%.9g\n", tag.c_str(), labels[k].c_str(),
+                tunekit::summarize(times[k].samples).median);
+  }
+  std::fflush(stdout);
   return 0;
 }
 
