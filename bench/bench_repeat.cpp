@@ -27,6 +27,8 @@
 //                     [--names FILE]  (no tunings: re-measure these configurations, one a line,
 //                                      with the reference's best only if --reference is given)
 //                     [--judges P]  (fresh processes that re-measure, 7)
+// Experiments, with --measure-once --names FILE: [--buffer-sets S] (each configuration on S sets
+// of matrices, interleaved), [--passes P] (the whole measurement P times in one process).
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
 #include <unistd.h>
 
@@ -52,6 +54,7 @@ namespace {
 struct Options {
   std::size_t n = 256, runs = 10, rounds = 31, top = 5, run_top = 3, judges = 7;
   std::size_t buffer_sets = 1;  // --measure-once: sets of matrices, measured interleaved
+  std::size_t passes = 1;       // --measure-once: the whole measurement, again and again
   double min_sample = 0;  // the tunings' BenchmarkSettings::min_sample_seconds (0: the level's)
   // The re-measurement's shortest sample: long enough that what a configuration pays after
   // another one ran (its code and data cold) is a small part of it.
@@ -156,17 +159,20 @@ int measure_once(const Options& o) {
       labels.push_back(name);
     }
   }
-  const auto times = tunekit::measure_interleaved(client, contenders, labels, o.rounds, 7);
-  for (std::size_t k = 0; k < contenders.size(); ++k) {
-    if (times[k].error) throw *times[k].error;
-    const std::size_t g = k / names.size();
-    const std::string tag = g == 0                 ? ""
-                            : g < sets.size()      ? std::to_string(g)
-                                                   : std::string("0b");
-    std::printf("time%s\t%s\t%.9g\n", tag.c_str(), labels[k].c_str(),
-                tunekit::summarize(times[k].samples).median);
+  // With --passes P > 1 (an experiment: is a judge's ranking its process's, or its moment's?),
+  // the whole measurement is done P times one after the other; pass p's times print as "...@p".
+  for (std::size_t pass = 0; pass < o.passes; ++pass) {
+    const auto times = tunekit::measure_interleaved(client, contenders, labels, o.rounds, 7);
+    for (std::size_t k = 0; k < contenders.size(); ++k) {
+      if (times[k].error) throw *times[k].error;
+      const std::size_t g = k / names.size();
+      std::string tag = g == 0 ? "" : g < sets.size() ? std::to_string(g) : std::string("0b");
+      if (pass > 0) tag += "@" + std::to_string(pass);
+      std::printf("time%s\t%s\t%.9g\n", tag.c_str(), labels[k].c_str(),
+                  tunekit::summarize(times[k].samples).median);
+    }
+    std::fflush(stdout);
   }
-  std::fflush(stdout);
   return 0;
 }
 
@@ -321,6 +327,8 @@ int main(int argc, char** argv) {
       o.names_file = argv[++i];
     } else if (is("--buffer-sets")) {
       o.buffer_sets = std::max<std::size_t>(1, std::stoul(argv[++i]));
+    } else if (is("--passes")) {
+      o.passes = std::max<std::size_t>(1, std::stoul(argv[++i]));
     } else if (is("--judges")) {
       o.judges = std::max<std::size_t>(1, std::stoul(argv[++i]));
     } else if (!std::strcmp(argv[i], "--tune-once")) {
