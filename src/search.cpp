@@ -118,6 +118,7 @@ class BudgetedSearch {
     without_gain_ = 0;
     starts_ = result_.evaluated.size();
     a_start_worked_ = std::isfinite(result_.best_time);
+    start_best_time_ = result_.best_time;
     patience_ =
         a_start_worked_ ? std::min(budget_.patience, budget_.seeded_patience) : budget_.patience;
   }
@@ -149,6 +150,13 @@ class BudgetedSearch {
       const bool gain = clearly_faster(upper, result_.best_time, budget_.margin) ||
                         !std::isfinite(result_.best_time);
       without_gain_ = gain ? 0 : without_gain_ + 1;
+      // The seeded patience trusts the start points to be near this device's best. A search that
+      // beats all of them by the margin has shown they are not (a start point from another
+      // device, a neighbour whose best differs): from then on the full patience applies, so
+      // that a poor start point cannot end the search early.
+      if (a_start_worked_ && clearly_faster(upper, start_best_time_, budget_.margin)) {
+        patience_ = budget_.patience;
+      }
       if (*times_[i] < result_.best_time) {
         result_.best_time = *times_[i];
         result_.best = i;
@@ -166,9 +174,10 @@ class BudgetedSearch {
   SearchResult result_;
   bool counting_patience_ = false;
   std::size_t without_gain_ = 0;
-  std::size_t patience_ = 0;  // the budget's, or its seeded one once a start point worked
+  std::size_t patience_ = 0;  // the budget's, or its seeded one while a start point leads
   std::size_t starts_ = 0;    // start points evaluated
   bool a_start_worked_ = false;
+  double start_best_time_ = std::numeric_limits<double>::infinity();  // the best start point's
 };
 
 std::optional<std::size_t> random_unvisited(const BudgetedSearch& s, std::size_t size,

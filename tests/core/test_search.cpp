@@ -227,6 +227,20 @@ TEST_CASE("a search that starts from a working start point stops after the seede
   ScriptedEvaluator neighbour;
   CHECK(search(SearchStrategy::random, expanded, neighbour, budget, 3, {5}).evaluated.size() ==
         1 + 3);
+  // A search that beats every start point by more than the margin has shown they are not this
+  // device's best (start points from another device): the whole patience applies from then on,
+  // so that a poor start point cannot end the search early. Before: 4 + 3.
+  for (auto strategy : {SearchStrategy::random, SearchStrategy::model}) {
+    INFO(to_string(strategy));
+    ScriptedEvaluator beaten;  // the 4th, 5% faster than the start points (margin 2%)
+    beaten.gain_at = 4;
+    CHECK(search(strategy, started, beaten, budget, 3).evaluated.size() == 4 + 10);
+    ScriptedEvaluator within_margin;  // 5% is not past a margin of 6%: the start points stand
+    within_margin.gain_at = 4;
+    SearchBudget wide = budget;
+    wide.margin = 0.06;
+    CHECK(search(strategy, started, within_margin, wide, 3).evaluated.size() == 2 + 3);
+  }
   // The seeded patience never exceeds the patience.
   budget.seeded_patience = 50;
   ScriptedEvaluator longer;
