@@ -83,8 +83,9 @@ struct SearchBudget {
   /// Stop once this many evaluations after the start points have not beaten the best so far by
   /// more than `margin` (a fraction of its time): what is known is good enough.
   std::size_t patience = std::numeric_limits<std::size_t>::max();
-  /// The patience instead, once a start point worked: a search that begins at a configuration
-  /// known to be good (the space's Space::start_at, a neighbouring key's winner) has less to find.
+  /// The patience instead, once a start point worked and while one leads: a search that begins
+  /// at a configuration known to be good (the space's Space::start_at, a neighbouring key's
+  /// winner) has less to find; one that beats them all by the margin goes on with `patience`.
   std::size_t seeded_patience = std::numeric_limits<std::size_t>::max();
   double margin = 0.02;
   /// Abandon the space once this many of its configurations were measured and its best is still
@@ -111,8 +112,8 @@ struct SearchSettings {
   /// Evaluations after the start points without a gain of more than `margin` that end a search
   /// early (SearchBudget::patience); the maximum never stops early.
   std::size_t patience = std::numeric_limits<std::size_t>::max();
-  /// The patience once a start point worked (SearchBudget::seeded_patience): the space's own
-  /// start points or the winners of neighbouring keys (warm).
+  /// The patience once a start point worked, while one leads (SearchBudget::seeded_patience):
+  /// the space's own start points or the winners of neighbouring keys (warm).
   std::size_t warm_patience = std::numeric_limits<std::size_t>::max();
   double margin =
       0.02;  ///< a gain counts only when its interval's upper end beats the best by this
