@@ -40,6 +40,7 @@ SearchSettings SearchSettings::for_level(Level level) {
       s.fraction = 0.05, s.min_evaluations = 10, s.max_seconds = 30;
       s.patience = 15, s.warm_patience = 5, s.abandon_after = 6, s.explore = 8;
       s.first_sample = 8, s.refine = 8;
+      s.warm_until_beaten = false;  // the demo's matmul took 3-6 s more on this machine's PoCL
       s.good_enough = 0.75;
       break;
     case Level::balanced:
@@ -72,6 +73,7 @@ SearchBudget SearchSettings::budget_for(std::size_t space_size) const {
                       margin,
                       abandon_after,
                       abandon_factor};
+  budget.seeded_until_beaten = warm_until_beaten;
   budget.explore = explore;
   budget.refine = refine;
   budget.first_sample = first_sample;
@@ -154,7 +156,8 @@ class BudgetedSearch {
       // beats all of them by the margin has shown they are not (a start point from another
       // device, a neighbour whose best differs): from then on the full patience applies, so
       // that a poor start point cannot end the search early.
-      if (a_start_worked_ && clearly_faster(upper, start_best_time_, budget_.margin)) {
+      if (a_start_worked_ && budget_.seeded_until_beaten &&
+          clearly_faster(upper, start_best_time_, budget_.margin)) {
         patience_ = budget_.patience;
       }
       if (*times_[i] < result_.best_time) {

@@ -100,6 +100,9 @@ struct SearchBudget {
   /// SearchStrategy::model: the random configurations measured before the model chooses (the
   /// start points count towards them).
   std::size_t first_sample = 16;
+  /// Whether the seeded patience ends once the search beats every start point by the margin
+  /// (they were not this device's best); false: it holds for the whole search.
+  bool seeded_until_beaten = true;
 };
 
 /// The search settings of a tuning level: a strategy, and a budget that is a fraction of the
@@ -115,6 +118,10 @@ struct SearchSettings {
   /// The patience once a start point worked, while one leads (SearchBudget::seeded_patience):
   /// the space's own start points or the winners of neighbouring keys (warm).
   std::size_t warm_patience = std::numeric_limits<std::size_t>::max();
+  /// Whether the warm patience ends once the search beats every start point
+  /// (SearchBudget::seeded_until_beaten). The minimal level keeps it: its tunings are the
+  /// quickest, and trust the start points.
+  bool warm_until_beaten = true;
   double margin =
       0.02;  ///< a gain counts only when its interval's upper end beats the best by this
   /// Configurations a search evaluates before its patience may end it (SearchBudget::explore).

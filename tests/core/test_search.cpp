@@ -240,7 +240,14 @@ TEST_CASE("a search that starts from a working start point stops after the seede
     SearchBudget wide = budget;
     wide.margin = 0.06;
     CHECK(search(strategy, started, within_margin, wide, 3).evaluated.size() == 2 + 3);
+    ScriptedEvaluator trusted;  // a budget that keeps the seeded patience (the minimal level's)
+    trusted.gain_at = 4;
+    SearchBudget trusting = budget;
+    trusting.seeded_until_beaten = false;
+    CHECK(search(strategy, started, trusted, trusting, 3).evaluated.size() == 4 + 3);
   }
+  CHECK_FALSE(SearchSettings::for_level(Level::minimal).budget_for(100).seeded_until_beaten);
+  CHECK(SearchSettings::for_level(Level::balanced).budget_for(100).seeded_until_beaten);
   // The seeded patience never exceeds the patience.
   budget.seeded_patience = 50;
   ScriptedEvaluator longer;
