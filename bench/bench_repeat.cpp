@@ -80,9 +80,7 @@ int tune_once(const Options& o) {
   settings.persistent_cache = false;
   settings.level = tunekit::parse_level(o.level);
   if (!o.device.empty()) settings.device = o.device;
-  auto search = settings.search_settings();
-  search.start_points = tunekit::parse_start_points(o.start_points, "--start-points");
-  settings.search = search;
+  settings.start_points = tunekit::parse_start_points(o.start_points, "--start-points");
   if (o.min_sample > 0) {
     auto bench = settings.benchmark_settings();
     bench.min_sample_seconds = o.min_sample;

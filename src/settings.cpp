@@ -211,15 +211,12 @@ Settings Settings::from_environment(Settings base) {
   if (const char* v = std::getenv("TUNEKIT_PROGRESS"); v && *v) {
     base.progress = parse_progress_mode(v);
   }
+  // The strategy and the start points alone: the level still sets the budget.
   if (const char* v = std::getenv("TUNEKIT_SEARCH"); v && *v) {
-    SearchSettings search = base.search_settings();
-    search.strategy = parse_search_strategy(v);
-    base.search = search;
+    base.search_strategy = parse_search_strategy(v);
   }
   if (const char* v = std::getenv("TUNEKIT_START_POINTS"); v && *v) {
-    SearchSettings search = base.search_settings();
-    search.start_points = parse_start_points(v);
-    base.search = search;
+    base.start_points = parse_start_points(v);
   }
   return base;
 }

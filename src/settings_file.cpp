@@ -101,9 +101,7 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
   } else if (key == "log") {
     settings.log = parse_log_level(value, source);
   } else if (key == "search") {
-    SearchSettings search = settings.search_settings();
-    search.strategy = parse_search_strategy(value, source);
-    settings.search = search;
+    settings.search_strategy = parse_search_strategy(value, source);
   } else if (key == "cache") {
     settings.persistent_cache = parse_cache_switch(value, source);
   } else if (key == "cache_dir") {
@@ -135,9 +133,7 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
   } else if (key == "progress") {
     settings.progress = parse_progress_mode(value, source);
   } else if (key == "start_points") {
-    SearchSettings search = settings.search_settings();
-    search.start_points = parse_start_points(value, source);
-    settings.search = search;
+    settings.start_points = parse_start_points(value, source);
   } else {
     return false;
   }

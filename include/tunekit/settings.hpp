@@ -182,6 +182,12 @@ struct Settings {
   std::string device;                          ///< OpenCL device selector: index or name substring
   std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
   std::optional<SearchSettings> search;        ///< unset: SearchSettings::for_level(level)
+  /// The strategy instead of the level's (or `search`'s): TUNEKIT_SEARCH, a file's `search`,
+  /// `tunekit tune --search`. The level (or `search`) still sets the budget.
+  std::optional<SearchStrategy> search_strategy;
+  /// Start points on or off instead of the level's (or `search`'s): TUNEKIT_START_POINTS, a
+  /// file's `start_points`. The level (or `search`) still sets the budget.
+  std::optional<bool> start_points;
   /// Threads that build (prepare) the candidates a tuning is about to measure while it measures
   /// others. Unset: the hardware threads, at most 4. 0: none (a candidate builds in its first
   /// call, on the tuning thread).
@@ -219,7 +225,10 @@ struct Settings {
     return benchmark ? *benchmark : BenchmarkSettings::for_level(level);
   }
   SearchSettings search_settings() const {
-    return search ? *search : SearchSettings::for_level(level);
+    SearchSettings settings = search ? *search : SearchSettings::for_level(level);
+    if (search_strategy) settings.strategy = *search_strategy;
+    if (start_points) settings.start_points = *start_points;
+    return settings;
   }
   /// build_threads, or its default.
   std::size_t build_thread_count() const;

@@ -126,6 +126,7 @@ TEST_CASE(
     CHECK(s.persistent_cache == base.persistent_cache);
     CHECK(s.device == base.device);
     CHECK_FALSE(s.search);
+    CHECK_FALSE(s.search_strategy);
   }
 }
 

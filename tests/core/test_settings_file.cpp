@@ -102,6 +102,42 @@ TEST_CASE("a settings file sets the settings that have variables, with TOML's va
   CHECK(s.progress == ProgressMode::off);
 }
 
+TEST_CASE("a search strategy or start points setting leaves the budget to the level",
+          "[settings][settings-file]") {
+  const SearchSettings minimal = SearchSettings::for_level(Level::minimal);
+  const auto is_minimal_budget = [&](const SearchSettings& got) {
+    return got.patience == minimal.patience && got.max_seconds == minimal.max_seconds &&
+           got.fraction == minimal.fraction && got.good_enough == minimal.good_enough;
+  };
+  // A file's `search` before its `level`: the level still decides the budget.
+  std::vector<std::string> problems;
+  Settings s = apply_settings_text(Settings{},
+                                   "search = \"random\"\nstart_points = \"off\"\n"
+                                   "level = \"minimal\"\n",
+                                   "tunekit.toml", problems);
+  CHECK(problems.empty());
+  CHECK(s.search_settings().strategy == SearchStrategy::random);
+  CHECK_FALSE(s.search_settings().start_points);
+  CHECK(is_minimal_budget(s.search_settings()));
+  // A variable set to its default value changes nothing, whatever the level is set after it.
+  {
+    ScopedEnv search("TUNEKIT_SEARCH", "model");
+    ScopedEnv starts("TUNEKIT_START_POINTS", "on");
+    ScopedEnv level("TUNEKIT_LEVEL", nullptr);
+    Settings from_env = Settings::from_environment(Settings{});
+    from_env.level = Level::minimal;  // as `tunekit tune --level minimal` sets it afterwards
+    CHECK(is_minimal_budget(from_env.search_settings()));
+    CHECK(from_env.search_settings().strategy == SearchStrategy::model);
+    CHECK(from_env.search_settings().start_points);
+  }
+  // A whole SearchSettings of the program's own is kept, with the override on top.
+  Settings own;
+  own.search = SearchSettings::for_level(Level::extensive);
+  own.search_strategy = SearchStrategy::annealing;
+  CHECK(own.search_settings().patience == SearchSettings::for_level(Level::extensive).patience);
+  CHECK(own.search_settings().strategy == SearchStrategy::annealing);
+}
+
 TEST_CASE("what a settings file cannot set is named in a problem and skipped",
           "[settings][settings-file]") {
   std::vector<std::string> problems;

@@ -104,9 +104,7 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   Settings settings = command_settings(common);
   if (!options.level.empty()) settings.level = parse_level(options.level, "--level");
   if (!options.search.empty()) {
-    SearchSettings search = settings.search_settings();
-    search.strategy = parse_search_strategy(options.search, "--search");
-    settings.search = search;
+    settings.search_strategy = parse_search_strategy(options.search, "--search");
   }
   if (!options.device.empty()) settings.device = options.device;
   if (options.no_cache) settings.persistent_cache = false;
