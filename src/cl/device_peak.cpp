@@ -115,6 +115,9 @@ DevicePeak Client::peak() {
   std::optional<DevicePeak> peak = stored ? stored->load(identity) : std::nullopt;
   if (peak) {
     peak->cache_bytes = static_cast<double>(device_.global_memory_cache);
+    // What a measurement here cannot give, a file cannot either (a planted CPU FLOP/s figure
+    // would be a bound that no measurement checks).
+    if (device_.is_cpu()) peak->flops_per_second = 0;
   } else {
     peak = measure_peak(*this, device_);
     if (peak && stored) stored->raise(identity, *peak);
@@ -135,8 +138,13 @@ DevicePeak Client::peak_now() {
     std::lock_guard lock(peaks_mutex);
     DevicePeak& kept = known_peaks()[identity];
     if (now) {
-      kept.flops_per_second = std::max(kept.flops_per_second, now->flops_per_second);
-      kept.bytes_per_second = std::max(kept.bytes_per_second, now->bytes_per_second);
+      // The higher of each figure, except one the measurement gives as unknown (0: a CPU's
+      // arithmetic): then no figure is kept, not an older one that nothing confirms now.
+      const auto higher = [](double known_figure, double measured) {
+        return measured > 0 ? std::max(known_figure, measured) : 0.0;
+      };
+      kept.flops_per_second = higher(kept.flops_per_second, now->flops_per_second);
+      kept.bytes_per_second = higher(kept.bytes_per_second, now->bytes_per_second);
       kept.cache_bytes = now->cache_bytes;
     }
     known = kept;

@@ -160,6 +160,9 @@ std::optional<DevicePeak> StoredPeaks::load(const std::string& identity) const {
 
 void StoredPeaks::raise(const std::string& identity, const DevicePeak& peak) const {
   if (!(peak.bytes_per_second > 0)) return;
+  // A link, a FIFO or a directory in the file's place is not ours (load() said so): left alone.
+  struct stat there {};
+  if (::lstat(file_of(identity).c_str(), &there) == 0 && !S_ISREG(there.st_mode)) return;
   DevicePeak higher = peak;
   if (const auto stored = load(identity)) {
     if (stored->flops_per_second >= peak.flops_per_second &&

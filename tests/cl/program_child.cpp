@@ -4,6 +4,7 @@
 //
 //   program_child DIR|off OPTIONS...   (one program of the test kernels per OPTIONS string)
 //   program_child DIR|off --peak       (Client::peak(): "peak_bytes=B peak_flops=F " first)
+//   program_child DIR|off --peak-now   (Client::peak(), then the same of Client::peak_now())
 //
 // Prints "builds=N loads=M" and exits 0; exits 2 on a usage error, 1 on a failure.
 #include <charconv>
@@ -25,8 +26,11 @@ int main(int argc, char** argv) {
     if (settings.persistent_cache) settings.cache_dir = dir;
     tunekit::set_global_settings(settings);
     tunekit::cl::Client client;
-    if (std::string(argv[2]) == "--peak") {
-      const auto peak = client.peak();
+    const std::string mode = argv[2];
+    if (mode == "--peak" || mode == "--peak-now") {
+      // --peak-now as a tuning asks: the peak first (for its bound), then again before a stop.
+      auto peak = client.peak();
+      if (mode == "--peak-now") peak = client.peak_now();
       // Exact (shortest round-trip) text, so that two processes' peaks compare equal.
       const auto exact = [](double value) {
         char text[64];
@@ -35,7 +39,7 @@ int main(int argc, char** argv) {
       std::cout << "peak_bytes=" << exact(peak.bytes_per_second)
                 << " peak_flops=" << exact(peak.flops_per_second) << " ";
     }
-    for (int i = 2; i < argc && std::string(argv[i]) != "--peak"; ++i) {
+    for (int i = 2; i < argc && std::string(argv[i]).rfind("--peak", 0) != 0; ++i) {
       const auto spec = tunekit::test::test_kernel("add", argv[i]);
       (void)client.kernel(spec);
       client.programs().keep(spec);  // stored on every device (a CPU stores kept programs only)

@@ -20,8 +20,9 @@ struct ChildPeak {
   int builds = -1, loads = -1;
 };
 
-ChildPeak child_peak(const std::string& dir, const fs::path& output) {
-  Child child({dir, "--peak"}, output);
+ChildPeak child_peak(const std::string& dir, const fs::path& output,
+                     const std::string& mode = "--peak") {
+  Child child({dir, mode}, output);
   ChildPeak peak;
   if (child.wait() != 0) return peak;
   const std::string text = read_text(output);
@@ -62,6 +63,26 @@ TEST_CASE("a later process takes its device's peak from disk and runs no peak ke
   // With the persistent cache off, every process measures.
   const ChildPeak off = child_peak("off", dir / "off.txt");
   CHECK(off.builds + off.loads >= 1);
+}
+
+TEST_CASE("a planted arithmetic peak is not kept when a measurement cannot confirm it",
+          "[opencl][stored-peaks]") {
+  // A valid file for this device with a low FLOP/s figure (its checksum is public). On a CPU
+  // device, where the measurement gives the arithmetic peak as unknown, it once stood through
+  // peak_now and stopped a matmul tuning at a candidate 80x slower than the best (review 7).
+  TempDir dir;
+  const std::string identity = shared_client().id().identity();
+  const cl::StoredPeaks peaks(dir.path());
+  peaks.raise(identity, peak_of(2e9, 5e10));
+  REQUIRE(peaks.load(identity).has_value());
+  const ChildPeak now = child_peak(dir.path().string(), dir / "now.txt", "--peak-now");
+  REQUIRE(now.builds >= 0);
+  // A CPU: unknown (0); a GPU: what it measures, far above 2 GFLOP/s. Never the planted figure.
+  CHECK(std::stod(now.flops) != 2e9);
+  if (shared_client().device().is_cpu()) {
+    CHECK(now.flops == "0");
+    CHECK(child_peak(dir.path().string(), dir / "read.txt").flops == "0");
+  }
 }
 
 TEST_CASE("a stored peak only rises", "[opencl][stored-peaks]") {
@@ -150,13 +171,18 @@ TEST_CASE("a stored peak is never read through a link or from a FIFO", "[opencl]
     fs::create_symlink(elsewhere, file);
     CHECK_FALSE(peaks.load(device).has_value());
     CHECK(warnings.count("symbolic link") == 1);
-    CHECK(fs::is_symlink(file));  // not ours to remove
+    peaks.raise(device, peak_of(2e12, 6e10));
+    CHECK(fs::is_symlink(file));  // not ours to remove or replace
     CHECK(fs::exists(elsewhere));
   }
   SECTION("a FIFO does not block the read") {
     REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
     CHECK_FALSE(peaks.load(device).has_value());
     CHECK(warnings.count("not a regular file") == 1);
+    peaks.raise(device, peak_of(2e12, 6e10));
+    struct stat info {};
+    REQUIRE(::lstat(file.c_str(), &info) == 0);
+    CHECK(S_ISFIFO(info.st_mode));  // left as it was
   }
   SECTION("the folder is a link") {
     fs::remove_all(peaks.directory());
