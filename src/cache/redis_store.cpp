@@ -724,7 +724,14 @@ struct RedisStore::Impl {
     const std::string_view literal =
         std::string_view(pattern).substr(0, pattern.find_first_of("*?[\\"));
     std::string cursor = "0";
+    const auto listing_deadline = Clock::now() + options.listing_timeout;
     for (int round = 0; round < max_scan_rounds; ++round) {
+      if (round > 0 && Clock::now() >= listing_deadline) {
+        throw AutotuneError(ErrorKind::cache, "the result store " + url +
+                                                  " did not end its SCAN within " +
+                                                  ms(options.listing_timeout) + " (" +
+                                                  std::to_string(round) + " rounds)");
+      }
       Reply reply = checked({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
       if (!reply) unusable();
       if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||

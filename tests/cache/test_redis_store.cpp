@@ -526,6 +526,28 @@ bool nap(int ms, const std::atomic<bool>& stop) {
 }
 }  // namespace
 
+TEST_CASE("a server whose SCAN cursor never ends fails the listing within its deadline",
+          "[redis]") {
+  if (!redis_store_built()) return;
+  // Each round answered at once with cursor 7 and no keys: 2^20 rounds (the old only bound)
+  // of up to a command's deadline each would hold `tunekit cache ls` for hours (review 7).
+  FakeRedis server([](int socket, const std::atomic<bool>& stop) {
+    while (!stop) {
+      pollfd wait{socket, POLLIN, 0};
+      if (::poll(&wait, 1, 20) <= 0) continue;
+      char buffer[65536];
+      if (::recv(socket, buffer, sizeof buffer, 0) <= 0) return;
+      if (!FakeRedis::send_all(socket, "*2\r\n$1\r\n7\r\n*0\r\n")) return;
+    }
+  });
+  RedisStore::Options options = fast_options();
+  options.listing_timeout = std::chrono::milliseconds(1500);
+  RedisStore store(parse_store_url(server.url()), options);
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(store.entries(), Catch::Contains("did not end its SCAN within 1500 ms"));
+  CHECK(ms_since(started) < 4000);
+}
+
 TEST_CASE("a server that trickles its reply fails within one command's deadline", "[redis]") {
   if (!redis_store_built()) return;
   // One byte every 1.5 s: under hiredis's timeout per read (2 s) that never timed out.
