@@ -197,7 +197,10 @@ Settings Settings::from_environment(Settings base) {
     base.store = v;
   }
   if (const char* v = std::getenv("TUNEKIT_STORE_PASSWORD"); v && *v) base.store_password = v;
-  if (const char* v = std::getenv("TUNEKIT_DEVICE"); v && *v) base.device = v;
+  if (const char* v = std::getenv("TUNEKIT_DEVICE"); v && *v) {
+    base.device = v;
+    base.device_source.clear();
+  }
   if (const char* v = std::getenv("TUNEKIT_BUILD_THREADS"); v && *v) {
     base.build_threads = parse_build_threads(v);
   }

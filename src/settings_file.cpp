@@ -122,6 +122,7 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
                             "committed): set TUNEKIT_STORE_PASSWORD in the environment");
   } else if (key == "device") {
     settings.device = value;
+    settings.device_source = source;
   } else if (key == "build_threads") {
     settings.build_threads = parse_build_threads(value, source);
   } else if (key == "tuning") {

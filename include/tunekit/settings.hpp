@@ -179,7 +179,11 @@ struct Settings {
   /// The password the store's server wants (AUTH, as the URL's user if it names one); empty:
   /// none. TUNEKIT_STORE_PASSWORD; never read from a settings file nor printed.
   std::string store_password;
-  std::string device;                          ///< OpenCL device selector: index or name substring
+  std::string device;  ///< OpenCL device selector: index or name substring
+  /// Where `device` was set when a settings file set it ("<file>:<line> device", as the file's
+  /// warnings name it); empty: the code, TUNEKIT_DEVICE or an option. A file's selector that
+  /// matches no device is a warning, and the default device is used (a file never stops a program).
+  std::string device_source;
   std::optional<BenchmarkSettings> benchmark;  ///< unset: BenchmarkSettings::for_level(level)
   std::optional<SearchSettings> search;        ///< unset: SearchSettings::for_level(level)
   /// The strategy instead of the level's (or `search`'s): TUNEKIT_SEARCH, a file's `search`,

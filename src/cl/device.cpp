@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "../warnings.hpp"
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
@@ -203,6 +204,19 @@ DeviceInfo select_device(std::string_view selector) {
                           format_device_list(devices));
 }
 
-DeviceInfo select_device() { return select_device(global_settings().device); }
+DeviceInfo select_device(const Settings& settings) {
+  if (settings.device_source.empty()) return select_device(settings.device);
+  try {
+    return select_device(settings.device);
+  } catch (const AutotuneError& e) {
+    if (e.kind() != ErrorKind::device || list_devices().empty()) throw;
+    warn_once("tunekit: " + settings.device_source + "='" + printable(settings.device, 200) +
+              "' matches no device; using the default device (the devices are:\n" +
+              format_device_list(list_devices()) + ")");
+    return select_device(std::string_view{});
+  }
+}
+
+DeviceInfo select_device() { return select_device(global_settings()); }
 
 }  // namespace tunekit::cl

@@ -87,6 +87,23 @@ TEST_CASE("Client() follows Settings::device (TUNEKIT_DEVICE)", "[opencl][device
   CHECK(first.device().index == 0);
 }
 
+TEST_CASE("a settings file's device that matches nothing is a warning, and the default is used",
+          "[opencl][device]") {
+  // A file is never a reason for a program to stop (docs/settings.md); it had stopped `tune`
+  // with "TUNEKIT_DEVICE='nosuch' matches no device" while that variable was unset (review 7).
+  Settings settings;
+  settings.device = "no-such-device-from-a-file";
+  settings.device_source = "/home/me/project/tunekit.toml:3 device";
+  CapturedWarnings warnings;
+  const cl::DeviceInfo chosen = cl::select_device(settings);
+  CHECK(chosen.index == cl::select_device(std::string_view{}).index);
+  CHECK(warnings.count("tunekit.toml:3 device='no-such-device-from-a-file' matches no device") ==
+        1);
+  // The same selector from the environment or the code is still an error.
+  settings.device_source.clear();
+  CHECK_THROWS_AS(cl::select_device(settings), AutotuneError);
+}
+
 TEST_CASE("the client's id names platform, version, device, driver, compute units and local memory",
           "[opencl][device]") {
   auto& client = shared_client();

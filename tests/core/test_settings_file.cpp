@@ -95,6 +95,7 @@ TEST_CASE("a settings file sets the settings that have variables, with TOML's va
   CHECK(s.cache_dir == "/var/cache/my app");
   CHECK(s.store == "redis://cache.local:6380/2");
   CHECK(s.device == "NVIDIA");
+  CHECK_THAT(s.device_source, Catch::Contains("tunekit.toml") && Catch::Contains("device"));
   CHECK(s.build_threads == 3u);
   CHECK(s.tuning == TuningMode::background);
   CHECK(s.retry_seconds == 2);

@@ -50,7 +50,7 @@ int list_devices_command(const CommonOptions& common) {
   std::optional<std::size_t> chosen;
   std::string choice_problem;
   try {
-    chosen = cl::select_device(settings.device).index;
+    chosen = cl::select_device(settings).index;
   } catch (const AutotuneError& e) {
     choice_problem = e.message();
   }
@@ -80,11 +80,12 @@ int list_devices_command(const CommonOptions& common) {
 
 namespace {
 
-// The device `selector` names. A selector that matches none of the devices there are is a
-// usage error; having no OpenCL platform at all is a runtime failure.
-cl::DeviceInfo choose_device(const std::string& selector, bool from_option) {
+// The device `settings` name. A selector (TUNEKIT_DEVICE, --device) that matches none of the
+// devices there are is a usage error; having no OpenCL platform at all is a runtime failure.
+cl::DeviceInfo choose_device(const Settings& settings, bool from_option) {
+  const std::string& selector = settings.device;
   try {
-    return cl::select_device(selector);
+    return cl::select_device(settings);
   } catch (const AutotuneError& e) {
     if (e.kind() == ErrorKind::device && !selector.empty() && !cl::list_devices().empty()) {
       std::string message = e.message();
@@ -106,7 +107,10 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   if (!options.search.empty()) {
     settings.search_strategy = parse_search_strategy(options.search, "--search");
   }
-  if (!options.device.empty()) settings.device = options.device;
+  if (!options.device.empty()) {
+    settings.device = options.device;
+    settings.device_source.clear();
+  }
   if (options.no_cache) settings.persistent_cache = false;
   settings.tuning = TuningMode::blocking;  // tuning is the command's point: it waits for it
   // The tool prints the table itself; TUNEKIT_LOG=debug still adds the tuner's own lines.
@@ -134,7 +138,7 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
   // No cache directory at all is a usage error, said before anything is tuned (docs/cli.md):
   // AutotuneError(settings) naming the variables.
   if (settings.persistent_cache) (void)settings.resolved_cache_dir();
-  cl::Client client(choose_device(settings.device, !options.device.empty()));
+  cl::Client client(choose_device(settings, !options.device.empty()));
   tuning_line = "tunekit: tuning " + options.op + " on " + client.device().describe() + " (level " +
                 std::string(to_string(settings.level)) + ")\n";
   std::vector<TuningReport> reports;

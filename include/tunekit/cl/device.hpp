@@ -9,6 +9,10 @@
 
 #include "tunekit/cl/opencl.hpp"
 
+namespace tunekit {
+struct Settings;  // tunekit/settings.hpp
+}
+
 namespace tunekit::cl {
 
 /// One OpenCL device, with what tunekit needs to know about it.
@@ -68,7 +72,12 @@ std::vector<DeviceInfo> list_devices();
 /// selector matches nothing (listing the devices there are).
 DeviceInfo select_device(std::string_view selector);
 
-/// select_device(global_settings().device): honours TUNEKIT_DEVICE.
+/// The device `settings` name (select_device(settings.device)); a selector a settings file set
+/// (Settings::device_source) that matches no device is a warning naming the file, and the
+/// default device is used.
+DeviceInfo select_device(const Settings& settings);
+
+/// select_device(global_settings()): honours TUNEKIT_DEVICE and the settings files.
 DeviceInfo select_device();
 
 /// One describe() line per device, for error messages and tools.
