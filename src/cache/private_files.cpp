@@ -297,6 +297,20 @@ std::optional<std::string> private_folder_problem(const fs::path& dir) {
   }
 }
 
+std::optional<std::string> store_folders_problem(const fs::path& dir) {
+  for (const fs::path& folder : {dir.parent_path(), dir}) {
+    if (auto wrong = private_folder_problem(folder)) return wrong;
+  }
+  return std::nullopt;
+}
+
+void prepare_store_folders(const fs::path& dir) {
+  // The cache root (maybe a link the user made), then our folders: one rule for all of them.
+  prepare_private_cache_directory(dir.parent_path().parent_path(), true);
+  prepare_private_cache_directory(dir.parent_path(), false);
+  prepare_private_cache_directory(dir, false);
+}
+
 const char* file_kind(mode_t mode) {
   return S_ISDIR(mode)    ? "a directory"
          : S_ISLNK(mode)  ? "a symbolic link"

@@ -195,6 +195,13 @@ void prepare_private_directory(const std::filesystem::path& dir, Links links);
 /// program binaries) for reading or deleting in it: nothing when it is absent or passes
 /// check_private_directory(dir, Links::refuse); a link planted there is never followed.
 std::optional<std::string> private_folder_problem(const std::filesystem::path& dir);
+/// A store's versioned folder inside the cache (`<root>/programs/v2`, `<root>/devices/v1`): what
+/// is wrong with it or its parent for reading or deleting in it (private_folder_problem of each);
+/// nothing when both are absent or ours.
+std::optional<std::string> store_folders_problem(const std::filesystem::path& dir);
+/// Creates such a folder before a write: the cache root (maybe a link the user made), then the
+/// parent and `dir` (never links); each checked (prepare_private_cache_directory).
+void prepare_store_folders(const std::filesystem::path& dir);
 /// "a directory", "a symbolic link", "a FIFO", "a socket" or "a device": what a path that is
 /// not a regular file is, for messages.
 const char* file_kind(mode_t mode);

@@ -209,10 +209,11 @@ DeviceInfo select_device(const Settings& settings) {
   try {
     return select_device(settings.device);
   } catch (const AutotuneError& e) {
-    if (e.kind() != ErrorKind::device || list_devices().empty()) throw;
+    const auto devices = list_devices();
+    if (e.kind() != ErrorKind::device || devices.empty()) throw;
     warn_once("tunekit: " + settings.device_source + "='" + printable(settings.device, 200) +
               "' matches no device; using the default device (the devices are:\n" +
-              format_device_list(list_devices()) + ")");
+              format_device_list(devices) + ")");
     return select_device(std::string_view{});
   }
 }

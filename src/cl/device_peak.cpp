@@ -76,15 +76,17 @@ double measure_bytes(Client& client) {
   return seconds > 0 ? 2.0 * static_cast<double>(bytes) / seconds : 0;  // read and written
 }
 
+// Not on a CPU device: there the kernel's speed is what the OpenCL compiler makes of its
+// vectors, not the cores' limit. On PoCL (2 AVX-512 cores) it gave 93 GFLOP/s where a matmul
+// candidate ran 170, so a tuning stopped "near the roofline" on a candidate 2.1x slower than the
+// best. Unknown (0): no arithmetic bound there, whatever a stored peak says.
+bool arithmetic_peak_measurable(const DeviceInfo& device) { return !device.is_cpu(); }
+
 // The peak measured now; nothing when the measurement failed (said once per call).
 std::optional<DevicePeak> measure_peak(Client& client, const DeviceInfo& device) {
   try {
     DevicePeak peak;
-    // Not on a CPU device: there the kernel's speed is what the OpenCL compiler makes of its
-    // vectors, not the cores' limit. On PoCL (2 AVX-512 cores) it gave 93 GFLOP/s where a matmul
-    // candidate ran 170, so a tuning stopped "near the roofline" on a candidate 2.1x slower than
-    // the best. Unknown (0): no arithmetic bound there.
-    if (!device.is_cpu()) peak.flops_per_second = measure_flops(client);
+    if (arithmetic_peak_measurable(device)) peak.flops_per_second = measure_flops(client);
     peak.bytes_per_second = measure_bytes(client);
     peak.cache_bytes = static_cast<double>(device.global_memory_cache);
     return peak;
@@ -95,9 +97,6 @@ std::optional<DevicePeak> measure_peak(Client& client, const DeviceInfo& device)
   }
 }
 
-}  // namespace
-
-namespace {
 // The peaks kept under the cache directory, unless the persistent cache is off.
 std::optional<StoredPeaks> stored_peaks() {
   const auto root = client_cache_root("device peaks");
@@ -117,7 +116,7 @@ DevicePeak Client::peak() {
     peak->cache_bytes = static_cast<double>(device_.global_memory_cache);
     // What a measurement here cannot give, a file cannot either (a planted CPU FLOP/s figure
     // would be a bound that no measurement checks).
-    if (device_.is_cpu()) peak->flops_per_second = 0;
+    if (!arithmetic_peak_measurable(device_)) peak->flops_per_second = 0;
   } else {
     peak = measure_peak(*this, device_);
     if (peak && stored) stored->raise(identity, *peak);

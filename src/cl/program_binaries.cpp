@@ -28,8 +28,8 @@ constexpr char magic[8] = {'T', 'K', 'P', 'R', 'O', 'G', 'B', '\n'};
 constexpr std::size_t max_field = 1 << 16;              // device identity, build options
 constexpr std::size_t max_file = std::size_t{1} << 28;  // 256 MiB: far above any real binary
 
-std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
-std::string errno_text(int error) { return std::generic_category().message(error); }
+using tunekit::detail::errno_text;
+using tunekit::detail::quoted;
 
 // ---- the file format: little-endian fields, the XXH3 checksum of everything before it last ----
 
@@ -215,11 +215,9 @@ namespace {
 // user that no one else may write. A link or a foreign folder planted there is never read from
 // or deleted through (an absent folder just holds nothing).
 bool folders_are_ours(const fs::path& dir) {
-  for (const fs::path& folder : {dir.parent_path(), dir}) {
-    if (auto wrong = tunekit::detail::private_folder_problem(folder)) {
-      warn_once("tunekit: ignoring the program binaries: " + *wrong);
-      return false;
-    }
+  if (auto wrong = tunekit::detail::store_folders_problem(dir)) {
+    warn_once("tunekit: ignoring the program binaries: " + *wrong);
+    return false;
   }
   return true;
 }
@@ -297,10 +295,7 @@ void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned cha
   struct stat aside {};
   if (::lstat((file_of(key).string() + ".aside").c_str(), &aside) == 0) return;  // see load()
   try {
-    // The cache root (maybe a link the user made), then our folders: one rule for all of them.
-    tunekit::detail::prepare_private_cache_directory(dir_.parent_path().parent_path(), true);
-    tunekit::detail::prepare_private_cache_directory(dir_.parent_path(), false);
-    tunekit::detail::prepare_private_cache_directory(dir_, false);
+    tunekit::detail::prepare_store_folders(dir_);
     tunekit::detail::write_private_file_atomically(dir_ / name_of(key),
                                                    detail::encode_program_binary(key, binary));
   } catch (const std::exception& e) {

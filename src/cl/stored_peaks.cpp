@@ -29,7 +29,7 @@ constexpr off_t max_file = 1 << 13;
 constexpr double max_bytes_per_second = 1e16;
 constexpr double max_flops_per_second = 1e19;
 
-std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+using tunekit::detail::quoted;
 
 // Shortest round-trip form, whatever the process's locale.
 std::string number_text(double value) {
@@ -47,11 +47,9 @@ bool is_temporary_name(const std::string& name) {
 // Whether devices/ and devices/v<N> are the folders raise() makes: real directories of this user
 // that no one else may write. A link or a foreign folder there is never read or deleted through.
 bool folders_are_ours(const fs::path& dir) {
-  for (const fs::path& folder : {dir.parent_path(), dir}) {
-    if (auto wrong = tunekit::detail::private_folder_problem(folder)) {
-      warn_once("tunekit: ignoring the stored device peaks: " + *wrong);
-      return false;
-    }
+  if (auto wrong = tunekit::detail::store_folders_problem(dir)) {
+    warn_once("tunekit: ignoring the stored device peaks: " + *wrong);
+    return false;
   }
   return true;
 }
@@ -173,10 +171,7 @@ void StoredPeaks::raise(const std::string& identity, const DevicePeak& peak) con
     higher.bytes_per_second = std::max(higher.bytes_per_second, stored->bytes_per_second);
   }
   try {
-    // The cache root (maybe a link the user made), then our folders: one rule for all of them.
-    tunekit::detail::prepare_private_cache_directory(dir_.parent_path().parent_path(), true);
-    tunekit::detail::prepare_private_cache_directory(dir_.parent_path(), false);
-    tunekit::detail::prepare_private_cache_directory(dir_, false);
+    tunekit::detail::prepare_store_folders(dir_);
     // Losing it in a crash costs one measurement, and the checksum tells a torn file.
     tunekit::detail::write_atomically(file_of(identity),
                                       detail::encode_stored_peak(identity, higher), 0600,

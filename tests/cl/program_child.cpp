@@ -38,11 +38,12 @@ int main(int argc, char** argv) {
       };
       std::cout << "peak_bytes=" << exact(peak.bytes_per_second)
                 << " peak_flops=" << exact(peak.flops_per_second) << " ";
-    }
-    for (int i = 2; i < argc && std::string(argv[i]).rfind("--peak", 0) != 0; ++i) {
-      const auto spec = tunekit::test::test_kernel("add", argv[i]);
-      (void)client.kernel(spec);
-      client.programs().keep(spec);  // stored on every device (a CPU stores kept programs only)
+    } else {
+      for (int i = 2; i < argc; ++i) {
+        const auto spec = tunekit::test::test_kernel("add", argv[i]);
+        (void)client.kernel(spec);
+        client.programs().keep(spec);  // stored on every device (a CPU stores kept programs only)
+      }
     }
     std::cout << "builds=" << client.programs().builds()
               << " loads=" << client.programs().binary_loads() << "\n";

@@ -36,13 +36,6 @@ ChildPeak child_peak(const std::string& dir, const fs::path& output,
 
 const std::string device = "test device | driver 1 | 4 CUs";
 
-DevicePeak peak_of(double flops, double bytes) {
-  DevicePeak peak;
-  peak.flops_per_second = flops;
-  peak.bytes_per_second = bytes;
-  return peak;
-}
-
 }  // namespace
 
 TEST_CASE("a later process takes its device's peak from disk and runs no peak kernel",
@@ -73,7 +66,7 @@ TEST_CASE("a planted arithmetic peak is not kept when a measurement cannot confi
   TempDir dir;
   const std::string identity = shared_client().id().identity();
   const cl::StoredPeaks peaks(dir.path());
-  peaks.raise(identity, peak_of(2e9, 5e10));
+  peaks.raise(identity, DevicePeak{2e9, 5e10});
   REQUIRE(peaks.load(identity).has_value());
   const ChildPeak now = child_peak(dir.path().string(), dir / "now.txt", "--peak-now");
   REQUIRE(now.builds >= 0);
@@ -88,16 +81,16 @@ TEST_CASE("a planted arithmetic peak is not kept when a measurement cannot confi
 TEST_CASE("a stored peak only rises", "[opencl][stored-peaks]") {
   TempDir dir;
   const cl::StoredPeaks peaks(dir.path());
-  peaks.raise(device, peak_of(0, 0));  // a failed measurement: nothing stored
+  peaks.raise(device, DevicePeak{0, 0});  // a failed measurement: nothing stored
   CHECK(peaks.count() == 0);
   CHECK_FALSE(peaks.load(device).has_value());
 
-  peaks.raise(device, peak_of(0, 5e10));
+  peaks.raise(device, DevicePeak{0, 5e10});
   REQUIRE(peaks.load(device).has_value());
   CHECK(peaks.load(device)->bytes_per_second == 5e10);
-  peaks.raise(device, peak_of(0, 3e10));  // a busy moment's lower figure
+  peaks.raise(device, DevicePeak{0, 3e10});  // a busy moment's lower figure
   CHECK(peaks.load(device)->bytes_per_second == 5e10);
-  peaks.raise(device, peak_of(2e12, 4e10));  // each figure rises on its own
+  peaks.raise(device, DevicePeak{2e12, 4e10});  // each figure rises on its own
   CHECK(peaks.load(device)->flops_per_second == 2e12);
   CHECK(peaks.load(device)->bytes_per_second == 5e10);
   CHECK_FALSE(peaks.load("another device").has_value());
@@ -114,7 +107,7 @@ TEST_CASE("a stored peak only rises", "[opencl][stored-peaks]") {
 TEST_CASE("a bad stored peak is refused, said, and removed", "[opencl][stored-peaks]") {
   TempDir dir;
   const cl::StoredPeaks peaks(dir.path());
-  peaks.raise(device, peak_of(1e12, 5e10));
+  peaks.raise(device, DevicePeak{1e12, 5e10});
   const fs::path file = peaks.file_of(device);
   const std::string good = read_text(file);
   REQUIRE(peaks.load(device).has_value());
@@ -134,15 +127,15 @@ TEST_CASE("a bad stored peak is refused, said, and removed", "[opencl][stored-pe
     said = "checksum mismatch";
   }
   SECTION("another device's file in this device's place, its checksum right") {
-    bytes = cl::detail::encode_stored_peak("another device", peak_of(1e12, 5e10));
+    bytes = cl::detail::encode_stored_peak("another device", DevicePeak{1e12, 5e10});
     said = "measured on another device";
   }
   SECTION("an implausible figure with a right checksum") {
-    bytes = cl::detail::encode_stored_peak(device, peak_of(1e12, 1e30));
+    bytes = cl::detail::encode_stored_peak(device, DevicePeak{1e12, 1e30});
     said = "implausible peak";
   }
   SECTION("not a number, with a right checksum") {
-    bytes = cl::detail::encode_stored_peak(device, peak_of(std::nan(""), 5e10));
+    bytes = cl::detail::encode_stored_peak(device, DevicePeak{std::nan(""), 5e10});
     said = "implausible peak";
   }
   SECTION("far larger than a peak file") {
@@ -162,7 +155,7 @@ TEST_CASE("a bad stored peak is refused, said, and removed", "[opencl][stored-pe
 TEST_CASE("a stored peak is never read through a link or from a FIFO", "[opencl][stored-peaks]") {
   TempDir dir;
   const cl::StoredPeaks peaks(dir.path());
-  peaks.raise(device, peak_of(1e12, 5e10));
+  peaks.raise(device, DevicePeak{1e12, 5e10});
   const fs::path file = peaks.file_of(device);
   const fs::path elsewhere = dir / "planted.peak";
   fs::rename(file, elsewhere);
@@ -171,7 +164,7 @@ TEST_CASE("a stored peak is never read through a link or from a FIFO", "[opencl]
     fs::create_symlink(elsewhere, file);
     CHECK_FALSE(peaks.load(device).has_value());
     CHECK(warnings.count("symbolic link") == 1);
-    peaks.raise(device, peak_of(2e12, 6e10));
+    peaks.raise(device, DevicePeak{2e12, 6e10});
     CHECK(fs::is_symlink(file));  // not ours to remove or replace
     CHECK(fs::exists(elsewhere));
   }
@@ -179,7 +172,7 @@ TEST_CASE("a stored peak is never read through a link or from a FIFO", "[opencl]
     REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
     CHECK_FALSE(peaks.load(device).has_value());
     CHECK(warnings.count("not a regular file") == 1);
-    peaks.raise(device, peak_of(2e12, 6e10));
+    peaks.raise(device, DevicePeak{2e12, 6e10});
     struct stat info {};
     REQUIRE(::lstat(file.c_str(), &info) == 0);
     CHECK(S_ISFIFO(info.st_mode));  // left as it was
@@ -191,7 +184,7 @@ TEST_CASE("a stored peak is never read through a link or from a FIFO", "[opencl]
     fs::rename(elsewhere, dir / "other" / file.filename());
     CHECK_FALSE(peaks.load(device).has_value());
     CHECK(warnings.count("ignoring the stored device peaks") == 1);
-    peaks.raise(device, peak_of(2e12, 6e10));  // nothing written through the link either
+    peaks.raise(device, DevicePeak{2e12, 6e10});  // nothing written through the link either
     CHECK(read_text(dir / "other" / file.filename()).find("2000000000000") == std::string::npos);
   }
 }
