@@ -27,6 +27,9 @@
 //                     [--names FILE]  (no tunings: re-measure these configurations, one a line,
 //                                      with the reference's best only if --reference is given)
 //                     [--judges P]  (fresh processes that re-measure, 7)
+//                     [--judge-time span|busy]  (a judge's sample: span, the default, from its
+//                                      first command's start to its last one's end; busy, the
+//                                      tuner's: the gaps between commands left out)
 // Experiments, with --measure-once --names FILE: [--buffer-sets S] (each configuration on S sets
 // of matrices, interleaved), [--passes P] (the whole measurement P times in one process).
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
@@ -61,6 +64,24 @@ struct Options {
   double sample = 0.01;
   std::string names_file;  // re-measure only these configurations (one a line), no tunings
   std::string level = "balanced", device, start_points = "on", reference = "extensive";
+  std::string judge_time = "span";
+};
+
+// A judge's clock: the client's measure(), but its span (the gaps between commands included)
+// unless --judge-time busy. The judges keep the span that the earlier logs used, which the
+// tuner's busy time (Client::measure) does not define: a pick that only it favours shows as a miss.
+// It keeps each sample's span over its busy time: how much of a span is gaps between commands.
+struct JudgeClock {
+  tunekit::cl::Client* client;
+  bool span;
+  std::vector<double> span_over_busy;
+  double measure(tunekit::FunctionRef<void()> work, std::size_t batch) {
+    const double busy = client->measure(work, batch);
+    if (busy > 0) span_over_busy.push_back(client->last_measure_span() / busy);
+    return span ? client->last_measure_span() : busy;
+  }
+  double timer_resolution() const { return client->timer_resolution(); }
+  const tunekit::DeviceId& id() const { return client->id(); }
 };
 
 struct Matrices {
@@ -132,6 +153,7 @@ int measure_once(const Options& o) {
   if (!o.device.empty()) settings.device = o.device;
   tunekit::set_global_settings(settings);
   tunekit::cl::Client client;
+  JudgeClock clock{&client, o.judge_time != "busy", {}};
   const auto names = read_names(o.names_file);
   // With --buffer-sets S > 1 (an experiment: does a configuration's time depend on where its
   // matrices lie?), S sets are allocated at once and every configuration is measured on each, all
@@ -150,7 +172,7 @@ int measure_once(const Options& o) {
     auto& m = sets[set_of[g]];
     for (const auto& name : names) {
       calls.emplace_back([&, name] { ops::matmul_with(name, client, m.a, m.b, m.c); });
-      const double once_time = client.measure(tunekit::FunctionRef<void()>(calls.back()), 1);
+      const double once_time = clock.measure(tunekit::FunctionRef<void()>(calls.back()), 1);
       const auto batch =
           static_cast<std::size_t>(std::clamp(o.sample / std::max(once_time, 1e-9), 1.0, 1e4));
       contenders.push_back({tunekit::FunctionRef<void()>(calls.back()), batch});
@@ -160,7 +182,7 @@ int measure_once(const Options& o) {
   // With --passes P > 1 (an experiment: is a judge's ranking its process's, or its moment's?),
   // the whole measurement is done P times one after the other; pass p's times print as "...@p".
   for (std::size_t pass = 0; pass < o.passes; ++pass) {
-    const auto times = tunekit::measure_interleaved(client, contenders, labels, o.rounds, 7);
+    const auto times = tunekit::measure_interleaved(clock, contenders, labels, o.rounds, 7);
     for (std::size_t k = 0; k < contenders.size(); ++k) {
       if (times[k].error) throw *times[k].error;
       const std::size_t g = k / names.size();
@@ -170,6 +192,11 @@ int measure_once(const Options& o) {
                   tunekit::summarize(times[k].samples).median);
     }
     std::fflush(stdout);
+  }
+  if (!clock.span_over_busy.empty()) {
+    const auto gaps = tunekit::summarize(clock.span_over_busy);
+    std::printf("gaps\tspan over busy time, samples' median %.4f, max %.4f\n", gaps.median,
+                gaps.max);
   }
   return 0;
 }
@@ -243,7 +270,8 @@ void print_judges_ceiling(const std::vector<JudgeRatios>& by_judge) {
 std::map<std::string, double> run_judge(const char* self, const Options& o) {
   std::string command = std::string("'") + self + "' --measure-once --size " + std::to_string(o.n) +
                         " --rounds " + std::to_string(o.rounds) + " --sample " +
-                        std::to_string(o.sample) + " --names '" + o.names_file + "'";
+                        std::to_string(o.sample) + " --names '" + o.names_file + "'" +
+                        " --judge-time " + o.judge_time;
   if (!o.device.empty()) command += " --device '" + o.device + "'";
   std::map<std::string, double> median;
   const bool exited = read_records(command, [&](const std::string& kind, const std::string& rest) {
@@ -327,6 +355,12 @@ int main(int argc, char** argv) {
       o.buffer_sets = std::max<std::size_t>(1, std::stoul(argv[++i]));
     } else if (is("--passes")) {
       o.passes = std::max<std::size_t>(1, std::stoul(argv[++i]));
+    } else if (is("--judge-time")) {
+      o.judge_time = argv[++i];
+      if (o.judge_time != "span" && o.judge_time != "busy") {
+        std::fprintf(stderr, "--judge-time: span or busy, not '%s'\n", o.judge_time.c_str());
+        return 2;
+      }
     } else if (is("--judges")) {
       o.judges = std::max<std::size_t>(1, std::stoul(argv[++i]));
     } else if (!std::strcmp(argv[i], "--tune-once")) {
@@ -338,7 +372,7 @@ int main(int argc, char** argv) {
                    "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
                    "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] "
                    "[--top T] [--run-top K] [--min-sample SECONDS] [--sample SECONDS] "
-                   "[--names FILE] [--judges P]\n");
+                   "[--names FILE] [--judges P] [--judge-time span|busy]\n");
       return 2;
     }
   }
@@ -415,9 +449,10 @@ int main(int argc, char** argv) {
     const double best = judged_ranking.best;
     std::printf(
         "\nwinners, each run's best %zu and the reference, re-measured in %zu fresh processes of "
-        "%zu interleaved rounds, samples of at least %.1f ms (median over the processes of the "
-        "ratio to each process's best; then the processes' ratios, sorted):\n",
-        o.run_top, o.judges, o.rounds, 1e3 * o.sample);
+        "%zu interleaved rounds, samples of at least %.1f ms timed by their %s (median over the "
+        "processes of the ratio to each process's best; then the processes' ratios, sorted):\n",
+        o.run_top, o.judges, o.rounds, 1e3 * o.sample,
+        o.judge_time == "busy" ? "busy time" : "span");
     for (const auto& name : names) {
       std::printf("  %-60s %.3fx the best  [", name.c_str(), median.at(name) / best);
       std::vector<double> sorted;

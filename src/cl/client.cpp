@@ -51,8 +51,8 @@ std::size_t volume(const ::cl::NDRange& range) {
 
 ::cl::CommandQueue make_queue(const ::cl::Context& context, const DeviceInfo& device) {
   cl_int code = CL_SUCCESS;
-  // In order: a candidate's commands run one after another, as it enqueued them, so that the
-  // span from the first start to the last end is its time and nothing else's.
+  // In order: a candidate's commands run one after another, as it enqueued them, so that their
+  // intervals are its time and nothing else's.
   ::cl::CommandQueue queue(context, device.device, CL_QUEUE_PROFILING_ENABLE, &code);
   check(code, [&] { return "creating a profiling command queue on " + device.device_name; });
   return queue;
@@ -84,6 +84,27 @@ struct Client::Recording {
   std::atomic<std::thread::id> measuring_thread;
   std::vector<cl_event> events;  // raw handles: reused capacity, released after each measure
 };
+
+namespace detail {
+
+CommandTimes command_times(std::vector<CommandInterval>& intervals) {
+  if (intervals.empty()) return {};
+  std::sort(intervals.begin(), intervals.end(),
+            [](const CommandInterval& a, const CommandInterval& b) { return a.start < b.start; });
+  CommandTimes times;
+  // One pass in order of start: `reached` is the latest end so far; each command adds the part
+  // of its interval past it.
+  std::uint64_t reached = intervals.front().start;
+  for (const CommandInterval& interval : intervals) {
+    const std::uint64_t end = std::max(interval.start, interval.end);
+    times.busy += end > reached ? end - std::max(interval.start, reached) : 0;
+    reached = std::max(reached, end);
+  }
+  times.span = reached - intervals.front().start;
+  return times;
+}
+
+}  // namespace detail
 
 std::string kernel_name(const ::cl::Kernel& kernel) {
   std::string name;
@@ -421,10 +442,9 @@ void Client::release_recorded() noexcept {
   recording_->events.clear();  // keeps the capacity for the next measurement
 }
 
-double Client::span_of_recorded() {
-  cl_ulong first_start = std::numeric_limits<cl_ulong>::max();
-  cl_ulong last_end = 0;
-  std::size_t used = 0;
+Client::RecordedTimes Client::times_of_recorded() {
+  std::vector<detail::CommandInterval> intervals;
+  intervals.reserve(recording_->events.size());
   for (cl_event event : recording_->events) {
     cl_ulong start = 0, end = 0;
     if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) !=
@@ -439,13 +459,12 @@ double Client::span_of_recorded() {
       }
       continue;  // e.g. an event record()ed from a queue without profiling
     }
-    first_start = std::min(first_start, start);
-    last_end = std::max(last_end, end);
-    ++used;
+    intervals.push_back({start, end});
   }
-  last_event_count_ = used;
-  if (used == 0) return -1;
-  return static_cast<double>(last_end - std::min(first_start, last_end)) * 1e-9;
+  last_event_count_ = intervals.size();
+  if (intervals.empty()) return {};
+  const detail::CommandTimes times = detail::command_times(intervals);
+  return {true, static_cast<double>(times.busy) * 1e-9, static_cast<double>(times.span) * 1e-9};
 }
 
 double Client::measure(FunctionRef<void()> work, std::size_t batch) {
@@ -473,15 +492,16 @@ double Client::measure(FunctionRef<void()> work, std::size_t batch) {
     }
   }
   if (!recording_->events.empty()) {
-    // Preferred: from the first start to the last end of everything the work enqueued through
-    // the client: all its kernels and copies, not only the last, and no host enqueue overhead
-    // before the first command.
+    // Preferred: the busy time of everything the work enqueued through the client: all its
+    // kernels and copies, not only the last, and no host enqueue overhead before the first
+    // command or between two.
     finish();
-    const double span = span_of_recorded();
+    const RecordedTimes times = times_of_recorded();
     release_recorded();
-    if (span >= 0) {
+    if (times.timed) {
       last_source_ = MeasureSource::events;
-      return span;
+      last_span_ = times.span;
+      return times.busy;
     }
   }
   last_event_count_ = 0;
@@ -498,13 +518,15 @@ double Client::measure(FunctionRef<void()> work, std::size_t batch) {
     if (before.getProfilingInfo(CL_PROFILING_COMMAND_END, &begin) == CL_SUCCESS &&
         after.getProfilingInfo(CL_PROFILING_COMMAND_END, &end) == CL_SUCCESS && end >= begin) {
       last_source_ = MeasureSource::markers;
-      return static_cast<double>(end - begin) * 1e-9;
+      last_span_ = static_cast<double>(end - begin) * 1e-9;
+      return last_span_;
     }
   }
   // Fallback 2: markers without profiling data (seen on some drivers): host wall-clock time
   // from before the work to the end of clFinish, which includes enqueue overhead.
   last_source_ = MeasureSource::host_clock;
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+  last_span_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count();
+  return last_span_;
 }
 
 }  // namespace tunekit::cl

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,6 +37,22 @@ template <class... Args>
 void set_args(::cl::Kernel& kernel, const Args&... args);
 
 namespace detail {
+/// One command's profiling interval, in device timer nanoseconds.
+struct CommandInterval {
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+};
+
+/// The times of a measurement's commands, from their intervals, in nanoseconds: their `span`
+/// (first start to last end) and their `busy` time (the length of their union: the device
+/// running at least one of them), which Client::measure returns. Sorts `intervals`. An interval
+/// that ends before it starts counts as empty.
+struct CommandTimes {
+  std::uint64_t span = 0;
+  std::uint64_t busy = 0;
+};
+CommandTimes command_times(std::vector<CommandInterval>& intervals);
+
 /// The most patterns one clEnqueueFillBuffer is given. NVIDIA's driver kills the queue on a fill
 /// of 2^31 or more patterns (a 32-bit count inside it), so a larger fill is enqueued in pieces.
 inline constexpr std::size_t max_fill_patterns = std::size_t{1} << 30;
@@ -161,10 +178,17 @@ class Client {
   /// progress on this thread; does nothing when none is.
   void record(const ::cl::Event& event);
 
-  /// TimingClient: runs `work` `batch` times and returns the device seconds from the first start
-  /// to the last end of everything it enqueued through this client; see MeasureSource for the
-  /// fallbacks when it enqueued nothing through the client.
+  /// TimingClient: runs `work` `batch` times and returns the device seconds that everything it
+  /// enqueued through this client ran: the union of the commands' intervals (their busy time).
+  /// A gap between two commands is not counted: where the device waited for a host whose enqueue
+  /// was delayed (a thread descheduled, a driver lock held by a build on another thread) it is
+  /// the host's moment, not the work's cost, and it ranked a candidate measured during a build
+  /// behind one measured after (docs/opencl.md). See MeasureSource for the fallbacks when it
+  /// enqueued nothing through the client.
   double measure(FunctionRef<void()> work, std::size_t batch);
+  /// The last measure()'s span, gaps included: from the first start to the last end of its
+  /// commands (equal to its time where it did not come from events).
+  double last_measure_span() const noexcept { return last_span_; }
   /// Seconds per tick of the device's profiling timer.
   double timer_resolution() const noexcept { return device_.timer_resolution; }
   /// How the last measure() got its time, and from how many events.
@@ -204,7 +228,14 @@ class Client {
   [[noreturn]] void launch_failed(cl_int code, const ::cl::Kernel& kernel,
                                   const ::cl::NDRange& global, const ::cl::NDRange& local,
                                   cl_uint given) const;
-  double span_of_recorded();
+  // The recorded commands' times (detail::command_times), in seconds; `timed` is false when
+  // none of them has profiling times.
+  struct RecordedTimes {
+    bool timed = false;
+    double busy = 0;
+    double span = 0;
+  };
+  RecordedTimes times_of_recorded();
   void release_recorded() noexcept;
 
   DeviceInfo device_;
@@ -216,6 +247,7 @@ class Client {
   std::unique_ptr<Recording> recording_;
   MeasureSource last_source_ = MeasureSource::events;
   std::size_t last_event_count_ = 0;
+  double last_span_ = 0;
 };
 
 /// The name of `kernel` (for messages).

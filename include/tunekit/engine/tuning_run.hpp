@@ -613,11 +613,12 @@ class TuningRun {
   }
 
   // The race's times are not the search's: its samples batch calls back to back, and on a device
-  // with a host cost per launch (PoCL: tens of microseconds) a batch's span holds it while a lone
-  // call's events do not (a 100 us matmul raced at 1.5x its searched time on a 16-core Xeon, and
-  // a candidate left out of the race then ranked first). So that one ranking holds one kind of
-  // time, every candidate outside the race is scaled by the race winner's ratio of race to search
-  // time: each was slower than the winner in the search, so none can rank ahead of it now.
+  // with a cost per launch (PoCL: tens of microseconds) a batch's time can hold some of it while
+  // a lone call's events do not (a 100 us matmul raced at 1.5x its searched time on a 16-core
+  // Xeon, timed by spans, and a candidate left out of the race then ranked first). So that one
+  // ranking holds one kind of time, every candidate outside the race is scaled by the race winner's
+  // ratio of race to search time: each was slower than the winner in the search, so none can rank
+  // ahead of it now.
   void scale_to_the_race(const std::vector<std::size_t>& raced, std::size_t race_winner,
                          double winner_searched) {
     const AutotuneOutcome& winner = outcomes_[raced[race_winner]];
