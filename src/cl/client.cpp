@@ -1,5 +1,5 @@
 // Client: context and profiling queue, checked enqueues that record their events while a
-// measurement runs, and measure(), the device-time span of everything a candidate enqueued.
+// measurement runs, and measure(), the device busy time of everything a candidate enqueued.
 #include "tunekit/cl/client.hpp"
 
 #include <algorithm>
