@@ -83,6 +83,7 @@ struct Client::Recording {
   // Atomic: other threads sharing the client read it while the next measurement sets it.
   std::atomic<std::thread::id> measuring_thread;
   std::vector<cl_event> events;  // raw handles: reused capacity, released after each measure
+  std::vector<detail::CommandInterval> intervals;  // their times: reused capacity too
 };
 
 namespace detail {
@@ -443,8 +444,8 @@ void Client::release_recorded() noexcept {
 }
 
 Client::RecordedTimes Client::times_of_recorded() {
-  std::vector<detail::CommandInterval> intervals;
-  intervals.reserve(recording_->events.size());
+  std::vector<detail::CommandInterval>& intervals = recording_->intervals;
+  intervals.clear();
   for (cl_event event : recording_->events) {
     cl_ulong start = 0, end = 0;
     if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) !=
