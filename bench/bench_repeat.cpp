@@ -64,7 +64,7 @@ struct Options {
   double sample = 0.01;
   std::string names_file;  // re-measure only these configurations (one a line), no tunings
   std::string level = "balanced", device, start_points = "on", reference = "extensive";
-  std::string judge_time = "span";
+  bool judge_by_span = true;  // --judge-time span (true) or busy
 };
 
 // A judge's clock: the client's measure(), but its span (the gaps between commands included)
@@ -73,12 +73,13 @@ struct Options {
 // It keeps each sample's span over its busy time: how much of a span is gaps between commands.
 struct JudgeClock {
   tunekit::cl::Client* client;
-  bool span;
+  bool by_span;
   std::vector<double> span_over_busy;
   double measure(tunekit::FunctionRef<void()> work, std::size_t batch) {
     const double busy = client->measure(work, batch);
-    if (busy > 0) span_over_busy.push_back(client->last_measure_span() / busy);
-    return span ? client->last_measure_span() : busy;
+    const double span = client->last_measure_span();
+    if (busy > 0) span_over_busy.push_back(span / busy);
+    return by_span ? span : busy;
   }
   double timer_resolution() const { return client->timer_resolution(); }
   const tunekit::DeviceId& id() const { return client->id(); }
@@ -153,7 +154,7 @@ int measure_once(const Options& o) {
   if (!o.device.empty()) settings.device = o.device;
   tunekit::set_global_settings(settings);
   tunekit::cl::Client client;
-  JudgeClock clock{&client, o.judge_time != "busy", {}};
+  JudgeClock clock{&client, o.judge_by_span, {}};
   const auto names = read_names(o.names_file);
   // With --buffer-sets S > 1 (an experiment: does a configuration's time depend on where its
   // matrices lie?), S sets are allocated at once and every configuration is measured on each, all
@@ -271,7 +272,7 @@ std::map<std::string, double> run_judge(const char* self, const Options& o) {
   std::string command = std::string("'") + self + "' --measure-once --size " + std::to_string(o.n) +
                         " --rounds " + std::to_string(o.rounds) + " --sample " +
                         std::to_string(o.sample) + " --names '" + o.names_file + "'" +
-                        " --judge-time " + o.judge_time;
+                        " --judge-time " + (o.judge_by_span ? "span" : "busy");
   if (!o.device.empty()) command += " --device '" + o.device + "'";
   std::map<std::string, double> median;
   const bool exited = read_records(command, [&](const std::string& kind, const std::string& rest) {
@@ -356,11 +357,12 @@ int main(int argc, char** argv) {
     } else if (is("--passes")) {
       o.passes = std::max<std::size_t>(1, std::stoul(argv[++i]));
     } else if (is("--judge-time")) {
-      o.judge_time = argv[++i];
-      if (o.judge_time != "span" && o.judge_time != "busy") {
-        std::fprintf(stderr, "--judge-time: span or busy, not '%s'\n", o.judge_time.c_str());
+      const std::string judge_time = argv[++i];
+      if (judge_time != "span" && judge_time != "busy") {
+        std::fprintf(stderr, "--judge-time: span or busy, not '%s'\n", judge_time.c_str());
         return 2;
       }
+      o.judge_by_span = judge_time == "span";
     } else if (is("--judges")) {
       o.judges = std::max<std::size_t>(1, std::stoul(argv[++i]));
     } else if (!std::strcmp(argv[i], "--tune-once")) {
@@ -451,8 +453,7 @@ int main(int argc, char** argv) {
         "\nwinners, each run's best %zu and the reference, re-measured in %zu fresh processes of "
         "%zu interleaved rounds, samples of at least %.1f ms timed by their %s (median over the "
         "processes of the ratio to each process's best; then the processes' ratios, sorted):\n",
-        o.run_top, o.judges, o.rounds, 1e3 * o.sample,
-        o.judge_time == "busy" ? "busy time" : "span");
+        o.run_top, o.judges, o.rounds, 1e3 * o.sample, o.judge_by_span ? "span" : "busy time");
     for (const auto& name : names) {
       std::printf("  %-60s %.3fx the best  [", name.c_str(), median.at(name) / best);
       std::vector<double> sorted;

@@ -443,7 +443,7 @@ void Client::release_recorded() noexcept {
   recording_->events.clear();  // keeps the capacity for the next measurement
 }
 
-Client::RecordedTimes Client::times_of_recorded() {
+detail::CommandTimes Client::times_of_recorded() {
   std::vector<detail::CommandInterval>& intervals = recording_->intervals;
   intervals.clear();
   for (cl_event event : recording_->events) {
@@ -463,9 +463,7 @@ Client::RecordedTimes Client::times_of_recorded() {
     intervals.push_back({start, end});
   }
   last_event_count_ = intervals.size();
-  if (intervals.empty()) return {};
-  const detail::CommandTimes times = detail::command_times(intervals);
-  return {true, static_cast<double>(times.busy) * 1e-9, static_cast<double>(times.span) * 1e-9};
+  return detail::command_times(intervals);
 }
 
 double Client::measure(FunctionRef<void()> work, std::size_t batch) {
@@ -497,12 +495,12 @@ double Client::measure(FunctionRef<void()> work, std::size_t batch) {
     // kernels and copies, not only the last, and no host enqueue overhead before the first
     // command or between two.
     finish();
-    const RecordedTimes times = times_of_recorded();
+    const detail::CommandTimes times = times_of_recorded();
     release_recorded();
-    if (times.timed) {
+    if (last_event_count_ > 0) {
       last_source_ = MeasureSource::events;
-      last_span_ = times.span;
-      return times.busy;
+      last_span_ = static_cast<double>(times.span) * 1e-9;
+      return static_cast<double>(times.busy) * 1e-9;
     }
   }
   last_event_count_ = 0;

@@ -228,14 +228,9 @@ class Client {
   [[noreturn]] void launch_failed(cl_int code, const ::cl::Kernel& kernel,
                                   const ::cl::NDRange& global, const ::cl::NDRange& local,
                                   cl_uint given) const;
-  // The recorded commands' times (detail::command_times), in seconds; `timed` is false when
-  // none of them has profiling times.
-  struct RecordedTimes {
-    bool timed = false;
-    double busy = 0;
-    double span = 0;
-  };
-  RecordedTimes times_of_recorded();
+  // The recorded commands' times (detail::command_times); sets last_event_count_ to how many
+  // had profiling times (none: zero times).
+  detail::CommandTimes times_of_recorded();
   void release_recorded() noexcept;
 
   DeviceInfo device_;
