@@ -315,6 +315,41 @@ std::vector<std::size_t> ExpandedSpace::adjacent(std::size_t i) const {
   return found;
 }
 
+std::vector<std::size_t> ExpandedSpace::trades(std::size_t i) const {
+  const std::size_t count = radix_.size();
+  std::vector<std::uint64_t> digits(count), places(count);
+  std::uint64_t place = 1;
+  for (std::size_t p = count; p-- > 0;) {
+    places[p] = place;
+    digits[p] = codes_.at(i) / place % radix_[p];
+    place *= radix_[p];
+  }
+  std::vector<std::size_t> found;
+  for (std::size_t up = 0; up < count; ++up) {
+    for (std::size_t down = 0; down < count; ++down) {
+      if (up == down) continue;
+      // The nearest valid pair of values outwards, the nearer steps first (constraints may cut
+      // the first step of either parameter).
+      std::optional<std::size_t> nearest;
+      std::uint64_t nearest_distance = 0;
+      for (std::uint64_t u = digits[up] + 1; u < radix_[up]; ++u) {
+        for (std::uint64_t d = digits[down]; d-- > 0;) {
+          const std::uint64_t distance = (u - digits[up]) + (digits[down] - d);
+          if (nearest && distance >= nearest_distance) break;
+          const std::uint64_t other =
+              codes_.at(i) + (u - digits[up]) * places[up] - (digits[down] - d) * places[down];
+          if (auto it = index_of_code_.find(other); it != index_of_code_.end()) {
+            nearest = it->second;
+            nearest_distance = distance;
+          }
+        }
+      }
+      if (nearest) found.push_back(*nearest);
+    }
+  }
+  return found;
+}
+
 std::size_t ExpandedSpace::value_index(std::size_t i, std::size_t parameter) const {
   std::uint64_t place = 1;  // the last parameter is the code's lowest digit
   for (std::size_t p = radix_.size(); p-- > parameter + 1;) place *= radix_[p];

@@ -95,7 +95,9 @@ struct SearchBudget {
   /// The patience ends a search only once this many configurations were evaluated.
   std::size_t explore = 0;
   /// After the strategy ends, at most this many more evaluations climb from the best found to
-  /// its best adjacent configuration, step by step, within max_evaluations and max_seconds.
+  /// its best adjacent configuration, step by step, within max_evaluations and max_seconds;
+  /// where no step gains, they try its trades (ExpandedSpace::trades), unless the best is a
+  /// start point that nothing beat.
   std::size_t refine = 0;
   /// SearchStrategy::model: the random configurations measured before the model chooses (the
   /// start points count towards them).

@@ -72,6 +72,11 @@ class ExpandedSpace {
   /// The nearest valid configurations of `i` one parameter away, on either side of its value (at
   /// most two per parameter): the steps a local refinement takes.
   std::vector<std::size_t> adjacent(std::size_t i) const;
+  /// The nearest valid configurations of `i` that move one parameter a step up and another a
+  /// step down (for each ordered pair of parameters): the trades a refinement tries once no
+  /// single step gains, as when the work a work-item does is split between a vector width and a
+  /// count of vectors, and neither alone can move without losing.
+  std::vector<std::size_t> trades(std::size_t i) const;
   std::size_t parameter_count() const noexcept { return radix_.size(); }
   std::size_t value_count(std::size_t parameter) const { return radix_.at(parameter); }
   /// The position of configuration `i`'s value of `parameter` among that parameter's values.

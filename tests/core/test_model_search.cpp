@@ -79,16 +79,19 @@ int found_within_5_percent(SearchStrategy strategy, std::size_t evaluations, int
   return found;
 }
 
+ExpandedSpace two_parameters_one_pair_excluded() {
+  return Space("s")
+      .parameter("A", {1, 2, 4})
+      .parameter("B", {10, 20, 30, 40})
+      .where("no A=2 with B=30", [](const Config& c) { return !(c["A"] == 2 && c["B"] == 30); })
+      .expand();
+}
+
 }  // namespace
 
 TEST_CASE("a space tells each configuration's value positions and its adjacent steps",
           "[search][model]") {
-  const auto expanded =
-      Space("s")
-          .parameter("A", {1, 2, 4})
-          .parameter("B", {10, 20, 30, 40})
-          .where("no A=2 with B=30", [](const Config& c) { return !(c["A"] == 2 && c["B"] == 30); })
-          .expand();
+  const auto expanded = two_parameters_one_pair_excluded();
   REQUIRE(expanded.parameter_count() == 2);
   CHECK(expanded.value_count(1) == 4);
   for (std::size_t i = 0; i < expanded.size(); ++i) {
@@ -105,6 +108,75 @@ TEST_CASE("a space tells each configuration's value positions and its adjacent s
   std::set<std::string> steps;
   for (std::size_t i : expanded.adjacent(at)) steps.insert(expanded[i].to_string());
   CHECK(steps == std::set<std::string>{"A=1,B=20", "A=4,B=20", "A=2,B=10", "A=2,B=40"});
+}
+
+TEST_CASE("a space's trades move one parameter a step up and another a step down",
+          "[search][model]") {
+  const auto expanded = two_parameters_one_pair_excluded();
+  const auto trades_of = [&](std::string_view config) {
+    std::set<std::string> found;
+    for (std::size_t i = 0; i < expanded.size(); ++i) {
+      if (expanded[i].to_string() != config) continue;
+      for (std::size_t t : expanded.trades(i)) found.insert(expanded[t].to_string());
+    }
+    return found;
+  };
+  CHECK(trades_of("A=2,B=20") == std::set<std::string>{"A=4,B=10", "A=1,B=30"});
+  // From A=1,B=40 only A can go up and B down; A=2,B=30 is excluded, so the nearest valid
+  // pair is a step further in one of them, A's first step first.
+  CHECK(trades_of("A=1,B=40") == std::set<std::string>{"A=2,B=20"});
+  CHECK(trades_of("A=4,B=10") == std::set<std::string>{"A=2,B=20"});
+  CHECK(trades_of("A=1,B=10") == std::set<std::string>{});
+}
+
+namespace {
+// The work of a work-item is VW x NVEC values: 32 is best, and VW=16 is the device's vector
+// width. VW=8,NVEC=4 is a local best for single steps (VW=16,NVEC=4 does too much work, VW=8,
+// NVEC=2 too little); only trading NVEC for VW reaches VW=16,NVEC=2.
+Space split_work_space() {
+  return Space("split").parameter("VW", {1, 2, 4, 8, 16}).parameter("NVEC", {1, 2, 4, 8});
+}
+double split_work_time(const Config& c) {
+  const double work = std::log2(static_cast<double>(c["VW"] * c["NVEC"]));
+  return (1 + 0.8 * std::abs(work - 5) + 0.5 * (4 - std::log2(static_cast<double>(c["VW"])))) *
+         1e-3;
+}
+class SplitWork final : public SearchEvaluator {
+ public:
+  explicit SplitWork(const ExpandedSpace& space) : space_(space) {}
+  std::optional<double> evaluate(std::size_t config) override {
+    ++evaluations_;
+    return split_work_time(space_[config]);
+  }
+  double spent_seconds() const override { return 0.01 * static_cast<double>(evaluations_); }
+
+ private:
+  const ExpandedSpace& space_;
+  std::size_t evaluations_ = 0;
+};
+std::string refined_from(const std::string& start) {
+  const auto expanded = split_work_space().start_at(start).expand();
+  SplitWork evaluator(expanded);
+  SearchBudget budget{100};
+  budget.patience = 0;  // the strategy stops right after the start point: the refinement decides
+  budget.refine = 20;
+  const auto result = search(SearchStrategy::model, expanded, evaluator, budget, 3);
+  return result.best ? expanded[*result.best].to_string() : "none";
+}
+}  // namespace
+
+TEST_CASE("a refinement trades one parameter for another where no single step gains",
+          "[search][model]") {
+  // From VW=4,NVEC=4 the climb reaches VW=8,NVEC=4, beating the start point; no step from
+  // there gains, and the trade VW up, NVEC down finds the optimum.
+  CHECK(refined_from("VW=4,NVEC=4") == "VW=16,NVEC=2");
+}
+
+TEST_CASE("a refinement takes only single steps from a start point that nothing beat",
+          "[search][model]") {
+  // The start point is trusted as this device's best neighbourhood (as the seeded patience
+  // trusts it): its steps are measured, its trades are not.
+  CHECK(refined_from("VW=8,NVEC=4") == "VW=8,NVEC=4");
 }
 
 TEST_CASE(

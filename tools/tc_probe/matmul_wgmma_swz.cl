@@ -1,0 +1,321 @@
+// PROBE ONLY (tc_probe gemmpatch, kernel name matmul_wgmma): matmul_wgmma.cl with the shared
+// tiles in the swizzled layouts that CUTLASS's Hopper kernels give wgmma, instead of the
+// no-swizzle ("interleave") one. Not yet run on a GPU.
+// C = alpha * A * B + beta * C, A (M x K), B (K x N), C (M x N) row-major 16-bit storage (f16, or
+// bf16 with -DBF16=1), f32 accumulation. A work-group of BM/64 warpgroups computes a BM x BN tile
+// of C, warpgroup g its rows 64g..64g+63, one wgmma.m64nBNk16 per 16 of K; A and B tiles, BK
+// deep, go through local memory in STAGES buffers filled by cp.async.
+//
+// Layouts (PTX ISA "Shared Memory Matrix Layout", CuTe's canonical GMMA layouts). The hardware
+// swizzle XORs byte-address bits [4, 4+b) (the 16-byte chunk) with bits [7, 7+b), b = 3, 2, 1 for
+// the 128, 64, 32-byte modes; the pattern repeats every 1024, 512, 256 bytes, so every tile starts
+// on a 1024-byte boundary (base offset 0).
+// - A, K-major (transpose-A 0): row r of the tile is BK halves = RA bytes (RA = 128, 64, 32 for
+//   BK = 64, 32, 16 -> 128, 64, 32-byte swizzle), rows contiguous: logical byte r*RA + 16c, stored
+//   at that offset swizzled. SBO = 8 rows = 8*RA; LBO unused (1). The k16 step kk inside a row
+//   moves the start address by 32*kk bytes: the hardware swizzles the address it computes, the
+//   same way the writer did.
+// - B, N-major (transpose-B 1), 128-byte swizzle for any BK: atoms of 64 columns (128 B) x 8 rows
+//   of K (1024 B), row kr of an atom at 128*kr, its chunk c at chunk c ^ kr. Atom (k/8, n/64) at
+//   (k/8)*BN*16 + (n/64)*1024: LBO = 1024 (next 64 columns of N), SBO = 16*BN (next 8 rows of K).
+//   With -DSWZ_B=0, B keeps matmul_wgmma.cl's no-swizzle layout (a control for the A side).
+// Requires K % 8 == 0 and N % 8 == 0 (16-byte chunks); edges of M, N, K zero-filled / skipped.
+
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 128
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#ifndef STAGES
+#define STAGES 2
+#endif
+#ifndef BF16
+#define BF16 0
+#endif
+#ifndef GROUP_M
+#define GROUP_M 0  // 0: tiles in launch order; > 0: GROUP_M rows of tiles at a time (L2 reuse)
+#endif
+#ifndef WG_DEPTH
+#define WG_DEPTH 0  // wgmma groups left in flight at the end of a k-tile (0 or 1)
+#endif
+#ifndef SWZ_B
+#define SWZ_B 1  // 1: B in the 128-byte swizzle; 0: no-swizzle (matmul_wgmma.cl's layout)
+#endif
+#ifndef SWAP_B_LS
+#define SWAP_B_LS 0  // probe only: swap B's LBO and SBO (1) if the swizzled B reads wrong
+#endif
+
+// NVIDIA's OpenCL compiles to PTX `.target sm_90`, where ptxas refuses wgmma; tc_probe gemmpatch
+// removes this marker from the driver's PTX and rebuilds it for sm_90a (matmul_wgmma.cl).
+#ifndef HIDDEN
+#define HIDDEN "//WG:"
+#endif
+
+#define WGS (BM / 64)
+#define THREADS (WGS * 128)
+#define RA (BK * 2)   // bytes per row of the A tile
+#define CA (BK / 8)   // 16-byte chunks per row of the A tile
+#define CB (BN / 8)   // ... of the B tile (a row of K)
+#define A_STAGE (BM * RA)
+#define B_STAGE (BK * BN * 2)
+#define TILE_BYTES (STAGES * (A_STAGE + B_STAGE))
+// Local arrays are only 16-byte aligned (the probe saw a float array at 0x404), so the tiles
+// start at the next 1024-byte boundary inside a larger array: at most 1008 bytes more. It costs
+// no configuration: stage sizes are multiples of 2048, and 47104 + 1008 + 16 fits the 49152.
+#define ALIGN_PAD 1008
+#define A_TOTAL (BM * CA)  // 16-byte chunks of one stage
+#define B_TOTAL (BK * CB)
+#define A_ITERS (A_TOTAL / THREADS)  // BK / 16
+#define B_ITERS ((B_TOTAL + THREADS - 1) / THREADS)
+#define B_EVEN (B_TOTAL % THREADS == 0)
+
+#if BM % 64 != 0 || BM < 64 || (BN != 64 && BN != 128 && BN != 256)
+#error "BM a multiple of 64, BN 64, 128 or 256"
+#endif
+#if BK != 16 && BK != 32 && BK != 64
+#error "BK 16, 32 or 64 (A rows of 32, 64, 128 bytes: the 32, 64, 128-byte swizzle)"
+#endif
+#if STAGES < 2 || STAGES > 6 || WG_DEPTH < 0 || WG_DEPTH > 1 || STAGES - 1 - WG_DEPTH < 1
+#error "STAGES 2..6, WG_DEPTH 0 or 1, at least one tile loaded ahead"
+#endif
+#if TILE_BYTES + ALIGN_PAD + 16 > 49152
+#error "the tiles, the alignment pad and the driver's 16 bytes exceed the 48 KB of local memory"
+#endif
+#if SWZ_B != 0 && SWZ_B != 1
+#error "SWZ_B 0 or 1"
+#endif
+
+// Tiles loaded ahead. With a wgmma group in flight (WG_DEPTH 1) the stage it reads cannot be
+// refilled yet, so one stage fewer is loaded ahead.
+#define AHEAD (STAGES - 1 - WG_DEPTH)
+#if AHEAD == 1
+#define CP_PENDING 0  // cp.async groups that may still be in flight when tile kt is needed
+#elif AHEAD == 2
+#define CP_PENDING 1
+#elif AHEAD == 3
+#define CP_PENDING 2
+#elif AHEAD == 4
+#define CP_PENDING 3
+#else
+#define CP_PENDING 4
+#endif
+#define STR2(n) #n
+#define STR(n) STR2(n)
+
+// A: the swizzle of a byte offset from a 1024-aligned tile start (bits 4.. ^= bits 7..).
+#if BK == 64
+#define A_MODE 1  // 128-byte swizzle
+#define A_XOR 0x70
+#elif BK == 32
+#define A_MODE 2  // 64-byte
+#define A_XOR 0x30
+#else
+#define A_MODE 3  // 32-byte
+#define A_XOR 0x10
+#endif
+#define A_SWZ(o) ((o) ^ (((o) >> 3) & A_XOR))
+#define A_LBO 16        // unused for swizzled K-major (encoded 1)
+#define A_SBO (8 * RA)  // next 8 rows (M)
+
+#if SWZ_B
+#define B_MODE 1
+// Row k (of K), 16-byte chunk j (columns 8j..8j+7) of one stage.
+#define B_OFF(k, j) \
+  (((k) / 8) * (16 * BN) + ((j) / 8) * 1024 + ((k) % 8) * 128 + ((((j) % 8) ^ ((k) % 8)) * 16))
+#define B_LBO_ 1024      // next 64 columns (N)
+#define B_SBO_ (16 * BN) // next 8 rows (K)
+#else
+#define B_MODE 0
+#define B_OFF(k, j) ((((k) / 8) * CB + (j)) * 128 + ((k) % 8) * 16)  // core matrices
+#define B_LBO_ (CB * 128) // next core matrix along K
+#define B_SBO_ 128        // ... along N
+#endif
+#if SWAP_B_LS
+#define B_LBO B_SBO_
+#define B_SBO B_LBO_
+#else
+#define B_LBO B_LBO_
+#define B_SBO B_SBO_
+#endif
+#define B_KSTEP (32 * BN)  // bytes per 16 rows of K in either B layout
+
+#if BF16
+#define MMA_TYPE "bf16"
+#else
+#define MMA_TYPE "f16"
+#endif
+
+inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
+  return (ulong)((address & 0x3ffff) >> 4) | ((ulong)((lbo & 0x3ffff) >> 4) << 16) |
+         ((ulong)((sbo & 0x3ffff) >> 4) << 32) | ((ulong)mode << 62);
+}
+
+#define COPY16(dst_addr, src, ok)                                                     \
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst_addr),         \
+               "l"((ulong)(src)), "r"((ok) ? 16 : 0)                                    \
+               : "memory")
+
+// Loads k-tile `kt` into stage `s`. Eight consecutive work-items copy 128 contiguous bytes of
+// one global row (A: rows of RA bytes back to back; B: 8 chunks of one row of K) into one
+// 128-byte line of local memory, the swizzle permuting chunks inside it: no bank conflicts.
+#if SWZ_B
+#define B_RC(q, k, j) const int k = (q) / CB, j = (q) % CB
+#else
+// No-swizzle B: eight work-items fill one core matrix (8 rows of K, one chunk), as before.
+#define B_RC(q, k, j) const int k = ((q) / (8 * CB)) * 8 + (q) % 8, j = ((q) / 8) % CB
+#endif
+#define LOAD_TILE(kt, s)                                                                  \
+  do {                                                                                    \
+    const int k0_ = (kt) * BK;                                                            \
+    const uint as_ = a_base + (s) * A_STAGE, bs_ = b_base + (s) * B_STAGE;                \
+    _Pragma("unroll") for (int i_ = 0; i_ < A_ITERS; ++i_) {                              \
+      const int q_ = tid + i_ * THREADS;                                                  \
+      const int r_ = q_ / CA, ch_ = q_ % CA;                                              \
+      const int gr_ = bm0 + r_, gk_ = k0_ + ch_ * 8;                                      \
+      const bool ok_ = gr_ < M && gk_ < K;                                                \
+      COPY16(as_ + A_SWZ(q_ * 16), ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_);             \
+    }                                                                                     \
+    _Pragma("unroll") for (int i_ = 0; i_ < B_ITERS; ++i_) {                              \
+      const int q_ = tid + i_ * THREADS;                                                  \
+      if (B_EVEN || q_ < B_TOTAL) {                                                       \
+        B_RC(q_, r_, ch_);                                                                \
+        const int gk_ = k0_ + r_, gn_ = bn0 + ch_ * 8;                                    \
+        const bool ok_ = gk_ < K && gn_ < N;                                              \
+        COPY16(bs_ + B_OFF(r_, ch_), ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_);           \
+      }                                                                                   \
+    }                                                                                     \
+  } while (0)
+
+// One line each (the marker hides the rest of its line only). Operands: scale-d (always 1: the
+// accumulators start at 0), scale-a 1, scale-b 1, transpose-a 0 (K-major), transpose-b 1 (N-major).
+#if BN == 64
+#define WGMMA(d, da, db)                                                              \
+  asm volatile(                                                                       \
+      HIDDEN "{ .reg .pred p; setp.ne.b32 p, %34, 0; "                            \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." MMA_TYPE "." MMA_TYPE " "           \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "  \
+      "%32, %33, p, 1, 1, 0, 1; }"                                            \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
+      : "l"(da), "l"(db), "r"(1)                                                        \
+      : "memory")
+#endif
+#if BN == 128
+#define WGMMA(d, da, db)                                                              \
+  asm volatile(                                                                       \
+      HIDDEN "{ .reg .pred p; setp.ne.b32 p, %66, 0; "                            \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." MMA_TYPE "." MMA_TYPE " "           \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "  \
+      "%64, %65, p, 1, 1, 0, 1; }"                                            \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
+      : "l"(da), "l"(db), "r"(1)                                                        \
+      : "memory")
+#endif
+#if BN == 256
+#define WGMMA(d, da, db)                                                              \
+  asm volatile(                                                                       \
+      HIDDEN "{ .reg .pred p; setp.ne.b32 p, %130, 0; "                            \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." MMA_TYPE "." MMA_TYPE " "           \
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "  \
+      "%128, %129, p, 1, 1, 0, 1; }"                                            \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
+      : "l"(da), "l"(db), "r"(1)                                                        \
+      : "memory")
+#endif
+
+inline uint pack2(float lo, float hi) {
+  uint r;
+  asm("cvt.rn." MMA_TYPE "x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+inline float2 unpack2(uint v) {
+#if BF16
+  return (float2)(as_float(v << 16), as_float(v & 0xffff0000u));
+#else
+  float lo, hi;
+  asm("{.reg .f16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;}"
+      : "=f"(lo), "=f"(hi)
+      : "r"(v));
+  return (float2)(lo, hi);
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
+    const int M, const int N, const int K, const float alpha, const float beta,
+    const __global ushort* restrict A, const __global ushort* restrict B, __global uint* C) {
+  __local uint4 tiles[(TILE_BYTES + ALIGN_PAD) / 16];
+  // The swizzle patterns are fixed to shared addresses: start on a 1024-byte boundary.
+  const uint a_base = ((uint)(ulong)tiles + 1023u) & ~1023u;
+  const uint b_base = a_base + STAGES * A_STAGE;
+  const int tid = get_local_id(0);
+  const int wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
+#if GROUP_M > 0
+  // Tile order for L2 reuse: work-groups run in launch order (dimension 0 fastest); GROUP_M rows
+  // of tiles are walked column by column, so the B tiles of one column are read GROUP_M times
+  // while they are still in L2.
+  const int nx_ = get_num_groups(0), ny_ = get_num_groups(1);
+  const int pid_ = get_group_id(1) * nx_ + get_group_id(0), span_ = GROUP_M * nx_;
+  const int first_ = (pid_ / span_) * GROUP_M, rows_ = min(ny_ - first_, GROUP_M);
+  const int bm0 = (first_ + (pid_ % span_) % rows_) * BM, bn0 = ((pid_ % span_) / rows_) * BN;
+#else
+  const int bm0 = get_group_id(1) * BM, bn0 = get_group_id(0) * BN;
+#endif
+  const int tiles_k = (K + BK - 1) / BK;
+
+  float d[BN / 2];
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+
+#pragma unroll
+  for (int s = 0; s < AHEAD; ++s) {
+    if (s < tiles_k) LOAD_TILE(s, s);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  }
+
+  for (int kt = 0; kt < tiles_k; ++kt) {
+    asm volatile("cp.async.wait_group " STR(CP_PENDING) ";" ::: "memory");
+    // cp.async wrote through the generic proxy; wgmma reads through the async proxy.
+    asm volatile(HIDDEN "fence.proxy.async.shared::cta;" ::: "memory");
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int next = kt + AHEAD;  // into the stage of tile kt - 1 - WG_DEPTH, whose wgmma is done
+    if (next < tiles_k) LOAD_TILE(next, next % STAGES);
+    asm volatile("cp.async.commit_group;" ::: "memory");
+    const int s = kt % STAGES;
+    // This warpgroup's 64 rows of A: 8 whole swizzle atoms (8 * A_SBO bytes) per warpgroup.
+    const uint a_stage = a_base + s * A_STAGE + wg * 8 * A_SBO;
+    const uint b_stage = b_base + s * B_STAGE;
+    asm volatile(HIDDEN "wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      const ulong da = desc_of(a_stage + kk * 32, A_LBO, A_SBO, A_MODE);
+      const ulong db = desc_of(b_stage + kk * B_KSTEP, B_LBO, B_SBO, B_MODE);
+      WGMMA(d, da, db);
+    }
+    asm volatile(HIDDEN "wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile(HIDDEN "wgmma.wait_group.sync.aligned " STR(WG_DEPTH) ";" ::: "memory");
+  }
+  asm volatile(HIDDEN "wgmma.wait_group.sync.aligned 0;" ::: "memory");
+
+  // Accumulator 4j+e of n8 block j: row 16*warp + lane/4 (+8 for e >= 2), columns 8j + 2*(lane%4), +1.
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = bm0 + wg * 64 + warp * 16 + (lane >> 2) + h * 8;
+      const int col = bn0 + j * 8 + (lane & 3) * 2;
+      if (row < M && col < N) {
+        const size_t at2 = ((size_t)row * N + col) / 2;
+        float lo = alpha * d[4 * j + 2 * h], hi = alpha * d[4 * j + 2 * h + 1];
+        if (beta != 0.0f) {
+          const float2 old = unpack2(C[at2]);
+          lo += beta * old.x;
+          hi += beta * old.y;
+        }
+        C[at2] = pack2(lo, hi);
+      }
+    }
+}
