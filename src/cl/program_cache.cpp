@@ -12,6 +12,7 @@
 
 #include "compiler_chatter.hpp"
 #include "kernel_file.hpp"
+#include "ptx_sm90a.hpp"
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/cl/program_binaries.hpp"
 #include "tunekit/stable_hash.hpp"
@@ -19,6 +20,45 @@
 namespace tunekit::cl {
 
 namespace {
+
+// The program built again from its PTX raised to sm_90a (ptx_sm90a_option). The driver's own
+// binary of a program it just built: bounded anyway, as far above any real PTX.
+::cl::Program raised_to_sm90a(const ::cl::Context& context, const ::cl::Device& device,
+                              const ::cl::Program& built, std::string_view options,
+                              const std::string& where) {
+  constexpr std::size_t max_ptx = std::size_t{1} << 28;
+  std::size_t size = 0;
+  cl_int code = clGetProgramInfo(built(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
+  check(code, [&] { return "reading the PTX of " + where; });
+  if (size == 0 || size > max_ptx) {
+    throw AutotuneError(ErrorKind::build, "raising " + where + " to sm_90a: the driver gave a " +
+                                              std::to_string(size) + "-byte binary");
+  }
+  std::string binary(size, '\0');
+  auto* data = reinterpret_cast<unsigned char*>(binary.data());
+  code = clGetProgramInfo(built(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr);
+  check(code, [&] { return "reading the PTX of " + where; });
+  const std::string raised = detail::raise_ptx_to_sm90a(binary);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(raised.data());
+  const std::size_t length = raised.size();
+  cl_device_id id = device();
+  cl_int status = CL_SUCCESS;
+  cl_program raw = clCreateProgramWithBinary(context(), 1, &id, &length, &bytes, &status, &code);
+  if (code == CL_SUCCESS) code = status;
+  if (code != CL_SUCCESS) {
+    if (raw != nullptr) clReleaseProgram(raw);
+    check(code, [&] { return "loading the PTX of " + where + " raised to sm_90a"; });
+  }
+  ::cl::Program program(raw);  // takes ownership
+  code = program.build(std::vector<::cl::Device>{device}, std::string(options).c_str());
+  if (code != CL_SUCCESS) {
+    std::string log;
+    program.getBuildInfo(device, CL_PROGRAM_BUILD_LOG, &log);
+    throw AutotuneError(error_kind(code), "building " + where + " raised to sm_90a failed: " +
+                                              error_name(code) + "; build log:\n" + log);
+  }
+  return program;
+}
 
 /// The name of the empty kernel every program is compiled with: the hash of its source and
 /// options. A binary proves it is this program's by holding it (a binary of another program,
@@ -207,6 +247,9 @@ void ProgramCache::keep(const KernelSpec& spec) {
                                               "building " + where + " failed: " + error_name(code) +
                                               (log.empty() ? std::string(" (empty build log)")
                                                            : "; build log:\n" + log));
+  }
+  if (detail::wants_ptx_sm90a(options)) {
+    return raised_to_sm90a(context_, device_, program, options, where);
   }
   return program;
 }

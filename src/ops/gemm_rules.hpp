@@ -89,3 +89,43 @@ constexpr std::size_t tensor_local_memory(const TensorParams& p) {
 }
 
 }  // namespace tunekit::ops::gemm
+
+namespace tunekit::ops::gemm {
+
+/// The macros of matmul_wgmma.cl, the warpgroup-MMA kernel: a BM x BN tile of C per work-group
+/// of BM/64 warpgroups, K in steps of BK through STAGES local-memory buffers; GROUP_M rows of
+/// tiles walked together (L2 reuse) when more than 0.
+struct WgmmaParams {
+  std::int64_t bm, bn, bk, stages;
+};
+
+/// wgmma is sm_90a: it runs on compute capability 9.0 exactly (arch-specific instructions are
+/// not carried to later architectures).
+inline constexpr unsigned wgmma_major = 9, wgmma_minor = 0;
+
+/// Local memory the kernel aligns its tiles with: they start on a 1024-byte boundary (the
+/// swizzle's period) inside an array NVIDIA aligns to 16 bytes only.
+inline constexpr std::size_t wgmma_align_pad = 1008;
+
+/// Work-items per work-group: one warpgroup of 128 per 64 rows.
+constexpr std::size_t wgmma_work_group_size(const WgmmaParams& p) {
+  return p.bm > 0 ? static_cast<std::size_t>(p.bm / 64 * 128) : 0;
+}
+
+/// Bytes of local memory the kernel takes: STAGES tiles of A (BM x BK) and of B (BK x BN), 16-bit
+/// elements, the alignment pad, and NVIDIA's overhead (tensor_local_overhead).
+constexpr std::size_t wgmma_local_memory(const WgmmaParams& p) {
+  return static_cast<std::size_t>(p.stages * (p.bm * p.bk + p.bk * p.bn) * 2) + wgmma_align_pad +
+         tensor_local_overhead;
+}
+
+/// Whether `p` passes matmul_wgmma.cl's #error checks: BM a multiple of 64 up to 256 (at most
+/// 4 warpgroups), BN 64, 128 or 256 (the wgmma shapes it spells out), BK 16, 32 or 64 (A's rows of
+/// 32, 64 or 128 bytes: the three swizzle modes), 2 to 6 stages, within NVIDIA's 48 KB.
+constexpr bool wgmma_builds(const WgmmaParams& p) {
+  return p.bm >= 64 && p.bm <= 256 && p.bm % 64 == 0 &&
+         (p.bn == 64 || p.bn == 128 || p.bn == 256) && (p.bk == 16 || p.bk == 32 || p.bk == 64) &&
+         p.stages >= 2 && p.stages <= 6 && wgmma_local_memory(p) <= 49152;
+}
+
+}  // namespace tunekit::ops::gemm

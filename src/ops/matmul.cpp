@@ -17,6 +17,7 @@
 #include "sizes.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
+#include "tunekit/cl/program_cache.hpp"
 #include "tunekit/host_reference.hpp"
 #include "tunekit/local_tuner.hpp"
 #include "tunekit/space.hpp"
@@ -27,7 +28,7 @@ namespace tunekit::ops {
 
 namespace {
 
-enum class Algorithm { naive, tiled, direct, blocked, skinny, split, tensor };
+enum class Algorithm { naive, tiled, direct, blocked, skinny, split, tensor, wgmma };
 
 // The split family's partial products: one buffer per client and thread, shared by every
 // configuration (kept per configuration, a tuning would hold dozens of them).
@@ -36,19 +37,29 @@ detail::Scratch<1>& split_scratch() {
   return scratch;
 }
 
-// The tensor-core family's demands, checked before anything is built (PoCL and every device
-// without them never compile matmul_tc.cl's PTX): an NVIDIA device of compute capability 8.0 or
-// higher, 16-bit storage, and N and K multiples of 8 (rows read in 16-byte chunks).
-void require_tensor_cores(const cl::Client& client, DType dtype, std::size_t n, std::size_t k) {
+// The tensor-core families' demands, checked before anything is built (PoCL and every device
+// without them never compile their PTX): an NVIDIA device of compute capability 8.0 or higher for
+// `tensor` (mma.sync), exactly 9.0 for `wgmma` (sm_90a), 16-bit storage, and N and K multiples
+// of 8 (rows read in 16-byte chunks).
+void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType dtype, std::size_t n,
+                          std::size_t k) {
   const cl::DeviceInfo& device = client.device();
-  if (!device.nvidia ||
-      !device.compute_capability_at_least(gemm::tensor_min_major, gemm::tensor_min_minor)) {
+  const bool wgmma = algorithm == Algorithm::wgmma;
+  const unsigned major = wgmma ? gemm::wgmma_major : gemm::tensor_min_major;
+  const unsigned minor = wgmma ? gemm::wgmma_minor : gemm::tensor_min_minor;
+  const bool capable = device.nvidia && (wgmma ? device.compute_capability_major == major &&
+                                                     device.compute_capability_minor == minor
+                                               : device.compute_capability_at_least(major, minor));
+  const std::string family = wgmma ? "wgmma" : "tensor";
+  if (!capable) {
     throw AutotuneError(
         ErrorKind::out_of_resources,
-        "no tensor cores reachable: the tensor family needs an NVIDIA device of compute "
-        "capability " +
-            std::to_string(gemm::tensor_min_major) + "." + std::to_string(gemm::tensor_min_minor) +
-            " or higher (mma.sync through inline PTX); this one is " +
+        "no tensor cores reachable: the " + family +
+            " family needs an NVIDIA device of compute capability " + std::to_string(major) + "." +
+            std::to_string(minor) +
+            (wgmma ? " (wgmma is sm_90a: Hopper only)"
+                   : " or higher (mma.sync through inline PTX)") +
+            "; this one is " +
             (device.nvidia ? "NVIDIA of compute capability " +
                                  std::to_string(device.compute_capability_major) + "." +
                                  std::to_string(device.compute_capability_minor)
@@ -56,20 +67,26 @@ void require_tensor_cores(const cl::Client& client, DType dtype, std::size_t n, 
   }
   if (dtype == DType::f32) {
     throw AutotuneError(ErrorKind::out_of_resources,
-                        "the tensor family takes f16 or bf16 storage, not f32");
+                        "the " + family + " family takes f16 or bf16 storage, not f32");
   }
   if (n % gemm::tensor_alignment != 0 || k % gemm::tensor_alignment != 0) {
-    throw AutotuneError(ErrorKind::launch, "the tensor family needs N and K multiples of " +
+    throw AutotuneError(ErrorKind::launch, "the " + family + " family needs N and K multiples of " +
                                                std::to_string(gemm::tensor_alignment) +
                                                " (N = " + std::to_string(n) +
                                                ", K = " + std::to_string(k) + ")");
   }
 }
 
+bool uses_tensor_cores(Algorithm algorithm) {
+  return algorithm == Algorithm::tensor || algorithm == Algorithm::wgmma;
+}
+
 // One GEMM kernel configuration: the kernel, its build options and its NDRange rule.
 gemm::TensorParams tensor_params(const Config& c) {
   return {c["BM"], c["BN"], c["BK"], c["WM"], c["WN"], c["STAGES"]};
 }
+
+gemm::WgmmaParams wgmma_params(const Config& c) { return {c["BM"], c["BN"], c["BK"], c["STAGES"]}; }
 
 class GemmKernel {
  public:
@@ -102,7 +119,7 @@ class GemmKernel {
       detail::int_argument(std::uint64_t{std::max({m, n, k})} + tile_headroom,
                            "the largest of M, N and K plus a tile");
     }
-    if (algorithm_ == Algorithm::tensor) require_tensor_cores(client, a.dtype, n, k);
+    if (uses_tensor_cores(algorithm_)) require_tensor_cores(client, algorithm_, a.dtype, n, k);
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (splits_ == 1) {
@@ -136,7 +153,9 @@ class GemmKernel {
   /// the candidates it is about to measure ahead, on other threads).
   void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
                const DeviceMatrix&, const float&, const float&) const {
-    if (algorithm_ == Algorithm::tensor) require_tensor_cores(client, a.dtype, b.cols, a.cols);
+    if (uses_tensor_cores(algorithm_)) {
+      require_tensor_cores(client, algorithm_, a.dtype, b.cols, a.cols);
+    }
     (void)client.program(spec(a.dtype));
     if (splits_ > 1) (void)client.program(sum_spec(a.dtype));
   }
@@ -183,6 +202,8 @@ class GemmKernel {
         return "matmul_reg.cl";
       case Algorithm::tensor:
         return "matmul_tc.cl";
+      case Algorithm::wgmma:
+        return "matmul_wgmma.cl";
     }
     return "";
   }
@@ -202,18 +223,21 @@ class GemmKernel {
         return "matmul_reg";
       case Algorithm::tensor:
         return "matmul_tc";
+      case Algorithm::wgmma:
+        return "matmul_wgmma";
     }
     return "";
   }
   // The kernel's macros; the local size parameters (LX, LY) are the host's, not the kernel's.
   static std::string options(const Config& config, DType dtype, Algorithm algorithm) {
-    if (algorithm == Algorithm::tensor) {
+    if (uses_tensor_cores(algorithm)) {
       // 16-bit storage only (its f32 spec, the f16 kernel, is never built: require_tensor_cores
-      // refuses f32).
+      // refuses f32). wgmma's program is raised to sm_90a by the program cache.
       std::string text = dtype == DType::bf16 ? "-DBF16=1" : "-DBF16=0";
       for (std::size_t i = 0; i < config.size(); ++i) {
         text += " -D" + config.names()[i] + "=" + std::to_string(config.value(i));
       }
+      if (algorithm == Algorithm::wgmma) text += " " + std::string(cl::ptx_sm90a_option);
       return text;
     }
     // PRECISION 116: bf16 storage (16 for f16, 32 for f32; the arithmetic is f32 in each).
@@ -255,8 +279,11 @@ class GemmKernel {
         return {::cl::NDRange(ceil_div(n, p("NDIMC") * p("VWN")) * p("NDIMC"),
                               ceil_div(m, p("WPTM")) * p("KDIMC")),
                 ::cl::NDRange(p("NDIMC"), p("KDIMC"))};
-      case Algorithm::tensor: {
-        const std::size_t threads = gemm::tensor_work_group_size(tensor_params(config_));
+      case Algorithm::tensor:
+      case Algorithm::wgmma: {
+        const std::size_t threads = algorithm_ == Algorithm::tensor
+                                        ? gemm::tensor_work_group_size(tensor_params(config_))
+                                        : gemm::wgmma_work_group_size(wgmma_params(config_));
         return {::cl::NDRange(ceil_div(n, p("BN")) * threads, ceil_div(m, p("BM"))),
                 ::cl::NDRange(threads, 1)};
       }
@@ -459,6 +486,28 @@ Space tensor_space() {
       .start_at("BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4,GROUP_M=0");
 }
 
+// Hopper's warpgroup MMA (kernels/matmul_wgmma.cl): wgmma.m64nBNk16 with f32 accumulation from
+// tiles in local memory laid out in wgmma's swizzled layouts, cp.async into STAGES buffers; built
+// for sm_90a through the program cache (cl::ptx_sm90a_option). NVIDIA compute capability 9.0
+// only (require_tensor_cores); elsewhere every configuration fails with that reason before a
+// build. The rules are gemm_rules.hpp's. Start points: the probe's best on the H200
+// (docs/benchmarks.md): 128 x 128 tiles 16 deep in 4 stages with GROUP_M (387-413 TFLOP/s at
+// 4096-8192) and 32 deep in 2 stages (371 at 2048).
+Space wgmma_space() {
+  Space s = space("wgmma");
+  s.parameter("BM", {64, 128, 256})
+      .parameter("BN", {64, 128, 256})
+      .parameter("BK", {16, 32, 64})
+      .parameter("STAGES", {2, 3, 4, 5})
+      .parameter("GROUP_M", {0, 8})
+      .where("matmul_wgmma.cl builds (its #error rules: gemm_rules.hpp)",
+             [](const Config& c) { return gemm::wgmma_builds(wgmma_params(c)); })
+      .work_group_size([](const Config& c) { return gemm::wgmma_work_group_size(wgmma_params(c)); })
+      .local_memory([](const Config& c) { return gemm::wgmma_local_memory(wgmma_params(c)); });
+  return s.start_at("BM=128,BN=128,BK=16,STAGES=4,GROUP_M=8")
+      .start_at("BM=128,BN=128,BK=32,STAGES=2,GROUP_M=0");
+}
+
 // The tensor family is measured for 16-bit keys whose N and K are multiples of 8 for every call
 // the key serves (a power of two of at least 8, or a multiple of 16), skipped elsewhere.
 TuneGroup<MatmulKey> tensor_group() {
@@ -485,7 +534,7 @@ constexpr Family families[] = {
     {naive_space, Algorithm::naive},   {tiled_space, Algorithm::tiled},
     {direct_space, Algorithm::direct}, {blocked_space, Algorithm::blocked},
     {skinny_space, Algorithm::skinny}, {split_space, Algorithm::split},
-    {tensor_space, Algorithm::tensor}};
+    {tensor_space, Algorithm::tensor}, {wgmma_space, Algorithm::wgmma}};
 
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
                  const float&) {
@@ -659,6 +708,7 @@ auto make_set() {
       .with(families[4].space(), factory(families[4].algorithm), skinny_group())
       .with(families[5].space(), factory(families[5].algorithm), split_group())
       .with(families[6].space(), factory(families[6].algorithm), tensor_group())
+      .with(families[7].space(), factory(families[7].algorithm), tensor_group())
       .validate_with(HostReference{
           sampled_product, same_samples,
           [](cl::Client& client, const DeviceMatrix&, const DeviceMatrix&, const DeviceMatrix& c,

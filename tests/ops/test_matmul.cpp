@@ -108,13 +108,14 @@ std::vector<std::string> every_nth(const std::string& family, std::size_t stride
 
 }  // namespace
 
-TEST_CASE("matmul has all seven algorithms and a blocked space of at least 500 configurations",
+TEST_CASE("matmul has all eight algorithms and a blocked space of at least 500 configurations",
           "[ops][matmul]") {
   const auto all = matmul_candidates();
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
-  CHECK(per_family.size() == 7);
+  CHECK(per_family.size() == 8);
   CHECK(per_family["tensor"] >= 20);
+  CHECK(per_family["wgmma"] >= 20);
   CHECK(per_family["split"] == 126);
   CHECK(per_family["skinny"] == 5 * 3 * 2 * 3 * 3);
   CHECK(per_family["naive"] >= 1);
@@ -173,19 +174,33 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the tensor family matches a double-precision product where the device has tensor cores, "
-    "and elsewhere fails before any build, saying why",
-    "[ops][matmul][opencl]") {
+    "the wgmma family is the configurations matmul_wgmma.cl builds (gemm_rules.hpp), its local "
+    "memory counted with the alignment pad and NVIDIA's overhead",
+    "[ops][matmul]") {
+  using tunekit::ops::gemm::WgmmaParams;
+  CHECK(gemm::wgmma_builds(WgmmaParams{128, 128, 16, 4}));
+  CHECK(gemm::wgmma_builds(WgmmaParams{64, 64, 64, 2}));          // A in the 128-byte swizzle
+  CHECK(gemm::wgmma_builds(WgmmaParams{256, 128, 16, 3}));        // 4 warpgroups
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 16, 1}));  // one stage
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{96, 128, 16, 2}));   // not whole warpgroups
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 96, 16, 2}));   // no such wgmma shape here
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 8, 2}));   // less than one k16 step
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 64, 2}));  // 64 KB of tiles
+  CHECK(gemm::wgmma_work_group_size(WgmmaParams{256, 128, 16, 3}) == 512);
+  // Measured on the H200: CL_KERNEL_LOCAL_MEM_SIZE 33792 for 4 x (128x16 + 16x128) halves and
+  // the 1008-byte pad (docs/data/h200-wgmma-swizzle-1.log).
+  CHECK(gemm::wgmma_local_memory(WgmmaParams{128, 128, 16, 4}) == 33792);
+  std::size_t wgmma = 0;
+  for (const auto& name : matmul_candidates()) wgmma += name.rfind("wgmma[", 0) == 0;
+  CHECK(wgmma >= 20);
+}
+
+namespace {
+// A tensor-core family's candidates: where the device can run them (`capable`), each matches a
+// double-precision product; elsewhere each fails before any build, naming `requirement`.
+void check_tensor_family(const std::vector<std::string>& candidates, bool capable,
+                         const std::string& requirement) {
   tunekit::cl::Client& client = test::default_client();
-  const auto& device = client.device();
-  const bool tensor_cores = device.nvidia && device.compute_capability_at_least(8, 0);
-  const std::vector<std::string> candidates = {
-      "tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=0]",
-      "tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=8]",  // tiles in groups of rows
-      "tensor[BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2,GROUP_M=0]",
-      "tensor[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4,GROUP_M=0]",
-      "tensor[BM=128,BN=256,BK=16,WM=64,WN=64,STAGES=3,GROUP_M=8]",
-      "tensor[BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3,GROUP_M=0]"};
   const auto all = matmul_candidates();
   for (const auto& candidate : candidates) {
     INFO(candidate);
@@ -193,13 +208,13 @@ TEST_CASE(
     // Edges inside tiles on every side, K not a multiple of BK; alpha and beta not 1 and 0.
     for (Problem p : {Problem{200, 136, 264}, Problem{1, 8, 8}, Problem{130, 72, 40}}) {
       INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
-      if (!tensor_cores) {
+      if (!capable) {
         try {
           (void)run_and_check(client, candidate, p, DType::f16, 1.5f, 0.5f);
-          FAIL("the tensor family ran on a device without tensor cores");
+          FAIL("the family ran on a device without " << requirement);
         } catch (const AutotuneError& e) {
           CHECK(e.kind() == ErrorKind::out_of_resources);
-          CHECK_THAT(e.what(), Catch::Contains("compute capability 8.0 or higher"));
+          CHECK_THAT(e.what(), Catch::Contains(requirement));
         }
         continue;
       }
@@ -209,13 +224,47 @@ TEST_CASE(
       CHECK(run_and_check(client, candidate, p, DType::bf16, 1.5f, 0.5f) < 8e-3);  // 2^-9
     }
   }
-  if (tensor_cores) {
+  if (capable) {
     // f32 storage and N or K off a multiple of 8 are refused before a launch.
     CHECK_THROWS_WITH(run_and_check(client, candidates[0], {64, 64, 64}, DType::f32, 1.0f, 0.0f),
                       Catch::Contains("f16"));
     CHECK_THROWS_WITH(run_and_check(client, candidates[0], {64, 60, 64}, DType::f16, 1.0f, 0.0f),
                       Catch::Contains("multiples of 8"));
   }
+}
+}  // namespace
+
+TEST_CASE(
+    "the wgmma family matches a double-precision product on a compute capability 9.0 device, "
+    "and elsewhere fails before any build, saying why",
+    "[ops][matmul][opencl]") {
+  const auto& device = test::default_client().device();
+  const bool hopper =
+      device.nvidia && device.compute_capability_major == 9 && device.compute_capability_minor == 0;
+  // A in the 32, 64 and 128-byte swizzle (BK 16, 32, 64); 1, 2 and 4 warpgroups; every wgmma
+  // width; tiles in groups of rows.
+  check_tensor_family({"wgmma[BM=128,BN=128,BK=16,STAGES=4,GROUP_M=8]",
+                       "wgmma[BM=128,BN=128,BK=32,STAGES=2,GROUP_M=0]",
+                       "wgmma[BM=64,BN=64,BK=64,STAGES=2,GROUP_M=0]",
+                       "wgmma[BM=256,BN=128,BK=16,STAGES=3,GROUP_M=0]",
+                       "wgmma[BM=128,BN=256,BK=16,STAGES=3,GROUP_M=8]",
+                       "wgmma[BM=64,BN=256,BK=32,STAGES=2,GROUP_M=0]"},
+                      hopper, "compute capability 9.0");
+}
+
+TEST_CASE(
+    "the tensor family matches a double-precision product where the device has tensor cores, "
+    "and elsewhere fails before any build, saying why",
+    "[ops][matmul][opencl]") {
+  const auto& device = test::default_client().device();
+  check_tensor_family({"tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=0]",
+                       "tensor[BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=8]",
+                       "tensor[BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2,GROUP_M=0]",
+                       "tensor[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4,GROUP_M=0]",
+                       "tensor[BM=128,BN=256,BK=16,WM=64,WN=64,STAGES=3,GROUP_M=8]",
+                       "tensor[BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3,GROUP_M=0]"},
+                      device.nvidia && device.compute_capability_at_least(8, 0),
+                      "compute capability 8.0 or higher");
 }
 
 TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does not build",

@@ -14,7 +14,5 @@ for c in ${CONFIGS:-0 1 2 3 4 5 6 7 8}; do TC_PTX_DIR=/tmp/ptx timeout 100 $P ge
 [ -n "$OUT" ] && tar czf $OUT/ptx.tgz -C /tmp ptx
 # Other modes (one configuration per process; see tc_probe.cpp's mode list), e.g.:
 #   $P gemmx $K matmul_tc f16 "-DBM=128 -DBN=128 -DBK=32 -DWM=64 -DWN=64 -DSTAGES=2 -DGROUP_M=8" 2048 4096 8192
-#   $P gemmpatch tools/tc_probe/matmul_wgmma.cl matmul_wgmma both "-DBM=128 -DBN=256 -DBK=16 -DSTAGES=3" 2048
-#   (wgmma: the driver's PTX with its //WG: markers removed and .target sm_90a, docs/opencl.md)
-#   $P gemmpatch tools/tc_probe/matmul_wgmma_swz.cl matmul_wgmma both "-DBM=128 -DBN=256 -DBK=16 -DSTAGES=3" 2048 4096 8192
-#   (swizzled tiles: A K-major, 32/64/128-byte swizzle for BK 16/32/64; B N-major, 128-byte; -DSWZ_B=0 keeps B unswizzled)
+#   (wgmma: the driver's PTX with its //sm_90a: markers removed and .target sm_90a, docs/opencl.md)
+#   $P gemmpatch kernels/matmul_wgmma.cl matmul_wgmma both "-DBM=128 -DBN=128 -DBK=16 -DSTAGES=4 -DGROUP_M=8" 2048 4096 8192

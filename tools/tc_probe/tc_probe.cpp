@@ -76,8 +76,9 @@ static std::string first_lines(const std::string& s, int lines, size_t chars = 1
   return out;
 }
 
-// gemmpatch: the PTX of a built program with its "//WG:" markers removed and `.target sm_90`
-// raised to sm_90a (matmul_wgmma.cl's HIDDEN), built again from that PTX as a program binary.
+// gemmpatch: the PTX of a built program with its "//sm_90a:" markers removed and `.target sm_90`
+// raised to sm_90a (kernels/matmul_wgmma.cl's SM90A; the op does the same through
+// tunekit::cl::ptx_sm90a_option), built again from that PTX as a program binary.
 static bool g_patch = false;
 static cl_program patch_program(cl_program p, const char* label, const std::string& opts) {
   size_t size = 0;
@@ -86,8 +87,9 @@ static cl_program patch_program(cl_program p, const char* label, const std::stri
   unsigned char* out = reinterpret_cast<unsigned char*>(bin.data());
   clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof out, &out, nullptr);
   size_t markers = 0;
-  for (size_t at = bin.find("//WG:"); at != std::string::npos; at = bin.find("//WG:", at)) {
-    bin.erase(at, 5);
+  const std::string marker = "//sm_90a:";  // kernels/matmul_wgmma.cl's SM90A
+  for (size_t at = bin.find(marker); at != std::string::npos; at = bin.find(marker, at)) {
+    bin.erase(at, marker.size());
     ++markers;
   }
   const size_t target = bin.find(".target sm_90,");
@@ -671,6 +673,7 @@ int main(int argc, char** argv) {
     kname = argv[3];
     types = std::string(argv[4]) == "f16" ? 1 : std::string(argv[4]) == "bf16" ? 2 : 3;
     xopts = argv[5];
+    if (g_patch) xopts += " -DTUNEKIT_PTX_SM90A=1";  // matmul_wgmma.cl refuses to build without
     for (int i = 6; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   }
   if (mode == "gemm") {

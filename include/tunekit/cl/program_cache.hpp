@@ -14,6 +14,19 @@
 
 namespace tunekit::cl {
 
+/// A build option (as a whole word) that asks the cache to raise the program to sm_90a: NVIDIA's
+/// OpenCL compiles for `.target sm_90`, where ptxas refuses Hopper's arch-specific instructions
+/// (wgmma, setmaxnreg), and no build option changes it. A kernel writes those instructions in
+/// inline PTX behind ptx_sm90a_marker (a PTX comment: the driver's build succeeds); the cache then
+/// takes the driver's PTX, removes every marker, sets `.target sm_90a` and builds that PTX. Only
+/// for NVIDIA devices of compute capability 9.0 (an sm_90a program runs on nothing else); on any
+/// other device the build fails with an AutotuneError(build) saying so. The stored binary is the
+/// raised program's.
+inline constexpr std::string_view ptx_sm90a_option = "-DTUNEKIT_PTX_SM90A=1";
+/// The marker in front of sm_90a instructions in a kernel's inline PTX (`asm volatile("//sm_90a:"
+/// "wgmma.fence.sync.aligned;")`: one instruction per line, the marker hides the rest of it).
+inline constexpr std::string_view ptx_sm90a_marker = "//sm_90a:";
+
 class ProgramBinaries;  // tunekit/cl/program_binaries.hpp
 struct ProgramKey;
 

@@ -1,15 +1,23 @@
-// PROBE ONLY (tc_probe gemmpatch): NVIDIA's OpenCL builds for sm_90 even with -cl-nv-arch sm_90a,
-// and ptxas refuses wgmma there (docs/opencl.md); see HIDDEN below for how the probe gets past
-// that. Validated on the H200 (f16, bf16), slower than matmul_tc.cl so far (docs/benchmarks.md).
-// Tensor-core GEMM through Hopper's warpgroup MMA (wgmma, sm_90a):
+// Tensor-core GEMM through Hopper's warpgroup MMA (wgmma, sm_90a): the `wgmma` family of matmul
+// (src/ops/matmul.cpp; its rules: src/ops/gemm_rules.hpp). NVIDIA compute capability 9.0 only.
 // C = alpha * A * B + beta * C, A (M x K), B (K x N), C (M x N) row-major 16-bit storage (f16, or
 // bf16 with -DBF16=1), f32 accumulation. A work-group of BM/64 warpgroups (128 work-items each)
-// computes a BM x BN tile of C; warpgroup g its rows 64g..64g+63, all BN columns, with one
-// wgmma.m64nBNk16 per 16 of K. The A and B tiles, BK deep, go through local memory in STAGES
-// buffers filled by cp.async, laid out as the tensor cores read them without swizzling: 8 rows of
-// 16 bytes ("core matrices", 128 contiguous bytes). A is K-major (its rows run along K), B is
-// N-major (transposed, its rows run along N). Descriptors: LBO is the byte distance between core
-// matrices along K, SBO along M (A) or N (B) (PTX ISA, "Shared Memory Matrix Layout").
+// computes a BM x BN tile of C, warpgroup g its rows 64g..64g+63, one wgmma.m64nBNk16 per 16 of
+// K; the A and B tiles, BK deep, go through local memory in STAGES buffers filled by cp.async.
+//
+// Layouts (PTX ISA "Shared Memory Matrix Layout"): swizzled as wgmma reads them fastest (the
+// no-swizzle layout reached 207 TFLOP/s on the H200, these 412: docs/benchmarks.md). The
+// hardware swizzle XORs byte-address bits [4, 4+b) (the 16-byte chunk) with bits [7, 7+b), b = 3,
+// 2, 1 for the 128, 64, 32-byte modes; the pattern repeats every 1024, 512, 256 bytes, so every
+// tile starts on a 1024-byte boundary (base offset 0).
+// - A, K-major (transpose-A 0): row r of the tile is BK halves = RA bytes (RA = 128, 64, 32 for
+//   BK = 64, 32, 16 -> 128, 64, 32-byte swizzle), rows contiguous: logical byte r*RA + 16c, stored
+//   at that offset swizzled. SBO = 8 rows = 8*RA; LBO unused (1). The k16 step kk inside a row
+//   moves the start address by 32*kk bytes: the hardware swizzles the address it computes, the
+//   same way the writer did.
+// - B, N-major (transpose-B 1), 128-byte swizzle for any BK: atoms of 64 columns (128 B) x 8 rows
+//   of K (1024 B), row kr of an atom at 128*kr, its chunk c at chunk c ^ kr. Atom (k/8, n/64) at
+//   (k/8)*BN*16 + (n/64)*1024: LBO = 1024 (next 64 columns of N), SBO = 16*BN (next 8 rows of K).
 // Requires K % 8 == 0 and N % 8 == 0 (16-byte chunks); edges of M, N, K zero-filled / skipped.
 
 #ifndef BM
@@ -33,46 +41,87 @@
 #ifndef WG_DEPTH
 #define WG_DEPTH 0  // wgmma groups left in flight at the end of a k-tile (0 or 1)
 #endif
-#ifndef SWAP_LS
-#define SWAP_LS 0  // probe only: swap LBO and SBO (1) to check the layout's reading
-#endif
 
-// NVIDIA's OpenCL compiles to PTX `.target sm_90`, where ptxas refuses wgmma. The probe (tc_probe
-// gemmpatch) builds this source with the sm_90a instructions behind a PTX comment marker
-// (HIDDEN), takes the PTX the driver made (the program binary), removes the markers, sets
-// `.target sm_90a` and builds that PTX with clCreateProgramWithBinary.
-#ifndef HIDDEN
-#define HIDDEN "//WG:"
+// NVIDIA's OpenCL compiles to PTX `.target sm_90`, where ptxas refuses wgmma. The sm_90a
+// instructions follow this PTX comment marker (tunekit::cl::ptx_sm90a_marker, one instruction per
+// line), so the driver's build succeeds; the option TUNEKIT_PTX_SM90A (cl::ptx_sm90a_option) has
+// the program cache remove the markers, raise the target to sm_90a and build that PTX. Without
+// it the instructions would stay comments and the product wrong: refuse to build.
+#define SM90A "//sm_90a:"
+#ifndef TUNEKIT_PTX_SM90A
+#error "matmul_wgmma.cl needs the program raised to sm_90a (tunekit::cl::ptx_sm90a_option)"
 #endif
 
 #define WGS (BM / 64)
 #define THREADS (WGS * 128)
-#define CA (BK / 8)  // 16-byte chunks per row of the A tile
-#define CB (BN / 8)  // ... of the B tile
-#define A_CHUNKS (BM * CA / THREADS)
-#define B_CHUNKS (BK * CB / THREADS)
+#define RA (BK * 2)   // bytes per row of the A tile
+#define CA (BK / 8)   // 16-byte chunks per row of the A tile
+#define CB (BN / 8)   // ... of the B tile (a row of K)
+#define A_STAGE (BM * RA)
+#define B_STAGE (BK * BN * 2)
+#define TILE_BYTES (STAGES * (A_STAGE + B_STAGE))
+// Local arrays are only 16-byte aligned (the probe saw a float array at 0x404), so the tiles
+// start at the next 1024-byte boundary inside a larger array: at most 1008 bytes more. It costs
+// no configuration: stage sizes are multiples of 2048, and 47104 + 1008 + 16 fits the 49152.
+#define ALIGN_PAD 1008
+#define A_TOTAL (BM * CA)  // 16-byte chunks of one stage
+#define B_TOTAL (BK * CB)
+#define A_ITERS (A_TOTAL / THREADS)  // BK / 16
+#define B_ITERS ((B_TOTAL + THREADS - 1) / THREADS)
+#define B_EVEN (B_TOTAL % THREADS == 0)
 
-#if BM % 64 != 0 || BK % 16 != 0 || (BN != 64 && BN != 128 && BN != 256)
-#error "BM a multiple of 64, BK of 16, BN 64, 128 or 256"
+#if BM % 64 != 0 || BM < 64 || (BN != 64 && BN != 128 && BN != 256)
+#error "BM a multiple of 64, BN 64, 128 or 256"
 #endif
-#if (BM * CA) % THREADS != 0 || (BK * CB) % THREADS != 0 || BK % 8 != 0
-#error "the A and B tiles must load in whole chunks per work-item"
+#if BK != 16 && BK != 32 && BK != 64
+#error "BK 16, 32 or 64 (A rows of 32, 64, 128 bytes: the 32, 64, 128-byte swizzle)"
 #endif
-#if STAGES < 2 || STAGES > 4 || WG_DEPTH < 0 || WG_DEPTH > 1 || STAGES - 1 - WG_DEPTH < 1
-#error "STAGES 2..4, WG_DEPTH 0 or 1, at least one tile loaded ahead"
+#if STAGES < 2 || STAGES > 6 || WG_DEPTH < 0 || WG_DEPTH > 1 || STAGES - 1 - WG_DEPTH < 1
+#error "STAGES 2..6, WG_DEPTH 0 or 1, at least one tile loaded ahead"
 #endif
+#if TILE_BYTES + ALIGN_PAD + 16 > 49152
+#error "the tiles, the alignment pad and the driver's 16 bytes exceed the 48 KB of local memory"
+#endif
+
 // Tiles loaded ahead. With a wgmma group in flight (WG_DEPTH 1) the stage it reads cannot be
 // refilled yet, so one stage fewer is loaded ahead.
 #define AHEAD (STAGES - 1 - WG_DEPTH)
+#if AHEAD == 1
+#define CP_PENDING 0  // cp.async groups that may still be in flight when tile kt is needed
+#elif AHEAD == 2
+#define CP_PENDING 1
+#elif AHEAD == 3
+#define CP_PENDING 2
+#elif AHEAD == 4
+#define CP_PENDING 3
+#else
+#define CP_PENDING 4
+#endif
+#define STR2(n) #n
+#define STR(n) STR2(n)
 
-// Byte offsets of the 16-byte chunk (row r, chunk c) in a stage: A core matrix (r/8, c) holds
-// rows 8(r/8).., chunk c; B core matrix (r/8, c) rows (k) 8(r/8).., chunk (8 columns) c.
-#define A_OFF(r, c) ((((r) / 8) * CA + (c)) * 128 + ((r) % 8) * 16)
-#define B_OFF(r, c) ((((r) / 8) * CB + (c)) * 128 + ((r) % 8) * 16)
-#define A_LBO 128        // next core matrix along K
-#define A_SBO (CA * 128) // ... along M
-#define B_LBO (CB * 128) // ... along K
-#define B_SBO 128        // ... along N
+// A: the swizzle of a byte offset from a 1024-aligned tile start (bits 4.. ^= bits 7..).
+#if BK == 64
+#define A_MODE 1  // 128-byte swizzle
+#define A_XOR 0x70
+#elif BK == 32
+#define A_MODE 2  // 64-byte
+#define A_XOR 0x30
+#else
+#define A_MODE 3  // 32-byte
+#define A_XOR 0x10
+#endif
+#define A_SWZ(o) ((o) ^ (((o) >> 3) & A_XOR))
+#define A_LBO 16        // unused for swizzled K-major (encoded 1)
+#define A_SBO (8 * RA)  // next 8 rows (M)
+
+#define B_MODE 1
+// Row k (of K), 16-byte chunk j (columns 8j..8j+7) of one stage.
+#define B_OFF(k, j) \
+  (((k) / 8) * (16 * BN) + ((j) / 8) * 1024 + ((k) % 8) * 128 + ((((j) % 8) ^ ((k) % 8)) * 16))
+#define B_LBO 1024      // next 64 columns (N)
+#define B_SBO (16 * BN) // next 8 rows (K)
+#define B_KSTEP (32 * BN)  // bytes per 16 rows of K
 
 #if BF16
 #define MMA_TYPE "bf16"
@@ -80,24 +129,9 @@
 #define MMA_TYPE "f16"
 #endif
 
-#if AHEAD == 1
-#define CP_PENDING 0  // cp.async groups that may still be in flight when tile kt is needed
-#elif AHEAD == 2
-#define CP_PENDING 1
-#else
-#define CP_PENDING 2
-#endif
-#define STR2(n) #n
-#define STR(n) STR2(n)
-
-inline ulong desc_of(uint address, uint lbo, uint sbo) {
-#if SWAP_LS
-  const uint l = sbo, s = lbo;
-#else
-  const uint l = lbo, s = sbo;
-#endif
-  return (ulong)((address & 0x3ffff) >> 4) | ((ulong)((l & 0x3ffff) >> 4) << 16) |
-         ((ulong)((s & 0x3ffff) >> 4) << 32);
+inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
+  return (ulong)((address & 0x3ffff) >> 4) | ((ulong)((lbo & 0x3ffff) >> 4) << 16) |
+         ((ulong)((sbo & 0x3ffff) >> 4) << 32) | ((ulong)mode << 62);
 }
 
 #define COPY16(dst_addr, src, ok)                                                     \
@@ -105,33 +139,38 @@ inline ulong desc_of(uint address, uint lbo, uint sbo) {
                "l"((ulong)(src)), "r"((ok) ? 16 : 0)                                    \
                : "memory")
 
-// Loads k-tile `kt` into stage `s`. Work-item t takes chunks so that 8 consecutive work-items
-// fill one core matrix (128 contiguous bytes of local memory, no bank conflicts).
+// Loads k-tile `kt` into stage `s`. Eight consecutive work-items copy 128 contiguous bytes of
+// one global row (A: rows of RA bytes back to back; B: 8 chunks of one row of K) into one
+// 128-byte line of local memory, the swizzle permuting chunks inside it: no bank conflicts.
+#define B_RC(q, k, j) const int k = (q) / CB, j = (q) % CB
 #define LOAD_TILE(kt, s)                                                                  \
   do {                                                                                    \
     const int k0_ = (kt) * BK;                                                            \
-    _Pragma("unroll") for (int i_ = 0; i_ < A_CHUNKS; ++i_) {                             \
+    const uint as_ = a_base + (s) * A_STAGE, bs_ = b_base + (s) * B_STAGE;                \
+    _Pragma("unroll") for (int i_ = 0; i_ < A_ITERS; ++i_) {                              \
       const int q_ = tid + i_ * THREADS;                                                  \
-      const int r_ = (q_ / (8 * CA)) * 8 + q_ % 8, ch_ = (q_ / 8) % CA;                   \
+      const int r_ = q_ / CA, ch_ = q_ % CA;                                              \
       const int gr_ = bm0 + r_, gk_ = k0_ + ch_ * 8;                                      \
       const bool ok_ = gr_ < M && gk_ < K;                                                \
-      COPY16(a_base + (s) * (BM * BK * 2) + A_OFF(r_, ch_),                               \
-             ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_);                                   \
+      COPY16(as_ + A_SWZ(q_ * 16), ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_);             \
     }                                                                                     \
-    _Pragma("unroll") for (int i_ = 0; i_ < B_CHUNKS; ++i_) {                             \
+    _Pragma("unroll") for (int i_ = 0; i_ < B_ITERS; ++i_) {                              \
       const int q_ = tid + i_ * THREADS;                                                  \
-      const int r_ = (q_ / (8 * CB)) * 8 + q_ % 8, ch_ = (q_ / 8) % CB;                   \
-      const int gk_ = k0_ + r_, gn_ = bn0 + ch_ * 8;                                      \
-      const bool ok_ = gk_ < K && gn_ < N;                                                \
-      COPY16(b_base + (s) * (BK * BN * 2) + B_OFF(r_, ch_),                               \
-             ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_);                                   \
+      if (B_EVEN || q_ < B_TOTAL) {                                                       \
+        B_RC(q_, r_, ch_);                                                                \
+        const int gk_ = k0_ + r_, gn_ = bn0 + ch_ * 8;                                    \
+        const bool ok_ = gk_ < K && gn_ < N;                                              \
+        COPY16(bs_ + B_OFF(r_, ch_), ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_);           \
+      }                                                                                   \
     }                                                                                     \
   } while (0)
 
+// One line each (the marker hides the rest of its line only). Operands: scale-d (always 1: the
+// accumulators start at 0), scale-a 1, scale-b 1, transpose-a 0 (K-major), transpose-b 1 (N-major).
 #if BN == 64
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \
-      HIDDEN "{ .reg .pred p; setp.ne.b32 p, %34, 0; "                            \
+      SM90A "{ .reg .pred p; setp.ne.b32 p, %34, 0; "                            \
       "wgmma.mma_async.sync.aligned.m64n64k16.f32." MMA_TYPE "." MMA_TYPE " "           \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "  \
       "%32, %33, p, 1, 1, 0, 1; }"                                            \
@@ -142,7 +181,7 @@ inline ulong desc_of(uint address, uint lbo, uint sbo) {
 #if BN == 128
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \
-      HIDDEN "{ .reg .pred p; setp.ne.b32 p, %66, 0; "                            \
+      SM90A "{ .reg .pred p; setp.ne.b32 p, %66, 0; "                            \
       "wgmma.mma_async.sync.aligned.m64n128k16.f32." MMA_TYPE "." MMA_TYPE " "           \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "  \
       "%64, %65, p, 1, 1, 0, 1; }"                                            \
@@ -153,7 +192,7 @@ inline ulong desc_of(uint address, uint lbo, uint sbo) {
 #if BN == 256
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \
-      HIDDEN "{ .reg .pred p; setp.ne.b32 p, %130, 0; "                            \
+      SM90A "{ .reg .pred p; setp.ne.b32 p, %130, 0; "                            \
       "wgmma.mma_async.sync.aligned.m64n256k16.f32." MMA_TYPE "." MMA_TYPE " "           \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "  \
       "%128, %129, p, 1, 1, 0, 1; }"                                            \
@@ -183,9 +222,10 @@ inline float2 unpack2(uint v) {
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     const int M, const int N, const int K, const float alpha, const float beta,
     const __global ushort* restrict A, const __global ushort* restrict B, __global uint* C) {
-  __local uint4 as_tiles[STAGES * BM * BK / 8];
-  __local uint4 bs_tiles[STAGES * BK * BN / 8];
-  const uint a_base = (uint)(ulong)as_tiles, b_base = (uint)(ulong)bs_tiles;
+  __local uint4 tiles[(TILE_BYTES + ALIGN_PAD) / 16];
+  // The swizzle patterns are fixed to shared addresses: start on a 1024-byte boundary.
+  const uint a_base = ((uint)(ulong)tiles + 1023u) & ~1023u;
+  const uint b_base = a_base + STAGES * A_STAGE;
   const int tid = get_local_id(0);
   const int wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
 #if GROUP_M > 0
@@ -199,7 +239,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
 #else
   const int bm0 = get_group_id(1) * BM, bn0 = get_group_id(0) * BN;
 #endif
-  const int tiles = (K + BK - 1) / BK;
+  const int tiles_k = (K + BK - 1) / BK;
 
   float d[BN / 2];
 #pragma unroll
@@ -207,32 +247,33 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
 
 #pragma unroll
   for (int s = 0; s < AHEAD; ++s) {
-    if (s < tiles) LOAD_TILE(s, s);
+    if (s < tiles_k) LOAD_TILE(s, s);
     asm volatile("cp.async.commit_group;" ::: "memory");
   }
 
-  for (int kt = 0; kt < tiles; ++kt) {
+  for (int kt = 0; kt < tiles_k; ++kt) {
     asm volatile("cp.async.wait_group " STR(CP_PENDING) ";" ::: "memory");
     // cp.async wrote through the generic proxy; wgmma reads through the async proxy.
-    asm volatile(HIDDEN "fence.proxy.async.shared::cta;" ::: "memory");
+    asm volatile(SM90A "fence.proxy.async.shared::cta;" ::: "memory");
     barrier(CLK_LOCAL_MEM_FENCE);
     const int next = kt + AHEAD;  // into the stage of tile kt - 1 - WG_DEPTH, whose wgmma is done
-    if (next < tiles) LOAD_TILE(next, next % STAGES);
+    if (next < tiles_k) LOAD_TILE(next, next % STAGES);
     asm volatile("cp.async.commit_group;" ::: "memory");
     const int s = kt % STAGES;
-    const uint a_stage = a_base + s * (BM * BK * 2) + wg * 8 * CA * 128;  // this warpgroup's 64 rows
-    const uint b_stage = b_base + s * (BK * BN * 2);
-    asm volatile(HIDDEN "wgmma.fence.sync.aligned;" ::: "memory");
+    // This warpgroup's 64 rows of A: 8 whole swizzle atoms (8 * A_SBO bytes) per warpgroup.
+    const uint a_stage = a_base + s * A_STAGE + wg * 8 * A_SBO;
+    const uint b_stage = b_base + s * B_STAGE;
+    asm volatile(SM90A "wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
-      const ulong da = desc_of(a_stage + kk * 2 * 128, A_LBO, A_SBO);
-      const ulong db = desc_of(b_stage + kk * 2 * CB * 128, B_LBO, B_SBO);
+      const ulong da = desc_of(a_stage + kk * 32, A_LBO, A_SBO, A_MODE);
+      const ulong db = desc_of(b_stage + kk * B_KSTEP, B_LBO, B_SBO, B_MODE);
       WGMMA(d, da, db);
     }
-    asm volatile(HIDDEN "wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile(HIDDEN "wgmma.wait_group.sync.aligned " STR(WG_DEPTH) ";" ::: "memory");
+    asm volatile(SM90A "wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile(SM90A "wgmma.wait_group.sync.aligned " STR(WG_DEPTH) ";" ::: "memory");
   }
-  asm volatile(HIDDEN "wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  asm volatile(SM90A "wgmma.wait_group.sync.aligned 0;" ::: "memory");
 
   // Accumulator 4j+e of n8 block j: row 16*warp + lane/4 (+8 for e >= 2), columns 8j + 2*(lane%4), +1.
 #pragma unroll
