@@ -43,8 +43,7 @@ std::string raise_ptx_to_sm90a(std::string_view ptx) {
   // The target line: `.target sm_90` followed by `,` (texmode_independent) or the line's end.
   constexpr std::string_view target = "\n.target sm_90";
   std::size_t found = std::string::npos, count = 0;
-  for (std::size_t at = out.find(target); at != std::string::npos;
-       at = out.find(target, at + 1)) {
+  for (std::size_t at = out.find(target); at != std::string::npos; at = out.find(target, at + 1)) {
     const std::size_t end = at + target.size();
     if (end < out.size() && out[end] != ',' && out[end] != '\n' && out[end] != '\r') continue;
     found = end;
