@@ -48,7 +48,7 @@
 // the program cache remove the markers, raise the target to sm_90a and build that PTX. Without
 // it the instructions would stay comments and the product wrong: refuse to build.
 #define SM90A "//sm_90a:"
-#ifndef TUNEKIT_PTX_SM90A
+#if !defined(TUNEKIT_PTX_SM90A) || TUNEKIT_PTX_SM90A != 1
 #error "matmul_wgmma.cl needs the program raised to sm_90a (tunekit::cl::ptx_sm90a_option)"
 #endif
 
@@ -70,8 +70,8 @@
 #define B_ITERS ((B_TOTAL + THREADS - 1) / THREADS)
 #define B_EVEN (B_TOTAL % THREADS == 0)
 
-#if BM % 64 != 0 || BM < 64 || (BN != 64 && BN != 128 && BN != 256)
-#error "BM a multiple of 64, BN 64, 128 or 256"
+#if BM % 64 != 0 || BM < 64 || BM > 256 || (BN != 64 && BN != 128 && BN != 256)
+#error "BM 64, 128, 192 or 256 (1 to 4 warpgroups), BN 64, 128 or 256"
 #endif
 #if BK != 16 && BK != 32 && BK != 64
 #error "BK 16, 32 or 64 (A rows of 32, 64, 128 bytes: the 32, 64, 128-byte swizzle)"

@@ -272,8 +272,9 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, const std::vector<std
 // with NVEC=2 was 1.18x the NVEC=4 one beside it), and noise decides where that is. Where no
 // single step gains, it tries the trades (one parameter up, another down): on an AVX-512 PoCL
 // at 512, VWN=16,NVEC=2 was 1.5x faster than the VWN=8,NVEC=4 that every search settled on,
-// and both single steps from it (VWN=16,NVEC=4 and VWN=8,NVEC=2) were slower. A start point
-// that nothing beat is trusted as it is (the warm patience's reasoning): no trades from it.
+// and both single steps from it (VWN=16,NVEC=4 and VWN=8,NVEC=2) were slower. Where a start
+// point worked and nothing beat it by the margin, the start points are trusted as they are (the
+// warm patience's reasoning): no trades.
 void refine(BudgetedSearch& s, const ExpandedSpace& space, std::size_t allowance) {
   std::size_t evaluated = 0;
   std::unordered_set<std::size_t> centres, traded;

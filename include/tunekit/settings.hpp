@@ -96,8 +96,8 @@ struct SearchBudget {
   std::size_t explore = 0;
   /// After the strategy ends, at most this many more evaluations climb from the best found to
   /// its best adjacent configuration, step by step, within max_evaluations and max_seconds;
-  /// where no step gains, they try its trades (ExpandedSpace::trades), unless the best is a
-  /// start point that nothing beat.
+  /// where no step gains, they try its trades (ExpandedSpace::trades), unless a start point
+  /// worked and nothing beat it by `margin` (the start points are then trusted as they are).
   std::size_t refine = 0;
   /// SearchStrategy::model: the random configurations measured before the model chooses (the
   /// start points count towards them).

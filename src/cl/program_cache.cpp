@@ -27,7 +27,7 @@ namespace {
                               const ::cl::Program& built, std::string_view options,
                               const std::string& where) {
   constexpr std::size_t max_ptx = std::size_t{1} << 28;
-  std::size_t size = 0;
+  std::size_t size = 0;  // one device per program: one size
   cl_int code = clGetProgramInfo(built(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
   check(code, [&] { return "reading the PTX of " + where; });
   if (size == 0 || size > max_ptx) {
@@ -224,6 +224,16 @@ void ProgramCache::keep(const KernelSpec& spec) {
       loaded = true;
       return *program;
     }
+  }
+  // Instructions hidden behind the marker stay PTX comments unless the program is raised: the
+  // kernel would build and compute something else.
+  if (source.find(ptx_sm90a_marker) != std::string_view::npos &&
+      !detail::wants_ptx_sm90a(options)) {
+    throw AutotuneError(ErrorKind::build, "building " + where + ": its source hides instructions " +
+                                              "behind " + std::string(ptx_sm90a_marker) +
+                                              ", but its options do not name " +
+                                              std::string(ptx_sm90a_option) +
+                                              "; without it they would stay comments");
   }
   table_->builds.fetch_add(1, std::memory_order_relaxed);
   cl_int code = CL_SUCCESS;

@@ -31,6 +31,10 @@ TEST_CASE("raising PTX to sm_90a removes every marker and raises the target, not
   CHECK(raised.find(marker) == std::string::npos);
   CHECK(raised.find("\n\twgmma.fence.sync.aligned;\n") != std::string::npos);
   CHECK(raised.size() == ptx.size() + 1 - marker.size());  // the trailing NULs dropped
+  // PTX without the comment header, and a byte past ASCII (a UTF-8 file name in a directive).
+  const std::string bare = ".version 9.0\n.target sm_90\n// \xc3\xa9\n" + marker + "ret;\n";
+  CHECK(tcl::detail::raise_ptx_to_sm90a(bare) ==
+        ".version 9.0\n.target sm_90a\n// \xc3\xa9\nret;\n");
 }
 
 TEST_CASE("raising PTX to sm_90a refuses bytes that are not one sm_90 program's PTX, saying why",
@@ -65,6 +69,26 @@ TEST_CASE("the sm_90a option is recognised only as a whole build option", "[open
   CHECK_FALSE(tcl::detail::wants_ptx_sm90a("-DBM=128"));
   CHECK_FALSE(tcl::detail::wants_ptx_sm90a(option + "0"));
   CHECK_FALSE(tcl::detail::wants_ptx_sm90a("-DX" + option));
+  CHECK(tcl::detail::wants_ptx_sm90a("-DBM=128\t" + option + "\n-DBN=64"));
+}
+
+TEST_CASE(
+    "a source that hides instructions behind the sm_90a marker does not build without the "
+    "option, which would leave them comments",
+    "[opencl][sm90a]") {
+  tcl::Client& client = tunekit::test::shared_client();
+  const auto spec =
+      tcl::KernelSpec::from_text("__kernel void hides(__global int* out) {\n  // " + marker +
+                                     "wgmma.fence.sync.aligned;\n"
+                                     "  out[0] = 1;\n}\n",
+                                 "-DTUNEKIT_PTX_SM90A=0", "hides", "hides.cl");
+  try {
+    (void)client.program(spec);
+    FAIL("a source with hidden sm_90a instructions built without the option");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::build);
+    CHECK_THAT(e.what(), Catch::Contains(std::string(tcl::ptx_sm90a_option)));
+  }
 }
 
 TEST_CASE("matmul_wgmma.cl hides its sm_90a instructions behind the cache's marker",
