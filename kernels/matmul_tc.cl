@@ -28,15 +28,14 @@
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef BF16
-#define BF16 0
-#endif
 #ifndef GROUP_M
 #define GROUP_M 0  // 0: tiles in launch order; > 0: GROUP_M rows of tiles at a time (L2 reuse)
 #endif
 #ifndef CP_ASYNC
 #define CP_ASYNC 1
 #endif
+
+#include "tensor_core.cl"  // MMA_TYPE (BF16 0 or 1), CP_ASYNC16, pack2, unpack2
 
 #define WARPS_N (BN / WN)
 #define THREADS ((BM / WM) * WARPS_N * 32)
@@ -88,10 +87,7 @@ inline uint shared_address(const __local void* p) {
 #endif
 
 #if CP_ASYNC
-#define COPY16(dst, src, ok)                                                          \
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(SHARED_ADDRESS(dst)), \
-               "l"((ulong)(src)), "r"((ok) ? 16 : 0)                                  \
-               : "memory")
+#define COPY16(dst, src, ok) CP_ASYNC16(SHARED_ADDRESS(dst), src, ok)
 #define COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define WAIT_STR2(n) #n
 #define WAIT_STR(n) WAIT_STR2(n)
@@ -113,12 +109,6 @@ inline uint shared_address(const __local void* p) {
 #define STAGES_MINUS_2 3
 #endif
 
-#if BF16
-#define MMA_TYPE "bf16"
-#else
-#define MMA_TYPE "f16"
-#endif
-
 // Loads k-tile `kt` of A and B into stage `s` (zero past the matrices' edges).
 #define LOAD_TILE(kt, s)                                                          \
   do {                                                                            \
@@ -136,25 +126,6 @@ inline uint shared_address(const __local void* p) {
       COPY16(&bs[(s) * BK * BN + B_AT(r_, ch_)], ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_); \
     }                                                                             \
   } while (0)
-
-// Two f32 -> one 32-bit word of two 16-bit values (lo: the lower column).
-inline uint pack2(float lo, float hi) {
-  uint r;
-  asm("cvt.rn." MMA_TYPE "x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
-inline float2 unpack2(uint v) {
-#if BF16
-  return (float2)(as_float(v << 16), as_float(v & 0xffff0000u));
-#else
-  float lo, hi;
-  asm("{.reg .f16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;}"
-      : "=f"(lo), "=f"(hi)
-      : "r"(v));
-  return (float2)(lo, hi);
-#endif
-}
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_tc(
     const int M, const int N, const int K, const float alpha, const float beta,

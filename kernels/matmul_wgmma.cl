@@ -32,15 +32,14 @@
 #ifndef STAGES
 #define STAGES 2
 #endif
-#ifndef BF16
-#define BF16 0
-#endif
 #ifndef GROUP_M
 #define GROUP_M 0  // 0: tiles in launch order; > 0: GROUP_M rows of tiles at a time (L2 reuse)
 #endif
 #ifndef WG_DEPTH
 #define WG_DEPTH 0  // wgmma groups left in flight at the end of a k-tile (0 or 1)
 #endif
+
+#include "tensor_core.cl"  // MMA_TYPE (BF16 0 or 1), CP_ASYNC16, pack2, unpack2
 
 // NVIDIA's OpenCL compiles to PTX `.target sm_90`, where ptxas refuses wgmma. The sm_90a
 // instructions follow this PTX comment marker (tunekit::cl::ptx_sm90a_marker, one instruction per
@@ -123,21 +122,10 @@
 #define B_SBO (16 * BN) // next 8 rows (K)
 #define B_KSTEP (32 * BN)  // bytes per 16 rows of K
 
-#if BF16
-#define MMA_TYPE "bf16"
-#else
-#define MMA_TYPE "f16"
-#endif
-
 inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
   return (ulong)((address & 0x3ffff) >> 4) | ((ulong)((lbo & 0x3ffff) >> 4) << 16) |
          ((ulong)((sbo & 0x3ffff) >> 4) << 32) | ((ulong)mode << 62);
 }
-
-#define COPY16(dst_addr, src, ok)                                                     \
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst_addr),         \
-               "l"((ulong)(src)), "r"((ok) ? 16 : 0)                                    \
-               : "memory")
 
 // Loads k-tile `kt` into stage `s`. Eight consecutive work-items copy 128 contiguous bytes of
 // one global row (A: rows of RA bytes back to back; B: 8 chunks of one row of K) into one
@@ -152,7 +140,7 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
       const int r_ = q_ / CA, ch_ = q_ % CA;                                              \
       const int gr_ = bm0 + r_, gk_ = k0_ + ch_ * 8;                                      \
       const bool ok_ = gr_ < M && gk_ < K;                                                \
-      COPY16(as_ + A_SWZ(q_ * 16), ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_);             \
+      CP_ASYNC16(as_ + A_SWZ(q_ * 16), ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_);             \
     }                                                                                     \
     _Pragma("unroll") for (int i_ = 0; i_ < B_ITERS; ++i_) {                              \
       const int q_ = tid + i_ * THREADS;                                                  \
@@ -160,7 +148,7 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
         B_RC(q_, r_, ch_);                                                                \
         const int gk_ = k0_ + r_, gn_ = bn0 + ch_ * 8;                                    \
         const bool ok_ = gk_ < K && gn_ < N;                                              \
-        COPY16(bs_ + B_OFF(r_, ch_), ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_);           \
+        CP_ASYNC16(bs_ + B_OFF(r_, ch_), ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_);           \
       }                                                                                   \
     }                                                                                     \
   } while (0)
@@ -200,24 +188,6 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
       : "l"(da), "l"(db), "r"(1)                                                        \
       : "memory")
 #endif
-
-inline uint pack2(float lo, float hi) {
-  uint r;
-  asm("cvt.rn." MMA_TYPE "x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
-inline float2 unpack2(uint v) {
-#if BF16
-  return (float2)(as_float(v << 16), as_float(v & 0xffff0000u));
-#else
-  float lo, hi;
-  asm("{.reg .f16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;}"
-      : "=f"(lo), "=f"(hi)
-      : "r"(v));
-  return (float2)(lo, hi);
-#endif
-}
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     const int M, const int N, const int K, const float alpha, const float beta,

@@ -173,9 +173,10 @@ bool has_include_guard(std::string_view text) {
   return closed;
 }
 
-// Where an Expander reads files: the file system, or the files the program embedded
-// (tunekit_embed_kernels), which are named by relative paths and have no directories.
-enum class Files { disk, embedded };
+// Where an Expander reads files: the file system, the files the program embedded
+// (tunekit_embed_kernels), or tunekit's own kernels/ embedded in the library; embedded files are
+// named by relative paths and have no directories.
+enum class Files { disk, embedded, library };
 
 std::string embedded_names() {
   std::string known;
@@ -204,8 +205,9 @@ class Expander {
       if (error) canonical = file.lexically_normal();
     }
     if (once_.contains(canonical)) return;
-    const std::string text =
-        files_ == Files::disk ? read(file, included_from) : read_embedded(file, included_from);
+    const std::string text = files_ == Files::disk       ? read(file, included_from)
+                             : files_ == Files::embedded ? read_embedded(file, included_from)
+                                                         : read_library(file, included_from);
     const bool guarded = has_include_guard(text);
     if (guarded) once_.insert(canonical);
     const std::string name = file.string();
@@ -268,8 +270,20 @@ class Expander {
             ") in CMake)");
   }
 
+  static std::string read_library(const std::filesystem::path& file,
+                                  const std::string& included_from) {
+    try {
+      return std::string(embedded_source(file.generic_string()));
+    } catch (const AutotuneError& error) {
+      if (included_from.empty()) throw;
+      throw AutotuneError(ErrorKind::build,
+                          error.message() + " (included from " + included_from + ")");
+    }
+  }
+
   bool exists(const std::filesystem::path& path) const {
     if (files_ == Files::embedded) return program_source(path.generic_string()).has_value();
+    if (files_ == Files::library) return has_embedded_source(path.generic_string());
     std::error_code error;
     return std::filesystem::is_regular_file(path, error);
   }
@@ -326,7 +340,7 @@ class Expander {
     std::vector<std::filesystem::path> tried;
     if (include.quoted) tried.push_back(includer.parent_path() / include.name);
     for (const auto& dir : dirs_) tried.push_back(dir / include.name);
-    if (files_ == Files::embedded) {
+    if (files_ != Files::disk) {
       for (auto& path : tried) path = path.lexically_normal();
       tried.emplace_back(std::filesystem::path(include.name).lexically_normal());
     }
@@ -362,6 +376,26 @@ std::string read_kernel_file(const std::filesystem::path& file,
 std::string read_embedded_kernel(std::string_view name) {
   const std::vector<std::filesystem::path> no_dirs;
   Expander expander(no_dirs, Files::embedded);
+  expander.expand(std::filesystem::path(name), 0, "");
+  return expander.take();
+}
+
+bool has_include_directive(std::string_view text) {
+  bool in_comment = false;
+  for (std::size_t at = 0; at < text.size();) {
+    auto end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    const bool commented = in_comment;  // the line starts inside a block comment
+    const std::string code = code_of(text.substr(at, end - at), in_comment);
+    at = end + 1;
+    if (!commented && include_of(code)) return true;
+  }
+  return false;
+}
+
+std::string read_library_kernel(std::string_view name) {
+  const std::vector<std::filesystem::path> no_dirs;
+  Expander expander(no_dirs, Files::library);
   expander.expand(std::filesystem::path(name), 0, "");
   return expander.take();
 }

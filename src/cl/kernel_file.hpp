@@ -24,6 +24,14 @@ std::string read_kernel_file(const std::filesystem::path& file,
 /// Throws AutotuneError(build) naming the file and the embedded ones when it is not embedded.
 std::string read_embedded_kernel(std::string_view name);
 
+/// Whether a line of `text` outside comments is an `#include "name"` or `#include <name>`.
+bool has_include_directive(std::string_view text);
+
+/// The same as read_embedded_kernel for tunekit's own kernels/<name> (embedded in the library:
+/// embedded_source), its includes looked up among them. What KernelSpec::embedded compiles for a
+/// kernel that includes another (matmul_tc.cl and matmul_wgmma.cl include tensor_core.cl).
+std::string read_library_kernel(std::string_view name);
+
 /// A string literal for a #line directive: `path` with `\` and `"` escaped, control bytes
 /// replaced by '?'.
 std::string quoted_file_name(std::string_view path);

@@ -4,6 +4,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
 
 #include "../warnings.hpp"
 #include "kernel_file.hpp"
@@ -18,13 +22,37 @@ namespace {
 bool names_a_file(std::string_view text) {
   return text.size() > 3 && text.ends_with(".cl") && text.find('\n') == std::string_view::npos;
 }
+
+// The text compiled for kernels/<file_name>: the embedded text itself, or, where it #includes
+// another of kernels/ (the tensor-core GEMMs share tensor_core.cl), that text with its includes
+// expanded, made once per file and process (specs are made for every candidate).
+std::shared_ptr<const std::string> expanded_library_kernel(std::string_view file_name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const std::string>, std::less<>> expanded;
+  const std::lock_guard lock(mutex);
+  if (const auto found = expanded.find(file_name); found != expanded.end()) return found->second;
+  auto text = std::make_shared<const std::string>(detail::read_library_kernel(file_name));
+  expanded.emplace(std::string(file_name), text);
+  return text;
+}
 }  // namespace
+
+void KernelSpec::set_library_text(std::string_view file_name) {
+  const std::string_view text = embedded_source(file_name);
+  if (!detail::has_include_directive(text)) {
+    set_text(text, nullptr);  // the embedded text lives as long as the program
+    return;
+  }
+  auto owned = expanded_library_kernel(file_name);
+  const std::string_view view = *owned;
+  set_text(view, std::move(owned));
+}
 
 KernelSpec::KernelSpec(std::string_view source, std::string build_options, std::string kernel_name)
     : options_(std::move(build_options)), kernel_name_(std::move(kernel_name)) {
   if (names_a_file(source)) {
     origin_ = std::string(source);
-    set_text(embedded_source(source), nullptr);
+    set_library_text(source);
   } else {
     origin_ = "<inline source>";
     auto owned = std::make_shared<const std::string>(source);
@@ -39,7 +67,7 @@ KernelSpec KernelSpec::embedded(std::string_view file_name, std::string build_op
   spec.options_ = std::move(build_options);
   spec.kernel_name_ = std::move(kernel_name);
   spec.origin_ = std::string(file_name);
-  spec.set_text(embedded_source(file_name), nullptr);
+  spec.set_library_text(file_name);
   return spec;
 }
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "compiler_chatter.hpp"
 #include "kernel_file.hpp"
@@ -23,22 +24,42 @@ namespace {
 
 // The program built again from its PTX raised to sm_90a (ptx_sm90a_option). The driver's own
 // binary of a program it just built: bounded anyway, as far above any real PTX.
+// A program binary as the driver gives it (one device per program: one binary). Larger than
+// this is no real binary; its bytes are not read.
+constexpr std::size_t max_binary_bytes = std::size_t{1} << 28;
+
+struct DriverBinary {
+  cl_int code = CL_SUCCESS;          // of the first query that failed
+  std::size_t size = 0;              // what the driver reported
+  std::vector<unsigned char> bytes;  // empty unless code is CL_SUCCESS and 0 < size <= the max
+};
+
+DriverBinary binary_of(const ::cl::Program& program) {
+  DriverBinary binary;
+  binary.code = clGetProgramInfo(program(), CL_PROGRAM_BINARY_SIZES, sizeof binary.size,
+                                 &binary.size, nullptr);
+  if (binary.code != CL_SUCCESS || binary.size == 0 || binary.size > max_binary_bytes) {
+    return binary;
+  }
+  binary.bytes.resize(binary.size);
+  unsigned char* data = binary.bytes.data();
+  binary.code = clGetProgramInfo(program(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr);
+  if (binary.code != CL_SUCCESS) binary.bytes.clear();
+  return binary;
+}
+
 ::cl::Program raised_to_sm90a(const ::cl::Context& context, const ::cl::Device& device,
                               const ::cl::Program& built, std::string_view options,
                               const std::string& where) {
-  constexpr std::size_t max_ptx = std::size_t{1} << 28;
-  std::size_t size = 0;  // one device per program: one size
-  cl_int code = clGetProgramInfo(built(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
-  check(code, [&] { return "reading the PTX of " + where; });
-  if (size == 0 || size > max_ptx) {
+  const DriverBinary binary = binary_of(built);
+  check(binary.code, [&] { return "reading the PTX of " + where; });
+  if (binary.bytes.empty()) {
     throw AutotuneError(ErrorKind::build, "raising " + where + " to sm_90a: the driver gave a " +
-                                              std::to_string(size) + "-byte binary");
+                                              std::to_string(binary.size) + "-byte binary");
   }
-  std::string binary(size, '\0');
-  auto* data = reinterpret_cast<unsigned char*>(binary.data());
-  code = clGetProgramInfo(built(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr);
-  check(code, [&] { return "reading the PTX of " + where; });
-  const std::string raised = detail::raise_ptx_to_sm90a(binary);
+  const std::string raised = detail::raise_ptx_to_sm90a(
+      std::string_view(reinterpret_cast<const char*>(binary.bytes.data()), binary.bytes.size()));
+  cl_int code = CL_SUCCESS;
   const auto* bytes = reinterpret_cast<const unsigned char*>(raised.data());
   const std::size_t length = raised.size();
   cl_device_id id = device();
@@ -305,18 +326,8 @@ std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
 
 // Stores the compiled program's binary; a driver that gives none (or an error) is no failure.
 void ProgramCache::save_binary(const ProgramKey& key, const ::cl::Program& program) {
-  std::size_t size = 0;
-  if (clGetProgramInfo(program(), CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr) !=
-          CL_SUCCESS ||
-      size == 0) {
-    return;
-  }
-  std::vector<unsigned char> binary(size);
-  unsigned char* data = binary.data();
-  if (clGetProgramInfo(program(), CL_PROGRAM_BINARIES, sizeof data, &data, nullptr) != CL_SUCCESS) {
-    return;
-  }
-  binaries_->save(key, binary);
+  const DriverBinary binary = binary_of(program);
+  if (!binary.bytes.empty()) binaries_->save(key, binary.bytes);
 }
 
 ::cl::Kernel ProgramCache::kernel(const KernelSpec& spec) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../../src/cl/compiler_chatter.hpp"
+#include "../../src/cl/kernel_file.hpp"
 #include "support_cl.hpp"
 
 namespace tunekit::test {
@@ -104,6 +105,36 @@ TEST_CASE("asking for a kernel the program lacks is a build error naming the ker
   }
 }
 
+TEST_CASE("a shipped kernel that includes another is compiled with it expanded, once",
+          "[opencl][embedded]") {
+  const std::string_view shared = cl::embedded_source("tensor_core.cl");
+  for (const char* name : {"matmul_tc.cl", "matmul_wgmma.cl"}) {
+    INFO(name);
+    REQUIRE(cl::embedded_source(name).find("#include \"tensor_core.cl\"") !=
+            std::string_view::npos);
+    for (const auto& spec :
+         {cl::KernelSpec(name, "", "any"), cl::KernelSpec::embedded(name, "", "any")}) {
+      const std::string_view source = spec.source();
+      CHECK_FALSE(cl::detail::has_include_directive(source));
+      CHECK(source.find(shared.substr(shared.find("inline uint pack2"))) != std::string_view::npos);
+      CHECK(source.find("#line 1 \"tensor_core.cl\"") != std::string_view::npos);
+      // The shared file's text goes into the fingerprint: editing it re-tunes.
+      CHECK(spec.fingerprint().find("inline float2 unpack2") != std::string::npos);
+    }
+  }
+  // Only directives count: a comment that mentions #include (tensor_core.cl's) is no include.
+  CHECK_FALSE(cl::detail::has_include_directive("// #include \"x.cl\"\n/*\n#include \"y.cl\"\n*/"));
+  CHECK(cl::detail::has_include_directive("int a;\n  #  include \"x.cl\"\n"));
+  // An include of kernels/ that is not there names the file, like any other build error.
+  try {
+    (void)cl::detail::read_library_kernel("no_such_file.cl");
+    FAIL("expected an error");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::build);
+    CHECK_THAT(e.message(), Catch::Contains("no_such_file.cl"));
+  }
+}
+
 TEST_CASE("every kernels/*.cl is embedded with its exact text and found by file name",
           "[opencl][embedded]") {
   namespace fs = std::filesystem;
@@ -122,7 +153,13 @@ TEST_CASE("every kernels/*.cl is embedded with its exact text and found by file 
     CHECK(cl::embedded_source(name) == text.str());
     const cl::KernelSpec spec(name, "", "any");
     CHECK(spec.origin() == name);
-    CHECK(spec.source() == text.str());
+    // A kernel that includes another of kernels/ is compiled with it expanded.
+    if (!cl::detail::has_include_directive(text.str())) {
+      CHECK(spec.source() == text.str());
+    } else {
+      CHECK(spec.source() == cl::detail::read_library_kernel(name));
+      CHECK_FALSE(cl::detail::has_include_directive(spec.source()));
+    }
   }
   if (fs::is_directory(dir)) {
     std::size_t on_disk = 0;

@@ -55,7 +55,8 @@ class KernelSpec {
   /// or else the OpenCL C text itself. Throws AutotuneError(build) for an unknown file name.
   KernelSpec(std::string_view source, std::string build_options, std::string kernel_name);
 
-  /// kernels/<file_name>, embedded at build time.
+  /// kernels/<file_name>, embedded at build time; an `#include "x.cl"` in it is replaced by
+  /// kernels/x.cl (the text compiled, hashed and keyed is the expanded one).
   static KernelSpec embedded(std::string_view file_name, std::string build_options,
                              std::string kernel_name);
   /// OpenCL C text given by the caller; `label` names it in build errors.
@@ -125,10 +126,11 @@ class KernelSpec {
  private:
   KernelSpec() = default;
   void set_text(std::string_view text, std::shared_ptr<const std::string> owner);
+  void set_library_text(std::string_view file_name);  // kernels/<file_name>, includes expanded
   static KernelSpec unavailable(std::string problem, std::string build_options,
                                 std::string kernel_name, std::string origin);
 
-  std::shared_ptr<const std::string> owned_;  // empty for embedded sources (static storage)
+  std::shared_ptr<const std::string> owned_;  // empty for embedded texts (static storage)
   std::string_view source_;
   std::string options_;
   std::string kernel_name_;
