@@ -23,29 +23,34 @@ bool names_a_file(std::string_view text) {
   return text.size() > 3 && text.ends_with(".cl") && text.find('\n') == std::string_view::npos;
 }
 
-// The text compiled for kernels/<file_name>: the embedded text itself, or, where it #includes
-// another of kernels/ (the tensor-core GEMMs share tensor_core.cl), that text with its includes
-// expanded, made once per file and process (specs are made for every candidate).
+// What is compiled for kernels/<file_name> where it #includes another of kernels/ (the
+// tensor-core GEMMs share tensor_core.cl): its text with the includes expanded; nothing where it
+// includes nothing (its embedded text is compiled as it is). Worked out once per file and process:
+// specs are made for every candidate of every op.
 std::shared_ptr<const std::string> expanded_library_kernel(std::string_view file_name) {
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const std::string>, std::less<>> expanded;
+  static std::map<std::string, std::shared_ptr<const std::string>, std::less<>> known;
   const std::lock_guard lock(mutex);
-  if (const auto found = expanded.find(file_name); found != expanded.end()) return found->second;
-  auto text = std::make_shared<const std::string>(detail::read_library_kernel(file_name));
-  expanded.emplace(std::string(file_name), text);
-  return text;
+  auto found = known.find(file_name);
+  if (found == known.end()) {
+    std::shared_ptr<const std::string> expanded;
+    if (detail::has_include_directive(embedded_source(file_name))) {
+      expanded = std::make_shared<const std::string>(detail::read_library_kernel(file_name));
+    }
+    found = known.emplace(std::string(file_name), std::move(expanded)).first;
+  }
+  return found->second;
 }
 }  // namespace
 
 void KernelSpec::set_library_text(std::string_view file_name) {
-  const std::string_view text = embedded_source(file_name);
-  if (!detail::has_include_directive(text)) {
-    set_text(text, nullptr);  // the embedded text lives as long as the program
+  auto expanded = expanded_library_kernel(file_name);
+  if (!expanded) {
+    set_text(embedded_source(file_name), nullptr);  // lives as long as the program
     return;
   }
-  auto owned = expanded_library_kernel(file_name);
-  const std::string_view view = *owned;
-  set_text(view, std::move(owned));
+  const std::string_view view = *expanded;
+  set_text(view, std::move(expanded));
 }
 
 KernelSpec::KernelSpec(std::string_view source, std::string build_options, std::string kernel_name)

@@ -122,6 +122,12 @@ TEST_CASE("a shipped kernel that includes another is compiled with it expanded, 
       CHECK(spec.fingerprint().find("inline float2 unpack2") != std::string::npos);
     }
   }
+  // Expanded once per process: every spec of a file shares one text; a file that includes
+  // nothing is compiled from its embedded text itself (specs are made for every candidate).
+  CHECK(cl::KernelSpec("matmul_tc.cl", "-DBM=64", "a").source().data() ==
+        cl::KernelSpec::embedded("matmul_tc.cl", "-DBM=128", "b").source().data());
+  CHECK(cl::KernelSpec::embedded("reduce.cl", "", "any").source().data() ==
+        cl::embedded_source("reduce.cl").data());
   // Only directives count: a comment that mentions #include (tensor_core.cl's) is no include.
   CHECK_FALSE(cl::detail::has_include_directive("// #include \"x.cl\"\n/*\n#include \"y.cl\"\n*/"));
   CHECK(cl::detail::has_include_directive("int a;\n  #  include \"x.cl\"\n"));
