@@ -385,10 +385,11 @@ bool has_include_directive(std::string_view text) {
   for (std::size_t at = 0; at < text.size();) {
     auto end = text.find('\n', at);
     if (end == std::string_view::npos) end = text.size();
-    const bool commented = in_comment;  // the line starts inside a block comment
-    const std::string code = code_of(text.substr(at, end - at), in_comment);
+    const std::string_view line = text.substr(at, end - at);
     at = end + 1;
-    if (!commented && include_of(code)) return true;
+    const bool commented = in_comment;  // the line starts inside a block comment
+    (void)code_of(line, in_comment);
+    if (!commented && include_of(line)) return true;  // as the Expander reads a line
   }
   return false;
 }

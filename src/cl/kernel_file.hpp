@@ -24,7 +24,8 @@ std::string read_kernel_file(const std::filesystem::path& file,
 /// Throws AutotuneError(build) naming the file and the embedded ones when it is not embedded.
 std::string read_embedded_kernel(std::string_view name);
 
-/// Whether a line of `text` outside comments is an `#include "name"` or `#include <name>`.
+/// Whether a line of `text` is an `#include "name"` or `#include <name>` that the expansion
+/// above replaces (one that does not start inside a block comment).
 bool has_include_directive(std::string_view text);
 
 /// The same as read_embedded_kernel for tunekit's own kernels/<name> (embedded in the library:

@@ -22,10 +22,9 @@ namespace tunekit::cl {
 
 namespace {
 
-// The program built again from its PTX raised to sm_90a (ptx_sm90a_option). The driver's own
-// binary of a program it just built: bounded anyway, as far above any real PTX.
-// A program binary as the driver gives it (one device per program: one binary). Larger than
-// this is no real binary; its bytes are not read.
+// A program binary as the driver gives it (one device per program: one binary). The driver's
+// own binary of a program it just built, bounded anyway: larger than this is no real binary
+// (nor PTX), and its bytes are not read.
 constexpr std::size_t max_binary_bytes = std::size_t{1} << 28;
 
 struct DriverBinary {
@@ -48,6 +47,7 @@ DriverBinary binary_of(const ::cl::Program& program) {
   return binary;
 }
 
+// The program built again from its PTX raised to sm_90a (ptx_sm90a_option).
 ::cl::Program raised_to_sm90a(const ::cl::Context& context, const ::cl::Device& device,
                               const ::cl::Program& built, std::string_view options,
                               const std::string& where) {

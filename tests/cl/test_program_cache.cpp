@@ -2,6 +2,7 @@
 // embedded kernel sources and kernel fingerprints.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -128,9 +129,23 @@ TEST_CASE("a shipped kernel that includes another is compiled with it expanded, 
         cl::KernelSpec::embedded("matmul_tc.cl", "-DBM=128", "b").source().data());
   CHECK(cl::KernelSpec::embedded("reduce.cl", "", "any").source().data() ==
         cl::embedded_source("reduce.cl").data());
-  // Only directives count: a comment that mentions #include (tensor_core.cl's) is no include.
+  // A build log's line in the included text is named as tensor_core.cl's line.
+  {
+    const std::string_view source = cl::KernelSpec::embedded("matmul_wgmma.cl", "", "any").source();
+    const auto line_of = [](std::string_view text, std::string_view what) {
+      return 1 + std::count(text.begin(), text.begin() + text.find(what), '\n');
+    };
+    const auto physical = line_of(source, "inline uint pack2");
+    const auto logical = line_of(shared, "inline uint pack2");
+    const std::string log = "<kernel>:" + std::to_string(physical) + ":1: error: x";
+    CHECK_THAT(cl::detail::with_source_lines(source, log),
+               Catch::Contains("tensor_core.cl:" + std::to_string(logical) + ":1: error"));
+  }
+  // Only directives count: a comment that mentions #include (tensor_core.cl's) is no include,
+  // nor is one after a comment on its line (the expansion would leave it to the driver).
   CHECK_FALSE(cl::detail::has_include_directive("// #include \"x.cl\"\n/*\n#include \"y.cl\"\n*/"));
   CHECK(cl::detail::has_include_directive("int a;\n  #  include \"x.cl\"\n"));
+  CHECK_FALSE(cl::detail::has_include_directive("/* x */ #include \"x.cl\"\n"));
   // An include of kernels/ that is not there names the file, like any other build error.
   try {
     (void)cl::detail::read_library_kernel("no_such_file.cl");
@@ -163,7 +178,10 @@ TEST_CASE("every kernels/*.cl is embedded with its exact text and found by file 
     if (!cl::detail::has_include_directive(text.str())) {
       CHECK(spec.source() == text.str());
     } else {
-      CHECK(spec.source() == cl::detail::read_library_kernel(name));
+      // Its own text follows the included one, from the line after the #include.
+      const std::string own = text.str();
+      const auto tail = own.substr(own.find('\n', own.find("#include \"")) + 1);
+      CHECK(spec.source().ends_with(tail));
       CHECK_FALSE(cl::detail::has_include_directive(spec.source()));
     }
   }

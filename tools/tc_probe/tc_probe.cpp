@@ -765,7 +765,10 @@ int main(int argc, char** argv) {
   // The kernels #include "tensor_core.cl" from their own directory (the library expands it on
   // the host; here the driver's compiler finds it).
   const auto slash = kernel_path.find_last_of('/');
-  xopts += " -I " + (slash == std::string::npos ? std::string(".") : kernel_path.substr(0, slash));
+  // Unquoted (a path without blanks): how NVIDIA's option parser takes quotes is untested.
+  const std::string include_dir =
+      " -I " + (slash == std::string::npos ? std::string(".") : kernel_path.substr(0, slash));
+  xopts += include_dir;
   if (mode == "gemmx" || mode == "gemmpatch") {
     const auto macro = [&](const char* name, int fallback) {
       const std::string key = std::string("-D") + name + "=";
@@ -792,7 +795,7 @@ int main(int argc, char** argv) {
     for (size_t ci = 0; ci < cfgs.size(); ++ci) {
       const Cfg& c = cfgs[ci];
       if (only >= 0 && static_cast<size_t>(only) != ci) continue;
-      run_gemm(src, "matmul_tc", options(c, bf16), name(c), c.bm, c.bn,
+      run_gemm(src, "matmul_tc", options(c, bf16) + include_dir, name(c), c.bm, c.bn,
                static_cast<size_t>((c.bm / c.wm) * (c.bn / c.wn) * 32), bf16, sizes);
     }
   }

@@ -130,7 +130,7 @@ class KernelSpec {
   static KernelSpec unavailable(std::string problem, std::string build_options,
                                 std::string kernel_name, std::string origin);
 
-  std::shared_ptr<const std::string> owned_;  // empty for embedded texts (static storage)
+  std::shared_ptr<const std::string> owned_;  // empty where source_ is static storage
   std::string_view source_;
   std::string options_;
   std::string kernel_name_;
