@@ -39,7 +39,7 @@
 #define WG_DEPTH 0  // wgmma groups left in flight at the end of a k-tile (0 or 1)
 #endif
 
-#include "tensor_core.cl"  // MMA_TYPE (BF16 0 or 1), CP_ASYNC16, pack2, unpack2
+#include "tensor_core.cl"  // MMA_TYPE (BF16 0 or 1), CP_ASYNC16, tile_origin, store_pair
 
 // NVIDIA's OpenCL compiles to PTX `.target sm_90`, where ptxas refuses wgmma. The sm_90a
 // instructions follow this PTX comment marker (tunekit::cl::ptx_sm90a_marker, one instruction per
@@ -198,17 +198,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
   const uint b_base = a_base + STAGES * A_STAGE;
   const int tid = get_local_id(0);
   const int wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
-#if GROUP_M > 0
-  // Tile order for L2 reuse: work-groups run in launch order (dimension 0 fastest); GROUP_M rows
-  // of tiles are walked column by column, so the B tiles of one column are read GROUP_M times
-  // while they are still in L2.
-  const int nx_ = get_num_groups(0), ny_ = get_num_groups(1);
-  const int pid_ = get_group_id(1) * nx_ + get_group_id(0), span_ = GROUP_M * nx_;
-  const int first_ = (pid_ / span_) * GROUP_M, rows_ = min(ny_ - first_, GROUP_M);
-  const int bm0 = (first_ + (pid_ % span_) % rows_) * BM, bn0 = ((pid_ % span_) / rows_) * BN;
-#else
-  const int bm0 = get_group_id(1) * BM, bn0 = get_group_id(0) * BN;
-#endif
+  const int2 origin = tile_origin(BM, BN, GROUP_M);
+  const int bm0 = origin.x, bn0 = origin.y;
   const int tiles_k = (K + BK - 1) / BK;
 
   float d[BN / 2];
@@ -252,15 +243,6 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     for (int h = 0; h < 2; ++h) {
       const int row = bm0 + wg * 64 + warp * 16 + (lane >> 2) + h * 8;
       const int col = bn0 + j * 8 + (lane & 3) * 2;
-      if (row < M && col < N) {
-        const size_t at2 = ((size_t)row * N + col) / 2;
-        float lo = alpha * d[4 * j + 2 * h], hi = alpha * d[4 * j + 2 * h + 1];
-        if (beta != 0.0f) {
-          const float2 old = unpack2(C[at2]);
-          lo += beta * old.x;
-          hi += beta * old.y;
-        }
-        C[at2] = pack2(lo, hi);
-      }
+      store_pair(C, M, N, row, col, alpha, beta, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
     }
 }

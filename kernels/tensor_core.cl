@@ -1,7 +1,8 @@
 // What the tensor-core GEMMs (matmul_tc.cl, matmul_wgmma.cl) share, #included by both and
 // never built alone: the PTX type of the 16-bit inputs (BF16 1: bf16, else f16), a 16-byte
-// cp.async into local memory with zero fill, and the epilogue's conversions between two f32 and
-// one 32-bit word of two 16-bit values. NVIDIA only (inline PTX).
+// cp.async into local memory with zero fill, the epilogue's conversions between two f32 and one
+// 32-bit word of two 16-bit values and its store of such a pair, and the tile order. NVIDIA only
+// (inline PTX).
 #ifndef TUNEKIT_TENSOR_CORE_CL
 #define TUNEKIT_TENSOR_CORE_CL
 
@@ -40,6 +41,33 @@ inline float2 unpack2(uint v) {
       : "r"(v));
   return (float2)(lo, hi);
 #endif
+}
+
+// The first row and column of C in this work-group's BM x BN tile. group_m 0: tiles in launch
+// order. group_m > 0, for L2 reuse: work-groups run in launch order (dimension 0 fastest);
+// group_m rows of tiles are walked column by column, so the B tiles of one column are read
+// group_m times while they are still in L2.
+inline int2 tile_origin(const int bm, const int bn, const int group_m) {
+  if (group_m <= 0) return (int2)(get_group_id(1) * bm, get_group_id(0) * bn);
+  const int nx = get_num_groups(0), ny = get_num_groups(1);
+  const int pid = get_group_id(1) * nx + get_group_id(0), span = group_m * nx;
+  const int first = (pid / span) * group_m, rows = min(ny - first, group_m);
+  return (int2)((first + (pid % span) % rows) * bm, ((pid % span) / rows) * bn);
+}
+
+// C[row][col, col + 1] = alpha * (lo, hi) + beta * C[row][col, col + 1] (16-bit pairs: N is
+// even), where the pair lies inside the M x N matrix. beta 0 never reads C.
+inline void store_pair(__global uint* C, const int M, const int N, const int row, const int col,
+                       const float alpha, const float beta, const float lo, const float hi) {
+  if (row >= M || col >= N) return;
+  const size_t at2 = ((size_t)row * N + col) / 2;
+  float out_lo = alpha * lo, out_hi = alpha * hi;
+  if (beta != 0.0f) {
+    const float2 old = unpack2(C[at2]);
+    out_lo += beta * old.x;
+    out_hi += beta * old.y;
+  }
+  C[at2] = pack2(out_lo, out_hi);
 }
 
 #endif  // TUNEKIT_TENSOR_CORE_CL
