@@ -207,7 +207,7 @@ class Expander {
     if (once_.contains(canonical)) return;
     const std::string text = files_ == Files::disk       ? read(file, included_from)
                              : files_ == Files::embedded ? read_embedded(file, included_from)
-                                                         : read_library(file, included_from);
+                                                         : read_library(file);
     const bool guarded = has_include_guard(text);
     if (guarded) once_.insert(canonical);
     const std::string name = file.string();
@@ -270,15 +270,10 @@ class Expander {
             ") in CMake)");
   }
 
-  static std::string read_library(const std::filesystem::path& file,
-                                  const std::string& included_from) {
-    try {
-      return std::string(embedded_source(file.generic_string()));
-    } catch (const AutotuneError& error) {
-      if (included_from.empty()) throw;
-      throw AutotuneError(ErrorKind::build,
-                          error.message() + " (included from " + included_from + ")");
-    }
+  // An included file was found (exists) before it is read, so only the top file can be missing:
+  // embedded_source's error names it and the embedded files.
+  static std::string read_library(const std::filesystem::path& file) {
+    return std::string(embedded_source(file.generic_string()));
   }
 
   bool exists(const std::filesystem::path& path) const {
