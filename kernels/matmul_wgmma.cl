@@ -1,9 +1,9 @@
 // Tensor-core GEMM through Hopper's warpgroup MMA (wgmma, sm_90a): the `wgmma` family of matmul
 // (src/ops/matmul.cpp; its rules: src/ops/gemm_rules.hpp). NVIDIA compute capability 9.0 only.
 // C = alpha * A * B + beta * C, A (M x K), B (K x N), C (M x N) row-major 16-bit storage (f16, or
-// bf16 with -DBF16=1), f32 accumulation. A work-group of BM/64 warpgroups (128 work-items each)
-// computes a BM x BN tile of C, warpgroup g its rows 64g..64g+63, one wgmma.m64nBNk16 per 16 of
-// K; the A and B tiles, BK deep, go through local memory in STAGES buffers filled by cp.async.
+// bf16 with -DBF16=1), f32 accumulation. A work-group of BM/WM warpgroups (128 work-items each)
+// computes a BM x BN tile of C, warpgroup g its rows WM*g..WM*g+WM-1, WM/64 wgmma.m64nBNk16 per
+// 16 of K; the A and B tiles, BK deep, go through local memory in STAGES buffers filled by cp.async.
 //
 // Layouts (PTX ISA "Shared Memory Matrix Layout"): swizzled as wgmma reads them fastest (the
 // no-swizzle layout reached 207 TFLOP/s on the H200, these 412: docs/benchmarks.md). The
@@ -25,6 +25,9 @@
 #endif
 #ifndef BN
 #define BN 128
+#endif
+#ifndef WM
+#define WM 64  // rows of the tile per warpgroup: 64 (one wgmma per 16 of K) or 128 (two)
 #endif
 #ifndef BK
 #define BK 32
@@ -51,7 +54,8 @@
 #error "matmul_wgmma.cl needs the program raised to sm_90a (tunekit::cl::ptx_sm90a_option)"
 #endif
 
-#define WGS (BM / 64)
+#define WGS (BM / WM)
+#define MI (WM / 64)  // wgmma row blocks (m64) per warpgroup
 #define THREADS (WGS * 128)
 #define RA (BK * 2)   // bytes per row of the A tile
 #define CA (BK / 8)   // 16-byte chunks per row of the A tile
@@ -65,12 +69,16 @@
 #define ALIGN_PAD 1008
 #define A_TOTAL (BM * CA)  // 16-byte chunks of one stage
 #define B_TOTAL (BK * CB)
-#define A_ITERS (A_TOTAL / THREADS)  // BK / 16
+#define A_ITERS (A_TOTAL / THREADS)  // WM * BK / 1024
 #define B_ITERS ((B_TOTAL + THREADS - 1) / THREADS)
 #define B_EVEN (B_TOTAL % THREADS == 0)
 
-#if BM % 64 != 0 || BM < 64 || BM > 256 || (BN != 64 && BN != 128 && BN != 256)
-#error "BM 64, 128, 192 or 256 (1 to 4 warpgroups), BN 64, 128 or 256"
+#if (WM != 64 && WM != 128) || BM % WM != 0 || BM < WM || BM > 256 || \
+    (BN != 64 && BN != 128 && BN != 256)
+#error "WM 64 or 128, BM a multiple of WM up to 256 (1 to 4 warpgroups), BN 64, 128 or 256"
+#endif
+#if WM == 128 && BN == 256
+#error "WM 128 with BN 256 needs 256 accumulators per work-item"
 #endif
 #if BK != 16 && BK != 32 && BK != 64
 #error "BK 16, 32 or 64 (A rows of 32, 64, 128 bytes: the 32, 64, 128-byte swizzle)"
@@ -127,28 +135,25 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
          ((ulong)((sbo & 0x3ffff) >> 4) << 32) | ((ulong)mode << 62);
 }
 
-// Loads k-tile `kt` into stage `s`. Eight consecutive work-items copy 128 contiguous bytes of
-// one global row (A: rows of RA bytes back to back; B: 8 chunks of one row of K) into one
-// 128-byte line of local memory, the swizzle permuting chunks inside it: no bank conflicts.
-#define B_RC(q, k, j) const int k = (q) / CB, j = (q) % CB
+// Loads k-tile `kt` into stage `s` through this work-item's copy plan (see the kernel): eight
+// consecutive work-items copy 128 contiguous bytes of one global row (A: rows of RA bytes back to
+// back; B: 8 chunks of one row of K) into one 128-byte line of local memory, the swizzle
+// permuting chunks inside it: no bank conflicts. Per chunk the loop only adds the k-tile's offset
+// and compares it with the chunk's room: the addresses are computed once, outside the K loop
+// (recomputing them took most of a k-tile's instructions).
 #define LOAD_TILE(kt, s)                                                                  \
   do {                                                                                    \
     const int k0_ = (kt) * BK;                                                            \
+    const size_t b_step_ = (size_t)k0_ * N;                                               \
     const uint as_ = a_base + (s) * A_STAGE, bs_ = b_base + (s) * B_STAGE;                \
     _Pragma("unroll") for (int i_ = 0; i_ < A_ITERS; ++i_) {                              \
-      const int q_ = tid + i_ * THREADS;                                                  \
-      const int r_ = q_ / CA, ch_ = q_ % CA;                                              \
-      const int gr_ = bm0 + r_, gk_ = k0_ + ch_ * 8;                                      \
-      const bool ok_ = gr_ < M && gk_ < K;                                                \
-      CP_ASYNC16(as_ + A_SWZ(q_ * 16), ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_);             \
+      const bool ok_ = k0_ < a_room[i_];                                                  \
+      CP_ASYNC16(as_ + a_dst[i_], ok_ ? a_src[i_] + k0_ : A, ok_);                        \
     }                                                                                     \
     _Pragma("unroll") for (int i_ = 0; i_ < B_ITERS; ++i_) {                              \
-      const int q_ = tid + i_ * THREADS;                                                  \
-      if (B_EVEN || q_ < B_TOTAL) {                                                       \
-        B_RC(q_, r_, ch_);                                                                \
-        const int gk_ = k0_ + r_, gn_ = bn0 + ch_ * 8;                                    \
-        const bool ok_ = gk_ < K && gn_ < N;                                              \
-        CP_ASYNC16(bs_ + B_OFF(r_, ch_), ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_);           \
+      if (B_EVEN || tid + i_ * THREADS < B_TOTAL) {                                       \
+        const bool ok_ = k0_ < b_room[i_];                                                \
+        CP_ASYNC16(bs_ + b_dst[i_], ok_ ? b_src[i_] + b_step_ : B, ok_);                  \
       }                                                                                   \
     }                                                                                     \
   } while (0)
@@ -202,9 +207,43 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
   const int bm0 = origin.x, bn0 = origin.y;
   const int tiles_k = (K + BK - 1) / BK;
 
-  float d[BN / 2];
+  // This work-item's copy plan, fixed for the whole K loop. Per chunk: its global source at
+  // k = 0, its swizzled offset inside a stage, and its room: how far k0 may go before the chunk
+  // leaves the matrix (0 where its row of A or column of B lies outside: zero fill).
+  const __global ushort* a_src[A_ITERS];
+  uint a_dst[A_ITERS];
+  int a_room[A_ITERS];
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+  for (int i = 0; i < A_ITERS; ++i) {
+    const int q = tid + i * THREADS, r = q / CA, ch = q % CA;
+    const bool row_in = bm0 + r < M;
+    a_src[i] = A + (size_t)(row_in ? bm0 + r : 0) * K + ch * 8;
+    a_dst[i] = A_SWZ(q * 16);
+    a_room[i] = row_in ? K - ch * 8 : 0;
+  }
+  const __global ushort* b_src[B_ITERS];
+  uint b_dst[B_ITERS];
+  int b_room[B_ITERS];
+#pragma unroll
+  for (int i = 0; i < B_ITERS; ++i) {
+    const int q = min(tid + i * THREADS, B_TOTAL - 1), k = q / CB, j = q % CB;
+    const bool col_in = bn0 + j * 8 < N && k < K;
+    b_src[i] = B + (col_in ? (size_t)k * N + bn0 + j * 8 : 0);
+    b_dst[i] = B_OFF(k, j);
+    b_room[i] = col_in ? K - k : 0;
+  }
+
+  float d[BN / 2];  // rows 0..63 of this warpgroup's WM
+#if MI == 2
+  float d1[BN / 2];  // rows 64..127
+#endif
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) {
+    d[i] = 0.0f;
+#if MI == 2
+    d1[i] = 0.0f;
+#endif
+  }
 
 #pragma unroll
   for (int s = 0; s < AHEAD; ++s) {
@@ -221,8 +260,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     if (next < tiles_k) LOAD_TILE(next, next % STAGES);
     asm volatile("cp.async.commit_group;" ::: "memory");
     const int s = kt % STAGES;
-    // This warpgroup's 64 rows of A: 8 whole swizzle atoms (8 * A_SBO bytes) per warpgroup.
-    const uint a_stage = a_base + s * A_STAGE + wg * 8 * A_SBO;
+    // This warpgroup's WM rows of A: WM / 8 whole swizzle atoms (A_SBO bytes each).
+    const uint a_stage = a_base + s * A_STAGE + wg * (WM / 8) * A_SBO;
     const uint b_stage = b_base + s * B_STAGE;
     asm volatile(SM90A "wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
@@ -230,6 +269,9 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
       const ulong da = desc_of(a_stage + kk * 32, A_LBO, A_SBO, A_MODE);
       const ulong db = desc_of(b_stage + kk * B_KSTEP, B_LBO, B_SBO, B_MODE);
       WGMMA(d, da, db);
+#if MI == 2
+      WGMMA(d1, desc_of(a_stage + 8 * A_SBO + kk * 32, A_LBO, A_SBO, A_MODE), db);  // +64 rows
+#endif
     }
     asm volatile(SM90A "wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile(SM90A "wgmma.wait_group.sync.aligned " STR(WG_DEPTH) ";" ::: "memory");
@@ -241,8 +283,11 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
   for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = bm0 + wg * 64 + warp * 16 + (lane >> 2) + h * 8;
+      const int row = bm0 + wg * WM + warp * 16 + (lane >> 2) + h * 8;
       const int col = bn0 + j * 8 + (lane & 3) * 2;
       store_pair(C, M, N, row, col, alpha, beta, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+#if MI == 2
+      store_pair(C, M, N, row + 64, col, alpha, beta, d1[4 * j + 2 * h], d1[4 * j + 2 * h + 1]);
+#endif
     }
 }

@@ -93,10 +93,12 @@ constexpr std::size_t tensor_local_memory(const TensorParams& p) {
 namespace tunekit::ops::gemm {
 
 /// The macros of matmul_wgmma.cl, the warpgroup-MMA kernel: a BM x BN tile of C per work-group
-/// of BM/64 warpgroups, K in steps of BK through STAGES local-memory buffers; GROUP_M rows of
+/// of BM/WM warpgroups, each WM rows (64: one wgmma per 16 of K; 128: two, for twice the work
+/// per k-tile's overhead), K in steps of BK through STAGES local-memory buffers; GROUP_M rows of
 /// tiles walked together (L2 reuse) when more than 0.
 struct WgmmaParams {
   std::int64_t bm, bn, bk, stages;
+  std::int64_t wm = 64;
 };
 
 /// wgmma is sm_90a: it runs on compute capability 9.0 exactly (arch-specific instructions are
@@ -107,9 +109,9 @@ inline constexpr unsigned wgmma_major = 9, wgmma_minor = 0;
 /// swizzle's period) inside an array NVIDIA aligns to 16 bytes only.
 inline constexpr std::size_t wgmma_align_pad = 1008;
 
-/// Work-items per work-group: one warpgroup of 128 per 64 rows.
+/// Work-items per work-group: one warpgroup of 128 per WM rows.
 constexpr std::size_t wgmma_work_group_size(const WgmmaParams& p) {
-  return p.bm > 0 ? static_cast<std::size_t>(p.bm / 64 * 128) : 0;
+  return p.bm > 0 && p.wm > 0 ? static_cast<std::size_t>(p.bm / p.wm * 128) : 0;
 }
 
 /// Bytes of local memory the kernel takes: STAGES tiles of A (BM x BK) and of B (BK x BN), 16-bit
@@ -119,13 +121,15 @@ constexpr std::size_t wgmma_local_memory(const WgmmaParams& p) {
          tensor_local_overhead;
 }
 
-/// Whether `p` passes matmul_wgmma.cl's #error checks: BM a multiple of 64 up to 256 (at most
-/// 4 warpgroups), BN 64, 128 or 256 (the wgmma shapes it spells out), BK 16, 32 or 64 (A's rows of
-/// 32, 64 or 128 bytes: the three swizzle modes), 2 to 6 stages, within NVIDIA's 48 KB.
+/// Whether `p` passes matmul_wgmma.cl's #error checks: WM 64 or 128, BM a multiple of WM up to
+/// 256 (at most 4 warpgroups), BN 64, 128 or 256 (the wgmma shapes it spells out) and not 256
+/// with WM 128 (256 accumulators per work-item), BK 16, 32 or 64 (A's rows of 32, 64 or 128
+/// bytes: the three swizzle modes), 2 to 6 stages, within NVIDIA's 48 KB.
 constexpr bool wgmma_builds(const WgmmaParams& p) {
-  return p.bm >= 64 && p.bm <= 256 && p.bm % 64 == 0 &&
-         (p.bn == 64 || p.bn == 128 || p.bn == 256) && (p.bk == 16 || p.bk == 32 || p.bk == 64) &&
-         p.stages >= 2 && p.stages <= 6 && wgmma_local_memory(p) <= 49152;
+  return (p.wm == 64 || p.wm == 128) && p.bm >= p.wm && p.bm <= 256 && p.bm % p.wm == 0 &&
+         !(p.wm == 128 && p.bn == 256) && (p.bn == 64 || p.bn == 128 || p.bn == 256) &&
+         (p.bk == 16 || p.bk == 32 || p.bk == 64) && p.stages >= 2 && p.stages <= 6 &&
+         wgmma_local_memory(p) <= 49152;
 }
 
 }  // namespace tunekit::ops::gemm

@@ -86,7 +86,9 @@ gemm::TensorParams tensor_params(const Config& c) {
   return {c["BM"], c["BN"], c["BK"], c["WM"], c["WN"], c["STAGES"]};
 }
 
-gemm::WgmmaParams wgmma_params(const Config& c) { return {c["BM"], c["BN"], c["BK"], c["STAGES"]}; }
+gemm::WgmmaParams wgmma_params(const Config& c) {
+  return {c["BM"], c["BN"], c["BK"], c["STAGES"], c["WM"]};
+}
 
 class GemmKernel {
  public:
@@ -490,9 +492,10 @@ Space tensor_space() {
 // tiles in local memory laid out in wgmma's swizzled layouts, cp.async into STAGES buffers; built
 // for sm_90a through the program cache (cl::ptx_sm90a_option). NVIDIA compute capability 9.0
 // only (require_tensor_cores); elsewhere every configuration fails with that reason before a
-// build. The rules are gemm_rules.hpp's. Start points: the probe's best on the H200
-// (docs/benchmarks.md): 128 x 128 tiles 16 deep in 4 stages with GROUP_M (387-413 TFLOP/s at
-// 4096-8192) and 32 deep in 2 stages (371 at 2048).
+// build. The rules are gemm_rules.hpp's. Start points: the probe's best per size on the H200
+// (docs/benchmarks.md, "wgmma: the copy plan and two row blocks per warpgroup"): 128 x 128 tiles
+// on one warpgroup 32 deep in 2 stages (409 TFLOP/s at 2048), 64 x 128 tiles 32 deep in 3 stages
+// (436 at 4096), 128 x 128 on one warpgroup 16 deep in 5 stages (424 at 8192).
 Space wgmma_space() {
   Space s = space("wgmma");
   s.parameter("BM", {64, 128, 256})
@@ -500,12 +503,14 @@ Space wgmma_space() {
       .parameter("BK", {16, 32, 64})
       .parameter("STAGES", {2, 3, 4, 5})
       .parameter("GROUP_M", {0, 8})
+      .parameter("WM", {64, 128})
       .where("matmul_wgmma.cl builds (its #error rules: gemm_rules.hpp)",
              [](const Config& c) { return gemm::wgmma_builds(wgmma_params(c)); })
       .work_group_size([](const Config& c) { return gemm::wgmma_work_group_size(wgmma_params(c)); })
       .local_memory([](const Config& c) { return gemm::wgmma_local_memory(wgmma_params(c)); });
-  return s.start_at("BM=128,BN=128,BK=16,STAGES=4,GROUP_M=8")
-      .start_at("BM=128,BN=128,BK=32,STAGES=2,GROUP_M=0");
+  return s.start_at("BM=128,BN=128,BK=32,STAGES=2,GROUP_M=8,WM=128")
+      .start_at("BM=64,BN=128,BK=32,STAGES=3,GROUP_M=8,WM=64")
+      .start_at("BM=128,BN=128,BK=16,STAGES=5,GROUP_M=8,WM=128");
 }
 
 // The tensor family is measured for 16-bit keys whose N and K are multiples of 8 for every call

@@ -179,14 +179,21 @@ TEST_CASE(
     "[ops][matmul]") {
   using tunekit::ops::gemm::WgmmaParams;
   CHECK(gemm::wgmma_builds(WgmmaParams{128, 128, 16, 4}));
-  CHECK(gemm::wgmma_builds(WgmmaParams{64, 64, 64, 2}));          // A in the 128-byte swizzle
-  CHECK(gemm::wgmma_builds(WgmmaParams{256, 128, 16, 3}));        // 4 warpgroups
-  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 16, 1}));  // one stage
-  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{96, 128, 16, 2}));   // not whole warpgroups
-  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 96, 16, 2}));   // no such wgmma shape here
-  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 8, 2}));   // less than one k16 step
-  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 64, 2}));  // 64 KB of tiles
+  CHECK(gemm::wgmma_builds(WgmmaParams{64, 64, 64, 2}));              // A in the 128-byte swizzle
+  CHECK(gemm::wgmma_builds(WgmmaParams{256, 128, 16, 3}));            // 4 warpgroups
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 16, 1}));      // one stage
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{96, 128, 16, 2}));       // not whole warpgroups
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 96, 16, 2}));       // no such wgmma shape here
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 8, 2}));       // less than one k16 step
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 64, 2}));      // 64 KB of tiles
+  CHECK(gemm::wgmma_builds(WgmmaParams{128, 128, 16, 5, 128}));       // one warpgroup, 2 row blocks
+  CHECK(gemm::wgmma_builds(WgmmaParams{256, 64, 32, 2, 128}));        // two of them
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{64, 128, 16, 2, 128}));  // less than WM rows
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{192, 128, 16, 2, 128}));  // not whole warpgroups
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 256, 16, 2, 128}));  // 256 accumulators
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 16, 2, 32}));   // no such row block
   CHECK(gemm::wgmma_work_group_size(WgmmaParams{256, 128, 16, 3}) == 512);
+  CHECK(gemm::wgmma_work_group_size(WgmmaParams{256, 128, 16, 3, 128}) == 256);
   // Measured on the H200: CL_KERNEL_LOCAL_MEM_SIZE 33792 for 4 x (128x16 + 16x128) halves and
   // the 1008-byte pad (docs/data/h200-wgmma-swizzle-1.log).
   CHECK(gemm::wgmma_local_memory(WgmmaParams{128, 128, 16, 4}) == 33792);
@@ -243,13 +250,15 @@ TEST_CASE(
       device.nvidia && device.compute_capability_major == 9 && device.compute_capability_minor == 0;
   // A in the 32, 64 and 128-byte swizzle (BK 16, 32, 64); 1 and 2 warpgroups (4, BM=256, are
   // over the kernel's maximum work-group on the H200: the tuner skips them); every wgmma width;
-  // tiles in groups of rows.
-  check_tensor_family({"wgmma[BM=128,BN=128,BK=16,STAGES=4,GROUP_M=8]",
-                       "wgmma[BM=128,BN=128,BK=32,STAGES=2,GROUP_M=0]",
-                       "wgmma[BM=64,BN=64,BK=64,STAGES=2,GROUP_M=0]",
-                       "wgmma[BM=128,BN=64,BK=32,STAGES=3,GROUP_M=0]",
-                       "wgmma[BM=128,BN=256,BK=16,STAGES=3,GROUP_M=8]",
-                       "wgmma[BM=64,BN=256,BK=32,STAGES=2,GROUP_M=0]"},
+  // tiles in groups of rows; warpgroups of two row blocks (WM 128), one and two of them.
+  check_tensor_family({"wgmma[BM=128,BN=128,BK=16,STAGES=4,GROUP_M=8,WM=64]",
+                       "wgmma[BM=128,BN=128,BK=32,STAGES=2,GROUP_M=8,WM=128]",
+                       "wgmma[BM=256,BN=64,BK=16,STAGES=3,GROUP_M=0,WM=128]",
+                       "wgmma[BM=128,BN=128,BK=32,STAGES=2,GROUP_M=0,WM=64]",
+                       "wgmma[BM=64,BN=64,BK=64,STAGES=2,GROUP_M=0,WM=64]",
+                       "wgmma[BM=128,BN=64,BK=32,STAGES=3,GROUP_M=0,WM=64]",
+                       "wgmma[BM=128,BN=256,BK=16,STAGES=3,GROUP_M=8,WM=64]",
+                       "wgmma[BM=64,BN=256,BK=32,STAGES=2,GROUP_M=0,WM=64]"},
                       hopper, "compute capability 9.0");
 }
 

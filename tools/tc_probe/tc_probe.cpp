@@ -778,7 +778,7 @@ int main(int argc, char** argv) {
     const int bm = macro("BM", 128), bn = macro("BN", 128);
     const size_t threads =
         kname == "matmul_wgmma"
-            ? static_cast<size_t>(bm / 64 * 128)
+            ? static_cast<size_t>(bm / macro("WM", 64) * 128)
             : static_cast<size_t>((bm / macro("WM", 64)) * (bn / macro("WN", 64)) * 32);
     for (bool bf16 : {false, true})
       if (types & (bf16 ? 2 : 1))
