@@ -495,7 +495,7 @@ Space tensor_space() {
 // build. The rules are gemm_rules.hpp's. Start points: the probe's best per size on the H200
 // (docs/benchmarks.md, "wgmma: the copy plan and two row blocks per warpgroup"): 128 x 128 tiles
 // on one warpgroup 32 deep in 2 stages (409 TFLOP/s at 2048), 64 x 128 tiles 32 deep in 3 stages
-// (436 at 4096), 128 x 128 on one warpgroup 16 deep in 5 stages (424 at 8192).
+// (421-436 at 4096), 64 x 256 tiles 16 deep in 4 stages (442 at 8192).
 Space wgmma_space() {
   Space s = space("wgmma");
   s.parameter("BM", {64, 128, 256})
@@ -510,7 +510,7 @@ Space wgmma_space() {
       .local_memory([](const Config& c) { return gemm::wgmma_local_memory(wgmma_params(c)); });
   return s.start_at("BM=128,BN=128,BK=32,STAGES=2,GROUP_M=8,WM=128")
       .start_at("BM=64,BN=128,BK=32,STAGES=3,GROUP_M=8,WM=64")
-      .start_at("BM=128,BN=128,BK=16,STAGES=5,GROUP_M=8,WM=128");
+      .start_at("BM=64,BN=256,BK=16,STAGES=4,GROUP_M=8,WM=64");
 }
 
 // The tensor family is measured for 16-bit keys whose N and K are multiples of 8 for every call
