@@ -72,6 +72,13 @@
 #define A_ITERS (A_TOTAL / THREADS)  // WM * BK / 1024
 #define B_ITERS ((B_TOTAL + THREADS - 1) / THREADS)
 #define B_EVEN (B_TOTAL % THREADS == 0)
+// The epilogue stages each warpgroup's 64 x BN f32 through the tiles' local memory where it fits
+// (else it stores straight from the accumulators). Row r's 32-byte runs of 8 columns are
+// swizzled by r % 4, so a warp's writes of 8 rows take the two wavefronts 256 bytes need.
+#ifndef STAGED_EPILOGUE
+#define STAGED_EPILOGUE (WGS * 64 * BN * 4 <= TILE_BYTES + ALIGN_PAD)
+#endif
+#define STAGED_AT(r, u) ((r) * BN + (((u) ^ ((r) & 3)) * 8))  // floats: row r, run u of 8 columns
 
 #if (WM != 64 && WM != 128) || BM % WM != 0 || BM < WM || BM > 256 || \
     (BN != 64 && BN != 128 && BN != 256)
@@ -279,6 +286,48 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
   asm volatile(SM90A "wgmma.wait_group.sync.aligned 0;" ::: "memory");
 
   // Accumulator 4j+e of n8 block j: row 16*warp + lane/4 (+8 for e >= 2), columns 8j + 2*(lane%4), +1.
+#if STAGED_EPILOGUE
+  // The accumulators go through local memory, one row block of 64 per warpgroup at a time, so
+  // that C is written in 16-byte runs of 8 columns (direct stores are 4 bytes, 8 rows apart).
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __local float* rows = (__local float*)tiles + wg * (64 * BN);
+#pragma unroll
+  for (int p = 0; p < MI; ++p) {
+    barrier(CLK_LOCAL_MEM_FENCE);  // the tiles' last readers (or the previous pass) are done
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = warp * 16 + (lane >> 2) + h * 8;
+#if MI == 2
+        const float lo = p == 0 ? d[4 * j + 2 * h] : d1[4 * j + 2 * h];
+        const float hi = p == 0 ? d[4 * j + 2 * h + 1] : d1[4 * j + 2 * h + 1];
+#else
+        const float lo = d[4 * j + 2 * h], hi = d[4 * j + 2 * h + 1];
+#endif
+        vstore2((float2)(lo, hi), 0, rows + STAGED_AT(r, j) + (lane & 3) * 2);
+      }
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (int i = 0; i < 64 * (BN / 8) / 128; ++i) {
+      const int q = (tid % 128) + i * 128, r = q / (BN / 8), u = q % (BN / 8);
+      const int row = bm0 + wg * WM + p * 64 + r, col = bn0 + u * 8;
+      if (row < M && col < N) {  // N % 8 == 0: the 8 columns are inside together
+        const float4 v0 = vload4(0, rows + STAGED_AT(r, u)), v1 = vload4(1, rows + STAGED_AT(r, u));
+        __global uint4* out = (__global uint4*)(C + ((size_t)row * N + col) / 2);
+        float4 o0 = alpha * v0, o1 = alpha * v1;
+        if (beta != 0.0f) {
+          const uint4 old = *out;
+          const float2 c0 = unpack2(old.x), c1 = unpack2(old.y), c2 = unpack2(old.z),
+                       c3 = unpack2(old.w);
+          o0 += beta * (float4)(c0.x, c0.y, c1.x, c1.y);
+          o1 += beta * (float4)(c2.x, c2.y, c3.x, c3.y);
+        }
+        *out = (uint4)(pack2(o0.x, o0.y), pack2(o0.z, o0.w), pack2(o1.x, o1.y), pack2(o1.z, o1.w));
+      }
+    }
+  }
+#else
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -290,4 +339,5 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
       store_pair(C, M, N, row + 64, col, alpha, beta, d1[4 * j + 2 * h], d1[4 * j + 2 * h + 1]);
 #endif
     }
+#endif
 }
