@@ -493,9 +493,9 @@ Space tensor_space() {
 // for sm_90a through the program cache (cl::ptx_sm90a_option). NVIDIA compute capability 9.0
 // only (require_tensor_cores); elsewhere every configuration fails with that reason before a
 // build. The rules are gemm_rules.hpp's. Start points: the probe's best per size on the H200
-// (docs/benchmarks.md, "wgmma: the copy plan and two row blocks per warpgroup"): 128 x 128 tiles
-// on one warpgroup 32 deep in 2 stages (409 TFLOP/s at 2048), 64 x 128 tiles 32 deep in 3 stages
-// (421-436 at 4096), 64 x 256 tiles 16 deep in 4 stages (442 at 8192).
+// (docs/benchmarks.md, "Fourth round: a copy plan, two row blocks per warpgroup"): 128 x 128
+// tiles on one warpgroup 32 deep in 2 stages (409 TFLOP/s at 2048), 64 x 128 tiles 32 deep in 3
+// stages (421-436 at 4096), 64 x 256 tiles 16 deep in 4 stages (442 at 8192).
 Space wgmma_space() {
   Space s = space("wgmma");
   s.parameter("BM", {64, 128, 256})
