@@ -255,7 +255,7 @@ TEST_CASE(
                        "wgmma[BM=128,BN=128,BK=32,STAGES=2,GROUP_M=8,WM=128]",
                        "wgmma[BM=256,BN=64,BK=16,STAGES=3,GROUP_M=0,WM=128]",
                        "wgmma[BM=128,BN=128,BK=32,STAGES=2,GROUP_M=0,WM=64]",
-                       "wgmma[BM=64,BN=64,BK=64,STAGES=2,GROUP_M=0,WM=64]",
+                       "wgmma[BM=64,BN=64,BK=64,STAGES=2,GROUP_M=16,WM=64]",
                        "wgmma[BM=128,BN=64,BK=32,STAGES=3,GROUP_M=0,WM=64]",
                        "wgmma[BM=128,BN=256,BK=16,STAGES=3,GROUP_M=8,WM=64]",
                        "wgmma[BM=64,BN=256,BK=32,STAGES=2,GROUP_M=0,WM=64]"},
