@@ -35,7 +35,7 @@
 #define CP_ASYNC 1
 #endif
 
-#include "tensor_core.cl"  // MMA_TYPE (BF16 0 or 1), CP_ASYNC16, tile_origin, store_pair
+#include "tensor_core.cl"  // MMA_TYPE, CP_ASYNC16, tile_origin, scaled_pair, store_pair
 
 #define WARPS_N (BN / WN)
 #define THREADS ((BM / WM) * WARPS_N * 32)

@@ -3,7 +3,8 @@
 // C = alpha * A * B + beta * C, A (M x K), B (K x N), C (M x N) row-major 16-bit storage (f16, or
 // bf16 with -DBF16=1), f32 accumulation. A work-group of BM/WM warpgroups (128 work-items each)
 // computes a BM x BN tile of C, warpgroup g its rows WM*g..WM*g+WM-1, WM/64 wgmma.m64nBNk16 per
-// 16 of K; the A and B tiles, BK deep, go through local memory in STAGES buffers filled by cp.async.
+// 16 of K; the A and B tiles, BK deep, go through local memory in STAGES buffers filled by
+// cp.async.
 //
 // Layouts (PTX ISA "Shared Memory Matrix Layout"): swizzled as wgmma reads them fastest (the
 // no-swizzle layout reached 207 TFLOP/s on the H200, these 412: docs/benchmarks.md). The
@@ -42,7 +43,7 @@
 #define WG_DEPTH 0  // wgmma groups left in flight at the end of a k-tile (0 or 1)
 #endif
 
-#include "tensor_core.cl"  // MMA_TYPE (BF16 0 or 1), CP_ASYNC16, tile_origin, store_pair
+#include "tensor_core.cl"  // MMA_TYPE, CP_ASYNC16, tile_origin, scaled_pair, store_pair
 
 // NVIDIA's OpenCL compiles to PTX `.target sm_90`, where ptxas refuses wgmma. The sm_90a
 // instructions follow this PTX comment marker (tunekit::cl::ptx_sm90a_marker, one instruction per
@@ -285,7 +286,8 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
   }
   asm volatile(SM90A "wgmma.wait_group.sync.aligned 0;" ::: "memory");
 
-  // Accumulator 4j+e of n8 block j: row 16*warp + lane/4 (+8 for e >= 2), columns 8j + 2*(lane%4), +1.
+  // Accumulator 4j+e of n8 block j: row 16*warp + lane/4 (+8 for e >= 2), columns 8j + 2*(lane%4)
+  // and the next.
 #if STAGED_EPILOGUE
   // The accumulators go through local memory, one row block of 64 per warpgroup at a time, so
   // that C is written in 16-byte runs of 8 columns (direct stores are 4 bytes, 8 rows apart).
@@ -315,15 +317,11 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
       if (row < M && col < N) {  // N % 8 == 0: the 8 columns are inside together
         const float4 v0 = vload4(0, rows + STAGED_AT(r, u)), v1 = vload4(1, rows + STAGED_AT(r, u));
         __global uint4* out = (__global uint4*)(C + ((size_t)row * N + col) / 2);
-        float4 o0 = alpha * v0, o1 = alpha * v1;
-        if (beta != 0.0f) {
-          const uint4 old = *out;
-          const float2 c0 = unpack2(old.x), c1 = unpack2(old.y), c2 = unpack2(old.z),
-                       c3 = unpack2(old.w);
-          o0 += beta * (float4)(c0.x, c0.y, c1.x, c1.y);
-          o1 += beta * (float4)(c2.x, c2.y, c3.x, c3.y);
-        }
-        *out = (uint4)(pack2(o0.x, o0.y), pack2(o0.z, o0.w), pack2(o1.x, o1.y), pack2(o1.z, o1.w));
+        const uint4 old = beta != 0.0f ? *out : (uint4)(0u);
+        *out = (uint4)(scaled_pair(alpha, beta, v0.x, v0.y, old.x),
+                       scaled_pair(alpha, beta, v0.z, v0.w, old.y),
+                       scaled_pair(alpha, beta, v1.x, v1.y, old.z),
+                       scaled_pair(alpha, beta, v1.z, v1.w, old.w));
       }
     }
   }

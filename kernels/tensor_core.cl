@@ -1,7 +1,7 @@
 // What the tensor-core GEMMs (matmul_tc.cl, matmul_wgmma.cl) share, #included by both and
 // never built alone: the PTX type of the 16-bit inputs (BF16 1: bf16, else f16), a 16-byte
 // cp.async into local memory with zero fill, the epilogue's conversions between two f32 and one
-// 32-bit word of two 16-bit values and its store of such a pair, and the tile order. NVIDIA only
+// 32-bit word of two 16-bit values, its formula and its store of such a pair, and the tile order. NVIDIA only
 // (inline PTX).
 #ifndef TUNEKIT_TENSOR_CORE_CL
 #define TUNEKIT_TENSOR_CORE_CL
@@ -55,19 +55,26 @@ inline int2 tile_origin(const int bm, const int bn, const int group_m) {
   return (int2)((first + (pid % span) % rows) * bm, ((pid % span) / rows) * bn);
 }
 
+// The epilogue's formula, once: alpha * (lo, hi) + beta * `old` (C's pair, two 16-bit values),
+// packed. beta 0 ignores `old`, so a caller passes 0 there without reading C.
+inline uint scaled_pair(const float alpha, const float beta, const float lo, const float hi,
+                        const uint old) {
+  float out_lo = alpha * lo, out_hi = alpha * hi;
+  if (beta != 0.0f) {
+    const float2 c = unpack2(old);
+    out_lo += beta * c.x;
+    out_hi += beta * c.y;
+  }
+  return pack2(out_lo, out_hi);
+}
+
 // C[row][col, col + 1] = alpha * (lo, hi) + beta * C[row][col, col + 1] (16-bit pairs: N is
 // even), where the pair lies inside the M x N matrix. beta 0 never reads C.
 inline void store_pair(__global uint* C, const int M, const int N, const int row, const int col,
                        const float alpha, const float beta, const float lo, const float hi) {
   if (row >= M || col >= N) return;
   const size_t at2 = ((size_t)row * N + col) / 2;
-  float out_lo = alpha * lo, out_hi = alpha * hi;
-  if (beta != 0.0f) {
-    const float2 old = unpack2(C[at2]);
-    out_lo += beta * old.x;
-    out_hi += beta * old.y;
-  }
-  C[at2] = pack2(out_lo, out_hi);
+  C[at2] = scaled_pair(alpha, beta, lo, hi, beta != 0.0f ? C[at2] : 0u);
 }
 
 #endif  // TUNEKIT_TENSOR_CORE_CL

@@ -126,6 +126,34 @@ std::string_view directive_of(std::string_view code) {
   return code.substr(start, i - start);
 }
 
+// One line of a source as the expansion reads it: its text, its code outside comments, and its
+// include: an `#include` line that does not start inside a block comment.
+struct SourceLine {
+  std::string_view text;
+  std::string code;
+  bool commented = false;  // the line starts inside a block comment
+  std::optional<Include> include;
+};
+
+// Calls visit(line) for each line of `text` in order, block comments followed across lines,
+// until visit returns false. The one reading of lines that the Expander and
+// has_include_directive share.
+template <typename Visit>
+void for_each_line(std::string_view text, Visit&& visit) {
+  bool in_comment = false;
+  for (std::size_t at = 0; at < text.size();) {
+    auto end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    SourceLine line;
+    line.text = text.substr(at, end - at);
+    at = end + 1;
+    line.commented = in_comment;
+    line.code = code_of(line.text, in_comment);
+    if (!line.commented) line.include = include_of(line.text);
+    if (!visit(line)) return;
+  }
+}
+
 // The word after directive `name` on `code`'s line (a macro name), or nothing.
 std::string macro_after(std::string_view code, std::string_view name) {
   const auto at = code.find(name);
@@ -213,40 +241,34 @@ class Expander {
     const std::string name = file.string();
     out_ += "#line 1 " + quoted_file_name(name) + "\n";
     std::size_t line_number = 0;
-    bool in_comment = false;
     int conditionals = guarded ? -1 : 0;  // open #if blocks, the guard's not counted
-    for (std::size_t at = 0; at < text.size();) {
-      auto end = text.find('\n', at);
-      if (end == std::string::npos) end = text.size();
-      const std::string_view line(text.data() + at, end - at);
-      at = end + 1;
+    for_each_line(text, [&](const SourceLine& line) {
       ++line_number;
-      const bool commented = in_comment;  // the line starts inside a block comment
-      const std::string code = code_of(line, in_comment);
-      const std::string_view directive = commented ? std::string_view() : directive_of(code);
+      const std::string_view directive =
+          line.commented ? std::string_view() : directive_of(line.code);
       if (directive == "if" || directive == "ifdef" || directive == "ifndef") ++conditionals;
       if (directive == "endif") --conditionals;
-      if (!commented && is_pragma_once(line)) {
+      if (!line.commented && is_pragma_once(line.text)) {
         once_.insert(canonical);
         out_ += '\n';
-        continue;
+        return true;
       }
-      const auto include = commented ? std::nullopt : include_of(line);
-      if (!include) {
-        out_ += line;
+      if (!line.include) {
+        out_ += line.text;
         out_ += '\n';
-        continue;
+        return true;
       }
       const std::string where = name + ":" + std::to_string(line_number);
-      const auto found = find(*include, file, where, conditionals > 0);
+      const auto found = find(*line.include, file, where, conditionals > 0);
       if (!found) {
         // Inside #if: the compiler fails on it only where the condition holds.
-        out_ += "#error " + quoted_file_name(not_found(*include, file, where)) + "\n";
-        continue;
+        out_ += "#error " + quoted_file_name(not_found(*line.include, file, where)) + "\n";
+        return true;
       }
       expand(*found, depth + 1, where);
       out_ += "#line " + std::to_string(line_number + 1) + " " + quoted_file_name(name) + "\n";
-    }
+      return true;
+    });
     if (out_.size() > max_total_bytes) {
       throw AutotuneError(ErrorKind::build, "the kernel source " + name +
                                                 " with its includes "
@@ -376,17 +398,12 @@ std::string read_embedded_kernel(std::string_view name) {
 }
 
 bool has_include_directive(std::string_view text) {
-  bool in_comment = false;
-  for (std::size_t at = 0; at < text.size();) {
-    auto end = text.find('\n', at);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(at, end - at);
-    at = end + 1;
-    const bool commented = in_comment;  // the line starts inside a block comment
-    (void)code_of(line, in_comment);
-    if (!commented && include_of(line)) return true;  // as the Expander reads a line
-  }
-  return false;
+  bool found = false;
+  for_each_line(text, [&found](const SourceLine& line) {
+    found = line.include.has_value();
+    return !found;
+  });
+  return found;
 }
 
 std::string read_library_kernel(std::string_view name) {

@@ -25,8 +25,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char magic[8] = {'T', 'K', 'P', 'R', 'O', 'G', 'B', '\n'};
-constexpr std::size_t max_field = 1 << 16;              // device identity, build options
-constexpr std::size_t max_file = std::size_t{1} << 28;  // 256 MiB: far above any real binary
+constexpr std::size_t max_field = 1 << 16;  // device identity, build options
+// A binary at the limit with its header: magic, version, two fields, three numbers, checksum.
+constexpr std::size_t max_file = ProgramBinaries::max_binary_bytes + 2 * max_field + 64;
 
 using tunekit::detail::errno_text;
 using tunekit::detail::quoted;
@@ -194,6 +195,7 @@ DecodedBinary decode_program_binary(std::string_view bytes, const ProgramKey& ke
   const auto source_hash = in.number(8);
   const auto source_size = in.number(8);
   const auto binary_size = in.number(8);
+  if (binary_size > ProgramBinaries::max_binary_bytes) in.bad = true;
   const auto binary = in.text(binary_size);
   if (in.bad || in.at != in.bytes.size()) return fail("malformed header");
   if (device != key.device)
@@ -291,7 +293,7 @@ void ProgramBinaries::loaded_fine(const ProgramKey& key, Stored& stored) const {
 }
 
 void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned char>& binary) const {
-  if (binary.empty()) return;
+  if (binary.empty() || binary.size() > max_binary_bytes) return;
   struct stat aside {};
   if (::lstat((file_of(key).string() + ".aside").c_str(), &aside) == 0) return;  // see load()
   try {

@@ -23,9 +23,8 @@ namespace tunekit::cl {
 namespace {
 
 // A program binary as the driver gives it (one device per program: one binary). The driver's
-// own binary of a program it just built, bounded anyway: larger than this is no real binary
-// (nor PTX), and its bytes are not read.
-constexpr std::size_t max_binary_bytes = std::size_t{1} << 28;
+// own binary of a program it just built, bounded anyway (ProgramBinaries::max_binary_bytes):
+// larger is no real binary (nor PTX), and its bytes are not read.
 
 struct DriverBinary {
   cl_int code = CL_SUCCESS;          // of the first query that failed
@@ -37,7 +36,8 @@ DriverBinary binary_of(const ::cl::Program& program) {
   DriverBinary binary;
   binary.code = clGetProgramInfo(program(), CL_PROGRAM_BINARY_SIZES, sizeof binary.size,
                                  &binary.size, nullptr);
-  if (binary.code != CL_SUCCESS || binary.size == 0 || binary.size > max_binary_bytes) {
+  if (binary.code != CL_SUCCESS || binary.size == 0 ||
+      binary.size > ProgramBinaries::max_binary_bytes) {
     return binary;
   }
   binary.bytes.resize(binary.size);

@@ -43,6 +43,9 @@ class ProgramBinaries {
   /// The format version this build reads and writes: files live in <root>/programs/v<version>.
   /// (2: programs carry their source's stamp kernel; a v1 binary, without it, is not read.)
   static constexpr std::uint32_t format_version = 2;
+  /// The largest program binary tunekit takes from a driver, stores or reads back: 256 MiB, far
+  /// above any real binary or PTX (a larger size is a driver's or a file's fault).
+  static constexpr std::size_t max_binary_bytes = std::size_t{1} << 28;
 
   /// Binaries under `cache_root` (Settings::resolved_cache_dir()). Creates nothing until save().
   explicit ProgramBinaries(std::filesystem::path cache_root);
