@@ -12,10 +12,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp}
 sizes=${1:-2048,4096,8192}
 dtypes=${2:-f16,bf16}
-for n in ${sizes//,/ }; do
+read -ra size_list <<< "${sizes//,/ }"
+read -ra dtype_list <<< "${dtypes//,/ }"
+for n in "${size_list[@]}"; do
   [[ $n =~ ^[1-9][0-9]{0,4}$ ]] || { echo "gpu-half.sh: size '$n' is not 1-99999" >&2; exit 2; }
 done
-for t in ${dtypes//,/ }; do
+for t in "${dtype_list[@]}"; do
   [[ $t == f16 || $t == bf16 ]] || { echo "gpu-half.sh: dtype '$t' is not f16 or bf16" >&2; exit 2; }
 done
 export CUDA_CACHE_DISABLE=1
@@ -25,17 +27,15 @@ echo "# matmul f16/bf16 against cuBLAS, sizes $sizes: $(sed -n 1p "$root/.carry/
 
 # cuBLAS's TFLOP/s for dtype $1 at each size, one "size rate" line each.
 cublas() {
-  local list
-  read -ra list <<< "${sizes//,/ }"  # validated digits: one word per size
-  timeout "${CUBLAS_TIMEOUT:-90}" python3 "$root/bench/cublas_half.py" "$1" "${list[@]}" 2>&1 |
+  timeout "${CUBLAS_TIMEOUT:-90}" python3 "$root/bench/cublas_half.py" "$1" "${size_list[@]}" 2>&1 |
     tee -a "$log" | awk '/^cuBLAS/ { sub(/\^3/, "", $3); print $3, $6 }'
 }
 
 table=()
-for t in ${dtypes//,/ }; do
+for t in "${dtype_list[@]}"; do
   before=$(cublas "$t")
   declare -A ours=() winner=()
-  for n in ${sizes//,/ }; do
+  for n in "${size_list[@]}"; do
     cache=$(mktemp -d)
     result=$(TUNEKIT_DEVICE=${DEVICE:-NVIDIA} TUNEKIT_CACHE_DIR=$cache \
       timeout "${TUNE_TIMEOUT:-120}" "$root/scripts/gpu-run.sh" tunekit tune matmul --size "$n" \
@@ -48,7 +48,7 @@ for t in ${dtypes//,/ }; do
     winner[$n]=$(echo "$row" | awk '{ print $2 }')
   done
   after=$(cublas "$t")
-  for n in ${sizes//,/ }; do
+  for n in "${size_list[@]}"; do
     b=$(echo "$before" | awk -v n="$n" '$1 == n { print $2 }')
     a=$(echo "$after" | awk -v n="$n" '$1 == n { print $2 }')
     share=$(awk -v o="${ours[$n]:-0}" -v b="${b:-0}" -v a="${a:-0}" 'BEGIN {

@@ -25,7 +25,6 @@ namespace {
 // A program binary as the driver gives it (one device per program: one binary). The driver's
 // own binary of a program it just built, bounded anyway (ProgramBinaries::max_binary_bytes):
 // larger is no real binary (nor PTX), and its bytes are not read.
-
 struct DriverBinary {
   cl_int code = CL_SUCCESS;          // of the first query that failed
   std::size_t size = 0;              // what the driver reported
