@@ -133,3 +133,44 @@ constexpr bool wgmma_builds(const WgmmaParams& p) {
 }
 
 }  // namespace tunekit::ops::gemm
+
+namespace tunekit::ops::gemm {
+
+/// The macros of matmul_tf32.cl, the TF32 tensor-core kernel for f32 storage (mma.sync m16n8k8,
+/// sm_80: the tensor kernel's capability, tensor_min_major): a BM x BN tile of C per work-group,
+/// a WM x WN tile per warp, K in steps of BK through STAGES local-memory buffers.
+struct Tf32Params {
+  std::int64_t bm, bn, bk, wm, wn, stages;
+};
+
+/// N and K must be multiples of this: each row of A and B is read in 16-byte chunks of 4 floats.
+inline constexpr std::int64_t tf32_alignment = 4;
+
+/// Work-items per work-group: one warp of 32 per WM x WN tile.
+constexpr std::size_t tf32_work_group_size(const Tf32Params& p) {
+  return p.wm > 0 && p.wn > 0 ? static_cast<std::size_t>((p.bm / p.wm) * (p.bn / p.wn) * 32) : 0;
+}
+
+/// Bytes of local memory the kernel takes: STAGES tiles of A (BM x BK) and of B (BK x BN) of
+/// 4-byte elements, plus NVIDIA's overhead (tensor_local_overhead).
+constexpr std::size_t tf32_local_memory(const Tf32Params& p) {
+  return static_cast<std::size_t>(p.stages * (p.bm * p.bk + p.bk * p.bn) * 4) +
+         tensor_local_overhead;
+}
+
+/// Whether `p` passes matmul_tf32.cl's #error checks and keeps its accumulators in registers:
+/// warp tiles of whole m16 x n8 fragments dividing the block, BK 16 or 32 (two or four k8 steps;
+/// A's rows of 64 or 128 bytes for its swizzle), BN at least 32 (B's swizzle spans 8 chunks of a
+/// row), the tiles loading in whole 16-byte chunks per work-item, 4 to 8 warps, at most 64 x 64
+/// per warp (128 f32 accumulators per work-item), 2 to 4 stages, within NVIDIA's 48 KB.
+constexpr bool tf32_builds(const Tf32Params& p) {
+  if (p.bm <= 0 || p.bn <= 0 || p.wm <= 0 || p.wn <= 0) return false;
+  if (p.bm % p.wm != 0 || p.bn % p.wn != 0 || p.wm % 16 != 0 || p.wn % 8 != 0) return false;
+  const auto threads = static_cast<std::int64_t>(tf32_work_group_size(p));
+  return (p.bk == 16 || p.bk == 32) && p.bn >= 32 && threads >= 128 && threads <= 256 &&
+         p.wm * p.wn <= 64 * 64 && (p.bm * p.bk / 4) % threads == 0 &&
+         (p.bk * p.bn / 4) % threads == 0 && p.stages >= 2 && p.stages <= 4 &&
+         tf32_local_memory(p) <= 49152;
+}
+
+}  // namespace tunekit::ops::gemm

@@ -28,7 +28,7 @@ namespace tunekit::ops {
 
 namespace {
 
-enum class Algorithm { naive, tiled, direct, blocked, skinny, split, tensor, wgmma };
+enum class Algorithm { naive, tiled, direct, blocked, skinny, split, tensor, wgmma, tf32 };
 
 // The split family's partial products: one buffer per client and thread, shared by every
 // configuration (kept per configuration, a tuning would hold dozens of them).
@@ -39,18 +39,19 @@ detail::Scratch<1>& split_scratch() {
 
 // The tensor-core families' demands, checked before anything is built (PoCL and every device
 // without them never compile their PTX): an NVIDIA device of compute capability 8.0 or higher for
-// `tensor` (mma.sync), exactly 9.0 for `wgmma` (sm_90a), 16-bit storage, and N and K multiples
-// of 8 (rows read in 16-byte chunks).
+// `tensor` (mma.sync) and `tf32`, exactly 9.0 for `wgmma` (sm_90a); 16-bit storage for `tensor`
+// and `wgmma`, f32 for `tf32` and a caller that allows TF32; N and K multiples of 8 (16-bit) or
+// 4 (f32): rows read in 16-byte chunks.
 void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType dtype, std::size_t n,
-                          std::size_t k) {
+                          std::size_t k, MatmulMath math) {
   const cl::DeviceInfo& device = client.device();
-  const bool wgmma = algorithm == Algorithm::wgmma;
+  const bool wgmma = algorithm == Algorithm::wgmma, tf32 = algorithm == Algorithm::tf32;
   const unsigned major = wgmma ? gemm::wgmma_major : gemm::tensor_min_major;
   const unsigned minor = wgmma ? gemm::wgmma_minor : gemm::tensor_min_minor;
   const bool capable = device.nvidia && (wgmma ? device.compute_capability_major == major &&
                                                      device.compute_capability_minor == minor
                                                : device.compute_capability_at_least(major, minor));
-  const std::string family = wgmma ? "wgmma" : "tensor";
+  const std::string family = wgmma ? "wgmma" : tf32 ? "tf32" : "tensor";
   if (!capable) {
     throw AutotuneError(
         ErrorKind::out_of_resources,
@@ -65,20 +66,31 @@ void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType d
                                  std::to_string(device.compute_capability_minor)
                            : "not NVIDIA (" + device.platform_name + ")"));
   }
-  if (dtype == DType::f32) {
+  if (tf32 && math != MatmulMath::tf32) {
+    throw AutotuneError(ErrorKind::out_of_resources,
+                        "the tf32 family rounds f32 inputs to TF32: it runs only for a caller that "
+                        "allows it (MatmulMath::tf32)");
+  }
+  if (tf32 && dtype != DType::f32) {
+    throw AutotuneError(ErrorKind::out_of_resources,
+                        "the tf32 family takes f32 storage, not " + std::string(to_string(dtype)));
+  }
+  if (!tf32 && dtype == DType::f32) {
     throw AutotuneError(ErrorKind::out_of_resources,
                         "the " + family + " family takes f16 or bf16 storage, not f32");
   }
-  if (n % gemm::tensor_alignment != 0 || k % gemm::tensor_alignment != 0) {
+  const std::int64_t alignment = tf32 ? gemm::tf32_alignment : gemm::tensor_alignment;
+  if (n % alignment != 0 || k % alignment != 0) {
     throw AutotuneError(ErrorKind::launch, "the " + family + " family needs N and K multiples of " +
-                                               std::to_string(gemm::tensor_alignment) +
+                                               std::to_string(alignment) +
                                                " (N = " + std::to_string(n) +
                                                ", K = " + std::to_string(k) + ")");
   }
 }
 
 bool uses_tensor_cores(Algorithm algorithm) {
-  return algorithm == Algorithm::tensor || algorithm == Algorithm::wgmma;
+  return algorithm == Algorithm::tensor || algorithm == Algorithm::wgmma ||
+         algorithm == Algorithm::tf32;
 }
 
 // One GEMM kernel configuration: the kernel, its build options and its NDRange rule.
@@ -88,6 +100,10 @@ gemm::TensorParams tensor_params(const Config& c) {
 
 gemm::WgmmaParams wgmma_params(const Config& c) {
   return {c["BM"], c["BN"], c["BK"], c["STAGES"], c["WM"]};
+}
+
+gemm::Tf32Params tf32_params(const Config& c) {
+  return {c["BM"], c["BN"], c["BK"], c["WM"], c["WN"], c["STAGES"]};
 }
 
 class GemmKernel {
@@ -104,7 +120,7 @@ class GemmKernel {
         splits_(slices_of(config_)) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
-                  const float& alpha, const float& beta) const {
+                  const float& alpha, const float& beta, const MatmulMath& math) const {
     const std::size_t m = a.rows, n = b.cols, k = a.cols;
     const cl_int M = detail::int_argument(m, "M"), N = detail::int_argument(n, "N"),
                  K = detail::int_argument(k, "K");
@@ -121,7 +137,9 @@ class GemmKernel {
       detail::int_argument(std::uint64_t{std::max({m, n, k})} + tile_headroom,
                            "the largest of M, N and K plus a tile");
     }
-    if (uses_tensor_cores(algorithm_)) require_tensor_cores(client, algorithm_, a.dtype, n, k);
+    if (uses_tensor_cores(algorithm_)) {
+      require_tensor_cores(client, algorithm_, a.dtype, n, k, math);
+    }
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (splits_ == 1) {
@@ -154,16 +172,16 @@ class GemmKernel {
   /// Builds the program a call on these inputs will run, without running it (the tuner builds
   /// the candidates it is about to measure ahead, on other threads).
   void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
-               const DeviceMatrix&, const float&, const float&) const {
+               const DeviceMatrix&, const float&, const float&, const MatmulMath& math) const {
     if (uses_tensor_cores(algorithm_)) {
-      require_tensor_cores(client, algorithm_, a.dtype, b.cols, a.cols);
+      require_tensor_cores(client, algorithm_, a.dtype, b.cols, a.cols, math);
     }
     (void)client.program(spec(a.dtype));
     if (splits_ > 1) (void)client.program(sum_spec(a.dtype));
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
   void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
-            const float&, const float&) const {
+            const float&, const float&, const MatmulMath&) const {
     client.programs().keep(spec(a.dtype));
     if (splits_ > 1) client.programs().keep(sum_spec(a.dtype));
   }
@@ -206,6 +224,8 @@ class GemmKernel {
         return "matmul_tc.cl";
       case Algorithm::wgmma:
         return "matmul_wgmma.cl";
+      case Algorithm::tf32:
+        return "matmul_tf32.cl";
     }
     return "";
   }
@@ -227,14 +247,17 @@ class GemmKernel {
         return "matmul_tc";
       case Algorithm::wgmma:
         return "matmul_wgmma";
+      case Algorithm::tf32:
+        return "matmul_tf32";
     }
     return "";
   }
   // The kernel's macros; the local size parameters (LX, LY) are the host's, not the kernel's.
   static std::string options(const Config& config, DType dtype, Algorithm algorithm) {
     if (uses_tensor_cores(algorithm)) {
-      // 16-bit storage only (its f32 spec, the f16 kernel, is never built: require_tensor_cores
-      // refuses f32). wgmma's program is raised to sm_90a by the program cache.
+      // One storage only: 16-bit for tensor and wgmma (their f32 spec is never built), f32 for
+      // tf32 (its 16-bit specs are never built): require_tensor_cores refuses the others.
+      // wgmma's program is raised to sm_90a by the program cache.
       std::string text = dtype == DType::bf16 ? "-DBF16=1" : "-DBF16=0";
       for (std::size_t i = 0; i < config.size(); ++i) {
         text += " -D" + config.names()[i] + "=" + std::to_string(config.value(i));
@@ -282,10 +305,12 @@ class GemmKernel {
                               ceil_div(m, p("WPTM")) * p("KDIMC")),
                 ::cl::NDRange(p("NDIMC"), p("KDIMC"))};
       case Algorithm::tensor:
-      case Algorithm::wgmma: {
-        const std::size_t threads = algorithm_ == Algorithm::tensor
-                                        ? gemm::tensor_work_group_size(tensor_params(config_))
-                                        : gemm::wgmma_work_group_size(wgmma_params(config_));
+      case Algorithm::wgmma:
+      case Algorithm::tf32: {
+        const std::size_t threads =
+            algorithm_ == Algorithm::tensor  ? gemm::tensor_work_group_size(tensor_params(config_))
+            : algorithm_ == Algorithm::wgmma ? gemm::wgmma_work_group_size(wgmma_params(config_))
+                                             : gemm::tf32_work_group_size(tf32_params(config_));
         return {::cl::NDRange(ceil_div(n, p("BN")) * threads, ceil_div(m, p("BM"))),
                 ::cl::NDRange(threads, 1)};
       }
@@ -515,17 +540,60 @@ Space wgmma_space() {
       .start_at("BM=64,BN=256,BK=16,STAGES=4,GROUP_M=16,WM=64");
 }
 
+// TF32 on the tensor cores for f32 storage (kernels/matmul_tf32.cl): mma.sync m16n8k8 from tiles
+// in local memory, cp.async into STAGES buffers; NVIDIA compute capability 8.0 and up, keys that
+// allow TF32 only (tf32_group). The rules are gemm_rules.hpp's. Start points: not measured yet
+// on a GPU; the shapes of the tensor family's (two 128 x 128 stages of 16, 8 warps of 64 x 32;
+// 128 x 64 in 3 stages; 64 x 64 tiles 32 deep).
+Space tf32_space() {
+  Space s = space("tf32");
+  s.parameter("BM", {64, 128})
+      .parameter("BN", {64, 128})
+      .parameter("BK", {16, 32})
+      .parameter("WM", {32, 64})
+      .parameter("WN", {32, 64})
+      .parameter("STAGES", {2, 3, 4})
+      .parameter("GROUP_M", {0, 8})
+      .where("matmul_tf32.cl builds (its #error rules: gemm_rules.hpp)",
+             [](const Config& c) { return gemm::tf32_builds(tf32_params(c)); })
+      .work_group_size([](const Config& c) { return gemm::tf32_work_group_size(tf32_params(c)); })
+      .local_memory([](const Config& c) { return gemm::tf32_local_memory(tf32_params(c)); });
+  return s.start_at("BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=2,GROUP_M=8")
+      .start_at("BM=128,BN=64,BK=16,WM=64,WN=32,STAGES=3,GROUP_M=8")
+      .start_at("BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0");
+}
+
+// Whether every size of the class (anchor, fit) is a multiple of `step` (a power of two up to
+// 16): a power of two of at least `step`, or a multiple of 16.
+bool every_size_a_multiple(std::uint64_t anchor_, DimFit fit, std::uint64_t step) {
+  return (fit == DimFit::pow2 && anchor_ >= step) || fit == DimFit::m16_high ||
+         fit == DimFit::m16_low;
+}
+
 // The tensor family is measured for 16-bit keys whose N and K are multiples of 8 for every call
 // the key serves (a power of two of at least 8, or a multiple of 16), skipped elsewhere.
 TuneGroup<MatmulKey> tensor_group() {
   return TuneGroup<MatmulKey>("16-bit, N and K multiples of 8", [](const MatmulKey& key) {
-    const auto aligned = [](std::uint64_t anchor_, DimFit fit) {
-      return (fit == DimFit::pow2 && anchor_ >= 8) || fit == DimFit::m16_high ||
-             fit == DimFit::m16_low;
-    };
-    return key.dtype != DType::f32 && aligned(key.n, key.n_fit) && aligned(key.k, key.k_fit) ? 0
-                                                                                             : -1;
+    constexpr auto step = static_cast<std::uint64_t>(gemm::tensor_alignment);
+    return key.dtype != DType::f32 && every_size_a_multiple(key.n, key.n_fit, step) &&
+                   every_size_a_multiple(key.k, key.k_fit, step)
+               ? 0
+               : -1;
   });
+}
+
+// The tf32 family is measured for f32 keys that allow TF32 and whose N and K are multiples of 4
+// for every call the key serves (a power of two of at least 4, or a multiple of 16).
+TuneGroup<MatmulKey> tf32_group() {
+  return TuneGroup<MatmulKey>(
+      "f32 allowing TF32, N and K multiples of 4", [](const MatmulKey& key) {
+        constexpr auto step = static_cast<std::uint64_t>(gemm::tf32_alignment);
+        return key.dtype == DType::f32 && key.math == MatmulMath::tf32 &&
+                       every_size_a_multiple(key.n, key.n_fit, step) &&
+                       every_size_a_multiple(key.k, key.k_fit, step)
+                   ? 0
+                   : -1;
+      });
 }
 
 auto factory(Algorithm algorithm) {
@@ -541,10 +609,11 @@ constexpr Family families[] = {
     {naive_space, Algorithm::naive},   {tiled_space, Algorithm::tiled},
     {direct_space, Algorithm::direct}, {blocked_space, Algorithm::blocked},
     {skinny_space, Algorithm::skinny}, {split_space, Algorithm::split},
-    {tensor_space, Algorithm::tensor}, {wgmma_space, Algorithm::wgmma}};
+    {tensor_space, Algorithm::tensor}, {wgmma_space, Algorithm::wgmma},
+    {tf32_space, Algorithm::tf32}};
 
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
-                 const float&) {
+                 const float&, const MatmulMath& math) {
   if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
     throw std::invalid_argument("tunekit::ops::matmul: shapes do not fit: A is " +
                                 std::to_string(a.rows) + "x" + std::to_string(a.cols) + ", B is " +
@@ -562,7 +631,10 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
   check_matrix(a, "tunekit::ops::matmul: A");
   check_matrix(b, "tunekit::ops::matmul: B");
   check_matrix(c, "tunekit::ops::matmul: C");
-  return matmul_key(a.rows, b.cols, a.cols, a.dtype);
+  if (math != MatmulMath::ieee && math != MatmulMath::tf32) {
+    throw std::invalid_argument("tunekit::ops::matmul: math is neither ieee nor tf32");
+  }
+  return matmul_key(a.rows, b.cols, a.cols, a.dtype, math);
 }
 
 // How many rows and columns of C validation samples at most (one per stratum).
@@ -585,10 +657,11 @@ std::uint64_t sampled_validation_bytes(std::uint64_t m, std::uint64_t n, std::ui
 // kernels' choice depends on neither. When these
 // do not fit the device next to the caller's, the caller's own A and B (which the kernels only
 // read) and a fresh C.
-std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
-    const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c,
-    const float&, const float&) {
-  using Inputs = std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>;
+using MatmulInputs = std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float, MatmulMath>;
+
+MatmulInputs bench_inputs(const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b,
+                          const DeviceMatrix& c, const float&, const float&, const MatmulMath&) {
+  using Inputs = MatmulInputs;
   const auto context = a.buffer.getInfo<CL_MEM_CONTEXT>();
   const std::string key_text = key_to_string(key);
   const std::uint64_t seed = stable_hash(key_text);
@@ -607,10 +680,13 @@ std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float> bench_inputs(
       [&] {
         return Inputs{random_matrix(context, m, k, key.dtype, seed),
                       random_matrix(context, k, n, key.dtype, seed + 1),
-                      random_matrix(context, m, n, key.dtype, seed + 2), 1.0f, 0.0f};
+                      random_matrix(context, m, n, key.dtype, seed + 2),
+                      1.0f,
+                      0.0f,
+                      key.math};
       },
       [&] {
-        return Inputs{a, b, random_matrix(context, m, n, a.dtype, seed + 2), 1.0f, 0.0f};
+        return Inputs{a, b, random_matrix(context, m, n, a.dtype, seed + 2), 1.0f, 0.0f, key.math};
       });
 }
 
@@ -624,6 +700,7 @@ struct SampledProduct {
   std::vector<std::size_t> rows, cols;
   std::vector<double> expected;  // rows.size() x cols.size(), row by row
   double bound = 0;              // the largest difference a right kernel's float sums can show
+  std::vector<double> tf32;      // and TF32 inputs' part, per element (empty: IEEE products)
   double relative = 0;  // and its storage's rounding, relative to |c| (matmul_storage_rounding)
   double smallest = 0;  // the storage's half spacing near 0 (f16's subnormals)
 };
@@ -647,7 +724,8 @@ std::vector<std::size_t> strata(std::size_t count, std::uint64_t seed) {
 }
 
 SampledProduct sampled_product(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
-                               const DeviceMatrix& c, const float& alpha, const float&) {
+                               const DeviceMatrix& c, const float& alpha, const float&,
+                               const MatmulMath& math) {
   // The benchmarks run with beta = 0 (bench_inputs): C is output only.
   SampledProduct sample;
   const std::uint64_t seed = stable_hash(std::to_string(a.rows) + "x" + std::to_string(b.cols) +
@@ -658,11 +736,17 @@ SampledProduct sampled_product(cl::Client& client, const DeviceMatrix& a, const 
   std::vector<std::vector<float>> a_rows, b_cols;
   for (std::size_t i : sample.rows) a_rows.push_back(download_block(client, a, i, 0, 1, k));
   for (std::size_t j : sample.cols) b_cols.push_back(download_block(client, b, 0, j, k, 1));
+  const bool tf32 = math == MatmulMath::tf32 && a.dtype == DType::f32;
   double largest = 0;
   for (const auto& row : a_rows) {
     for (const auto& col : b_cols) {
-      double sum = 0;
-      for (std::size_t p = 0; p < k; ++p) sum += static_cast<double>(row[p]) * col[p];
+      double sum = 0, squares = 0;
+      for (std::size_t p = 0; p < k; ++p) {
+        const double term = static_cast<double>(row[p]) * col[p];
+        sum += term;
+        squares += term * term;
+      }
+      if (tf32) sample.tf32.push_back(std::fabs(alpha) * matmul_tf32_tolerance(squares));
       sample.expected.push_back(static_cast<double>(alpha) * sum);
       if (std::isfinite(sample.expected.back())) {
         largest = std::max(largest, std::fabs(sample.expected.back()));
@@ -681,20 +765,21 @@ SampledProduct sampled_product(cl::Client& client, const DeviceMatrix& a, const 
 // Each sampled element of the candidate's C within the bound of the host's value (a NaN or
 // infinity where the host has the same is a match). Read through the tuning's client: its
 // queue, not a new one per read (on NVIDIA that cost more than the read).
-std::optional<std::string> same_samples(
-    cl::Client& client, const SampledProduct& sample,
-    const std::tuple<DeviceMatrix, DeviceMatrix, DeviceMatrix, float, float>& candidate) {
+std::optional<std::string> same_samples(cl::Client& client, const SampledProduct& sample,
+                                        const MatmulInputs& candidate) {
   const DeviceMatrix& c = std::get<2>(candidate);
   for (std::size_t r = 0; r < sample.rows.size(); ++r) {
     const std::size_t i = sample.rows[r];
     const auto row = download_block(client, c, i, 0, 1, c.cols);
     for (std::size_t s = 0; s < sample.cols.size(); ++s) {
       const std::size_t j = sample.cols[s];
-      const double expected = sample.expected[r * sample.cols.size() + s];
+      const double expected = sample.expected[r * sample.cols.size() + s];  // at, below
       const double got = row[j];
       const bool same_special =
           (std::isnan(expected) && std::isnan(got)) || (std::isinf(expected) && expected == got);
-      const double bound = sample.bound + sample.relative * std::fabs(expected) + sample.smallest;
+      const std::size_t at = r * sample.cols.size() + s;
+      const double bound = sample.bound + (sample.tf32.empty() ? 0.0 : sample.tf32[at]) +
+                           sample.relative * std::fabs(expected) + sample.smallest;
       if (!same_special && !(std::fabs(expected - got) <= bound)) {
         return "C[" + std::to_string(i) + "," + std::to_string(j) + "] is " + std::to_string(got) +
                ", the host's double-precision product " + std::to_string(expected);
@@ -716,10 +801,12 @@ auto make_set() {
       .with(families[5].space(), factory(families[5].algorithm), split_group())
       .with(families[6].space(), factory(families[6].algorithm), tensor_group())
       .with(families[7].space(), factory(families[7].algorithm), tensor_group())
+      .with(families[8].space(), factory(families[8].algorithm), tf32_group())
       .validate_with(HostReference{
           sampled_product, same_samples,
           [](cl::Client& client, const DeviceMatrix&, const DeviceMatrix&, const DeviceMatrix& c,
-             const float&, const float&) { detail::clear_output(client, c.buffer, c.bytes()); }})
+             const float&, const float&,
+             const MatmulMath&) { detail::clear_output(client, c.buffer, c.bytes()); }})
       .share_inputs()
       .metric(gflops_metric<MatmulKey>());  // of the key's smallest shape: exact for powers of 2
 }
@@ -775,8 +862,24 @@ Work MatmulKey::work() const {
   return {2 * dm * dn * dk, (dm * dk + dk * dn + dm * dn) * static_cast<double>(size_of(dtype))};
 }
 
-MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype) {
-  return MatmulKey{m, n, k, dim_fit(m), dim_fit(n), dim_fit(k), dtype};
+MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype,
+                     MatmulMath math) {
+  return MatmulKey{m,          n,          k,     dim_fit(m),
+                   dim_fit(n), dim_fit(k), dtype, dtype == DType::f32 ? math : MatmulMath::ieee};
+}
+
+std::ostream& operator<<(std::ostream& os, MatmulMath math) {
+  switch (math) {
+    case MatmulMath::ieee:
+      return os << "ieee";
+    case MatmulMath::tf32:
+      return os << "tf32";
+  }
+  return os << "math" << static_cast<int>(math);
+}
+
+double matmul_tf32_tolerance(double sum_of_squares) {
+  return 8 * 0x1p-10 * std::sqrt(sum_of_squares);
 }
 
 double matmul_tolerance(std::uint64_t k, DType /*dtype*/) {
@@ -828,12 +931,12 @@ void check_matmul_call(cl::Client& client, const DeviceMatrix& a, const DeviceMa
 }  // namespace
 
 void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& a,
-                 const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta) {
+                 const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta, MatmulMath math) {
   const auto& set = matmul_set();
   check_matmul_call(client, a, b, c);
-  (void)key_of(a, b, c, alpha, beta);  // the same checks of shapes and types
+  (void)key_of(a, b, c, alpha, beta, math);  // the same checks of shapes and types
   set.call(set.locate(detail::candidate_index(set, candidate, "matmul")), client, a, b, c, alpha,
-           beta);
+           beta, math);
 }
 
 std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) {
@@ -850,9 +953,9 @@ std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) 
 }
 
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
-            float alpha, float beta) {
+            float alpha, float beta, MatmulMath math) {
   check_matmul_call(client, a, b, c);
-  matmul_tuner().execute(client.id(), client, matmul_set(), a, b, c, alpha, beta);
+  matmul_tuner().execute(client.id(), client, matmul_set(), a, b, c, alpha, beta, math);
 }
 
 }  // namespace tunekit::ops

@@ -56,13 +56,15 @@ ReduceOp reduce_op(const OpArguments& a) {
 struct MatmulShape {
   std::uint64_t m, n, k;
   DType dtype;
+  MatmulMath math;
 };
 MatmulShape matmul_shape(const OpArguments& a) {
   const std::uint64_t size = a.size("size", 256);
   return {a.size("m", size), a.size("n", size), a.size("k", size),
           a.choice("dtype", "f32") == "f16"    ? DType::f16
           : a.choice("dtype", "f32") == "bf16" ? DType::bf16
-                                               : DType::f32};
+                                               : DType::f32,
+          a.choice("math", "ieee") == "tf32" ? MatmulMath::tf32 : MatmulMath::ieee};
 }
 
 ShippedOp matmul_op() {
@@ -72,20 +74,24 @@ ShippedOp matmul_op() {
            {"m", "rows of A and C"},
            {"n", "columns of B and C"},
            {"k", "columns of A, rows of B"}},
-          {{"dtype", {"f32", "f16", "bf16"}, "element type: f32, f16 or bf16 (default f32)"}},
+          {{"dtype", {"f32", "f16", "bf16"}, "element type: f32, f16 or bf16 (default f32)"},
+           {"math",
+            {"ieee", "tf32"},
+            "f32 products: ieee, or tf32 to allow TF32 inputs on tensor cores (default ieee)"}},
           [](const OpArguments& a) {
-            const auto [m, n, k, dtype] = matmul_shape(a);
+            const auto [m, n, k, dtype, math] = matmul_shape(a);
+            (void)math;
             (void)checked_matrix_bytes(m, k, dtype, "A");
             (void)checked_matrix_bytes(k, n, dtype, "B");
             (void)checked_matrix_bytes(m, n, dtype, "C");
           },
           [](cl::Client& client, const OpArguments& args) {
-            const auto [m, n, k, dtype] = matmul_shape(args);
+            const auto [m, n, k, dtype, math] = matmul_shape(args);
             const auto context = client.context();
             const auto a = random_matrix(context, m, k, dtype, 1);
             const auto b = random_matrix(context, k, n, dtype, 2);
             auto c = random_matrix(context, m, n, dtype, 3);
-            matmul(client, a, b, c);
+            matmul(client, a, b, c, 1.0f, 0.0f, math);
             return reports_of(matmul_tuner(), client);
           }};
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -47,7 +49,7 @@ double worst_relative_error(const std::vector<float>& a, const std::vector<float
 }
 
 double run_and_check(tunekit::cl::Client& client, const std::string& candidate, Problem p,
-                     DType dtype, float alpha, float beta) {
+                     DType dtype, float alpha, float beta, MatmulMath math = MatmulMath::ieee) {
   auto a = upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k, dtype);
   auto b = upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n, dtype);
   auto c = upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n, dtype);
@@ -55,9 +57,9 @@ double run_and_check(tunekit::cl::Client& client, const std::string& candidate, 
   const auto ha = download_matrix(client, a), hb = download_matrix(client, b),
              hc = download_matrix(client, c);
   if (candidate.empty())
-    matmul(client, a, b, c, alpha, beta);
+    matmul(client, a, b, c, alpha, beta, math);
   else
-    matmul_with(candidate, client, a, b, c, alpha, beta);
+    matmul_with(candidate, client, a, b, c, alpha, beta, math);
   return worst_relative_error(ha, hb, hc, download_matrix(client, c), p, alpha, beta);
 }
 
@@ -108,14 +110,15 @@ std::vector<std::string> every_nth(const std::string& family, std::size_t stride
 
 }  // namespace
 
-TEST_CASE("matmul has all eight algorithms and a blocked space of at least 500 configurations",
+TEST_CASE("matmul has all nine algorithms and a blocked space of at least 500 configurations",
           "[ops][matmul]") {
   const auto all = matmul_candidates();
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
-  CHECK(per_family.size() == 8);
+  CHECK(per_family.size() == 9);
   CHECK(per_family["tensor"] >= 20);
   CHECK(per_family["wgmma"] >= 20);
+  CHECK(per_family["tf32"] >= 20);
   CHECK(per_family["split"] == 126);
   CHECK(per_family["skinny"] == 5 * 3 * 2 * 3 * 3);
   CHECK(per_family["naive"] >= 1);
@@ -277,6 +280,141 @@ TEST_CASE(
                       "compute capability 8.0 or higher");
 }
 
+TEST_CASE(
+    "the tf32 family is the configurations matmul_tf32.cl builds (gemm_rules.hpp), f32 tiles in "
+    "local memory counted with NVIDIA's overhead",
+    "[ops][matmul]") {
+  using tunekit::ops::gemm::Tf32Params;
+  CHECK(gemm::tf32_builds(Tf32Params{128, 128, 16, 64, 32, 2}));        // 8 warps, 32 KB
+  CHECK(gemm::tf32_builds(Tf32Params{64, 64, 32, 32, 32, 2}));          // A rows of 128 bytes
+  CHECK_FALSE(gemm::tf32_builds(Tf32Params{128, 128, 16, 64, 32, 3}));  // 48 KB + NVIDIA's 16
+  CHECK_FALSE(gemm::tf32_builds(Tf32Params{128, 128, 8, 64, 32, 2}));   // BK 8: no swizzle here
+  CHECK_FALSE(gemm::tf32_builds(Tf32Params{128, 128, 16, 24, 32, 2}));  // not whole m16 tiles
+  CHECK_FALSE(gemm::tf32_builds(Tf32Params{64, 64, 16, 64, 64, 2}));    // one warp
+  CHECK_FALSE(gemm::tf32_builds(Tf32Params{64, 64, 16, 32, 32, 1}));    // one stage
+  CHECK(gemm::tf32_local_memory(Tf32Params{128, 128, 16, 64, 32, 2}) == 32768 + 16);
+  CHECK(gemm::tf32_work_group_size(Tf32Params{128, 128, 16, 64, 32, 2}) == 256);
+}
+
+TEST_CASE(
+    "the tf32 family matches a double-precision product within TF32's rounding where the device "
+    "has tensor cores, only for callers that allow TF32, and elsewhere fails before any build",
+    "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  const auto& device = client.device();
+  const bool capable = device.nvidia && device.compute_capability_at_least(8, 0);
+  const auto all = matmul_candidates();
+  // 8 and 4 warps, BK 16 and 32 (A's two swizzles), 2 to 4 stages, tiles in groups of rows.
+  for (const std::string candidate : {"tf32[BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=2,GROUP_M=8]",
+                                      "tf32[BM=128,BN=64,BK=16,WM=64,WN=32,STAGES=3,GROUP_M=8]",
+                                      "tf32[BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0]",
+                                      "tf32[BM=64,BN=128,BK=16,WM=32,WN=64,STAGES=3,GROUP_M=0]",
+                                      "tf32[BM=64,BN=64,BK=16,WM=32,WN=32,STAGES=4,GROUP_M=0]"}) {
+    INFO(candidate);
+    REQUIRE(std::find(all.begin(), all.end(), candidate) != all.end());
+    // Edges inside tiles on every side, K not a multiple of BK; alpha and beta not 1 and 0.
+    for (Problem p : {Problem{200, 136, 264}, Problem{1, 4, 4}, Problem{130, 68, 36}}) {
+      INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
+      if (!capable) {
+        try {
+          (void)run_and_check(client, candidate, p, DType::f32, 1.5f, 0.5f, MatmulMath::tf32);
+          FAIL("the family ran on a device without tensor cores");
+        } catch (const AutotuneError& e) {
+          CHECK(e.kind() == ErrorKind::out_of_resources);
+          CHECK_THAT(e.what(), Catch::Contains("compute capability 8.0 or higher"));
+        }
+        continue;
+      }
+      // Each input rounded to TF32 (2^-11 of it), products summed in f32: within 2^-10 of the
+      // terms' magnitude sum (and far from 0: the IEEE families meet 1e-5).
+      const double error =
+          run_and_check(client, candidate, p, DType::f32, 1.5f, 0.5f, MatmulMath::tf32);
+      CHECK(error < 0x1p-10);
+      if (p.k >= 36) CHECK(error > 1e-6);  // TF32 rounding is there: the kernel used tensor cores
+    }
+  }
+  if (capable) {
+    const std::string first = "tf32[BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=2,GROUP_M=8]";
+    // An IEEE caller, 16-bit storage and N or K off a multiple of 4 are refused before a launch.
+    CHECK_THROWS_WITH(run_and_check(client, first, {64, 64, 64}, DType::f32, 1.0f, 0.0f),
+                      Catch::Contains("MatmulMath::tf32"));
+    CHECK_THROWS_WITH(
+        run_and_check(client, first, {64, 64, 64}, DType::f16, 1.0f, 0.0f, MatmulMath::tf32),
+        Catch::Contains("f32 storage"));
+    CHECK_THROWS_WITH(
+        run_and_check(client, first, {64, 62, 64}, DType::f32, 1.0f, 0.0f, MatmulMath::tf32),
+        Catch::Contains("multiples of 4"));
+  }
+}
+
+TEST_CASE(
+    "a caller that allows TF32 has its own matmul key, and the tuned product it gets is within "
+    "TF32's bound",
+    "[ops][matmul][opencl]") {
+  const auto ieee = matmul_key(256, 256, 256, DType::f32);
+  const auto tf32 = matmul_key(256, 256, 256, DType::f32, MatmulMath::tf32);
+  CHECK_FALSE(KeyEqual{}(ieee, tf32));
+  CHECK(key_to_string(tf32) ==
+        "m=256 n=256 k=256 m_fit=pow2 n_fit=pow2 k_fit=pow2 dtype=f32 "
+        "math=tf32");
+  // 16-bit storage has no TF32 choice: one key either way.
+  CHECK(KeyEqual{}(matmul_key(256, 256, 256, DType::f16, MatmulMath::tf32),
+                   matmul_key(256, 256, 256, DType::f16)));
+  // A tuning under the TF32 key (on a device without tensor cores, the IEEE families serve it).
+  tunekit::cl::Client& client = test::default_client();
+  CHECK(run_and_check(client, "", {96, 80, 72}, DType::f32, 1.0f, 0.0f, MatmulMath::tf32) <
+        0x1p-10);
+  const auto report = matmul_tuner()
+                          .tuner(client.id())
+                          .report(matmul_key(96, 80, 72, DType::f32, MatmulMath::tf32));
+  REQUIRE(report);
+  REQUIRE(report->winner());
+  // The tf32 family was in the tuning: measured where the device has tensor cores, else failed
+  // with its reason.
+  bool tf32_seen = false;
+  for (const auto& outcome : report->outcomes) tf32_seen |= outcome.name.rfind("tf32[", 0) == 0;
+  CHECK(tf32_seen);
+}
+
+TEST_CASE(
+    "TF32's validation bound holds every element of an emulated TF32 product and catches a "
+    "dropped k8 step",
+    "[ops][matmul]") {
+  // cvt.rna.tf32.f32 on the host: the mantissa rounded to 10 bits, ties away from zero.
+  const auto to_tf32 = [](float x) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &x, 4);
+    bits = (bits + 0x1000u) & ~0x1fffu;
+    std::memcpy(&x, &bits, 4);
+    return x;
+  };
+  constexpr std::size_t k = 4096;
+  const auto a = random_values(64 * k, 11), b = random_values(64 * k, 12);
+  double tightest = 1e300;
+  for (std::size_t e = 0; e < 64; ++e) {
+    double exact = 0, rounded = 0, squares = 0;
+    float f32_sum = 0;
+    for (std::size_t p = 0; p < k; ++p) {
+      const double term = static_cast<double>(a[e * k + p]) * b[e * k + p];
+      exact += term;
+      squares += term * term;
+      f32_sum += to_tf32(a[e * k + p]) * to_tf32(b[e * k + p]);
+      rounded += static_cast<double>(to_tf32(a[e * k + p])) * to_tf32(b[e * k + p]);
+    }
+    const double bound = matmul_tolerance(k, DType::f32) + matmul_tf32_tolerance(squares);
+    CHECK(std::fabs(f32_sum - exact) <= bound);
+    tightest = std::min(tightest, bound / std::max(std::fabs(rounded - exact), 1e-12));
+    // A kernel that drops 8 terms misses their sum: about sqrt(8) / 3 for inputs in [-1, 1].
+    double dropped = 0;
+    for (std::size_t p = k - 8; p < k; ++p)
+      dropped += static_cast<double>(a[e * k + p]) * b[e * k + p];
+    if (std::fabs(dropped) > 0.5) CHECK(std::fabs(dropped) > bound);
+  }
+  CHECK(tightest > 2);  // the bound is not the largest error seen: it has room
+  // Terms of +-1 until a dropped step of 8 (the IEEE test's case): 8 is far outside.
+  CHECK(matmul_tf32_tolerance(4096.0) + matmul_tolerance(4096, DType::f32) < 1.0);
+}
+
 TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does not build",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
@@ -296,11 +434,13 @@ TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does
 TEST_CASE("matmul's key holds each size's fit to its anchor, and its work is its smallest call's",
           "[ops][matmul]") {
   CHECK(key_to_string(matmul_key(513, 1025, 2049, DType::f32)) ==
-        "m=1024 n=2048 k=4096 m_fit=other_low n_fit=other_low k_fit=other_low dtype=f32");
+        "m=1024 n=2048 k=4096 m_fit=other_low n_fit=other_low k_fit=other_low dtype=f32 "
+        "math=ieee");
   CHECK(key_to_string(matmul_key(2048, 768, 3072, DType::f32)) ==
-        "m=2048 n=1024 k=4096 m_fit=pow2 n_fit=m16_low k_fit=m16_low dtype=f32");
+        "m=2048 n=1024 k=4096 m_fit=pow2 n_fit=m16_low k_fit=m16_low dtype=f32 math=ieee");
   CHECK(key_to_string(matmul_key(1023, 11008, 14336, DType::f32)) ==
-        "m=1024 n=16384 k=16384 m_fit=other_high n_fit=m16_low k_fit=m16_high dtype=f32");
+        "m=1024 n=16384 k=16384 m_fit=other_high n_fit=m16_low k_fit=m16_high dtype=f32 "
+        "math=ieee");
   // 1023 and 997 share a key (one tuning); 1024, a power of two, has its own.
   const auto key = matmul_key(1023, 997, 1, DType::f32);
   CHECK_FALSE(KeyEqual{}(key, matmul_key(1024, 997, 1, DType::f32)));

@@ -1,8 +1,9 @@
 // matmul: C = alpha * A * B + beta * C (row-major SGEMM, and f16 or bf16 storage where asked),
 // tuned over seven algorithms and their parameter spaces: naive, local-memory tiled, direct
 // register-blocked without local memory, 2D register-blocked with double buffering, skinny (few
-// rows, K split across a work-group) for M <= 64, split K, and for 16-bit storage on NVIDIA
-// devices of compute capability 8.0 and up the tensor cores (mma.sync through inline PTX).
+// rows, K split across a work-group) for M <= 64, split K, and on NVIDIA devices of compute
+// capability 8.0 and up the tensor cores through inline PTX: for 16-bit storage mma.sync (and
+// wgmma on 9.0), for f32 where the caller allows TF32 mma.sync's TF32 form.
 #pragma once
 
 #include <array>
@@ -38,13 +39,24 @@ DimFit dim_fit(std::uint64_t size);
 /// anchor (`_low`) or one past 3/4 of it (`_high`). Every size of the class is at least this.
 std::uint64_t smallest_size(std::uint64_t anchor, DimFit fit);
 
-/// The tuning key of matmul: sizes anchored to powers of two, how each size fits its anchor, and
-/// the element type. Build it with matmul_key(). A tuning benchmarks the shape of the call that
+/// What a caller allows an f32 product's arithmetic to be. `ieee`: every product of f32 inputs,
+/// summed in f32. `tf32`: the products may round their inputs to TF32 (8-bit exponent, 10-bit
+/// mantissa, as NVIDIA's tensor cores take f32) first, which is several times faster where the
+/// device has them and changes each product by up to 2^-10 of it; the validator's bound follows
+/// (matmul_tolerance). Opt in per call; f16 and bf16 storage ignore it (their inputs are already
+/// narrower).
+enum class MatmulMath : std::uint8_t { ieee, tf32 };
+/// "ieee", "tf32"
+std::ostream& operator<<(std::ostream& os, MatmulMath math);
+
+/// The tuning key of matmul: sizes anchored to powers of two, how each size fits its anchor, the
+/// element type, and the arithmetic allowed (a caller that allows TF32 never shares a winner with
+/// one that does not). Build it with matmul_key(). A tuning benchmarks the shape of the call that
 /// met the key first (as CubeCL's matmul does); later calls of the key run its winner.
 struct MatmulKey {
   BOOST_HANA_DEFINE_STRUCT(MatmulKey, (Anchored<std::uint64_t>, m), (Anchored<std::uint64_t>, n),
                            (Anchored<std::uint64_t>, k), (DimFit, m_fit), (DimFit, n_fit),
-                           (DimFit, k_fit), (DType, dtype));
+                           (DimFit, k_fit), (DType, dtype), (MatmulMath, math));
   /// The smallest sizes (m, n, k) of the calls this key covers: smallest_size of each.
   std::array<std::uint64_t, 3> smallest() const;
   /// The work of the smallest call of this key (2mnk FLOPs; A and B read, C written once): no
@@ -52,17 +64,20 @@ struct MatmulKey {
   Work work() const;
 };
 
-/// The key of a call on A (m x k) and B (k x n) of `dtype`.
-MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype);
+/// The key of a call on A (m x k) and B (k x n) of `dtype` that allows `math` (kept only for f32:
+/// 16-bit storage's keys are `ieee`).
+MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype,
+                     MatmulMath math = MatmulMath::ieee);
 
 /// C = alpha * A * B + beta * C with the fastest kernel for this device and these sizes.
 /// A is m x k, B is k x n, C is m x n, all row-major and of one dtype (f32, or f16 storage with
 /// f32 arithmetic). Throws std::invalid_argument when the shapes or types do not fit together,
 /// when a buffer belongs to another OpenCL context than the client's, or when C is A or B (no
 /// kernel computes in place). A NaN or infinite alpha gives its product (the tuning runs with
-/// alpha = 1: the winner does not depend on it).
+/// alpha = 1: the winner does not depend on it). `math` tf32 lets f32 products use TF32
+/// (MatmulMath).
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
-            float alpha = 1.0f, float beta = 0.0f);
+            float alpha = 1.0f, float beta = 0.0f, MatmulMath math = MatmulMath::ieee);
 
 /// The largest difference from a correct product that a kernel's float sums may show, per element
 /// of C, for inputs in [-1, 1] and inner size `k` (|c| <= k; float sums of k terms err by about
@@ -70,6 +85,13 @@ void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, De
 /// rounds each element once more: matmul_storage_rounding. Together, what the tuning's validator
 /// accepts.
 double matmul_tolerance(std::uint64_t k, DType dtype);
+
+/// What TF32 inputs (MatmulMath::tf32) add to that, for one element of C whose terms a_p * b_p
+/// have squares summing to `sum_of_squares`: rounding each input to TF32 moves a term by up to
+/// 2^-10 of it, in either direction, independently; their sum stays within 8 standard deviations
+/// of such errors, 8 * 2^-10 * sqrt(sum_of_squares) (the worst case, 2^-10 * sum |a_p b_p|, is
+/// as large as a dropped step of 8 terms at K = 4096, which the validator must catch).
+double matmul_tf32_tolerance(double sum_of_squares);
 
 /// How far, relative to |c|, storing an f32 result as `dtype` may move it: twice the unit
 /// roundoff (2^-10 for f16, 2^-7 for bf16; 0 for f32, whose rounding matmul_tolerance holds).
@@ -93,6 +115,7 @@ std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype);
 /// Runs one named candidate, bypassing the tuner (for tests, and to force a kernel).
 /// Throws std::invalid_argument for an unknown name.
 void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& a,
-                 const DeviceMatrix& b, DeviceMatrix& c, float alpha = 1.0f, float beta = 0.0f);
+                 const DeviceMatrix& b, DeviceMatrix& c, float alpha = 1.0f, float beta = 0.0f,
+                 MatmulMath math = MatmulMath::ieee);
 
 }  // namespace tunekit::ops
