@@ -1,12 +1,14 @@
-# cuBLAS GEMM in f16 or bf16 (PyTorch torch.mm, f32 accumulation) on square sizes given as
-# arguments, for the tensor-core table of docs/benchmarks.md. Timed like bench/cublas_shapes.py:
+# cuBLAS GEMM in f16 or bf16 (PyTorch torch.mm, f32 accumulation), or f32 inputs on the TF32
+# tensor cores (tf32: torch.backends.cuda.matmul.allow_tf32), on square sizes given as arguments,
+# for the tensor-core table of docs/benchmarks.md. Timed like bench/cublas_shapes.py:
 # CUDA events around a batch of back-to-back calls (about 20 ms of work), per-call time = batch
 # time / calls, the median of 5 batches. Random normal inputs.
-# Usage: python3 cublas_half.py f16|bf16 2048 4096 8192
+# Usage: python3 cublas_half.py f16|bf16|tf32 2048 4096 8192
 import sys
 import torch
 
-dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[sys.argv[1]]
+dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}[sys.argv[1]]
+torch.backends.cuda.matmul.allow_tf32 = sys.argv[1] == "tf32"
 for size in sys.argv[2:]:
     n = int(size)
     a = torch.randn(n, n, device="cuda", dtype=dtype)

@@ -88,25 +88,13 @@ inline uint shared_address(const __local void* p) {
 
 #if CP_ASYNC
 #define COPY16(dst, src, ok) CP_ASYNC16(SHARED_ADDRESS(dst), src, ok)
-#define COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
-#define WAIT_STR2(n) #n
-#define WAIT_STR(n) WAIT_STR2(n)
-#define WAIT_PENDING() asm volatile("cp.async.wait_group " WAIT_STR(STAGES_MINUS_2) ";" ::: "memory")
+#define COMMIT() CP_ASYNC_COMMIT()
+#define WAIT_PENDING() CP_ASYNC_WAIT(STAGES - 2)
 #else
 #define COPY16(dst, src, ok) \
   (*(__local uint4*)(dst) = (ok) ? *(const __global uint4*)(src) : (uint4)(0, 0, 0, 0))
 #define COMMIT()
 #define WAIT_PENDING()
-#endif
-
-#if STAGES == 2
-#define STAGES_MINUS_2 0
-#elif STAGES == 3
-#define STAGES_MINUS_2 1
-#elif STAGES == 4
-#define STAGES_MINUS_2 2
-#else
-#define STAGES_MINUS_2 3
 #endif
 
 // Loads k-tile `kt` of A and B into stage `s` (zero past the matrices' edges).

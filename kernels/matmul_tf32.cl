@@ -35,7 +35,7 @@
 #define GROUP_M 0  // 0: tiles in launch order; > 0: GROUP_M rows of tiles at a time (L2 reuse)
 #endif
 
-#include "tensor_core.cl"  // CP_ASYNC16, tile_origin
+#include "tensor_core.cl"  // CP_ASYNC16/_COMMIT/_WAIT, tile_origin
 
 #define WARPS_N (BN / WN)
 #define THREADS ((BM / WM) * WARPS_N * 32)
@@ -72,15 +72,6 @@
 #define B_AT(r, c) ((r) * BN + (((c) ^ (((r) & 3) << 1)) * 4))
 #define B_ELEM(k, n) (B_AT((k), (n) / 4) + (n) % 4)
 
-#define STR2(n) #n
-#define STR(n) STR2(n)
-#if STAGES == 2
-#define CP_PENDING 0
-#elif STAGES == 3
-#define CP_PENDING 1
-#else
-#define CP_PENDING 2
-#endif
 
 // Loads k-tile `kt` of A and B into stage `s` (zero past the matrices' edges).
 #define LOAD_TILE(kt, s)                                                                  \
@@ -135,15 +126,15 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_tf32(
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < tiles) LOAD_TILE(s, s);
-    asm volatile("cp.async.commit_group;" ::: "memory");
+    CP_ASYNC_COMMIT();
   }
 
   for (int kt = 0; kt < tiles; ++kt) {
-    asm volatile("cp.async.wait_group " STR(CP_PENDING) ";" ::: "memory");
+    CP_ASYNC_WAIT(STAGES - 2);
     barrier(CLK_LOCAL_MEM_FENCE);  // tile kt is in for everyone; stage (kt-1) is read by all
     const int next = kt + STAGES - 1;
     if (next < tiles) LOAD_TILE(next, next % STAGES);
-    asm volatile("cp.async.commit_group;" ::: "memory");
+    CP_ASYNC_COMMIT();
     const int s = kt % STAGES;
     const __local uint* at = as + s * BM * BK;
     const __local uint* bt = bs + s * BK * BN;

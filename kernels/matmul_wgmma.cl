@@ -43,7 +43,7 @@
 #define WG_DEPTH 0  // wgmma groups left in flight at the end of a k-tile (0 or 1)
 #endif
 
-#include "tensor_core.cl"  // MMA_TYPE, CP_ASYNC16, tile_origin, scaled_pair, store_pair
+#include "tensor_core.cl"  // MMA_TYPE, CP_ASYNC16/_COMMIT/_WAIT, tile_origin, scaled_pair, store_pair
 
 // NVIDIA's OpenCL compiles to PTX `.target sm_90`, where ptxas refuses wgmma. The sm_90a
 // instructions follow this PTX comment marker (tunekit::cl::ptx_sm90a_marker, one instruction per
@@ -101,19 +101,8 @@
 // Tiles loaded ahead. With a wgmma group in flight (WG_DEPTH 1) the stage it reads cannot be
 // refilled yet, so one stage fewer is loaded ahead.
 #define AHEAD (STAGES - 1 - WG_DEPTH)
-#if AHEAD == 1
-#define CP_PENDING 0  // cp.async groups that may still be in flight when tile kt is needed
-#elif AHEAD == 2
-#define CP_PENDING 1
-#elif AHEAD == 3
-#define CP_PENDING 2
-#elif AHEAD == 4
-#define CP_PENDING 3
-#else
-#define CP_PENDING 4
-#endif
-#define STR2(n) #n
-#define STR(n) STR2(n)
+// cp.async groups that may still be in flight when tile kt is needed.
+#define CP_PENDING (AHEAD - 1)
 
 // A: the swizzle of a byte offset from a 1024-aligned tile start (bits 4.. ^= bits 7..).
 #if BK == 64
@@ -241,32 +230,26 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     b_room[i] = col_in ? K - k : 0;
   }
 
-  float d[BN / 2];  // rows 0..63 of this warpgroup's WM
-#if MI == 2
-  float d1[BN / 2];  // rows 64..127
-#endif
+  float d[MI][BN / 2];  // d[p]: rows 64p..64p+63 of this warpgroup's WM
 #pragma unroll
-  for (int i = 0; i < BN / 2; ++i) {
-    d[i] = 0.0f;
-#if MI == 2
-    d1[i] = 0.0f;
-#endif
-  }
+  for (int p = 0; p < MI; ++p)
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) d[p][i] = 0.0f;
 
 #pragma unroll
   for (int s = 0; s < AHEAD; ++s) {
     if (s < tiles_k) LOAD_TILE(s, s);
-    asm volatile("cp.async.commit_group;" ::: "memory");
+    CP_ASYNC_COMMIT();
   }
 
   for (int kt = 0; kt < tiles_k; ++kt) {
-    asm volatile("cp.async.wait_group " STR(CP_PENDING) ";" ::: "memory");
+    CP_ASYNC_WAIT(CP_PENDING);
     // cp.async wrote through the generic proxy; wgmma reads through the async proxy.
     asm volatile(SM90A "fence.proxy.async.shared::cta;" ::: "memory");
     barrier(CLK_LOCAL_MEM_FENCE);
     const int next = kt + AHEAD;  // into the stage of tile kt - 1 - WG_DEPTH, whose wgmma is done
     if (next < tiles_k) LOAD_TILE(next, next % STAGES);
-    asm volatile("cp.async.commit_group;" ::: "memory");
+    CP_ASYNC_COMMIT();
     const int s = kt % STAGES;
     // This warpgroup's WM rows of A: WM / 8 whole swizzle atoms (A_SBO bytes each).
     const uint a_stage = a_base + s * A_STAGE + wg * (WM / 8) * A_SBO;
@@ -276,13 +259,13 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     for (int kk = 0; kk < BK / 16; ++kk) {
       const ulong da = desc_of(a_stage + kk * 32, A_LBO, A_SBO, A_MODE);
       const ulong db = desc_of(b_stage + kk * B_KSTEP, B_LBO, B_SBO, B_MODE);
-      WGMMA(d, da, db);
+      WGMMA(d[0], da, db);
 #if MI == 2
-      WGMMA(d1, desc_of(a_stage + 8 * A_SBO + kk * 32, A_LBO, A_SBO, A_MODE), db);  // +64 rows
+      WGMMA(d[1], desc_of(a_stage + 8 * A_SBO + kk * 32, A_LBO, A_SBO, A_MODE), db);  // +64 rows
 #endif
     }
     asm volatile(SM90A "wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile(SM90A "wgmma.wait_group.sync.aligned " STR(WG_DEPTH) ";" ::: "memory");
+    asm volatile(SM90A "wgmma.wait_group.sync.aligned %0;" ::"n"(WG_DEPTH) : "memory");
   }
   asm volatile(SM90A "wgmma.wait_group.sync.aligned 0;" ::: "memory");
 
@@ -301,12 +284,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int r = warp * 16 + (lane >> 2) + h * 8;
-#if MI == 2
-        const float lo = p == 0 ? d[4 * j + 2 * h] : d1[4 * j + 2 * h];
-        const float hi = p == 0 ? d[4 * j + 2 * h + 1] : d1[4 * j + 2 * h + 1];
-#else
-        const float lo = d[4 * j + 2 * h], hi = d[4 * j + 2 * h + 1];
-#endif
+        const float lo = d[p][4 * j + 2 * h], hi = d[p][4 * j + 2 * h + 1];
         vstore2((float2)(lo, hi), 0, rows + STAGED_AT(r, j) + (lane & 3) * 2);
       }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -332,10 +310,10 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     for (int h = 0; h < 2; ++h) {
       const int row = bm0 + wg * WM + warp * 16 + (lane >> 2) + h * 8;
       const int col = bn0 + j * 8 + (lane & 3) * 2;
-      store_pair(C, M, N, row, col, alpha, beta, d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
-#if MI == 2
-      store_pair(C, M, N, row + 64, col, alpha, beta, d1[4 * j + 2 * h], d1[4 * j + 2 * h + 1]);
-#endif
+#pragma unroll
+      for (int p = 0; p < MI; ++p)
+        store_pair(C, M, N, row + 64 * p, col, alpha, beta, d[p][4 * j + 2 * h],
+                   d[p][4 * j + 2 * h + 1]);
     }
 #endif
 }

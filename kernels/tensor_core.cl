@@ -1,6 +1,6 @@
 // What the tensor-core GEMMs (matmul_tc.cl, matmul_wgmma.cl) share, #included by both and
 // never built alone: the PTX type of the 16-bit inputs (BF16 1: bf16, else f16), a 16-byte
-// cp.async into local memory with zero fill, the epilogue's conversions between two f32 and one
+// cp.async into local memory with zero fill and its group's commit and wait, the epilogue's conversions between two f32 and one
 // 32-bit word of two 16-bit values, its formula and its store of such a pair, and the tile
 // order. NVIDIA only (inline PTX).
 #ifndef TUNEKIT_TENSOR_CORE_CL
@@ -22,6 +22,11 @@
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared),         \
                "l"((ulong)(src)), "r"((ok) ? 16 : 0)                                  \
                : "memory")
+
+// Closes this work-item's cp.async group, and waits until at most `pending` of its groups are in
+// flight ("n": the count is an immediate, so it must be a compile-time constant).
+#define CP_ASYNC_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
+#define CP_ASYNC_WAIT(pending) asm volatile("cp.async.wait_group %0;" ::"n"(pending) : "memory")
 
 // Two f32 -> one 32-bit word of two 16-bit values (lo: the lower column), rounded to nearest.
 inline uint pack2(float lo, float hi) {

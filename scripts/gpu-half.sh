@@ -2,6 +2,7 @@
 # f16 and bf16 matmul against cuBLAS in the same call (issue 33's table), on the GPU machine from
 # the binaries of scripts/gpu-carry.sh, run from the repository root there:
 #   scripts/gpu-half.sh [SIZES] [DTYPES]     (defaults: 2048,4096,8192 and f16,bf16)
+# DTYPES may also name tf32: f32 inputs with `--math tf32` against cuBLAS with TF32 allowed.
 # Per dtype: cuBLAS (bench/cublas_half.py: PyTorch, batched timing), then one default-level
 # tuning per size, each in a fresh cache directory (`tunekit tune matmul`, NVIDIA's compile cache
 # off), then cuBLAS again: its own speed moves between runs (4096 f16: 680-760 TFLOP/s), so the
@@ -18,7 +19,8 @@ for n in "${size_list[@]}"; do
   [[ $n =~ ^[1-9][0-9]{0,4}$ ]] || { echo "gpu-half.sh: size '$n' is not 1-99999" >&2; exit 2; }
 done
 for t in "${dtype_list[@]}"; do
-  [[ $t == f16 || $t == bf16 ]] || { echo "gpu-half.sh: dtype '$t' is not f16 or bf16" >&2; exit 2; }
+  [[ $t == f16 || $t == bf16 || $t == tf32 ]] ||
+    { echo "gpu-half.sh: dtype '$t' is not f16, bf16 or tf32" >&2; exit 2; }
 done
 export CUDA_CACHE_DISABLE=1
 unset TUNEKIT_LEVEL
@@ -35,11 +37,13 @@ table=()
 for t in "${dtype_list[@]}"; do
   before=$(cublas "$t")
   declare -A ours=() winner=()
+  tune_type=(--dtype "$t")
+  [[ $t == tf32 ]] && tune_type=(--dtype f32 --math tf32)
   for n in "${size_list[@]}"; do
     cache=$(mktemp -d)
     result=$(TUNEKIT_DEVICE=${DEVICE:-NVIDIA} TUNEKIT_CACHE_DIR=$cache \
       timeout "${TUNE_TIMEOUT:-120}" "$root/scripts/gpu-run.sh" tunekit tune matmul --size "$n" \
-      --dtype "$t" 2>&1 | grep -E "tuned in|confirmed:|^  \* ")
+      "${tune_type[@]}" 2>&1 | grep -E "tuned in|confirmed:|^  \* ")
     rm -rf "$cache"
     echo "$result" | tee -a "$log"
     # The winner's row: "  * name  time unit  GFLOP/s ...".

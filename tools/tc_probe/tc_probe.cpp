@@ -111,6 +111,20 @@ static cl_program patch_program(cl_program p, const char* label, const std::stri
     }
     std::printf("[%s] .maxnreg %s on %zu entries\n", label, cap, capped);
   }
+  // TC_CLUSTER=N: `.reqnctapercluster N, 1, 1` on every entry: does the driver's launch form
+  // clusters of N work-groups (thread block clusters, sm_90) from the compiled kernel alone?
+  if (const char* cl = std::getenv("TC_CLUSTER"); cl != nullptr && *cl != '\0') {
+    size_t marked = 0;
+    for (size_t at = bin.find(".entry"); at != std::string::npos; at = bin.find(".entry", at)) {
+      const size_t body = bin.find("\n{", at);
+      if (body == std::string::npos) break;
+      const std::string directive = "\n.reqnctapercluster " + std::string(cl) + ", 1, 1";
+      bin.insert(body, directive);
+      at = body + directive.size() + 2;
+      ++marked;
+    }
+    std::printf("[%s] .reqnctapercluster %s on %zu entries\n", label, cl, marked);
+  }
   const unsigned char* in = reinterpret_cast<const unsigned char*>(bin.data());
   size_t length = bin.size();
   cl_int status = 0, err = 0;
@@ -434,6 +448,69 @@ __kernel void wg(__global float* out) {
   }
 }
 
+// Thread block clusters through OpenCL: the kernel patched with `.reqnctapercluster 2, 1, 1`
+// (TC_CLUSTER=2, set here), launched as plain work-groups. Each work-group reports its cluster
+// size and rank, then writes into its partner's local memory (mapa + st.shared::cluster) between
+// two cluster barriers and reads back what the partner wrote into its own.
+static void probe_cluster() {
+  const char* src = R"CL(
+__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void clu(__global uint* out) {
+  __local uint buf[64];
+  const uint lid = get_local_id(0), grp = get_group_id(0);
+  uint n = 0, r = 0;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  buf[lid] = 0xffffffffu;
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+  if (n == 2) {
+    uint remote = 0;
+    const uint mine = (uint)(ulong)&buf[lid];
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(mine), "r"(r ^ 1u));
+    asm volatile("st.shared::cluster.u32 [%0], %1;" :: "r"(remote), "r"(grp * 1000u + lid) : "memory");
+  }
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+  out[grp * 66 + lid] = buf[lid];
+  if (lid == 0) { out[grp * 66 + 64] = n; out[grp * 66 + 65] = r; }
+}
+)CL";
+  setenv("TC_CLUSTER", "2", 1);
+  g_patch = true;
+  cl_program p = build(src, "-cl-nv-verbose", "cluster", true);
+  if (!p) return;
+  cl_int err;
+  cl_kernel k = clCreateKernel(p, "clu", &err);
+  const size_t groups = 264;
+  cl_mem out = buffer(groups * 66 * 4);
+  clSetKernelArg(k, 0, sizeof out, &out);
+  size_t g = groups * 64, l = 64;
+  err = clEnqueueNDRangeKernel(queue, k, 1, nullptr, &g, &l, 0, nullptr, nullptr);
+  if (err == CL_SUCCESS) err = clFinish(queue);
+  if (err != CL_SUCCESS) {
+    std::printf("[cluster] launch/run error %d\n", err);
+    return;
+  }
+  auto got = read<cl_uint>(out, groups * 66);
+  size_t clustered = 0, exchanged = 0;
+  for (size_t grp = 0; grp < groups; ++grp) {
+    const cl_uint* o = &got[grp * 66];
+    if (o[64] == 2 && o[65] == (grp & 1)) ++clustered;
+    bool right = true;
+    for (cl_uint lid = 0; lid < 64; ++lid)
+      right = right && o[lid] == static_cast<cl_uint>((grp ^ 1) * 1000 + lid);
+    if (right) ++exchanged;
+  }
+  std::printf(
+      "[cluster] group 0: size %u rank %u, buf[0] %u; group 1: size %u rank %u, buf[0] %u\n",
+      got[64], got[65], got[0], got[66 + 64], got[66 + 65], got[66]);
+  std::printf(
+      "[cluster] %zu of %zu work-groups in clusters of 2 with rank = group %% 2; %zu read "
+      "their partner's writes\n",
+      clustered, groups, exchanged);
+  clReleaseKernel(k), clReleaseMemObject(out), clReleaseProgram(p);
+}
+
 // Does a work-group get more local memory than CL_DEVICE_LOCAL_MEM_SIZE when it is passed as a
 // kernel argument (CUDA raises the limit per kernel; OpenCL has no such call)?
 static void probe_local(size_t bytes) {
@@ -749,6 +826,7 @@ int main(int argc, char** argv) {
   if (mode == "addr") return probe_address(), 0;
   if (mode == "mma") return probe_mma(false) & probe_mma(true) ? 0 : 1;
   if (mode == "wgmma") return probe_wgmma(argc > 2 ? argv[2] : ""), 0;
+  if (mode == "cluster") return probe_cluster(), 0;
   if (mode == "local") return probe_local(std::strtoull(argv[2], nullptr, 10)), 0;
   if (mode == "ldm") return probe_ldmatrix(std::atoi(argv[3]) != 0, std::atoi(argv[2])) ? 0 : 1;
   if (mode == "cpa") return probe_cp_async(argv[3], std::atoi(argv[2])) ? 0 : 1;
