@@ -542,9 +542,11 @@ Space wgmma_space() {
 
 // TF32 on the tensor cores for f32 storage (kernels/matmul_tf32.cl): mma.sync m16n8k8 from tiles
 // in local memory, cp.async into STAGES buffers; NVIDIA compute capability 8.0 and up, keys that
-// allow TF32 only (tf32_group). The rules are gemm_rules.hpp's. Start points: not measured yet
-// on a GPU; the shapes of the tensor family's (two 128 x 128 stages of 16, 8 warps of 64 x 32;
-// 128 x 64 in 3 stages; 64 x 64 tiles 32 deep).
+// allow TF32 only (tf32_group). The rules are gemm_rules.hpp's. Start points: the H200's winner
+// at 2048, 4096 and 8192 (128 x 128 tiles 16 deep in 2 stages, 4 warps of 64 x 64; found by the
+// default level from the others, which were not start points: docs/benchmarks.md, "Sixth
+// round"), then the shapes of the tensor family's (8 warps of 64 x 32; 128 x 64 in 3 stages;
+// 64 x 64 tiles 32 deep).
 Space tf32_space() {
   Space s = space("tf32");
   s.parameter("BM", {64, 128})
@@ -558,7 +560,8 @@ Space tf32_space() {
              [](const Config& c) { return gemm::tf32_builds(tf32_params(c)); })
       .work_group_size([](const Config& c) { return gemm::tf32_work_group_size(tf32_params(c)); })
       .local_memory([](const Config& c) { return gemm::tf32_local_memory(tf32_params(c)); });
-  return s.start_at("BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=2,GROUP_M=8")
+  return s.start_at("BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=2,GROUP_M=8")
+      .start_at("BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=2,GROUP_M=8")
       .start_at("BM=128,BN=64,BK=16,WM=64,WN=32,STAGES=3,GROUP_M=8")
       .start_at("BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0");
 }
