@@ -49,8 +49,8 @@
 #if BM % WM != 0 || BN % WN != 0 || WM % 16 != 0 || WN % 8 != 0 || (BK != 16 && BK != 32)
 #error "BM, BN multiples of WM, WN; WM a multiple of 16, WN of 8; BK 16 or 32"
 #endif
-#if BN < 32
-#error "BN >= 32 (B's swizzle permutes 8 chunks of a row)"
+#if BN % 32 != 0
+#error "BN a multiple of 32 (B's swizzle permutes 8 chunks inside each run of 32 columns)"
 #endif
 #if (BM * CA) % THREADS != 0 || (BK * CB) % THREADS != 0
 #error "the A and B tiles must load in whole chunks per work-item"

@@ -1,8 +1,8 @@
-// What the tensor-core GEMMs (matmul_tc.cl, matmul_wgmma.cl) share, #included by both and
-// never built alone: the PTX type of the 16-bit inputs (BF16 1: bf16, else f16), a 16-byte
-// cp.async into local memory with zero fill and its group's commit and wait, the epilogue's conversions between two f32 and one
-// 32-bit word of two 16-bit values, its formula and its store of such a pair, and the tile
-// order. NVIDIA only (inline PTX).
+// What the tensor-core GEMMs (matmul_tc.cl, matmul_wgmma.cl, matmul_tf32.cl) share, #included by
+// each and never built alone: the PTX type of the 16-bit inputs (BF16 1: bf16, else f16), a
+// 16-byte cp.async into local memory with zero fill and its group's commit and wait, the
+// epilogue's conversions between two f32 and one 32-bit word of two 16-bit values, its formula
+// and its store of such a pair, and the tile order. NVIDIA only (inline PTX).
 #ifndef TUNEKIT_TENSOR_CORE_CL
 #define TUNEKIT_TENSOR_CORE_CL
 

@@ -1,7 +1,9 @@
-// The rules of the blocked GEMM kernel (kernels/matmul_reg.cl), on the host, in one place: what
-// the kernel's #error lines demand of its macros, the local memory it declares, and the padding
-// the shipped op builds it with. matmul's parameter space (src/ops/matmul.cpp) and the kernel lab
-// (tools/kernel_lab, built apart: this header needs nothing but the standard library) use them.
+// The rules of the GEMM kernels on the host, in one place: for the blocked kernel
+// (kernels/matmul_reg.cl) and the tensor-core ones (matmul_tc.cl, matmul_wgmma.cl,
+// matmul_tf32.cl), what each kernel's #error lines demand of its macros and the local memory it
+// declares, and the padding the shipped op builds the blocked kernel with. matmul's parameter space
+// (src/ops/matmul.cpp) and the kernel lab (tools/kernel_lab, built apart: this header needs nothing
+// but the standard library) use them.
 #pragma once
 
 #include <cstddef>
@@ -160,14 +162,15 @@ constexpr std::size_t tf32_local_memory(const Tf32Params& p) {
 
 /// Whether `p` passes matmul_tf32.cl's #error checks and keeps its accumulators in registers:
 /// warp tiles of whole m16 x n8 fragments dividing the block, BK 16 or 32 (two or four k8 steps;
-/// A's rows of 64 or 128 bytes for its swizzle), BN at least 32 (B's swizzle spans 8 chunks of a
-/// row), the tiles loading in whole 16-byte chunks per work-item, 4 to 8 warps, at most 64 x 64
-/// per warp (128 f32 accumulators per work-item), 2 to 4 stages, within NVIDIA's 48 KB.
+/// A's rows of 64 or 128 bytes for its swizzle), BN a multiple of 32 (B's swizzle permutes 8
+/// chunks of 4 floats inside each run of 32 columns), the tiles loading in whole 16-byte chunks per
+/// work-item, 4 to 8 warps, at most 64 x 64 per warp (128 f32 accumulators per work-item), 2 to 4
+/// stages, within NVIDIA's 48 KB.
 constexpr bool tf32_builds(const Tf32Params& p) {
   if (p.bm <= 0 || p.bn <= 0 || p.wm <= 0 || p.wn <= 0) return false;
   if (p.bm % p.wm != 0 || p.bn % p.wn != 0 || p.wm % 16 != 0 || p.wn % 8 != 0) return false;
   const auto threads = static_cast<std::int64_t>(tf32_work_group_size(p));
-  return (p.bk == 16 || p.bk == 32) && p.bn >= 32 && threads >= 128 && threads <= 256 &&
+  return (p.bk == 16 || p.bk == 32) && p.bn % 32 == 0 && threads >= 128 && threads <= 256 &&
          p.wm * p.wn <= 64 * 64 && (p.bm * p.bk / 4) % threads == 0 &&
          (p.bk * p.bn / 4) % threads == 0 && p.stages >= 2 && p.stages <= 4 &&
          tf32_local_memory(p) <= 49152;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -38,20 +40,41 @@ detail::Scratch<1>& split_scratch() {
 }
 
 // The tensor-core families' demands, checked before anything is built (PoCL and every device
-// without them never compile their PTX): an NVIDIA device of compute capability 8.0 or higher for
-// `tensor` (mma.sync) and `tf32`, exactly 9.0 for `wgmma` (sm_90a); 16-bit storage for `tensor`
-// and `wgmma`, f32 for `tf32` and a caller that allows TF32; N and K multiples of 8 (16-bit) or
-// 4 (f32): rows read in 16-byte chunks.
+// without them never compile their PTX). First what the call must give on any device (a refusal
+// of kind `launch`: a property of the call, remembered like any failed candidate): 16-bit
+// storage for `tensor` and `wgmma`, f32 for `tf32` and a caller that allows TF32; N and K
+// multiples of 8 (16-bit) or 4 (f32): rows read in 16-byte chunks. Then the device: NVIDIA of
+// compute capability 8.0 or higher for `tensor` and `tf32`, exactly 9.0 for `wgmma` (sm_90a).
 void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType dtype, std::size_t n,
                           std::size_t k, MatmulMath math) {
-  const cl::DeviceInfo& device = client.device();
   const bool wgmma = algorithm == Algorithm::wgmma, tf32 = algorithm == Algorithm::tf32;
+  const std::string family = wgmma ? "wgmma" : tf32 ? "tf32" : "tensor";
+  if (tf32 && dtype != DType::f32) {
+    throw AutotuneError(ErrorKind::launch,
+                        "the tf32 family takes f32 storage, not " + std::string(to_string(dtype)));
+  }
+  if (tf32 && math != MatmulMath::tf32) {
+    throw AutotuneError(ErrorKind::launch,
+                        "the tf32 family rounds f32 inputs to TF32: it runs only for a caller that "
+                        "allows it (MatmulMath::tf32)");
+  }
+  if (!tf32 && dtype == DType::f32) {
+    throw AutotuneError(ErrorKind::launch,
+                        "the " + family + " family takes f16 or bf16 storage, not f32");
+  }
+  const std::int64_t alignment = tf32 ? gemm::tf32_alignment : gemm::tensor_alignment;
+  if (n % alignment != 0 || k % alignment != 0) {
+    throw AutotuneError(ErrorKind::launch, "the " + family + " family needs N and K multiples of " +
+                                               std::to_string(alignment) +
+                                               " (N = " + std::to_string(n) +
+                                               ", K = " + std::to_string(k) + ")");
+  }
+  const cl::DeviceInfo& device = client.device();
   const unsigned major = wgmma ? gemm::wgmma_major : gemm::tensor_min_major;
   const unsigned minor = wgmma ? gemm::wgmma_minor : gemm::tensor_min_minor;
   const bool capable = device.nvidia && (wgmma ? device.compute_capability_major == major &&
                                                      device.compute_capability_minor == minor
                                                : device.compute_capability_at_least(major, minor));
-  const std::string family = wgmma ? "wgmma" : tf32 ? "tf32" : "tensor";
   if (!capable) {
     throw AutotuneError(
         ErrorKind::out_of_resources,
@@ -65,26 +88,6 @@ void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType d
                                  std::to_string(device.compute_capability_major) + "." +
                                  std::to_string(device.compute_capability_minor)
                            : "not NVIDIA (" + device.platform_name + ")"));
-  }
-  if (tf32 && math != MatmulMath::tf32) {
-    throw AutotuneError(ErrorKind::out_of_resources,
-                        "the tf32 family rounds f32 inputs to TF32: it runs only for a caller that "
-                        "allows it (MatmulMath::tf32)");
-  }
-  if (tf32 && dtype != DType::f32) {
-    throw AutotuneError(ErrorKind::out_of_resources,
-                        "the tf32 family takes f32 storage, not " + std::string(to_string(dtype)));
-  }
-  if (!tf32 && dtype == DType::f32) {
-    throw AutotuneError(ErrorKind::out_of_resources,
-                        "the " + family + " family takes f16 or bf16 storage, not f32");
-  }
-  const std::int64_t alignment = tf32 ? gemm::tf32_alignment : gemm::tensor_alignment;
-  if (n % alignment != 0 || k % alignment != 0) {
-    throw AutotuneError(ErrorKind::launch, "the " + family + " family needs N and K multiples of " +
-                                               std::to_string(alignment) +
-                                               " (N = " + std::to_string(n) +
-                                               ", K = " + std::to_string(k) + ")");
   }
 }
 
@@ -702,8 +705,10 @@ MatmulInputs bench_inputs(const MatmulKey& key, const DeviceMatrix& a, const Dev
 struct SampledProduct {
   std::vector<std::size_t> rows, cols;
   std::vector<double> expected;  // rows.size() x cols.size(), row by row
-  double bound = 0;              // the largest difference a right kernel's float sums can show
-  std::vector<double> tf32;      // and TF32 inputs' part, per element (empty: IEEE products)
+  // With TF32 allowed, the same of the inputs rounded as the tensor cores round them: a right
+  // kernel matches one of the two (the IEEE families serve TF32 keys too). Else empty.
+  std::vector<double> expected_tf32;
+  double bound = 0;     // the largest difference a right kernel's float sums can show
   double relative = 0;  // and its storage's rounding, relative to |c| (matmul_storage_rounding)
   double smallest = 0;  // the storage's half spacing near 0 (f16's subnormals)
 };
@@ -743,13 +748,13 @@ SampledProduct sampled_product(cl::Client& client, const DeviceMatrix& a, const 
   double largest = 0;
   for (const auto& row : a_rows) {
     for (const auto& col : b_cols) {
-      double sum = 0, squares = 0;
-      for (std::size_t p = 0; p < k; ++p) {
-        const double term = static_cast<double>(row[p]) * col[p];
-        sum += term;
-        squares += term * term;
+      double sum = 0, tf32_sum = 0;
+      for (std::size_t p = 0; p < k; ++p) sum += static_cast<double>(row[p]) * col[p];
+      if (tf32) {  // the products the tensor cores form: exact in double, as in the hardware
+        for (std::size_t p = 0; p < k; ++p)
+          tf32_sum += static_cast<double>(tf32_rounded(row[p])) * tf32_rounded(col[p]);
+        sample.expected_tf32.push_back(static_cast<double>(alpha) * tf32_sum);
       }
-      if (tf32) sample.tf32.push_back(std::fabs(alpha) * matmul_tf32_tolerance(squares));
       sample.expected.push_back(static_cast<double>(alpha) * sum);
       if (std::isfinite(sample.expected.back())) {
         largest = std::max(largest, std::fabs(sample.expected.back()));
@@ -776,16 +781,21 @@ std::optional<std::string> same_samples(cl::Client& client, const SampledProduct
     const auto row = download_block(client, c, i, 0, 1, c.cols);
     for (std::size_t s = 0; s < sample.cols.size(); ++s) {
       const std::size_t j = sample.cols[s];
-      const double expected = sample.expected[r * sample.cols.size() + s];  // at, below
-      const double got = row[j];
-      const bool same_special =
-          (std::isnan(expected) && std::isnan(got)) || (std::isinf(expected) && expected == got);
       const std::size_t at = r * sample.cols.size() + s;
-      const double bound = sample.bound + (sample.tf32.empty() ? 0.0 : sample.tf32[at]) +
-                           sample.relative * std::fabs(expected) + sample.smallest;
-      if (!same_special && !(std::fabs(expected - got) <= bound)) {
+      const double got = row[j];
+      const auto matches = [&](double expected) {
+        const bool same_special =
+            (std::isnan(expected) && std::isnan(got)) || (std::isinf(expected) && expected == got);
+        const double bound = sample.bound + sample.relative * std::fabs(expected) + sample.smallest;
+        return same_special || std::fabs(expected - got) <= bound;
+      };
+      const double expected = sample.expected[at];
+      const bool tf32 = !sample.expected_tf32.empty();
+      if (!matches(expected) && !(tf32 && matches(sample.expected_tf32[at]))) {
         return "C[" + std::to_string(i) + "," + std::to_string(j) + "] is " + std::to_string(got) +
-               ", the host's double-precision product " + std::to_string(expected);
+               ", the host's double-precision product " + std::to_string(expected) +
+               (tf32 ? " (of TF32-rounded inputs " + std::to_string(sample.expected_tf32[at]) + ")"
+                     : std::string());
       }
     }
   }
@@ -881,8 +891,13 @@ std::ostream& operator<<(std::ostream& os, MatmulMath math) {
   return os << "math" << static_cast<int>(math);
 }
 
-double matmul_tf32_tolerance(double sum_of_squares) {
-  return 8 * 0x1p-10 * std::sqrt(sum_of_squares);
+float tf32_rounded(float x) {
+  if (!std::isfinite(x)) return x;  // the carry below would turn a NaN's payload into infinity
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x1000u) & ~0x1fffu;  // add half of the 13 dropped bits' unit, then drop them
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
 }
 
 double matmul_tolerance(std::uint64_t k, DType /*dtype*/) {

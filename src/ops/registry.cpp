@@ -141,11 +141,51 @@ ShippedOp transpose_op() {
           }};
 }
 
+// Every size and choice in `a` is one `op` declares, and every choice's value one of its values:
+// a caller that builds OpArguments itself (the tool's parser checks the same) gets an error that
+// names what it gave and what the op takes, not a default in its place.
+void check_declared(const ShippedOp& op, const OpArguments& a) {
+  const auto refuse = [&op](const std::string& what) {
+    throw AutotuneError(ErrorKind::settings, what, op.name);
+  };
+  for (const auto& [name, value] : a.sizes) {
+    (void)value;
+    const bool known = std::any_of(op.sizes.begin(), op.sizes.end(),
+                                   [&](const SizeParameter& p) { return p.name == name; });
+    if (!known) refuse("'" + name + "' is not a size of " + op.name);
+  }
+  for (const auto& [name, value] : a.choices) {
+    const auto it = std::find_if(op.choices.begin(), op.choices.end(),
+                                 [&](const ChoiceParameter& p) { return p.name == name; });
+    if (it == op.choices.end()) refuse("'" + name + "' is not a choice of " + op.name);
+    if (std::find(it->values.begin(), it->values.end(), value) == it->values.end()) {
+      std::string values;
+      for (const auto& v : it->values) values += (values.empty() ? "" : ", ") + v;
+      refuse("'" + value + "' is not a value of " + name + " (" + values + ")");
+    }
+  }
+}
+
+// `op` with its check and its tuning run behind check_declared.
+ShippedOp declared_only(ShippedOp op) {
+  const ShippedOp declared{op.name, op.summary, op.sizes, op.choices, {}, {}};
+  op.check = [declared, own = std::move(op.check)](const OpArguments& a) {
+    check_declared(declared, a);
+    own(a);
+  };
+  op.tune = [declared, own = std::move(op.tune)](cl::Client& client, const OpArguments& a) {
+    check_declared(declared, a);
+    return own(client, a);
+  };
+  return op;
+}
+
 }  // namespace
 
 const std::vector<ShippedOp>& shipped_ops() {
-  static const std::vector<ShippedOp> ops{matmul_op(), reduce_op_entry(), reduce_rows_op(),
-                                          transpose_op()};
+  static const std::vector<ShippedOp> ops{
+      declared_only(matmul_op()), declared_only(reduce_op_entry()), declared_only(reduce_rows_op()),
+      declared_only(transpose_op())};
   return ops;
 }
 

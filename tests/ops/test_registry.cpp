@@ -60,3 +60,29 @@ TEST_CASE("a shipped op's choices reach its key, and sizes too large for its ker
   wide.sizes["cols"] = 16;
   CHECK_NOTHROW(transpose->check(wide));
 }
+
+TEST_CASE(
+    "a shipped op refuses a size, a choice or a choice's value it does not declare, naming it",
+    "[ops][registry]") {
+  const ShippedOp* matmul = find_shipped_op("matmul");
+  REQUIRE(matmul);
+  OpArguments upper;
+  upper.choices.emplace("math", "TF32");  // not a default in its place: an error
+  CHECK_THROWS_WITH(matmul->check(upper),
+                    Catch::Contains("'TF32' is not a value of math (ieee, tf32)"));
+  OpArguments unknown;
+  unknown.choices.emplace("precision", "high");
+  CHECK_THROWS_WITH(matmul->check(unknown),
+                    Catch::Contains("'precision' is not a choice of matmul"));
+  OpArguments rows;
+  rows.sizes.emplace("rows", 16);  // transpose's, not matmul's
+  CHECK_THROWS_AS(matmul->check(rows), AutotuneError);
+  // The tuning run checks the same, for a caller that skips check().
+  auto& client = test::default_client();
+  CHECK_THROWS_WITH(matmul->tune(client, upper), Catch::Contains("'TF32'"));
+  OpArguments fine;
+  fine.sizes.emplace("size", 16);
+  fine.choices.emplace("dtype", "f16");
+  fine.choices.emplace("math", "tf32");  // ignored for 16-bit storage (MatmulMath)
+  CHECK_NOTHROW(matmul->check(fine));
+}

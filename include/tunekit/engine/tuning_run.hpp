@@ -375,9 +375,13 @@ class TuningRun {
   // in-progress record keeps what was measured, and the next tuning goes on from it.
   void throw_if_undecided() const {
     std::size_t never_run = 0, failed = 0;
+    std::vector<AutotuneError> causes;  // why the measured ones failed, as a failed tuning says
     for (const auto& outcome : outcomes_) {
       if (outcome.status == OutcomeStatus::skipped && !outcome.error) ++never_run;
-      if (outcome.status == OutcomeStatus::failed) ++failed;
+      if (outcome.status == OutcomeStatus::failed) {
+        ++failed;
+        if (outcome.error) causes.push_back(outcome.error->named(outcome.name));
+      }
     }
     if (never_run == 0) return;
     throw AutotuneError(ErrorKind::no_valid_candidate,
@@ -386,7 +390,8 @@ class TuningRun {
                             " were never run (each search measures at most " +
                             std::to_string(undecided_cap) +
                             " more after its budget). Nothing was remembered; the next call goes "
-                            "on where this one stopped (Level::full runs every candidate)");
+                            "on where this one stopped (Level::full runs every candidate)",
+                        {}, std::move(causes));
   }
 
   // Searches `space`'s members with the configured strategy, measuring each configuration the

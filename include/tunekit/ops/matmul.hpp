@@ -1,5 +1,5 @@
 // matmul: C = alpha * A * B + beta * C (row-major SGEMM, and f16 or bf16 storage where asked),
-// tuned over seven algorithms and their parameter spaces: naive, local-memory tiled, direct
+// tuned over nine algorithms and their parameter spaces: naive, local-memory tiled, direct
 // register-blocked without local memory, 2D register-blocked with double buffering, skinny (few
 // rows, K split across a work-group) for M <= 64, split K, and on NVIDIA devices of compute
 // capability 8.0 and up the tensor cores through inline PTX: for 16-bit storage mma.sync (and
@@ -42,9 +42,9 @@ std::uint64_t smallest_size(std::uint64_t anchor, DimFit fit);
 /// What a caller allows an f32 product's arithmetic to be. `ieee`: every product of f32 inputs,
 /// summed in f32. `tf32`: the products may round their inputs to TF32 (8-bit exponent, 10-bit
 /// mantissa, as NVIDIA's tensor cores take f32) first, which is several times faster where the
-/// device has them and changes each product by up to 2^-10 of it; the validator's bound follows
-/// (matmul_tolerance). Opt in per call; f16 and bf16 storage ignore it (their inputs are already
-/// narrower).
+/// device has them and changes each product by up to 2^-10 of it; the validator accepts
+/// the product of the inputs or of the rounded inputs (tf32_rounded). Opt in per call; f16 and
+/// bf16 storage ignore it (their inputs are already narrower).
 enum class MatmulMath : std::uint8_t { ieee, tf32 };
 /// "ieee", "tf32"
 std::ostream& operator<<(std::ostream& os, MatmulMath math);
@@ -86,12 +86,13 @@ void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, De
 /// accepts.
 double matmul_tolerance(std::uint64_t k, DType dtype);
 
-/// What TF32 inputs (MatmulMath::tf32) add to that, for one element of C whose terms a_p * b_p
-/// have squares summing to `sum_of_squares`: rounding each input to TF32 moves a term by up to
-/// 2^-10 of it, in either direction, independently; their sum stays within 8 standard deviations
-/// of such errors, 8 * 2^-10 * sqrt(sum_of_squares) (the worst case, 2^-10 * sum |a_p b_p|, is
-/// as large as a dropped step of 8 terms at K = 4096, which the validator must catch).
-double matmul_tf32_tolerance(double sum_of_squares);
+/// `x` as the tensor cores take it under MatmulMath::tf32 (cvt.rna.tf32.f32): the mantissa rounded
+/// to its upper 10 bits, to nearest, ties away from zero. Where a caller allows TF32 the validator
+/// accepts a sampled element within matmul_tolerance of the host's double sum of the inputs'
+/// products (an IEEE kernel) or of these rounded products (a TF32 kernel): exact whatever the
+/// inputs (no assumption that rounding errors cancel), and a kernel that drops a step of K
+/// matches neither.
+float tf32_rounded(float x);
 
 /// How far, relative to |c|, storing an f32 result as `dtype` may move it: twice the unit
 /// roundoff (2^-10 for f16, 2^-7 for bf16; 0 for f32, whose rounding matmul_tolerance holds).
