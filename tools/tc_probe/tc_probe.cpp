@@ -80,6 +80,20 @@ static std::string first_lines(const std::string& s, int lines, size_t chars = 1
 // raised to sm_90a (kernels/matmul_wgmma.cl's SM90A; the op does the same through
 // tunekit::cl::ptx_sm90a_option), built again from that PTX as a program binary.
 static bool g_patch = false;
+
+// Inserts `directive` (a PTX performance directive, starting with a newline) between each
+// entry's parameter list and its body in `ptx`; returns how many entries got it.
+static size_t before_entry_bodies(std::string& ptx, const std::string& directive) {
+  size_t count = 0;
+  for (size_t at = ptx.find(".entry"); at != std::string::npos; at = ptx.find(".entry", at)) {
+    const size_t body = ptx.find("\n{", at);
+    if (body == std::string::npos) break;
+    ptx.insert(body, directive);
+    at = body + directive.size() + 2;
+    ++count;
+  }
+  return count;
+}
 static cl_program patch_program(cl_program p, const char* label, const std::string& opts) {
   size_t size = 0;
   clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, nullptr);
@@ -100,29 +114,14 @@ static cl_program patch_program(cl_program p, const char* label, const std::stri
   // work-groups per multiprocessor than the compiler's own allocation allows (OpenCL has no
   // build option for it: docs/opencl.md).
   if (const char* cap = std::getenv("TC_MAXNREG"); cap != nullptr && *cap != '\0') {
-    size_t capped = 0;
-    for (size_t at = bin.find(".entry"); at != std::string::npos; at = bin.find(".entry", at)) {
-      const size_t body = bin.find("\n{", at);
-      if (body == std::string::npos) break;
-      const std::string directive = "\n.maxnreg " + std::string(cap);
-      bin.insert(body, directive);
-      at = body + directive.size() + 2;
-      ++capped;
-    }
+    const size_t capped = before_entry_bodies(bin, "\n.maxnreg " + std::string(cap));
     std::printf("[%s] .maxnreg %s on %zu entries\n", label, cap, capped);
   }
   // TC_CLUSTER=N: `.reqnctapercluster N, 1, 1` on every entry: does the driver's launch form
   // clusters of N work-groups (thread block clusters, sm_90) from the compiled kernel alone?
   if (const char* cl = std::getenv("TC_CLUSTER"); cl != nullptr && *cl != '\0') {
-    size_t marked = 0;
-    for (size_t at = bin.find(".entry"); at != std::string::npos; at = bin.find(".entry", at)) {
-      const size_t body = bin.find("\n{", at);
-      if (body == std::string::npos) break;
-      const std::string directive = "\n.reqnctapercluster " + std::string(cl) + ", 1, 1";
-      bin.insert(body, directive);
-      at = body + directive.size() + 2;
-      ++marked;
-    }
+    const size_t marked =
+        before_entry_bodies(bin, "\n.reqnctapercluster " + std::string(cl) + ", 1, 1");
     std::printf("[%s] .reqnctapercluster %s on %zu entries\n", label, cl, marked);
   }
   const unsigned char* in = reinterpret_cast<const unsigned char*>(bin.data());
