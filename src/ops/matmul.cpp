@@ -744,22 +744,34 @@ SampledProduct sampled_product(cl::Client& client, const DeviceMatrix& a, const 
   std::vector<std::vector<float>> a_rows, b_cols;
   for (std::size_t i : sample.rows) a_rows.push_back(download_block(client, a, i, 0, 1, k));
   for (std::size_t j : sample.cols) b_cols.push_back(download_block(client, b, 0, j, k, 1));
-  const bool tf32 = math == MatmulMath::tf32 && a.dtype == DType::f32;
-  double largest = 0;
-  for (const auto& row : a_rows) {
-    for (const auto& col : b_cols) {
-      double sum = 0, tf32_sum = 0;
-      for (std::size_t p = 0; p < k; ++p) sum += static_cast<double>(row[p]) * col[p];
-      if (tf32) {  // the products the tensor cores form: exact in double, as in the hardware
-        for (std::size_t p = 0; p < k; ++p)
-          tf32_sum += static_cast<double>(tf32_rounded(row[p])) * tf32_rounded(col[p]);
-        sample.expected_tf32.push_back(static_cast<double>(alpha) * tf32_sum);
-      }
-      sample.expected.push_back(static_cast<double>(alpha) * sum);
-      if (std::isfinite(sample.expected.back())) {
-        largest = std::max(largest, std::fabs(sample.expected.back()));
+  // alpha times each sampled row of A by each sampled column of B, row by row; the products
+  // exact in double (as the tensor cores form them too).
+  const auto products = [&] {
+    std::vector<double> out;
+    out.reserve(a_rows.size() * b_cols.size());
+    for (const auto& row : a_rows) {
+      for (const auto& col : b_cols) {
+        double sum = 0;
+        for (std::size_t p = 0; p < k; ++p) sum += static_cast<double>(row[p]) * col[p];
+        out.push_back(static_cast<double>(alpha) * sum);
       }
     }
+    return out;
+  };
+  sample.expected = products();
+  if (math == MatmulMath::tf32 && a.dtype == DType::f32) {
+    // The inputs as the tensor cores take them: each sampled row and column rounded once, in
+    // place (the exact sums are done with them), not once per element of C that reads it.
+    for (auto* block : {&a_rows, &b_cols}) {
+      for (auto& values : *block) {
+        for (float& x : values) x = tf32_rounded(x);
+      }
+    }
+    sample.expected_tf32 = products();
+  }
+  double largest = 0;
+  for (const double e : sample.expected) {
+    if (std::isfinite(e)) largest = std::max(largest, std::fabs(e));
   }
   // For inputs in [-1, 1] (|c| <= K); it grows with C's magnitude past that (the caller's own
   // inputs, when the random ones do not fit).
