@@ -618,6 +618,9 @@ constexpr Family families[] = {
     {tensor_space, Algorithm::tensor}, {wgmma_space, Algorithm::wgmma},
     {tf32_space, Algorithm::tf32}};
 
+// Whether `math` is one of MatmulMath's values (a cast integer may be neither).
+bool known_math(MatmulMath math) { return math == MatmulMath::ieee || math == MatmulMath::tf32; }
+
 MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix& c, const float&,
                  const float&, const MatmulMath& math) {
   if (a.cols != b.rows || c.rows != a.rows || c.cols != b.cols) {
@@ -637,7 +640,7 @@ MatmulKey key_of(const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatri
   check_matrix(a, "tunekit::ops::matmul: A");
   check_matrix(b, "tunekit::ops::matmul: B");
   check_matrix(c, "tunekit::ops::matmul: C");
-  if (math != MatmulMath::ieee && math != MatmulMath::tf32) {
+  if (!known_math(math)) {
     throw std::invalid_argument("tunekit::ops::matmul: math is neither ieee nor tf32");
   }
   return matmul_key(a.rows, b.cols, a.cols, a.dtype, math);
@@ -889,6 +892,12 @@ Work MatmulKey::work() const {
 
 MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype,
                      MatmulMath math) {
+  // Refused whatever the storage: a 16-bit key drops `math`, and would hide the caller's bug.
+  if (!known_math(math)) {
+    throw AutotuneError(ErrorKind::invalid_key, "tunekit::ops::matmul_key: math " +
+                                                    std::to_string(static_cast<int>(math)) +
+                                                    " is neither ieee nor tf32");
+  }
   return MatmulKey{m,          n,          k,     dim_fit(m),
                    dim_fit(n), dim_fit(k), dtype, dtype == DType::f32 ? math : MatmulMath::ieee};
 }

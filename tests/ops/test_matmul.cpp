@@ -471,6 +471,23 @@ TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does
   CHECK_NOTHROW(client.program(with));
 }
 
+TEST_CASE(
+    "matmul_key refuses a math that is neither ieee nor tf32 (a cast integer) as an invalid key, "
+    "also for 16-bit storage, whose keys drop the math",
+    "[ops][matmul]") {
+  for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+    INFO(to_string(dtype));
+    try {
+      (void)matmul_key(256, 256, 256, dtype, static_cast<MatmulMath>(2));
+      FAIL("matmul_key made a key of an unknown math");
+    } catch (const AutotuneError& e) {
+      CHECK(e.kind() == ErrorKind::invalid_key);
+      CHECK_THAT(e.what(), Catch::Contains("math 2 is neither ieee nor tf32"));
+    }
+  }
+  CHECK_NOTHROW(matmul_key(256, 256, 256, DType::f16, MatmulMath::tf32));
+}
+
 TEST_CASE("matmul's key holds each size's fit to its anchor, and its work is its smallest call's",
           "[ops][matmul]") {
   CHECK(key_to_string(matmul_key(513, 1025, 2049, DType::f32)) ==

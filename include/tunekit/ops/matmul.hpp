@@ -65,7 +65,8 @@ struct MatmulKey {
 };
 
 /// The key of a call on A (m x k) and B (k x n) of `dtype` that allows `math` (kept only for f32:
-/// 16-bit storage's keys are `ieee`).
+/// 16-bit storage's keys are `ieee`). Throws AutotuneError(invalid_key) for a `math` that is
+/// neither value (a cast integer), whatever the storage.
 MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype,
                      MatmulMath math = MatmulMath::ieee);
 
