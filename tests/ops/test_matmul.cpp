@@ -216,39 +216,81 @@ TEST_CASE(
 }
 
 namespace {
-// A tensor-core family's candidates: where the device can run them (`capable`), each matches a
-// double-precision product; elsewhere each fails before any build, naming `requirement`.
-void check_tensor_family(const std::vector<std::string>& candidates, bool capable,
-                         const std::string& requirement) {
+// One run of each candidate of a tensor-core family: storage, math, and the error (relative to
+// the terms' magnitude sum, worst_relative_error) a right product stays below; where `above` is
+// set and K >= 36, also above it (the family's own rounding is there: it ran on the tensor cores).
+struct TensorRun {
+  DType dtype;
+  MatmulMath math;
+  double below;
+  double above = 0;
+};
+// A call refused before a launch, on every device, with a message that contains `reason`.
+struct TensorRefusal {
+  Problem problem;
+  DType dtype;
+  MatmulMath math;
+  std::string reason;
+};
+// What check_tensor_family checks of a family, besides its candidates.
+struct TensorFamilyCheck {
+  bool capable;             // the device can run the family
+  std::string requirement;  // what a device that cannot lacks, as the refusal says it
+  std::vector<Problem> problems;
+  std::vector<TensorRun> runs;
+  std::vector<TensorRefusal> refusals;  // made with the first candidate
+};
+
+// A tensor-core family's candidates: where the device can run them, each matches a
+// double-precision product on each problem in each run; elsewhere each fails before any build,
+// naming the requirement. On every device the refusals are refused.
+void check_tensor_family(const std::vector<std::string>& candidates,
+                         const TensorFamilyCheck& check) {
   tunekit::cl::Client& client = test::default_client();
   const auto all = matmul_candidates();
   for (const auto& candidate : candidates) {
     INFO(candidate);
     REQUIRE(std::find(all.begin(), all.end(), candidate) != all.end());
-    // Edges inside tiles on every side, K not a multiple of BK; alpha and beta not 1 and 0.
-    for (Problem p : {Problem{200, 136, 264}, Problem{1, 8, 8}, Problem{130, 72, 40}}) {
+    for (Problem p : check.problems) {
       INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
-      if (!capable) {
+      if (!check.capable) {
+        const TensorRun& run = check.runs.front();
         try {
-          (void)run_and_check(client, candidate, p, DType::f16, 1.5f, 0.5f);
-          FAIL("the family ran on a device without " << requirement);
+          (void)run_and_check(client, candidate, p, run.dtype, 1.5f, 0.5f, run.math);
+          FAIL("the family ran on a device without " << check.requirement);
         } catch (const AutotuneError& e) {
           CHECK(e.kind() == ErrorKind::out_of_resources);
-          CHECK_THAT(e.what(), Catch::Contains(requirement));
+          CHECK_THAT(e.what(), Catch::Contains(check.requirement));
         }
         continue;
       }
-      // Inputs rounded to f16 as stored; products exact in f32, summed in f32 (K * 2^-24), the
-      // result rounded to f16 (2^-11 of |C| <= the magnitude sum).
-      CHECK(run_and_check(client, candidate, p, DType::f16, 1.5f, 0.5f) < 1e-3);
-      CHECK(run_and_check(client, candidate, p, DType::bf16, 1.5f, 0.5f) < 8e-3);  // 2^-9
+      for (const TensorRun& run : check.runs) {
+        INFO(to_string(run.dtype) << " " << run.math);
+        const double error = run_and_check(client, candidate, p, run.dtype, 1.5f, 0.5f, run.math);
+        CHECK(error < run.below);
+        if (run.above > 0 && p.k >= 36) CHECK(error > run.above);
+      }
     }
   }
-  // f32 storage and N or K off a multiple of 8 are refused before a launch, on every device.
-  CHECK_THROWS_WITH(run_and_check(client, candidates[0], {64, 64, 64}, DType::f32, 1.0f, 0.0f),
-                    Catch::Contains("f16"));
-  CHECK_THROWS_WITH(run_and_check(client, candidates[0], {64, 60, 64}, DType::f16, 1.0f, 0.0f),
-                    Catch::Contains("multiples of 8"));
+  for (const TensorRefusal& refusal : check.refusals) {
+    INFO(refusal.reason);
+    CHECK_THROWS_WITH(run_and_check(client, candidates.front(), refusal.problem, refusal.dtype,
+                                    1.0f, 0.0f, refusal.math),
+                      Catch::Contains(refusal.reason));
+  }
+}
+
+// The 16-bit families (tensor, wgmma): edges inside tiles on every side, K not a multiple of BK
+// (N and K multiples of 8); alpha and beta not 1 and 0. Inputs rounded to f16 as stored;
+// products exact in f32, summed in f32 (K * 2^-24), the result rounded to f16 (2^-11 of |C| <=
+// the magnitude sum), to bf16 2^-9. f32 storage and N or K off a multiple of 8 are refused.
+TensorFamilyCheck sixteen_bit_check(bool capable, std::string requirement) {
+  return {.capable = capable,
+          .requirement = std::move(requirement),
+          .problems = {{200, 136, 264}, {1, 8, 8}, {130, 72, 40}},
+          .runs = {{DType::f16, MatmulMath::ieee, 1e-3}, {DType::bf16, MatmulMath::ieee, 8e-3}},
+          .refusals = {{{64, 64, 64}, DType::f32, MatmulMath::ieee, "f16"},
+                       {{64, 60, 64}, DType::f16, MatmulMath::ieee, "multiples of 8"}}};
 }
 }  // namespace
 
@@ -270,7 +312,7 @@ TEST_CASE(
                        "wgmma[BM=128,BN=64,BK=32,STAGES=3,GROUP_M=0,WM=64]",
                        "wgmma[BM=128,BN=256,BK=16,STAGES=3,GROUP_M=8,WM=64]",
                        "wgmma[BM=64,BN=256,BK=32,STAGES=2,GROUP_M=0,WM=64]"},
-                      hopper, "compute capability 9.0");
+                      sixteen_bit_check(hopper, "compute capability 9.0"));
 }
 
 TEST_CASE(
@@ -284,8 +326,8 @@ TEST_CASE(
                        "tensor[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4,GROUP_M=0]",
                        "tensor[BM=128,BN=256,BK=16,WM=64,WN=64,STAGES=3,GROUP_M=8]",
                        "tensor[BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3,GROUP_M=0]"},
-                      device.nvidia && device.compute_capability_at_least(8, 0),
-                      "compute capability 8.0 or higher");
+                      sixteen_bit_check(device.nvidia && device.compute_capability_at_least(8, 0),
+                                        "compute capability 8.0 or higher"));
 }
 
 TEST_CASE(
@@ -309,51 +351,26 @@ TEST_CASE(
     "the tf32 family matches a double-precision product within TF32's rounding where the device "
     "has tensor cores, only for callers that allow TF32, and elsewhere fails before any build",
     "[ops][matmul][opencl]") {
-  tunekit::cl::Client& client = test::default_client();
-  const auto& device = client.device();
-  const bool capable = device.nvidia && device.compute_capability_at_least(8, 0);
-  const auto all = matmul_candidates();
+  const auto& device = test::default_client().device();
   // 8 and 4 warps, BK 16 and 32 (A's two swizzles), 2 to 4 stages, tiles in groups of rows.
-  for (const std::string candidate : {"tf32[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=2,GROUP_M=8]",
-                                      "tf32[BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=2,GROUP_M=8]",
-                                      "tf32[BM=128,BN=64,BK=16,WM=64,WN=32,STAGES=3,GROUP_M=8]",
-                                      "tf32[BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0]",
-                                      "tf32[BM=64,BN=128,BK=16,WM=32,WN=64,STAGES=3,GROUP_M=0]",
-                                      "tf32[BM=64,BN=64,BK=16,WM=32,WN=32,STAGES=4,GROUP_M=0]"}) {
-    INFO(candidate);
-    REQUIRE(std::find(all.begin(), all.end(), candidate) != all.end());
-    // Edges inside tiles on every side, K not a multiple of BK; alpha and beta not 1 and 0.
-    for (Problem p : {Problem{200, 136, 264}, Problem{1, 4, 4}, Problem{130, 68, 36}}) {
-      INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
-      if (!capable) {
-        try {
-          (void)run_and_check(client, candidate, p, DType::f32, 1.5f, 0.5f, MatmulMath::tf32);
-          FAIL("the family ran on a device without tensor cores");
-        } catch (const AutotuneError& e) {
-          CHECK(e.kind() == ErrorKind::out_of_resources);
-          CHECK_THAT(e.what(), Catch::Contains("compute capability 8.0 or higher"));
-        }
-        continue;
-      }
-      // Each input rounded to TF32 (2^-11 of it), products summed in f32: within 2^-10 of the
-      // terms' magnitude sum (and far from 0: the IEEE families meet 1e-5).
-      const double error =
-          run_and_check(client, candidate, p, DType::f32, 1.5f, 0.5f, MatmulMath::tf32);
-      CHECK(error < 0x1p-10);
-      if (p.k >= 36) CHECK(error > 1e-6);  // TF32 rounding is there: the kernel used tensor cores
-    }
-  }
-  // An IEEE caller, 16-bit storage and N or K off a multiple of 4 are refused before a launch,
-  // on every device.
-  const std::string first = "tf32[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=2,GROUP_M=8]";
-  CHECK_THROWS_WITH(run_and_check(client, first, {64, 64, 64}, DType::f32, 1.0f, 0.0f),
-                    Catch::Contains("MatmulMath::tf32"));
-  CHECK_THROWS_WITH(
-      run_and_check(client, first, {64, 64, 64}, DType::f16, 1.0f, 0.0f, MatmulMath::tf32),
-      Catch::Contains("f32 storage"));
-  CHECK_THROWS_WITH(
-      run_and_check(client, first, {64, 62, 64}, DType::f32, 1.0f, 0.0f, MatmulMath::tf32),
-      Catch::Contains("multiples of 4"));
+  check_tensor_family(
+      {"tf32[BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=2,GROUP_M=8]",
+       "tf32[BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=2,GROUP_M=8]",
+       "tf32[BM=128,BN=64,BK=16,WM=64,WN=32,STAGES=3,GROUP_M=8]",
+       "tf32[BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0]",
+       "tf32[BM=64,BN=128,BK=16,WM=32,WN=64,STAGES=3,GROUP_M=0]",
+       "tf32[BM=64,BN=64,BK=16,WM=32,WN=32,STAGES=4,GROUP_M=0]"},
+      {.capable = device.nvidia && device.compute_capability_at_least(8, 0),
+       .requirement = "compute capability 8.0 or higher",
+       // Edges inside tiles on every side, K not a multiple of BK (N and K multiples of 4).
+       .problems = {{200, 136, 264}, {1, 4, 4}, {130, 68, 36}},
+       // Each input rounded to TF32 (2^-11 of it), products summed in f32: within 2^-10 of the
+       // terms' magnitude sum, and far from 0 (the IEEE families meet 1e-5).
+       .runs = {{DType::f32, MatmulMath::tf32, 0x1p-10, 1e-6}},
+       // An IEEE caller, 16-bit storage and N or K off a multiple of 4.
+       .refusals = {{{64, 64, 64}, DType::f32, MatmulMath::ieee, "MatmulMath::tf32"},
+                    {{64, 64, 64}, DType::f16, MatmulMath::tf32, "f32 storage"},
+                    {{64, 62, 64}, DType::f32, MatmulMath::tf32, "multiples of 4"}}});
 }
 
 TEST_CASE(
