@@ -35,7 +35,7 @@
 #define CP_ASYNC 1
 #endif
 
-#include "tensor_core.cl"  // MMA_TYPE, CP_ASYNC16, tile_origin, scaled_pair, store_pair
+#include "tensor_core.cl"  // MMA_TYPE, CP_ASYNC16, SHARED_ADDRESS, tile_origin, store_pair
 
 #define WARPS_N (BN / WN)
 #define THREADS ((BM / WM) * WARPS_N * 32)
@@ -65,26 +65,6 @@
 #define A_AT(r, c) ((r) * BK + (((c) ^ (((r) / (8 / CA)) & (CA - 1))) * 8))
 #endif
 #define B_AT(r, c) ((r) * BN + (((c) ^ ((r) & 7)) * 8))
-
-#ifndef ADDR
-#define ADDR 0
-#endif
-// The 32-bit shared-window address of a local pointer, what ldmatrix and cp.async take. ADDR 0
-// (NVIDIA's OpenCL): the pointer's value already is that address (its PTX takes it with
-// `mov.u64 %rd, <the .shared array>`); ADDR 1 (the probe's alternative): the value would be a
-// generic address, converted with cvta.to.shared.
-#if ADDR
-inline uint shared_address(const __local void* p) {
-  uint r;
-  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
-      : "=r"(r)
-      : "l"((ulong)p));
-  return r;
-}
-#define SHARED_ADDRESS(p) shared_address(p)
-#else
-#define SHARED_ADDRESS(p) ((uint)(ulong)(p))
-#endif
 
 #if CP_ASYNC
 #define COPY16(dst, src, ok) CP_ASYNC16(SHARED_ADDRESS(dst), src, ok)

@@ -35,7 +35,7 @@
 #define GROUP_M 0  // 0: tiles in launch order; > 0: GROUP_M rows of tiles at a time (L2 reuse)
 #endif
 
-#include "tensor_core.cl"  // CP_ASYNC16/_COMMIT/_WAIT, tile_origin
+#include "tensor_core.cl"  // CP_ASYNC16/_COMMIT/_WAIT, SHARED_ADDRESS, tile_origin
 
 #define WARPS_N (BN / WN)
 #define THREADS ((BM / WM) * WARPS_N * 32)
@@ -81,14 +81,14 @@
       const int c_ = tid + i_ * THREADS, r_ = c_ / CA, ch_ = c_ % CA;                     \
       const int gr_ = bm0 + r_, gk_ = k0_ + ch_ * 4;                                      \
       const bool ok_ = gr_ < M && gk_ < K;                                                \
-      CP_ASYNC16((uint)(ulong)&as[(s) * BM * BK + A_AT(r_, ch_)],                         \
+      CP_ASYNC16(SHARED_ADDRESS(&as[(s) * BM * BK + A_AT(r_, ch_)]),                      \
                  ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_);                               \
     }                                                                                     \
     _Pragma("unroll") for (int i_ = 0; i_ < B_CHUNKS; ++i_) {                             \
       const int c_ = tid + i_ * THREADS, r_ = c_ / CB, ch_ = c_ % CB;                     \
       const int gk_ = k0_ + r_, gn_ = bn0 + ch_ * 4;                                      \
       const bool ok_ = gk_ < K && gn_ < N;                                                \
-      CP_ASYNC16((uint)(ulong)&bs[(s) * BK * BN + B_AT(r_, ch_)],                         \
+      CP_ASYNC16(SHARED_ADDRESS(&bs[(s) * BK * BN + B_AT(r_, ch_)]),                      \
                  ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_);                               \
     }                                                                                     \
   } while (0)
@@ -150,7 +150,7 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_tf32(
         const int c = kk * 2 + (lane >> 4);
         asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                      : "=r"(af[i][0]), "=r"(af[i][1]), "=r"(af[i][2]), "=r"(af[i][3])
-                     : "r"((uint)(ulong)(at + A_AT(r, c)))
+                     : "r"(SHARED_ADDRESS(at + A_AT(r, c)))
                      : "memory");
 #pragma unroll
         for (int e = 0; e < 4; ++e) af[i][e] = to_tf32(af[i][e]);

@@ -1,8 +1,9 @@
 // What the tensor-core GEMMs (matmul_tc.cl, matmul_wgmma.cl, matmul_tf32.cl) share, #included by
 // each and never built alone: the PTX type of the 16-bit inputs (BF16 1: bf16, else f16), a
-// 16-byte cp.async into local memory with zero fill and its group's commit and wait, the
-// epilogue's conversions between two f32 and one 32-bit word of two 16-bit values, its formula
-// and its store of such a pair, and the tile order. NVIDIA only (inline PTX).
+// 16-byte cp.async into local memory with zero fill and its group's commit and wait, a local
+// pointer's shared-window address, the epilogue's conversions between two f32 and one 32-bit word
+// of two 16-bit values, its formula and its store of such a pair, and the tile order. NVIDIA only
+// (inline PTX).
 #ifndef TUNEKIT_TENSOR_CORE_CL
 #define TUNEKIT_TENSOR_CORE_CL
 
@@ -27,6 +28,26 @@
 // flight ("n": the count is an immediate, so it must be a compile-time constant).
 #define CP_ASYNC_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define CP_ASYNC_WAIT(pending) asm volatile("cp.async.wait_group %0;" ::"n"(pending) : "memory")
+
+#ifndef ADDR
+#define ADDR 0
+#endif
+// The 32-bit shared-window address of a local pointer, what ldmatrix and cp.async take. ADDR 0
+// (NVIDIA's OpenCL): the pointer's value already is that address (its PTX takes it with
+// `mov.u64 %rd, <the .shared array>`); ADDR 1 (the probe's alternative): the value would be a
+// generic address, converted with cvta.to.shared.
+#if ADDR
+inline uint shared_address(const __local void* p) {
+  uint r;
+  asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
+      : "=r"(r)
+      : "l"((ulong)p));
+  return r;
+}
+#define SHARED_ADDRESS(p) shared_address(p)
+#else
+#define SHARED_ADDRESS(p) ((uint)(ulong)(p))
+#endif
 
 // Two f32 -> one 32-bit word of two 16-bit values (lo: the lower column), rounded to nearest.
 inline uint pack2(float lo, float hi) {
