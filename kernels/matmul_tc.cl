@@ -35,7 +35,9 @@
 #define CP_ASYNC 1
 #endif
 
-#include "tensor_core.cl"  // MMA_TYPE, CP_ASYNC16, SHARED_ADDRESS, tile_origin, store_pair
+// MMA_TYPE, CP_ASYNC16 and its commit and wait, SHARED_ADDRESS, PIPELINE_START and _NEXT,
+// tile_origin, store_pair
+#include "tensor_core.cl"
 
 #define WARPS_N (BN / WN)
 #define THREADS ((BM / WM) * WARPS_N * 32)
@@ -119,18 +121,9 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_tc(
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < tiles) LOAD_TILE(s, s);
-    COMMIT();
-  }
-
+  PIPELINE_START(tiles);
   for (int kt = 0; kt < tiles; ++kt) {
-    WAIT_PENDING();  // tile kt has landed (at most STAGES-2 later groups still in flight)
-    barrier(CLK_LOCAL_MEM_FENCE);  // ... for every work-item; and stage (kt-1) is read by all
-    const int next = kt + STAGES - 1;
-    if (next < tiles) LOAD_TILE(next, next % STAGES);
-    COMMIT();
+    PIPELINE_NEXT(kt, tiles);  // tile kt in for every work-item; tile kt + STAGES - 1 loading
     const int s = kt % STAGES;
     const __local ushort* at = as + s * BM * BK;
     const __local ushort* bt = bs + s * BK * BN;

@@ -35,7 +35,7 @@
 #define GROUP_M 0  // 0: tiles in launch order; > 0: GROUP_M rows of tiles at a time (L2 reuse)
 #endif
 
-#include "tensor_core.cl"  // CP_ASYNC16/_COMMIT/_WAIT, SHARED_ADDRESS, tile_origin
+#include "tensor_core.cl"  // CP_ASYNC16/_COMMIT/_WAIT, SHARED_ADDRESS, PIPELINE_*, tile_origin
 
 #define WARPS_N (BN / WN)
 #define THREADS ((BM / WM) * WARPS_N * 32)
@@ -92,6 +92,9 @@
                  ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_);                               \
     }                                                                                     \
   } while (0)
+// The pipeline's group commit and wait (PIPELINE_START, PIPELINE_NEXT: tensor_core.cl).
+#define COMMIT() CP_ASYNC_COMMIT()
+#define WAIT_PENDING() CP_ASYNC_WAIT(STAGES - 2)
 
 // f32 bits -> TF32, rounded to nearest (ties away from zero), as mma's .tf32 operands expect.
 inline uint to_tf32(const uint f32_bits) {
@@ -123,18 +126,9 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_tf32(
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < tiles) LOAD_TILE(s, s);
-    CP_ASYNC_COMMIT();
-  }
-
+  PIPELINE_START(tiles);
   for (int kt = 0; kt < tiles; ++kt) {
-    CP_ASYNC_WAIT(STAGES - 2);
-    barrier(CLK_LOCAL_MEM_FENCE);  // tile kt is in for everyone; stage (kt-1) is read by all
-    const int next = kt + STAGES - 1;
-    if (next < tiles) LOAD_TILE(next, next % STAGES);
-    CP_ASYNC_COMMIT();
+    PIPELINE_NEXT(kt, tiles);  // tile kt in for every work-item; tile kt + STAGES - 1 loading
     const int s = kt % STAGES;
     const __local uint* at = as + s * BM * BK;
     const __local uint* bt = bs + s * BK * BN;

@@ -1,9 +1,9 @@
 // What the tensor-core GEMMs (matmul_tc.cl, matmul_wgmma.cl, matmul_tf32.cl) share, #included by
 // each and never built alone: the PTX type of the 16-bit inputs (BF16 1: bf16, else f16), a
-// 16-byte cp.async into local memory with zero fill and its group's commit and wait, a local
-// pointer's shared-window address, the epilogue's conversions between two f32 and one 32-bit word
-// of two 16-bit values, its formula and its store of such a pair, and the tile order. NVIDIA only
-// (inline PTX).
+// 16-byte cp.async into local memory with zero fill and its group's commit and wait, the k-loop's
+// pipeline of the mma.sync kernels over their own tile loads, a local pointer's shared-window
+// address, the epilogue's conversions between two f32 and one 32-bit word of two 16-bit values,
+// its formula and its store of such a pair, and the tile order. NVIDIA only (inline PTX).
 #ifndef TUNEKIT_TENSOR_CORE_CL
 #define TUNEKIT_TENSOR_CORE_CL
 
@@ -28,6 +28,29 @@
 // flight ("n": the count is an immediate, so it must be a compile-time constant).
 #define CP_ASYNC_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")
 #define CP_ASYNC_WAIT(pending) asm volatile("cp.async.wait_group %0;" ::"n"(pending) : "memory")
+
+// The k-loop's pipeline of matmul_tc.cl and matmul_tf32.cl over STAGES local buffers, in the
+// includer's terms: LOAD_TILE(kt, stage) issues k-tile kt's 16-byte copies into a stage, COMMIT()
+// closes the work-item's group of them and WAIT_PENDING() waits until at most STAGES - 2 groups
+// are in flight. Every step commits one group, empty past the last tile, so that the wait always
+// means tile kt has landed. PIPELINE_START(tiles): tiles 0 .. STAGES - 2 on their way.
+#define PIPELINE_START(tiles)                                     \
+  do {                                                            \
+    _Pragma("unroll") for (int s_ = 0; s_ < STAGES - 1; ++s_) {  \
+      if (s_ < (tiles)) LOAD_TILE(s_, s_);                        \
+      COMMIT();                                                   \
+    }                                                             \
+  } while (0)
+// PIPELINE_NEXT(kt, tiles), first in step kt: tile kt is in local memory for every work-item, and
+// tile kt + STAGES - 1 on its way into the stage of tile kt - 1, which every work-item has read.
+#define PIPELINE_NEXT(kt, tiles)                           \
+  do {                                                     \
+    WAIT_PENDING();                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                          \
+    const int next_ = (kt) + STAGES - 1;                   \
+    if (next_ < (tiles)) LOAD_TILE(next_, next_ % STAGES); \
+    COMMIT();                                              \
+  } while (0)
 
 #ifndef ADDR
 #define ADDR 0
