@@ -79,23 +79,8 @@
 #define WAIT_PENDING()
 #endif
 
-// Loads k-tile `kt` of A and B into stage `s` (zero past the matrices' edges).
-#define LOAD_TILE(kt, s)                                                          \
-  do {                                                                            \
-    const int k0_ = (kt) * BK;                                                    \
-    _Pragma("unroll") for (int i_ = 0; i_ < A_CHUNKS; ++i_) {                     \
-      const int c_ = tid + i_ * THREADS, r_ = c_ / CA, ch_ = c_ % CA;             \
-      const int gr_ = bm0 + r_, gk_ = k0_ + ch_ * 8;                              \
-      const bool ok_ = gr_ < M && gk_ < K;                                        \
-      COPY16(&as[(s) * BM * BK + A_AT(r_, ch_)], ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_); \
-    }                                                                             \
-    _Pragma("unroll") for (int i_ = 0; i_ < B_CHUNKS; ++i_) {                     \
-      const int c_ = tid + i_ * THREADS, r_ = c_ / CB, ch_ = c_ % CB;             \
-      const int gk_ = k0_ + r_, gn_ = bn0 + ch_ * 8;                              \
-      const bool ok_ = gk_ < K && gn_ < N;                                        \
-      COPY16(&bs[(s) * BK * BN + B_AT(r_, ch_)], ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_); \
-    }                                                                             \
-  } while (0)
+// Loads k-tile `kt` of A and B into stage `s`: 8 halves per 16-byte chunk (tensor_core.cl).
+#define LOAD_TILE(kt, s) LOAD_ROW_MAJOR_TILES(kt, s, 8)
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_tc(
     const int M, const int N, const int K, const float alpha, const float beta,

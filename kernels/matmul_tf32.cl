@@ -73,25 +73,9 @@
 #define B_ELEM(k, n) (B_AT((k), (n) / 4) + (n) % 4)
 
 
-// Loads k-tile `kt` of A and B into stage `s` (zero past the matrices' edges).
-#define LOAD_TILE(kt, s)                                                                  \
-  do {                                                                                    \
-    const int k0_ = (kt) * BK;                                                            \
-    _Pragma("unroll") for (int i_ = 0; i_ < A_CHUNKS; ++i_) {                             \
-      const int c_ = tid + i_ * THREADS, r_ = c_ / CA, ch_ = c_ % CA;                     \
-      const int gr_ = bm0 + r_, gk_ = k0_ + ch_ * 4;                                      \
-      const bool ok_ = gr_ < M && gk_ < K;                                                \
-      CP_ASYNC16(SHARED_ADDRESS(&as[(s) * BM * BK + A_AT(r_, ch_)]),                      \
-                 ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_);                               \
-    }                                                                                     \
-    _Pragma("unroll") for (int i_ = 0; i_ < B_CHUNKS; ++i_) {                             \
-      const int c_ = tid + i_ * THREADS, r_ = c_ / CB, ch_ = c_ % CB;                     \
-      const int gk_ = k0_ + r_, gn_ = bn0 + ch_ * 4;                                      \
-      const bool ok_ = gk_ < K && gn_ < N;                                                \
-      CP_ASYNC16(SHARED_ADDRESS(&bs[(s) * BK * BN + B_AT(r_, ch_)]),                      \
-                 ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_);                               \
-    }                                                                                     \
-  } while (0)
+// Loads k-tile `kt` of A and B into stage `s`: 4 floats per 16-byte chunk (tensor_core.cl).
+#define COPY16(dst, src, ok) CP_ASYNC16(SHARED_ADDRESS(dst), src, ok)
+#define LOAD_TILE(kt, s) LOAD_ROW_MAJOR_TILES(kt, s, 4)
 // The pipeline's group commit and wait (PIPELINE_START, PIPELINE_NEXT: tensor_core.cl).
 #define COMMIT() CP_ASYNC_COMMIT()
 #define WAIT_PENDING() CP_ASYNC_WAIT(STAGES - 2)

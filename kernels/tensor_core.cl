@@ -52,6 +52,28 @@
     COMMIT();                                              \
   } while (0)
 
+// The LOAD_TILE of matmul_tc and matmul_tf32, whose A (M x K) and B (K x N) are row-major:
+// k-tile `kt` into stage `s` of the kernel's local tiles `as` (BM x BK) and `bs` (BK x BN), in
+// 16-byte chunks of `per_chunk` elements (A_CHUNKS and B_CHUNKS per work-item, CA and CB per
+// tile row) through the kernel's COPY16(local pointer, global source, ok) to its swizzled
+// A_AT(row, chunk) and B_AT(row, chunk); zero past the matrices' edges.
+#define LOAD_ROW_MAJOR_TILES(kt, s, per_chunk)                                          \
+  do {                                                                                  \
+    const int k0_ = (kt) * BK;                                                          \
+    _Pragma("unroll") for (int i_ = 0; i_ < A_CHUNKS; ++i_) {                           \
+      const int c_ = tid + i_ * THREADS, r_ = c_ / CA, ch_ = c_ % CA;                   \
+      const int gr_ = bm0 + r_, gk_ = k0_ + ch_ * (per_chunk);                          \
+      const bool ok_ = gr_ < M && gk_ < K;                                              \
+      COPY16(&as[(s) * BM * BK + A_AT(r_, ch_)], ok_ ? A + (size_t)gr_ * K + gk_ : A, ok_); \
+    }                                                                                   \
+    _Pragma("unroll") for (int i_ = 0; i_ < B_CHUNKS; ++i_) {                           \
+      const int c_ = tid + i_ * THREADS, r_ = c_ / CB, ch_ = c_ % CB;                   \
+      const int gk_ = k0_ + r_, gn_ = bn0 + ch_ * (per_chunk);                          \
+      const bool ok_ = gk_ < K && gn_ < N;                                              \
+      COPY16(&bs[(s) * BK * BN + B_AT(r_, ch_)], ok_ ? B + (size_t)gk_ * N + gn_ : B, ok_); \
+    }                                                                                   \
+  } while (0)
+
 #ifndef ADDR
 #define ADDR 0
 #endif
