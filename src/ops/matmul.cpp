@@ -569,11 +569,14 @@ Space tf32_space() {
       .start_at("BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0");
 }
 
-// Whether every size of the class (anchor, fit) is a multiple of `step` (a power of two up to
-// 16): a power of two of at least `step`, or a multiple of 16.
-bool every_size_a_multiple(std::uint64_t anchor_, DimFit fit, std::uint64_t step) {
-  return (fit == DimFit::pow2 && anchor_ >= step) || fit == DimFit::m16_high ||
-         fit == DimFit::m16_low;
+// Whether N and K of every call the key serves are multiples of `step` (a power of two up to
+// 16): each a power of two of at least `step`, or a multiple of 16.
+bool n_and_k_multiples_of(const MatmulKey& key, std::uint64_t step) {
+  const auto every_size = [step](std::uint64_t anchor_, DimFit fit) {
+    return (fit == DimFit::pow2 && anchor_ >= step) || fit == DimFit::m16_high ||
+           fit == DimFit::m16_low;
+  };
+  return every_size(key.n, key.n_fit) && every_size(key.k, key.k_fit);
 }
 
 // The tensor family is measured for 16-bit keys whose N and K are multiples of 8 for every call
@@ -581,10 +584,7 @@ bool every_size_a_multiple(std::uint64_t anchor_, DimFit fit, std::uint64_t step
 TuneGroup<MatmulKey> tensor_group() {
   return TuneGroup<MatmulKey>("16-bit, N and K multiples of 8", [](const MatmulKey& key) {
     constexpr auto step = static_cast<std::uint64_t>(gemm::tensor_alignment);
-    return key.dtype != DType::f32 && every_size_a_multiple(key.n, key.n_fit, step) &&
-                   every_size_a_multiple(key.k, key.k_fit, step)
-               ? 0
-               : -1;
+    return key.dtype != DType::f32 && n_and_k_multiples_of(key, step) ? 0 : -1;
   });
 }
 
@@ -595,8 +595,7 @@ TuneGroup<MatmulKey> tf32_group() {
       "f32 allowing TF32, N and K multiples of 4", [](const MatmulKey& key) {
         constexpr auto step = static_cast<std::uint64_t>(gemm::tf32_alignment);
         return key.dtype == DType::f32 && key.math == MatmulMath::tf32 &&
-                       every_size_a_multiple(key.n, key.n_fit, step) &&
-                       every_size_a_multiple(key.k, key.k_fit, step)
+                       n_and_k_multiples_of(key, step)
                    ? 0
                    : -1;
       });
