@@ -1,7 +1,9 @@
-// Tensor-core GEMM through Hopper's warpgroup MMA (wgmma, sm_90a): the `wgmma` family of matmul
-// (src/ops/matmul.cpp; its rules: src/ops/gemm_rules.hpp). NVIDIA compute capability 9.0 only.
-// C = alpha * A * B + beta * C, A (M x K), B (K x N), C (M x N) row-major 16-bit storage (f16, or
-// bf16 with -DBF16=1), f32 accumulation. A work-group of BM/WM warpgroups (128 work-items each)
+// Tensor-core GEMM through Hopper's warpgroup MMA (wgmma, sm_90a): the `wgmma` and `wgmma_tf32`
+// families of matmul (src/ops/matmul.cpp; its rules: src/ops/gemm_rules.hpp). NVIDIA compute
+// capability 9.0 only. C = alpha * A * B + beta * C, A (M x K), B (K x N), C (M x N) row-major
+// 16-bit storage (f16, or bf16 with -DBF16=1), f32 accumulation. TF32=1: f32 storage through
+// wgmma's .tf32 form, whose operands are both K-major: B comes transposed (N x K, the host's
+// transpose) and its tile is laid out as A's; C is stored directly (no staged epilogue). A work-group of BM/WM warpgroups (128 work-items each)
 // computes a BM x BN tile of C, warpgroup g its rows WM*g..WM*g+WM-1, WM/64 wgmma.m64nBNk16 per
 // 16 of K; the A and B tiles, BK deep, go through local memory in STAGES buffers filled by
 // cp.async.
@@ -19,7 +21,10 @@
 // - B, N-major (transpose-B 1), 128-byte swizzle for any BK: atoms of 64 columns (128 B) x 8 rows
 //   of K (1024 B), row kr of an atom at 128*kr, its chunk c at chunk c ^ kr. Atom (k/8, n/64) at
 //   (k/8)*BN*16 + (n/64)*1024: LBO = 1024 (next 64 columns of N), SBO = 16*BN (next 8 rows of K).
-// Requires K % 8 == 0 and N % 8 == 0 (16-byte chunks); edges of M, N, K zero-filled / skipped.
+// - TF32=1: B^T's tile as A's (BN rows of BK floats, the swizzle mode by row bytes: BK = 32, 16, 8);
+//   each wgmma.m64nBNk8 step takes 32 bytes of K, as a k16 step of 16-bit elements does.
+// Requires K % 8 == 0 and N % 8 == 0 (16-byte chunks; TF32: K % 4 == 0 and N % 4 == 0); edges of
+// M, N, K zero-filled / skipped.
 
 #ifndef BM
 #define BM 128
@@ -38,6 +43,26 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 0  // 0: tiles in launch order; > 0: GROUP_M rows of tiles at a time (L2 reuse)
+#endif
+#ifndef TF32
+#define TF32 0  // 1: f32 storage through wgmma's .tf32 form, B passed transposed (N x K, K-major)
+#endif
+#if TF32
+#define ELEM 4        // bytes per element
+#define KSTEP 8       // K per wgmma
+#define KSTR "8"
+#define ELEM_T float
+#define C_T float
+#define WG_TYPES ".f32.tf32.tf32"
+#define WG_TAIL "p, 1, 1; }"  // .tf32 takes no transpose operands: both K-major
+#else
+#define ELEM 2
+#define KSTEP 16
+#define KSTR "16"
+#define ELEM_T ushort
+#define C_T uint
+#define WG_TYPES ".f32." MMA_TYPE "." MMA_TYPE
+#define WG_TAIL "p, 1, 1, 0, 1; }"
 #endif
 #ifndef WG_DEPTH
 #define WG_DEPTH 0  // wgmma groups left in flight at the end of a k-tile (0 or 1)
@@ -58,24 +83,33 @@
 #define WGS (BM / WM)
 #define MI (WM / 64)  // wgmma row blocks (m64) per warpgroup
 #define THREADS (WGS * 128)
-#define RA (BK * 2)   // bytes per row of the A tile
-#define CA (BK / 8)   // 16-byte chunks per row of the A tile
-#define CB (BN / 8)   // ... of the B tile (a row of K)
+#define RA (BK * ELEM)  // bytes per row of the A tile
+#define CA (RA / 16)     // 16-byte chunks per row of the A tile
+#define CB (BN / 8)      // ... of the B tile (a row of K; 16-bit)
 #define A_STAGE (BM * RA)
+#if TF32
+#define B_STAGE (BN * RA)  // B^T's tile: BN rows of K, as A's
+#define B_TOTAL (BN * CA)
+#else
 #define B_STAGE (BK * BN * 2)
+#define B_TOTAL (BK * CB)
+#endif
 #define TILE_BYTES (STAGES * (A_STAGE + B_STAGE))
 // Local arrays are only 16-byte aligned (the probe saw a float array at 0x404), so the tiles
 // start at the next 1024-byte boundary inside a larger array: at most 1008 bytes more. It costs
 // no configuration: stage sizes are multiples of 2048, and 47104 + 1008 + 16 fits the 49152.
 #define ALIGN_PAD 1008
 #define A_TOTAL (BM * CA)  // 16-byte chunks of one stage
-#define B_TOTAL (BK * CB)
 #define A_ITERS (A_TOTAL / THREADS)  // WM * BK / 1024
 #define B_ITERS ((B_TOTAL + THREADS - 1) / THREADS)
 #define B_EVEN (B_TOTAL % THREADS == 0)
 // The epilogue stages each warpgroup's 64 x BN f32 through the tiles' local memory where it fits
 // (else it stores straight from the accumulators). Row r's 32-byte runs of 8 columns are
 // swizzled by r % 4, so a warp's writes of 8 rows take the two wavefronts 256 bytes need.
+#if TF32
+#undef STAGED_EPILOGUE
+#define STAGED_EPILOGUE 0
+#endif
 #ifndef STAGED_EPILOGUE
 #define STAGED_EPILOGUE (WGS * 64 * BN * 4 <= TILE_BYTES + ALIGN_PAD)
 #endif
@@ -88,7 +122,7 @@
 #if WM == 128 && BN == 256
 #error "WM 128 with BN 256 needs 256 accumulators per work-item"
 #endif
-#if BK != 16 && BK != 32 && BK != 64
+#if RA != 32 && RA != 64 && RA != 128
 #error "BK 16, 32 or 64 (A rows of 32, 64, 128 bytes: the 32, 64, 128-byte swizzle)"
 #endif
 #if STAGES < 2 || STAGES > 6 || WG_DEPTH < 0 || WG_DEPTH > 1 || STAGES - 1 - WG_DEPTH < 1
@@ -105,10 +139,10 @@
 #define CP_PENDING (AHEAD - 1)
 
 // A: the swizzle of a byte offset from a 1024-aligned tile start (bits 4.. ^= bits 7..).
-#if BK == 64
+#if RA == 128
 #define A_MODE 1  // 128-byte swizzle
 #define A_XOR 0x70
-#elif BK == 32
+#elif RA == 64
 #define A_MODE 2  // 64-byte
 #define A_XOR 0x30
 #else
@@ -150,7 +184,7 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
     _Pragma("unroll") for (int i_ = 0; i_ < B_ITERS; ++i_) {                              \
       if (B_EVEN || tid + i_ * THREADS < B_TOTAL) {                                       \
         const bool ok_ = k0_ < b_room[i_];                                                \
-        CP_ASYNC16(bs_ + b_dst[i_], ok_ ? b_src[i_] + b_step_ : B, ok_);                  \
+        CP_ASYNC16(bs_ + b_dst[i_], ok_ ? b_src[i_] + (TF32 ? k0_ : b_step_) : B, ok_);   \
       }                                                                                   \
     }                                                                                     \
   } while (0)
@@ -161,9 +195,9 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \
       SM90A "{ .reg .pred p; setp.ne.b32 p, %34, 0; "                            \
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." MMA_TYPE "." MMA_TYPE " "           \
+      "wgmma.mma_async.sync.aligned.m64n64k" KSTR WG_TYPES " "           \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "  \
-      "%32, %33, p, 1, 1, 0, 1; }"                                            \
+      "%32, %33, " WG_TAIL                                            \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]) \
       : "l"(da), "l"(db), "r"(1)                                                        \
       : "memory")
@@ -172,9 +206,9 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \
       SM90A "{ .reg .pred p; setp.ne.b32 p, %66, 0; "                            \
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." MMA_TYPE "." MMA_TYPE " "           \
+      "wgmma.mma_async.sync.aligned.m64n128k" KSTR WG_TYPES " "           \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "  \
-      "%64, %65, p, 1, 1, 0, 1; }"                                            \
+      "%64, %65, " WG_TAIL                                            \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
       : "l"(da), "l"(db), "r"(1)                                                        \
       : "memory")
@@ -183,9 +217,9 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \
       SM90A "{ .reg .pred p; setp.ne.b32 p, %130, 0; "                            \
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32." MMA_TYPE "." MMA_TYPE " "           \
+      "wgmma.mma_async.sync.aligned.m64n256k" KSTR WG_TYPES " "           \
       "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "  \
-      "%128, %129, p, 1, 1, 0, 1; }"                                            \
+      "%128, %129, " WG_TAIL                                            \
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127]) \
       : "l"(da), "l"(db), "r"(1)                                                        \
       : "memory")
@@ -193,7 +227,7 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
 
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     const int M, const int N, const int K, const float alpha, const float beta,
-    const __global ushort* restrict A, const __global ushort* restrict B, __global uint* C) {
+    const __global ELEM_T* restrict A, const __global ELEM_T* restrict B, __global C_T* C) {
   __local uint4 tiles[(TILE_BYTES + ALIGN_PAD) / 16];
   // The swizzle patterns are fixed to shared addresses: start on a 1024-byte boundary.
   const uint a_base = ((uint)(ulong)tiles + 1023u) & ~1023u;
@@ -207,27 +241,35 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
   // This work-item's copy plan, fixed for the whole K loop. Per chunk: its global source at
   // k = 0, its swizzled offset inside a stage, and its room: how far k0 may go before the chunk
   // leaves the matrix (0 where its row of A or column of B lies outside: zero fill).
-  const __global ushort* a_src[A_ITERS];
+  const __global ELEM_T* a_src[A_ITERS];
   uint a_dst[A_ITERS];
   int a_room[A_ITERS];
 #pragma unroll
   for (int i = 0; i < A_ITERS; ++i) {
     const int q = tid + i * THREADS, r = q / CA, ch = q % CA;
     const bool row_in = bm0 + r < M;
-    a_src[i] = A + (size_t)(row_in ? bm0 + r : 0) * K + ch * 8;
+    a_src[i] = A + (size_t)(row_in ? bm0 + r : 0) * K + ch * (16 / ELEM);
     a_dst[i] = A_SWZ(q * 16);
-    a_room[i] = row_in ? K - ch * 8 : 0;
+    a_room[i] = row_in ? K - ch * (16 / ELEM) : 0;
   }
-  const __global ushort* b_src[B_ITERS];
+  const __global ELEM_T* b_src[B_ITERS];
   uint b_dst[B_ITERS];
   int b_room[B_ITERS];
 #pragma unroll
   for (int i = 0; i < B_ITERS; ++i) {
+#if TF32  // B^T: row n of the tile, chunk ch of K, laid out as A
+    const int q = tid + i * THREADS, r = q / CA, ch = q % CA;
+    const bool col_in = bn0 + r < N;
+    b_src[i] = B + (size_t)(col_in ? bn0 + r : 0) * K + ch * 4;
+    b_dst[i] = A_SWZ(q * 16);
+    b_room[i] = col_in ? K - ch * 4 : 0;
+#else
     const int q = min(tid + i * THREADS, B_TOTAL - 1), k = q / CB, j = q % CB;
     const bool col_in = bn0 + j * 8 < N && k < K;
     b_src[i] = B + (col_in ? (size_t)k * N + bn0 + j * 8 : 0);
     b_dst[i] = B_OFF(k, j);
     b_room[i] = col_in ? K - k : 0;
+#endif
   }
 
   float d[MI][BN / 2];  // d[p]: rows 64p..64p+63 of this warpgroup's WM
@@ -256,9 +298,13 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     const uint b_stage = b_base + s * B_STAGE;
     asm volatile(SM90A "wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
+    for (int kk = 0; kk < BK / KSTEP; ++kk) {  // 32 bytes of K per step
       const ulong da = desc_of(a_stage + kk * 32, A_LBO, A_SBO, A_MODE);
+#if TF32
+      const ulong db = desc_of(b_stage + kk * 32, A_LBO, A_SBO, A_MODE);
+#else
       const ulong db = desc_of(b_stage + kk * B_KSTEP, B_LBO, B_SBO, B_MODE);
+#endif
       WGMMA(d[0], da, db);
 #if MI == 2
       WGMMA(d[1], desc_of(a_stage + 8 * A_SBO + kk * 32, A_LBO, A_SBO, A_MODE), db);  // +64 rows
@@ -311,9 +357,22 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
       const int row = bm0 + wg * WM + warp * 16 + (lane >> 2) + h * 8;
       const int col = bn0 + j * 8 + (lane & 3) * 2;
 #pragma unroll
-      for (int p = 0; p < MI; ++p)
+      for (int p = 0; p < MI; ++p) {
+#if TF32
+        const int r = row + 64 * p;
+        if (r < M)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            if (col + e < N) {
+              __global float* out = C + (size_t)r * N + col + e;
+              const float v = alpha * d[p][4 * j + 2 * h + e];
+              *out = beta != 0.0f ? v + beta * *out : v;
+            }
+#else
         store_pair(C, M, N, row + 64 * p, col, alpha, beta, d[p][4 * j + 2 * h],
                    d[p][4 * j + 2 * h + 1]);
+#endif
+      }
     }
 #endif
 }

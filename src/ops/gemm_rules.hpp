@@ -95,12 +95,14 @@ constexpr std::size_t tensor_local_memory(const TensorParams& p) {
 namespace tunekit::ops::gemm {
 
 /// The macros of matmul_wgmma.cl, the warpgroup-MMA kernel: a BM x BN tile of C per work-group
-/// of BM/WM warpgroups, each WM rows (64: one wgmma per 16 of K; 128: two, for twice the work
-/// per k-tile's overhead), K in steps of BK through STAGES local-memory buffers; GROUP_M rows of
-/// tiles walked together (L2 reuse) when more than 0.
+/// of BM/WM warpgroups, each WM rows (64: one wgmma per 32 bytes of K; 128: two, for twice the
+/// work per k-tile's overhead), K in steps of BK elements through STAGES local-memory buffers;
+/// GROUP_M rows of tiles walked together (L2 reuse) when more than 0. Elements of 2 bytes (f16,
+/// bf16: the wgmma family) or 4 (f32 through wgmma's .tf32 form, TF32=1: the wgmma_tf32 family).
 struct WgmmaParams {
   std::int64_t bm, bn, bk, stages;
   std::int64_t wm = 64;
+  std::int64_t elem_bytes = 2;
 };
 
 /// wgmma is sm_90a: it runs on compute capability 9.0 exactly (arch-specific instructions are
@@ -116,22 +118,25 @@ constexpr std::size_t wgmma_work_group_size(const WgmmaParams& p) {
   return p.bm > 0 && p.wm > 0 ? static_cast<std::size_t>(p.bm / p.wm * 128) : 0;
 }
 
-/// Bytes of local memory the kernel takes: STAGES tiles of A (BM x BK) and of B (BK x BN), 16-bit
-/// elements, the alignment pad, and NVIDIA's overhead (tensor_local_overhead).
+/// Bytes of local memory the kernel takes: STAGES tiles of A (BM x BK) and of B (BK x BN) of
+/// elem_bytes each, the alignment pad, and NVIDIA's overhead (tensor_local_overhead).
 constexpr std::size_t wgmma_local_memory(const WgmmaParams& p) {
-  return static_cast<std::size_t>(p.stages * (p.bm * p.bk + p.bk * p.bn) * 2) + wgmma_align_pad +
-         tensor_local_overhead;
+  return static_cast<std::size_t>(p.stages * (p.bm * p.bk + p.bk * p.bn) * p.elem_bytes) +
+         wgmma_align_pad + tensor_local_overhead;
 }
 
 /// Whether `p` passes matmul_wgmma.cl's #error checks: WM 64 or 128, BM a multiple of WM up to
 /// 256 (at most 4 warpgroups), BN 64, 128 or 256 (the wgmma shapes it spells out) and not 256
-/// with WM 128 (256 accumulators per work-item), BK 16, 32 or 64 (A's rows of 32, 64 or 128
-/// bytes: the three swizzle modes), 2 to 6 stages, within NVIDIA's 48 KB.
+/// with WM 128 (256 accumulators per work-item), BK elements making rows of 32, 64 or 128 bytes
+/// (the three swizzle modes: BK 16, 32, 64 of 16-bit, 8, 16, 32 of f32), 2 to 6 stages, within
+/// NVIDIA's 48 KB.
 constexpr bool wgmma_builds(const WgmmaParams& p) {
+  const std::int64_t row_bytes = p.bk * p.elem_bytes;
   return (p.wm == 64 || p.wm == 128) && p.bm >= p.wm && p.bm <= 256 && p.bm % p.wm == 0 &&
          !(p.wm == 128 && p.bn == 256) && (p.bn == 64 || p.bn == 128 || p.bn == 256) &&
-         (p.bk == 16 || p.bk == 32 || p.bk == 64) && p.stages >= 2 && p.stages <= 6 &&
-         wgmma_local_memory(p) <= 49152;
+         (p.elem_bytes == 2 || p.elem_bytes == 4) &&
+         (row_bytes == 32 || row_bytes == 64 || row_bytes == 128) && p.stages >= 2 &&
+         p.stages <= 6 && wgmma_local_memory(p) <= 49152;
 }
 
 }  // namespace tunekit::ops::gemm

@@ -30,7 +30,18 @@ namespace tunekit::ops {
 
 namespace {
 
-enum class Algorithm { naive, tiled, direct, blocked, skinny, split, tensor, wgmma, tf32 };
+enum class Algorithm {
+  naive,
+  tiled,
+  direct,
+  blocked,
+  skinny,
+  split,
+  tensor,
+  wgmma,
+  tf32,
+  wgmma_tf32
+};
 
 // The split family's partial products: one buffer per client and thread, shared by every
 // configuration (kept per configuration, a tuning would hold dozens of them).
@@ -39,24 +50,36 @@ detail::Scratch<1>& split_scratch() {
   return scratch;
 }
 
+// The wgmma_tf32 family's B transposed (N x K): wgmma's .tf32 form reads both operands K-major.
+detail::Scratch<1>& transposed_b_scratch() {
+  static detail::Scratch<1> scratch;
+  return scratch;
+}
+
 // The tensor-core families' demands, checked before anything is built (PoCL and every device
 // without them never compile their PTX). First what the call must give on any device (a refusal
 // of kind `launch`: a property of the call, remembered like any failed candidate): 16-bit
-// storage for `tensor` and `wgmma`, f32 for `tf32` and a caller that allows TF32; N and K
-// multiples of 8 (16-bit) or 4 (f32): rows read in 16-byte chunks. Then the device: NVIDIA of
-// compute capability 8.0 or higher for `tensor` and `tf32`, exactly 9.0 for `wgmma` (sm_90a).
+// storage for `tensor` and `wgmma`, f32 for `tf32` and `wgmma_tf32` and a caller that allows
+// TF32; N and K multiples of 8 (16-bit) or 4 (f32): rows read in 16-byte chunks. Then the device:
+// NVIDIA of compute capability 8.0 or higher for `tensor` and `tf32`, exactly 9.0 for `wgmma` and
+// `wgmma_tf32` (sm_90a).
 void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType dtype, std::size_t n,
                           std::size_t k, MatmulMath math) {
-  const bool wgmma = algorithm == Algorithm::wgmma, tf32 = algorithm == Algorithm::tf32;
-  const std::string family = wgmma ? "wgmma" : tf32 ? "tf32" : "tensor";
+  const bool wgmma = algorithm == Algorithm::wgmma || algorithm == Algorithm::wgmma_tf32;
+  const bool tf32 = algorithm == Algorithm::tf32 || algorithm == Algorithm::wgmma_tf32;
+  const std::string family = algorithm == Algorithm::wgmma_tf32 ? "wgmma_tf32"
+                             : wgmma                            ? "wgmma"
+                             : tf32                             ? "tf32"
+                                                                : "tensor";
   if (tf32 && dtype != DType::f32) {
-    throw AutotuneError(ErrorKind::launch,
-                        "the tf32 family takes f32 storage, not " + std::string(to_string(dtype)));
+    throw AutotuneError(ErrorKind::launch, "the " + family + " family takes f32 storage, not " +
+                                               std::string(to_string(dtype)));
   }
   if (tf32 && math != MatmulMath::tf32) {
     throw AutotuneError(ErrorKind::launch,
-                        "the tf32 family rounds f32 inputs to TF32: it runs only for a caller that "
-                        "allows it (MatmulMath::tf32)");
+                        "the " + family +
+                            " family rounds f32 inputs to TF32: it runs only for a caller that "
+                            "allows it (MatmulMath::tf32)");
   }
   if (!tf32 && dtype == DType::f32) {
     throw AutotuneError(ErrorKind::launch,
@@ -93,7 +116,7 @@ void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType d
 
 bool uses_tensor_cores(Algorithm algorithm) {
   return algorithm == Algorithm::tensor || algorithm == Algorithm::wgmma ||
-         algorithm == Algorithm::tf32;
+         algorithm == Algorithm::tf32 || algorithm == Algorithm::wgmma_tf32;
 }
 
 // One GEMM kernel configuration: the kernel, its build options and its NDRange rule.
@@ -103,6 +126,11 @@ gemm::TensorParams tensor_params(const Config& c) {
 
 gemm::WgmmaParams wgmma_params(const Config& c) {
   return {c["BM"], c["BN"], c["BK"], c["STAGES"], c["WM"]};
+}
+
+// The same kernel on f32 elements (TF32=1).
+gemm::WgmmaParams wgmma_tf32_params(const Config& c) {
+  return {c["BM"], c["BN"], c["BK"], c["STAGES"], c["WM"], 4};
 }
 
 gemm::Tf32Params tf32_params(const Config& c) {
@@ -145,6 +173,19 @@ class GemmKernel {
     }
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
+    if (algorithm_ == Algorithm::wgmma_tf32) {
+      // B transposed into a kept buffer (N x K), then the product reads both operands K-major.
+      const auto [transposed] = transposed_b_scratch().buffers(client, std::size_t{k} * n * 4);
+      ::cl::Kernel transpose = client.kernel(transpose_spec());
+      client.launch_with(transpose,
+                         ::cl::NDRange(ceil_div(n, transpose_tile) * (transpose_tile / 4),
+                                       ceil_div(k, transpose_tile) * transpose_rows),
+                         ::cl::NDRange(transpose_tile / 4, transpose_rows), K, N, b.buffer,
+                         transposed);
+      client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, transposed,
+                         c.buffer);
+      return;
+    }
     if (splits_ == 1) {
       client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
       return;
@@ -165,6 +206,7 @@ class GemmKernel {
 
   std::string fingerprint() const {
     std::string text = f32_.fingerprint() + f16_.fingerprint() + bf16_.fingerprint();
+    if (algorithm_ == Algorithm::wgmma_tf32) text += transpose_spec().fingerprint();
     if (splits_ > 1) {
       text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint() +
               sum_spec(DType::bf16).fingerprint();
@@ -181,12 +223,14 @@ class GemmKernel {
     }
     (void)client.program(spec(a.dtype));
     if (splits_ > 1) (void)client.program(sum_spec(a.dtype));
+    if (algorithm_ == Algorithm::wgmma_tf32) (void)client.program(transpose_spec());
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
   void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
             const float&, const float&, const MatmulMath&) const {
     client.programs().keep(spec(a.dtype));
     if (splits_ > 1) client.programs().keep(sum_spec(a.dtype));
+    if (algorithm_ == Algorithm::wgmma_tf32) client.programs().keep(transpose_spec());
   }
   const cl::KernelSpec& spec(DType dtype) const {
     return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
@@ -197,6 +241,15 @@ class GemmKernel {
     const auto& names = config.names();
     const bool split = std::find(names.begin(), names.end(), "KSPLIT") != names.end();
     return split ? static_cast<std::size_t>(config["KSPLIT"]) : 1;
+  }
+  // The wgmma_tf32 family's transpose of B: transpose.cl's tiled kernel in the H200's best shape
+  // for it (64 x 64 tiles, 16 rows of work-items, float4; kernels/README.md), one program for
+  // every configuration. N and K are multiples of 4 there (require_tensor_cores): the vector path.
+  static constexpr std::size_t transpose_tile = 64, transpose_rows = 16;
+  static const cl::KernelSpec& transpose_spec() {
+    static const cl::KernelSpec spec = cl::KernelSpec::embedded(
+        "transpose.cl", "-DTILE=64 -DTILE_M=64 -DROWS=16 -DPAD=1 -DVW=4", "transpose_tiled");
+    return spec;
   }
   // The kernel that adds the slices of a split product (one program for every configuration).
   static const cl::KernelSpec& sum_spec(DType dtype) {
@@ -226,6 +279,7 @@ class GemmKernel {
       case Algorithm::tensor:
         return "matmul_tc.cl";
       case Algorithm::wgmma:
+      case Algorithm::wgmma_tf32:
         return "matmul_wgmma.cl";
       case Algorithm::tf32:
         return "matmul_tf32.cl";
@@ -249,6 +303,7 @@ class GemmKernel {
       case Algorithm::tensor:
         return "matmul_tc";
       case Algorithm::wgmma:
+      case Algorithm::wgmma_tf32:
         return "matmul_wgmma";
       case Algorithm::tf32:
         return "matmul_tf32";
@@ -259,13 +314,16 @@ class GemmKernel {
   static std::string options(const Config& config, DType dtype, Algorithm algorithm) {
     if (uses_tensor_cores(algorithm)) {
       // One storage only: 16-bit for tensor and wgmma (their f32 spec is never built), f32 for
-      // tf32 (its 16-bit specs are never built): require_tensor_cores refuses the others.
-      // wgmma's program is raised to sm_90a by the program cache.
+      // tf32 and wgmma_tf32 (their 16-bit specs are never built): require_tensor_cores refuses
+      // the others. wgmma's programs are raised to sm_90a by the program cache.
       std::string text = dtype == DType::bf16 ? "-DBF16=1" : "-DBF16=0";
       for (std::size_t i = 0; i < config.size(); ++i) {
         text += " -D" + config.names()[i] + "=" + std::to_string(config.value(i));
       }
-      if (algorithm == Algorithm::wgmma) text += " " + std::string(cl::ptx_sm90a_option);
+      if (algorithm == Algorithm::wgmma_tf32) text += " -DTF32=1";
+      if (algorithm == Algorithm::wgmma || algorithm == Algorithm::wgmma_tf32) {
+        text += " " + std::string(cl::ptx_sm90a_option);
+      }
       return text;
     }
     // PRECISION 116: bf16 storage (16 for f16, 32 for f32; the arithmetic is f32 in each).
@@ -309,11 +367,12 @@ class GemmKernel {
                 ::cl::NDRange(p("NDIMC"), p("KDIMC"))};
       case Algorithm::tensor:
       case Algorithm::wgmma:
+      case Algorithm::wgmma_tf32:
       case Algorithm::tf32: {
         const std::size_t threads =
-            algorithm_ == Algorithm::tensor  ? gemm::tensor_work_group_size(tensor_params(config_))
-            : algorithm_ == Algorithm::wgmma ? gemm::wgmma_work_group_size(wgmma_params(config_))
-                                             : gemm::tf32_work_group_size(tf32_params(config_));
+            algorithm_ == Algorithm::tensor ? gemm::tensor_work_group_size(tensor_params(config_))
+            : algorithm_ == Algorithm::tf32 ? gemm::tf32_work_group_size(tf32_params(config_))
+                                            : gemm::wgmma_work_group_size(wgmma_params(config_));
         return {::cl::NDRange(ceil_div(n, p("BN")) * threads, ceil_div(m, p("BM"))),
                 ::cl::NDRange(threads, 1)};
       }
@@ -543,6 +602,31 @@ Space wgmma_space() {
       .start_at("BM=64,BN=256,BK=16,STAGES=4,GROUP_M=16,WM=64");
 }
 
+// TF32 through Hopper's warpgroup MMA (kernels/matmul_wgmma.cl with TF32=1): wgmma's .tf32 form
+// (m64nNk8) reads both operands K-major, so each call first transposes B into a kept buffer
+// (transpose.cl, about 5% of the product at 4096); then the wgmma family's pipeline on f32 tiles
+// (BK 8, 16, 32: rows of 32, 64, 128 bytes). NVIDIA compute capability 9.0, keys that allow TF32
+// only (tf32_group). Start points: the probe's best on the H200 (docs/benchmarks.md, "Eighth
+// round"): 64 x 128 tiles 16 deep in 3 stages (168.8 / 190.1 / 185.5 TFLOP/s at 2048 / 4096 /
+// 8192), 128 x 64 (161.6 / 179.8 / 175.2), 128 x 128 on two warpgroups in 2 stages.
+Space wgmma_tf32_space() {
+  Space s = space("wgmma_tf32");
+  s.parameter("BM", {64, 128})
+      .parameter("BN", {64, 128, 256})
+      .parameter("BK", {8, 16, 32})
+      .parameter("STAGES", {2, 3, 4, 5})
+      .parameter("GROUP_M", {0, 8, 16})
+      .parameter("WM", {64, 128})
+      .where("matmul_wgmma.cl builds with TF32=1 (its #error rules: gemm_rules.hpp)",
+             [](const Config& c) { return gemm::wgmma_builds(wgmma_tf32_params(c)); })
+      .work_group_size(
+          [](const Config& c) { return gemm::wgmma_work_group_size(wgmma_tf32_params(c)); })
+      .local_memory([](const Config& c) { return gemm::wgmma_local_memory(wgmma_tf32_params(c)); });
+  return s.start_at("BM=64,BN=128,BK=16,STAGES=3,GROUP_M=16,WM=64")
+      .start_at("BM=128,BN=64,BK=16,STAGES=3,GROUP_M=8,WM=64")
+      .start_at("BM=128,BN=128,BK=16,STAGES=2,GROUP_M=8,WM=64");
+}
+
 // TF32 on the tensor cores for f32 storage (kernels/matmul_tf32.cl): mma.sync m16n8k8 from tiles
 // in local memory, cp.async into STAGES buffers; NVIDIA compute capability 8.0 and up, keys that
 // allow TF32 only (tf32_group). The rules are gemm_rules.hpp's. Start points: the H200's winner
@@ -588,7 +672,8 @@ TuneGroup<MatmulKey> tensor_group() {
   });
 }
 
-// The tf32 family is measured for f32 keys that allow TF32 and whose N and K are multiples of 4
+// The TF32 families (tf32, wgmma_tf32) are measured for f32 keys that allow TF32 and whose N and
+// K are multiples of 4
 // for every call the key serves (a power of two of at least 4, or a multiple of 16).
 TuneGroup<MatmulKey> tf32_group() {
   return TuneGroup<MatmulKey>(
@@ -615,7 +700,7 @@ constexpr Family families[] = {
     {direct_space, Algorithm::direct}, {blocked_space, Algorithm::blocked},
     {skinny_space, Algorithm::skinny}, {split_space, Algorithm::split},
     {tensor_space, Algorithm::tensor}, {wgmma_space, Algorithm::wgmma},
-    {tf32_space, Algorithm::tf32}};
+    {tf32_space, Algorithm::tf32},     {wgmma_tf32_space, Algorithm::wgmma_tf32}};
 
 // Whether `math` is one of MatmulMath's values (a cast integer may be neither).
 bool known_math(MatmulMath math) { return math == MatmulMath::ieee || math == MatmulMath::tf32; }
@@ -829,6 +914,7 @@ auto make_set() {
       .with(families[6].space(), factory(families[6].algorithm), tensor_group())
       .with(families[7].space(), factory(families[7].algorithm), tensor_group())
       .with(families[8].space(), factory(families[8].algorithm), tf32_group())
+      .with(families[9].space(), factory(families[9].algorithm), tf32_group())
       .validate_with(HostReference{
           sampled_product, same_samples,
           [](cl::Client& client, const DeviceMatrix&, const DeviceMatrix&, const DeviceMatrix& c,

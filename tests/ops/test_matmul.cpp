@@ -91,9 +91,9 @@ void check_candidates(tunekit::cl::Client& client, const std::vector<std::string
         error = run_and_check(client, candidate, p, DType::f32, 1.5f, 0.0f);
       } catch (const AutotuneError& e) {
         INFO(e.what());
-        const bool tensor_core = candidate.rfind("tensor[", 0) == 0 ||
-                                 candidate.rfind("wgmma[", 0) == 0 ||
-                                 candidate.rfind("tf32[", 0) == 0;
+        const bool tensor_core =
+            candidate.rfind("tensor[", 0) == 0 || candidate.rfind("wgmma[", 0) == 0 ||
+            candidate.rfind("tf32[", 0) == 0 || candidate.rfind("wgmma_tf32[", 0) == 0;
         if (tensor_core) {
           CHECK(e.kind() == ErrorKind::launch);
           CHECK_THAT(e.what(),
@@ -120,15 +120,16 @@ std::vector<std::string> every_nth(const std::string& family, std::size_t stride
 
 }  // namespace
 
-TEST_CASE("matmul has all nine algorithms and a blocked space of at least 500 configurations",
+TEST_CASE("matmul has all ten algorithms and a blocked space of at least 500 configurations",
           "[ops][matmul]") {
   const auto all = matmul_candidates();
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
-  CHECK(per_family.size() == 9);
+  CHECK(per_family.size() == 10);
   CHECK(per_family["tensor"] >= 20);
   CHECK(per_family["wgmma"] >= 20);
   CHECK(per_family["tf32"] >= 20);
+  CHECK(per_family["wgmma_tf32"] >= 20);
   CHECK(per_family["split"] == 126);
   CHECK(per_family["skinny"] == 5 * 3 * 2 * 3 * 3);
   CHECK(per_family["naive"] >= 1);
@@ -210,6 +211,16 @@ TEST_CASE(
   // Measured on the H200: CL_KERNEL_LOCAL_MEM_SIZE 33792 for 4 x (128x16 + 16x128) halves and
   // the 1008-byte pad (docs/data/h200-wgmma-swizzle-1.log).
   CHECK(gemm::wgmma_local_memory(WgmmaParams{128, 128, 16, 4}) == 33792);
+  // f32 elements (wgmma_tf32): BK 8, 16, 32 make the rows of 32, 64, 128 bytes; the driver
+  // reported 37888 bytes for 64 x 128 x 16 in 3 stages (docs/data/h200-wgmma-tf32-probe.log).
+  CHECK(gemm::wgmma_builds(WgmmaParams{64, 128, 16, 3, 64, 4}));
+  CHECK(gemm::wgmma_builds(WgmmaParams{64, 128, 8, 6, 64, 4}));
+  CHECK(gemm::wgmma_builds(WgmmaParams{64, 64, 32, 2, 64, 4}));
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{64, 64, 64, 2, 64, 4}));    // rows of 256 bytes
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{64, 128, 4, 4, 64, 4}));    // rows of 16 bytes
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 32, 2, 64, 4}));  // 64 KB of tiles
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{64, 128, 16, 3, 64, 8}));   // no 8-byte elements
+  CHECK(gemm::wgmma_local_memory(WgmmaParams{64, 128, 16, 3, 64, 4}) == 37888);
   std::size_t wgmma = 0;
   for (const auto& name : matmul_candidates()) wgmma += name.rfind("wgmma[", 0) == 0;
   CHECK(wgmma >= 20);
@@ -328,6 +339,32 @@ TEST_CASE(
                        "tensor[BM=64,BN=128,BK=32,WM=32,WN=64,STAGES=3,GROUP_M=0]"},
                       sixteen_bit_check(device.nvidia && device.compute_capability_at_least(8, 0),
                                         "compute capability 8.0 or higher"));
+}
+
+TEST_CASE(
+    "the wgmma_tf32 family matches a double-precision product within TF32's rounding on a compute "
+    "capability 9.0 device, only for callers that allow TF32, and elsewhere fails before any build",
+    "[ops][matmul][opencl]") {
+  const auto& device = test::default_client().device();
+  // A and B^T in the 32, 64 and 128-byte swizzle (BK 8, 16, 32); one and two warpgroups; one
+  // and two row blocks per warpgroup; every wgmma width; tiles in groups of rows.
+  check_tensor_family(
+      {"wgmma_tf32[BM=64,BN=128,BK=16,STAGES=3,GROUP_M=16,WM=64]",
+       "wgmma_tf32[BM=128,BN=64,BK=16,STAGES=3,GROUP_M=8,WM=64]",
+       "wgmma_tf32[BM=128,BN=128,BK=16,STAGES=2,GROUP_M=0,WM=128]",
+       "wgmma_tf32[BM=64,BN=256,BK=8,STAGES=4,GROUP_M=8,WM=64]",
+       "wgmma_tf32[BM=64,BN=64,BK=32,STAGES=2,GROUP_M=0,WM=64]",
+       "wgmma_tf32[BM=128,BN=128,BK=8,STAGES=4,GROUP_M=16,WM=64]"},
+      {.capable = device.nvidia && device.compute_capability_major == 9 &&
+                  device.compute_capability_minor == 0,
+       .requirement = "compute capability 9.0",
+       // Edges inside tiles on every side, K not a multiple of BK (N and K multiples of 4).
+       .problems = {{200, 136, 264}, {1, 4, 4}, {130, 68, 36}},
+       // As the tf32 family: inputs rounded to TF32, products summed in f32.
+       .runs = {{DType::f32, MatmulMath::tf32, 0x1p-10, 1e-6}},
+       .refusals = {{{64, 64, 64}, DType::f32, MatmulMath::ieee, "MatmulMath::tf32"},
+                    {{64, 64, 64}, DType::bf16, MatmulMath::tf32, "f32 storage"},
+                    {{64, 64, 62}, DType::f32, MatmulMath::tf32, "multiples of 4"}}});
 }
 
 TEST_CASE(
