@@ -2,8 +2,9 @@
 // families of matmul (src/ops/matmul.cpp; its rules: src/ops/gemm_rules.hpp). NVIDIA compute
 // capability 9.0 only. C = alpha * A * B + beta * C, A (M x K), B (K x N), C (M x N) row-major
 // 16-bit storage (f16, or bf16 with -DBF16=1), f32 accumulation. TF32=1: f32 storage through
-// wgmma's .tf32 form, whose operands are both K-major: B comes transposed (N x K, the host's
-// transpose) and its tile is laid out as A's; C is stored directly (no staged epilogue). A work-group of BM/WM warpgroups (128 work-items each)
+// wgmma's .tf32 form, whose operands are both K-major and read truncated: A and B come rounded
+// to TF32 by the host's pre-pass (tf32.cl, transpose.cl's ROUND_TF32), B transposed (N x K), its
+// tile laid out as A's; C is stored directly (no staged epilogue). A work-group of BM/WM warpgroups (128 work-items each)
 // computes a BM x BN tile of C, warpgroup g its rows WM*g..WM*g+WM-1, WM/64 wgmma.m64nBNk16 per
 // 16 of K; the A and B tiles, BK deep, go through local memory in STAGES buffers filled by
 // cp.async.

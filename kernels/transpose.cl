@@ -7,6 +7,8 @@
     PAD  1           extra floats per local-memory tile row (1 avoids bank conflicts on the column reads)
     VW   1           vector width of the tiled kernel's global loads and stores: 1, 2 or 4 (TILE % VW == 0)
     BLK  4           block edge of the blocked kernel: 4 or 8
+    ROUND_TF32 0     1: the tiled kernel rounds each element to TF32 on its way (tf32.cl), for
+                     matmul's wgmma_tf32 family, whose tensor cores would truncate it
   Kernels (in: M x N row-major, out: N x M row-major; any M, N >= 1):
     transpose_naive(M, N, in, out)  one element per work-item, coalesced reads, strided writes.
         NDRange: any local (lx, ly); global = (roundup(N, lx), roundup(M, ly)).
@@ -46,6 +48,15 @@
 #endif
 #if BLK != 4 && BLK != 8
 #error "BLK must be 4 or 8"
+#endif
+#ifndef ROUND_TF32
+#define ROUND_TF32 0
+#endif
+#if ROUND_TF32
+#include "tf32.cl"
+#define ROUNDED(x) tf32_rounded(x)
+#else
+#define ROUNDED(x) (x)
 #endif
 
 __kernel void transpose_naive(const int M, const int N, __global const float* restrict in, __global float* restrict out) {
@@ -91,14 +102,14 @@ void transpose_tiled(const int M, const int N, __global const float* restrict in
 #pragma unroll
     for (int i = 0; i < TPER; ++i)
 #pragma unroll
-      for (int e = 0; e < VW; ++e) t[ty + i * ROWS][tx * VW + e] = TGET(v[i], e);
+      for (int e = 0; e < VW; ++e) t[ty + i * ROWS][tx * VW + e] = ROUNDED(TGET(v[i], e));
   } else {
 #pragma unroll
     for (int i = 0; i < TPER; ++i)
 #pragma unroll
       for (int e = 0; e < VW; ++e) {
         const int y = ty + i * ROWS, x = tx * VW + e, r = r0 + y, c = c0 + x;
-        if (r < M && c < N) t[y][x] = in[(size_t)r * N + c];
+        if (r < M && c < N) t[y][x] = ROUNDED(in[(size_t)r * N + c]);
       }
   }
   barrier(CLK_LOCAL_MEM_FENCE);

@@ -48,8 +48,11 @@ double worst_relative_error(const std::vector<float>& a, const std::vector<float
   return worst;
 }
 
+// `of_rounded`, where given, gets the error against the product of the inputs rounded to TF32
+// (tf32_rounded): what a TF32 kernel that rounds as it should computes up to f32 sums.
 double run_and_check(tunekit::cl::Client& client, const std::string& candidate, Problem p,
-                     DType dtype, float alpha, float beta, MatmulMath math = MatmulMath::ieee) {
+                     DType dtype, float alpha, float beta, MatmulMath math = MatmulMath::ieee,
+                     double* of_rounded = nullptr) {
   auto a = upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k, dtype);
   auto b = upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n, dtype);
   auto c = upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n, dtype);
@@ -60,7 +63,14 @@ double run_and_check(tunekit::cl::Client& client, const std::string& candidate, 
     matmul(client, a, b, c, alpha, beta, math);
   else
     matmul_with(candidate, client, a, b, c, alpha, beta, math);
-  return worst_relative_error(ha, hb, hc, download_matrix(client, c), p, alpha, beta);
+  const auto got = download_matrix(client, c);
+  if (of_rounded != nullptr) {
+    auto ra = ha, rb = hb;
+    for (auto& x : ra) x = tf32_rounded(x);
+    for (auto& x : rb) x = tf32_rounded(x);
+    *of_rounded = worst_relative_error(ra, rb, hc, got, p, alpha, beta);
+  }
+  return worst_relative_error(ha, hb, hc, got, p, alpha, beta);
 }
 
 // Every family's first and last configuration and a spread of the others.
@@ -235,6 +245,7 @@ struct TensorRun {
   MatmulMath math;
   double below;
   double above = 0;
+  double rounded_below = 0;  // > 0: the error against the TF32-rounded inputs' product too
 };
 // A call refused before a launch, on every device, with a message that contains `reason`.
 struct TensorRefusal {
@@ -277,8 +288,11 @@ void check_tensor_family(const std::vector<std::string>& candidates,
       }
       for (const TensorRun& run : check.runs) {
         INFO(to_string(run.dtype) << " " << run.math);
-        const double error = run_and_check(client, candidate, p, run.dtype, 1.5f, 0.5f, run.math);
+        double of_rounded = 0;
+        const double error =
+            run_and_check(client, candidate, p, run.dtype, 1.5f, 0.5f, run.math, &of_rounded);
         CHECK(error < run.below);
+        if (run.rounded_below > 0) CHECK(of_rounded < run.rounded_below);
         if (run.above > 0 && p.k >= 36) CHECK(error > run.above);
       }
     }
@@ -360,8 +374,9 @@ TEST_CASE(
        .requirement = "compute capability 9.0",
        // Edges inside tiles on every side, K not a multiple of BK (N and K multiples of 4).
        .problems = {{200, 136, 264}, {1, 4, 4}, {130, 68, 36}},
-       // As the tf32 family: inputs rounded to TF32, products summed in f32.
-       .runs = {{DType::f32, MatmulMath::tf32, 0x1p-10, 1e-6}},
+       // As the tf32 family: inputs rounded to TF32 (by the pre-pass: wgmma's .tf32 truncates),
+       // products summed in f32, within 1e-5 of the rounded inputs' product.
+       .runs = {{DType::f32, MatmulMath::tf32, 0x1p-10, 1e-6, 1e-5}},
        .refusals = {{{64, 64, 64}, DType::f32, MatmulMath::ieee, "MatmulMath::tf32"},
                     {{64, 64, 64}, DType::bf16, MatmulMath::tf32, "f32 storage"},
                     {{64, 64, 62}, DType::f32, MatmulMath::tf32, "multiples of 4"}}});
@@ -402,8 +417,9 @@ TEST_CASE(
        // Edges inside tiles on every side, K not a multiple of BK (N and K multiples of 4).
        .problems = {{200, 136, 264}, {1, 4, 4}, {130, 68, 36}},
        // Each input rounded to TF32 (2^-11 of it), products summed in f32: within 2^-10 of the
-       // terms' magnitude sum, and far from 0 (the IEEE families meet 1e-5).
-       .runs = {{DType::f32, MatmulMath::tf32, 0x1p-10, 1e-6}},
+       // terms' magnitude sum, and far from 0 (the IEEE families meet 1e-5); against the rounded
+       // inputs' product, within the IEEE families' 1e-5 (truncated inputs miss it by ~2^-11).
+       .runs = {{DType::f32, MatmulMath::tf32, 0x1p-10, 1e-6, 1e-5}},
        // An IEEE caller, 16-bit storage and N or K off a multiple of 4.
        .refusals = {{{64, 64, 64}, DType::f32, MatmulMath::ieee, "MatmulMath::tf32"},
                     {{64, 64, 64}, DType::f16, MatmulMath::tf32, "f32 storage"},
@@ -450,6 +466,66 @@ TEST_CASE(
   } else {
     CHECK(tf32_ok == 0);
     CHECK(tf32_refused > 0);
+  }
+}
+
+TEST_CASE(
+    "the device's TF32 rounding (tf32.cl: tf32_round, transpose.cl with ROUND_TF32) is the host's "
+    "tf32_rounded bit for bit, ties, overflow, subnormals, infinities and NaN included",
+    "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  const auto bits = [](std::uint32_t u) {
+    float x;
+    std::memcpy(&x, &u, sizeof x);
+    return x;
+  };
+  std::vector<float> values = {1.0f,
+                               1.0f + 0x1p-11f,
+                               -1.0f - 0x1p-11f,
+                               1.0f + 0x1p-12f,
+                               1.0f + 0x1p-11f + 0x1p-23f,
+                               std::numeric_limits<float>::max(),
+                               bits(0x00001fffu),
+                               bits(0x00000fffu),
+                               -0.0f,
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN()};
+  const auto more = random_values(67 * 72, 5);  // whole 64 x 64 tiles and edges on both sides
+  values.insert(values.end(), more.begin(), more.end());
+  values.resize(67 * 72);
+  const auto same = [&](float device, float host) {
+    std::uint32_t d, h;
+    std::memcpy(&d, &device, 4), std::memcpy(&h, &host, 4);
+    return std::isnan(host) ? std::isnan(device) : d == h;
+  };
+  const int n4 = static_cast<int>(values.size() / 4);
+  auto in = client.upload(values);
+  auto out = client.allocate(values.size() * 4);
+  ::cl::Kernel round =
+      client.kernel(tunekit::cl::KernelSpec::embedded("tf32.cl", "", "tf32_round"));
+  client.launch_with(round, ::cl::NDRange((n4 + 63) / 64 * 64), ::cl::NDRange(64), n4, in, out);
+  const auto rounded = client.download<float>(out, values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    INFO(i << ": " << values[i]);
+    CHECK(same(rounded[i], tf32_rounded(values[i])));
+  }
+  // The matmul wgmma_tf32 family's transpose: B (K x N) into B^T (N x K), rounded: 67 x 72 with
+  // VW 1 and 64 x 72 with VW 4 (the family's), each a whole tile (the vector path) and edges.
+  for (const int vw : {1, 4}) {
+    const int rows = vw == 4 ? 64 : 67, cols = 72;
+    ::cl::Kernel transpose = client.kernel(tunekit::cl::KernelSpec::embedded(
+        "transpose.cl",
+        "-DTILE=64 -DTILE_M=64 -DROWS=16 -DPAD=1 -DROUND_TF32=1 -DVW=" + std::to_string(vw),
+        "transpose_tiled"));
+    client.launch_with(transpose, ::cl::NDRange(2 * 64 / vw, ((rows + 63) / 64) * 16),
+                       ::cl::NDRange(64 / vw, 16), rows, cols, in, out);
+    const auto transposed = client.download<float>(out, std::size_t(rows) * cols);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        INFO("VW " << vw << " B[" << r << "][" << c << "] = " << values[r * cols + c]);
+        CHECK(same(transposed[c * rows + r], tf32_rounded(values[r * cols + c])));
+      }
   }
 }
 
