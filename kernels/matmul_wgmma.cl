@@ -4,10 +4,10 @@
 // 16-bit storage (f16, or bf16 with -DBF16=1), f32 accumulation. TF32=1: f32 storage through
 // wgmma's .tf32 form, whose operands are both K-major and read truncated: A and B come rounded
 // to TF32 by the host's pre-pass (tf32.cl, transpose.cl's ROUND_TF32), B transposed (N x K), its
-// tile laid out as A's; C is stored directly (no staged epilogue). A work-group of BM/WM warpgroups (128 work-items each)
-// computes a BM x BN tile of C, warpgroup g its rows WM*g..WM*g+WM-1, WM/64 wgmma.m64nBNk16 per
-// 16 of K; the A and B tiles, BK deep, go through local memory in STAGES buffers filled by
-// cp.async.
+// tile laid out as A's; C is stored directly (no staged epilogue). A work-group of BM/WM
+// warpgroups (128 work-items each) computes a BM x BN tile of C, warpgroup g its rows
+// WM*g..WM*g+WM-1, WM/64 wgmma.m64nBNk16 per 16 of K (k8 per 8 with TF32: 32 bytes of K each);
+// the A and B tiles, BK deep, go through local memory in STAGES buffers filled by cp.async.
 //
 // Layouts (PTX ISA "Shared Memory Matrix Layout"): swizzled as wgmma reads them fastest (the
 // no-swizzle layout reached 207 TFLOP/s on the H200, these 412: docs/benchmarks.md). The
@@ -22,9 +22,10 @@
 // - B, N-major (transpose-B 1), 128-byte swizzle for any BK: atoms of 64 columns (128 B) x 8 rows
 //   of K (1024 B), row kr of an atom at 128*kr, its chunk c at chunk c ^ kr. Atom (k/8, n/64) at
 //   (k/8)*BN*16 + (n/64)*1024: LBO = 1024 (next 64 columns of N), SBO = 16*BN (next 8 rows of K).
-// - TF32=1: B^T's tile as A's (BN rows of BK floats, the swizzle mode by row bytes: BK = 32, 16, 8);
+// - TF32=1: B^T's tile as A's (BN rows of BK floats; the swizzle by row bytes: BK = 32, 16, 8);
 //   each wgmma.m64nBNk8 step takes 32 bytes of K, as a k16 step of 16-bit elements does.
-// Requires K % 8 == 0 and N % 8 == 0 (16-byte chunks; TF32: K % 4 == 0 and N % 4 == 0); edges of
+// Requires K % 8 == 0 and N % 8 == 0 (16-byte chunks; TF32: K % 4 == 0, the rows of A and B^T,
+// and any N: C is stored per element; the family asks N % 4 too, tf32_group's rule); edges of
 // M, N, K zero-filled / skipped.
 
 #ifndef BM
@@ -34,7 +35,7 @@
 #define BN 128
 #endif
 #ifndef WM
-#define WM 64  // rows of the tile per warpgroup: 64 (one wgmma per 16 of K) or 128 (two)
+#define WM 64  // rows of the tile per warpgroup: 64 (one wgmma per 32 bytes of K) or 128 (two)
 #endif
 #ifndef BK
 #define BK 32
@@ -124,7 +125,7 @@
 #error "WM 128 with BN 256 needs 256 accumulators per work-item"
 #endif
 #if RA != 32 && RA != 64 && RA != 128
-#error "BK 16, 32 or 64 (A rows of 32, 64, 128 bytes: the 32, 64, 128-byte swizzle)"
+#error "BK making rows of 32, 64 or 128 bytes (16, 32, 64 halves; 8, 16, 32 floats): the swizzles"
 #endif
 #if STAGES < 2 || STAGES > 6 || WG_DEPTH < 0 || WG_DEPTH > 1 || STAGES - 1 - WG_DEPTH < 1
 #error "STAGES 2..6, WG_DEPTH 0 or 1, at least one tile loaded ahead"
@@ -191,7 +192,8 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
   } while (0)
 
 // One line each (the marker hides the rest of its line only). Operands: scale-d (always 1: the
-// accumulators start at 0), scale-a 1, scale-b 1, transpose-a 0 (K-major), transpose-b 1 (N-major).
+// accumulators start at 0), scale-a 1, scale-b 1, transpose-a 0 (K-major), transpose-b 1 (N-major);
+// .tf32 takes no transpose operands (both K-major: WG_TAIL).
 #if BN == 64
 #define WGMMA(d, da, db)                                                              \
   asm volatile(                                                                       \

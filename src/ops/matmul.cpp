@@ -17,6 +17,7 @@
 #include "named_candidate.hpp"
 #include "scratch.hpp"
 #include "sizes.hpp"
+#include "tf32_operands.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/cl/program_cache.hpp"
@@ -47,14 +48,6 @@ enum class Algorithm {
 // configuration (kept per configuration, a tuning would hold dozens of them).
 detail::Scratch<1>& split_scratch() {
   static detail::Scratch<1> scratch;
-  return scratch;
-}
-
-// The wgmma_tf32 family's operands as its kernel reads them: A rounded to TF32 (M x K), and B
-// transposed and rounded (N x K). wgmma's .tf32 form reads both K-major, and truncated: it
-// ignores the low 13 bits, where TF32 means rounding to nearest (tf32_rounded).
-detail::Scratch<2>& tf32_operands_scratch() {
-  static detail::Scratch<2> scratch;
   return scratch;
 }
 
@@ -176,19 +169,9 @@ class GemmKernel {
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (algorithm_ == Algorithm::wgmma_tf32) {
-      // A rounded to TF32 and B transposed and rounded into kept buffers, then the product.
-      const auto [rounded_a, rounded_bt] =
-          tf32_operands_scratch().buffers(client, std::max(m, n) * std::size_t{k} * 4);
-      const std::size_t a_vectors = std::size_t{m} * k / 4;  // K % 4 == 0: whole float4
-      ::cl::Kernel round = client.kernel(round_spec()), transpose = client.kernel(transpose_spec());
-      client.launch_with(round, ::cl::NDRange(round_up(a_vectors, 256)), ::cl::NDRange(256),
-                         detail::int_argument(a_vectors, "M*K/4"), a.buffer, rounded_a);
-      client.launch_with(transpose,
-                         ::cl::NDRange(ceil_div(n, transpose_tile) * (transpose_tile / 4),
-                                       ceil_div(k, transpose_tile) * transpose_rows),
-                         ::cl::NDRange(transpose_tile / 4, transpose_rows), K, N, b.buffer,
-                         rounded_bt);
-      client.launch_with(kernel, global, local, M, N, K, alpha, beta, rounded_a, rounded_bt,
+      // A rounded and B transposed and rounded first (tf32_operands.hpp says why).
+      const auto operands = detail::tf32_operands(client, a.buffer, b.buffer, m, n, k);
+      client.launch_with(kernel, global, local, M, N, K, alpha, beta, operands.a, operands.bt,
                          c.buffer);
       return;
     }
@@ -213,7 +196,7 @@ class GemmKernel {
   std::string fingerprint() const {
     std::string text = f32_.fingerprint() + f16_.fingerprint() + bf16_.fingerprint();
     if (algorithm_ == Algorithm::wgmma_tf32) {
-      text += round_spec().fingerprint() + transpose_spec().fingerprint();
+      text += detail::tf32_round_spec().fingerprint() + detail::tf32_transpose_spec().fingerprint();
     }
     if (splits_ > 1) {
       text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint() +
@@ -232,8 +215,8 @@ class GemmKernel {
     (void)client.program(spec(a.dtype));
     if (splits_ > 1) (void)client.program(sum_spec(a.dtype));
     if (algorithm_ == Algorithm::wgmma_tf32) {
-      (void)client.program(round_spec());
-      (void)client.program(transpose_spec());
+      (void)client.program(detail::tf32_round_spec());
+      (void)client.program(detail::tf32_transpose_spec());
     }
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
@@ -242,8 +225,8 @@ class GemmKernel {
     client.programs().keep(spec(a.dtype));
     if (splits_ > 1) client.programs().keep(sum_spec(a.dtype));
     if (algorithm_ == Algorithm::wgmma_tf32) {
-      client.programs().keep(round_spec());
-      client.programs().keep(transpose_spec());
+      client.programs().keep(detail::tf32_round_spec());
+      client.programs().keep(detail::tf32_transpose_spec());
     }
   }
   const cl::KernelSpec& spec(DType dtype) const {
@@ -255,21 +238,6 @@ class GemmKernel {
     const auto& names = config.names();
     const bool split = std::find(names.begin(), names.end(), "KSPLIT") != names.end();
     return split ? static_cast<std::size_t>(config["KSPLIT"]) : 1;
-  }
-  // The wgmma_tf32 family's operands, one program each for every configuration: A rounded to
-  // TF32 (tf32.cl), and B transposed and rounded by transpose.cl's tiled kernel in the H200's
-  // best shape for it (64 x 64 tiles, 16 rows of work-items, float4; kernels/README.md). N and K
-  // are multiples of 4 there (require_tensor_cores): whole float4 and the vector path.
-  static constexpr std::size_t transpose_tile = 64, transpose_rows = 16;
-  static const cl::KernelSpec& transpose_spec() {
-    static const cl::KernelSpec spec = cl::KernelSpec::embedded(
-        "transpose.cl", "-DTILE=64 -DTILE_M=64 -DROWS=16 -DPAD=1 -DVW=4 -DROUND_TF32=1",
-        "transpose_tiled");
-    return spec;
-  }
-  static const cl::KernelSpec& round_spec() {
-    static const cl::KernelSpec spec = cl::KernelSpec::embedded("tf32.cl", "", "tf32_round");
-    return spec;
   }
   // The kernel that adds the slices of a split product (one program for every configuration).
   static const cl::KernelSpec& sum_spec(DType dtype) {
@@ -392,7 +360,9 @@ class GemmKernel {
         const std::size_t threads =
             algorithm_ == Algorithm::tensor ? gemm::tensor_work_group_size(tensor_params(config_))
             : algorithm_ == Algorithm::tf32 ? gemm::tf32_work_group_size(tf32_params(config_))
-                                            : gemm::wgmma_work_group_size(wgmma_params(config_));
+            : algorithm_ == Algorithm::wgmma_tf32
+                ? gemm::wgmma_work_group_size(wgmma_tf32_params(config_))
+                : gemm::wgmma_work_group_size(wgmma_params(config_));
         return {::cl::NDRange(ceil_div(n, p("BN")) * threads, ceil_div(m, p("BM"))),
                 ::cl::NDRange(threads, 1)};
       }
@@ -624,8 +594,8 @@ Space wgmma_space() {
 
 // TF32 through Hopper's warpgroup MMA (kernels/matmul_wgmma.cl with TF32=1): wgmma's .tf32 form
 // (m64nNk8) reads both operands K-major and truncated, so each call first writes A rounded to
-// TF32 and B transposed and rounded into kept buffers (tf32.cl, transpose.cl: about 5% of the
-// product each at 4096); then the wgmma family's pipeline on f32 tiles
+// TF32 and B transposed and rounded into kept buffers (tf32_operands.hpp; about 5% of the
+// product each at 4096 by their bytes); then the wgmma family's pipeline on f32 tiles
 // (BK 8, 16, 32: rows of 32, 64, 128 bytes). NVIDIA compute capability 9.0, keys that allow TF32
 // only (tf32_group). Start points: the probe's best on the H200 (docs/benchmarks.md, "Eighth
 // round"): 64 x 128 tiles 16 deep in 3 stages (168.8 / 190.1 / 185.5 TFLOP/s at 2048 / 4096 /

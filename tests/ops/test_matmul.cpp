@@ -16,6 +16,7 @@
 
 #include "../../bench/shape_lists.hpp"
 #include "../../src/ops/gemm_rules.hpp"
+#include "../../src/ops/tf32_operands.hpp"
 #include "ops_support.hpp"
 
 using namespace tunekit;
@@ -379,6 +380,7 @@ TEST_CASE(
        .runs = {{DType::f32, MatmulMath::tf32, 0x1p-10, 1e-6, 1e-5}},
        .refusals = {{{64, 64, 64}, DType::f32, MatmulMath::ieee, "MatmulMath::tf32"},
                     {{64, 64, 64}, DType::bf16, MatmulMath::tf32, "f32 storage"},
+                    {{64, 62, 64}, DType::f32, MatmulMath::tf32, "multiples of 4"},
                     {{64, 64, 62}, DType::f32, MatmulMath::tf32, "multiples of 4"}}});
 }
 
@@ -470,8 +472,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the device's TF32 rounding (tf32.cl: tf32_round, transpose.cl with ROUND_TF32) is the host's "
-    "tf32_rounded bit for bit, ties, overflow, subnormals, infinities and NaN included",
+    "the wgmma_tf32 family's operands (tf32_operands: A rounded, B transposed and rounded) are the "
+    "host's tf32_rounded bit for bit, ties, overflow, subnormals, infinities and NaN included",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   const auto bits = [](std::uint32_t u) {
@@ -479,54 +481,43 @@ TEST_CASE(
     std::memcpy(&x, &u, sizeof x);
     return x;
   };
-  std::vector<float> values = {1.0f,
-                               1.0f + 0x1p-11f,
-                               -1.0f - 0x1p-11f,
-                               1.0f + 0x1p-12f,
-                               1.0f + 0x1p-11f + 0x1p-23f,
-                               std::numeric_limits<float>::max(),
-                               bits(0x00001fffu),
-                               bits(0x00000fffu),
-                               -0.0f,
-                               std::numeric_limits<float>::infinity(),
-                               -std::numeric_limits<float>::infinity(),
-                               std::numeric_limits<float>::quiet_NaN()};
-  const auto more = random_values(67 * 72, 5);  // whole 64 x 64 tiles and edges on both sides
-  values.insert(values.end(), more.begin(), more.end());
-  values.resize(67 * 72);
-  const auto same = [&](float device, float host) {
+  const std::vector<float> special = {1.0f,
+                                      1.0f + 0x1p-11f,
+                                      -1.0f - 0x1p-11f,
+                                      1.0f + 0x1p-12f,
+                                      1.0f + 0x1p-11f + 0x1p-23f,
+                                      std::numeric_limits<float>::max(),
+                                      bits(0x00001fffu),
+                                      bits(0x00000fffu),
+                                      -0.0f,
+                                      std::numeric_limits<float>::infinity(),
+                                      -std::numeric_limits<float>::infinity(),
+                                      std::numeric_limits<float>::quiet_NaN()};
+  // B is 72 x 68: one whole 64 x 64 tile (the transpose's vector path) and edges on both sides
+  // (its element path); K and N multiples of 4, as the family requires.
+  const std::size_t m = 67, n = 68, k = 72;
+  auto a = random_values(m * k, 5), b = random_values(k * n, 6);
+  std::copy(special.begin(), special.end(), a.begin());
+  std::copy(special.begin(), special.end(), b.begin() + 3 * n + 60);    // inside the whole tile
+  std::copy(special.begin(), special.end(), b.end() - special.size());  // in the edge tiles
+  const auto same = [](float device, float host) {
     std::uint32_t d, h;
     std::memcpy(&d, &device, 4), std::memcpy(&h, &host, 4);
     return std::isnan(host) ? std::isnan(device) : d == h;
   };
-  const int n4 = static_cast<int>(values.size() / 4);
-  auto in = client.upload(values);
-  auto out = client.allocate(values.size() * 4);
-  ::cl::Kernel round =
-      client.kernel(tunekit::cl::KernelSpec::embedded("tf32.cl", "", "tf32_round"));
-  client.launch_with(round, ::cl::NDRange((n4 + 63) / 64 * 64), ::cl::NDRange(64), n4, in, out);
-  const auto rounded = client.download<float>(out, values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    INFO(i << ": " << values[i]);
-    CHECK(same(rounded[i], tf32_rounded(values[i])));
+  const auto operands =
+      tunekit::ops::detail::tf32_operands(client, client.upload(a), client.upload(b), m, n, k);
+  const auto rounded_a = client.download<float>(operands.a, m * k);
+  for (std::size_t i = 0; i < m * k; ++i) {
+    INFO("A[" << i / k << "][" << i % k << "] = " << a[i]);
+    CHECK(same(rounded_a[i], tf32_rounded(a[i])));
   }
-  // The matmul wgmma_tf32 family's transpose: B (K x N) into B^T (N x K), rounded: 67 x 72 with
-  // VW 1 and 64 x 72 with VW 4 (the family's), each a whole tile (the vector path) and edges.
-  for (const int vw : {1, 4}) {
-    const int rows = vw == 4 ? 64 : 67, cols = 72;
-    ::cl::Kernel transpose = client.kernel(tunekit::cl::KernelSpec::embedded(
-        "transpose.cl",
-        "-DTILE=64 -DTILE_M=64 -DROWS=16 -DPAD=1 -DROUND_TF32=1 -DVW=" + std::to_string(vw),
-        "transpose_tiled"));
-    client.launch_with(transpose, ::cl::NDRange(2 * 64 / vw, ((rows + 63) / 64) * 16),
-                       ::cl::NDRange(64 / vw, 16), rows, cols, in, out);
-    const auto transposed = client.download<float>(out, std::size_t(rows) * cols);
-    for (int r = 0; r < rows; ++r)
-      for (int c = 0; c < cols; ++c) {
-        INFO("VW " << vw << " B[" << r << "][" << c << "] = " << values[r * cols + c]);
-        CHECK(same(transposed[c * rows + r], tf32_rounded(values[r * cols + c])));
-      }
-  }
+  const auto rounded_bt = client.download<float>(operands.bt, n * k);
+  for (std::size_t q = 0; q < k; ++q)
+    for (std::size_t j = 0; j < n; ++j) {
+      INFO("B[" << q << "][" << j << "] = " << b[q * n + j]);
+      CHECK(same(rounded_bt[j * k + q], tf32_rounded(b[q * n + j])));
+    }
 }
 
 TEST_CASE(
