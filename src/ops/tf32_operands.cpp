@@ -52,9 +52,9 @@ Tf32Operands tf32_operands(cl::Client& client, const ::cl::Buffer& a, const ::cl
                      int_argument(a_vectors, "M*K/4"), a, rounded_a);
   // B is K rows of N: the tiled kernel's M x N is K x N here.
   ::cl::Kernel transpose = client.kernel(tf32_transpose_spec());
-  client.launch_with(transpose,
-                     ::cl::NDRange(ceil_div(n, tile) * (tile / vector_width), ceil_div(k, tile) * rows),
-                     ::cl::NDRange(tile / vector_width, rows), K, N, b, rounded_bt);
+  client.launch_with(
+      transpose, ::cl::NDRange(ceil_div(n, tile) * (tile / vector_width), ceil_div(k, tile) * rows),
+      ::cl::NDRange(tile / vector_width, rows), K, N, b, rounded_bt);
   return {rounded_a, rounded_bt};
 }
 
