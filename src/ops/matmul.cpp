@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "bench_fit.hpp"
 #include "call_checks.hpp"
@@ -213,27 +214,28 @@ class GemmKernel {
       require_tensor_cores(client, algorithm_, a.dtype, b.cols, a.cols, math);
     }
     (void)client.program(spec(a.dtype));
-    if (splits_ > 1) (void)client.program(sum_spec(a.dtype));
-    if (algorithm_ == Algorithm::wgmma_tf32) {
-      (void)client.program(detail::tf32_round_spec());
-      (void)client.program(detail::tf32_transpose_spec());
-    }
+    for (const cl::KernelSpec* other : companions(a.dtype)) (void)client.program(*other);
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
   void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
             const float&, const float&, const MatmulMath&) const {
     client.programs().keep(spec(a.dtype));
-    if (splits_ > 1) client.programs().keep(sum_spec(a.dtype));
-    if (algorithm_ == Algorithm::wgmma_tf32) {
-      client.programs().keep(detail::tf32_round_spec());
-      client.programs().keep(detail::tf32_transpose_spec());
-    }
+    for (const cl::KernelSpec* other : companions(a.dtype)) client.programs().keep(*other);
   }
   const cl::KernelSpec& spec(DType dtype) const {
     return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
   }
 
  private:
+  // The programs a call runs beside its kernel: the split product's sum, or the TF32 operands'
+  // passes (one owner for what prepare() builds and keep() stores).
+  std::vector<const cl::KernelSpec*> companions(DType dtype) const {
+    if (splits_ > 1) return {&sum_spec(dtype)};
+    if (algorithm_ == Algorithm::wgmma_tf32) {
+      return {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()};
+    }
+    return {};
+  }
   static std::size_t slices_of(const Config& config) {
     const auto& names = config.names();
     const bool split = std::find(names.begin(), names.end(), "KSPLIT") != names.end();
@@ -357,12 +359,11 @@ class GemmKernel {
       case Algorithm::wgmma:
       case Algorithm::wgmma_tf32:
       case Algorithm::tf32: {
+        // wgmma and wgmma_tf32 alike: BM / WM warpgroups, whatever the element size.
         const std::size_t threads =
             algorithm_ == Algorithm::tensor ? gemm::tensor_work_group_size(tensor_params(config_))
             : algorithm_ == Algorithm::tf32 ? gemm::tf32_work_group_size(tf32_params(config_))
-            : algorithm_ == Algorithm::wgmma_tf32
-                ? gemm::wgmma_work_group_size(wgmma_tf32_params(config_))
-                : gemm::wgmma_work_group_size(wgmma_params(config_));
+                                            : gemm::wgmma_work_group_size(wgmma_params(config_));
         return {::cl::NDRange(ceil_div(n, p("BN")) * threads, ceil_div(m, p("BM"))),
                 ::cl::NDRange(threads, 1)};
       }
