@@ -228,6 +228,19 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
       : "memory")
 #endif
 
+// Chunk q (16 bytes) of a K-major tile whose rows are RA bytes (A's; with TF32 also B^T's), of
+// a matrix X of `rows` rows of K elements, the tile's first row r0: its global source at k = 0,
+// its swizzled offset inside a stage, and its room: how far k0 may go before the chunk leaves
+// the matrix (0 where its row lies outside: zero fill).
+inline void k_major_chunk(const __global ELEM_T* X, const int r0, const int rows, const int K,
+                          const int q, const __global ELEM_T** src, uint* dst, int* room) {
+  const int r = q / CA, ch = q % CA;
+  const bool row_in = r0 + r < rows;
+  *src = X + (size_t)(row_in ? r0 + r : 0) * K + ch * (16 / ELEM);
+  *dst = A_SWZ(q * 16);
+  *room = row_in ? K - ch * (16 / ELEM) : 0;
+}
+
 __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
     const int M, const int N, const int K, const float alpha, const float beta,
     const __global ELEM_T* restrict A, const __global ELEM_T* restrict B, __global C_T* C) {
@@ -248,24 +261,15 @@ __kernel __attribute__((reqd_work_group_size(THREADS, 1, 1))) void matmul_wgmma(
   uint a_dst[A_ITERS];
   int a_room[A_ITERS];
 #pragma unroll
-  for (int i = 0; i < A_ITERS; ++i) {
-    const int q = tid + i * THREADS, r = q / CA, ch = q % CA;
-    const bool row_in = bm0 + r < M;
-    a_src[i] = A + (size_t)(row_in ? bm0 + r : 0) * K + ch * (16 / ELEM);
-    a_dst[i] = A_SWZ(q * 16);
-    a_room[i] = row_in ? K - ch * (16 / ELEM) : 0;
-  }
+  for (int i = 0; i < A_ITERS; ++i)
+    k_major_chunk(A, bm0, M, K, tid + i * THREADS, &a_src[i], &a_dst[i], &a_room[i]);
   const __global ELEM_T* b_src[B_ITERS];
   uint b_dst[B_ITERS];
   int b_room[B_ITERS];
 #pragma unroll
   for (int i = 0; i < B_ITERS; ++i) {
 #if TF32  // B^T: row n of the tile, chunk ch of K, laid out as A
-    const int q = tid + i * THREADS, r = q / CA, ch = q % CA;
-    const bool col_in = bn0 + r < N;
-    b_src[i] = B + (size_t)(col_in ? bn0 + r : 0) * K + ch * 4;
-    b_dst[i] = A_SWZ(q * 16);
-    b_room[i] = col_in ? K - ch * 4 : 0;
+    k_major_chunk(B, bn0, N, K, tid + i * THREADS, &b_src[i], &b_dst[i], &b_room[i]);
 #else
     const int q = min(tid + i * THREADS, B_TOTAL - 1), k = q / CB, j = q % CB;
     const bool col_in = bn0 + j * 8 < N && k < K;
