@@ -23,6 +23,15 @@ namespace tunekit::cl {
 
 namespace {
 
+// "49152 (for __local arguments; 232448 for declared __local arrays)", or the one figure where
+// both are the same.
+std::string local_memory_limits(const DeviceInfo& device) {
+  const std::string arguments = std::to_string(device.local_memory);
+  if (device.declared_local_memory() == device.local_memory) return arguments;
+  return arguments + " (for __local arguments; " + std::to_string(device.declared_local_memory()) +
+         " for declared __local arrays)";
+}
+
 std::string format_range(const ::cl::NDRange& range) {
   if (range.dimensions() == 0) return "driver's choice";
   std::string text;
@@ -195,15 +204,16 @@ void Client::check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& globa
     }
   }
   cl_ulong local_bytes = 0;
-  // Static __local arrays plus the ::cl::Local arguments set so far.
+  // Static __local arrays plus the ::cl::Local arguments set so far. Which is which is not
+  // known here: held to what declared arrays may take; arguments past local_memory are the
+  // driver's to refuse (launch_failed then names both limits).
   if (kernel.getWorkGroupInfo(device_.device, CL_KERNEL_LOCAL_MEM_SIZE, &local_bytes) ==
           CL_SUCCESS &&
-      local_bytes > device_.local_memory) {
+      local_bytes > device_.declared_local_memory()) {
     throw AutotuneError(ErrorKind::out_of_resources,
                         std::to_string(local_bytes) + " bytes local memory needed by kernel '" +
                             kernel_name(kernel) + "', the device has " +
-                            std::to_string(device_.local_memory) + " (" + device_.device_name +
-                            ")");
+                            local_memory_limits(device_) + " (" + device_.device_name + ")");
   }
 }
 
@@ -327,6 +337,17 @@ void Client::launch_failed(cl_int code, const ::cl::Kernel& kernel, const ::cl::
   AutotuneError error = make_error(
       code, "enqueueing kernel '" + kernel_name(kernel) + "' with global " + format_range(global) +
                 " and work-group " + format_range(local) + " on " + device_.device_name);
+  cl_ulong local_bytes = 0;
+  if (code == CL_OUT_OF_RESOURCES &&
+      kernel.getWorkGroupInfo(device_.device, CL_KERNEL_LOCAL_MEM_SIZE, &local_bytes) ==
+          CL_SUCCESS &&
+      local_bytes > device_.local_memory) {
+    // Past what __local arguments may take, within what declared arrays may (check_launch).
+    throw AutotuneError(ErrorKind::out_of_resources,
+                        std::to_string(local_bytes) + " bytes local memory needed by kernel '" +
+                            kernel_name(kernel) + "', the device has " +
+                            local_memory_limits(device_) + "\n" + error.message());
+  }
   if (code == CL_INVALID_KERNEL_ARGS) {
     std::string source;
     try {

@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "../warnings.hpp"
+#include "declared_local_memory.hpp"
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
@@ -117,6 +118,13 @@ bool all_digits(std::string_view text) {
 }
 
 }  // namespace
+
+cl_ulong DeviceInfo::declared_local_memory() const noexcept {
+  if (nvidia && compute_capability_major == 9 && compute_capability_minor == 0) {
+    return std::max<cl_ulong>(local_memory, detail::nvidia_sm90_declared_local_memory);
+  }
+  return local_memory;
+}
 
 std::string DeviceInfo::identity() const {
   return "OpenCL | " + platform_name + " | " + platform_version + " | " + device_name +

@@ -3,11 +3,13 @@
 // matmul_tf32.cl), what each kernel's #error lines demand of its macros and the local memory it
 // declares, and the padding the shipped op builds the blocked kernel with. matmul's parameter space
 // (src/ops/matmul.cpp) and the kernel lab (tools/kernel_lab, built apart: this header needs nothing
-// but the standard library) use them.
+// but the standard library and declared_local_memory.hpp) use them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "../cl/declared_local_memory.hpp"
 
 namespace tunekit::ops::gemm {
 
@@ -129,14 +131,24 @@ constexpr std::size_t wgmma_local_memory(const WgmmaParams& p) {
 /// 256 (at most 4 warpgroups), BN 64, 128 or 256 (the wgmma shapes it spells out) and not 256
 /// with WM 128 (256 accumulators per work-item), BK elements making rows of 32, 64 or 128 bytes
 /// (the three swizzle modes: BK 16, 32, 64 of 16-bit, 8, 16, 32 of f32), 2 to 6 stages, within
-/// NVIDIA's 48 KB.
+/// what compute capability 9.0 lets a work-group declare (the kernel declares its tiles as an
+/// array, so NVIDIA's 48 KB for __local arguments does not hold it: declared_local_memory.hpp).
 constexpr bool wgmma_builds(const WgmmaParams& p) {
   const std::int64_t row_bytes = p.bk * p.elem_bytes;
   return (p.wm == 64 || p.wm == 128) && p.bm >= p.wm && p.bm <= 256 && p.bm % p.wm == 0 &&
          !(p.wm == 128 && p.bn == 256) && (p.bn == 64 || p.bn == 128 || p.bn == 256) &&
          (p.elem_bytes == 2 || p.elem_bytes == 4) &&
          (row_bytes == 32 || row_bytes == 64 || row_bytes == 128) && p.stages >= 2 &&
-         p.stages <= 6 && wgmma_local_memory(p) <= 49152;
+         p.stages <= 6 && wgmma_local_memory(p) <= cl::detail::nvidia_sm90_declared_local_memory;
+}
+
+/// Whether two work-groups of `p` fit one multiprocessor's local memory at once (each with CUDA's
+/// reserve). Past that one work-group per multiprocessor leaves nothing to hide its epilogue and
+/// its first loads behind; the spaces keep to it, which halves the time a tuning spends on tiles
+/// past 48 KB (488 configurations of 604 in the wgmma space).
+constexpr bool wgmma_two_per_multiprocessor(const WgmmaParams& p) {
+  return 2 * (wgmma_local_memory(p) + cl::detail::sm90_work_group_reserved) <=
+         cl::detail::sm90_multiprocessor_local;
 }
 
 }  // namespace tunekit::ops::gemm

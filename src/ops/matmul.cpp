@@ -570,12 +570,20 @@ Space tensor_space() {
 // tiles in local memory laid out in wgmma's swizzled layouts, cp.async into STAGES buffers; built
 // for sm_90a through the program cache (cl::ptx_sm90a_option). NVIDIA compute capability 9.0
 // only (require_tensor_cores); elsewhere every configuration fails with that reason before a
-// build. The rules are gemm_rules.hpp's. Start points: the probe's best per size on the H200
-// (docs/benchmarks.md, "Fourth round: a copy plan, two row blocks per warpgroup", and "Fifth
-// round"): 128 x 128 tiles on one warpgroup 32 deep in 2 stages (409-436 TFLOP/s at 2048),
+// build. The rules are gemm_rules.hpp's: the tiles are a declared __local array, so they may take
+// past the 48 KB NVIDIA reports, up to what leaves room for two work-groups on a multiprocessor.
+// Start points: the probe's best past 48 KB (docs/benchmarks.md, "Tenth round"): 128 x 128 tiles
+// on one warpgroup 32 deep in 4 stages (66.5 KB; 546 / 562 TFLOP/s at 4096 / 8192) and 64 x 256
+// tiles 32 deep in 4 stages (81 KB; 527 / 548); then the best within 48 KB (docs/benchmarks.md,
+// "Fourth round: a copy plan, two row blocks per warpgroup", and "Fifth round"): 128 x 128 tiles
+// on one warpgroup 32 deep in 2 stages (409-436 TFLOP/s at 2048),
 // 64 x 128 tiles 32 deep in 3 stages (452 at 4096), 64 x 256 tiles 16 deep in 4 stages (449-476
 // at 8192); the last two walk 16 rows of tiles at a time (GROUP_M 16: 4-7% over 8 at 4096; 64,
 // a whole column of tiles at 4096, measured 5% over 16 once: in the space, not a start point).
+// The wgmma spaces' rule on local memory (gemm::wgmma_two_per_multiprocessor), said once.
+constexpr const char* two_per_multiprocessor =
+    "two work-groups fit a multiprocessor's local memory (gemm_rules.hpp)";
+
 Space wgmma_space() {
   Space s = space("wgmma");
   s.parameter("BM", {64, 128, 256})
@@ -586,9 +594,13 @@ Space wgmma_space() {
       .parameter("WM", {64, 128})
       .where("matmul_wgmma.cl builds (its #error rules: gemm_rules.hpp)",
              [](const Config& c) { return gemm::wgmma_builds(wgmma_params(c)); })
-      .work_group_size([](const Config& c) { return gemm::wgmma_work_group_size(wgmma_params(c)); })
-      .local_memory([](const Config& c) { return gemm::wgmma_local_memory(wgmma_params(c)); });
-  return s.start_at("BM=128,BN=128,BK=32,STAGES=2,GROUP_M=8,WM=128")
+      .where(two_per_multiprocessor,
+             [](const Config& c) { return gemm::wgmma_two_per_multiprocessor(wgmma_params(c)); })
+      .work_group_size(
+          [](const Config& c) { return gemm::wgmma_work_group_size(wgmma_params(c)); });
+  return s.start_at("BM=128,BN=128,BK=32,STAGES=4,GROUP_M=16,WM=128")
+      .start_at("BM=64,BN=256,BK=32,STAGES=4,GROUP_M=16,WM=64")
+      .start_at("BM=128,BN=128,BK=32,STAGES=2,GROUP_M=8,WM=128")
       .start_at("BM=64,BN=128,BK=32,STAGES=3,GROUP_M=16,WM=64")
       .start_at("BM=64,BN=256,BK=16,STAGES=4,GROUP_M=16,WM=64");
 }
@@ -611,9 +623,11 @@ Space wgmma_tf32_space() {
       .parameter("WM", {64, 128})
       .where("matmul_wgmma.cl builds with TF32=1 (its #error rules: gemm_rules.hpp)",
              [](const Config& c) { return gemm::wgmma_builds(wgmma_tf32_params(c)); })
+      .where(
+          two_per_multiprocessor,
+          [](const Config& c) { return gemm::wgmma_two_per_multiprocessor(wgmma_tf32_params(c)); })
       .work_group_size(
-          [](const Config& c) { return gemm::wgmma_work_group_size(wgmma_tf32_params(c)); })
-      .local_memory([](const Config& c) { return gemm::wgmma_local_memory(wgmma_tf32_params(c)); });
+          [](const Config& c) { return gemm::wgmma_work_group_size(wgmma_tf32_params(c)); });
   return s.start_at("BM=64,BN=128,BK=16,STAGES=3,GROUP_M=16,WM=64")
       .start_at("BM=128,BN=64,BK=16,STAGES=3,GROUP_M=8,WM=64")
       .start_at("BM=128,BN=128,BK=16,STAGES=2,GROUP_M=8,WM=64");

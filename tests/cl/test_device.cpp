@@ -31,6 +31,52 @@ TEST_CASE("list_devices names every device with its limits, indexed in order", "
   CHECK_THAT(cl::format_device_list(devices), Catch::Contains(devices.front().platform_name));
 }
 
+TEST_CASE(
+    "declared __local arrays take up to declared_local_memory(): past local_memory on NVIDIA "
+    "compute capability 9.0 only, where a 96 KB array builds, runs and keeps its values",
+    "[opencl][device]") {
+  for (const auto& d : cl::list_devices()) {
+    INFO(d.describe());
+    CHECK(d.declared_local_memory() >= d.local_memory);
+    if (d.nvidia && d.compute_capability_major == 9 && d.compute_capability_minor == 0) {
+      CHECK(d.declared_local_memory() == 232448);  // CUDA's 227 KB a block may opt in to
+    } else {
+      CHECK(d.declared_local_memory() == d.local_memory);
+    }
+  }
+  // 96 KB, or what the device allows less a margin for the driver's own bytes: past the 48 KB
+  // NVIDIA reports on the H200, within local_memory elsewhere.
+  auto& client = shared_client();
+  const std::size_t bytes =
+      std::min<std::size_t>(96 * 1024, client.device().declared_local_memory() - 1024);
+  const std::size_t floats = bytes / sizeof(float), items = 256;
+  INFO(client.device().describe() << ": a declared array of " << bytes << " bytes");
+  const auto spec = cl::KernelSpec::from_text(
+      "__kernel void declared(__global float* out) {\n"
+      "  __local float tile[FLOATS];\n"
+      "  const int lid = get_local_id(0), n = get_local_size(0);\n"
+      "  for (int i = lid; i < FLOATS; i += n) tile[i] = (float)(i % 1013);\n"
+      "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+      "  float sum = 0.0f;\n"
+      "  for (int i = lid; i < FLOATS; i += n) sum += tile[FLOATS - 1 - i];\n"
+      "  out[get_global_id(0)] = sum;\n"
+      "}\n",
+      "-DFLOATS=" + std::to_string(floats), "declared");
+  auto kernel = client.kernel(spec);
+  auto out = client.allocate(sizeof(float) * items);
+  client.launch_with(kernel, ::cl::NDRange(items), ::cl::NDRange(items), out);
+  const auto got = client.download<float>(out, items);
+  for (std::size_t lid = 0; lid < items; ++lid) {
+    double want = 0;  // small integers: the float sum is exact
+    for (std::size_t i = lid; i < floats; i += items)
+      want += static_cast<double>((floats - 1 - i) % 1013);
+    REQUIRE(got[lid] == want);
+  }
+  if (client.device().declared_local_memory() > client.device().local_memory) {
+    CHECK(bytes > client.device().local_memory);
+  }
+}
+
 TEST_CASE("an empty selector picks the first GPU, else the first CPU", "[opencl][device]") {
   const auto devices = cl::list_devices();
   const auto chosen = cl::select_device("");

@@ -200,7 +200,8 @@ TEST_CASE(
 
 TEST_CASE(
     "the wgmma family is the configurations matmul_wgmma.cl builds (gemm_rules.hpp), its local "
-    "memory counted with the alignment pad and NVIDIA's overhead",
+    "memory counted with the alignment pad and NVIDIA's overhead, up to what compute capability "
+    "9.0 lets declared arrays take and two work-groups on a multiprocessor",
     "[ops][matmul]") {
   using tunekit::ops::gemm::WgmmaParams;
   CHECK(gemm::wgmma_builds(WgmmaParams{128, 128, 16, 4}));
@@ -210,7 +211,11 @@ TEST_CASE(
   CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{96, 128, 16, 2}));       // not whole warpgroups
   CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 96, 16, 2}));       // no such wgmma shape here
   CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 8, 2}));       // less than one k16 step
-  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 64, 2}));      // 64 KB of tiles
+  CHECK(gemm::wgmma_builds(WgmmaParams{128, 128, 64, 2}));            // 64 KB: past the 48 KB
+  CHECK(gemm::wgmma_builds(WgmmaParams{256, 128, 64, 3}));            // 144 KB: one per SM
+  CHECK(gemm::wgmma_builds(WgmmaParams{256, 128, 64, 4}));            // 193 KB with the pad
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{256, 128, 64, 5}));      // 241 KB: past 227 KB
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{256, 256, 64, 4}));      // 256 KB of tiles
   CHECK(gemm::wgmma_builds(WgmmaParams{128, 128, 16, 5, 128}));       // one warpgroup, 2 row blocks
   CHECK(gemm::wgmma_builds(WgmmaParams{256, 64, 32, 2, 128}));        // two of them
   CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{64, 128, 16, 2, 128}));  // less than WM rows
@@ -229,12 +234,31 @@ TEST_CASE(
   CHECK(gemm::wgmma_builds(WgmmaParams{64, 64, 32, 2, 64, 4}));
   CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{64, 64, 64, 2, 64, 4}));    // rows of 256 bytes
   CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{64, 128, 4, 4, 64, 4}));    // rows of 16 bytes
-  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 128, 32, 2, 64, 4}));  // 64 KB of tiles
+  CHECK(gemm::wgmma_builds(WgmmaParams{128, 128, 32, 2, 64, 4}));        // 64 KB of tiles
+  CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{128, 256, 32, 5, 64, 4}));  // 240 KB of tiles
   CHECK_FALSE(gemm::wgmma_builds(WgmmaParams{64, 128, 16, 3, 64, 8}));   // no 8-byte elements
   CHECK(gemm::wgmma_local_memory(WgmmaParams{64, 128, 16, 3, 64, 4}) == 37888);
-  std::size_t wgmma = 0;
-  for (const auto& name : matmul_candidates()) wgmma += name.rfind("wgmma[", 0) == 0;
+  // Two per multiprocessor (228 KB, 1 KB reserved for each): 65 KB and 101 KB do, 129 KB not.
+  CHECK(gemm::wgmma_two_per_multiprocessor(WgmmaParams{128, 128, 32, 4, 128}));
+  CHECK(gemm::wgmma_local_memory(WgmmaParams{128, 128, 32, 4, 128}) == 66560);
+  CHECK(gemm::wgmma_two_per_multiprocessor(WgmmaParams{64, 256, 16, 5, 64, 4}));        // 101 KB
+  CHECK_FALSE(gemm::wgmma_two_per_multiprocessor(WgmmaParams{128, 128, 64, 4}));        // 129 KB
+  CHECK_FALSE(gemm::wgmma_two_per_multiprocessor(WgmmaParams{64, 256, 16, 6, 64, 4}));  // 121 KB
+  std::size_t wgmma = 0, past_48k = 0, over_two = 0;
+  for (const auto& name : matmul_candidates()) {
+    if (name.rfind("wgmma[", 0) != 0) continue;
+    ++wgmma;
+    std::map<std::string, std::int64_t> field;
+    for (const auto& f : tunekit::parse_config(name.substr(6, name.size() - 7))) {
+      field[f.name] = f.value;
+    }
+    const WgmmaParams p{field["BM"], field["BN"], field["BK"], field["STAGES"], field["WM"]};
+    past_48k += gemm::wgmma_local_memory(p) > 49152;
+    over_two += !gemm::wgmma_two_per_multiprocessor(p);
+  }
   CHECK(wgmma >= 20);
+  CHECK(past_48k > 0);   // the declared limit, not the reported 48 KB, bounds the space
+  CHECK(over_two == 0);  // and the space keeps to two per multiprocessor
 }
 
 namespace {

@@ -26,7 +26,9 @@ struct DeviceInfo {
   std::string driver_version;
   cl_device_type type = 0;
   cl_uint compute_units = 0;
-  cl_ulong local_memory = 0;  ///< bytes of local memory per work-group
+  /// Bytes of local memory per work-group (CL_DEVICE_LOCAL_MEM_SIZE): all a kernel's __local
+  /// arguments may take; its declared __local arrays may take declared_local_memory().
+  cl_ulong local_memory = 0;
   std::size_t max_work_group_size = 0;
   std::vector<std::size_t> max_work_item_sizes;  ///< per dimension
   cl_ulong max_allocation = 0;                   ///< largest single buffer, bytes
@@ -53,6 +55,11 @@ struct DeviceInfo {
     return compute_capability_major > major ||
            (compute_capability_major == major && compute_capability_minor >= minor);
   }
+
+  /// Bytes of local memory a kernel's declared __local arrays may take in one work-group: more
+  /// than local_memory where the driver gives them more (NVIDIA, compute capability 9.0: 227 KB,
+  /// src/cl/declared_local_memory.hpp), else local_memory.
+  cl_ulong declared_local_memory() const noexcept;
 
   /// "OpenCL | <platform> | <platform version> | <device> | driver <v> | <n> CUs | <b> B local":
   /// everything that makes a tuning on this device differ from one on another.
