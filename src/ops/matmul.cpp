@@ -572,7 +572,7 @@ Space tensor_space() {
 // only (require_tensor_cores); elsewhere every configuration fails with that reason before a
 // build. The rules are gemm_rules.hpp's: the tiles are a declared __local array, so they may take
 // past the 48 KB NVIDIA reports, up to what leaves room for two work-groups on a multiprocessor.
-// Start points: the probe's best past 48 KB (docs/benchmarks.md, "Tenth round"): 128 x 128 tiles
+// Start points: the probe's best past 48 KB (docs/benchmarks.md, "Ninth round"): 128 x 128 tiles
 // on one warpgroup 32 deep in 4 stages (66.5 KB; 546 / 562 TFLOP/s at 4096 / 8192) and 64 x 256
 // tiles 32 deep in 4 stages (81 KB; 527 / 548); then the best within 48 KB (docs/benchmarks.md,
 // "Fourth round: a copy plan, two row blocks per warpgroup", and "Fifth round"): 128 x 128 tiles
