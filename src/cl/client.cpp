@@ -342,11 +342,12 @@ void Client::launch_failed(cl_int code, const ::cl::Kernel& kernel, const ::cl::
       kernel.getWorkGroupInfo(device_.device, CL_KERNEL_LOCAL_MEM_SIZE, &local_bytes) ==
           CL_SUCCESS &&
       local_bytes > device_.local_memory) {
-    // Past what __local arguments may take, within what declared arrays may (check_launch).
+    // Past what __local arguments may take, within what declared arrays may (check_launch):
+    // the likely cause, said after the driver's code (a spoiled context gives the same code).
     throw AutotuneError(ErrorKind::out_of_resources,
-                        std::to_string(local_bytes) + " bytes local memory needed by kernel '" +
-                            kernel_name(kernel) + "', the device has " +
-                            local_memory_limits(device_) + "\n" + error.message());
+                        error.message() + "\n" + std::to_string(local_bytes) +
+                            " bytes local memory needed by kernel '" + kernel_name(kernel) +
+                            "', the device has " + local_memory_limits(device_));
   }
   if (code == CL_INVALID_KERNEL_ARGS) {
     std::string source;

@@ -2,13 +2,18 @@
 // than CL_DEVICE_LOCAL_MEM_SIZE says. NVIDIA's OpenCL reports 48 KB and holds __local kernel
 // arguments to it, but on the H200 (compute capability 9.0, driver 580) a kernel's own __local
 // arrays of up to 99,328 bytes built, ran and validated (docs/opencl.md, docs/data/
-// h200-wgmma-big-local.log). The limit used is CUDA's for that capability; only up to 99 KB of it
-// was measured.
+// h200-wgmma-big-local.log); the wgmma spaces go up to 103,424 bytes (two work-groups per
+// multiprocessor), 4 KB past that. The limit used is CUDA's for that capability, not measured.
 #pragma once
 
 #include <cstddef>
 
 namespace tunekit::cl::detail {
+
+/// CL_DEVICE_LOCAL_MEM_SIZE on NVIDIA's OpenCL (the H100 and the H200, driver 580): what
+/// __local arguments may take. The tensor-core families that run from compute capability 8.0
+/// keep their declared tiles within it too: more was measured on 9.0 only.
+inline constexpr std::size_t nvidia_reported_local_memory = 49152;
 
 /// Shared memory of one multiprocessor of compute capability 9.0 (CUDA's
 /// sharedMemPerMultiprocessor there: 228 KB).

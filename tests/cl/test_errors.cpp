@@ -97,8 +97,10 @@ TEST_CASE("a kernel argument left unset is named by its index and name", "[openc
   }
 }
 
-TEST_CASE("local memory beyond the device's is out of resources, before launch",
-          "[opencl][errors]") {
+TEST_CASE(
+    "local memory beyond the device's is out of resources, named with the device's limits (before "
+    "launch, or from the driver where declared arrays may take more than __local arguments)",
+    "[opencl][errors]") {
   auto& client = shared_client();
   auto buffer = client.allocate(sizeof(float) * 64);
   auto kernel = client.kernel(test_kernel("add_local"));
@@ -108,6 +110,12 @@ TEST_CASE("local memory beyond the device's is out of resources, before launch",
   CHECK(e.kind() == ErrorKind::out_of_resources);
   CHECK_THAT(e.message(), Catch::Contains("bytes local memory") &&
                               Catch::Contains(std::to_string(client.device().local_memory)));
+  if (client.device().declared_local_memory() > client.device().local_memory) {
+    // The argument passed check_launch (held to the declared limit); the driver refused it.
+    CHECK_THAT(e.message(),
+               Catch::Contains(std::to_string(client.device().declared_local_memory())) &&
+                   Catch::Contains("for __local arguments"));
+  }
 
   // A static __local array past what the device lets declared arrays take (more than
   // local_memory on NVIDIA compute capability 9.0) fails to build or to launch, never silently.
