@@ -6,6 +6,9 @@
 //                   [--sizes 1024,2048] [--reps N] [--quick]
 // Output: one table row per (kernel, params, size): median ms, GFLOP/s or GB/s, max rel error,
 // PASS/FAIL.
+// Besides kernels/*.cl, the GEMM sweep runs the lab's own matmul_warp.cl (beside this file;
+// f32 only), a kernel of another structure measured against matmul_reg before it may become a
+// family (issue 32).
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS
@@ -13,6 +16,7 @@
 
 #include <CL/opencl.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -272,6 +276,12 @@ void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global,
               nd = param(p, "NDIMC", 16);
     global = cl::NDRange(ceil_div(N, nwg) * nd, ceil_div(M, mwg) * md);
     local = cl::NDRange(nd, md);
+  } else if (c.kernel == "matmul_warp") {  // tools/kernel_lab/matmul_warp.cl
+    const int gm = param(p, "GM", 2), gn = param(p, "GN", 2), wm = param(p, "WARPS_M", 4),
+              wn = param(p, "WARPS_N", 2);
+    const int bm = wm * 16 * gm, bn = wn * 32 * gn, threads = wm * wn * 32;
+    global = cl::NDRange(ceil_div(N, bn) * threads, ceil_div(M, bm));
+    local = cl::NDRange(threads, 1);
   } else {  // matmul_direct
     const int wptm = param(p, "WPTM", 8), vwn = param(p, "VWN", 8), nvec = param(p, "NVEC", 2);
     const int lx = param(p, "lx", 1), ly = param(p, "ly", 16);
@@ -502,8 +512,25 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
   auto add = [&](const std::string& file, const std::string& kernel, Params p) {
     v.push_back({file, kernel, std::move(p)});
   };
+  // The lab's own kernel (issue 32), read from beside this file: (GM, GN, WARPS_M, WARPS_N, BK).
+  auto add_warp = [&](std::initializer_list<std::array<int, 5>> configs) {
+    for (const auto& w : configs)
+      add("../tools/kernel_lab/matmul_warp.cl", "matmul_warp",
+          {{"GM", w[0]}, {"GN", w[1]}, {"WARPS_M", w[2]}, {"WARPS_N", w[3]}, {"BK", w[4]}});
+  };
   const bool gpu_grid = g_opt && !g_opt->grid.empty() ? g_opt->grid == "gpu" : lab.gpu;
   if (gpu_grid) {
+    add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
+              {2, 2, 4, 2, 16},
+              {2, 2, 2, 4, 16},  // 64 x 256 (BK 8 leaves A half a vector per work-item)
+              {2, 2, 2, 2, 8},   // 64 x 128 on 128 work-items
+              {2, 2, 2, 2, 16},
+              {1, 2, 4, 2, 16},   // 64 x 128 on 256, 32 outputs
+              {2, 4, 4, 2, 8},    // 128 x 256, 128 outputs per work-item (cuBLAS's share)
+              {2, 4, 4, 2, 16},   // (49.7 KB: a declared array past 48 KB on the H200)
+              {4, 2, 2, 4, 8},    // 128 x 256 the other way round
+              {4, 2, 4, 2, 8},    // 256 x 128
+              {4, 4, 2, 2, 8}});  // 128 x 128 on 128 work-items, 128 outputs
     add("matmul_naive.cl", "matmul_naive", {{"lx", 16}, {"ly", 16}});
     add("matmul_tiled.cl", "matmul_tiled", {{"TS", 16}});
     add("matmul_tiled.cl", "matmul_tiled", {{"TS", 32}});
@@ -615,6 +642,7 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
            {"DB", 1}});
     }
   } else {
+    add_warp({{2, 2, 4, 2, 8}, {2, 2, 2, 2, 16}, {1, 2, 4, 2, 16}});  // the lab's own, checked here
     add("matmul_naive.cl", "matmul_naive", {{"lx", 16}, {"ly", 16}});
     add("matmul_naive.cl", "matmul_naive", {{"lx", 64}, {"ly", 1}});
     add("matmul_tiled.cl", "matmul_tiled", {{"TS", 16}});
@@ -686,7 +714,7 @@ void gemm_suite(Lab& lab, const Options& o) {
     std::vector<GemmData> ed;
     for (auto& e : edges) ed.push_back(make_gemm(e[0], e[1], e[2], half, 7));
     for (size_t ci = 0; ci < grid.size(); ++ci) {
-      if (half && !valid[ci]) continue;
+      if (half && (!valid[ci] || grid[ci].kernel == "matmul_warp")) continue;  // f32 only
       double worst = 0;
       std::string why;
       for (size_t e = 0; e < ed.size(); ++e) {
