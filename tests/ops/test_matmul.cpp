@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tunekit/candidate_name.hpp>
 #include <tunekit/cl.hpp>
 #include <tunekit/local_tuner.hpp>
 #include <tunekit/ops/matmul.hpp>
@@ -246,14 +247,13 @@ TEST_CASE(
   CHECK_FALSE(gemm::wgmma_two_per_multiprocessor(WgmmaParams{64, 256, 16, 6, 64, 4}));  // 121 KB
   std::size_t wgmma = 0, past_48k = 0, over_two = 0;
   for (const auto& name : matmul_candidates()) {
-    if (name.rfind("wgmma[", 0) != 0) continue;
+    const auto parts = tunekit::split_candidate_name(name);
+    if (!parts || parts->space != "wgmma") continue;
     ++wgmma;
     std::map<std::string, std::int64_t> field;
-    for (const auto& f : tunekit::parse_config(name.substr(6, name.size() - 7))) {
-      field[f.name] = f.value;
-    }
+    for (const auto& f : tunekit::parse_config(parts->config)) field[f.name] = f.value;
     const WgmmaParams p{field["BM"], field["BN"], field["BK"], field["STAGES"], field["WM"]};
-    past_48k += gemm::wgmma_local_memory(p) > 49152;
+    past_48k += gemm::wgmma_local_memory(p) > tunekit::cl::detail::nvidia_reported_local_memory;
     over_two += !gemm::wgmma_two_per_multiprocessor(p);
   }
   CHECK(wgmma >= 20);
