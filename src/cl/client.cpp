@@ -23,12 +23,15 @@ namespace tunekit::cl {
 
 namespace {
 
-// "49152 (for __local arguments; 232448 for declared __local arrays)", or the one figure where
-// both are the same.
-std::string local_memory_limits(const DeviceInfo& device) {
-  const std::string arguments = std::to_string(device.local_memory);
-  if (device.declared_local_memory() == device.local_memory) return arguments;
-  return arguments + " (for __local arguments; " + std::to_string(device.declared_local_memory()) +
+// "N bytes local memory needed by kernel 'k', the device has 49152 (for __local arguments;
+// 232448 for declared __local arrays)", or one figure where both are the same: check_launch's
+// and launch_failed's words for a kernel past a local-memory limit.
+std::string local_memory_needed(cl_ulong bytes, const std::string& kernel,
+                                const DeviceInfo& device) {
+  std::string text = std::to_string(bytes) + " bytes local memory needed by kernel '" + kernel +
+                     "', the device has " + std::to_string(device.local_memory);
+  if (device.declared_local_memory() == device.local_memory) return text;
+  return text + " (for __local arguments; " + std::to_string(device.declared_local_memory()) +
          " for declared __local arrays)";
 }
 
@@ -211,9 +214,8 @@ void Client::check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& globa
           CL_SUCCESS &&
       local_bytes > device_.declared_local_memory()) {
     throw AutotuneError(ErrorKind::out_of_resources,
-                        std::to_string(local_bytes) + " bytes local memory needed by kernel '" +
-                            kernel_name(kernel) + "', the device has " +
-                            local_memory_limits(device_) + " (" + device_.device_name + ")");
+                        local_memory_needed(local_bytes, kernel_name(kernel), device_) + " (" +
+                            device_.device_name + ")");
   }
 }
 
@@ -344,10 +346,9 @@ void Client::launch_failed(cl_int code, const ::cl::Kernel& kernel, const ::cl::
       local_bytes > device_.local_memory) {
     // Past what __local arguments may take, within what declared arrays may (check_launch):
     // the likely cause, said after the driver's code (a spoiled context gives the same code).
-    throw AutotuneError(ErrorKind::out_of_resources,
-                        error.message() + "\n" + std::to_string(local_bytes) +
-                            " bytes local memory needed by kernel '" + kernel_name(kernel) +
-                            "', the device has " + local_memory_limits(device_));
+    throw AutotuneError(
+        ErrorKind::out_of_resources,
+        error.message() + "\n" + local_memory_needed(local_bytes, kernel_name(kernel), device_));
   }
   if (code == CL_INVALID_KERNEL_ARGS) {
     std::string source;
