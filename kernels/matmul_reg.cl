@@ -32,8 +32,6 @@
   Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load;
   vector global loads are used when K % VW == 0 (A) and N % VW == 0 (B), element loads otherwise
   (a uniform per-launch choice; buffers must be VW*4-byte aligned, as clCreateBuffer's are).
-  A work-group whose tiles lie wholly inside A, B and C (K % KWG == 0 too) runs a second copy of
-  the K loop without edge tests (K_TILES(0)).
 */
 #ifndef PRECISION
 #define PRECISION 32
@@ -158,18 +156,14 @@ typedef CAT(float, VW) floatV;
 typedef CAT(float, VWM) floatM;
 typedef CAT(float, VWN) floatN;
 
-// Global -> registers: this work-item's LA vectors of the A tile starting at column k0. EDGE 0:
-// the tile lies inside A and K % VW == 0, so vector loads without tests; otherwise each load is
-// tested against the edges, vector or element by element (vec).
+// Global -> registers: this work-item's LA vectors of the A tile starting at column k0.
 inline void load_a(__global const real* restrict A, float* ra, const int bm, const int k0,
-                   const int M, const int K, const int tid, const int vec, const int edge) {
+                   const int M, const int K, const int tid, const int vec) {
 #pragma unroll
   for (int l = 0; l < LA; ++l) {
     const int v = tid + l * NT;
     const int gr = bm + v / KV, gk = k0 + (v % KV) * VW;
-    if (!edge) {
-      CAT(TOARR_, VW)(CAT(GLOAD_, VW)(A, gr * K + gk), ra + l * VW);
-    } else if (vec) {
+    if (vec) {
       const floatV x = (gr < M && gk < K) ? CAT(GLOAD_, VW)(A, gr * K + gk) : (floatV)(0.0f);
       CAT(TOARR_, VW)(x, ra + l * VW);
     } else {
@@ -179,17 +173,14 @@ inline void load_a(__global const real* restrict A, float* ra, const int bm, con
   }
 }
 
-// Global -> registers: this work-item's LB vectors of the B tile starting at row k0 (edge: as
-// load_a's).
+// Global -> registers: this work-item's LB vectors of the B tile starting at row k0.
 inline void load_b(__global const real* restrict B, floatV* rb, const int bn, const int k0,
-                   const int N, const int K, const int tid, const int vec, const int edge) {
+                   const int N, const int K, const int tid, const int vec) {
 #pragma unroll
   for (int l = 0; l < LB; ++l) {
     const int v = tid + l * NT;
     const int gk = k0 + v / NV, gc = bn + (v % NV) * VW;
-    if (!edge) {
-      rb[l] = CAT(GLOAD_, VW)(B, gk * N + gc);
-    } else if (vec) {
+    if (vec) {
       rb[l] = (gk < K && gc < N) ? CAT(GLOAD_, VW)(B, gk * N + gc) : (floatV)(0.0f);
     } else {
       float t[VW];
@@ -215,59 +206,6 @@ inline void store_tiles(__local float (*As)[MWG + PADA], __local float (*Bs)[NWG
     *(__local floatV*)&Bs[v / NV][(v % NV) * VW] = rb[l];
   }
 }
-
-// One K tile's outer products from local buffer `cur` into acc.
-#define TILE_PRODUCT(cur)                                                                       \
-  do {                                                                                          \
-    _Pragma("unroll") for (int kk = 0; kk < KWG; ++kk) {                                        \
-      float a[WPTM], b[WPTN];                                                                   \
-      _Pragma("unroll") for (int i = 0; i < WPTM / VWM; ++i) {                                  \
-        const floatM x = *(__local const floatM*)&As[cur][kk][(i * MDIMC + ty) * VWM];          \
-        CAT(TOARR_, VWM)(x, a + i * VWM);                                                       \
-      }                                                                                         \
-      _Pragma("unroll") for (int j = 0; j < WPTN / VWN; ++j) {                                  \
-        const floatN x = *(__local const floatN*)&Bs[cur][kk][(j * NDIMC + tx) * VWN];          \
-        CAT(TOARR_, VWN)(x, b + j * VWN);                                                       \
-      }                                                                                         \
-      _Pragma("unroll") for (int i = 0; i < WPTM; ++i)                                          \
-        _Pragma("unroll") for (int j = 0; j < WPTN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]); \
-    }                                                                                           \
-  } while (0)
-
-// The K loop over this slice's tiles, its loads of one kind (EDGE, see load_a) throughout.
-#if DB
-#define K_TILES(EDGE)                                                                           \
-  do {                                                                                          \
-    load_a(A, ra, bm, first * KWG, M, K, tid, vecA, EDGE);                                      \
-    load_b(B, rb, bn, first * KWG, N, K, tid, vecB, EDGE);                                      \
-    store_tiles(As[0], Bs[0], ra, rb, tid);                                                     \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
-    for (int t = first; t < ntiles; ++t) {                                                      \
-      const int cur = (t - first) & 1;                                                          \
-      const int more = t + 1 < ntiles;                                                          \
-      if (more) { /* the next tile's global loads before computing on this one */               \
-        load_a(A, ra, bm, (t + 1) * KWG, M, K, tid, vecA, EDGE);                                \
-        load_b(B, rb, bn, (t + 1) * KWG, N, K, tid, vecB, EDGE);                                \
-      }                                                                                         \
-      TILE_PRODUCT(cur);                                                                        \
-      /* The other buffer was last read in iteration t-1, which ended with a barrier. */        \
-      if (more) store_tiles(As[cur ^ 1], Bs[cur ^ 1], ra, rb, tid);                             \
-      barrier(CLK_LOCAL_MEM_FENCE);                                                             \
-    }                                                                                           \
-  } while (0)
-#else
-#define K_TILES(EDGE)                                                                           \
-  do {                                                                                          \
-    for (int t = first; t < ntiles; ++t) {                                                      \
-      load_a(A, ra, bm, t * KWG, M, K, tid, vecA, EDGE);                                        \
-      load_b(B, rb, bn, t * KWG, N, K, tid, vecB, EDGE);                                        \
-      store_tiles(As[0], Bs[0], ra, rb, tid);                                                   \
-      barrier(CLK_LOCAL_MEM_FENCE);                                                             \
-      TILE_PRODUCT(0);                                                                          \
-      barrier(CLK_LOCAL_MEM_FENCE);                                                             \
-    }                                                                                           \
-  } while (0)
-#endif
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void matmul_reg(const int M, const int N, const int K, const float alpha, const float beta,
@@ -300,15 +238,50 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
   const int ntiles = (K + KWG - 1) / KWG;
 #endif
 
-  // A work-group whose tiles lie wholly inside the matrices runs a K loop without edge tests
-  // (EDGE 0); the others, and a split slice with no tiles, test every load (EDGE 1). Chosen
-  // once, outside the loop.
-  const int interior =
-      vecA && vecB && bm + MWG <= M && bn + NWG <= N && K % KWG == 0 && first < ntiles;
-  if (interior) {
-    K_TILES(0);
-  } else {
-    K_TILES(1);
+#if DB
+  load_a(A, ra, bm, first * KWG, M, K, tid, vecA);
+  load_b(B, rb, bn, first * KWG, N, K, tid, vecB);
+  store_tiles(As[0], Bs[0], ra, rb, tid);
+  barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+  for (int t = first; t < ntiles; ++t) {
+#if DB
+    const int cur = (t - first) & 1;
+    const int more = t + 1 < ntiles;
+    if (more) {  // issue the next tile's global loads before computing on the current one
+      load_a(A, ra, bm, (t + 1) * KWG, M, K, tid, vecA);
+      load_b(B, rb, bn, (t + 1) * KWG, N, K, tid, vecB);
+    }
+#else
+    const int cur = 0;
+    load_a(A, ra, bm, t * KWG, M, K, tid, vecA);
+    load_b(B, rb, bn, t * KWG, N, K, tid, vecB);
+    store_tiles(As[0], Bs[0], ra, rb, tid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+#pragma unroll
+    for (int kk = 0; kk < KWG; ++kk) {
+      float a[WPTM], b[WPTN];
+#pragma unroll
+      for (int i = 0; i < WPTM / VWM; ++i) {
+        const floatM x = *(__local const floatM*)&As[cur][kk][(i * MDIMC + ty) * VWM];
+        CAT(TOARR_, VWM)(x, a + i * VWM);
+      }
+#pragma unroll
+      for (int j = 0; j < WPTN / VWN; ++j) {
+        const floatN x = *(__local const floatN*)&Bs[cur][kk][(j * NDIMC + tx) * VWN];
+        CAT(TOARR_, VWN)(x, b + j * VWN);
+      }
+#pragma unroll
+      for (int i = 0; i < WPTM; ++i)
+#pragma unroll
+        for (int j = 0; j < WPTN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]);
+    }
+#if DB
+    // The other buffer was last read in iteration t-1, which ended with a barrier.
+    if (more) store_tiles(As[cur ^ 1], Bs[cur ^ 1], ra, rb, tid);
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
   }
 
 #pragma unroll
