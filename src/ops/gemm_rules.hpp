@@ -1,9 +1,10 @@
 // The rules of the GEMM kernels on the host, in one place: for the blocked kernel
-// (kernels/matmul_reg.cl) and the tensor-core ones (matmul_tc.cl, matmul_wgmma.cl,
-// matmul_tf32.cl), what each kernel's #error lines demand of its macros and the local memory it
-// declares, and the padding the shipped op builds the blocked kernel with. matmul's parameter space
-// (src/ops/matmul.cpp) and the kernel lab (tools/kernel_lab, built apart: this header needs nothing
-// but the standard library and declared_local_memory.hpp) use them.
+// (kernels/matmul_reg.cl), the staged one (matmul_staged.cl) and the tensor-core ones
+// (matmul_tc.cl, matmul_wgmma.cl, matmul_tf32.cl), what each kernel's #error lines demand of its
+// macros and the local memory it declares, and the padding the shipped op builds the blocked kernel
+// with. matmul's parameter space (src/ops/matmul.cpp) and the kernel lab (tools/kernel_lab, built
+// apart: this header needs nothing but the standard library and declared_local_memory.hpp) use
+// them.
 #pragma once
 
 #include <cstddef>
@@ -192,6 +193,48 @@ constexpr bool tf32_builds(const Tf32Params& p) {
          p.wm * p.wn <= 64 * 64 && (p.bm * p.bk / 4) % threads == 0 &&
          (p.bk * p.bn / 4) % threads == 0 && p.stages >= 2 && p.stages <= 4 &&
          tf32_local_memory(p) <= cl::detail::nvidia_reported_local_memory;
+}
+
+}  // namespace tunekit::ops::gemm
+
+namespace tunekit::ops::gemm {
+
+/// The macros of matmul_staged.cl: matmul_reg.cl's register blocks (an MWG x NWG tile of C per
+/// work-group of MDIMC x NDIMC, local-memory reads of VWM and VWN floats) over tiles KWG deep,
+/// copied by cp.async into STAGES local-memory buffers from A transposed.
+struct StagedParams {
+  std::int64_t mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages;
+};
+
+/// The staged kernel runs where NVIDIA's compute capability is at least this (cp.async: PTX ISA,
+/// sm_80).
+inline constexpr unsigned staged_min_major = 8, staged_min_minor = 0;
+
+/// M and N must be multiples of this: each row of At (K x M) and B (K x N) is copied in 16-byte
+/// chunks of 4 floats.
+inline constexpr std::int64_t staged_alignment = 4;
+
+/// Work-items per work-group.
+constexpr std::size_t staged_work_group_size(const StagedParams& p) {
+  return static_cast<std::size_t>(p.mdimc * p.ndimc);
+}
+
+/// Bytes of local memory the kernel takes: STAGES tiles of A (KWG x MWG) and of B (KWG x NWG)
+/// floats, plus NVIDIA's overhead (tensor_local_overhead).
+constexpr std::size_t staged_local_memory(const StagedParams& p) {
+  return static_cast<std::size_t>(p.stages * p.kwg * (p.mwg + p.nwg) * 4) + tensor_local_overhead;
+}
+
+/// Whether `p` passes matmul_staged.cl's #error checks: tile rows of whole 16-byte chunks, the
+/// work-items' blocks dividing the tile in vectors, every work-item copying whole chunks of each
+/// tile, at least 2 stages.
+constexpr bool staged_builds(const StagedParams& p) {
+  if (p.mdimc <= 0 || p.ndimc <= 0 || p.vwm <= 0 || p.vwn <= 0 || p.kwg <= 0) return false;
+  const std::int64_t threads = p.mdimc * p.ndimc;
+  const std::int64_t a_chunks = p.kwg * (p.mwg / 4), b_chunks = p.kwg * (p.nwg / 4);
+  return p.mwg % 4 == 0 && p.nwg % 4 == 0 && p.mwg % (p.mdimc * p.vwm) == 0 &&
+         p.nwg % (p.ndimc * p.vwn) == 0 && a_chunks % threads == 0 && b_chunks % threads == 0 &&
+         a_chunks >= threads && b_chunks >= threads && p.stages >= 2;
 }
 
 }  // namespace tunekit::ops::gemm

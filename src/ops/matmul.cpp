@@ -19,6 +19,7 @@
 #include "scratch.hpp"
 #include "sizes.hpp"
 #include "tf32_operands.hpp"
+#include "transposed_operand.hpp"
 #include "tunekit/candidate_name.hpp"
 #include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/cl/program_cache.hpp"
@@ -42,7 +43,8 @@ enum class Algorithm {
   tensor,
   wgmma,
   tf32,
-  wgmma_tf32
+  wgmma_tf32,
+  staged
 };
 
 // The split family's partial products: one buffer per client and thread, shared by every
@@ -110,6 +112,36 @@ void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType d
   }
 }
 
+// The staged family's demands, checked before anything is built: f32 storage and M and N
+// multiples of 4 (rows of At and B copied in 16-byte chunks; a refusal of kind `launch`, a
+// property of the call), then an NVIDIA device of compute capability 8.0 or higher (cp.async
+// through inline PTX; PoCL and every other device never compile it).
+void require_staged(const cl::Client& client, DType dtype, std::size_t m, std::size_t n) {
+  if (dtype != DType::f32) {
+    throw AutotuneError(ErrorKind::launch, "the staged family takes f32 storage, not " +
+                                               std::string(to_string(dtype)));
+  }
+  constexpr auto step = static_cast<std::size_t>(gemm::staged_alignment);
+  if (m % step != 0 || n % step != 0) {
+    throw AutotuneError(ErrorKind::launch, "the staged family needs M and N multiples of " +
+                                               std::to_string(step) + " (M = " + std::to_string(m) +
+                                               ", N = " + std::to_string(n) + ")");
+  }
+  const cl::DeviceInfo& device = client.device();
+  if (!device.nvidia ||
+      !device.compute_capability_at_least(gemm::staged_min_major, gemm::staged_min_minor)) {
+    throw AutotuneError(
+        ErrorKind::out_of_resources,
+        "no cp.async: the staged family needs an NVIDIA device of compute capability " +
+            std::to_string(gemm::staged_min_major) + "." + std::to_string(gemm::staged_min_minor) +
+            " or higher; this one is " +
+            (device.nvidia ? "NVIDIA of compute capability " +
+                                 std::to_string(device.compute_capability_major) + "." +
+                                 std::to_string(device.compute_capability_minor)
+                           : "not NVIDIA (" + device.platform_name + ")"));
+  }
+}
+
 bool uses_tensor_cores(Algorithm algorithm) {
   return algorithm == Algorithm::tensor || algorithm == Algorithm::wgmma ||
          algorithm == Algorithm::tf32 || algorithm == Algorithm::wgmma_tf32;
@@ -167,8 +199,15 @@ class GemmKernel {
     if (uses_tensor_cores(algorithm_)) {
       require_tensor_cores(client, algorithm_, a.dtype, n, k, math);
     }
+    if (algorithm_ == Algorithm::staged) require_staged(client, a.dtype, m, n);
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
+    if (algorithm_ == Algorithm::staged) {
+      // A transposed first (matmul_staged.cl says why).
+      const ::cl::Buffer at = detail::transposed_a(client, a.buffer, m, k);
+      client.launch_with(kernel, global, local, M, N, K, alpha, beta, at, b.buffer, c.buffer);
+      return;
+    }
     if (algorithm_ == Algorithm::wgmma_tf32) {
       // A rounded and B transposed and rounded first (tf32_operands.hpp says why).
       const auto operands = detail::tf32_operands(client, a.buffer, b.buffer, m, n, k);
@@ -196,12 +235,11 @@ class GemmKernel {
 
   std::string fingerprint() const {
     std::string text = f32_.fingerprint() + f16_.fingerprint() + bf16_.fingerprint();
-    if (algorithm_ == Algorithm::wgmma_tf32) {
-      text += detail::tf32_round_spec().fingerprint() + detail::tf32_transpose_spec().fingerprint();
-    }
     if (splits_ > 1) {
       text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint() +
               sum_spec(DType::bf16).fingerprint();
+    } else {
+      for (const cl::KernelSpec* other : companions(DType::f32)) text += other->fingerprint();
     }
     return text;
   }
@@ -213,6 +251,7 @@ class GemmKernel {
     if (uses_tensor_cores(algorithm_)) {
       require_tensor_cores(client, algorithm_, a.dtype, b.cols, a.cols, math);
     }
+    if (algorithm_ == Algorithm::staged) require_staged(client, a.dtype, a.rows, b.cols);
     (void)client.program(spec(a.dtype));
     for (const cl::KernelSpec* other : companions(a.dtype)) (void)client.program(*other);
   }
@@ -227,13 +266,15 @@ class GemmKernel {
   }
 
  private:
-  // The programs a call runs beside its kernel: the split product's sum, or the TF32 operands'
-  // passes (one owner for what prepare() builds and keep() stores).
+  // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
+  // passes, or the staged family's transpose of A (one owner for what prepare() builds and
+  // keep() stores; fingerprint() covers every storage's sum).
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     if (splits_ > 1) return {&sum_spec(dtype)};
     if (algorithm_ == Algorithm::wgmma_tf32) {
       return {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()};
     }
+    if (algorithm_ == Algorithm::staged) return {&detail::transpose_spec(false)};
     return {};
   }
   static std::size_t slices_of(const Config& config) {
@@ -273,6 +314,8 @@ class GemmKernel {
         return "matmul_wgmma.cl";
       case Algorithm::tf32:
         return "matmul_tf32.cl";
+      case Algorithm::staged:
+        return "matmul_staged.cl";
     }
     return "";
   }
@@ -297,6 +340,8 @@ class GemmKernel {
         return "matmul_wgmma";
       case Algorithm::tf32:
         return "matmul_tf32";
+      case Algorithm::staged:
+        return "matmul_staged";
     }
     return "";
   }
@@ -348,6 +393,7 @@ class GemmKernel {
       }
       case Algorithm::blocked:
       case Algorithm::split:
+      case Algorithm::staged:
         return {
             ::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"), ceil_div(m, p("MWG")) * p("MDIMC")),
             ::cl::NDRange(p("NDIMC"), p("MDIMC"))};
@@ -659,14 +705,17 @@ Space tf32_space() {
       .start_at("BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0");
 }
 
-// Whether N and K of every call the key serves are multiples of `step` (a power of two up to
-// 16): each a power of two of at least `step`, or a multiple of 16.
+// Whether every size of a key's dimension (its anchor and fit) is a multiple of `step` (a power
+// of two up to 16): a power of two of at least `step`, or a multiple of 16.
+bool every_size_multiple_of(std::uint64_t anchor_, DimFit fit, std::uint64_t step) {
+  return (fit == DimFit::pow2 && anchor_ >= step) || fit == DimFit::m16_high ||
+         fit == DimFit::m16_low;
+}
+
+// Whether N and K of every call the key serves are multiples of `step`.
 bool n_and_k_multiples_of(const MatmulKey& key, std::uint64_t step) {
-  const auto every_size = [step](std::uint64_t anchor_, DimFit fit) {
-    return (fit == DimFit::pow2 && anchor_ >= step) || fit == DimFit::m16_high ||
-           fit == DimFit::m16_low;
-  };
-  return every_size(key.n, key.n_fit) && every_size(key.k, key.k_fit);
+  return every_size_multiple_of(key.n, key.n_fit, step) &&
+         every_size_multiple_of(key.k, key.k_fit, step);
 }
 
 // The tensor family is measured for 16-bit keys whose N and K are multiples of 8 for every call
@@ -692,6 +741,57 @@ TuneGroup<MatmulKey> tf32_group() {
       });
 }
 
+// The staged kernel's macros of a configuration.
+gemm::StagedParams staged_params(const Config& c) {
+  return {c["MWG"], c["NWG"], c["KWG"], c["MDIMC"], c["NDIMC"], c["VWM"], c["VWN"], c["STAGES"]};
+}
+
+// matmul_reg.cl's register blocks over tiles copied by cp.async from A transposed
+// (kernels/matmul_staged.cl): each call first writes A transposed into a kept buffer
+// (transposed_operand.hpp; about 1% of the product at 4096 by its bytes). NVIDIA compute
+// capability 8.0 and up, f32 keys whose M and N are multiples of 4 (staged_group; elsewhere
+// every configuration fails with its reason before a build). The rules are gemm_rules.hpp's, and
+// blocked's bound on outputs per work-item. Start points: the kernel lab's best on the H200
+// (docs/benchmarks.md, "matmul (fp32) on the NVIDIA H200"): 128 x 128 tiles 16 deep in 2
+// stages on 16 x 16 work-items (47.3 / 48.0 TFLOP/s at 4096 / 8192, against 45.3 / 46.1 for
+// blocked's winner in the same call) and on 8 x 32 (46.6 / 47.2).
+Space staged_space() {
+  const auto outputs = [](const Config& c) {
+    return (c["MWG"] / c["MDIMC"]) * (c["NWG"] / c["NDIMC"]);
+  };
+  return space("staged")
+      .parameter("MWG", {64, 128})
+      .parameter("NWG", {64, 128})
+      .parameter("KWG", {8, 16, 32})
+      .parameter("MDIMC", {8, 16, 32})
+      .parameter("NDIMC", {8, 16, 32})
+      .parameter("VWM", {2, 4})
+      .parameter("VWN", {2, 4})
+      .parameter("STAGES", {2, 3, 4})
+      .where("4 <= WPTM*WPTN <= 64",
+             [=](const Config& c) { return outputs(c) >= 4 && outputs(c) <= 64; },
+             {"MWG", "NWG", "MDIMC", "NDIMC"})
+      .where("matmul_staged.cl builds (its #error rules: gemm_rules.hpp)",
+             [](const Config& c) { return gemm::staged_builds(staged_params(c)); })
+      .work_group_size(
+          [](const Config& c) { return gemm::staged_work_group_size(staged_params(c)); })
+      .local_memory([](const Config& c) { return gemm::staged_local_memory(staged_params(c)); })
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=4,STAGES=2")
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2");
+}
+
+// The staged family is measured for f32 keys whose M and N are multiples of 4 for every call the
+// key serves (a power of two of at least 4, or a multiple of 16), skipped elsewhere.
+TuneGroup<MatmulKey> staged_group() {
+  return TuneGroup<MatmulKey>("f32, M and N multiples of 4", [](const MatmulKey& key) {
+    constexpr auto step = static_cast<std::uint64_t>(gemm::staged_alignment);
+    return key.dtype == DType::f32 && every_size_multiple_of(key.m, key.m_fit, step) &&
+                   every_size_multiple_of(key.n, key.n_fit, step)
+               ? 0
+               : -1;
+  });
+}
+
 auto factory(Algorithm algorithm) {
   return [algorithm](const Config& config) { return GemmKernel(algorithm, config); };
 }
@@ -706,7 +806,8 @@ constexpr Family families[] = {
     {direct_space, Algorithm::direct}, {blocked_space, Algorithm::blocked},
     {skinny_space, Algorithm::skinny}, {split_space, Algorithm::split},
     {tensor_space, Algorithm::tensor}, {wgmma_space, Algorithm::wgmma},
-    {tf32_space, Algorithm::tf32},     {wgmma_tf32_space, Algorithm::wgmma_tf32}};
+    {tf32_space, Algorithm::tf32},     {wgmma_tf32_space, Algorithm::wgmma_tf32},
+    {staged_space, Algorithm::staged}};
 
 // Whether `math` is one of MatmulMath's values (a cast integer may be neither).
 bool known_math(MatmulMath math) { return math == MatmulMath::ieee || math == MatmulMath::tf32; }
@@ -921,6 +1022,7 @@ auto make_set() {
       .with(families[7].space(), factory(families[7].algorithm), tensor_group())
       .with(families[8].space(), factory(families[8].algorithm), tf32_group())
       .with(families[9].space(), factory(families[9].algorithm), tf32_group())
+      .with(families[10].space(), factory(families[10].algorithm), staged_group())
       .validate_with(HostReference{
           sampled_product, same_samples,
           [](cl::Client& client, const DeviceMatrix&, const DeviceMatrix&, const DeviceMatrix& c,

@@ -18,6 +18,7 @@
 #include "../../bench/shape_lists.hpp"
 #include "../../src/ops/gemm_rules.hpp"
 #include "../../src/ops/tf32_operands.hpp"
+#include "../../src/ops/transposed_operand.hpp"
 #include "ops_support.hpp"
 
 using namespace tunekit;
@@ -92,7 +93,9 @@ std::vector<std::string> sampled_candidates() {
 // Each candidate on each problem (f32, alpha = 1.5, beta = 0) within 1e-5 of the reference;
 // a candidate over this device's or kernel's limits (registers cap NVIDIA's work-groups at 256)
 // must say so, as out of resources, before anything runs. The tensor-core families refuse an
-// IEEE f32 call itself (16-bit storage, or TF32 not allowed): a launch error, on every device.
+// IEEE f32 call itself (16-bit storage, or TF32 not allowed): a launch error, on every device;
+// so does the staged family a call whose M or N is not a multiple of 4, and a device without
+// cp.async it refuses as out of resources.
 void check_candidates(tunekit::cl::Client& client, const std::vector<std::string>& candidates,
                       std::initializer_list<Problem> problems) {
   for (const auto& candidate : candidates) {
@@ -106,10 +109,17 @@ void check_candidates(tunekit::cl::Client& client, const std::vector<std::string
         const bool tensor_core =
             candidate.rfind("tensor[", 0) == 0 || candidate.rfind("wgmma[", 0) == 0 ||
             candidate.rfind("tf32[", 0) == 0 || candidate.rfind("wgmma_tf32[", 0) == 0;
+        const bool staged = candidate.rfind("staged[", 0) == 0;
         if (tensor_core) {
           CHECK(e.kind() == ErrorKind::launch);
           CHECK_THAT(e.what(),
                      Catch::Contains("bf16 storage") || Catch::Contains("MatmulMath::tf32"));
+        } else if (staged && (p.m % 4 != 0 || p.n % 4 != 0)) {
+          CHECK(e.kind() == ErrorKind::launch);
+          CHECK_THAT(e.what(), Catch::Contains("the staged family needs M and N multiples of 4"));
+        } else if (staged) {
+          CHECK(e.kind() == ErrorKind::out_of_resources);
+          CHECK_THAT(e.what(), Catch::Contains("no cp.async"));
         } else {
           CHECK(e.kind() == ErrorKind::out_of_resources);
         }
@@ -132,12 +142,13 @@ std::vector<std::string> every_nth(const std::string& family, std::size_t stride
 
 }  // namespace
 
-TEST_CASE("matmul has all ten algorithms and a blocked space of at least 500 configurations",
+TEST_CASE("matmul has all eleven algorithms and a blocked space of at least 500 configurations",
           "[ops][matmul]") {
   const auto all = matmul_candidates();
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
-  CHECK(per_family.size() == 10);
+  CHECK(per_family.size() == 11);
+  CHECK(per_family["staged"] >= 100);
   CHECK(per_family["tensor"] >= 20);
   CHECK(per_family["wgmma"] >= 20);
   CHECK(per_family["tf32"] >= 20);
@@ -617,6 +628,133 @@ TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does
 }
 
 TEST_CASE(
+    "the staged family is exactly the configurations matmul_staged.cl builds (gemm_rules.hpp) "
+    "with 4 to 64 outputs per work-item, and the kernel's #error lines agree",
+    "[ops][matmul][opencl]") {
+  using tunekit::ops::gemm::staged_builds;
+  using tunekit::ops::gemm::StagedParams;
+  CHECK(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2}));
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 8, 16, 16, 4, 4, 2}));  // 128 chunks, 256 items
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 32, 8, 4, 4, 2}));  // MWG % (MDIMC*VWM)
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 1}));   // one stage
+  // STAGES * KWG * (MWG + NWG) floats, and NVIDIA's 16 bytes.
+  CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3}) ==
+        3 * 16 * (128 + 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
+  // The space: every combination of its values that the rules allow, and nothing else.
+  std::size_t expected = 0;
+  for (std::int64_t mwg : {64, 128})
+    for (std::int64_t nwg : {64, 128})
+      for (std::int64_t kwg : {8, 16, 32})
+        for (std::int64_t md : {8, 16, 32})
+          for (std::int64_t nd : {8, 16, 32})
+            for (std::int64_t vwm : {2, 4})
+              for (std::int64_t vwn : {2, 4})
+                for (std::int64_t stages : {2, 3, 4}) {
+                  const auto outputs = (mwg / md) * (nwg / nd);
+                  expected += outputs >= 4 && outputs <= 64 &&
+                              staged_builds(StagedParams{mwg, nwg, kwg, md, nd, vwm, vwn, stages});
+                }
+  std::size_t staged = 0;
+  for (const auto& name : matmul_candidates()) staged += name.rfind("staged[", 0) == 0;
+  CHECK(staged == expected);
+  CHECK(expected >= 100);
+  // The kernel refuses what the rules refuse (copies at once: builds on any device).
+  tunekit::cl::Client& client = test::default_client();
+  const auto spec = [](const std::string& macros) {
+    return tunekit::cl::KernelSpec::embedded("matmul_staged.cl", "-DCP_ASYNC=0 " + macros,
+                                             "matmul_staged");
+  };
+  CHECK_NOTHROW(client.program(
+      spec("-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2")));
+  CHECK_THROWS_WITH(
+      client.program(
+          spec("-DMWG=64 -DNWG=64 -DKWG=8 -DMDIMC=16 -DNDIMC=16 -DVWM=4 -DVWN=4 -DSTAGES=2")),
+      Catch::Contains("each tile whole 16-byte chunks for every work-item"));
+  CHECK_THROWS_WITH(
+      client.program(
+          spec("-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=1")),
+      Catch::Contains("STAGES >= 2"));
+}
+
+TEST_CASE(
+    "matmul_staged.cl's tiles, stages and edges are right on every device (its copies done at "
+    "once, CP_ASYNC=0): partial tiles, K not a multiple of the tile, alpha and beta",
+    "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  struct Staged {
+    int mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages;
+  };
+  for (const Staged& g : {Staged{64, 64, 16, 8, 8, 4, 4, 2}, Staged{64, 64, 8, 8, 8, 4, 4, 3},
+                          Staged{128, 64, 16, 16, 8, 2, 4, 4}, Staged{32, 64, 32, 8, 8, 2, 4, 3}}) {
+    const auto spec = tunekit::cl::KernelSpec::embedded(
+        "matmul_staged.cl",
+        "-DCP_ASYNC=0 -DMWG=" + std::to_string(g.mwg) + " -DNWG=" + std::to_string(g.nwg) +
+            " -DKWG=" + std::to_string(g.kwg) + " -DMDIMC=" + std::to_string(g.mdimc) +
+            " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
+            " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages),
+        "matmul_staged");
+    // M and N multiples of 4 (the kernel's demand); 1 and 37 K tiles, tiles cut at every edge.
+    for (const Problem p :
+         {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{200, 260, 36}}) {
+      INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
+                  << " m=" << p.m << " n=" << p.n << " k=" << p.k);
+      const auto a = random_values(p.m * p.k, 1), b = random_values(p.k * p.n, 2),
+                 c0 = random_values(p.m * p.n, 3);
+      std::vector<float> at(a.size());
+      for (std::size_t i = 0; i < p.m; ++i)
+        for (std::size_t q = 0; q < p.k; ++q) at[q * p.m + i] = a[i * p.k + q];
+      auto c = client.upload(c0);
+      ::cl::Kernel kernel = client.kernel(spec);
+      const float alpha = 1.5f, beta = -0.5f;
+      client.launch_with(
+          kernel,
+          ::cl::NDRange((p.n + g.nwg - 1) / g.nwg * g.ndimc, (p.m + g.mwg - 1) / g.mwg * g.mdimc),
+          ::cl::NDRange(g.ndimc, g.mdimc), static_cast<cl_int>(p.m), static_cast<cl_int>(p.n),
+          static_cast<cl_int>(p.k), alpha, beta, client.upload(at), client.upload(b), c);
+      const auto got = client.download<float>(c, p.m * p.n);
+      double worst = 0;
+      for (std::size_t i = 0; i < p.m; ++i)
+        for (std::size_t j = 0; j < p.n; ++j) {
+          double sum = 0;
+          for (std::size_t q = 0; q < p.k; ++q)
+            sum += static_cast<double>(a[i * p.k + q]) * b[q * p.n + j];
+          const double want = alpha * sum + beta * static_cast<double>(c0[i * p.n + j]);
+          worst =
+              std::max(worst, std::fabs(got[i * p.n + j] - want) / std::max(1.0, std::fabs(want)));
+        }
+      CHECK(worst < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("transposed_a writes A transposed bit for bit, whole tiles and edges",
+          "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  for (const auto& [m, k] : {std::pair<std::size_t, std::size_t>{67, 130}, {128, 64}, {1, 5}}) {
+    INFO("m=" << m << " k=" << k);
+    const auto a = random_values(m * k, 9);
+    const auto at = client.download<float>(
+        tunekit::ops::detail::transposed_a(client, client.upload(a), m, k), m * k);
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < m; ++i)
+      for (std::size_t q = 0; q < k; ++q) wrong += at[q * m + i] != a[i * k + q];
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE(
+    "staged matmul candidates are correct where M and N are multiples of 4, on devices with "
+    "cp.async; elsewhere they say so before a build",
+    "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  auto staged = every_nth("staged", 29);  // each value of each parameter
+  staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=4,STAGES=2]");
+  staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2]");
+  REQUIRE(staged.size() >= 8);
+  check_candidates(client, staged, {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}});
+}
+
+TEST_CASE(
     "matmul_key refuses a math that is neither ieee nor tf32 (a cast integer) as an invalid key, "
     "also for 16-bit storage, whose keys drop the math",
     "[ops][matmul]") {
@@ -723,13 +861,16 @@ TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for 
   // with K at least 16 times the rows (40 x 1000 x 700: the key's m = 64, k = 1024), and for K
   // as long as a one-past-a-power-of-two M or N (65 x 130 x 130: anchors 128, 256, 256); not for
   // 65 x 130 x 70 or 3 x 130 x 70 (K below N, and too few rows or K too short).
+  // The staged family is measured where every call of the key has M and N multiples of 4 (64 x
+  // 128 x 70), skipped elsewhere (on a device without cp.async its candidates fail unbuilt).
   struct Case {
     Problem problem;
-    bool split;
+    bool split, staged;
   };
-  for (const auto& [p, split] :
-       {Case{{3, 130, 70}, false}, Case{{65, 130, 70}, false}, Case{{20, 30, 700}, true},
-        Case{{40, 1000, 700}, true}, Case{{65, 130, 130}, true}}) {
+  for (const auto& [p, split, staged] :
+       {Case{{3, 130, 70}, false, false}, Case{{65, 130, 70}, false, false},
+        Case{{20, 30, 700}, true, false}, Case{{40, 1000, 700}, true, false},
+        Case{{65, 130, 130}, true, false}, Case{{64, 128, 70}, false, true}}) {
     INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
     CHECK(run_and_check(client, "", p, DType::f32, 1.0f, 0.0f) < 1e-5);
     const auto report =
@@ -744,6 +885,7 @@ TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for 
     CHECK(candidates["skinny"] == 270);
     CHECK((measured["skinny"] > 0) == (p.m <= 64));
     CHECK((measured["split"] > 0) == split);
+    CHECK((measured["staged"] > 0) == staged);
   }
 }
 

@@ -6,9 +6,9 @@
 //                   [--sizes 1024,2048] [--reps N] [--quick]
 // Output: one table row per (kernel, params, size): median ms, GFLOP/s or GB/s, max rel error,
 // PASS/FAIL.
-// Besides kernels/*.cl, the GEMM sweep runs the lab's own matmul_warp.cl (beside this file;
-// f32 only), a kernel of another structure measured against matmul_reg before it may become a
-// family (issue 32).
+// Besides kernels/*.cl, the GEMM sweep runs the lab's own matmul_warp.cl (beside this file; f32
+// only), a kernel of another structure measured against matmul_reg (issue 32). matmul_staged.cl
+// takes A transposed: the lab transposes it on the host, so its time is not in the kernel's.
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS
@@ -200,7 +200,8 @@ struct Lab {
     if (!sources.count(file)) sources[file] = read_text(kernel_dir + "/" + file);
     cl::Program prog(ctx, sources[file]);
     try {
-      prog.build({dev}, opts.c_str());
+      // -I: a kernel's #include "tensor_core.cl" is found beside it, as the op's expansion does.
+      prog.build({dev}, (opts + " -I " + kernel_dir).c_str());
     } catch (const cl::Error&) {
       err = "build failed: " + prog.getBuildInfo<CL_PROGRAM_BUILD_LOG>(dev).substr(0, 400);
       return cl::Program();
@@ -271,7 +272,7 @@ void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global,
     const int ts = param(p, "TS", 16);
     global = cl::NDRange(round_up(N, ts), round_up(M, ts));
     local = cl::NDRange(ts, ts);
-  } else if (c.kernel == "matmul_reg") {
+  } else if (c.kernel == "matmul_reg" || c.kernel == "matmul_staged") {
     const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), md = param(p, "MDIMC", 16),
               nd = param(p, "NDIMC", 16);
     global = cl::NDRange(ceil_div(N, nwg) * nd, ceil_div(M, mwg) * md);
@@ -349,6 +350,7 @@ double gemm_error(const GemmData& d, const std::vector<float>& c, float alpha, f
 
 struct GemmBuffers {
   cl::Buffer A, B, C;
+  cl::Buffer At;  // A transposed (K x M), for matmul_staged.cl; f32 only
   bool half;
   size_t M, N, K;
 };
@@ -363,9 +365,12 @@ GemmBuffers upload(Lab& lab, const GemmData& d, bool half) {
     for (size_t i = 0; i < v.size(); ++i) h[i] = to_half(v[i]);
     return cl::Buffer(lab.ctx, f | CL_MEM_COPY_HOST_PTR, v.size() * es, h.data());
   };
+  std::vector<float> at(half ? 0 : d.a.size());
+  for (size_t i = 0; i < at.size(); ++i) at[(i % d.K) * d.M + i / d.K] = d.a[i];
   return {buf(d.a, CL_MEM_READ_ONLY),
           buf(d.b, CL_MEM_READ_ONLY),
           buf(d.c0, CL_MEM_READ_WRITE),
+          half ? cl::Buffer() : buf(at, CL_MEM_READ_ONLY),
           half,
           d.M,
           d.N,
@@ -412,8 +417,10 @@ struct GemmResult {
 std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfig& c,
                                                        const GemmBuffers& g, float alpha,
                                                        float beta, std::string& why) {
+  // matmul_staged.cl copies with cp.async on NVIDIA, at once elsewhere.
+  const std::string async = c.kernel == "matmul_staged" && !lab.nvidia ? " -DCP_ASYNC=0" : "";
   cl::Program prog =
-      lab.program(c.file, build_options(c.p) + (g.half ? " -DPRECISION=16" : ""), why);
+      lab.program(c.file, build_options(c.p) + (g.half ? " -DPRECISION=16" : "") + async, why);
   if (!prog()) return {};
   auto k = std::make_shared<cl::Kernel>(prog, c.kernel.c_str());
   k->setArg(0, int(g.M));
@@ -421,7 +428,7 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   k->setArg(2, int(g.K));
   k->setArg(3, alpha);
   k->setArg(4, beta);
-  k->setArg(5, g.A);
+  k->setArg(5, c.kernel == "matmul_staged" ? g.At : g.A);
   k->setArg(6, g.B);
   k->setArg(7, g.C);
   cl::NDRange global, local;
@@ -518,8 +525,39 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
       add("../tools/kernel_lab/matmul_warp.cl", "matmul_warp",
           {{"GM", w[0]}, {"GN", w[1]}, {"WARPS_M", w[2]}, {"WARPS_N", w[3]}, {"BK", w[4]}});
   };
+  // matmul_staged.cl: (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, STAGES).
+  auto add_async = [&](std::initializer_list<std::array<int, 8>> configs) {
+    for (const auto& a : configs)
+      add("matmul_staged.cl", "matmul_staged",
+          {{"MWG", a[0]},
+           {"NWG", a[1]},
+           {"KWG", a[2]},
+           {"MDIMC", a[3]},
+           {"NDIMC", a[4]},
+           {"VWM", a[5]},
+           {"VWN", a[6]},
+           {"STAGES", a[7]}});
+  };
   const bool gpu_grid = g_opt && !g_opt->grid.empty() ? g_opt->grid == "gpu" : lab.gpu;
   if (gpu_grid) {
+    add_async({{128, 128, 16, 8, 32, 4, 4, 2},  // the blocked 4096 winner's tile and work-items
+               {128, 128, 16, 8, 32, 4, 4, 3},
+               {128, 128, 8, 8, 32, 4, 4, 3},
+               {128, 128, 8, 8, 32, 4, 4, 4},
+               {128, 128, 16, 16, 16, 4, 4, 3},
+               {256, 128, 8, 16, 16, 4, 4, 3},  // cuBLAS's 4096 tile, 128 outputs per work-item
+               {256, 128, 8, 16, 16, 4, 4, 4},
+               {128, 256, 8, 16, 16, 4, 4, 3},
+               {128, 64, 16, 16, 8, 2, 4, 3},  // the 8192 pick's shape
+               {64, 64, 16, 8, 16, 4, 2, 3},
+               {128, 128, 32, 8, 32, 4, 4, 2},  // second round: two stages around the best
+               {128, 128, 16, 8, 32, 8, 4, 2},
+               {128, 128, 16, 8, 32, 4, 2, 2},
+               {128, 128, 16, 16, 16, 4, 4, 2},
+               {128, 128, 16, 16, 8, 4, 4, 2},
+               {128, 128, 8, 8, 32, 4, 4, 2},
+               {128, 64, 16, 16, 8, 2, 4, 2},
+               {64, 128, 16, 8, 16, 4, 4, 2}});
     add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
               {2, 2, 4, 2, 16},
               {2, 2, 2, 4, 16},  // 64 x 256 (BK 8 leaves A half a vector per work-item)
@@ -643,6 +681,8 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
     }
   } else {
     add_warp({{2, 2, 4, 2, 8}, {2, 2, 2, 2, 16}, {1, 2, 4, 2, 16}});  // the lab's own, checked here
+    add_async(
+        {{64, 64, 16, 8, 8, 4, 4, 2}, {64, 64, 8, 8, 8, 4, 4, 3}, {128, 64, 16, 16, 8, 2, 4, 4}});
     add("matmul_naive.cl", "matmul_naive", {{"lx", 16}, {"ly", 16}});
     add("matmul_naive.cl", "matmul_naive", {{"lx", 64}, {"ly", 1}});
     add("matmul_tiled.cl", "matmul_tiled", {{"TS", 16}});
@@ -708,16 +748,20 @@ void gemm_suite(Lab& lab, const Options& o) {
   // 1. Correctness on awkward shapes (non-multiples of every tile, K and N not multiples of the
   // vector
   //    widths), alpha and beta non-trivial, full check; fp32 and fp16 storage.
-  const size_t edges[][3] = {{1, 1, 1}, {67, 45, 33}, {131, 257, 100}, {200, 260, 36}};
+  const size_t edges[][3] = {
+      {1, 1, 1}, {67, 45, 33}, {131, 257, 100}, {200, 260, 36}, {196, 132, 37}};
   std::vector<char> valid(grid.size(), 1);
   for (bool half : {false, true}) {
     std::vector<GemmData> ed;
     for (auto& e : edges) ed.push_back(make_gemm(e[0], e[1], e[2], half, 7));
     for (size_t ci = 0; ci < grid.size(); ++ci) {
-      if (half && (!valid[ci] || grid[ci].kernel == "matmul_warp")) continue;  // f32 only
+      const bool f32_only = grid[ci].kernel == "matmul_warp" || grid[ci].kernel == "matmul_staged";
+      if (half && (!valid[ci] || f32_only)) continue;
       double worst = 0;
       std::string why;
       for (size_t e = 0; e < ed.size(); ++e) {
+        // matmul_staged.cl copies rows of 16 bytes: M and N multiples of 4.
+        if (grid[ci].kernel == "matmul_staged" && (ed[e].M % 4 != 0 || ed[e].N % 4 != 0)) continue;
         GemmBuffers eb = upload(lab, ed[e], half);
         auto r =
             run_gemm(lab, grid[ci], ed[e], eb, 1, false, 1.5f, -0.5f, true, half ? 2e-3 : 1e-5);

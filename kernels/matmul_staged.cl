@@ -1,0 +1,162 @@
+// Staged GEMM for NVIDIA devices of compute capability 8.0 or higher: matmul_reg.cl's
+// register-blocked product (a work-group computes an MWG x NWG tile of C, each work-item a
+// WPTM x WPTN block of it read from local memory in vectors), its local tiles filled by 16-byte
+// cp.async copies in STAGES stages (the next tiles load while the current one is multiplied).
+// A comes transposed (At: K x M, written by the host's pass before the product), so that both
+// tiles are copied row for row: no prefetch registers and no transposing store, which is what
+// held matmul_reg.cl at 90% of cuBLAS on the H200 (docs/benchmarks.md, issue 32).
+// C = alpha * A * B + beta * C; At (K x M), B (K x N), C (M x N), row-major f32.
+// Requires M % 4 == 0 and N % 4 == 0 (16-byte rows of At and B; the host checks); any K. Chunks
+// past the edges are zero-filled, stores past them skipped.
+// CP_ASYNC 0 does the same copies at once (no inline PTX): the kernel's logic on any device,
+// for its tests. Rules on the macros: src/ops/gemm_rules.hpp (staged_builds), mirrored by the
+// #error lines below.
+// Local (NDIMC, MDIMC); global (ceil(N / NWG) * NDIMC, ceil(M / MWG) * MDIMC).
+#ifndef MWG
+#define MWG 128
+#endif
+#ifndef NWG
+#define NWG 128
+#endif
+#ifndef KWG
+#define KWG 16
+#endif
+#ifndef MDIMC
+#define MDIMC 8
+#endif
+#ifndef NDIMC
+#define NDIMC 32
+#endif
+#ifndef VWM
+#define VWM 4
+#endif
+#ifndef VWN
+#define VWN 4
+#endif
+#ifndef STAGES
+#define STAGES 3
+#endif
+#ifndef CP_ASYNC
+#define CP_ASYNC 1
+#endif
+
+#define WPTM (MWG / MDIMC)
+#define WPTN (NWG / NDIMC)
+#define NT (MDIMC * NDIMC)
+#define CA (MWG / 4)                 // 16-byte chunks in a row of the A tile
+#define CB (NWG / 4)                 // ... of the B tile
+#define A_CHUNKS (KWG * CA / NT)     // chunks each work-item copies per tile
+#define B_CHUNKS (KWG * CB / NT)
+
+#if MWG % 4 != 0 || NWG % 4 != 0
+#error "MWG and NWG multiples of 4 (tile rows of 16-byte chunks)"
+#endif
+#if MWG % (MDIMC * VWM) != 0 || NWG % (NDIMC * VWN) != 0
+#error "MWG a multiple of MDIMC*VWM, NWG of NDIMC*VWN"
+#endif
+#if (KWG * CA) % NT != 0 || (KWG * CB) % NT != 0 || A_CHUNKS < 1 || B_CHUNKS < 1
+#error "each tile whole 16-byte chunks for every work-item"
+#endif
+#if STAGES < 2
+#error "STAGES >= 2"
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+typedef CAT(float, VWM) floatM;
+typedef CAT(float, VWN) floatN;
+#define TOARR_1(v, t) ((t)[0] = (v))
+#define TOARR_2(v, t) vstore2((v), 0, (t))
+#define TOARR_4(v, t) vstore4((v), 0, (t))
+#define TOARR_8(v, t) vstore8((v), 0, (t))
+
+#if CP_ASYNC
+#include "tensor_core.cl"  // CP_ASYNC16 and its commit and wait, SHARED_ADDRESS
+#define COPY16(dst, src, ok) CP_ASYNC16(SHARED_ADDRESS(dst), src, ok)
+#define COMMIT() CP_ASYNC_COMMIT()
+#define WAIT_PENDING() CP_ASYNC_WAIT(STAGES - 2)
+#else
+#define COPY16(dst, src, ok) vstore4((ok) ? vload4(0, (src)) : (float4)(0.0f), 0, (dst))
+#define COMMIT()
+#define WAIT_PENDING()
+#endif
+
+// K tile kt into stage s: rows k of At and B, 16 bytes at a time, zero past K and the edges.
+#define LOAD_TILE(kt, s)                                                                    \
+  do {                                                                                      \
+    const int k0_ = (kt) * KWG;                                                             \
+    _Pragma("unroll") for (int i_ = 0; i_ < A_CHUNKS; ++i_) {                               \
+      const int c_ = tid + i_ * NT, r_ = c_ / CA, m_ = (c_ % CA) * 4;                       \
+      const bool ok_ = k0_ + r_ < K && bm + m_ < M;                                         \
+      COPY16(&As[s][r_][m_], ok_ ? At + (size_t)(k0_ + r_) * M + bm + m_ : At, ok_);        \
+    }                                                                                       \
+    _Pragma("unroll") for (int i_ = 0; i_ < B_CHUNKS; ++i_) {                               \
+      const int c_ = tid + i_ * NT, r_ = c_ / CB, n_ = (c_ % CB) * 4;                       \
+      const bool ok_ = k0_ + r_ < K && bn + n_ < N;                                         \
+      COPY16(&Bs[s][r_][n_], ok_ ? B + (size_t)(k0_ + r_) * N + bn + n_ : B, ok_);          \
+    }                                                                                       \
+  } while (0)
+
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void matmul_staged(const int M, const int N, const int K, const float alpha, const float beta,
+                  __global const float* restrict At, __global const float* restrict B,
+                  __global float* C) {
+  __local float As[STAGES][KWG][MWG] __attribute__((aligned(16)));
+  __local float Bs[STAGES][KWG][NWG] __attribute__((aligned(16)));
+  const int tx = get_local_id(0), ty = get_local_id(1);
+  const int tid = ty * NDIMC + tx;
+  const int bm = get_group_id(1) * MWG, bn = get_group_id(0) * NWG;
+  const int tiles = (K + KWG - 1) / KWG;
+
+  float acc[WPTM][WPTN];
+#pragma unroll
+  for (int i = 0; i < WPTM; ++i)
+#pragma unroll
+    for (int j = 0; j < WPTN; ++j) acc[i][j] = 0.0f;
+
+  // Tiles 0 .. STAGES-2 on their way; every step commits one group (empty past the last tile),
+  // so that waiting for at most STAGES-2 pending groups means this step's tile has landed.
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < tiles) LOAD_TILE(s, s);
+    COMMIT();
+  }
+  for (int kt = 0; kt < tiles; ++kt) {
+    WAIT_PENDING();
+    barrier(CLK_LOCAL_MEM_FENCE);  // tile kt in every work-item's view; stage of kt-1 read
+    const int next = kt + STAGES - 1;
+    if (next < tiles) LOAD_TILE(next, next % STAGES);
+    COMMIT();
+    const int cur = kt % STAGES;
+#pragma unroll
+    for (int kk = 0; kk < KWG; ++kk) {
+      float a[WPTM], b[WPTN];
+#pragma unroll
+      for (int i = 0; i < WPTM / VWM; ++i)
+        CAT(TOARR_, VWM)(*(__local const floatM*)&As[cur][kk][(i * MDIMC + ty) * VWM], a + i * VWM);
+#pragma unroll
+      for (int j = 0; j < WPTN / VWN; ++j)
+        CAT(TOARR_, VWN)(*(__local const floatN*)&Bs[cur][kk][(j * NDIMC + tx) * VWN], b + j * VWN);
+#pragma unroll
+      for (int i = 0; i < WPTM; ++i)
+#pragma unroll
+        for (int j = 0; j < WPTN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]);
+    }
+  }
+
+  // The register blocks' layout is matmul_reg.cl's: its epilogue, in f32 only.
+#pragma unroll
+  for (int i = 0; i < WPTM; ++i) {
+    const int row = bm + ((i / VWM) * MDIMC + ty) * VWM + i % VWM;
+    if (row >= M) continue;
+#pragma unroll
+    for (int j = 0; j < WPTN; ++j) {
+      const int col = bn + ((j / VWN) * NDIMC + tx) * VWN + j % VWN;
+      if (col < N) {
+        const size_t idx = (size_t)row * N + col;
+        const float c = alpha * acc[i][j];
+        C[idx] = beta != 0.0f ? mad(beta, C[idx], c) : c;
+      }
+    }
+  }
+}

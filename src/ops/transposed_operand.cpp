@@ -1,0 +1,54 @@
+#include "transposed_operand.hpp"
+
+#include <string>
+
+#include "bench_fit.hpp"
+#include "scratch.hpp"
+#include "sizes.hpp"
+
+namespace tunekit::ops::detail {
+
+namespace {
+
+// One of the H200's best shapes for the tiled kernel (kernels/README.md: 64 x 64 tiles, 16 rows
+// of work-items, float4 vectors).
+constexpr std::size_t tile = 64, rows_of_items = 16, vector_width = 4;
+
+Scratch<1>& transposed_a_scratch() {
+  static Scratch<1> scratch;
+  return scratch;
+}
+
+}  // namespace
+
+const cl::KernelSpec& transpose_spec(bool round_tf32) {
+  const auto make = [](bool round) {
+    return cl::KernelSpec::embedded(
+        "transpose.cl",
+        "-DTILE=" + std::to_string(tile) + " -DTILE_M=" + std::to_string(tile) +
+            " -DROWS=" + std::to_string(rows_of_items) +
+            " -DPAD=1 -DVW=" + std::to_string(vector_width) + (round ? " -DROUND_TF32=1" : ""),
+        "transpose_tiled");
+  };
+  static const cl::KernelSpec plain = make(false);
+  static const cl::KernelSpec rounded = make(true);
+  return round_tf32 ? rounded : plain;
+}
+
+void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::cl::Buffer& in,
+                       std::size_t rows, std::size_t cols, const ::cl::Buffer& out) {
+  ::cl::Kernel kernel = client.kernel(spec);
+  client.launch_with(kernel,
+                     ::cl::NDRange(ceil_div(cols, tile) * (tile / vector_width),
+                                   ceil_div(rows, tile) * rows_of_items),
+                     ::cl::NDRange(tile / vector_width, rows_of_items), int_argument(rows, "rows"),
+                     int_argument(cols, "columns"), in, out);
+}
+
+::cl::Buffer transposed_a(cl::Client& client, const ::cl::Buffer& a, std::size_t m, std::size_t k) {
+  const auto [at] = transposed_a_scratch().buffers(client, m * k * sizeof(float));
+  enqueue_transpose(client, transpose_spec(false), a, m, k, at);
+  return at;
+}
+
+}  // namespace tunekit::ops::detail
