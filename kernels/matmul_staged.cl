@@ -48,6 +48,9 @@
 #define A_CHUNKS (KWG * CA / NT)     // chunks each work-item copies per tile
 #define B_CHUNKS (KWG * CB / NT)
 
+#if (VWM != 1 && VWM != 2 && VWM != 4 && VWM != 8) || (VWN != 1 && VWN != 2 && VWN != 4 && VWN != 8)
+#error "VWM and VWN 1, 2, 4 or 8 (OpenCL's vector widths)"
+#endif
 #if MWG % 4 != 0 || NWG % 4 != 0
 #error "MWG and NWG multiples of 4 (tile rows of 16-byte chunks)"
 #endif
@@ -63,6 +66,7 @@
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
+typedef float float1;
 typedef CAT(float, VWM) floatM;
 typedef CAT(float, VWN) floatN;
 #define TOARR_1(v, t) ((t)[0] = (v))

@@ -225,11 +225,12 @@ constexpr std::size_t staged_local_memory(const StagedParams& p) {
   return static_cast<std::size_t>(p.stages * p.kwg * (p.mwg + p.nwg) * 4) + tensor_local_overhead;
 }
 
-/// Whether `p` passes matmul_staged.cl's #error checks: tile rows of whole 16-byte chunks, the
-/// work-items' blocks dividing the tile in vectors, every work-item copying whole chunks of each
-/// tile, at least 2 stages.
+/// Whether `p` passes matmul_staged.cl's #error checks: vectors of 1, 2, 4 or 8, tile rows of
+/// whole 16-byte chunks, the work-items' blocks dividing the tile in vectors, every work-item
+/// copying whole chunks of each tile, at least 2 stages.
 constexpr bool staged_builds(const StagedParams& p) {
-  if (p.mdimc <= 0 || p.ndimc <= 0 || p.vwm <= 0 || p.vwn <= 0 || p.kwg <= 0) return false;
+  const auto width = [](std::int64_t w) { return w == 1 || w == 2 || w == 4 || w == 8; };
+  if (p.mdimc <= 0 || p.ndimc <= 0 || !width(p.vwm) || !width(p.vwn) || p.kwg <= 0) return false;
   const std::int64_t threads = p.mdimc * p.ndimc;
   const std::int64_t a_chunks = p.kwg * (p.mwg / 4), b_chunks = p.kwg * (p.nwg / 4);
   return p.mwg % 4 == 0 && p.nwg % 4 == 0 && p.mwg % (p.mdimc * p.vwm) == 0 &&

@@ -637,6 +637,7 @@ TEST_CASE(
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 8, 16, 16, 4, 4, 2}));  // 128 chunks, 256 items
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 32, 8, 4, 4, 2}));  // MWG % (MDIMC*VWM)
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 1}));   // one stage
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 3, 2}));   // no float3 reads
   // STAGES * KWG * (MWG + NWG) floats, and NVIDIA's 16 bytes.
   CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3}) ==
         3 * 16 * (128 + 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
@@ -674,6 +675,14 @@ TEST_CASE(
       client.program(
           spec("-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=1")),
       Catch::Contains("STAGES >= 2"));
+  CHECK_THROWS_WITH(
+      client.program(
+          spec("-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=32 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2")),
+      Catch::Contains("MWG a multiple of MDIMC*VWM"));
+  CHECK_THROWS_WITH(
+      client.program(
+          spec("-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=3 -DSTAGES=2")),
+      Catch::Contains("VWM and VWN 1, 2, 4 or 8"));
 }
 
 TEST_CASE(
@@ -693,7 +702,8 @@ TEST_CASE(
             " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
             " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages),
         "matmul_staged");
-    // M and N multiples of 4 (the kernel's demand); 1 and 37 K tiles, tiles cut at every edge.
+    // M and N multiples of 4 (the kernel's demand); one K tile, K cut inside its last tile (37,
+    // 36 for 8- and 32-deep tiles), and up to 38 tiles; tiles cut at every edge.
     for (const Problem p :
          {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{200, 260, 36}}) {
       INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
@@ -752,6 +762,18 @@ TEST_CASE(
   staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2]");
   REQUIRE(staged.size() >= 8);
   check_candidates(client, staged, {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}});
+  // 16-bit storage: refused for the call, on every device, before anything is built.
+  for (const DType dtype : {DType::f16, DType::bf16}) {
+    INFO(to_string(dtype));
+    try {
+      (void)run_and_check(client, staged.back(), Problem{64, 64, 64}, dtype, 1.0f, 0.0f);
+      FAIL("the staged family ran a 16-bit call");
+    } catch (const AutotuneError& e) {
+      CHECK(e.kind() == ErrorKind::launch);
+      CHECK_THAT(e.what(), Catch::Contains("the staged family takes f32 storage, not " +
+                                           std::string(to_string(dtype))));
+    }
+  }
 }
 
 TEST_CASE(
@@ -862,7 +884,8 @@ TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for 
   // as long as a one-past-a-power-of-two M or N (65 x 130 x 130: anchors 128, 256, 256); not for
   // 65 x 130 x 70 or 3 x 130 x 70 (K below N, and too few rows or K too short).
   // The staged family is measured where every call of the key has M and N multiples of 4 (64 x
-  // 128 x 70), skipped elsewhere (on a device without cp.async its candidates fail unbuilt).
+  // 128 x 70: powers of two; 48 x 96 x 70: multiples of 16 in the key's lower quarter), skipped
+  // elsewhere (on a device without cp.async its candidates fail unbuilt).
   struct Case {
     Problem problem;
     bool split, staged;
@@ -870,7 +893,8 @@ TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for 
   for (const auto& [p, split, staged] :
        {Case{{3, 130, 70}, false, false}, Case{{65, 130, 70}, false, false},
         Case{{20, 30, 700}, true, false}, Case{{40, 1000, 700}, true, false},
-        Case{{65, 130, 130}, true, false}, Case{{64, 128, 70}, false, true}}) {
+        Case{{65, 130, 130}, true, false}, Case{{64, 128, 70}, false, true},
+        Case{{48, 96, 70}, false, true}}) {
     INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
     CHECK(run_and_check(client, "", p, DType::f32, 1.0f, 0.0f) < 1e-5);
     const auto report =
