@@ -54,6 +54,15 @@ detail::Scratch<1>& split_scratch() {
   return scratch;
 }
 
+// "NVIDIA of compute capability 9.0", or "not NVIDIA (<platform>)": what a refusal for want of a
+// capability says of this device.
+std::string capability_of(const cl::DeviceInfo& device) {
+  return device.nvidia
+             ? "NVIDIA of compute capability " + std::to_string(device.compute_capability_major) +
+                   "." + std::to_string(device.compute_capability_minor)
+             : "not NVIDIA (" + device.platform_name + ")";
+}
+
 // The tensor-core families' demands, checked before anything is built (PoCL and every device
 // without them never compile their PTX). First what the call must give on any device (a refusal
 // of kind `launch`: a property of the call, remembered like any failed candidate): 16-bit
@@ -97,18 +106,13 @@ void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType d
                                                      device.compute_capability_minor == minor
                                                : device.compute_capability_at_least(major, minor));
   if (!capable) {
-    throw AutotuneError(
-        ErrorKind::out_of_resources,
-        "no tensor cores reachable: the " + family +
-            " family needs an NVIDIA device of compute capability " + std::to_string(major) + "." +
-            std::to_string(minor) +
-            (wgmma ? " (wgmma is sm_90a: Hopper only)"
-                   : " or higher (mma.sync through inline PTX)") +
-            "; this one is " +
-            (device.nvidia ? "NVIDIA of compute capability " +
-                                 std::to_string(device.compute_capability_major) + "." +
-                                 std::to_string(device.compute_capability_minor)
-                           : "not NVIDIA (" + device.platform_name + ")"));
+    throw AutotuneError(ErrorKind::out_of_resources,
+                        "no tensor cores reachable: the " + family +
+                            " family needs an NVIDIA device of compute capability " +
+                            std::to_string(major) + "." + std::to_string(minor) +
+                            (wgmma ? " (wgmma is sm_90a: Hopper only)"
+                                   : " or higher (mma.sync through inline PTX)") +
+                            "; this one is " + capability_of(device));
   }
 }
 
@@ -134,11 +138,7 @@ void require_staged(const cl::Client& client, DType dtype, std::size_t m, std::s
         ErrorKind::out_of_resources,
         "no cp.async: the staged family needs an NVIDIA device of compute capability " +
             std::to_string(gemm::staged_min_major) + "." + std::to_string(gemm::staged_min_minor) +
-            " or higher; this one is " +
-            (device.nvidia ? "NVIDIA of compute capability " +
-                                 std::to_string(device.compute_capability_major) + "." +
-                                 std::to_string(device.compute_capability_minor)
-                           : "not NVIDIA (" + device.platform_name + ")"));
+            " or higher; this one is " + capability_of(device));
   }
 }
 
@@ -196,10 +196,7 @@ class GemmKernel {
       detail::int_argument(std::uint64_t{std::max({m, n, k})} + tile_headroom,
                            "the largest of M, N and K plus a tile");
     }
-    if (uses_tensor_cores(algorithm_)) {
-      require_tensor_cores(client, algorithm_, a.dtype, n, k, math);
-    }
-    if (algorithm_ == Algorithm::staged) require_staged(client, a.dtype, m, n);
+    require_demands(client, a.dtype, m, n, k, math);
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (algorithm_ == Algorithm::staged) {
@@ -248,10 +245,7 @@ class GemmKernel {
   /// the candidates it is about to measure ahead, on other threads).
   void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
                const DeviceMatrix&, const float&, const float&, const MatmulMath& math) const {
-    if (uses_tensor_cores(algorithm_)) {
-      require_tensor_cores(client, algorithm_, a.dtype, b.cols, a.cols, math);
-    }
-    if (algorithm_ == Algorithm::staged) require_staged(client, a.dtype, a.rows, b.cols);
+    require_demands(client, a.dtype, a.rows, b.cols, a.cols, math);
     (void)client.program(spec(a.dtype));
     for (const cl::KernelSpec* other : companions(a.dtype)) (void)client.program(*other);
   }
@@ -266,6 +260,14 @@ class GemmKernel {
   }
 
  private:
+  // What a family demands of the call and the device (tensor cores, cp.async), refused before
+  // anything is built: by a call and by prepare() alike.
+  void require_demands(const cl::Client& client, DType dtype, std::size_t m, std::size_t n,
+                       std::size_t k, MatmulMath math) const {
+    if (uses_tensor_cores(algorithm_)) require_tensor_cores(client, algorithm_, dtype, n, k, math);
+    if (algorithm_ == Algorithm::staged) require_staged(client, dtype, m, n);
+  }
+
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
   // passes, or the staged family's transpose of A (one owner for what prepare() builds and
   // keep() stores; fingerprint() covers every storage's sum).
@@ -459,17 +461,20 @@ gemm::BlockedParams blocked_params(const Config& c) {
           c["VWN"], c["VW"],  gemm::pad_a, gemm::pad_b, c["DB"]};
 }
 
+// The register budget of matmul_reg.cl's blocks (and matmul_staged.cl's, the same blocks):
+// 4 to 64 outputs per work-item, on a space with MWG, NWG, MDIMC and NDIMC.
+Space& register_block_budget(Space& s) {
+  return s.where("4 <= WPTM*WPTN <= 64",
+                 [](const Config& c) {
+                   const auto outputs = (c["MWG"] / c["MDIMC"]) * (c["NWG"] / c["NDIMC"]);
+                   return outputs >= 4 && outputs <= 64;
+                 },
+                 {"MWG", "NWG", "MDIMC", "NDIMC"});
+}
+
 // The rules of matmul_reg.cl (gemm_rules.hpp) and the register budget, on a space of its macros.
 Space& blocked_rules(Space& s) {
-  const auto wptm = [](const Config& c) { return c["MWG"] / c["MDIMC"]; };
-  const auto wptn = [](const Config& c) { return c["NWG"] / c["NDIMC"]; };
-  return s
-      .where("4 <= WPTM*WPTN <= 64",
-             [=](const Config& c) {
-               const auto outputs = wptm(c) * wptn(c);
-               return outputs >= 4 && outputs <= 64;
-             },
-             {"MWG", "NWG", "MDIMC", "NDIMC"})
+  return register_block_budget(s)
       .where("matmul_reg.cl builds (its #error rules: gemm_rules.hpp)",
              [](const Config& c) { return gemm::blocked_builds(blocked_params(c)); })
       .work_group_size(
@@ -756,21 +761,16 @@ gemm::StagedParams staged_params(const Config& c) {
 // stages on 16 x 16 work-items (47.3 / 48.0 TFLOP/s at 4096 / 8192, against 45.3 / 46.1 for
 // blocked's winner in the same call) and on 8 x 32 (46.6 / 47.2).
 Space staged_space() {
-  const auto outputs = [](const Config& c) {
-    return (c["MWG"] / c["MDIMC"]) * (c["NWG"] / c["NDIMC"]);
-  };
-  return space("staged")
-      .parameter("MWG", {64, 128})
+  Space s = space("staged");
+  s.parameter("MWG", {64, 128})
       .parameter("NWG", {64, 128})
       .parameter("KWG", {8, 16, 32})
       .parameter("MDIMC", {8, 16, 32})
       .parameter("NDIMC", {8, 16, 32})
       .parameter("VWM", {2, 4})
       .parameter("VWN", {2, 4})
-      .parameter("STAGES", {2, 3, 4})
-      .where("4 <= WPTM*WPTN <= 64",
-             [=](const Config& c) { return outputs(c) >= 4 && outputs(c) <= 64; },
-             {"MWG", "NWG", "MDIMC", "NDIMC"})
+      .parameter("STAGES", {2, 3, 4});
+  return register_block_budget(s)
       .where("matmul_staged.cl builds (its #error rules: gemm_rules.hpp)",
              [](const Config& c) { return gemm::staged_builds(staged_params(c)); })
       .work_group_size(
