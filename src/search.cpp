@@ -102,16 +102,25 @@ class BudgetedSearch {
   }
   std::optional<std::size_t> best() const { return result_.best; }
   const std::vector<std::size_t>& evaluated() const { return result_.evaluated; }
-  // Far behind the leader: judged by the start points when one of them works (they are the
-  // space's best known configurations), else by the first abandon_after configurations. Never
-  // when abandon_after is unset (the maximum: the `full` level, a user's own budget).
-  bool abandoned() const {
-    if (budget_.abandon_after == std::numeric_limits<std::size_t>::max()) return false;
-    const bool judged_by_starts = starts_ > 0 && a_start_worked_;
-    const std::size_t after =
-        judged_by_starts ? std::min(starts_, budget_.abandon_after) : budget_.abandon_after;
-    return result_.evaluated.size() >= after &&
-           !(result_.best_time <= budget_.abandon_factor * evaluator_.leader_time());
+  // Far behind the leader once abandon_point() configurations were evaluated. Never when
+  // abandon_after is unset (the maximum: the `full` level, a user's own budget).
+  bool abandoned() const { return behind_leader() && result_.evaluated.size() >= abandon_point(); }
+  // Evaluations the search makes whatever their times (unless its seconds run out or it is
+  // ended from outside): the floor and the patience left, the budget, the point at which a family
+  // behind the leader is abandoned. Only these are built ahead: on NVIDIA a process compiles one
+  // program at a time, so a build ahead that is never measured delays one that is (a cold matmul
+  // 2048 on the H200 built 95 programs ahead for 69 it ran).
+  std::size_t certain_left() const {
+    if (spent()) return 0;
+    const std::size_t done = result_.evaluated.size();
+    std::size_t left = std::min(budget_.max_evaluations, times_.size()) - done;
+    if (counting_patience_ && !refining_) {  // the patience does not end the refinement
+      const std::size_t by_floor = budget_.explore > done ? budget_.explore - done : 0;
+      const std::size_t by_patience = patience_ > without_gain_ ? patience_ - without_gain_ : 0;
+      left = std::min(left, std::max(by_floor, by_patience));
+    }
+    if (behind_leader()) left = std::min(left, abandon_point() - done);  // not abandoned yet
+    return left;
   }
   // From now on, evaluations that do not beat the best by more than the margin count towards
   // the patience (the start points never do: they are what is known).
@@ -124,18 +133,20 @@ class BudgetedSearch {
     patience_ =
         a_start_worked_ ? std::min(budget_.patience, budget_.seeded_patience) : budget_.patience;
   }
+  // The strategy has ended; refine() climbs from its best, within its own allowance.
+  void start_refining() { refining_ = true; }
   // No start point worked, or one was beaten by the margin: the start points are not this
   // device's best, and what the search found on its own is all there is to go by.
   bool on_its_own() const { return !a_start_worked_ || starts_beaten_; }
   bool visited(std::size_t i) const { return times_[i].has_value(); }
   bool cheap(std::size_t i) const { return evaluator_.cheap(i); }
   // Tells the evaluator what comes next: the first of `configs` not evaluated yet, as many as
-  // the budget's evaluations left.
-  void prefetch(const std::vector<std::size_t>& configs, bool likely) {
+  // the evaluations certain to come (certain_left), and at most `at_most`.
+  void prefetch(const std::vector<std::size_t>& configs, bool likely,
+                std::size_t at_most = std::numeric_limits<std::size_t>::max()) {
     std::vector<std::size_t> next;
     std::unordered_set<std::size_t> listed;
-    const std::size_t left =
-        budget_.max_evaluations - std::min(budget_.max_evaluations, result_.evaluated.size());
+    const std::size_t left = std::min(certain_left(), at_most);
     for (std::size_t i : configs) {
       if (next.size() >= left) break;
       if (!visited(i) && listed.insert(i).second) next.push_back(i);
@@ -184,7 +195,21 @@ class BudgetedSearch {
   std::size_t starts_ = 0;    // start points evaluated
   bool a_start_worked_ = false;
   bool starts_beaten_ = false;  // a configuration beat the best start point by the margin
+  bool refining_ = false;
   double start_best_time_ = std::numeric_limits<double>::infinity();  // the best start point's
+
+  // Whether abandoning is on and this space's best is abandon_factor times behind the leader.
+  bool behind_leader() const {
+    return budget_.abandon_after != std::numeric_limits<std::size_t>::max() &&
+           !(result_.best_time <= budget_.abandon_factor * evaluator_.leader_time());
+  }
+  // The evaluations after which a space behind the leader is abandoned: judged by the start
+  // points when one of them works (they are the space's best known configurations), else by the
+  // first abandon_after configurations.
+  std::size_t abandon_point() const {
+    const bool judged_by_starts = starts_ > 0 && a_start_worked_;
+    return judged_by_starts ? std::min(starts_, budget_.abandon_after) : budget_.abandon_after;
+  }
 };
 
 std::optional<std::size_t> random_unvisited(const BudgetedSearch& s, std::size_t size,
@@ -276,11 +301,12 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, const std::vector<std
 // point worked and nothing beat it by the margin, the start points are trusted as they are (the
 // warm patience's reasoning): no trades.
 void refine(BudgetedSearch& s, const ExpandedSpace& space, std::size_t allowance) {
+  s.start_refining();
   std::size_t evaluated = 0;
   std::unordered_set<std::size_t> centres, traded;
   // Evaluates `configs` not seen yet; false once the allowance or the budget is spent.
   const auto measure = [&](const std::vector<std::size_t>& configs) {
-    s.prefetch(configs, true);
+    s.prefetch(configs, true, allowance - std::min(allowance, evaluated));
     for (std::size_t c : configs) {
       if (s.visited(c)) continue;
       if (s.spent() || evaluated >= allowance) return false;

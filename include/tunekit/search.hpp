@@ -39,8 +39,10 @@ class SearchEvaluator {
   /// Whether the whole tuning needs nothing more (a candidate is good enough): the search ends.
   virtual bool finished() const { return false; }
   /// What the strategy will evaluate next, in order, as far as it knows (`likely` false: only
-  /// may, e.g. annealing's neighbours), so that a live evaluator builds them ahead. Evaluating
-  /// never depends on it; the default ignores it.
+  /// may, e.g. annealing's neighbours), so that a live evaluator builds them ahead; `likely`
+  /// lists hold only evaluations certain to come (within the budget, the patience, the
+  /// abandoning and the refinement's allowance). Evaluating never depends on it; the default
+  /// ignores it.
   virtual void prefetch(const std::vector<std::size_t>& configs, bool likely) {
     (void)configs, (void)likely;
   }

@@ -126,7 +126,8 @@ struct SearchSettings {
   bool warm_until_beaten = true;
   double margin =
       0.02;  ///< a gain counts only when its interval's upper end beats the best by this
-  /// Configurations a search evaluates before its patience may end it (SearchBudget::explore).
+  /// Configurations a search evaluates before its patience may end it (SearchBudget::explore);
+  /// a tuning drops it for a space whose best start point trails its leader by the margin.
   std::size_t explore = 0;
   /// Evaluations that climb from the best found to better adjacent ones (SearchBudget::refine).
   std::size_t refine = 0;

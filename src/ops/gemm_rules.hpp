@@ -214,6 +214,12 @@ inline constexpr unsigned staged_min_major = 8, staged_min_minor = 0;
 /// chunks of 4 floats.
 inline constexpr std::int64_t staged_alignment = 4;
 
+/// The most work-items the family's work-groups have: with 4 to 64 outputs each, NVIDIA's compiler
+/// (the only one the family runs on) gives the kernel more than 128 registers per work-item, and
+/// so at most 256 per work-group (the H200 refused every 512 as out of resources, after its
+/// build).
+inline constexpr std::int64_t staged_max_work_group = 256;
+
 /// Work-items per work-group.
 constexpr std::size_t staged_work_group_size(const StagedParams& p) {
   return static_cast<std::size_t>(p.mdimc * p.ndimc);

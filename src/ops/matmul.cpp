@@ -773,6 +773,9 @@ Space staged_space() {
   return register_block_budget(s)
       .where("matmul_staged.cl builds (its #error rules: gemm_rules.hpp)",
              [](const Config& c) { return gemm::staged_builds(staged_params(c)); })
+      .where("at most 256 work-items (gemm::staged_max_work_group)",
+             [](const Config& c) { return c["MDIMC"] * c["NDIMC"] <= gemm::staged_max_work_group; },
+             {"MDIMC", "NDIMC"})
       .work_group_size(
           [](const Config& c) { return gemm::staged_work_group_size(staged_params(c)); })
       .local_memory([](const Config& c) { return gemm::staged_local_memory(staged_params(c)); })

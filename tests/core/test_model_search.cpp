@@ -234,31 +234,48 @@ TEST_CASE("every strategy ends by climbing from its best to a better adjacent co
   }
 }
 
-TEST_CASE("everything the model search names to be built is measured before it names more",
-          "[search][model]") {
-  // Records what the search announces (prefetch: the builds started ahead) and what it
-  // evaluates. A plan that changed after every evaluation left announced builds unmeasured.
-  class Recording final : public SearchEvaluator {
-   public:
-    explicit Recording(const ExpandedSpace& space) : space_(space) {}
-    void prefetch(const std::vector<std::size_t>& configs, bool likely) override {
-      if (!likely) return;
-      for (std::size_t i : configs) {
-        if (std::find(announced.begin(), announced.end(), i) == announced.end()) {
-          announced.push_back(i);
-        }
+namespace {
+
+// Records what a search announces (prefetch: the builds started ahead) and what it evaluates,
+// the times true_time's, the leader elsewhere `leader` (a space far behind it is abandoned).
+class Recording final : public SearchEvaluator {
+ public:
+  explicit Recording(const ExpandedSpace& space, double leader = 1e9)
+      : space_(space), leader_(leader) {}
+  void prefetch(const std::vector<std::size_t>& configs, bool likely) override {
+    if (!likely) return;
+    for (std::size_t i : configs) {
+      if (std::find(announced.begin(), announced.end(), i) == announced.end()) {
+        announced.push_back(i);
       }
     }
-    std::optional<double> evaluate(std::size_t config) override {
-      evaluated.push_back(config);
-      return true_time(space_[config]);
+  }
+  std::optional<double> evaluate(std::size_t config) override {
+    evaluated.push_back(config);
+    return true_time(space_[config]);
+  }
+  double spent_seconds() const override { return 0.01 * static_cast<double>(evaluated.size()); }
+  double leader_time() const override { return leader_; }
+  // Announced, never evaluated: built for nothing by a live tuning.
+  std::size_t unmeasured() const {
+    std::size_t count = 0;
+    for (std::size_t i : announced) {
+      count += std::find(evaluated.begin(), evaluated.end(), i) == evaluated.end();
     }
-    double spent_seconds() const override { return 0.01 * static_cast<double>(evaluated.size()); }
-    std::vector<std::size_t> announced, evaluated;
+    return count;
+  }
+  std::vector<std::size_t> announced, evaluated;
 
-   private:
-    const ExpandedSpace& space_;
-  };
+ private:
+  const ExpandedSpace& space_;
+  double leader_;
+};
+
+}  // namespace
+
+TEST_CASE("everything the model search names to be built is measured before it names more",
+          "[search][model]") {
+  // A plan that changed after every evaluation left announced builds unmeasured.
   const auto expanded = kernel_like_space().expand();
   Recording evaluator(expanded);
   SearchBudget budget{40};
@@ -266,10 +283,46 @@ TEST_CASE("everything the model search names to be built is measured before it n
   budget.refine = 0;  // the model's phase only
   (void)search(SearchStrategy::model, expanded, evaluator, budget, 5);
   REQUIRE(evaluator.evaluated.size() == 40);
-  std::size_t unmeasured = 0;
-  for (std::size_t i : evaluator.announced) {
-    unmeasured += std::find(evaluator.evaluated.begin(), evaluator.evaluated.end(), i) ==
-                  evaluator.evaluated.end();
+  CHECK(evaluator.unmeasured() == 0);  // 40 evaluations: the sample of 16, then 6 batches of 4
+}
+
+TEST_CASE(
+    "a search announces only the evaluations certain to come: none is built for nothing "
+    "when its patience, its abandoning or its refinement's allowance ends it",
+    "[search][model]") {
+  // On NVIDIA a process compiles one program at a time: each build ahead that is not measured
+  // delays one that is.
+  const auto expanded = kernel_like_space().expand();
+  SearchBudget budget{200};
+  budget.first_sample = 16;
+  budget.margin = 0.02;
+  budget.abandon_after = 6;
+  SECTION("the patience ends the model's phase, mid-sample and mid-batch") {
+    budget.refine = 0;
+    for (const std::size_t patience : {3, 7, 10}) {
+      INFO("patience " << patience);
+      budget.patience = patience;
+      Recording evaluator(expanded);
+      const auto result = search(SearchStrategy::model, expanded, evaluator, budget, 11);
+      CHECK(result.evaluated.size() < 200);  // the patience ended it
+      CHECK(evaluator.unmeasured() == 0);
+    }
   }
-  CHECK(unmeasured == 0);  // 40 evaluations: the sample of 16, then 6 batches of 4
+  SECTION("a family far behind the leader is abandoned after abandon_after evaluations") {
+    budget.refine = 8;
+    Recording evaluator(expanded, 1e-9);  // a leader elsewhere a million times faster
+    const auto result = search(SearchStrategy::model, expanded, evaluator, budget, 11);
+    CHECK(result.evaluated.size() == 6);
+    CHECK(evaluator.unmeasured() == 0);
+  }
+  SECTION("the refinement stops at its allowance among a configuration's adjacent ones") {
+    budget.patience = 4;
+    for (const std::size_t allowance : {1, 2, 5}) {
+      INFO("allowance " << allowance);
+      budget.refine = allowance;
+      Recording evaluator(expanded);
+      (void)search(SearchStrategy::model, expanded, evaluator, budget, 11);
+      CHECK(evaluator.unmeasured() == 0);
+    }
+  }
 }

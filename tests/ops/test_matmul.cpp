@@ -90,6 +90,11 @@ std::vector<std::string> sampled_candidates() {
   return picked;
 }
 
+bool has_cp_async(const tunekit::cl::DeviceInfo& device) {
+  return device.nvidia && device.compute_capability_at_least(tunekit::ops::gemm::staged_min_major,
+                                                             tunekit::ops::gemm::staged_min_minor);
+}
+
 // Each candidate on each problem (f32, alpha = 1.5, beta = 0) within 1e-5 of the reference;
 // a candidate over this device's or kernel's limits (registers cap NVIDIA's work-groups at 256)
 // must say so, as out of resources, before anything runs. The tensor-core families refuse an
@@ -117,10 +122,10 @@ void check_candidates(tunekit::cl::Client& client, const std::vector<std::string
         } else if (staged && (p.m % 4 != 0 || p.n % 4 != 0)) {
           CHECK(e.kind() == ErrorKind::launch);
           CHECK_THAT(e.what(), Catch::Contains("the staged family needs M and N multiples of 4"));
-        } else if (staged) {
+        } else if (staged && !has_cp_async(client.device())) {
           CHECK(e.kind() == ErrorKind::out_of_resources);
           CHECK_THAT(e.what(), Catch::Contains("no cp.async"));
-        } else {
+        } else {  // over this device's or kernel's limits
           CHECK(e.kind() == ErrorKind::out_of_resources);
         }
         break;
@@ -629,7 +634,8 @@ TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does
 
 TEST_CASE(
     "the staged family is exactly the configurations matmul_staged.cl builds (gemm_rules.hpp) "
-    "with 4 to 64 outputs per work-item, and the kernel's #error lines agree",
+    "with 4 to 64 outputs per work-item and at most 256 work-items, and the kernel's #error lines "
+    "agree",
     "[ops][matmul][opencl]") {
   using tunekit::ops::gemm::staged_builds;
   using tunekit::ops::gemm::StagedParams;
@@ -653,6 +659,7 @@ TEST_CASE(
                 for (std::int64_t stages : {2, 3, 4}) {
                   const auto outputs = (mwg / md) * (nwg / nd);
                   expected += outputs >= 4 && outputs <= 64 &&
+                              md * nd <= tunekit::ops::gemm::staged_max_work_group &&
                               staged_builds(StagedParams{mwg, nwg, kwg, md, nd, vwm, vwn, stages});
                 }
   std::size_t staged = 0;
@@ -718,18 +725,10 @@ TEST_CASE(
           ::cl::NDRange((p.n + g.nwg - 1) / g.nwg * g.ndimc, (p.m + g.mwg - 1) / g.mwg * g.mdimc),
           ::cl::NDRange(g.ndimc, g.mdimc), static_cast<cl_int>(p.m), static_cast<cl_int>(p.n),
           static_cast<cl_int>(p.k), alpha, beta, client.upload(at), client.upload(b), c);
-      const auto got = client.download<float>(c, p.m * p.n);
-      double worst = 0;
-      for (std::size_t i = 0; i < p.m; ++i)
-        for (std::size_t j = 0; j < p.n; ++j) {
-          double sum = 0;
-          for (std::size_t q = 0; q < p.k; ++q)
-            sum += static_cast<double>(a[i * p.k + q]) * b[q * p.n + j];
-          const double want = alpha * sum + beta * static_cast<double>(c0[i * p.n + j]);
-          worst =
-              std::max(worst, std::fabs(got[i * p.n + j] - want) / std::max(1.0, std::fabs(want)));
-        }
-      CHECK(worst < 1e-5);
+      // Relative to the magnitude of the terms, as every matmul check here: the sum's rounding
+      // grows with it (an absolute 1e-5 failed at K = 300 on the H200 by fused multiply-adds).
+      CHECK(worst_relative_error(a, b, c0, client.download<float>(c, p.m * p.n), p, alpha, beta) <
+            1e-5);
     }
   }
 }

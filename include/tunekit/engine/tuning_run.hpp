@@ -153,7 +153,7 @@ class TuningRun {
       }
       std::stable_sort(order.begin(), order.end(),
                        [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [best, space] : order) search_space(plan, *space);
+      for (const auto& [best, space] : order) search_space(plan, *space, best);
       // A search that ran out of budget with nothing working has not shown that nothing works:
       // the configurations it never ran are measured in order, up to a cap.
       if (!std::isfinite(leader_)) {
@@ -396,8 +396,9 @@ class TuningRun {
 
   // Searches `space`'s members with the configured strategy, measuring each configuration the
   // strategy asks for (those measured already, such as the start points, count with their
-  // outcome). The search compares with the leader of the whole tuning so far.
-  void search_space(const TuningPlan& plan, const PlannedSpace& space) {
+  // outcome). The search compares with the leader of the whole tuning so far. `best_start`: the
+  // best time of its start points (infinite when none worked).
+  void search_space(const TuningPlan& plan, const PlannedSpace& space, double best_start) {
     if (!space.whole) {
       if (ahead_) ahead_->plan(space.members);
       for (std::size_t i : space.members) {
@@ -437,9 +438,16 @@ class TuningRun {
     evaluator.run = this;
     evaluator.first = plan.entries()[space.entry].first;
     const std::vector<std::size_t> extra_starts = plan.known_configs(space.entry, known_);
+    SearchBudget budget = plan.budget(space.entry);
+    // The floor (SearchBudget::explore) is there to leave a poor start point of the family that
+    // leads. A family whose best known configurations already trail the leader by the margin is
+    // searched for as long as it gains (its patience): on NVIDIA each configuration is a
+    // program built one at a time, and a second family's floor doubled a cold tuning.
+    if (std::isfinite(best_start) && clearly_faster(leader_, best_start, budget.margin)) {
+      budget.explore = 0;
+    }
     tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator,
-                    plan.budget(space.entry), seed_, extra_starts,
-                    plan.search_settings().start_points);
+                    budget, seed_, extra_starts, plan.search_settings().start_points);
   }
 
   Bench make_bench_inputs() const {
