@@ -108,8 +108,7 @@ class BudgetedSearch {
   // Evaluations the search makes whatever their times (unless its seconds run out or it is
   // ended from outside): the floor and the patience left, the budget, the point at which a family
   // behind the leader is abandoned. Only these are built ahead: on NVIDIA a process compiles one
-  // program at a time, so a build ahead that is never measured delays one that is (a cold matmul
-  // 2048 on the H200 built 95 programs ahead for 69 it ran).
+  // program at a time, so a build ahead that is never measured delays one that is.
   std::size_t certain_left() const {
     if (spent()) return 0;
     const std::size_t done = result_.evaluated.size();
