@@ -105,6 +105,12 @@ struct SearchBudget {
   /// Whether the seeded patience ends once the search beats every start point by the margin
   /// (they were not this device's best); false: it holds for the whole search.
   bool seeded_until_beaten = true;
+  /// The space's best start point trails the tuning's leader by the margin (set by the tuning,
+  /// not by a level). The floor, the full patience and the refinement are there to find the
+  /// best of the family that leads; a trailing one is searched without the floor, with the
+  /// seeded patience throughout (it goes on as long as it gains), and refined only if its best
+  /// comes within the margin of the leader.
+  bool trails = false;
 };
 
 /// The search settings of a tuning level: a strategy, and a budget that is a fraction of the
@@ -126,8 +132,8 @@ struct SearchSettings {
   bool warm_until_beaten = true;
   double margin =
       0.02;  ///< a gain counts only when its interval's upper end beats the best by this
-  /// Configurations a search evaluates before its patience may end it (SearchBudget::explore);
-  /// a tuning drops it for a space whose best start point trails its leader by the margin.
+  /// Configurations a search evaluates before its patience may end it (SearchBudget::explore;
+  /// not for a space whose start points trail the leader: SearchBudget::trails).
   std::size_t explore = 0;
   /// Evaluations that climb from the best found to better adjacent ones (SearchBudget::refine).
   std::size_t refine = 0;

@@ -328,3 +328,38 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE(
+    "a family that trails the leader is searched without the floor, with the warm patience, "
+    "and refined only once it comes within the margin of the leader",
+    "[search][model]") {
+  // A poor start point (WPT=1, VW=1, NVEC=4 are each far from the best): it works, so the
+  // patience is the seeded one until a configuration beats it.
+  const auto expanded = kernel_like_space().start_at("WPT=1,VW=1,NVEC=4,LX=1,LY=1").expand();
+  const double best = optimum(expanded);
+  SearchBudget budget{300};
+  budget.first_sample = 16;
+  budget.explore = 60;
+  budget.patience = 40;
+  budget.seeded_patience = 5;
+  budget.margin = 0.02;
+  // (evaluations, announced but never evaluated) against a leader elsewhere.
+  const auto run = [&](double leader, bool trails, std::size_t refine) {
+    SearchBudget b = budget;
+    b.trails = trails;
+    b.refine = refine;
+    Recording evaluator(expanded, leader);
+    const auto result = search(SearchStrategy::model, expanded, evaluator, b, 3);
+    return std::pair{result.evaluated.size(), evaluator.unmeasured()};
+  };
+  const double ahead = 0.8 * best;  // never within 2% of this family
+  const auto [leading, leading_unmeasured] = run(ahead, false, 0);
+  CHECK(leading >= 60);  // the floor
+  const auto [trailing, trailing_unmeasured] = run(ahead, true, 0);
+  CHECK(trailing < leading);
+  CHECK(trailing_unmeasured == 0);  // what a trailing search builds ahead, it measures
+  CHECK(leading_unmeasured == 0);
+  // Far behind the leader: no refinement; with no leader to trail, refined as a leader is.
+  CHECK(run(ahead, true, 12).first == trailing);
+  CHECK(run(1e9, true, 12).first > run(1e9, true, 0).first);
+}

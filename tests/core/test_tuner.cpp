@@ -260,6 +260,48 @@ TEST_CASE("a new key's search moves through the configurations earlier keys buil
   CHECK(shared >= 9);
 }
 
+TEST_CASE("a family whose start points trail the leader's is searched without the floor",
+          "[tuner]") {
+  // Two flat families (no configuration gains on another): the leading one's search runs to the
+  // exploration floor; the trailing one (1.5x, not abandoned) ends on the warm patience.
+  Settings settings = test::test_settings();
+  SearchSettings search{SearchStrategy::model, 1.0, 64, 1e9};
+  search.explore = 30, search.patience = 40, search.warm_patience = 6;
+  search.abandon_after = 6;  // abandon_factor 2: 1.5x is searched
+  settings.search = search;
+  LocalTuner<SizeKey> tuner("trailing family", settings);
+  VirtualClient client;
+  const auto flat = [](double seconds) {
+    return [seconds](const Config&) {
+      return [seconds](VirtualClient& client, int&) {
+        client.spend(seconds);
+        return 0;
+      };
+    };
+  };
+  const auto family = [](const std::string& name) {
+    return space(name)
+        .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
+        .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
+        .start_at("A=4,B=4");
+  };
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(family("trail"), flat(1.5e-3))
+        .with(family("lead"), flat(1e-3));
+  });
+  run(tuner, client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+  REQUIRE(report);
+  std::size_t lead = 0, trail = 0;
+  for (const auto& outcome : report->outcomes) {
+    if (!outcome.ok()) continue;
+    (outcome.name.rfind("lead[", 0) == 0 ? lead : trail) += 1;
+  }
+  CHECK(lead >= 30);      // the floor
+  CHECK(trail == 1 + 6);  // its start, then the warm patience
+}
+
 TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {
   VirtualClient client;
   int made = 0;

@@ -439,13 +439,7 @@ class TuningRun {
     evaluator.first = plan.entries()[space.entry].first;
     const std::vector<std::size_t> extra_starts = plan.known_configs(space.entry, known_);
     SearchBudget budget = plan.budget(space.entry);
-    // The floor (SearchBudget::explore) is there to leave a poor start point of the family that
-    // leads. A family whose best known configurations already trail the leader by the margin is
-    // searched for as long as it gains (its patience): on NVIDIA each configuration is a
-    // program built one at a time, and a second family's floor doubled a cold tuning.
-    if (std::isfinite(best_start) && clearly_faster(leader_, best_start, budget.margin)) {
-      budget.explore = 0;
-    }
+    budget.trails = std::isfinite(best_start) && clearly_faster(leader_, best_start, budget.margin);
     tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator,
                     budget, seed_, extra_starts, plan.search_settings().start_points);
   }
