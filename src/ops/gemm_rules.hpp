@@ -195,10 +195,6 @@ constexpr bool tf32_builds(const Tf32Params& p) {
          tf32_local_memory(p) <= cl::detail::nvidia_reported_local_memory;
 }
 
-}  // namespace tunekit::ops::gemm
-
-namespace tunekit::ops::gemm {
-
 /// The macros of matmul_staged.cl: matmul_reg.cl's register blocks (an MWG x NWG tile of C per
 /// work-group of MDIMC x NDIMC, local-memory reads of VWM and VWN floats) over tiles KWG deep,
 /// copied by cp.async into STAGES local-memory buffers from A transposed.
