@@ -411,7 +411,7 @@ struct FussyProgram {
 
 }  // namespace
 
-TEST_CASE("one failure of the winner is never saved; repeated ones that another served are",
+TEST_CASE("one failure of the winner is never saved, repeated ones that another served are",
           "[cache][fallback]") {
   TempDir dir;
   CapturedWarnings warnings;
@@ -469,7 +469,7 @@ TEST_CASE("inputs that every candidate rejects leave the saved ranking as it was
   CHECK_FALSE(second.tuned(1024));
 }
 
-TEST_CASE("a cached key never waits for another key's tuning; the key being tuned does",
+TEST_CASE("a cached key never waits for another key's tuning, the key being tuned does",
           "[cache][concurrency]") {
   TempDir dir;
   std::promise<void> started_promise, release_promise;
@@ -667,7 +667,7 @@ TEST_CASE(
   CHECK(warnings.count("outcome table of [m=4]") == 1);
 }
 
-TEST_CASE("a key keeps the entries of its three newest set checksums; older ones are pruned",
+TEST_CASE("a key keeps the entries of its three newest set checksums, older ones are pruned",
           "[cache]") {
   TempDir dir;
   FileStore store(dir.path());

@@ -161,7 +161,7 @@ TEST_CASE("a cache directory with spaces, newlines and non-ASCII in its path wor
   CHECK(FileStore(odd).entries().size() == 3);
 }
 
-TEST_CASE("a key generator throwing from 8 threads reaches each caller; the tuner stays sound",
+TEST_CASE("a key generator throwing from 8 threads reaches each caller, the tuner stays sound",
           "[reliability][input][concurrency]") {
   constexpr int threads = 8, calls = 2000, keys = 16;
   Settings settings = test_settings();

@@ -88,7 +88,7 @@ TEST_CASE("programs built on the build pool give the outcomes of builds in the c
 
 namespace tunekit::test {
 
-TEST_CASE("a tuning keeps its winner's program binary; a GPU keeps every program it built",
+TEST_CASE("a tuning keeps its winner's program binary, a GPU keeps every program it built",
           "[opencl][build-ahead][program-binaries]") {
   TempDir dir;
   const Settings before = global_settings();

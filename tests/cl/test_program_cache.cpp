@@ -237,7 +237,7 @@ TEST_CASE("the compiler's summary lines are taken out of what the process writes
 }
 
 TEST_CASE(
-    "a kernel with warnings builds without PoCL's summary reaching stderr; its warnings "
+    "a kernel with warnings builds without PoCL's summary reaching stderr, its warnings "
     "stay in the build log",
     "[opencl][program-cache][chatter]") {
   auto& client = shared_client();

@@ -122,7 +122,7 @@ TEST_CASE("build errors in the user's files name those files and lines", "[openc
 
 TEST_CASE(
     "a build error's first line is the first compiler error, naming the user's file and "
-    "line, whatever the options; the whole log follows",
+    "line, whatever the options, the whole log follows",
     "[opencl][user-path]") {
   TempDir dir;
   const fs::path file =

@@ -396,7 +396,7 @@ TEST_CASE("background: prepare() tunes first, as the caller keeps what it binds 
   CHECK(tuner.last_call()->path == CallPath::dispatched);
 }
 
-TEST_CASE("background: where the reference fails a call, the call fails; no unvalidated one serves",
+TEST_CASE("background: where the reference fails a call, the call fails, no unvalidated one serves",
           "[background][pick]") {
   ThreadClient client;
   Tuner<SizeKey> tuner("validated_fallback_op", client.id(), background_settings(), nullptr);

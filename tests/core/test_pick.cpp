@@ -86,7 +86,7 @@ TEST_CASE("racing keeps two survivors: the runner-up is measured in full", "[tun
   CHECK(survivors == 2);
 }
 
-TEST_CASE("leaders the intervals cannot tell apart are tied; the lower median wins",
+TEST_CASE("leaders the intervals cannot tell apart are tied, the lower median wins",
           "[tuner][pick]") {
   LocalTuner<test::SizeKey> tuner("tied", test::test_settings());
   VirtualClient client;
@@ -111,7 +111,7 @@ TEST_CASE("leaders the intervals cannot tell apart are tied; the lower median wi
   CHECK_THAT(table, Catch::Contains("tied within the intervals"));
 }
 
-TEST_CASE("a wrong reference candidate fails the tuning as the suspect; nothing is kept",
+TEST_CASE("a wrong reference candidate fails the tuning as the suspect, nothing is kept",
           "[tuner][pick][validation]") {
   LocalTuner<test::SizeKey> tuner("suspect", test::test_settings());
   VirtualClient client;

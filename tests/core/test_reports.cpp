@@ -61,7 +61,7 @@ TEST_CASE("a tuning's report says where its wall time went", "[tuner][report]") 
   CHECK_THAT(format_report(fixed), !Catch::Contains("time:"));
 }
 
-TEST_CASE("a device is named by its name; its whole identity only at debug detail",
+TEST_CASE("a device is named by its name, its whole identity only at debug detail",
           "[tuner][report]") {
   const std::string gpu =
       "OpenCL | NVIDIA CUDA | OpenCL 3.0 CUDA 13.0.98 | NVIDIA H100 80GB HBM3 | driver 580.159.04 "

@@ -66,7 +66,7 @@ TEST_CASE("annealing reaches within 3% of the optimum on 20% of the exhaustive t
   CHECK(annealing_median <= random_ratio[random_ratio.size() / 2]);
 }
 
-TEST_CASE("start points are measured first by every strategy; annealing walks on from the best",
+TEST_CASE("start points are measured first by every strategy, annealing walks on from the best",
           "[search]") {
   const auto expanded = gemm_like_space()
                             .start_at("TM=1,TN=16,WG=256,VW=1,KW=1")
@@ -99,7 +99,7 @@ TEST_CASE("start points are measured first by every strategy; annealing walks on
   CHECK(search(SearchStrategy::annealing, expanded, one, SearchBudget{1}, 5).evaluated.size() == 1);
 }
 
-TEST_CASE("a replay table survives a save and load; a bad line is named", "[search]") {
+TEST_CASE("a replay table survives a save and load, a bad line is named", "[search]") {
   const auto dir = std::filesystem::temp_directory_path() / "tunekit-test-replay";
   std::filesystem::create_directories(dir);
   ReplayTable table{{"A=1,B=2", {1.5e-3, 0.2}}, {"A=2,B=2", {std::nullopt, 0.1}}};

@@ -158,7 +158,7 @@ TEST_CASE("a plan knows which entry each candidate belongs to", "[plan]") {
   CHECK_FALSE(plan.in_space(8));  // past the end: no space
 }
 
-TEST_CASE("a plan needs one priority per candidate; an empty set plans nothing", "[plan]") {
+TEST_CASE("a plan needs one priority per candidate, an empty set plans nothing", "[plan]") {
   CHECK_THROWS_AS(TuningPlan({{0, 2, nullptr}}, Priorities(1), SearchSettings{}),
                   std::invalid_argument);
   const TuningPlan empty({}, {}, SearchSettings{});
