@@ -6,8 +6,10 @@
 // tiles are copied row for row: no prefetch registers and no transposing store, which is what
 // held matmul_reg.cl at 90% of cuBLAS on the H200 (docs/benchmarks.md, issue 32).
 // C = alpha * A * B + beta * C; At (K x M), B (K x N), C (M x N), row-major f32.
-// Requires M % 4 == 0 and N % 4 == 0 (16-byte rows of At and B; the host checks); any K. Chunks
-// past the edges are zero-filled, stores past them skipped.
+// Any M, N and K. Rows of At (M floats) and of B (N floats) that are multiples of 4 floats are
+// copied in 16-byte chunks; others, whose chunks would be misaligned, float by float (4-byte
+// copies: a uniform branch on M and N, the same program for every size of a key). Copies past
+// the edges are zero-filled, stores past them skipped.
 // CP_ASYNC 0 does the same copies at once (no inline PTX): the kernel's logic on any device,
 // for its tests. Rules on the macros: src/ops/gemm_rules.hpp (staged_builds), mirrored by the
 // #error lines below.
@@ -77,28 +79,41 @@ typedef CAT(float, VWN) floatN;
 #if CP_ASYNC
 #include "tensor_core.cl"  // CP_ASYNC16 and its commit and wait, SHARED_ADDRESS
 #define COPY16(dst, src, ok) CP_ASYNC16(SHARED_ADDRESS(dst), src, ok)
+#define COPY4(dst, src, ok) CP_ASYNC4(SHARED_ADDRESS(dst), src, ok)
 #define COMMIT() CP_ASYNC_COMMIT()
 #define WAIT_PENDING() CP_ASYNC_WAIT(STAGES - 2)
 #else
 #define COPY16(dst, src, ok) vstore4((ok) ? vload4(0, (src)) : (float4)(0.0f), 0, (dst))
+#define COPY4(dst, src, ok) (*(dst) = (ok) ? *(src) : 0.0f)
 #define COMMIT()
 #define WAIT_PENDING()
 #endif
 
-// K tile kt into stage s: rows k of At and B, 16 bytes at a time, zero past K and the edges.
-#define LOAD_TILE(kt, s)                                                                    \
+// Rows k0 .. k0+KWG-1, columns c0 .. c0+W-1 of `src` (rows of `ld` floats, `ld` columns) into
+// the local tile `dst` (KWG x W), zero past K and the edge. 16-byte chunks where rows keep them
+// aligned, else floats, consecutive work-items on consecutive ones (coalesced either way).
+#define COPY_TILE(dst, src, ld, c0, k0, W)                                                  \
   do {                                                                                      \
-    const int k0_ = (kt) * KWG;                                                             \
-    _Pragma("unroll") for (int i_ = 0; i_ < A_CHUNKS; ++i_) {                               \
-      const int c_ = tid + i_ * NT, r_ = c_ / CA, m_ = (c_ % CA) * 4;                       \
-      const bool ok_ = k0_ + r_ < K && bm + m_ < M;                                         \
-      COPY16(&As[s][r_][m_], ok_ ? At + (size_t)(k0_ + r_) * M + bm + m_ : At, ok_);        \
+    if ((ld) % 4 == 0) {                                                                    \
+      _Pragma("unroll") for (int i_ = 0; i_ < KWG * (W) / 4 / NT; ++i_) {                   \
+        const int c_ = tid + i_ * NT, r_ = c_ / ((W) / 4), x_ = (c_ % ((W) / 4)) * 4;       \
+        const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                 \
+        COPY16(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_); \
+      }                                                                                     \
+    } else {                                                                                \
+      _Pragma("unroll") for (int i_ = 0; i_ < KWG * (W) / NT; ++i_) {                       \
+        const int e_ = tid + i_ * NT, r_ = e_ / (W), x_ = e_ % (W);                         \
+        const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                 \
+        COPY4(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_); \
+      }                                                                                     \
     }                                                                                       \
-    _Pragma("unroll") for (int i_ = 0; i_ < B_CHUNKS; ++i_) {                               \
-      const int c_ = tid + i_ * NT, r_ = c_ / CB, n_ = (c_ % CB) * 4;                       \
-      const bool ok_ = k0_ + r_ < K && bn + n_ < N;                                         \
-      COPY16(&Bs[s][r_][n_], ok_ ? B + (size_t)(k0_ + r_) * N + bn + n_ : B, ok_);          \
-    }                                                                                       \
+  } while (0)
+
+// K tile kt into stage s: rows of At (M floats each) and of B (N floats each).
+#define LOAD_TILE(kt, s)                     \
+  do {                                       \
+    COPY_TILE(As[s], At, M, bm, (kt) * KWG, MWG); \
+    COPY_TILE(Bs[s], B, N, bn, (kt) * KWG, NWG);  \
   } while (0)
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))

@@ -206,10 +206,6 @@ struct StagedParams {
 /// sm_80).
 inline constexpr unsigned staged_min_major = 8, staged_min_minor = 0;
 
-/// M and N must be multiples of this: each row of At (K x M) and B (K x N) is copied in 16-byte
-/// chunks of 4 floats.
-inline constexpr std::int64_t staged_alignment = 4;
-
 /// The most work-items the family's work-groups have: with 4 to 64 outputs each, NVIDIA's compiler
 /// (the only one the family runs on) gives the kernel more than 128 registers per work-item, and
 /// so at most 256 per work-group (the H200 refused every 512 as out of resources, after its

@@ -116,20 +116,13 @@ void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType d
   }
 }
 
-// The staged family's demands, checked before anything is built: f32 storage and M and N
-// multiples of 4 (rows of At and B copied in 16-byte chunks; a refusal of kind `launch`, a
-// property of the call), then an NVIDIA device of compute capability 8.0 or higher (cp.async
-// through inline PTX; PoCL and every other device never compile it).
-void require_staged(const cl::Client& client, DType dtype, std::size_t m, std::size_t n) {
+// The staged family's demands, checked before anything is built: f32 storage (a refusal of kind
+// `launch`, a property of the call), then an NVIDIA device of compute capability 8.0 or higher
+// (cp.async through inline PTX; PoCL and every other device never compile it).
+void require_staged(const cl::Client& client, DType dtype) {
   if (dtype != DType::f32) {
     throw AutotuneError(ErrorKind::launch, "the staged family takes f32 storage, not " +
                                                std::string(to_string(dtype)));
-  }
-  constexpr auto step = static_cast<std::size_t>(gemm::staged_alignment);
-  if (m % step != 0 || n % step != 0) {
-    throw AutotuneError(ErrorKind::launch, "the staged family needs M and N multiples of " +
-                                               std::to_string(step) + " (M = " + std::to_string(m) +
-                                               ", N = " + std::to_string(n) + ")");
   }
   const cl::DeviceInfo& device = client.device();
   if (!device.nvidia ||
@@ -196,7 +189,7 @@ class GemmKernel {
       detail::int_argument(std::uint64_t{std::max({m, n, k})} + tile_headroom,
                            "the largest of M, N and K plus a tile");
     }
-    require_demands(client, a.dtype, m, n, k, math);
+    require_demands(client, a.dtype, n, k, math);
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (algorithm_ == Algorithm::staged) {
@@ -245,7 +238,7 @@ class GemmKernel {
   /// the candidates it is about to measure ahead, on other threads).
   void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
                const DeviceMatrix&, const float&, const float&, const MatmulMath& math) const {
-    require_demands(client, a.dtype, a.rows, b.cols, a.cols, math);
+    require_demands(client, a.dtype, b.cols, a.cols, math);
     (void)client.program(spec(a.dtype));
     for (const cl::KernelSpec* other : companions(a.dtype)) (void)client.program(*other);
   }
@@ -262,10 +255,10 @@ class GemmKernel {
  private:
   // What a family demands of the call and the device (tensor cores, cp.async), refused before
   // anything is built: by a call and by prepare() alike.
-  void require_demands(const cl::Client& client, DType dtype, std::size_t m, std::size_t n,
-                       std::size_t k, MatmulMath math) const {
+  void require_demands(const cl::Client& client, DType dtype, std::size_t n, std::size_t k,
+                       MatmulMath math) const {
     if (uses_tensor_cores(algorithm_)) require_tensor_cores(client, algorithm_, dtype, n, k, math);
-    if (algorithm_ == Algorithm::staged) require_staged(client, dtype, m, n);
+    if (algorithm_ == Algorithm::staged) require_staged(client, dtype);
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
@@ -754,12 +747,14 @@ gemm::StagedParams staged_params(const Config& c) {
 // matmul_reg.cl's register blocks over tiles copied by cp.async from A transposed
 // (kernels/matmul_staged.cl): each call first writes A transposed into a kept buffer
 // (transposed_operand.hpp; about 1% of the product at 4096 by its bytes). NVIDIA compute
-// capability 8.0 and up, f32 keys whose M and N are multiples of 4 (staged_group; elsewhere
-// every configuration fails with its reason before a build). The rules are gemm_rules.hpp's, and
-// blocked's bound on outputs per work-item. Start points: the kernel lab's best on the H200
-// (docs/benchmarks.md, "matmul (fp32) on the NVIDIA H200"): 128 x 128 tiles 16 deep in 2
-// stages on 16 x 16 work-items (47.3 / 48.0 TFLOP/s at 4096 / 8192, against 45.3 / 46.1 for
-// blocked's winner in the same call) and on 8 x 32 (46.6 / 47.2).
+// capability 8.0 and up, f32 keys (staged_group; elsewhere every configuration fails with its
+// reason before a build); any M, N and K (rows that are not whole 16-byte chunks are copied
+// float by float). The rules are gemm_rules.hpp's, and blocked's bound on outputs per
+// work-item. Start points: 128 x 128 tiles 16 deep in 2 stages, VWM=4, on 16 x 16 work-items
+// with VWN=2 (the op's winner at 2048-8192 on the H200, docs/benchmarks.md "The staged family
+// through the op": ahead of blocked from its start, so that blocked trails there and is searched
+// on its warm patience) and on 8 x 32 with VWN=4 (the kernel lab's second best, 46.6 / 47.2
+// TFLOP/s at 4096 / 8192, "matmul (fp32) on the NVIDIA H200").
 Space staged_space() {
   Space s = space("staged");
   s.parameter("MWG", {64, 128})
@@ -779,20 +774,14 @@ Space staged_space() {
       .work_group_size(
           [](const Config& c) { return gemm::staged_work_group_size(staged_params(c)); })
       .local_memory([](const Config& c) { return gemm::staged_local_memory(staged_params(c)); })
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=4,STAGES=2")
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2")
       .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2");
 }
 
-// The staged family is measured for f32 keys whose M and N are multiples of 4 for every call the
-// key serves (a power of two of at least 4, or a multiple of 16), skipped elsewhere.
+// The staged family is measured for f32 keys, skipped for 16-bit storage.
 TuneGroup<MatmulKey> staged_group() {
-  return TuneGroup<MatmulKey>("f32, M and N multiples of 4", [](const MatmulKey& key) {
-    constexpr auto step = static_cast<std::uint64_t>(gemm::staged_alignment);
-    return key.dtype == DType::f32 && every_size_multiple_of(key.m, key.m_fit, step) &&
-                   every_size_multiple_of(key.n, key.n_fit, step)
-               ? 0
-               : -1;
-  });
+  return TuneGroup<MatmulKey>(
+      "f32", [](const MatmulKey& key) { return key.dtype == DType::f32 ? 0 : -1; });
 }
 
 auto factory(Algorithm algorithm) {

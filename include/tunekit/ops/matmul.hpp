@@ -3,7 +3,7 @@
 // register-blocked without local memory, 2D register-blocked with double buffering, skinny (few
 // rows, K split across a work-group) for M <= 64, split K, and on NVIDIA devices of compute
 // capability 8.0 and up the 2D register blocks over tiles staged by cp.async from A transposed
-// (f32, M and N multiples of 4), and the tensor cores through inline PTX: for 16-bit storage
+// (f32), and the tensor cores through inline PTX: for 16-bit storage
 // mma.sync (and wgmma on 9.0), for f32 where the caller allows TF32 mma.sync's TF32 form (and
 // wgmma's on 9.0).
 #pragma once
