@@ -6,10 +6,11 @@
 // tiles are copied row for row: no prefetch registers and no transposing store, which is what
 // held matmul_reg.cl at 90% of cuBLAS on the H200 (docs/benchmarks.md, issue 32).
 // C = alpha * A * B + beta * C; At (K x M), B (K x N), C (M x N), row-major f32.
-// Any M, N and K. Rows of At (M floats) and of B (N floats) that are multiples of 4 floats are
-// copied in 16-byte chunks; others, whose chunks would be misaligned, float by float (4-byte
-// copies: a uniform branch on M and N, the same program for every size of a key). Copies past
-// the edges are zero-filled, stores past them skipped.
+// Any M, N and K. ROW_CHUNKS 1 (M and N multiples of 4, the host picks it) copies rows of At and
+// B in 16-byte chunks; ROW_CHUNKS 0 float by float (4-byte copies: the chunks of other rows
+// would be misaligned). Two programs, not a branch in one: the branch cost the 16-byte path 20%
+// on the H200 (458 against 375 us at 2048). Copies past the edges are zero-filled, stores past
+// them skipped.
 // CP_ASYNC 0 does the same copies at once (no inline PTX): the kernel's logic on any device,
 // for its tests. Rules on the macros: src/ops/gemm_rules.hpp (staged_builds), mirrored by the
 // #error lines below.
@@ -40,6 +41,9 @@
 #endif
 #ifndef CP_ASYNC
 #define CP_ASYNC 1
+#endif
+#ifndef ROW_CHUNKS
+#define ROW_CHUNKS 1
 #endif
 
 #define WPTM (MWG / MDIMC)
@@ -90,30 +94,29 @@ typedef CAT(float, VWN) floatN;
 #endif
 
 // Rows k0 .. k0+KWG-1, columns c0 .. c0+W-1 of `src` (rows of `ld` floats, `ld` columns) into
-// the local tile `dst` (KWG x W), zero past K and the edge. 16-byte chunks where rows keep them
-// aligned, else floats, consecutive work-items on consecutive ones (coalesced either way).
+// the local tile `dst` (KWG x W), zero past K and the edge: 16-byte chunks, or floats with
+// consecutive work-items on consecutive ones (coalesced either way).
+#if ROW_CHUNKS
 #define COPY_TILE(dst, src, ld, c0, k0, W)                                                  \
-  do {                                                                                      \
-    if ((ld) % 4 == 0) {                                                                    \
-      _Pragma("unroll") for (int i_ = 0; i_ < KWG * (W) / 4 / NT; ++i_) {                   \
-        const int c_ = tid + i_ * NT, r_ = c_ / ((W) / 4), x_ = (c_ % ((W) / 4)) * 4;       \
-        const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                 \
-        COPY16(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_); \
-      }                                                                                     \
-    } else {                                                                                \
-      _Pragma("unroll") for (int i_ = 0; i_ < KWG * (W) / NT; ++i_) {                       \
-        const int e_ = tid + i_ * NT, r_ = e_ / (W), x_ = e_ % (W);                         \
-        const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                 \
-        COPY4(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_); \
-      }                                                                                     \
-    }                                                                                       \
-  } while (0)
+  _Pragma("unroll") for (int i_ = 0; i_ < KWG * (W) / 4 / NT; ++i_) {                       \
+    const int c_ = tid + i_ * NT, r_ = c_ / ((W) / 4), x_ = (c_ % ((W) / 4)) * 4;           \
+    const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                     \
+    COPY16(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_);    \
+  }
+#else
+#define COPY_TILE(dst, src, ld, c0, k0, W)                                                  \
+  _Pragma("unroll") for (int i_ = 0; i_ < KWG * (W) / NT; ++i_) {                           \
+    const int e_ = tid + i_ * NT, r_ = e_ / (W), x_ = e_ % (W);                             \
+    const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                     \
+    COPY4(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_);     \
+  }
+#endif
 
 // K tile kt into stage s: rows of At (M floats each) and of B (N floats each).
-#define LOAD_TILE(kt, s)                     \
-  do {                                       \
-    COPY_TILE(As[s], At, M, bm, (kt) * KWG, MWG); \
-    COPY_TILE(Bs[s], B, N, bn, (kt) * KWG, NWG);  \
+#define LOAD_TILE(kt, s)                          \
+  do {                                            \
+    COPY_TILE(As[s], At, M, bm, (kt) * KWG, MWG)  \
+    COPY_TILE(Bs[s], B, N, bn, (kt) * KWG, NWG)   \
   } while (0)
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))

@@ -206,6 +206,11 @@ struct StagedParams {
 /// sm_80).
 inline constexpr unsigned staged_min_major = 8, staged_min_minor = 0;
 
+/// Rows of At (M floats) and B (N floats) whose length is a multiple of this are copied in
+/// 16-byte chunks (matmul_staged.cl's ROW_CHUNKS=1, one program), others float by float (a
+/// second program, ROW_CHUNKS=0).
+inline constexpr std::int64_t staged_chunk_floats = 4;
+
 /// The most work-items the family's work-groups have: with 4 to 64 outputs each, NVIDIA's compiler
 /// (the only one the family runs on) gives the kernel more than 128 registers per work-item, and
 /// so at most 256 per work-group (the H200 refused every 512 as out of resources, after its

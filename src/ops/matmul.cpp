@@ -169,7 +169,13 @@ class GemmKernel {
                                       kernel_of(algorithm))),
         bf16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::bf16, algorithm),
                                        kernel_of(algorithm))),
-        splits_(slices_of(config_)) {}
+        splits_(slices_of(config_)) {
+    if (algorithm_ == Algorithm::staged) {
+      f32_float_rows_.emplace(cl::KernelSpec::embedded(
+          file_of(algorithm), options(config_, DType::f32, algorithm) + " -DROW_CHUNKS=0",
+          kernel_of(algorithm)));
+    }
+  }
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
                   const float& alpha, const float& beta, const MatmulMath& math) const {
@@ -190,7 +196,7 @@ class GemmKernel {
                            "the largest of M, N and K plus a tile");
     }
     require_demands(client, a.dtype, n, k, math);
-    ::cl::Kernel kernel = client.kernel(spec(a.dtype));
+    ::cl::Kernel kernel = client.kernel(spec(a.dtype, m, n));
     const auto [global, local] = ndrange(m, n);
     if (algorithm_ == Algorithm::staged) {
       // A transposed first (matmul_staged.cl says why).
@@ -225,6 +231,7 @@ class GemmKernel {
 
   std::string fingerprint() const {
     std::string text = f32_.fingerprint() + f16_.fingerprint() + bf16_.fingerprint();
+    if (f32_float_rows_) text += f32_float_rows_->fingerprint();
     if (splits_ > 1) {
       text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint() +
               sum_spec(DType::bf16).fingerprint();
@@ -239,17 +246,26 @@ class GemmKernel {
   void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
                const DeviceMatrix&, const float&, const float&, const MatmulMath& math) const {
     require_demands(client, a.dtype, b.cols, a.cols, math);
-    (void)client.program(spec(a.dtype));
+    (void)client.program(spec(a.dtype, a.rows, b.cols));
     for (const cl::KernelSpec* other : companions(a.dtype)) (void)client.program(*other);
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
-  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
+  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
             const float&, const float&, const MatmulMath&) const {
-    client.programs().keep(spec(a.dtype));
+    client.programs().keep(spec(a.dtype, a.rows, b.cols));
     for (const cl::KernelSpec* other : companions(a.dtype)) client.programs().keep(*other);
   }
   const cl::KernelSpec& spec(DType dtype) const {
     return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
+  }
+  /// The program a call of m x n outputs runs: the staged family's rows of At and B in 16-byte
+  /// chunks where M and N allow them, else float by float (matmul_staged.cl's ROW_CHUNKS).
+  const cl::KernelSpec& spec(DType dtype, std::size_t m, std::size_t n) const {
+    constexpr auto chunk = static_cast<std::size_t>(gemm::staged_chunk_floats);
+    if (f32_float_rows_ && dtype == DType::f32 && (m % chunk != 0 || n % chunk != 0)) {
+      return *f32_float_rows_;
+    }
+    return spec(dtype);
   }
 
  private:
@@ -417,6 +433,8 @@ class GemmKernel {
   cl::KernelSpec f32_;  // the same kernel built for f32, f16 and bf16 storage
   cl::KernelSpec f16_;
   cl::KernelSpec bf16_;
+  std::optional<cl::KernelSpec>
+      f32_float_rows_;  // staged: ROW_CHUNKS=0, for M or N not whole chunks
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
 };
 

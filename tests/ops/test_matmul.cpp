@@ -687,7 +687,8 @@ TEST_CASE(
 
 TEST_CASE(
     "matmul_staged.cl's tiles, stages and edges are right on every device (its copies done at "
-    "once, CP_ASYNC=0): partial tiles, K not a multiple of the tile, alpha and beta",
+    "once, CP_ASYNC=0): partial tiles, K not a multiple of the tile, rows in 16-byte chunks and "
+    "float by float, alpha and beta",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   struct Staged {
@@ -695,38 +696,47 @@ TEST_CASE(
   };
   for (const Staged& g : {Staged{64, 64, 16, 8, 8, 4, 4, 2}, Staged{64, 64, 8, 8, 8, 4, 4, 3},
                           Staged{128, 64, 16, 16, 8, 2, 4, 4}, Staged{32, 64, 32, 8, 8, 2, 4, 3}}) {
-    const auto spec = tunekit::cl::KernelSpec::embedded(
-        "matmul_staged.cl",
-        "-DCP_ASYNC=0 -DMWG=" + std::to_string(g.mwg) + " -DNWG=" + std::to_string(g.nwg) +
-            " -DKWG=" + std::to_string(g.kwg) + " -DMDIMC=" + std::to_string(g.mdimc) +
-            " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
-            " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages),
-        "matmul_staged");
+    // ROW_CHUNKS 1: rows in 16-byte chunks (M and N multiples of 4); 0: float by float (any).
+    const auto spec = [&](int row_chunks) {
+      return tunekit::cl::KernelSpec::embedded(
+          "matmul_staged.cl",
+          "-DCP_ASYNC=0 -DMWG=" + std::to_string(g.mwg) + " -DNWG=" + std::to_string(g.nwg) +
+              " -DKWG=" + std::to_string(g.kwg) + " -DMDIMC=" + std::to_string(g.mdimc) +
+              " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
+              " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages) +
+              " -DROW_CHUNKS=" + std::to_string(row_chunks),
+          "matmul_staged");
+    };
     // One K tile, K cut inside its last tile (37, 36 for 8- and 32-deep tiles), and up to 38
-    // tiles; tiles cut at every edge; M and N multiples of 4 (16-byte copies of rows) and not
-    // (float copies: M odd, N odd, both, and one row and column).
+    // tiles; tiles cut at every edge; M and N multiples of 4 (both programs) and not (float
+    // copies: M odd, N odd, both, and one row and column).
     for (const Problem p :
          {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{200, 260, 36},
           Problem{133, 68, 37}, Problem{132, 67, 40}, Problem{65, 131, 300}, Problem{1, 1, 5}}) {
-      INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
-                  << " m=" << p.m << " n=" << p.n << " k=" << p.k);
       const auto a = random_values(p.m * p.k, 1), b = random_values(p.k * p.n, 2),
                  c0 = random_values(p.m * p.n, 3);
       std::vector<float> at(a.size());
       for (std::size_t i = 0; i < p.m; ++i)
         for (std::size_t q = 0; q < p.k; ++q) at[q * p.m + i] = a[i * p.k + q];
-      auto c = client.upload(c0);
-      ::cl::Kernel kernel = client.kernel(spec);
-      const float alpha = 1.5f, beta = -0.5f;
-      client.launch_with(
-          kernel,
-          ::cl::NDRange((p.n + g.nwg - 1) / g.nwg * g.ndimc, (p.m + g.mwg - 1) / g.mwg * g.mdimc),
-          ::cl::NDRange(g.ndimc, g.mdimc), static_cast<cl_int>(p.m), static_cast<cl_int>(p.n),
-          static_cast<cl_int>(p.k), alpha, beta, client.upload(at), client.upload(b), c);
-      // Relative to the magnitude of the terms, as every matmul check here: the sum's rounding
-      // grows with it (an absolute 1e-5 failed at K = 300 on the H200 by fused multiply-adds).
-      CHECK(worst_relative_error(a, b, c0, client.download<float>(c, p.m * p.n), p, alpha, beta) <
-            1e-5);
+      const bool whole_chunks = p.m % 4 == 0 && p.n % 4 == 0;
+      for (const int row_chunks : {0, 1}) {
+        if (row_chunks == 1 && !whole_chunks) continue;
+        INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
+                    << " ROW_CHUNKS=" << row_chunks << " m=" << p.m << " n=" << p.n
+                    << " k=" << p.k);
+        auto c = client.upload(c0);
+        ::cl::Kernel kernel = client.kernel(spec(row_chunks));
+        const float alpha = 1.5f, beta = -0.5f;
+        client.launch_with(
+            kernel,
+            ::cl::NDRange((p.n + g.nwg - 1) / g.nwg * g.ndimc, (p.m + g.mwg - 1) / g.mwg * g.mdimc),
+            ::cl::NDRange(g.ndimc, g.mdimc), static_cast<cl_int>(p.m), static_cast<cl_int>(p.n),
+            static_cast<cl_int>(p.k), alpha, beta, client.upload(at), client.upload(b), c);
+        // Relative to the magnitude of the terms, as every matmul check here: the sum's rounding
+        // grows with it (an absolute 1e-5 failed at K = 300 on the H200 by fused multiply-adds).
+        CHECK(worst_relative_error(a, b, c0, client.download<float>(c, p.m * p.n), p, alpha, beta) <
+              1e-5);
+      }
     }
   }
 }
