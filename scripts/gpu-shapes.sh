@@ -6,17 +6,22 @@
 # limited to 10 minutes: split the list over calls). DEVICE=substring picks another OpenCL device.
 # 1. cuBLAS (PyTorch, fp32, TF32 off) on the same shapes: cublas_shapes.py;
 # 2. one bench_ops process per shape (tunekit tuned at the default level, then CLBlast), all
-#    sharing one cache directory ($OUT/shapes-cache: a later call skips the keys already tuned,
-#    and reports their first call without tuning), each under SHAPE_TIMEOUT (default 240 s) and
+#    sharing one cache directory ($WORK/shapes-cache: a later call on the same warm machine
+#    skips the keys already tuned, and reports their first call without tuning), each under SHAPE_TIMEOUT (default 240 s) and
 #    all within TOTAL_TIMEOUT (default 540 s, under a device call's 10 minutes): the shapes left
 #    when it runs out are named, to pass as FROM next time;
 # 3. cuBLAS again on the same shapes (lines "cuBLAS-again ..."; CUBLAS_AGAIN=0 skips it);
 # 4. the keys tuned and the tuning time over every shape done so far.
-# Every line is printed as it comes and appended to $OUT/shapes.log; JSON per shape in $OUT.
+# Every line is printed as it comes and appended to $OUT/shapes.log; JSON per shape in
+# $WORK/json, packed into $OUT/shapes-json.tar.gz at the end (a device call brings back at most
+# 8 files from $OUT: one file per shape there crowded the log out). WORK: SHAPES_WORK, default
+# /tmp/tunekit-shapes (outside $OUT, which each call starts empty).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/.carry/gpu
 out=${OUT:-/tmp}
+work=${SHAPES_WORK:-/tmp/tunekit-shapes}
+mkdir -p "$work/json"
 list=${1:-real}
 libraries=$(ldconfig -p 2>/dev/null || true)  # captured: grep -q would cut a pipe short
 if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.icd ]]; then
@@ -24,7 +29,7 @@ if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.i
   echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
 fi
 export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export TUNEKIT_CACHE_DIR=$out/shapes-cache CUDA_CACHE_DISABLE=1
+export TUNEKIT_CACHE_DIR=$work/shapes-cache CUDA_CACHE_DISABLE=1
 unset TUNEKIT_LEVEL
 log=$out/shapes.log
 say() { echo "$@" | tee -a "$log"; }
@@ -48,7 +53,7 @@ for shape in "${shapes[@]}"; do
   limit=$((left < ${SHAPE_TIMEOUT:-240} ? left : ${SHAPE_TIMEOUT:-240}))
   index=$((index + 1))
   timeout "$limit" "$bin/bench_ops" --device "${DEVICE:-NVIDIA}" --only matmul --shapes "$shape" \
-    --reps 10 --json "$out/shape-$shape.json" 2>&1 | grep --line-buffered -E "^matmul |bench_ops:" |
+    --reps 10 --json "$work/json/shape-$shape.json" 2>&1 | grep --line-buffered -E "^matmul |bench_ops:" |
     tee -a "$log"
   status=${PIPESTATUS[0]}
   [[ $status -eq 0 ]] || say "$shape: bench_ops exit $status (124: over its $limit s)"
@@ -61,7 +66,7 @@ if [[ -f $bin/cublas_shapes.py && ${CUBLAS_AGAIN:-1} == 1 ]]; then
     sed 's/^cuBLAS /cuBLAS-again /' | tee -a "$log"
 fi
 # Over every shape of this cache directory so far: distinct keys and the first calls' time.
-python3 - "$out" <<'PY' 2>&1 | tee -a "$log"
+python3 - "$work/json" <<'PY' 2>&1 | tee -a "$log"
 import glob, json, sys
 rows = []
 for path in sorted(glob.glob(sys.argv[1] + "/shape-*.json")):
@@ -69,3 +74,4 @@ for path in sorted(glob.glob(sys.argv[1] + "/shape-*.json")):
 keys = {r["key"] for r in rows}
 print(f"{len(rows)} shapes, {len(keys)} distinct keys, {sum(r['tuning_seconds'] for r in rows):.1f} s of first calls")
 PY
+tar -czf "$out/shapes-json.tar.gz" -C "$work" json
