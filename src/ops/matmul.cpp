@@ -433,8 +433,8 @@ class GemmKernel {
   cl::KernelSpec f32_;  // the same kernel built for f32, f16 and bf16 storage
   cl::KernelSpec f16_;
   cl::KernelSpec bf16_;
-  std::optional<cl::KernelSpec>
-      f32_float_rows_;  // staged: ROW_CHUNKS=0, for M or N not whole chunks
+  // The staged family's second f32 program (ROW_CHUNKS=0): M or N not whole 16-byte chunks.
+  std::optional<cl::KernelSpec> f32_float_rows_;
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
 };
 
