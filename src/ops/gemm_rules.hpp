@@ -206,9 +206,10 @@ struct StagedParams {
 /// sm_80).
 inline constexpr unsigned staged_min_major = 8, staged_min_minor = 0;
 
-/// Rows of At (M floats) and B (N floats) whose length is a multiple of this are copied in
-/// 16-byte chunks (matmul_staged.cl's ROW_CHUNKS=1, one program), others float by float (a
-/// second program, ROW_CHUNKS=0).
+/// Rows of At (M floats) and B (N floats) are copied in 16-byte chunks (matmul_staged.cl's
+/// ROW_CHUNKS=1, one program) where every size of M's and N's key classes is a multiple of this,
+/// else float by float (a second program, ROW_CHUNKS=0; the kernel lab picks by the call's M
+/// and N).
 inline constexpr std::int64_t staged_chunk_floats = 4;
 
 /// The most work-items the family's work-groups have: with 4 to 64 outputs each, NVIDIA's compiler

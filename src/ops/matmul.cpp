@@ -259,10 +259,16 @@ class GemmKernel {
     return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
   }
   /// The program a call of m x n outputs runs: the staged family's rows of At and B in 16-byte
-  /// chunks where M and N allow them, else float by float (matmul_staged.cl's ROW_CHUNKS).
+  /// chunks where every size of M's and N's key classes allows them, else float by float
+  /// (matmul_staged.cl's ROW_CHUNKS). By the class, not the call: a class (the sizes 1025-1536
+  /// that are not multiples of 16, say) holds multiples of 4 and others, and every call of a
+  /// key must run the program its tuning measured.
   const cl::KernelSpec& spec(DType dtype, std::size_t m, std::size_t n) const {
-    constexpr auto chunk = static_cast<std::size_t>(gemm::staged_chunk_floats);
-    if (f32_float_rows_ && dtype == DType::f32 && (m % chunk != 0 || n % chunk != 0)) {
+    constexpr auto chunk = static_cast<std::uint64_t>(gemm::staged_chunk_floats);
+    const auto whole_chunks = [](std::uint64_t size) {
+      return every_size_multiple_of(anchor(size), dim_fit(size), chunk);
+    };
+    if (f32_float_rows_ && dtype == DType::f32 && !(whole_chunks(m) && whole_chunks(n))) {
       return *f32_float_rows_;
     }
     return spec(dtype);
@@ -721,13 +727,6 @@ Space tf32_space() {
       .start_at("BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0");
 }
 
-// Whether every size of a key's dimension (its anchor and fit) is a multiple of `step` (a power
-// of two up to 16): a power of two of at least `step`, or a multiple of 16.
-bool every_size_multiple_of(std::uint64_t anchor_, DimFit fit, std::uint64_t step) {
-  return (fit == DimFit::pow2 && anchor_ >= step) || fit == DimFit::m16_high ||
-         fit == DimFit::m16_low;
-}
-
 // Whether N and K of every call the key serves are multiples of `step`.
 bool n_and_k_multiples_of(const MatmulKey& key, std::uint64_t step) {
   return every_size_multiple_of(key.n, key.n_fit, step) &&
@@ -1066,6 +1065,11 @@ DimFit dim_fit(std::uint64_t size) {
   const bool low = size <= power / 4 * 3;  // power >= 4 here: 3/4 of it is whole
   if (size % 16 == 0) return low ? DimFit::m16_low : DimFit::m16_high;
   return low ? DimFit::other_low : DimFit::other_high;
+}
+
+bool every_size_multiple_of(std::uint64_t anchor_, DimFit fit, std::uint64_t step) {
+  return (fit == DimFit::pow2 && anchor_ >= step) || fit == DimFit::m16_high ||
+         fit == DimFit::m16_low;
 }
 
 std::uint64_t smallest_size(std::uint64_t anchor_, DimFit fit) {

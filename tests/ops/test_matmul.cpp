@@ -762,12 +762,13 @@ TEST_CASE(
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   auto staged = every_nth("staged", 29);  // each value of each parameter
-  staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=4,STAGES=2]");
+  staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2]");
   staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2]");
   REQUIRE(staged.size() >= 8);
-  check_candidates(client, staged,
-                   {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300},
-                    Problem{133, 67, 37}, Problem{1, 5, 3}});
+  check_candidates(
+      client, staged,
+      {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{133, 67, 37},
+       Problem{133, 68, 37}, Problem{132, 67, 40}, Problem{1, 5, 3}});
   // 16-bit storage: refused for the call, on every device, before anything is built.
   for (const DType dtype : {DType::f16, DType::bf16}) {
     INFO(to_string(dtype));
@@ -799,8 +800,10 @@ TEST_CASE(
   CHECK_NOTHROW(matmul_key(256, 256, 256, DType::f16, MatmulMath::tf32));
 }
 
-TEST_CASE("matmul's key holds each size's fit to its anchor, and its work is its smallest call's",
-          "[ops][matmul]") {
+TEST_CASE(
+    "matmul's key holds each size's fit to its anchor, its work is its smallest call's, and "
+    "every_size_multiple_of names the classes whose sizes are all multiples of a step",
+    "[ops][matmul]") {
   CHECK(key_to_string(matmul_key(513, 1025, 2049, DType::f32)) ==
         "m=1024 n=2048 k=4096 m_fit=other_low n_fit=other_low k_fit=other_low dtype=f32 "
         "math=ieee");
@@ -845,6 +848,21 @@ TEST_CASE("matmul's key holds each size's fit to its anchor, and its work is its
     INFO("anchor " << class_.first << " " << class_.second);
     CHECK(size - smallest_size(class_.first, class_.second) < 16);  // m16: the next multiple
   }
+  // every_size_multiple_of is true exactly for the classes all of whose sizes are multiples of
+  // the step (what the staged family's program and the tf32 group rely on for every call).
+  for (const std::uint64_t step : {4u, 8u, 16u}) {
+    std::map<std::pair<std::uint64_t, DimFit>, bool> all_multiples;
+    for (std::uint64_t size = 1; size <= 70000; ++size) {
+      auto [entry, fresh] = all_multiples.try_emplace({anchor(size), dim_fit(size)}, true);
+      entry->second = entry->second && size % step == 0;
+    }
+    std::size_t wrong = 0;
+    for (const auto& [class_, all] : all_multiples) {
+      wrong += every_size_multiple_of(class_.first, class_.second, step) != all;
+    }
+    INFO("step " << step);
+    CHECK(wrong == 0);
+  }
 }
 
 TEST_CASE("sampled matmul candidates of every family are correct on odd sizes",
@@ -881,8 +899,10 @@ TEST_CASE("split-K matmul candidates are correct, also with more slices than K t
       {Problem{1, 1, 1}, Problem{37, 53, 29}, Problem{33, 65, 300}, Problem{130, 70, 9}});
 }
 
-TEST_CASE("the tuned matmul measures the skinny family for M <= 64, split K for long K only",
-          "[ops][matmul][opencl]") {
+TEST_CASE(
+    "the tuned matmul measures the skinny family for M <= 64, split K for long K only, staged "
+    "for every f32 key and no 16-bit one",
+    "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   test::quick_tuning();
   // Split K is measured for K above M and N with C small (20 x 30 x 700), for 32-64 rows

@@ -417,10 +417,16 @@ struct GemmResult {
 std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfig& c,
                                                        const GemmBuffers& g, float alpha,
                                                        float beta, std::string& why) {
-  // matmul_staged.cl copies with cp.async on NVIDIA, at once elsewhere.
-  const std::string async = c.kernel == "matmul_staged" && !lab.nvidia ? " -DCP_ASYNC=0" : "";
+  // matmul_staged.cl copies with cp.async on NVIDIA, at once elsewhere; rows of At and B in
+  // 16-byte chunks where M and N allow them, else float by float (ROW_CHUNKS=0).
+  std::string staged;
+  if (c.kernel == "matmul_staged") {
+    const auto chunk = static_cast<size_t>(tunekit::ops::gemm::staged_chunk_floats);
+    if (!lab.nvidia) staged += " -DCP_ASYNC=0";
+    if (g.M % chunk != 0 || g.N % chunk != 0) staged += " -DROW_CHUNKS=0";
+  }
   cl::Program prog =
-      lab.program(c.file, build_options(c.p) + (g.half ? " -DPRECISION=16" : "") + async, why);
+      lab.program(c.file, build_options(c.p) + (g.half ? " -DPRECISION=16" : "") + staged, why);
   if (!prog()) return {};
   auto k = std::make_shared<cl::Kernel>(prog, c.kernel.c_str());
   k->setArg(0, int(g.M));

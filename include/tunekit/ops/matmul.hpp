@@ -40,6 +40,10 @@ DimFit dim_fit(std::uint64_t size);
 /// The smallest size of the class (`anchor`, `fit`): the anchor for pow2, else one past half the
 /// anchor (`_low`) or one past 3/4 of it (`_high`). Every size of the class is at least this.
 std::uint64_t smallest_size(std::uint64_t anchor, DimFit fit);
+/// Whether every size of the class (`anchor`, `fit`) is a multiple of `step` (a power of two up
+/// to 16): a power of two of at least `step`, or a multiple of 16. What a family that needs
+/// aligned rows can rely on for every call of a key.
+bool every_size_multiple_of(std::uint64_t anchor, DimFit fit, std::uint64_t step);
 
 /// What a caller allows an f32 product's arithmetic to be. `ieee`: every product of f32 inputs,
 /// summed in f32. `tf32`: the products may round their inputs to TF32 (8-bit exponent, 10-bit
@@ -113,7 +117,8 @@ std::vector<std::string> matmul_candidates(const DeviceLimits& limits);
 
 /// Every candidate's name and kernel (source, build options) for `dtype`, in set order: for
 /// benchmarks of program builds (bench/bench_builds.cpp). Launch-only parameters (LX, LY) give
-/// several candidates the same program.
+/// several candidates the same program. The staged family's candidates are listed with their
+/// program for rows in 16-byte chunks (not the second one, for rows copied float by float).
 std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype);
 
 /// Runs one named candidate, bypassing the tuner (for tests, and to force a kernel).
