@@ -1,7 +1,8 @@
 // Staged GEMM for NVIDIA devices of compute capability 8.0 or higher: matmul_reg.cl's
 // register-blocked product (a work-group computes an MWG x NWG tile of C, each work-item a
 // WPTM x WPTN block of it read from local memory in vectors), its local tiles filled by cp.async
-// copies (16-byte, or 4-byte where rows are not whole chunks: ROW_CHUNKS) in STAGES stages (the next tiles load while the current one is multiplied).
+// copies (16-byte, or 4-byte where rows are not whole chunks: ROW_CHUNKS) in STAGES stages (the
+// next tiles load while the current one is multiplied).
 // A comes transposed (At: K x M, written by the host's pass before the product), so that both
 // tiles are copied row for row: no prefetch registers and no transposing store, which is what
 // held matmul_reg.cl at 90% of cuBLAS on the H200 (docs/benchmarks.md, issue 32).

@@ -7,9 +7,9 @@
 # 1. cuBLAS (PyTorch, fp32, TF32 off) on the same shapes: cublas_shapes.py;
 # 2. one bench_ops process per shape (tunekit tuned at the default level, then CLBlast), all
 #    sharing one cache directory ($WORK/shapes-cache: a later call on the same warm machine
-#    skips the keys already tuned, and reports their first call without tuning), each under SHAPE_TIMEOUT (default 240 s) and
-#    all within TOTAL_TIMEOUT (default 540 s, under a device call's 10 minutes): the shapes left
-#    when it runs out are named, to pass as FROM next time;
+#    skips the keys already tuned, and reports their first call without tuning), each under
+#    SHAPE_TIMEOUT (default 240 s) and all within TOTAL_TIMEOUT (default 540 s, under a device
+#    call's 10 minutes): the shapes left when it runs out are named, to pass as FROM next time;
 # 3. cuBLAS again on the same shapes (lines "cuBLAS-again ..."; CUBLAS_AGAIN=0 skips it);
 # 4. the keys tuned and the tuning time over every shape done so far.
 # Every line is printed as it comes and appended to $OUT/shapes.log; JSON per shape in
@@ -53,8 +53,8 @@ for shape in "${shapes[@]}"; do
   limit=$((left < ${SHAPE_TIMEOUT:-240} ? left : ${SHAPE_TIMEOUT:-240}))
   index=$((index + 1))
   timeout "$limit" "$bin/bench_ops" --device "${DEVICE:-NVIDIA}" --only matmul --shapes "$shape" \
-    --reps 10 --json "$work/json/shape-$shape.json" 2>&1 | grep --line-buffered -E "^matmul |bench_ops:" |
-    tee -a "$log"
+    --reps 10 --json "$work/json/shape-$shape.json" 2>&1 |
+    grep --line-buffered -E "^matmul |bench_ops:" | tee -a "$log"
   status=${PIPESTATUS[0]}
   [[ $status -eq 0 ]] || say "$shape: bench_ops exit $status (124: over its $limit s)"
 done

@@ -89,7 +89,10 @@ class BudgetedSearch {
       : evaluator_(evaluator), budget_(budget), times_(size) {
     // A family that trails the leader (SearchBudget::trails says why; on the H200 a cold matmul
     // 1024, where staged trails blocked, ran 46 candidates instead of 90 and took 15 s, not 30).
-    if (budget_.trails) budget_.explore = 0, budget_.seeded_until_beaten = false;
+    if (budget_.trails) {
+      budget_.explore = 0;
+      budget_.seeded_until_beaten = false;
+    }
   }
 
   bool exhausted() const {
