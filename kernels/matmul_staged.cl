@@ -1,21 +1,22 @@
 // Staged GEMM for NVIDIA devices of compute capability 8.0 or higher: matmul_reg.cl's
 // register-blocked product (a work-group computes an MWG x NWG tile of C, each work-item a
-// WPTM x WPTN block of it read from local memory in vectors), its local tiles filled by cp.async
-// copies (16-byte, or 4-byte where rows are not whole chunks: ROW_CHUNKS) in STAGES stages (the
-// next tiles load while the current one is multiplied).
+// WPTM x WPTN block of it read from local memory in vectors), its local tiles filled by 16-byte
+// cp.async copies in STAGES stages (the next tiles load while the current one is multiplied).
 // A comes transposed (At: K x M, written by the host's pass before the product), so that both
 // tiles are copied row for row: no prefetch registers and no transposing store, which is what
 // held matmul_reg.cl at 90% of cuBLAS on the H200 (docs/benchmarks.md, issue 32).
-// C = alpha * A * B + beta * C; At (K x M), B (K x N), C (M x N), row-major f32.
-// Any M, N and K. ROW_CHUNKS 1 (M and N multiples of 4, the host picks it) copies rows of At and
-// B in 16-byte chunks; ROW_CHUNKS 0 float by float (4-byte copies: the chunks of other rows
-// would be misaligned). Two programs, not a branch in one: the branch cost the 16-byte path 20%
-// on the H200 (458 against 375 us at 2048). Copies past the edges are zero-filled, stores past
-// them skipped.
+// C = alpha * A * B + beta * C; At (K rows of LDA floats), B (K rows of LDB floats), C (M x N),
+// row-major f32. Any M, N and K: LDA >= M and LDB >= N are multiples of 4, so that every row is
+// whole 16-byte chunks (the host pads the rows where M or N is not a multiple of 4; copying
+// float by float instead cost 12-33% on the H200). Columns past M and N may hold anything: they
+// reach only rows and columns of C that are not stored. Copies past K are zero-filled.
+// K slices: work-group z computes the slice of KS rows of K from z * KS (KS a multiple of KWG),
+// into the z-th M x N block of C; one slice (KS >= K) is the whole product. The host adds the
+// slices' blocks (matmul_sum.cl), with alpha 1 and beta 0 here.
 // CP_ASYNC 0 does the same copies at once (no inline PTX): the kernel's logic on any device,
 // for its tests. Rules on the macros: src/ops/gemm_rules.hpp (staged_builds), mirrored by the
 // #error lines below.
-// Local (NDIMC, MDIMC); global (ceil(N / NWG) * NDIMC, ceil(M / MWG) * MDIMC).
+// Local (NDIMC, MDIMC); global (ceil(N / NWG) * NDIMC, ceil(M / MWG) * MDIMC, slices).
 #ifndef MWG
 #define MWG 128
 #endif
@@ -42,9 +43,6 @@
 #endif
 #ifndef CP_ASYNC
 #define CP_ASYNC 1
-#endif
-#ifndef ROW_CHUNKS
-#define ROW_CHUNKS 1
 #endif
 
 #define WPTM (MWG / MDIMC)
@@ -84,51 +82,46 @@ typedef CAT(float, VWN) floatN;
 #if CP_ASYNC
 #include "tensor_core.cl"  // CP_ASYNC16 and its commit and wait, SHARED_ADDRESS
 #define COPY16(dst, src, ok) CP_ASYNC16(SHARED_ADDRESS(dst), src, ok)
-#define COPY4(dst, src, ok) CP_ASYNC4(SHARED_ADDRESS(dst), src, ok)
 #define COMMIT() CP_ASYNC_COMMIT()
 #define WAIT_PENDING() CP_ASYNC_WAIT(STAGES - 2)
 #else
 #define COPY16(dst, src, ok) vstore4((ok) ? vload4(0, (src)) : (float4)(0.0f), 0, (dst))
-#define COPY4(dst, src, ok) (*(dst) = (ok) ? *(src) : 0.0f)
 #define COMMIT()
 #define WAIT_PENDING()
 #endif
 
-// Rows k0 .. k0+KWG-1, columns c0 .. c0+W-1 of `src` (rows of `ld` floats, `ld` columns) into
-// the local tile `dst` (KWG x W), zero past K and the edge: 16-byte chunks, or floats with
-// consecutive work-items on consecutive ones (coalesced either way).
-#if ROW_CHUNKS
+// Rows k0 .. k0+KWG-1, columns c0 .. c0+W-1 of `src` (rows of `ld` floats) into the local tile
+// `dst` (KWG x W) in 16-byte chunks, consecutive work-items on consecutive chunks (coalesced);
+// zero past K and past the row.
 #define COPY_TILE(dst, src, ld, c0, k0, W)                                                  \
   _Pragma("unroll") for (int i_ = 0; i_ < KWG * (W) / 4 / NT; ++i_) {                       \
     const int c_ = tid + i_ * NT, r_ = c_ / ((W) / 4), x_ = (c_ % ((W) / 4)) * 4;           \
     const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                     \
     COPY16(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_);    \
   }
-#else
-#define COPY_TILE(dst, src, ld, c0, k0, W)                                                  \
-  _Pragma("unroll") for (int i_ = 0; i_ < KWG * (W) / NT; ++i_) {                           \
-    const int e_ = tid + i_ * NT, r_ = e_ / (W), x_ = e_ % (W);                             \
-    const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                     \
-    COPY4(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_);     \
-  }
-#endif
 
-// K tile kt into stage s: rows of At (M floats each) and of B (N floats each).
-#define LOAD_TILE(kt, s)                          \
-  do {                                            \
-    COPY_TILE(As[s], At, M, bm, (kt) * KWG, MWG)  \
-    COPY_TILE(Bs[s], B, N, bn, (kt) * KWG, NWG)   \
+// K tile kt of this slice into stage s: rows of At and of B.
+#define LOAD_TILE(kt, s)                            \
+  do {                                              \
+    COPY_TILE(As[s], At, LDA, bm, (kt) * KWG, MWG)  \
+    COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG)   \
   } while (0)
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
-void matmul_staged(const int M, const int N, const int K, const float alpha, const float beta,
-                  __global const float* restrict At, __global const float* restrict B,
-                  __global float* C) {
+void matmul_staged(const int M, const int N, const int K_all, const int LDA, const int LDB,
+                   const int KS, const float alpha, const float beta, __global const float* restrict At_all,
+                   __global const float* restrict B_all, __global float* C_all) {
   __local float As[STAGES][KWG][MWG] __attribute__((aligned(16)));
   __local float Bs[STAGES][KWG][NWG] __attribute__((aligned(16)));
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int tid = ty * NDIMC + tx;
   const int bm = get_group_id(1) * MWG, bn = get_group_id(0) * NWG;
+  // This work-group's slice of K: rows k_begin .. k_begin + K - 1 of At and B.
+  const int k_begin = get_group_id(2) * KS;
+  const int K = min(KS, K_all - k_begin);
+  __global const float* restrict At = At_all + (size_t)k_begin * LDA;
+  __global const float* restrict B = B_all + (size_t)k_begin * LDB;
+  __global float* C = C_all + get_group_id(2) * (size_t)M * N;
   const int tiles = (K + KWG - 1) / KWG;
 
   float acc[WPTM][WPTN];

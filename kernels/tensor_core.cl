@@ -24,13 +24,6 @@
                "l"((ulong)(src)), "r"((ok) ? 16 : 0)                                  \
                : "memory")
 
-// The same for 4 bytes (one float: rows whose 16-byte chunks would be misaligned), through L1
-// (.cg takes only 16-byte copies).
-#define CP_ASYNC4(shared, src, ok)                                                   \
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(shared),           \
-               "l"((ulong)(src)), "r"((ok) ? 4 : 0)                                   \
-               : "memory")
-
 // Closes this work-item's cp.async group, and waits until at most `pending` of its groups are in
 // flight ("n": the count is an immediate, so it must be a compile-time constant).
 #define CP_ASYNC_COMMIT() asm volatile("cp.async.commit_group;" ::: "memory")

@@ -9,13 +9,15 @@
     BLK  4           block edge of the blocked kernel: 4 or 8
     ROUND_TF32 0     1: the tiled kernel rounds each element to TF32 on its way (tf32.cl), for
                      matmul's wgmma_tf32 family, whose tensor cores would truncate it
+    OUT_LD 0         1: the tiled kernel takes the output's row length LDO (>= M) after N, for
+                     matmul's passes, which pad rows to whole 16-byte chunks; 0: LDO is M
   Kernels (in: M x N row-major, out: N x M row-major; any M, N >= 1):
     transpose_naive(M, N, in, out)  one element per work-item, coalesced reads, strided writes.
         NDRange: any local (lx, ly); global = (roundup(N, lx), roundup(M, ly)).
-    transpose_tiled(M, N, in, out)  a TILE_M x TILE tile is read coalesced into local memory and
-        written coalesced from it. Each work-item moves VW-wide vectors, TILE_M/ROWS of them in,
+    transpose_tiled(M, N, [LDO,] in, out)  a TILE_M x TILE tile is read coalesced into local
+        memory and written coalesced from it (out's rows LDO floats apart, LDO = M without OUT_LD). Each work-item moves VW-wide vectors, TILE_M/ROWS of them in,
         all its loads issued before its first local store (bytes in flight), and as many out.
-        Whole tiles with M and N multiples of VW take the vector path; other tiles go element
+        Whole tiles with LDO and N multiples of VW take the vector path; other tiles go element
         by element. Local memory TILE_M*(TILE+PAD)*4 bytes.
         NDRange: local = (TILE/VW, ROWS); global = (ceil(N/TILE)*TILE/VW, ceil(M/TILE_M)*ROWS).
     transpose_blocked(M, N, in, out)  each work-item moves one BLK x BLK block through registers:
@@ -51,6 +53,15 @@
 #endif
 #ifndef ROUND_TF32
 #define ROUND_TF32 0
+#endif
+#ifndef OUT_LD
+#define OUT_LD 0
+#endif
+#if OUT_LD
+#define LDO_ARGUMENT const int LDO,
+#else
+#define LDO_ARGUMENT
+#define LDO M
 #endif
 #if ROUND_TF32
 #include "tf32.cl"
@@ -89,12 +100,13 @@ __kernel void transpose_naive(const int M, const int N, __global const float* re
 #endif
 
 __kernel __attribute__((reqd_work_group_size(TLX, ROWS, 1)))
-void transpose_tiled(const int M, const int N, __global const float* restrict in, __global float* restrict out) {
+void transpose_tiled(const int M, const int N, LDO_ARGUMENT __global const float* restrict in,
+                     __global float* restrict out) {
   __local float t[TILE_M][TILE + PAD];
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int r0 = get_group_id(1) * TILE_M, c0 = get_group_id(0) * TILE;
   // Vector path: a whole tile, and rows that keep VW-float vectors aligned.
-  const bool whole = r0 + TILE_M <= M && c0 + TILE <= N && M % VW == 0 && N % VW == 0;
+  const bool whole = r0 + TILE_M <= M && c0 + TILE <= N && LDO % VW == 0 && N % VW == 0;
   if (whole) {
     TVEC v[TPER];
 #pragma unroll
@@ -127,7 +139,7 @@ void transpose_tiled(const int M, const int N, __global const float* restrict in
 #else
       const TVEC w = (float4)(t[x][y], t[x + 1][y], t[x + 2][y], t[x + 3][y]);
 #endif
-      TSTORE(w, out + (size_t)(c0 + y) * M + r0 + x);
+      TSTORE(w, out + (size_t)(c0 + y) * LDO + r0 + x);
     }
   } else {
 #pragma unroll
@@ -136,7 +148,7 @@ void transpose_tiled(const int M, const int N, __global const float* restrict in
       for (int e = 0; e < VW; ++e) {
         const int q = l + j * TLX * ROWS, y = q / OUT_VECS, x = (q % OUT_VECS) * VW + e;
         const int c = c0 + y, r = r0 + x;  // out row c, column r
-        if (c < N && r < M) out[(size_t)c * M + r] = t[x][y];
+        if (c < N && r < M) out[(size_t)c * LDO + r] = t[x][y];
       }
   }
 }

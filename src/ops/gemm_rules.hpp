@@ -206,11 +206,16 @@ struct StagedParams {
 /// sm_80).
 inline constexpr unsigned staged_min_major = 8, staged_min_minor = 0;
 
-/// Rows of At (M floats) and B (N floats) are copied in 16-byte chunks (matmul_staged.cl's
-/// ROW_CHUNKS=1, one program) where every size of M's and N's key classes is a multiple of this,
-/// else float by float (a second program, ROW_CHUNKS=0; the kernel lab picks by the call's M
-/// and N).
+/// Rows of At and B are copied in 16-byte chunks (matmul_staged.cl): the host gives the kernel rows
+/// of a multiple of this many floats, padded where M or N is not one (staged_row_floats).
 inline constexpr std::int64_t staged_chunk_floats = 4;
+
+/// The row length, in floats, of At (for `size` M) or B (for `size` N) as the staged kernel takes
+/// them: `size` rounded up to whole 16-byte chunks.
+constexpr std::size_t staged_row_floats(std::size_t size) {
+  constexpr auto chunk = static_cast<std::size_t>(staged_chunk_floats);
+  return (size + chunk - 1) / chunk * chunk;
+}
 
 /// The most work-items the family's work-groups have: with 4 to 64 outputs each, NVIDIA's compiler
 /// (the only one the family runs on) gives the kernel more than 128 registers per work-item, and

@@ -44,8 +44,14 @@ enum class Algorithm {
   wgmma,
   tf32,
   wgmma_tf32,
-  staged
+  staged,
+  staged_split
 };
+
+// The staged kernel (matmul_staged.cl), on the whole of K or on slices of it.
+bool uses_staged_kernel(Algorithm algorithm) {
+  return algorithm == Algorithm::staged || algorithm == Algorithm::staged_split;
+}
 
 // The split family's partial products: one buffer per client and thread, shared by every
 // configuration (kept per configuration, a tuning would hold dozens of them).
@@ -169,13 +175,7 @@ class GemmKernel {
                                       kernel_of(algorithm))),
         bf16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::bf16, algorithm),
                                        kernel_of(algorithm))),
-        splits_(slices_of(config_)) {
-    if (algorithm_ == Algorithm::staged) {
-      f32_float_rows_.emplace(cl::KernelSpec::embedded(
-          file_of(algorithm), options(config_, DType::f32, algorithm) + " -DROW_CHUNKS=0",
-          kernel_of(algorithm)));
-    }
-  }
+        splits_(slices_of(config_)) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
                   const float& alpha, const float& beta, const MatmulMath& math) const {
@@ -196,12 +196,27 @@ class GemmKernel {
                            "the largest of M, N and K plus a tile");
     }
     require_demands(client, a.dtype, n, k, math);
-    ::cl::Kernel kernel = client.kernel(spec(a.dtype, m, n));
+    ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
-    if (algorithm_ == Algorithm::staged) {
-      // A transposed first (matmul_staged.cl says why).
-      const ::cl::Buffer at = detail::transposed_a(client, a.buffer, m, k);
-      client.launch_with(kernel, global, local, M, N, K, alpha, beta, at, b.buffer, c.buffer);
+    if (uses_staged_kernel(algorithm_)) {
+      // A transposed first, and rows of whole 16-byte chunks (matmul_staged.cl says why).
+      const std::size_t lda = gemm::staged_row_floats(m), ldb = gemm::staged_row_floats(n);
+      const ::cl::Buffer at = detail::transposed_a(client, a.buffer, m, k, lda);
+      const ::cl::Buffer b_rows =
+          ldb == n ? b.buffer : detail::padded_b(client, b.buffer, k, n, ldb);
+      const auto LDA = static_cast<cl_int>(lda), LDB = static_cast<cl_int>(ldb);
+      // Each slice KS rows of K, whole K tiles (the last slice shorter, or empty).
+      const auto KS = static_cast<cl_int>(round_up(ceil_div(k, splits_), config_["KWG"]));
+      if (splits_ == 1) {
+        client.launch_with(kernel, global, local, M, N, K, LDA, LDB, KS, alpha, beta, at, b_rows,
+                           c.buffer);
+        return;
+      }
+      const ::cl::Buffer partials = split_partials(client, m, n);
+      client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
+                         ::cl::NDRange(local[0], local[1], 1), M, N, K, LDA, LDB, KS, 1.0f, 0.0f,
+                         at, b_rows, partials);
+      add_slices(client, a.dtype, m, n, alpha, beta, partials, c.buffer);
       return;
     }
     if (algorithm_ == Algorithm::wgmma_tf32) {
@@ -215,28 +230,21 @@ class GemmKernel {
       client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
       return;
     }
-    // The KSPLIT slices' partial products go to a kept buffer, then one pass adds them into C.
-    const cl_int MN =
-        detail::int_argument(std::uint64_t{m} * n * splits_, "KSPLIT*M*N (partial products)") /
-        static_cast<cl_int>(splits_);
-    const auto [partials] =
-        split_scratch().buffers(client, std::size_t{m} * n * splits_ * sizeof(float));
+    const ::cl::Buffer partials = split_partials(client, m, n);
     client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
                        ::cl::NDRange(local[0], local[1], 1), M, N, K, 1.0f, 0.0f, a.buffer,
                        b.buffer, partials);
-    ::cl::Kernel sum = client.kernel(sum_spec(a.dtype));
-    client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
-                       static_cast<cl_int>(splits_), alpha, beta, partials, c.buffer);
+    add_slices(client, a.dtype, m, n, alpha, beta, partials, c.buffer);
   }
 
   std::string fingerprint() const {
     std::string text = f32_.fingerprint() + f16_.fingerprint() + bf16_.fingerprint();
-    if (f32_float_rows_) text += f32_float_rows_->fingerprint();
     if (splits_ > 1) {
       text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint() +
               sum_spec(DType::bf16).fingerprint();
-    } else {
-      for (const cl::KernelSpec* other : companions(DType::f32)) text += other->fingerprint();
+    }
+    for (const cl::KernelSpec* other : companions(DType::f32)) {
+      if (other != &sum_spec(DType::f32)) text += other->fingerprint();
     }
     return text;
   }
@@ -246,32 +254,17 @@ class GemmKernel {
   void prepare(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
                const DeviceMatrix&, const float&, const float&, const MatmulMath& math) const {
     require_demands(client, a.dtype, b.cols, a.cols, math);
-    (void)client.program(spec(a.dtype, a.rows, b.cols));
+    (void)client.program(spec(a.dtype));
     for (const cl::KernelSpec* other : companions(a.dtype)) (void)client.program(*other);
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
-  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
+  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
             const float&, const float&, const MatmulMath&) const {
-    client.programs().keep(spec(a.dtype, a.rows, b.cols));
+    client.programs().keep(spec(a.dtype));
     for (const cl::KernelSpec* other : companions(a.dtype)) client.programs().keep(*other);
   }
   const cl::KernelSpec& spec(DType dtype) const {
     return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
-  }
-  /// The program a call of m x n outputs runs: the staged family's rows of At and B in 16-byte
-  /// chunks where every size of M's and N's key classes allows them, else float by float
-  /// (matmul_staged.cl's ROW_CHUNKS). By the class, not the call: a class (the sizes 1025-1536
-  /// that are not multiples of 16, say) holds multiples of 4 and others, and every call of a
-  /// key must run the program its tuning measured.
-  const cl::KernelSpec& spec(DType dtype, std::size_t m, std::size_t n) const {
-    constexpr auto chunk = static_cast<std::uint64_t>(gemm::staged_chunk_floats);
-    const auto whole_chunks = [](std::uint64_t size) {
-      return every_size_multiple_of(anchor(size), dim_fit(size), chunk);
-    };
-    if (f32_float_rows_ && dtype == DType::f32 && !(whole_chunks(m) && whole_chunks(n))) {
-      return *f32_float_rows_;
-    }
-    return spec(dtype);
   }
 
  private:
@@ -280,19 +273,37 @@ class GemmKernel {
   void require_demands(const cl::Client& client, DType dtype, std::size_t n, std::size_t k,
                        MatmulMath math) const {
     if (uses_tensor_cores(algorithm_)) require_tensor_cores(client, algorithm_, dtype, n, k, math);
-    if (algorithm_ == Algorithm::staged) require_staged(client, dtype);
+    if (uses_staged_kernel(algorithm_)) require_staged(client, dtype);
+  }
+
+  // The KSPLIT slices' partial products go to a kept buffer, then one pass adds them into C.
+  ::cl::Buffer split_partials(cl::Client& client, std::size_t m, std::size_t n) const {
+    detail::int_argument(std::uint64_t{m} * n * splits_, "KSPLIT*M*N (partial products)");
+    const auto [partials] =
+        split_scratch().buffers(client, std::size_t{m} * n * splits_ * sizeof(float));
+    return partials;
+  }
+  void add_slices(cl::Client& client, DType dtype, std::size_t m, std::size_t n, float alpha,
+                  float beta, const ::cl::Buffer& partials, const ::cl::Buffer& c) const {
+    const auto MN = static_cast<cl_int>(std::size_t{m} * n);  // split_partials checked it
+    ::cl::Kernel sum = client.kernel(sum_spec(dtype));
+    client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
+                       static_cast<cl_int>(splits_), alpha, beta, partials, c);
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
-  // passes, or the staged family's transpose of A (one owner for what prepare() builds and
-  // keep() stores; fingerprint() covers every storage's sum).
+  // passes, the staged kernel's transpose of A and padding of B (one owner for what prepare()
+  // builds and keep() stores; fingerprint() covers every storage's sum).
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
-    if (splits_ > 1) return {&sum_spec(dtype)};
+    std::vector<const cl::KernelSpec*> programs;
+    if (splits_ > 1) programs.push_back(&sum_spec(dtype));
     if (algorithm_ == Algorithm::wgmma_tf32) {
-      return {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()};
+      programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
     }
-    if (algorithm_ == Algorithm::staged) return {&detail::transpose_spec(false)};
-    return {};
+    if (uses_staged_kernel(algorithm_)) {
+      programs.insert(programs.end(), {&detail::transpose_spec(false), &detail::pad_rows_spec()});
+    }
+    return programs;
   }
   static std::size_t slices_of(const Config& config) {
     const auto& names = config.names();
@@ -332,6 +343,7 @@ class GemmKernel {
       case Algorithm::tf32:
         return "matmul_tf32.cl";
       case Algorithm::staged:
+      case Algorithm::staged_split:
         return "matmul_staged.cl";
     }
     return "";
@@ -358,6 +370,7 @@ class GemmKernel {
       case Algorithm::tf32:
         return "matmul_tf32";
       case Algorithm::staged:
+      case Algorithm::staged_split:
         return "matmul_staged";
     }
     return "";
@@ -385,6 +398,9 @@ class GemmKernel {
     for (std::size_t i = 0; i < config.size(); ++i) {
       const auto& name = config.names()[i];
       if (name == "LX" || name == "LY") continue;
+      // The staged kernel takes its slices at run time: one program for every KSPLIT (and the
+      // staged family's), built once.
+      if (name == "KSPLIT" && uses_staged_kernel(algorithm)) continue;
       text += " -D" + name + "=" + std::to_string(config.value(i));
     }
     if (algorithm == Algorithm::blocked || algorithm == Algorithm::split) {
@@ -411,6 +427,7 @@ class GemmKernel {
       case Algorithm::blocked:
       case Algorithm::split:
       case Algorithm::staged:
+      case Algorithm::staged_split:
         return {
             ::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"), ceil_div(m, p("MWG")) * p("MDIMC")),
             ::cl::NDRange(p("NDIMC"), p("MDIMC"))};
@@ -439,8 +456,6 @@ class GemmKernel {
   cl::KernelSpec f32_;  // the same kernel built for f32, f16 and bf16 storage
   cl::KernelSpec f16_;
   cl::KernelSpec bf16_;
-  // The staged family's second f32 program (ROW_CHUNKS=0): M or N not whole 16-byte chunks.
-  std::optional<cl::KernelSpec> f32_float_rows_;
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
 };
 
@@ -564,15 +579,18 @@ Space split_space() {
 // of tiles is nearly empty, so the tiles that work fill fewer SMs; 1025^3 on the H100: split 22.0
 // TFLOP/s, blocked at best 20.6). Below 32 rows the skinny family is the shape (split's tiles
 // have at least 32 rows). Skipped elsewhere.
+bool long_k_small_c(const MatmulKey& key) {
+  const std::uint64_t m = key.m, n = key.n, k = key.k;  // m * n <= 2^22 without overflowing
+  const bool small_c = n != 0 && m <= (std::uint64_t{1} << 22) / n;
+  const bool ragged = key.m_fit == DimFit::other_low || key.n_fit == DimFit::other_low;
+  const bool long_k =
+      k > std::max(m, n) || (m >= 32 && m <= 64 && k >= 16 * m) || (ragged && k >= std::max(m, n));
+  return small_c && long_k;
+}
+
 TuneGroup<MatmulKey> split_group() {
-  return TuneGroup<MatmulKey>("long K, small C", [](const MatmulKey& key) {
-    const std::uint64_t m = key.m, n = key.n, k = key.k;  // m * n <= 2^22 without overflowing
-    const bool small_c = n != 0 && m <= (std::uint64_t{1} << 22) / n;
-    const bool ragged = key.m_fit == DimFit::other_low || key.n_fit == DimFit::other_low;
-    const bool long_k = k > std::max(m, n) || (m >= 32 && m <= 64 && k >= 16 * m) ||
-                        (ragged && k >= std::max(m, n));
-    return small_c && long_k ? 0 : -1;
-  });
+  return TuneGroup<MatmulKey>("long K, small C",
+                              [](const MatmulKey& key) { return long_k_small_c(key) ? 0 : -1; });
 }
 
 // For few rows (M <= 64): a work-group per WPTM rows and NDIMC*VWN columns, K split across its
@@ -761,17 +779,32 @@ gemm::StagedParams staged_params(const Config& c) {
   return {c["MWG"], c["NWG"], c["KWG"], c["MDIMC"], c["NDIMC"], c["VWM"], c["VWN"], c["STAGES"]};
 }
 
+// The staged kernel's rules on a space (gemm_rules.hpp's), and blocked's bound on outputs per
+// work-item: staged's and staged_split's.
+Space& staged_rules(Space& s) {
+  return register_block_budget(s)
+      .where("matmul_staged.cl builds (its #error rules: gemm_rules.hpp)",
+             [](const Config& c) { return gemm::staged_builds(staged_params(c)); })
+      .where("at most 256 work-items (gemm::staged_max_work_group)",
+             [](const Config& c) { return c["MDIMC"] * c["NDIMC"] <= gemm::staged_max_work_group; },
+             {"MDIMC", "NDIMC"})
+      .work_group_size(
+          [](const Config& c) { return gemm::staged_work_group_size(staged_params(c)); })
+      .local_memory([](const Config& c) { return gemm::staged_local_memory(staged_params(c)); });
+}
+
 // matmul_reg.cl's register blocks over tiles copied by cp.async from A transposed
 // (kernels/matmul_staged.cl): each call first writes A transposed into a kept buffer
 // (transposed_operand.hpp; about 1% of the product at 4096 by its bytes). NVIDIA compute
 // capability 8.0 and up, f32 keys (staged_group; elsewhere every configuration fails with its
-// reason before a build); any M, N and K (rows that are not whole 16-byte chunks are copied
-// float by float). The rules are gemm_rules.hpp's, and blocked's bound on outputs per
-// work-item. Start points: 128 x 128 tiles 16 deep in 2 stages, VWM=4, on 16 x 16 work-items
-// with VWN=2 (the op's winner at 2048-8192 on the H200, docs/benchmarks.md "The staged family
-// through the op": ahead of blocked from its start, so that blocked trails there and is searched
-// on its warm patience) and on 8 x 32 with VWN=4 (the kernel lab's second best, 46.6 / 47.2
-// TFLOP/s at 4096 / 8192, "matmul (fp32) on the NVIDIA H200").
+// reason before a build); any M, N and K (where M or N is not a multiple of 4, At's or B's rows
+// are padded to whole 16-byte chunks on their way: gemm::staged_row_floats). The rules are
+// gemm_rules.hpp's, and blocked's bound on outputs per work-item. Start points: 128 x 128 tiles 16
+// deep in 2 stages, VWM=4, on 16 x 16 work-items with VWN=2 (the op's winner at 2048-8192 on the
+// H200, docs/benchmarks.md "The staged family through the op": ahead of blocked from its start, so
+// that blocked trails there and is searched on its warm patience) and on 8 x 32 with VWN=4 (the
+// kernel lab's second best, 46.6 / 47.2 TFLOP/s at 4096 / 8192, "matmul (fp32) on the NVIDIA
+// H200").
 Space staged_space() {
   Space s = space("staged");
   s.parameter("MWG", {64, 128})
@@ -782,23 +815,43 @@ Space staged_space() {
       .parameter("VWM", {2, 4})
       .parameter("VWN", {2, 4})
       .parameter("STAGES", {2, 3, 4});
-  return register_block_budget(s)
-      .where("matmul_staged.cl builds (its #error rules: gemm_rules.hpp)",
-             [](const Config& c) { return gemm::staged_builds(staged_params(c)); })
-      .where("at most 256 work-items (gemm::staged_max_work_group)",
-             [](const Config& c) { return c["MDIMC"] * c["NDIMC"] <= gemm::staged_max_work_group; },
-             {"MDIMC", "NDIMC"})
-      .work_group_size(
-          [](const Config& c) { return gemm::staged_work_group_size(staged_params(c)); })
-      .local_memory([](const Config& c) { return gemm::staged_local_memory(staged_params(c)); })
+  return staged_rules(s)
       .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2")
       .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2");
+}
+
+// The staged kernel on KSPLIT slices of K at once (global dim 2; one program with the staged
+// family's configuration of the same name: the slices are an argument), then matmul_sum.cl adds
+// them: split's form of the staged family, for the same shapes (staged_split_group). Tiles of
+// 64 and 128 with the staged family's best work-item shapes, 2 to 16 slices.
+// Start points: TODO from the lab.
+Space staged_split_space() {
+  Space s = space("staged_split");
+  s.parameter("MWG", {64, 128})
+      .parameter("NWG", {64, 128})
+      .parameter("KWG", {16, 32})
+      .parameter("MDIMC", {8, 16})
+      .parameter("NDIMC", {8, 16, 32})
+      .parameter("VWM", {2, 4})
+      .parameter("VWN", {2, 4})
+      .parameter("STAGES", {2, 3, 4})
+      .parameter("KSPLIT", {2, 3, 4, 8, 16});
+  return staged_rules(s)
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSPLIT=2")
+      .start_at("MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSPLIT=4");
 }
 
 // The staged family is measured for f32 keys, skipped for 16-bit storage.
 TuneGroup<MatmulKey> staged_group() {
   return TuneGroup<MatmulKey>(
       "f32", [](const MatmulKey& key) { return key.dtype == DType::f32 ? 0 : -1; });
+}
+
+// Its split form for f32 keys of split's shapes (long K, small C), skipped elsewhere.
+TuneGroup<MatmulKey> staged_split_group() {
+  return TuneGroup<MatmulKey>("f32, long K, small C", [](const MatmulKey& key) {
+    return key.dtype == DType::f32 && long_k_small_c(key) ? 0 : -1;
+  });
 }
 
 auto factory(Algorithm algorithm) {
@@ -816,7 +869,7 @@ constexpr Family families[] = {
     {skinny_space, Algorithm::skinny}, {split_space, Algorithm::split},
     {tensor_space, Algorithm::tensor}, {wgmma_space, Algorithm::wgmma},
     {tf32_space, Algorithm::tf32},     {wgmma_tf32_space, Algorithm::wgmma_tf32},
-    {staged_space, Algorithm::staged}};
+    {staged_space, Algorithm::staged}, {staged_split_space, Algorithm::staged_split}};
 
 // Whether `math` is one of MatmulMath's values (a cast integer may be neither).
 bool known_math(MatmulMath math) { return math == MatmulMath::ieee || math == MatmulMath::tf32; }
@@ -1032,6 +1085,7 @@ auto make_set() {
       .with(families[8].space(), factory(families[8].algorithm), tf32_group())
       .with(families[9].space(), factory(families[9].algorithm), tf32_group())
       .with(families[10].space(), factory(families[10].algorithm), staged_group())
+      .with(families[11].space(), factory(families[11].algorithm), staged_split_group())
       .validate_with(HostReference{
           sampled_product, same_samples,
           [](cl::Client& client, const DeviceMatrix&, const DeviceMatrix&, const DeviceMatrix& c,

@@ -38,7 +38,7 @@ Tf32Operands tf32_operands(cl::Client& client, const ::cl::Buffer& a, const ::cl
   ::cl::Kernel round = client.kernel(tf32_round_spec());
   client.launch_with(round, ::cl::NDRange(round_up(a_vectors, 256)), ::cl::NDRange(256),
                      int_argument(a_vectors, "M*K/4"), a, rounded_a);
-  enqueue_transpose(client, tf32_transpose_spec(), b, k, n, rounded_bt);  // B: K rows of N
+  enqueue_transpose(client, tf32_transpose_spec(), b, k, n, rounded_bt, k);  // B: K rows of N
   return {rounded_a, rounded_bt};
 }
 

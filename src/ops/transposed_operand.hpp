@@ -1,7 +1,8 @@
-// An operand written transposed before a product (src/ops/matmul.cpp): the staged family takes A
-// transposed (each row of At is a row of its local tile, copied in 16-byte chunks), the
-// wgmma_tf32 family B transposed and rounded (tf32_operands.hpp). One kernel does both:
-// transpose.cl's tiled kernel in one shape, owned here.
+// An operand rewritten before a product (src/ops/matmul.cpp): the staged family takes A
+// transposed (each row of At is a row of its local tile, copied in 16-byte chunks) and rows of At
+// and B padded to whole chunks; the wgmma_tf32 family B transposed and rounded
+// (tf32_operands.hpp). One transpose does both: transpose.cl's tiled kernel in one shape, owned
+// here, with its output's row length.
 #pragma once
 
 #include <cstddef>
@@ -11,15 +12,27 @@
 
 namespace tunekit::ops::detail {
 
-/// transpose.cl's tiled kernel in the shape these passes use; with round_tf32, each element is
-/// also rounded to TF32 on its way (tf32.cl).
+/// transpose.cl's tiled kernel in the shape these passes use, taking the output's row length;
+/// with round_tf32, each element is also rounded to TF32 on its way (tf32.cl).
 const cl::KernelSpec& transpose_spec(bool round_tf32);
 
-/// Enqueues `spec` (a transpose_spec) on `in` (rows x cols, f32) into `out` (cols x rows).
+/// Enqueues `spec` (a transpose_spec) on `in` (rows x cols, f32) into `out` (cols rows of
+/// `out_ld` >= rows floats; the columns past `rows` are not written).
 void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::cl::Buffer& in,
-                       std::size_t rows, std::size_t cols, const ::cl::Buffer& out);
+                       std::size_t rows, std::size_t cols, const ::cl::Buffer& out,
+                       std::size_t out_ld);
 
-/// A (m x k, f32) transposed into a buffer kept per client and thread (k x m); m * k below 2^31.
-::cl::Buffer transposed_a(cl::Client& client, const ::cl::Buffer& a, std::size_t m, std::size_t k);
+/// A (m x k, f32) transposed into a buffer kept per client and thread: k rows of `ld` >= m
+/// floats; k * ld below 2^31.
+::cl::Buffer transposed_a(cl::Client& client, const ::cl::Buffer& a, std::size_t m, std::size_t k,
+                          std::size_t ld);
+
+/// pad_rows.cl's kernel.
+const cl::KernelSpec& pad_rows_spec();
+
+/// B (k x n, f32) with its rows padded to `ld` > n floats (zeros past n), in a buffer kept per
+/// client and thread; k * ld below 2^31.
+::cl::Buffer padded_b(cl::Client& client, const ::cl::Buffer& b, std::size_t k, std::size_t n,
+                      std::size_t ld);
 
 }  // namespace tunekit::ops::detail

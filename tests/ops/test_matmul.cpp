@@ -14,6 +14,7 @@
 #include <tunekit/ops/matmul.hpp>
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/transpose.hpp>
+#include <tuple>
 
 #include "../../bench/shape_lists.hpp"
 #include "../../src/ops/gemm_rules.hpp"
@@ -113,7 +114,8 @@ void check_candidates(tunekit::cl::Client& client, const std::vector<std::string
         const bool tensor_core =
             candidate.rfind("tensor[", 0) == 0 || candidate.rfind("wgmma[", 0) == 0 ||
             candidate.rfind("tf32[", 0) == 0 || candidate.rfind("wgmma_tf32[", 0) == 0;
-        const bool staged = candidate.rfind("staged[", 0) == 0;
+        const bool staged =
+            candidate.rfind("staged[", 0) == 0 || candidate.rfind("staged_split[", 0) == 0;
         if (tensor_core) {
           CHECK(e.kind() == ErrorKind::launch);
           CHECK_THAT(e.what(),
@@ -143,13 +145,14 @@ std::vector<std::string> every_nth(const std::string& family, std::size_t stride
 
 }  // namespace
 
-TEST_CASE("matmul has all eleven algorithms and a blocked space of at least 500 configurations",
+TEST_CASE("matmul has all twelve algorithms and a blocked space of at least 500 configurations",
           "[ops][matmul]") {
   const auto all = matmul_candidates();
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
-  CHECK(per_family.size() == 11);
+  CHECK(per_family.size() == 12);
   CHECK(per_family["staged"] >= 100);
+  CHECK(per_family["staged_split"] >= 100);
   CHECK(per_family["tensor"] >= 20);
   CHECK(per_family["wgmma"] >= 20);
   CHECK(per_family["tf32"] >= 20);
@@ -686,72 +689,107 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "matmul_staged.cl's tiles, stages and edges are right on every device (its copies done at "
-    "once, CP_ASYNC=0): partial tiles, K not a multiple of the tile, rows in 16-byte chunks and "
-    "float by float, alpha and beta",
+    "matmul_staged.cl's tiles, stages, edges and K slices are right on every device (its copies "
+    "done at once, CP_ASYNC=0): partial tiles, K not a multiple of the tile, rows padded to whole "
+    "chunks with anything past M and N, alpha and beta",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   struct Staged {
     int mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages;
   };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   for (const Staged& g : {Staged{64, 64, 16, 8, 8, 4, 4, 2}, Staged{64, 64, 8, 8, 8, 4, 4, 3},
                           Staged{128, 64, 16, 16, 8, 2, 4, 4}, Staged{32, 64, 32, 8, 8, 2, 4, 3}}) {
-    // ROW_CHUNKS 1: rows in 16-byte chunks (M and N multiples of 4); 0: float by float (any).
-    const auto spec = [&](int row_chunks) {
-      return tunekit::cl::KernelSpec::embedded(
-          "matmul_staged.cl",
-          "-DCP_ASYNC=0 -DMWG=" + std::to_string(g.mwg) + " -DNWG=" + std::to_string(g.nwg) +
-              " -DKWG=" + std::to_string(g.kwg) + " -DMDIMC=" + std::to_string(g.mdimc) +
-              " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
-              " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages) +
-              " -DROW_CHUNKS=" + std::to_string(row_chunks),
-          "matmul_staged");
-    };
+    const auto spec = tunekit::cl::KernelSpec::embedded(
+        "matmul_staged.cl",
+        "-DCP_ASYNC=0 -DMWG=" + std::to_string(g.mwg) + " -DNWG=" + std::to_string(g.nwg) +
+            " -DKWG=" + std::to_string(g.kwg) + " -DMDIMC=" + std::to_string(g.mdimc) +
+            " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
+            " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages),
+        "matmul_staged");
     // One K tile, K cut inside its last tile (37, 36 for 8- and 32-deep tiles), and up to 38
-    // tiles; tiles cut at every edge; M and N multiples of 4 (both programs) and not (float
-    // copies: M odd, N odd, both, and one row and column).
+    // tiles; tiles cut at every edge; M and N multiples of 4 and not (rows padded: M odd, N odd,
+    // both, and one row and column).
     for (const Problem p :
          {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{200, 260, 36},
           Problem{133, 68, 37}, Problem{132, 67, 40}, Problem{65, 131, 300}, Problem{1, 1, 5}}) {
       const auto a = random_values(p.m * p.k, 1), b = random_values(p.k * p.n, 2),
                  c0 = random_values(p.m * p.n, 3);
-      std::vector<float> at(a.size());
-      for (std::size_t i = 0; i < p.m; ++i)
-        for (std::size_t q = 0; q < p.k; ++q) at[q * p.m + i] = a[i * p.k + q];
-      const bool whole_chunks = p.m % 4 == 0 && p.n % 4 == 0;
-      for (const int row_chunks : {0, 1}) {
-        if (row_chunks == 1 && !whole_chunks) continue;
+      // At and B in rows of whole chunks, NaN past M and N: those columns reach no stored output.
+      const std::size_t lda = tunekit::ops::gemm::staged_row_floats(p.m),
+                        ldb = tunekit::ops::gemm::staged_row_floats(p.n);
+      std::vector<float> at(p.k * lda, nan), bp(p.k * ldb, nan);
+      for (std::size_t q = 0; q < p.k; ++q) {
+        for (std::size_t i = 0; i < p.m; ++i) at[q * lda + i] = a[i * p.k + q];
+        for (std::size_t j = 0; j < p.n; ++j) bp[q * ldb + j] = b[q * p.n + j];
+      }
+      // One slice, and slices of one tile and of three (the last one short or empty).
+      for (const std::size_t ks : {p.k, std::size_t(g.kwg), std::size_t(3 * g.kwg)}) {
+        const std::size_t slices = (p.k + ks - 1) / ks;
         INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
-                    << " ROW_CHUNKS=" << row_chunks << " m=" << p.m << " n=" << p.n
-                    << " k=" << p.k);
-        auto c = client.upload(c0);
-        ::cl::Kernel kernel = client.kernel(spec(row_chunks));
+                    << " m=" << p.m << " n=" << p.n << " k=" << p.k << " KS=" << ks
+                    << " slices=" << slices);
         const float alpha = 1.5f, beta = -0.5f;
-        client.launch_with(
-            kernel,
-            ::cl::NDRange((p.n + g.nwg - 1) / g.nwg * g.ndimc, (p.m + g.mwg - 1) / g.mwg * g.mdimc),
-            ::cl::NDRange(g.ndimc, g.mdimc), static_cast<cl_int>(p.m), static_cast<cl_int>(p.n),
-            static_cast<cl_int>(p.k), alpha, beta, client.upload(at), client.upload(b), c);
+        auto c = client.upload(slices == 1 ? c0 : std::vector<float>(slices * p.m * p.n, nan));
+        ::cl::Kernel kernel = client.kernel(spec);
+        client.launch_with(kernel,
+                           ::cl::NDRange((p.n + g.nwg - 1) / g.nwg * g.ndimc,
+                                         (p.m + g.mwg - 1) / g.mwg * g.mdimc, slices),
+                           ::cl::NDRange(g.ndimc, g.mdimc, 1), static_cast<cl_int>(p.m),
+                           static_cast<cl_int>(p.n), static_cast<cl_int>(p.k),
+                           static_cast<cl_int>(lda), static_cast<cl_int>(ldb),
+                           static_cast<cl_int>(ks), slices == 1 ? alpha : 1.0f,
+                           slices == 1 ? beta : 0.0f, client.upload(at), client.upload(bp), c);
+        auto out = client.download<float>(c, slices * p.m * p.n);
+        if (slices > 1) {  // the slices' sum, as matmul_sum.cl adds it
+          for (std::size_t i = 0; i < p.m * p.n; ++i) {
+            float sum = 0.0f;
+            for (std::size_t z = 0; z < slices; ++z) sum += out[z * p.m * p.n + i];
+            out[i] = alpha * sum + beta * c0[i];
+          }
+          out.resize(p.m * p.n);
+        }
         // Relative to the magnitude of the terms, as every matmul check here: the sum's rounding
         // grows with it (an absolute 1e-5 failed at K = 300 on the H200 by fused multiply-adds).
-        CHECK(worst_relative_error(a, b, c0, client.download<float>(c, p.m * p.n), p, alpha, beta) <
-              1e-5);
+        CHECK(worst_relative_error(a, b, c0, out, p, alpha, beta) < 1e-5);
       }
     }
   }
 }
 
-TEST_CASE("transposed_a writes A transposed bit for bit, whole tiles and edges",
-          "[ops][matmul][opencl]") {
+TEST_CASE(
+    "transposed_a writes A transposed bit for bit into rows of any length, whole tiles and edges",
+    "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  for (const auto& [m, k] : {std::pair<std::size_t, std::size_t>{67, 130}, {128, 64}, {1, 5}}) {
-    INFO("m=" << m << " k=" << k);
+  for (const auto& [m, k, ld] : {std::tuple<std::size_t, std::size_t, std::size_t>{67, 130, 68},
+                                 {128, 64, 128},
+                                 {1, 5, 4},
+                                 {130, 67, 132}}) {
+    INFO("m=" << m << " k=" << k << " ld=" << ld);
     const auto a = random_values(m * k, 9);
     const auto at = client.download<float>(
-        tunekit::ops::detail::transposed_a(client, client.upload(a), m, k), m * k);
+        tunekit::ops::detail::transposed_a(client, client.upload(a), m, k, ld), k * ld);
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t q = 0; q < k; ++q) wrong += at[q * m + i] != a[i * k + q];
+      for (std::size_t q = 0; q < k; ++q) wrong += at[q * ld + i] != a[i * k + q];
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("padded_b copies B bit for bit into longer rows, zeros past N", "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  for (const auto& [k, n, ld] : {std::tuple<std::size_t, std::size_t, std::size_t>{67, 130, 132},
+                                 {5, 1, 4},
+                                 {300, 257, 260},
+                                 {3, 255, 256}}) {
+    INFO("k=" << k << " n=" << n << " ld=" << ld);
+    const auto b = random_values(k * n, 10);
+    const auto padded = client.download<float>(
+        tunekit::ops::detail::padded_b(client, client.upload(b), k, n, ld), k * ld);
+    std::size_t wrong = 0;
+    for (std::size_t q = 0; q < k; ++q)
+      for (std::size_t j = 0; j < ld; ++j)
+        wrong += padded[q * ld + j] != (j < n ? b[q * n + j] : 0.0f);
     CHECK(wrong == 0);
   }
 }
@@ -765,6 +803,14 @@ TEST_CASE(
   staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2]");
   staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2]");
   REQUIRE(staged.size() >= 8);
+  // Its split form: each number of slices, more slices than K tiles (empty ones) included.
+  for (const auto& name : every_nth("staged_split", 97)) staged.push_back(name);
+  for (const int slices : {2, 3, 4, 8, 16}) {
+    staged.push_back(
+        "staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSPLIT=" +
+        std::to_string(slices) + "]");
+  }
+  REQUIRE(staged.size() >= 20);
   check_candidates(
       client, staged,
       {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{133, 67, 37},
@@ -900,8 +946,8 @@ TEST_CASE("split-K matmul candidates are correct, also with more slices than K t
 }
 
 TEST_CASE(
-    "the tuned matmul measures the skinny family for M <= 64, split K for long K only, staged "
-    "for every f32 key and no 16-bit one",
+    "the tuned matmul measures the skinny family for M <= 64, split K (blocked and staged) for "
+    "long K only, staged for every f32 key and no 16-bit one",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   test::quick_tuning();
@@ -909,8 +955,8 @@ TEST_CASE(
   // with K at least 16 times the rows (40 x 1000 x 700: the key's m = 64, k = 1024), and for K
   // as long as a one-past-a-power-of-two M or N (65 x 130 x 130: anchors 128, 256, 256); not for
   // 65 x 130 x 70 or 3 x 130 x 70 (K below N, and too few rows or K too short).
-  // The staged family is measured for every f32 key, M and N multiples of 4 or not (on a device
-  // without cp.async its candidates fail unbuilt).
+  // The staged family is measured for every f32 key, M and N multiples of 4 or not, and its
+  // split form where split is (on a device without cp.async their candidates fail unbuilt).
   struct Case {
     Problem problem;
     bool split;
@@ -933,16 +979,18 @@ TEST_CASE(
     CHECK(candidates["skinny"] == 270);
     CHECK((measured["skinny"] > 0) == (p.m <= 64));
     CHECK((measured["split"] > 0) == split);
+    CHECK((measured["staged_split"] > 0) == split);
     CHECK(measured["staged"] > 0);
   }
-  // 16-bit storage: the staged family (f32 only) is skipped, not run.
+  // 16-bit storage: the staged families (f32 only) are skipped, not run.
   CHECK(run_and_check(client, "", {64, 128, 70}, DType::f16, 1.0f, 0.0f) < 2e-3);
   const auto half = matmul_tuner().tuner(client.id()).report(matmul_key(64, 128, 70, DType::f16));
   REQUIRE(half);
   std::size_t staged_run = 0;
   for (const auto& outcome : half->outcomes) {
     staged_run +=
-        outcome.name.rfind("staged[", 0) == 0 && outcome.status != tunekit::OutcomeStatus::skipped;
+        (outcome.name.rfind("staged[", 0) == 0 || outcome.name.rfind("staged_split[", 0) == 0) &&
+        outcome.status != tunekit::OutcomeStatus::skipped;
   }
   CHECK(staged_run == 0);
 }

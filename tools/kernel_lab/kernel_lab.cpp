@@ -8,7 +8,8 @@
 // PASS/FAIL.
 // Besides kernels/*.cl, the GEMM sweep runs the lab's own matmul_warp.cl (beside this file; f32
 // only), a kernel of another structure measured against matmul_reg (issue 32). matmul_staged.cl
-// takes A transposed: the lab transposes it on the host, so its time is not in the kernel's.
+// takes A transposed and rows of whole 16-byte chunks: the lab transposes and pads on the host, so
+// that time is not in the kernel's; `ksplit` runs it on slices of K, and matmul_sum.cl adds them.
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS
@@ -350,7 +351,9 @@ double gemm_error(const GemmData& d, const std::vector<float>& c, float alpha, f
 
 struct GemmBuffers {
   cl::Buffer A, B, C;
-  cl::Buffer At;  // A transposed (K x M), for matmul_staged.cl; f32 only
+  cl::Buffer At;  // A transposed (K rows of lda), for matmul_staged.cl; f32 only
+  cl::Buffer Bp;  // B with rows of ldb, for matmul_staged.cl (B itself where N is whole chunks)
+  size_t lda, ldb;
   bool half;
   size_t M, N, K;
 };
@@ -365,12 +368,19 @@ GemmBuffers upload(Lab& lab, const GemmData& d, bool half) {
     for (size_t i = 0; i < v.size(); ++i) h[i] = to_half(v[i]);
     return cl::Buffer(lab.ctx, f | CL_MEM_COPY_HOST_PTR, v.size() * es, h.data());
   };
-  std::vector<float> at(half ? 0 : d.a.size());
-  for (size_t i = 0; i < at.size(); ++i) at[(i % d.K) * d.M + i / d.K] = d.a[i];
+  using tunekit::ops::gemm::staged_row_floats;
+  const size_t lda = staged_row_floats(d.M), ldb = staged_row_floats(d.N);
+  std::vector<float> at(half ? 0 : d.K * lda), bp(half || ldb == d.N ? 0 : d.K * ldb);
+  for (size_t i = 0; i < (half ? 0 : d.a.size()); ++i) at[(i % d.K) * lda + i / d.K] = d.a[i];
+  for (size_t i = 0; i < (bp.empty() ? 0 : d.b.size()); ++i) bp[(i / d.N) * ldb + i % d.N] = d.b[i];
+  cl::Buffer B = buf(d.b, CL_MEM_READ_ONLY);
   return {buf(d.a, CL_MEM_READ_ONLY),
-          buf(d.b, CL_MEM_READ_ONLY),
+          B,
           buf(d.c0, CL_MEM_READ_WRITE),
           half ? cl::Buffer() : buf(at, CL_MEM_READ_ONLY),
+          bp.empty() ? B : buf(bp, CL_MEM_READ_ONLY),
+          lda,
+          ldb,
           half,
           d.M,
           d.N,
@@ -417,31 +427,69 @@ struct GemmResult {
 std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfig& c,
                                                        const GemmBuffers& g, float alpha,
                                                        float beta, std::string& why) {
-  // matmul_staged.cl copies with cp.async on NVIDIA, at once elsewhere; rows of At and B in
-  // 16-byte chunks where M and N allow them, else float by float (ROW_CHUNKS=0).
-  std::string staged;
-  if (c.kernel == "matmul_staged") {
-    const auto chunk = static_cast<size_t>(tunekit::ops::gemm::staged_chunk_floats);
-    if (!lab.nvidia) staged += " -DCP_ASYNC=0";
-    if (g.M % chunk != 0 || g.N % chunk != 0) staged += " -DROW_CHUNKS=0";
-  }
-  cl::Program prog =
-      lab.program(c.file, build_options(c.p) + (g.half ? " -DPRECISION=16" : "") + staged, why);
+  // matmul_staged.cl copies with cp.async on NVIDIA, at once elsewhere.
+  const bool staged = c.kernel == "matmul_staged";
+  const std::string options = build_options(c.p) + (g.half ? " -DPRECISION=16" : "") +
+                              (staged && !lab.nvidia ? " -DCP_ASYNC=0" : "");
+  cl::Program prog = lab.program(c.file, options, why);
   if (!prog()) return {};
   auto k = std::make_shared<cl::Kernel>(prog, c.kernel.c_str());
+  cl::NDRange global, local;
+  gemm_ndrange(c, g.M, g.N, global, local);
+  if (!staged) {
+    k->setArg(0, int(g.M));
+    k->setArg(1, int(g.N));
+    k->setArg(2, int(g.K));
+    k->setArg(3, alpha);
+    k->setArg(4, beta);
+    k->setArg(5, g.A);
+    k->setArg(6, g.B);
+    k->setArg(7, g.C);
+    return [&lab, k, global, local](std::vector<cl::Event>& ev) {
+      ev.emplace_back();
+      lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global, local, nullptr, &ev.back());
+    };
+  }
+  // Slices of KS rows of K (a multiple of KWG) into partial products, then their sum.
+  const size_t slices = size_t(param(c.p, "ksplit", 1)), kwg = size_t(param(c.p, "KWG", 16));
+  const size_t ks = round_up(ceil_div(g.K, slices), kwg);
   k->setArg(0, int(g.M));
   k->setArg(1, int(g.N));
   k->setArg(2, int(g.K));
-  k->setArg(3, alpha);
-  k->setArg(4, beta);
-  k->setArg(5, c.kernel == "matmul_staged" ? g.At : g.A);
-  k->setArg(6, g.B);
-  k->setArg(7, g.C);
-  cl::NDRange global, local;
-  gemm_ndrange(c, g.M, g.N, global, local);
-  return [&lab, k, global, local](std::vector<cl::Event>& ev) {
+  k->setArg(3, int(g.lda));
+  k->setArg(4, int(g.ldb));
+  k->setArg(5, int(ks));
+  k->setArg(6, slices > 1 ? 1.0f : alpha);
+  k->setArg(7, slices > 1 ? 0.0f : beta);
+  k->setArg(8, g.At);
+  k->setArg(9, g.Bp);
+  const cl::NDRange global3(global[0], global[1], slices), local3(local[0], local[1], 1);
+  if (slices == 1) {
+    k->setArg(10, g.C);
+    return [&lab, k, global3, local3](std::vector<cl::Event>& ev) {
+      ev.emplace_back();
+      lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
+    };
+  }
+  cl::Program sum_prog = lab.program("matmul_sum.cl", "-DPRECISION=32", why);
+  if (!sum_prog()) return {};
+  cl::Buffer partials(lab.ctx, CL_MEM_READ_WRITE, slices * g.M * g.N * sizeof(float));
+  k->setArg(10, partials);
+  auto sum = std::make_shared<cl::Kernel>(sum_prog, "matmul_split_sum");
+  sum->setArg(0, int(g.M * g.N));
+  sum->setArg(1, int(slices));
+  sum->setArg(2, alpha);
+  sum->setArg(3, beta);
+  sum->setArg(4, partials);
+  sum->setArg(5, g.C);
+  const cl::NDRange sum_global(round_up(g.M * g.N, 256));
+  // The lambda keeps `partials` alive: a kernel argument does not hold its buffer.
+  return [&lab, k, sum, partials, global3, local3, sum_global](std::vector<cl::Event>& ev) {
     ev.emplace_back();
-    lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global, local, nullptr, &ev.back());
+    lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
+    ev.emplace_back();
+    lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(256), nullptr,
+                               &ev.back());
   };
 }
 
@@ -531,18 +579,14 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
       add("../tools/kernel_lab/matmul_warp.cl", "matmul_warp",
           {{"GM", w[0]}, {"GN", w[1]}, {"WARPS_M", w[2]}, {"WARPS_N", w[3]}, {"BK", w[4]}});
   };
-  // matmul_staged.cl: (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, STAGES).
-  auto add_async = [&](std::initializer_list<std::array<int, 8>> configs) {
-    for (const auto& a : configs)
-      add("matmul_staged.cl", "matmul_staged",
-          {{"MWG", a[0]},
-           {"NWG", a[1]},
-           {"KWG", a[2]},
-           {"MDIMC", a[3]},
-           {"NDIMC", a[4]},
-           {"VWM", a[5]},
-           {"VWN", a[6]},
-           {"STAGES", a[7]}});
+  // matmul_staged.cl: (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, STAGES), on `ksplit` slices of K.
+  auto add_async = [&](std::initializer_list<std::array<int, 8>> configs, int ksplit = 1) {
+    for (const auto& a : configs) {
+      Params p{{"MWG", a[0]},   {"NWG", a[1]}, {"KWG", a[2]}, {"MDIMC", a[3]},
+               {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
+      if (ksplit > 1) p.push_back({"ksplit", ksplit});
+      add("matmul_staged.cl", "matmul_staged", std::move(p));
+    }
   };
   const bool gpu_grid = g_opt && !g_opt->grid.empty() ? g_opt->grid == "gpu" : lab.gpu;
   if (gpu_grid) {
@@ -564,6 +608,16 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                {128, 128, 8, 8, 32, 4, 4, 2},
                {128, 64, 16, 16, 8, 2, 4, 2},
                {64, 128, 16, 8, 16, 4, 4, 2}});
+    // Slices of K for products of few tiles (1024^3 has 64 tiles of 128 x 128 for 132 SMs):
+    // the op's start points and smaller tiles, on 2 to 8 slices.
+    for (int ksplit : {2, 3, 4, 8})
+      add_async({{128, 128, 16, 16, 16, 4, 2, 2},
+                 {128, 128, 16, 8, 32, 4, 4, 2},
+                 {128, 64, 16, 16, 8, 4, 4, 3},
+                 {64, 128, 16, 8, 16, 4, 4, 3},
+                 {64, 64, 16, 8, 16, 4, 2, 3},
+                 {64, 64, 32, 8, 16, 4, 2, 2}},
+                ksplit);
     add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
               {2, 2, 4, 2, 16},
               {2, 2, 2, 4, 16},  // 64 x 256 (BK 8 leaves A half a vector per work-item)
