@@ -175,7 +175,12 @@ class GemmKernel {
                                       kernel_of(algorithm))),
         bf16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::bf16, algorithm),
                                        kernel_of(algorithm))),
-        splits_(slices_of(config_)) {}
+        splits_(slices_of(config_)) {
+    if (uses_staged_kernel(algorithm_)) {
+      staged_pad_b_.emplace(cl::KernelSpec::embedded(file_of(algorithm_), f32_.build_options(),
+                                                     "matmul_staged_pad_b"));
+    }
+  }
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
                   const float& alpha, const float& beta, const MatmulMath& math) const {
@@ -203,7 +208,7 @@ class GemmKernel {
       const std::size_t lda = gemm::staged_row_floats(m), ldb = gemm::staged_row_floats(n);
       const ::cl::Buffer at = detail::transposed_a(client, a.buffer, m, k, lda);
       const ::cl::Buffer b_rows =
-          ldb == n ? b.buffer : detail::padded_b(client, b.buffer, k, n, ldb);
+          ldb == n ? b.buffer : detail::padded_b(client, *staged_pad_b_, b.buffer, k, n, ldb);
       const auto LDA = static_cast<cl_int>(lda), LDB = static_cast<cl_int>(ldb);
       // Each slice KS rows of K, whole K tiles (the last slice shorter, or empty).
       const auto KS = static_cast<cl_int>(round_up(ceil_div(k, splits_), config_["KWG"]));
@@ -292,17 +297,15 @@ class GemmKernel {
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
-  // passes, the staged kernel's transpose of A and padding of B (one owner for what prepare()
-  // builds and keep() stores; fingerprint() covers every storage's sum).
+  // passes, the staged kernel's transpose of A (its padding of B is in its own program); one
+  // owner for what prepare() builds and keep() stores; fingerprint() covers every storage's sum.
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
     if (splits_ > 1) programs.push_back(&sum_spec(dtype));
     if (algorithm_ == Algorithm::wgmma_tf32) {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
     }
-    if (uses_staged_kernel(algorithm_)) {
-      programs.insert(programs.end(), {&detail::transpose_spec(false), &detail::pad_rows_spec()});
-    }
+    if (uses_staged_kernel(algorithm_)) programs.push_back(&detail::transpose_spec(false));
     return programs;
   }
   static std::size_t slices_of(const Config& config) {
@@ -457,6 +460,9 @@ class GemmKernel {
   cl::KernelSpec f16_;
   cl::KernelSpec bf16_;
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
+  // The staged kernels' copy of B into padded rows: the product's source and options, so the
+  // product's program (no build of its own).
+  std::optional<cl::KernelSpec> staged_pad_b_;
 };
 
 Space naive_space() { return space("naive").parameter("LX", {16}).parameter("LY", {16}); }

@@ -15,7 +15,7 @@ namespace {
 // of work-items, float4 vectors).
 constexpr std::size_t tile = 64, rows_of_items = 16, vector_width = 4;
 
-// pad_rows.cl's work-groups: 64 float4 of a row.
+// matmul_staged_pad_b's work-groups: 64 float4 of a row.
 constexpr std::size_t pad_group = 64;
 
 Scratch<1>& transposed_a_scratch() {
@@ -64,16 +64,11 @@ void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::c
   return at;
 }
 
-const cl::KernelSpec& pad_rows_spec() {
-  static const cl::KernelSpec spec = cl::KernelSpec::embedded("pad_rows.cl", "", "pad_rows");
-  return spec;
-}
-
-::cl::Buffer padded_b(cl::Client& client, const ::cl::Buffer& b, std::size_t k, std::size_t n,
-                      std::size_t ld) {
+::cl::Buffer padded_b(cl::Client& client, const cl::KernelSpec& pad, const ::cl::Buffer& b,
+                      std::size_t k, std::size_t n, std::size_t ld) {
   int_argument(std::uint64_t{k} * ld, "K times B's padded row length");
   const auto [padded] = padded_b_scratch().buffers(client, k * ld * sizeof(float));
-  ::cl::Kernel kernel = client.kernel(pad_rows_spec());
+  ::cl::Kernel kernel = client.kernel(pad);
   client.launch_with(kernel, ::cl::NDRange(round_up(ld / 4, pad_group), k),
                      ::cl::NDRange(pad_group, 1), int_argument(k, "rows"),
                      int_argument(n, "columns"), int_argument(ld, "the padded row length"), b,

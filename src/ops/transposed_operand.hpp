@@ -1,4 +1,4 @@
-// An operand rewritten before a product (src/ops/matmul.cpp): the staged family takes A
+// An operand rewritten before a product (src/ops/matmul.cpp): the staged families take A
 // transposed (each row of At is a row of its local tile, copied in 16-byte chunks) and rows of At
 // and B padded to whole chunks; the wgmma_tf32 family B transposed and rounded
 // (tf32_operands.hpp). One transpose does both: transpose.cl's tiled kernel in one shape, owned
@@ -27,12 +27,10 @@ void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::c
 ::cl::Buffer transposed_a(cl::Client& client, const ::cl::Buffer& a, std::size_t m, std::size_t k,
                           std::size_t ld);
 
-/// pad_rows.cl's kernel.
-const cl::KernelSpec& pad_rows_spec();
-
 /// B (k x n, f32) with its rows padded to `ld` > n floats (zeros past n), in a buffer kept per
-/// client and thread; k * ld below 2^31.
-::cl::Buffer padded_b(cl::Client& client, const ::cl::Buffer& b, std::size_t k, std::size_t n,
-                      std::size_t ld);
+/// client and thread, by `pad` (matmul_staged.cl's matmul_staged_pad_b, in the program of the
+/// staged configuration that will read it); k * ld below 2^31.
+::cl::Buffer padded_b(cl::Client& client, const cl::KernelSpec& pad, const ::cl::Buffer& b,
+                      std::size_t k, std::size_t n, std::size_t ld);
 
 }  // namespace tunekit::ops::detail
