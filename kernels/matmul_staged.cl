@@ -179,15 +179,11 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
 }
 
 // B (K x N) copied into rows of LDB floats (LDB >= N, a multiple of 4), zeros past N: the host
-// runs it before the product where N is not a multiple of 4. Each work-item writes one float4 of
-// a row, reading its floats one by one (B's rows are not 16-byte aligned).
-// NDRange: any local (lx, ly); global >= (LDB / 4, K).
+// runs it before the product where N is not a multiple of 4. One float per work-item, consecutive
+// work-items on consecutive floats of a row (B's rows are not 16-byte aligned).
+// NDRange: any local (lx, ly); global >= (LDB, K).
 __kernel void matmul_staged_pad_b(const int K, const int N, const int LDB,
                                   __global const float* restrict B, __global float* restrict out) {
-  const int c = get_global_id(0) * 4, r = get_global_id(1);
-  if (r >= K || c >= LDB) return;
-  __global const float* row = B + (size_t)r * N;
-  const float4 v = (float4)(c < N ? row[c] : 0.0f, c + 1 < N ? row[c + 1] : 0.0f,
-                            c + 2 < N ? row[c + 2] : 0.0f, c + 3 < N ? row[c + 3] : 0.0f);
-  vstore4(v, 0, out + (size_t)r * LDB + c);
+  const int c = get_global_id(0), r = get_global_id(1);
+  if (r < K && c < LDB) out[(size_t)r * LDB + c] = c < N ? B[(size_t)r * N + c] : 0.0f;
 }

@@ -116,11 +116,12 @@ void transpose_tiled(const int M, const int N, LDO_ARGUMENT __global const float
 #pragma unroll
       for (int e = 0; e < VW; ++e) t[ty + i * ROWS][tx * VW + e] = ROUNDED(TGET(v[i], e));
   } else {
+    // Element by element, consecutive work-items on consecutive elements (coalesced).
 #pragma unroll
     for (int i = 0; i < TPER; ++i)
 #pragma unroll
       for (int e = 0; e < VW; ++e) {
-        const int y = ty + i * ROWS, x = tx * VW + e, r = r0 + y, c = c0 + x;
+        const int y = ty + i * ROWS, x = e * TLX + tx, r = r0 + y, c = c0 + x;
         if (r < M && c < N) t[y][x] = ROUNDED(in[(size_t)r * N + c]);
       }
   }
@@ -142,14 +143,13 @@ void transpose_tiled(const int M, const int N, LDO_ARGUMENT __global const float
       TSTORE(w, out + (size_t)(c0 + y) * LDO + r0 + x);
     }
   } else {
+    // Element by element: consecutive work-items on consecutive elements of an out row.
 #pragma unroll
-    for (int j = 0; j < WPER; ++j)
-#pragma unroll
-      for (int e = 0; e < VW; ++e) {
-        const int q = l + j * TLX * ROWS, y = q / OUT_VECS, x = (q % OUT_VECS) * VW + e;
-        const int c = c0 + y, r = r0 + x;  // out row c, column r
-        if (c < N && r < M) out[(size_t)c * LDO + r] = t[x][y];
-      }
+    for (int j = 0; j < WPER * VW; ++j) {
+      const int q = l + j * TLX * ROWS, y = q / TILE_M, x = q % TILE_M;
+      const int c = c0 + y, r = r0 + x;  // out row c, column r
+      if (c < N && r < M) out[(size_t)c * LDO + r] = t[x][y];
+    }
   }
 }
 

@@ -15,8 +15,8 @@ namespace {
 // of work-items, float4 vectors).
 constexpr std::size_t tile = 64, rows_of_items = 16, vector_width = 4;
 
-// matmul_staged_pad_b's work-groups: 64 float4 of a row.
-constexpr std::size_t pad_group = 64;
+// matmul_staged_pad_b's work-groups: 256 floats of a row.
+constexpr std::size_t pad_group = 256;
 
 Scratch<1>& transposed_a_scratch() {
   static Scratch<1> scratch;
@@ -69,10 +69,9 @@ void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::c
   int_argument(std::uint64_t{k} * ld, "K times B's padded row length");
   const auto [padded] = padded_b_scratch().buffers(client, k * ld * sizeof(float));
   ::cl::Kernel kernel = client.kernel(pad);
-  client.launch_with(kernel, ::cl::NDRange(round_up(ld / 4, pad_group), k),
-                     ::cl::NDRange(pad_group, 1), int_argument(k, "rows"),
-                     int_argument(n, "columns"), int_argument(ld, "the padded row length"), b,
-                     padded);
+  client.launch_with(kernel, ::cl::NDRange(round_up(ld, pad_group), k), ::cl::NDRange(pad_group, 1),
+                     int_argument(k, "rows"), int_argument(n, "columns"),
+                     int_argument(ld, "the padded row length"), b, padded);
   return padded;
 }
 

@@ -45,6 +45,7 @@ struct Options {
   std::string grid;    // "gpu" or "cpu": force that parameter grid (default: by device type)
   int reps = 15;
   bool quick = false;
+  bool staged_prep = false;  // time matmul_staged with the op's passes: A transposed, B padded
 };
 const Options* g_opt = nullptr;
 // The filter: alternatives separated by '|', each a substring of "kernel params".
@@ -464,9 +465,44 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   k->setArg(8, g.At);
   k->setArg(9, g.Bp);
   const cl::NDRange global3(global[0], global[1], slices), local3(local[0], local[1], 1);
+  // --staged-prep: the op's passes before the product (src/ops/transposed_operand.cpp's shape of
+  // transpose.cl, and matmul_staged_pad_b where N is not whole chunks), in the timed call.
+  std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
+  if (g_opt != nullptr && g_opt->staged_prep) {
+    cl::Program tp = lab.program("transpose.cl",
+                                 "-DTILE=64 -DTILE_M=64 -DROWS=16 -DPAD=1 -DVW=4 -DOUT_LD=1", why);
+    if (!tp()) return {};
+    auto t = std::make_shared<cl::Kernel>(tp, "transpose_tiled");
+    t->setArg(0, int(g.M));
+    t->setArg(1, int(g.K));
+    t->setArg(2, int(g.lda));
+    t->setArg(3, g.A);
+    t->setArg(4, g.At);
+    const cl::NDRange tg(ceil_div(g.K, 64) * 16, ceil_div(g.M, 64) * 16), tl(16, 16);
+    std::shared_ptr<cl::Kernel> pad;
+    if (g.ldb != g.N) {
+      pad = std::make_shared<cl::Kernel>(prog, "matmul_staged_pad_b");
+      pad->setArg(0, int(g.K));
+      pad->setArg(1, int(g.N));
+      pad->setArg(2, int(g.ldb));
+      pad->setArg(3, g.B);
+      pad->setArg(4, g.Bp);
+    }
+    const cl::NDRange pg(round_up(g.ldb, 256), g.K);
+    prep = [&lab, t, tg, tl, pad, pg](std::vector<cl::Event>& ev) {
+      ev.emplace_back();
+      lab.q.enqueueNDRangeKernel(*t, cl::NullRange, tg, tl, nullptr, &ev.back());
+      if (pad) {
+        ev.emplace_back();
+        lab.q.enqueueNDRangeKernel(*pad, cl::NullRange, pg, cl::NDRange(256, 1), nullptr,
+                                   &ev.back());
+      }
+    };
+  }
   if (slices == 1) {
     k->setArg(10, g.C);
-    return [&lab, k, global3, local3](std::vector<cl::Event>& ev) {
+    return [&lab, k, global3, local3, prep](std::vector<cl::Event>& ev) {
+      prep(ev);
       ev.emplace_back();
       lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
     };
@@ -484,7 +520,8 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   sum->setArg(5, g.C);
   const cl::NDRange sum_global(round_up(g.M * g.N, 256));
   // The lambda keeps `partials` alive: a kernel argument does not hold its buffer.
-  return [&lab, k, sum, partials, global3, local3, sum_global](std::vector<cl::Event>& ev) {
+  return [&lab, k, sum, partials, global3, local3, sum_global, prep](std::vector<cl::Event>& ev) {
+    prep(ev);
     ev.emplace_back();
     lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
     ev.emplace_back();
@@ -1274,13 +1311,16 @@ int main(int argc, char** argv) {
       o.filter = next();
     else if (a == "--grid")
       o.grid = next();
+    else if (a == "--staged-prep")
+      o.staged_prep = true;
     else if (a[0] != '-')
       o.device = a;
     else {
       std::fprintf(
           stderr,
           "usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose] "
-          "[--sizes 1024,2048] [--reps N] [--quick]\n");
+          "[--sizes 1024,2048] [--reps N] [--quick] [--filter A|B] [--grid gpu|cpu] "
+          "[--staged-prep]\n");
       return 2;
     }
   }
