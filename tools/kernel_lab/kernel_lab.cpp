@@ -3,13 +3,15 @@
 // profiling events and compares GEMM with CLBlast SGEMM on the same device, sizes and data.
 //
 // Usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose]
-//                   [--sizes 1024,2048] [--reps N] [--quick]
+//                   [--sizes 1024,2048] [--reps N] [--quick] [--filter A|B] [--grid gpu|cpu]
+//                   [--staged-prep]
 // Output: one table row per (kernel, params, size): median ms, GFLOP/s or GB/s, max rel error,
 // PASS/FAIL.
 // Besides kernels/*.cl, the GEMM sweep runs the lab's own matmul_warp.cl (beside this file; f32
 // only), a kernel of another structure measured against matmul_reg (issue 32). matmul_staged.cl
 // takes A transposed and rows of whole 16-byte chunks: the lab transposes and pads on the host, so
-// that time is not in the kernel's; `ksplit` runs it on slices of K, and matmul_sum.cl adds them.
+// that time is not in the kernel's (--staged-prep runs the op's passes on the device in the timed
+// call instead); `ksplit` runs it on slices of K, and matmul_sum.cl adds them.
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS
