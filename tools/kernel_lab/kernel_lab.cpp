@@ -276,7 +276,8 @@ void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global,
     const int ts = param(p, "TS", 16);
     global = cl::NDRange(round_up(N, ts), round_up(M, ts));
     local = cl::NDRange(ts, ts);
-  } else if (c.kernel == "matmul_reg" || c.kernel == "matmul_staged") {
+  } else if (c.kernel == "matmul_reg" || c.kernel == "matmul_staged" ||
+             c.kernel == "matmul_staged_rowa") {
     const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), md = param(p, "MDIMC", 16),
               nd = param(p, "NDIMC", 16);
     global = cl::NDRange(ceil_div(N, nwg) * nd, ceil_div(M, mwg) * md);
@@ -430,8 +431,10 @@ struct GemmResult {
 std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfig& c,
                                                        const GemmBuffers& g, float alpha,
                                                        float beta, std::string& why) {
-  // matmul_staged.cl copies with cp.async on NVIDIA, at once elsewhere.
-  const bool staged = c.kernel == "matmul_staged";
+  // matmul_staged.cl copies with cp.async on NVIDIA, at once elsewhere; the lab's
+  // matmul_staged_rowa.cl the same, reading A itself (rows of K floats) instead of At.
+  const bool rowa = c.kernel == "matmul_staged_rowa";
+  const bool staged = c.kernel == "matmul_staged" || rowa;
   const std::string options = build_options(c.p) + (g.half ? " -DPRECISION=16" : "") +
                               (staged && !lab.nvidia ? " -DCP_ASYNC=0" : "");
   cl::Program prog = lab.program(c.file, options, why);
@@ -459,31 +462,36 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   k->setArg(0, int(g.M));
   k->setArg(1, int(g.N));
   k->setArg(2, int(g.K));
-  k->setArg(3, int(g.lda));
+  k->setArg(3, int(rowa ? g.K : g.lda));
   k->setArg(4, int(g.ldb));
   k->setArg(5, int(ks));
   k->setArg(6, slices > 1 ? 1.0f : alpha);
   k->setArg(7, slices > 1 ? 0.0f : beta);
-  k->setArg(8, g.At);
+  k->setArg(8, rowa ? g.A : g.At);
   k->setArg(9, g.Bp);
   const cl::NDRange global3(global[0], global[1], slices), local3(local[0], local[1], 1);
   // --staged-prep: the op's passes before the product (src/ops/transposed_operand.cpp's shape of
   // transpose.cl, and matmul_staged_pad_b where N is not whole chunks), in the timed call.
   std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
   if (g_opt != nullptr && g_opt->staged_prep) {
-    cl::Program tp = lab.program("transpose.cl",
-                                 "-DTILE=64 -DTILE_M=64 -DROWS=16 -DPAD=1 -DVW=4 -DOUT_LD=1", why);
-    if (!tp()) return {};
-    auto t = std::make_shared<cl::Kernel>(tp, "transpose_tiled");
-    t->setArg(0, int(g.M));
-    t->setArg(1, int(g.K));
-    t->setArg(2, int(g.lda));
-    t->setArg(3, g.A);
-    t->setArg(4, g.At);
+    std::shared_ptr<cl::Kernel> t;  // no transpose for the kernel that reads A itself
+    if (!rowa) {
+      cl::Program tp = lab.program(
+          "transpose.cl", "-DTILE=64 -DTILE_M=64 -DROWS=16 -DPAD=1 -DVW=4 -DOUT_LD=1", why);
+      if (!tp()) return {};
+      t = std::make_shared<cl::Kernel>(tp, "transpose_tiled");
+      t->setArg(0, int(g.M));
+      t->setArg(1, int(g.K));
+      t->setArg(2, int(g.lda));
+      t->setArg(3, g.A);
+      t->setArg(4, g.At);
+    }
     const cl::NDRange tg(ceil_div(g.K, 64) * 16, ceil_div(g.M, 64) * 16), tl(16, 16);
     std::shared_ptr<cl::Kernel> pad;
-    if (g.ldb != g.N) {
-      pad = std::make_shared<cl::Kernel>(prog, "matmul_staged_pad_b");
+    if (g.ldb != g.N) {  // matmul_staged.cl's pad kernel (the rowa file has none)
+      cl::Program sp = rowa ? lab.program("matmul_staged.cl", options, why) : prog;
+      if (!sp()) return {};
+      pad = std::make_shared<cl::Kernel>(sp, "matmul_staged_pad_b");
       pad->setArg(0, int(g.K));
       pad->setArg(1, int(g.N));
       pad->setArg(2, int(g.ldb));
@@ -492,8 +500,10 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
     }
     const cl::NDRange pg(round_up(g.ldb, 256), g.K);
     prep = [&lab, t, tg, tl, pad, pg](std::vector<cl::Event>& ev) {
-      ev.emplace_back();
-      lab.q.enqueueNDRangeKernel(*t, cl::NullRange, tg, tl, nullptr, &ev.back());
+      if (t) {
+        ev.emplace_back();
+        lab.q.enqueueNDRangeKernel(*t, cl::NullRange, tg, tl, nullptr, &ev.back());
+      }
       if (pad) {
         ev.emplace_back();
         lab.q.enqueueNDRangeKernel(*pad, cl::NullRange, pg, cl::NDRange(256, 1), nullptr,
@@ -530,6 +540,11 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
     lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(256), nullptr,
                                &ev.back());
   };
+}
+
+// Whether a configuration takes this K: matmul_staged_rowa.cl copies rows of A in 16-byte chunks.
+bool gemm_supports(const GemmConfig& c, size_t K) {
+  return c.kernel != "matmul_staged_rowa" || K % 4 == 0;
 }
 
 GemmResult run_gemm(Lab& lab, const GemmConfig& c, const GemmData& d, const GemmBuffers& g,
@@ -649,6 +664,19 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                {64, 128, 16, 8, 16, 4, 4, 2}});
     // Slices of K for products of few tiles (1024^3 has 64 tiles of 128 x 128 for 132 SMs):
     // the op's start points and smaller tiles, on 2 to 8 slices.
+    // The variant that reads A itself (tools/kernel_lab/matmul_staged_rowa.cl; K a multiple of 4).
+    for (int ksplit : {1, 4})
+      for (const auto& a :
+           std::initializer_list<std::array<int, 8>>{{128, 128, 16, 16, 16, 4, 2, 2},
+                                                     {128, 128, 16, 8, 32, 4, 4, 2},
+                                                     {128, 128, 32, 16, 16, 4, 2, 2},
+                                                     {128, 64, 16, 16, 8, 4, 4, 3},
+                                                     {64, 64, 16, 8, 16, 4, 2, 3}}) {
+        Params p{{"MWG", a[0]},   {"NWG", a[1]}, {"KWG", a[2]}, {"MDIMC", a[3]},
+                 {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
+        if (ksplit > 1) p.push_back({"ksplit", ksplit});
+        add("../tools/kernel_lab/matmul_staged_rowa.cl", "matmul_staged_rowa", std::move(p));
+      }
     for (int ksplit : {2, 3, 4, 8})
       add_async({{128, 128, 16, 16, 16, 4, 2, 2},
                  {128, 128, 16, 8, 32, 4, 4, 2},
@@ -854,11 +882,14 @@ void gemm_suite(Lab& lab, const Options& o) {
     std::vector<GemmData> ed;
     for (auto& e : edges) ed.push_back(make_gemm(e[0], e[1], e[2], half, 7));
     for (size_t ci = 0; ci < grid.size(); ++ci) {
-      const bool f32_only = grid[ci].kernel == "matmul_warp" || grid[ci].kernel == "matmul_staged";
+      const bool f32_only = grid[ci].kernel == "matmul_warp" ||
+                            grid[ci].kernel == "matmul_staged" ||
+                            grid[ci].kernel == "matmul_staged_rowa";
       if (half && (!valid[ci] || f32_only)) continue;
       double worst = 0;
       std::string why;
       for (size_t e = 0; e < ed.size(); ++e) {
+        if (!gemm_supports(grid[ci], ed[e].K)) continue;
         GemmBuffers eb = upload(lab, ed[e], half);
         auto r =
             run_gemm(lab, grid[ci], ed[e], eb, 1, false, 1.5f, -0.5f, true, half ? 2e-3 : 1e-5);
@@ -912,6 +943,7 @@ void gemm_suite(Lab& lab, const Options& o) {
           top |= ranked[i].second == key;
         if (!top) continue;
       }
+      if (!gemm_supports(c, d.K)) continue;
       auto r = run_gemm(lab, c, d, g, reps, true, 1.0f, 0.0f, false, 1e-5);
       if (r.runtime_error) {
         lab.safe_reset();
