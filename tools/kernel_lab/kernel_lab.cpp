@@ -633,14 +633,19 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
       add("../tools/kernel_lab/matmul_warp.cl", "matmul_warp",
           {{"GM", w[0]}, {"GN", w[1]}, {"WARPS_M", w[2]}, {"WARPS_N", w[3]}, {"BK", w[4]}});
   };
-  // matmul_staged.cl: (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, STAGES), on `ksplit` slices of K.
-  auto add_async = [&](std::initializer_list<std::array<int, 8>> configs, int ksplit = 1) {
+  // A staged kernel's configurations, (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, STAGES), on
+  // `ksplit` slices of K: matmul_staged.cl's (add_async), or the lab's matmul_staged_rowa.cl's.
+  auto add_staged = [&](const std::string& file, const std::string& kernel,
+                        std::initializer_list<std::array<int, 8>> configs, int ksplit) {
     for (const auto& a : configs) {
       Params p{{"MWG", a[0]},   {"NWG", a[1]}, {"KWG", a[2]}, {"MDIMC", a[3]},
                {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
       if (ksplit > 1) p.push_back({"ksplit", ksplit});
-      add("matmul_staged.cl", "matmul_staged", std::move(p));
+      add(file, kernel, std::move(p));
     }
+  };
+  auto add_async = [&](std::initializer_list<std::array<int, 8>> configs, int ksplit = 1) {
+    add_staged("matmul_staged.cl", "matmul_staged", configs, ksplit);
   };
   const bool gpu_grid = g_opt && !g_opt->grid.empty() ? g_opt->grid == "gpu" : lab.gpu;
   if (gpu_grid) {
@@ -662,21 +667,17 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                {128, 128, 8, 8, 32, 4, 4, 2},
                {128, 64, 16, 16, 8, 2, 4, 2},
                {64, 128, 16, 8, 16, 4, 4, 2}});
-    // Slices of K for products of few tiles (1024^3 has 64 tiles of 128 x 128 for 132 SMs):
-    // the op's start points and smaller tiles, on 2 to 8 slices.
     // The variant that reads A itself (tools/kernel_lab/matmul_staged_rowa.cl; K a multiple of 4).
     for (int ksplit : {1, 4})
-      for (const auto& a :
-           std::initializer_list<std::array<int, 8>>{{128, 128, 16, 16, 16, 4, 2, 2},
-                                                     {128, 128, 16, 8, 32, 4, 4, 2},
-                                                     {128, 128, 32, 16, 16, 4, 2, 2},
-                                                     {128, 64, 16, 16, 8, 4, 4, 3},
-                                                     {64, 64, 16, 8, 16, 4, 2, 3}}) {
-        Params p{{"MWG", a[0]},   {"NWG", a[1]}, {"KWG", a[2]}, {"MDIMC", a[3]},
-                 {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
-        if (ksplit > 1) p.push_back({"ksplit", ksplit});
-        add("../tools/kernel_lab/matmul_staged_rowa.cl", "matmul_staged_rowa", std::move(p));
-      }
+      add_staged("../tools/kernel_lab/matmul_staged_rowa.cl", "matmul_staged_rowa",
+                 {{128, 128, 16, 16, 16, 4, 2, 2},
+                  {128, 128, 16, 8, 32, 4, 4, 2},
+                  {128, 128, 32, 16, 16, 4, 2, 2},
+                  {128, 64, 16, 16, 8, 4, 4, 3},
+                  {64, 64, 16, 8, 16, 4, 2, 3}},
+                 ksplit);
+    // Slices of K for products of few tiles (1024^3 has 64 tiles of 128 x 128 for 132 SMs):
+    // the op's start points and smaller tiles, on 2 to 8 slices.
     for (int ksplit : {2, 3, 4, 8})
       add_async({{128, 128, 16, 16, 16, 4, 2, 2},
                  {128, 128, 16, 8, 32, 4, 4, 2},
