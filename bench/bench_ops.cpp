@@ -67,9 +67,10 @@ double median(std::vector<double> v) {
 }
 
 // Median seconds per call of `call`: wall time of a batch of back-to-back calls, then clFinish,
-// divided by the calls, after two warm-up calls. The batch holds about 2 ms of work (at most 200
-// calls), so that a small product's time is the device's, not the host's launch latency and
-// clFinish round trip; cublas_shapes.py times cuBLAS the same way.
+// divided by the calls, after two warm-up calls. The batch holds about 20 ms of work and at least
+// 3 calls (at most 1000), so that a product's time is the device's, not the host's launch latency
+// and clFinish round trip (tens of microseconds on NVIDIA: a 2 ms batch left one whole round trip
+// in each 4096^3 call, 1-2% of it); cublas_shapes.py batches cuBLAS the same way.
 double wall_median(Client& client, int reps, const std::function<void()>& call) {
   const auto timed = [&](int calls) {
     client.finish();
@@ -79,7 +80,7 @@ double wall_median(Client& client, int reps, const std::function<void()>& call) 
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / calls;
   };
   timed(1);
-  const int calls = std::clamp(static_cast<int>(2e-3 / std::max(timed(1), 1e-6)), 1, 200);
+  const int calls = std::clamp(static_cast<int>(20e-3 / std::max(timed(1), 1e-6)), 3, 1000);
   std::vector<double> times;
   for (int r = 0; r < reps; ++r) times.push_back(timed(calls));
   return median(times);

@@ -1,9 +1,10 @@
 # cuBLAS SGEMM (PyTorch, fp32, TF32 off) on shapes MxNxK given as arguments, for the tables of
 # docs/benchmarks.md (scripts/gpu-shapes.sh, scripts/gpu-squares.sh).
 # Timed like tunekit's side (device time of the product, no host launch gaps): CUDA events around
-# a batch of back-to-back calls, the batch sized to about 2 ms of work, per-call time = batch
-# time / calls; the median of 15 batches. Timing one call between two events, as a first version
-# did, puts the host's launch latency (~10-40 us through PyTorch) into the small shapes' time.
+# a batch of back-to-back calls, the batch sized as bench_ops's (about 20 ms of work, 3 to 1000
+# calls), per-call time = batch time / calls; the median of 15 batches. Timing one call between
+# two events, as a first version did, puts the host's launch latency (~10-40 us through PyTorch)
+# into the small shapes' time.
 import sys
 import torch
 
@@ -21,7 +22,7 @@ for shape in sys.argv[1:]:
     torch.mm(a, b, out=c)
     end.record()
     torch.cuda.synchronize()
-    calls = max(1, min(200, int(2.0 / max(start.elapsed_time(end), 1e-3))))
+    calls = max(3, min(1000, int(20.0 / max(start.elapsed_time(end), 1e-3))))
     times = []
     for _ in range(15):
         start.record()

@@ -649,7 +649,8 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
   };
   const bool gpu_grid = g_opt && !g_opt->grid.empty() ? g_opt->grid == "gpu" : lab.gpu;
   if (gpu_grid) {
-    add_async({{128, 128, 16, 8, 32, 4, 4, 2},  // the blocked 4096 winner's tile and work-items
+    add_async({{128, 128, 16, 8, 32, 4, 4, 2},   // the blocked 4096 winner's tile and work-items
+               {128, 128, 16, 16, 16, 4, 2, 2},  // the op's start point
                {128, 128, 16, 8, 32, 4, 4, 3},
                {128, 128, 8, 8, 32, 4, 4, 3},
                {128, 128, 8, 8, 32, 4, 4, 4},
