@@ -610,7 +610,7 @@ Space skinny_space() {
       .parameter("VWN", {1, 2, 4})
       .parameter("NDIMC", {32, 64})
       .parameter("KDIMC", {1, 4, 16})
-      .parameter("KSPLIT", {1, 4, 16, 64})
+      .parameter("KSPLIT", {1, 4, 16})
       .work_group_size(
           [](const Config& c) { return static_cast<std::size_t>(c["NDIMC"] * c["KDIMC"]); })
       .local_memory([](const Config& c) {
