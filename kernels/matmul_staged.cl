@@ -16,7 +16,11 @@
 // CP_ASYNC 0 does the same copies at once (no inline PTX): the kernel's logic on any device,
 // for its tests. Rules on the macros: src/ops/gemm_rules.hpp (staged_builds), mirrored by the
 // #error lines below.
-// Local (NDIMC, MDIMC); global (ceil(N / NWG) * NDIMC, ceil(M / MWG) * MDIMC, slices).
+// KSLICE > 1 splits each K tile among KSLICE groups of work-items in the work-group, which add
+// their register blocks in local memory at the end: more warps for the same tiles, where the
+// tiles are too few to fill the device (a share of K per work-group instead of per launch).
+// Local (NDIMC, MDIMC, KSLICE); global (ceil(N / NWG) * NDIMC, ceil(M / MWG) * MDIMC,
+// slices * KSLICE).
 // matmul_staged_pad_b, in the same program (no build of its own): B copied into padded rows.
 #ifndef MWG
 #define MWG 128
@@ -45,10 +49,14 @@
 #ifndef CP_ASYNC
 #define CP_ASYNC 1
 #endif
+#ifndef KSLICE
+#define KSLICE 1  // work-items along K in a work-group (local dim 2): each multiplies KWG/KSLICE rows
+#endif
 
 #define WPTM (MWG / MDIMC)
 #define WPTN (NWG / NDIMC)
-#define NT (MDIMC * NDIMC)
+#define NTC (MDIMC * NDIMC)  // work-items of one K slice (the register blocks' layout)
+#define NT (NTC * KSLICE)    // work-items of the work-group: all copy the tiles
 #define CA (MWG / 4)                 // 16-byte chunks in a row of the A tile
 #define CB (NWG / 4)                 // ... of the B tile
 #define A_CHUNKS (KWG * CA / NT)     // chunks each work-item copies per tile
@@ -69,6 +77,13 @@
 #if STAGES < 2
 #error "STAGES >= 2"
 #endif
+#if KSLICE < 1 || KWG % KSLICE != 0
+#error "KSLICE >= 1 divides KWG"
+#endif
+// Local memory: the STAGES tiles, which the KSLICE - 1 other slices' sums reuse after the K loop.
+#define TILE_FLOATS (STAGES * KWG * (MWG + NWG))
+#define SUM_FLOATS ((KSLICE - 1) * MWG * NWG)
+#define LOCAL_FLOATS (TILE_FLOATS > SUM_FLOATS ? TILE_FLOATS : SUM_FLOATS)
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -108,14 +123,15 @@ typedef CAT(float, VWN) floatN;
     COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG)   \
   } while (0)
 
-__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, KSLICE)))
 void matmul_staged(const int M, const int N, const int K_all, const int LDA, const int LDB,
                    const int KS, const float alpha, const float beta, __global const float* restrict At_all,
                    __global const float* restrict B_all, __global float* C_all) {
-  __local float As[STAGES][KWG][MWG] __attribute__((aligned(16)));
-  __local float Bs[STAGES][KWG][NWG] __attribute__((aligned(16)));
-  const int tx = get_local_id(0), ty = get_local_id(1);
-  const int tid = ty * NDIMC + tx;
+  __local float4 local_mem[LOCAL_FLOATS / 4];  // 16-byte aligned (MWG, NWG multiples of 4)
+  __local float(*As)[KWG][MWG] = (__local float(*)[KWG][MWG])local_mem;
+  __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])((__local float*)local_mem + STAGES * KWG * MWG);
+  const int tx = get_local_id(0), ty = get_local_id(1), tz = get_local_id(2);
+  const int tid = (tz * MDIMC + ty) * NDIMC + tx;
   const int bm = get_group_id(1) * MWG, bn = get_group_id(0) * NWG;
   // This work-group's slice of K: rows k_begin .. k_begin + K - 1 of At and B.
   const int k_begin = get_group_id(2) * KS;
@@ -146,7 +162,8 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
     COMMIT();
     const int cur = kt % STAGES;
 #pragma unroll
-    for (int kk = 0; kk < KWG; ++kk) {
+    for (int q = 0; q < KWG / KSLICE; ++q) {
+      const int kk = tz * (KWG / KSLICE) + q;  // this slice's rows of the tile
       float a[WPTM], b[WPTN];
 #pragma unroll
       for (int i = 0; i < WPTM / VWM; ++i)
@@ -160,6 +177,27 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
         for (int j = 0; j < WPTN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]);
     }
   }
+
+#if KSLICE > 1
+  // Slices 1 .. KSLICE-1 hand their sums to slice 0 through the tiles' local memory (every copy
+  // has landed: the last step waited for its own tile), one float per (slice, i, j) row of NTC.
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __local float* sums = (__local float*)local_mem;
+  const int xy = ty * NDIMC + tx;
+  if (tz > 0) {
+#pragma unroll
+    for (int i = 0; i < WPTM; ++i)
+#pragma unroll
+      for (int j = 0; j < WPTN; ++j) sums[(((tz - 1) * WPTM + i) * WPTN + j) * NTC + xy] = acc[i][j];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (tz > 0) return;  // no barrier below
+  for (int z = 0; z < KSLICE - 1; ++z)
+#pragma unroll
+    for (int i = 0; i < WPTM; ++i)
+#pragma unroll
+      for (int j = 0; j < WPTN; ++j) acc[i][j] += sums[((z * WPTM + i) * WPTN + j) * NTC + xy];
+#endif
 
   // The register blocks' layout is matmul_reg.cl's: its epilogue, in f32 only.
 #pragma unroll

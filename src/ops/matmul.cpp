@@ -210,18 +210,15 @@ class GemmKernel {
       const ::cl::Buffer b_rows =
           ldb == n ? b.buffer : detail::padded_b(client, *staged_pad_b_, b.buffer, k, n, ldb);
       const auto LDA = static_cast<cl_int>(lda), LDB = static_cast<cl_int>(ldb);
-      // Each slice KS rows of K, whole K tiles (the last slice shorter, or empty).
+      // Each slice KS rows of K, whole K tiles (the last slice shorter, or empty), one
+      // work-group deep along dimension 2 each; several slices write partial products first.
       const auto KS = static_cast<cl_int>(round_up(ceil_div(k, splits_), config_["KWG"]));
-      if (splits_ == 1) {
-        client.launch_with(kernel, global, local, M, N, K, LDA, LDB, KS, alpha, beta, at, b_rows,
-                           c.buffer);
-        return;
-      }
-      const ::cl::Buffer partials = split_partials(client, m, n);
-      client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
-                         ::cl::NDRange(local[0], local[1], 1), M, N, K, LDA, LDB, KS, 1.0f, 0.0f,
-                         at, b_rows, partials);
-      add_slices(client, a.dtype, m, n, alpha, beta, partials, c.buffer);
+      const bool sliced = splits_ > 1;
+      const ::cl::Buffer out = sliced ? split_partials(client, m, n) : c.buffer;
+      client.launch_with(kernel, ::cl::NDRange(global[0], global[1], global[2] * splits_), local, M,
+                         N, K, LDA, LDB, KS, sliced ? 1.0f : alpha, sliced ? 0.0f : beta, at,
+                         b_rows, out);
+      if (sliced) add_slices(client, a.dtype, m, n, alpha, beta, out, c.buffer);
       return;
     }
     if (algorithm_ == Algorithm::wgmma_tf32) {
@@ -429,11 +426,14 @@ class GemmKernel {
       }
       case Algorithm::blocked:
       case Algorithm::split:
-      case Algorithm::staged:
-      case Algorithm::staged_split:
         return {
             ::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"), ceil_div(m, p("MWG")) * p("MDIMC")),
             ::cl::NDRange(p("NDIMC"), p("MDIMC"))};
+      case Algorithm::staged:  // one K slice deep: operator() multiplies dimension 2 by them
+      case Algorithm::staged_split:
+        return {::cl::NDRange(ceil_div(n, p("NWG")) * p("NDIMC"),
+                              ceil_div(m, p("MWG")) * p("MDIMC"), p("KSLICE")),
+                ::cl::NDRange(p("NDIMC"), p("MDIMC"), p("KSLICE"))};
       case Algorithm::skinny:
         return {::cl::NDRange(ceil_div(n, p("NDIMC") * p("VWN")) * p("NDIMC"),
                               ceil_div(m, p("WPTM")) * p("KDIMC")),
@@ -782,7 +782,8 @@ TuneGroup<MatmulKey> tf32_group() {
 
 // The staged kernel's macros of a configuration.
 gemm::StagedParams staged_params(const Config& c) {
-  return {c["MWG"], c["NWG"], c["KWG"], c["MDIMC"], c["NDIMC"], c["VWM"], c["VWN"], c["STAGES"]};
+  return {c["MWG"], c["NWG"], c["KWG"],    c["MDIMC"], c["NDIMC"],
+          c["VWM"], c["VWN"], c["STAGES"], c["KSLICE"]};
 }
 
 // The staged kernel's rules on a space (gemm_rules.hpp's), and blocked's bound on outputs per
@@ -792,8 +793,10 @@ Space& staged_rules(Space& s) {
       .where("matmul_staged.cl builds (its #error rules: gemm_rules.hpp)",
              [](const Config& c) { return gemm::staged_builds(staged_params(c)); })
       .where("at most 256 work-items (gemm::staged_max_work_group)",
-             [](const Config& c) { return c["MDIMC"] * c["NDIMC"] <= gemm::staged_max_work_group; },
-             {"MDIMC", "NDIMC"})
+             [](const Config& c) {
+               return c["MDIMC"] * c["NDIMC"] * c["KSLICE"] <= gemm::staged_max_work_group;
+             },
+             {"MDIMC", "NDIMC", "KSLICE"})
       .work_group_size(
           [](const Config& c) { return gemm::staged_work_group_size(staged_params(c)); })
       .local_memory([](const Config& c) { return gemm::staged_local_memory(staged_params(c)); });
@@ -810,7 +813,10 @@ Space& staged_rules(Space& s) {
 // H200, docs/benchmarks.md "The staged family through the op": ahead of blocked from its start, so
 // that blocked trails there and is searched on its warm patience) and on 8 x 32 with VWN=4 (the
 // kernel lab's second best, 46.6 / 47.2 TFLOP/s at 4096 / 8192, "matmul (fp32) on the NVIDIA
-// H200").
+// H200"). KSLICE 2: two groups of work-items share each K tile and add their blocks at the end
+// (more warps for the same tiles where they are too few for the device); a third start point is
+// its best in the kernel lab near 1024^3 with the passes, 64 x 64 tiles 32 deep (3-4% ahead of
+// one group there; docs/benchmarks.md, "K tiles shared within a work-group").
 Space staged_space() {
   Space s = space("staged");
   s.parameter("MWG", {64, 128})
@@ -820,10 +826,12 @@ Space staged_space() {
       .parameter("NDIMC", {8, 16, 32})
       .parameter("VWM", {2, 4})
       .parameter("VWN", {2, 4})
-      .parameter("STAGES", {2, 3, 4});
+      .parameter("STAGES", {2, 3, 4})
+      .parameter("KSLICE", {1, 2});
   return staged_rules(s)
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2")
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2");
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1")
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1")
+      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2");
 }
 
 // The staged kernel on KSPLIT slices of K at once (global dim 2; one program with the staged
@@ -845,9 +853,10 @@ Space staged_split_space() {
       .parameter("VWM", {2, 4})
       .parameter("VWN", {2, 4})
       .parameter("STAGES", {2, 3, 4})
+      .parameter("KSLICE", {1, 2})
       .parameter("KSPLIT", {2, 3, 4, 8, 16});
   return staged_rules(s).start_at(
-      "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSPLIT=4");
+      "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,KSPLIT=4");
 }
 
 // The staged family is measured for f32 keys, skipped for 16-bit storage.

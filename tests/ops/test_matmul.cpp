@@ -639,13 +639,19 @@ TEST_CASE(
   using tunekit::ops::gemm::staged_builds;
   using tunekit::ops::gemm::StagedParams;
   CHECK(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2}));
-  CHECK_FALSE(staged_builds(StagedParams{64, 64, 8, 16, 16, 4, 4, 2}));  // 128 chunks, 256 items
-  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 32, 8, 4, 4, 2}));  // MWG % (MDIMC*VWM)
-  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 1}));   // one stage
-  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 3, 2}));   // no float3 reads
+  CHECK(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4}));         // 256 chunks, 256 items
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 16, 4, 4, 2, 4}));  // 256 chunks, 512
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 3}));   // KWG % KSLICE
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 8, 16, 16, 4, 4, 2}));     // 128 chunks, 256 items
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 32, 8, 4, 4, 2}));     // MWG % (MDIMC*VWM)
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 1}));      // one stage
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 3, 2}));      // no float3 reads
   // STAGES * KWG * (MWG + NWG) floats, and NVIDIA's 16 bytes.
   CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3}) ==
         3 * 16 * (128 + 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
+  // ... or the other KSLICE - 1 slices' MWG x NWG sums where they take more.
+  CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4}) ==
+        3 * 64 * 64 * 4 + tunekit::ops::gemm::tensor_local_overhead);
   // The space: every combination of its values that the rules allow, and nothing else.
   std::size_t expected = 0;
   for (std::int64_t mwg : {64, 128})
@@ -655,12 +661,14 @@ TEST_CASE(
           for (std::int64_t nd : {8, 16, 32})
             for (std::int64_t vwm : {2, 4})
               for (std::int64_t vwn : {2, 4})
-                for (std::int64_t stages : {2, 3, 4}) {
-                  const auto outputs = (mwg / md) * (nwg / nd);
-                  expected += outputs >= 4 && outputs <= 64 &&
-                              md * nd <= tunekit::ops::gemm::staged_max_work_group &&
-                              staged_builds(StagedParams{mwg, nwg, kwg, md, nd, vwm, vwn, stages});
-                }
+                for (std::int64_t stages : {2, 3, 4})
+                  for (std::int64_t kslice : {1, 2}) {
+                    const auto outputs = (mwg / md) * (nwg / nd);
+                    const StagedParams p{mwg, nwg, kwg, md, nd, vwm, vwn, stages, kslice};
+                    expected += outputs >= 4 && outputs <= 64 &&
+                                md * nd * kslice <= tunekit::ops::gemm::staged_max_work_group &&
+                                staged_builds(p);
+                  }
   std::size_t staged = 0;
   for (const auto& name : matmul_candidates()) staged += name.rfind("staged[", 0) == 0;
   CHECK(staged == expected);
@@ -681,7 +689,11 @@ TEST_CASE(
       {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=32 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2",
        "MWG a multiple of MDIMC*VWM"},
       {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=3 -DSTAGES=2",
-       "VWM and VWN 1, 2, 4 or 8"}};
+       "VWM and VWN 1, 2, 4 or 8"},
+      {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=3",
+       "KSLICE >= 1 divides KWG"},
+      {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=16 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=4",
+       "each tile whole 16-byte chunks for every work-item"}};
   for (const auto& [macros, why] : refused) {
     INFO(macros);
     CHECK_THROWS_WITH(client.program(spec(macros)), Catch::Contains(why));
@@ -689,23 +701,29 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "matmul_staged.cl's tiles, stages, edges and K slices are right on every device (its copies "
-    "done at once, CP_ASYNC=0): partial tiles, K not a multiple of the tile, rows padded to whole "
-    "chunks with anything past M and N, alpha and beta",
+    "matmul_staged.cl's tiles, stages, edges, K slices and K tiles shared by 2 or 4 groups of "
+    "work-items are right on every device (its copies done at once, CP_ASYNC=0), with partial "
+    "tiles, K not a multiple of the tile, rows padded to whole chunks with anything past M and N, "
+    "alpha and beta",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   struct Staged {
-    int mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages;
+    int mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages, kslice;
   };
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (const Staged& g : {Staged{64, 64, 16, 8, 8, 4, 4, 2}, Staged{64, 64, 8, 8, 8, 4, 4, 3},
-                          Staged{128, 64, 16, 16, 8, 2, 4, 4}, Staged{32, 64, 32, 8, 8, 2, 4, 3}}) {
+  // One group of work-items per K tile, and 2 and 4 (their sums added in local memory).
+  for (const Staged& g :
+       {Staged{64, 64, 16, 8, 8, 4, 4, 2, 1}, Staged{64, 64, 8, 8, 8, 4, 4, 3, 1},
+        Staged{128, 64, 16, 16, 8, 2, 4, 4, 1}, Staged{32, 64, 32, 8, 8, 2, 4, 3, 1},
+        Staged{64, 64, 16, 8, 8, 4, 4, 2, 2}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4},
+        Staged{128, 64, 16, 16, 8, 2, 4, 4, 2}}) {
     const auto spec = tunekit::cl::KernelSpec::embedded(
         "matmul_staged.cl",
         "-DCP_ASYNC=0 -DMWG=" + std::to_string(g.mwg) + " -DNWG=" + std::to_string(g.nwg) +
             " -DKWG=" + std::to_string(g.kwg) + " -DMDIMC=" + std::to_string(g.mdimc) +
             " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
-            " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages),
+            " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages) +
+            " -DKSLICE=" + std::to_string(g.kslice),
         "matmul_staged");
     // One K tile, K cut inside its last tile (37, 36 for 8- and 32-deep tiles), and up to 38
     // tiles; tiles cut at every edge; M and N multiples of 4 and not (rows padded: M odd, N odd,
@@ -727,15 +745,15 @@ TEST_CASE(
       for (const std::size_t ks : {p.k, std::size_t(g.kwg), std::size_t(3 * g.kwg)}) {
         const std::size_t slices = (p.k + ks - 1) / ks;
         INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
-                    << " m=" << p.m << " n=" << p.n << " k=" << p.k << " KS=" << ks
-                    << " slices=" << slices);
+                    << " KSLICE=" << g.kslice << " m=" << p.m << " n=" << p.n << " k=" << p.k
+                    << " KS=" << ks << " slices=" << slices);
         const float alpha = 1.5f, beta = -0.5f;
         auto c = client.upload(slices == 1 ? c0 : std::vector<float>(slices * p.m * p.n, nan));
         ::cl::Kernel kernel = client.kernel(spec);
         client.launch_with(kernel,
                            ::cl::NDRange((p.n + g.nwg - 1) / g.nwg * g.ndimc,
-                                         (p.m + g.mwg - 1) / g.mwg * g.mdimc, slices),
-                           ::cl::NDRange(g.ndimc, g.mdimc, 1), static_cast<cl_int>(p.m),
+                                         (p.m + g.mwg - 1) / g.mwg * g.mdimc, slices * g.kslice),
+                           ::cl::NDRange(g.ndimc, g.mdimc, g.kslice), static_cast<cl_int>(p.m),
                            static_cast<cl_int>(p.n), static_cast<cl_int>(p.k),
                            static_cast<cl_int>(lda), static_cast<cl_int>(ldb),
                            static_cast<cl_int>(ks), slices == 1 ? alpha : 1.0f,
@@ -803,15 +821,19 @@ TEST_CASE(
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   auto staged = every_nth("staged", 29);  // each value of each parameter
-  staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2]");
-  staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2]");
+  staged.push_back(
+      "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1]");
+  staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1]");
+  // K tiles shared by 2 groups of work-items (their sums added in local memory).
+  staged.push_back("staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2]");
+  staged.push_back("staged[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2]");
   REQUIRE(staged.size() >= 8);
   // Its split form: each number of slices, more slices than K tiles (empty ones) included.
   for (const auto& name : every_nth("staged_split", 97)) staged.push_back(name);
   for (const int slices : {2, 3, 4, 8, 16}) {
     staged.push_back(
-        "staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSPLIT=" +
-        std::to_string(slices) + "]");
+        "staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=" +
+        std::to_string(slices == 4 ? 2 : 1) + ",KSPLIT=" + std::to_string(slices) + "]");
   }
   REQUIRE(staged.size() >= 20);
   check_candidates(

@@ -469,7 +469,10 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   k->setArg(7, slices > 1 ? 0.0f : beta);
   k->setArg(8, rowa ? g.A : g.At);
   k->setArg(9, g.Bp);
-  const cl::NDRange global3(global[0], global[1], slices), local3(local[0], local[1], 1);
+  // KSLICE work-items along K in each work-group (local dim 2), on every slice.
+  const size_t kslice = size_t(param(c.p, "KSLICE", 1));
+  const cl::NDRange global3(global[0], global[1], slices * kslice),
+      local3(local[0], local[1], kslice);
   // --staged-prep: the op's passes before the product (src/ops/transposed_operand.cpp's shape of
   // transpose.cl, and matmul_staged_pad_b where N is not whole chunks), in the timed call.
   std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
@@ -668,6 +671,21 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                {128, 128, 8, 8, 32, 4, 4, 2},
                {128, 64, 16, 16, 8, 2, 4, 2},
                {64, 128, 16, 8, 16, 4, 4, 2}});
+    // K tiles shared by KSLICE groups of work-items of a work-group (more warps per tile).
+    for (int kslice : {2, 4})
+      for (int ksplit : {1, 2})
+        for (const auto& a : {std::array<int, 8>{64, 64, 16, 8, 16, 4, 2, 3},
+                              std::array<int, 8>{64, 64, 32, 8, 16, 4, 2, 2},
+                              std::array<int, 8>{128, 64, 16, 16, 8, 4, 4, 3},
+                              std::array<int, 8>{64, 128, 16, 8, 16, 4, 4, 3},
+                              std::array<int, 8>{128, 64, 32, 16, 8, 4, 4, 2}}) {
+          if (a[2] * std::min(a[0], a[1]) / 4 < a[3] * a[4] * kslice) continue;  // chunks < items
+          Params p{{"MWG", a[0]},   {"NWG", a[1]},    {"KWG", a[2]},
+                   {"MDIMC", a[3]}, {"NDIMC", a[4]},  {"VWM", a[5]},
+                   {"VWN", a[6]},   {"STAGES", a[7]}, {"KSLICE", kslice}};
+          if (ksplit > 1) p.push_back({"ksplit", ksplit});
+          add("matmul_staged.cl", "matmul_staged", std::move(p));
+        }
     // The variant that reads A itself (tools/kernel_lab/matmul_staged_rowa.cl; K a multiple of 4).
     for (int ksplit : {1, 4})
       add_staged("../tools/kernel_lab/matmul_staged_rowa.cl", "matmul_staged_rowa",
