@@ -31,8 +31,7 @@
     along dim 2 (local 1); KSPLIT*M*N < 2^31.
   Any M, N, K >= 1 (M*K, K*N, M*N < 2^31): loads outside A/B are zero-filled at the tile load;
   vector global loads are used when K % VW == 0 (A) and N % VW == 0 (B), element loads otherwise
-  (a uniform per-launch choice; buffers must be VW*4-byte aligned, as clCreateBuffer's are),
-  consecutive work-items on consecutive floats of a row.
+  (a uniform per-launch choice; buffers must be VW*4-byte aligned, as clCreateBuffer's are).
 */
 #ifndef PRECISION
 #define PRECISION 32
@@ -157,87 +156,54 @@ typedef CAT(float, VW) floatV;
 typedef CAT(float, VWM) floatM;
 typedef CAT(float, VWN) floatN;
 
-// Global -> registers: this work-item's share of the A tile starting at column k0. Vector loads
-// (vec): LA vectors of VW along K. Element loads (rows of A not whole vectors): the same number of
-// floats, consecutive work-items on consecutive floats of a row, so that a warp's load is one
-// contiguous run (a vector's elements, one load each, would touch VW times the sectors).
+// Global -> registers: this work-item's LA vectors of the A tile starting at column k0.
 inline void load_a(__global const real* restrict A, float* ra, const int bm, const int k0,
                    const int M, const int K, const int tid, const int vec) {
-  if (vec) {
 #pragma unroll
-    for (int l = 0; l < LA; ++l) {
-      const int v = tid + l * NT;
-      const int gr = bm + v / KV, gk = k0 + (v % KV) * VW;
+  for (int l = 0; l < LA; ++l) {
+    const int v = tid + l * NT;
+    const int gr = bm + v / KV, gk = k0 + (v % KV) * VW;
+    if (vec) {
       const floatV x = (gr < M && gk < K) ? CAT(GLOAD_, VW)(A, gr * K + gk) : (floatV)(0.0f);
       CAT(TOARR_, VW)(x, ra + l * VW);
-    }
-  } else {
+    } else {
 #pragma unroll
-    for (int q = 0; q < LA * VW; ++q) {
-      const int e = tid + q * NT;
-      const int gr = bm + e / KWG, gk = k0 + e % KWG;
-      ra[q] = (gr < M && gk < K) ? LD(A, gr * K + gk) : 0.0f;
+      for (int j = 0; j < VW; ++j) ra[l * VW + j] = (gr < M && gk + j < K) ? LD(A, gr * K + gk + j) : 0.0f;
     }
   }
 }
 
-// Global -> registers: this work-item's share of the B tile starting at row k0, as load_a's: LB
-// vectors of VW along N, or as many floats on consecutive columns of consecutive work-items (held
-// VW to a vector: floats tid + (l*VW + j)*NT of the tile in rb[l]'s element j).
+// Global -> registers: this work-item's LB vectors of the B tile starting at row k0.
 inline void load_b(__global const real* restrict B, floatV* rb, const int bn, const int k0,
                    const int N, const int K, const int tid, const int vec) {
 #pragma unroll
   for (int l = 0; l < LB; ++l) {
+    const int v = tid + l * NT;
+    const int gk = k0 + v / NV, gc = bn + (v % NV) * VW;
     if (vec) {
-      const int v = tid + l * NT;
-      const int gk = k0 + v / NV, gc = bn + (v % NV) * VW;
       rb[l] = (gk < K && gc < N) ? CAT(GLOAD_, VW)(B, gk * N + gc) : (floatV)(0.0f);
     } else {
       float t[VW];
 #pragma unroll
-      for (int j = 0; j < VW; ++j) {
-        const int e = tid + (l * VW + j) * NT;
-        const int gk = k0 + e / NWG, gc = bn + e % NWG;
-        t[j] = (gk < K && gc < N) ? LD(B, gk * N + gc) : 0.0f;
-      }
+      for (int j = 0; j < VW; ++j) t[j] = (gk < K && gc + j < N) ? LD(B, gk * N + gc + j) : 0.0f;
       rb[l] = CAT(FROMARR_, VW)(t);
     }
   }
 }
 
-// Registers -> local memory, in the layout each load gave them: A transposed into As[k][m], B as
-// is.
+// Registers -> local memory: A transposed into As[k][m], B as is.
 inline void store_tiles(__local float (*As)[MWG + PADA], __local float (*Bs)[NWG + PADB],
-                        const float* ra, const floatV* rb, const int tid, const int vecA,
-                        const int vecB) {
-  if (vecA) {
+                        const float* ra, const floatV* rb, const int tid) {
 #pragma unroll
-    for (int l = 0; l < LA; ++l) {
-      const int v = tid + l * NT;
+  for (int l = 0; l < LA; ++l) {
+    const int v = tid + l * NT;
 #pragma unroll
-      for (int j = 0; j < VW; ++j) As[(v % KV) * VW + j][v / KV] = ra[l * VW + j];
-    }
-  } else {
-#pragma unroll
-    for (int q = 0; q < LA * VW; ++q) {
-      const int e = tid + q * NT;
-      As[e % KWG][e / KWG] = ra[q];
-    }
+    for (int j = 0; j < VW; ++j) As[(v % KV) * VW + j][v / KV] = ra[l * VW + j];
   }
 #pragma unroll
   for (int l = 0; l < LB; ++l) {
-    if (vecB) {
-      const int v = tid + l * NT;
-      *(__local floatV*)&Bs[v / NV][(v % NV) * VW] = rb[l];
-    } else {
-      float t[VW];
-      CAT(TOARR_, VW)(rb[l], t);
-#pragma unroll
-      for (int j = 0; j < VW; ++j) {
-        const int e = tid + (l * VW + j) * NT;
-        Bs[e / NWG][e % NWG] = t[j];
-      }
-    }
+    const int v = tid + l * NT;
+    *(__local floatV*)&Bs[v / NV][(v % NV) * VW] = rb[l];
   }
 }
 
@@ -275,7 +241,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
 #if DB
   load_a(A, ra, bm, first * KWG, M, K, tid, vecA);
   load_b(B, rb, bn, first * KWG, N, K, tid, vecB);
-  store_tiles(As[0], Bs[0], ra, rb, tid, vecA, vecB);
+  store_tiles(As[0], Bs[0], ra, rb, tid);
   barrier(CLK_LOCAL_MEM_FENCE);
 #endif
   for (int t = first; t < ntiles; ++t) {
@@ -290,7 +256,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
     const int cur = 0;
     load_a(A, ra, bm, t * KWG, M, K, tid, vecA);
     load_b(B, rb, bn, t * KWG, N, K, tid, vecB);
-    store_tiles(As[0], Bs[0], ra, rb, tid, vecA, vecB);
+    store_tiles(As[0], Bs[0], ra, rb, tid);
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 #pragma unroll
@@ -313,7 +279,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
     }
 #if DB
     // The other buffer was last read in iteration t-1, which ended with a barrier.
-    if (more) store_tiles(As[cur ^ 1], Bs[cur ^ 1], ra, rb, tid, vecA, vecB);
+    if (more) store_tiles(As[cur ^ 1], Bs[cur ^ 1], ra, rb, tid);
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
   }

@@ -820,7 +820,7 @@ TEST_CASE(
     "devices with cp.async, and elsewhere say so before a build",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  auto staged = every_nth("staged", 29);  // each value of each parameter
+  auto staged = every_nth("staged", 39);  // each value of each parameter
   staged.push_back(
       "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1]");
   staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1]");
@@ -829,7 +829,7 @@ TEST_CASE(
   staged.push_back("staged[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2]");
   REQUIRE(staged.size() >= 8);
   // Its split form: each number of slices, more slices than K tiles (empty ones) included.
-  for (const auto& name : every_nth("staged_split", 97)) staged.push_back(name);
+  for (const auto& name : every_nth("staged_split", 146)) staged.push_back(name);
   for (const int slices : {2, 3, 4, 8, 16}) {
     staged.push_back(
         "staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=" +
