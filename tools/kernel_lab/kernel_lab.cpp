@@ -11,7 +11,8 @@
 // only), a kernel of another structure measured against matmul_reg (issue 32). matmul_staged.cl
 // takes A transposed and rows of whole 16-byte chunks: the lab transposes and pads on the host, so
 // that time is not in the kernel's (--staged-prep runs the op's passes on the device in the timed
-// call instead); `ksplit` runs it on slices of K, and matmul_sum.cl adds them.
+// call instead); `ksplit` runs it on slices of K, and matmul_sum.cl adds them; its KSLICE macro
+// shares each K tile among groups of work-items of a work-group (local dimension 2).
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS
