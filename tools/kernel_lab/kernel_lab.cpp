@@ -3,8 +3,8 @@
 // profiling events and compares GEMM with CLBlast SGEMM on the same device, sizes and data.
 //
 // Usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose]
-//                   [--sizes 1024,2048] [--reps N] [--quick] [--filter A|B] [--grid gpu|cpu]
-//                   [--staged-prep]
+//                   [--sizes 1024,2048] [--shapes MxNxK,...] [--reps N] [--quick]
+//                   [--filter A|B] [--grid gpu|cpu] [--staged-prep]
 // Output: one table row per (kernel, params, size): median ms, GFLOP/s or GB/s, max rel error,
 // PASS/FAIL.
 // Besides kernels/*.cl, the GEMM sweep runs the lab's own matmul_warp.cl (beside this file; f32
@@ -44,6 +44,7 @@ struct Options {
   std::string kernel_dir = "kernels";
   std::string only;
   std::vector<int> sizes;
+  std::vector<std::array<size_t, 3>> shapes;  // GEMM M x N x K timed after the square sizes
   std::string filter;  // run only configurations whose "kernel params" text contains this
   std::string grid;    // "gpu" or "cpu": force that parameter grid (default: by device type)
   int reps = 15;
@@ -70,6 +71,23 @@ std::vector<int> parse_list(const std::string& s) {
   std::stringstream ss(s);
   std::string t;
   while (std::getline(ss, t, ',')) v.push_back(std::stoi(t));
+  return v;
+}
+
+// "MxNxK,..." (each at least 1).
+std::vector<std::array<size_t, 3>> parse_shapes(const std::string& s) {
+  std::vector<std::array<size_t, 3>> v;
+  std::stringstream ss(s);
+  std::string t;
+  while (std::getline(ss, t, ',')) {
+    std::array<size_t, 3> d{};
+    char x1 = 0, x2 = 0;
+    std::stringstream one(t);
+    if (!(one >> d[0] >> x1 >> d[1] >> x2 >> d[2]) || x1 != 'x' || x2 != 'x' || !one.eof() ||
+        d[0] == 0 || d[1] == 0 || d[2] == 0)
+      throw std::runtime_error("--shapes: '" + t + "' is not MxNxK");
+    v.push_back(d);
+  }
   return v;
 }
 
@@ -889,7 +907,7 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
 void gemm_suite(Lab& lab, const Options& o) {
   const auto grid = gemm_grid(lab, o.quick);
   std::vector<int> sizes = o.sizes;
-  if (sizes.empty())
+  if (sizes.empty() && o.shapes.empty())
     sizes = lab.gpu ? std::vector<int>{1024, 2048, 4096, 8192} : std::vector<int>{512, 1024};
   const std::string& dn = lab.dev_name;
 
@@ -928,24 +946,34 @@ void gemm_suite(Lab& lab, const Options& o) {
     }
   }
 
-  // 2. Timing at square sizes, with CLBlast on the same buffers.
+  // 2. Timing at square sizes, then at --shapes, with CLBlast on the same buffers.
   struct Best {
     double gflops = 0;
     std::string what;
   };
-  std::map<int, std::map<std::string, Best>> best;
-  std::map<int, double> clb;
+  struct Shape {
+    size_t M, N, K;
+    std::string label;  // "1024" for a square, else "MxNxK"
+  };
+  std::vector<Shape> timed;
+  for (int n : sizes) timed.push_back({size_t(n), size_t(n), size_t(n), std::to_string(n)});
+  for (const auto& [m, nn, k] : o.shapes)
+    timed.push_back(
+        {m, nn, k, std::to_string(m) + "x" + std::to_string(nn) + "x" + std::to_string(k)});
+  std::map<std::string, std::map<std::string, Best>> best;
+  std::map<std::string, double> clb;
   std::map<std::string, double> gf4096;  // for choosing the configs to run at 8192
-  for (int n : sizes) {
-    const GemmData d = make_gemm(n, n, n, false, 1234 + n);
+  for (const Shape& sh : timed) {
+    const size_t largest = std::max({sh.M, sh.N, sh.K});
+    const GemmData d = make_gemm(sh.M, sh.N, sh.K, false, 1234 + int(sh.M + sh.N + sh.K) / 3);
     GemmBuffers g = upload(lab, d, false);
-    const int reps = n >= 4096 ? std::max(10, o.reps / 2) : o.reps;
+    const int reps = largest >= 4096 ? std::max(10, o.reps / 2) : o.reps;
     double cerr = 0;
     const double cms = run_clblast(lab, d, g, reps, cerr);
-    const double cgf = cms > 0 ? 2.0 * n * double(n) * n / (cms * 1e6) : 0;
-    clb[n] = cgf;
-    row(dn, "clblast_sgemm", "wall clock around clFinish", std::to_string(n), cms,
-        fmt("%.1f GFLOP/s", cgf), cerr, cms > 0 && cerr < 1e-5 ? "PASS" : "FAIL");
+    const double cgf = cms > 0 ? 2.0 * sh.M * double(sh.N) * sh.K / (cms * 1e6) : 0;
+    clb[sh.label] = cgf;
+    row(dn, "clblast_sgemm", "wall clock around clFinish", sh.label, cms, fmt("%.1f GFLOP/s", cgf),
+        cerr, cms > 0 && cerr < 1e-5 ? "PASS" : "FAIL");
     // The slow kernels are only timed up to 2048 on GPUs, 1024 on CPUs; 8192 only for the best 6 at
     // 4096.
     std::vector<std::pair<double, std::string>> ranked;
@@ -956,9 +984,9 @@ void gemm_suite(Lab& lab, const Options& o) {
       if (!valid[ci]) continue;
       const bool slow = c.kernel == "matmul_naive" || c.kernel == "matmul_tiled" ||
                         (lab.gpu && c.kernel == "matmul_direct");
-      if (slow && n > (lab.gpu ? 2048 : 1024)) continue;
+      if (slow && largest > (lab.gpu ? 2048u : 1024u)) continue;
       const std::string key = c.kernel + " " + params_text(c.p);
-      if (n > 4096 && !ranked.empty()) {
+      if (largest > 4096 && !ranked.empty()) {
         bool top = false;
         for (size_t i = 0; i < std::min<size_t>(6, ranked.size()); ++i)
           top |= ranked[i].second == key;
@@ -970,13 +998,13 @@ void gemm_suite(Lab& lab, const Options& o) {
         lab.safe_reset();
         g = upload(lab, d, false);
       }
-      row(dn, c.kernel, params_text(c.p), std::to_string(n), r.ms, fmt("%.1f GFLOP/s", r.gflops),
-          r.err, r.ok ? "PASS" : "FAIL",
+      row(dn, c.kernel, params_text(c.p), sh.label, r.ms, fmt("%.1f GFLOP/s", r.gflops), r.err,
+          r.ok ? "PASS" : "FAIL",
           (cgf > 0 ? fmt("  x%.2f vs CLBlast", r.gflops / cgf) : "") +
               (r.ok ? "" : " (" + r.why + ")"));
-      if (r.ok && r.gflops > best[n][c.kernel].gflops)
-        best[n][c.kernel] = {r.gflops, params_text(c.p)};
-      if (r.ok && n == 4096) gf4096[key] = r.gflops;
+      if (r.ok && r.gflops > best[sh.label][c.kernel].gflops)
+        best[sh.label][c.kernel] = {r.gflops, params_text(c.p)};
+      if (r.ok && sh.label == "4096") gf4096[key] = r.gflops;
     }
   }
   // fp16 storage: the best matmul_reg / matmul_direct configuration of the first size, one timing.
@@ -984,7 +1012,7 @@ void gemm_suite(Lab& lab, const Options& o) {
     const int n = sizes.front();
     const GemmData d = make_gemm(n, n, n, true, 4321);
     GemmBuffers g = upload(lab, d, true);
-    for (auto& [kname, b] : best[n]) {
+    for (auto& [kname, b] : best[std::to_string(n)]) {
       if (kname != "matmul_reg" && kname != "matmul_direct") continue;
       for (auto& c : grid)
         if (c.kernel == kname && params_text(c.p) == b.what) {
@@ -998,11 +1026,11 @@ void gemm_suite(Lab& lab, const Options& o) {
   }
   std::fprintf(g_log, "\n== GEMM summary on %s: best per kernel (GFLOP/s, ratio vs CLBlast) ==\n",
                dn.c_str());
-  for (auto& [n, m] : best) {
-    std::fprintf(g_log, "n=%d  CLBlast %.1f\n", n, clb[n]);
+  for (auto& [label, m] : best) {
+    std::fprintf(g_log, "n=%s  CLBlast %.1f\n", label.c_str(), clb[label]);
     for (auto& [k, b] : m)
       std::fprintf(g_log, "   %-14s %10.1f  x%.2f  [%s]\n", k.c_str(), b.gflops,
-                   clb[n] > 0 ? b.gflops / clb[n] : 0.0, b.what.c_str());
+                   clb[label] > 0 ? b.gflops / clb[label] : 0.0, b.what.c_str());
   }
   std::fprintf(g_log, "\n");
 }
@@ -1358,7 +1386,14 @@ int main(int argc, char** argv) {
       o.only = next();
     else if (a == "--sizes")
       o.sizes = parse_list(next());
-    else if (a == "--reps")
+    else if (a == "--shapes") {
+      try {
+        o.shapes = parse_shapes(next());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "kernel_lab: %s\n", e.what());
+        return 2;
+      }
+    } else if (a == "--reps")
       o.reps = std::stoi(next());
     else if (a == "--quick")
       o.quick = true;
@@ -1374,8 +1409,8 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose] "
-          "[--sizes 1024,2048] [--reps N] [--quick] [--filter A|B] [--grid gpu|cpu] "
-          "[--staged-prep]\n");
+          "[--sizes 1024,2048] [--shapes MxNxK,...] [--reps N] [--quick] [--filter A|B] "
+          "[--grid gpu|cpu] [--staged-prep]\n");
       return 2;
     }
   }
