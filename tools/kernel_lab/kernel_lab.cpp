@@ -34,7 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "../../src/ops/gemm_rules.hpp"  // the blocked kernel's rules, as the op applies them
+#include "../../src/ops/gemm_rules.hpp"      // the blocked kernel's rules, as the op applies them
+#include "../../src/ops/operand_passes.hpp"  // the op's passes before the staged product
 #include "../../src/ops/sizes.hpp"
 
 namespace {
@@ -492,14 +493,14 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   const size_t kslice = size_t(param(c.p, "KSLICE", 1));
   const cl::NDRange global3(global[0], global[1], slices * kslice),
       local3(local[0], local[1], kslice);
-  // --staged-prep: the op's passes before the product (src/ops/transposed_operand.cpp's shape of
-  // transpose.cl, and matmul_staged_pad_b where N is not whole chunks), in the timed call.
+  // --staged-prep: the op's passes before the product (src/ops/operand_passes.hpp's shapes of
+  // transpose.cl, and of matmul_staged_pad_b where N is not whole chunks), in the timed call.
+  namespace passes = tunekit::ops::operand_passes;
   std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
   if (g_opt != nullptr && g_opt->staged_prep) {
     std::shared_ptr<cl::Kernel> t;  // no transpose for the kernel that reads A itself
     if (!rowa) {
-      cl::Program tp = lab.program(
-          "transpose.cl", "-DTILE=64 -DTILE_M=64 -DROWS=16 -DPAD=1 -DVW=4 -DOUT_LD=1", why);
+      cl::Program tp = lab.program("transpose.cl", passes::transpose_options(false), why);
       if (!tp()) return {};
       t = std::make_shared<cl::Kernel>(tp, "transpose_tiled");
       t->setArg(0, int(g.M));
@@ -508,7 +509,8 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
       t->setArg(3, g.A);
       t->setArg(4, g.At);
     }
-    const cl::NDRange tg(ceil_div(g.K, 64) * 16, ceil_div(g.M, 64) * 16), tl(16, 16);
+    const auto tr = passes::transpose_range(g.M, g.K);
+    const cl::NDRange tg(tr.global[0], tr.global[1]), tl(tr.local[0], tr.local[1]);
     std::shared_ptr<cl::Kernel> pad;
     if (g.ldb != g.N) {  // matmul_staged.cl's pad kernel (the rowa file has none)
       cl::Program sp = rowa ? lab.program("matmul_staged.cl", options, why) : prog;
@@ -520,16 +522,16 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
       pad->setArg(3, g.B);
       pad->setArg(4, g.Bp);
     }
-    const cl::NDRange pg(round_up(g.ldb, 256), g.K);
-    prep = [&lab, t, tg, tl, pad, pg](std::vector<cl::Event>& ev) {
+    const auto pr = passes::pad_range(g.K, g.ldb);
+    const cl::NDRange pg(pr.global[0], pr.global[1]), pl(pr.local[0], pr.local[1]);
+    prep = [&lab, t, tg, tl, pad, pg, pl](std::vector<cl::Event>& ev) {
       if (t) {
         ev.emplace_back();
         lab.q.enqueueNDRangeKernel(*t, cl::NullRange, tg, tl, nullptr, &ev.back());
       }
       if (pad) {
         ev.emplace_back();
-        lab.q.enqueueNDRangeKernel(*pad, cl::NullRange, pg, cl::NDRange(256, 1), nullptr,
-                                   &ev.back());
+        lab.q.enqueueNDRangeKernel(*pad, cl::NullRange, pg, pl, nullptr, &ev.back());
       }
     };
   }
