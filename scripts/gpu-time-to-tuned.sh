@@ -37,7 +37,11 @@ tune() {
   wall=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
   say "$name: matmul $* -> exit $status, wall $wall s"
   grep -E "started from|^ +time: |^ +\* " "$work/$name.out" | head -4 | tee -a "$log"
-  grep -cE " (measured|dropped|winner)( |$)" "$work/$name.out" | sed 's/^/  candidates measured: /' | tee -a "$log"
+  # The table's rows, and the "N more measured" it folds away (the rows alone undercount).
+  local shown folded
+  shown=$(grep -cE " (measured|dropped|winner)( |$)" "$work/$name.out")
+  folded=$(awk '/^ +[0-9]+ more measured/ { n += $1 } END { print n + 0 }' "$work/$name.out")
+  say "  candidates measured: $((shown + folded))"
   { echo "## $name"; cat "$work/$name.out"; } >> "${log%.log}-tables.log"
 }
 say "# time to tuned: $(sed -n 1p "$bin/BUILD"), $(date -u +%Y-%m-%dT%H:%M:%SZ), CUDA_CACHE_DISABLE=1, level balanced"
