@@ -3,14 +3,15 @@
 // (matmul_tc.cl, matmul_wgmma.cl, matmul_tf32.cl), what each kernel's #error lines demand of its
 // macros and the local memory it declares, and the padding the shipped op builds the blocked kernel
 // with. matmul's parameter space (src/ops/matmul.cpp) and the kernel lab (tools/kernel_lab, built
-// apart: this header needs nothing but the standard library and declared_local_memory.hpp) use
-// them.
+// apart: this header needs nothing but the standard library, declared_local_memory.hpp and
+// sizes.hpp) use them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "../cl/declared_local_memory.hpp"
+#include "sizes.hpp"
 
 namespace tunekit::ops::gemm {
 
@@ -215,8 +216,7 @@ inline constexpr std::int64_t staged_chunk_floats = 4;
 /// The row length, in floats, of At (for `size` M) or B (for `size` N) as the staged kernel takes
 /// them: `size` rounded up to whole 16-byte chunks.
 constexpr std::size_t staged_row_floats(std::size_t size) {
-  constexpr auto chunk = static_cast<std::size_t>(staged_chunk_floats);
-  return (size + chunk - 1) / chunk * chunk;
+  return round_up(size, static_cast<std::size_t>(staged_chunk_floats));
 }
 
 /// The most work-items the family's work-groups have: with 4 to 64 outputs each, NVIDIA's compiler

@@ -797,14 +797,14 @@ TEST_CASE(
 TEST_CASE("padded_b (matmul_staged_pad_b) copies B bit for bit into longer rows, zeros past N",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
+  const auto pad =
+      tunekit::cl::KernelSpec::embedded("matmul_staged.cl", "-DCP_ASYNC=0", "matmul_staged_pad_b");
   for (const auto& [k, n, ld] : {std::tuple<std::size_t, std::size_t, std::size_t>{67, 130, 132},
                                  {5, 1, 4},
                                  {300, 257, 260},
                                  {3, 255, 256}}) {
     INFO("k=" << k << " n=" << n << " ld=" << ld);
     const auto b = random_values(k * n, 10);
-    const auto pad = tunekit::cl::KernelSpec::embedded("matmul_staged.cl", "-DCP_ASYNC=0",
-                                                       "matmul_staged_pad_b");
     const auto padded = client.download<float>(
         tunekit::ops::detail::padded_b(client, pad, client.upload(b), k, n, ld), k * ld);
     std::size_t wrong = 0;
