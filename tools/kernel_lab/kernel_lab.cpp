@@ -296,8 +296,7 @@ void gemm_ndrange(const GemmConfig& c, size_t M, size_t N, cl::NDRange& global,
     const int ts = param(p, "TS", 16);
     global = cl::NDRange(round_up(N, ts), round_up(M, ts));
     local = cl::NDRange(ts, ts);
-  } else if (c.kernel == "matmul_reg" || c.kernel == "matmul_staged" ||
-             c.kernel == "matmul_staged_rowa") {
+  } else if (c.kernel == "matmul_reg" || c.kernel == "matmul_staged") {
     const int mwg = param(p, "MWG", 64), nwg = param(p, "NWG", 64), md = param(p, "MDIMC", 16),
               nd = param(p, "NDIMC", 16);
     global = cl::NDRange(ceil_div(N, nwg) * nd, ceil_div(M, mwg) * md);
@@ -451,10 +450,8 @@ struct GemmResult {
 std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfig& c,
                                                        const GemmBuffers& g, float alpha,
                                                        float beta, std::string& why) {
-  // matmul_staged.cl copies with cp.async on NVIDIA, at once elsewhere; the lab's
-  // matmul_staged_rowa.cl the same, reading A itself (rows of K floats) instead of At.
-  const bool rowa = c.kernel == "matmul_staged_rowa";
-  const bool staged = c.kernel == "matmul_staged" || rowa;
+  // matmul_staged.cl copies with cp.async on NVIDIA, at once elsewhere.
+  const bool staged = c.kernel == "matmul_staged";
   const std::string options = build_options(c.p) + (g.half ? " -DPRECISION=16" : "") +
                               (staged && !lab.nvidia ? " -DCP_ASYNC=0" : "");
   cl::Program prog = lab.program(c.file, options, why);
@@ -482,12 +479,12 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   k->setArg(0, int(g.M));
   k->setArg(1, int(g.N));
   k->setArg(2, int(g.K));
-  k->setArg(3, int(rowa ? g.K : g.lda));
+  k->setArg(3, int(g.lda));
   k->setArg(4, int(g.ldb));
   k->setArg(5, int(ks));
   k->setArg(6, slices > 1 ? 1.0f : alpha);
   k->setArg(7, slices > 1 ? 0.0f : beta);
-  k->setArg(8, rowa ? g.A : g.At);
+  k->setArg(8, g.At);
   k->setArg(9, g.Bp);
   // KSLICE work-items along K in each work-group (local dim 2), on every slice.
   const size_t kslice = size_t(param(c.p, "KSLICE", 1));
@@ -498,24 +495,19 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   namespace passes = tunekit::ops::operand_passes;
   std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
   if (g_opt != nullptr && g_opt->staged_prep) {
-    std::shared_ptr<cl::Kernel> t;  // no transpose for the kernel that reads A itself
-    if (!rowa) {
-      cl::Program tp = lab.program("transpose.cl", passes::transpose_options(false), why);
-      if (!tp()) return {};
-      t = std::make_shared<cl::Kernel>(tp, "transpose_tiled");
-      t->setArg(0, int(g.M));
-      t->setArg(1, int(g.K));
-      t->setArg(2, int(g.lda));
-      t->setArg(3, g.A);
-      t->setArg(4, g.At);
-    }
+    cl::Program tp = lab.program("transpose.cl", passes::transpose_options(false), why);
+    if (!tp()) return {};
+    auto t = std::make_shared<cl::Kernel>(tp, "transpose_tiled");
+    t->setArg(0, int(g.M));
+    t->setArg(1, int(g.K));
+    t->setArg(2, int(g.lda));
+    t->setArg(3, g.A);
+    t->setArg(4, g.At);
     const auto tr = passes::transpose_range(g.M, g.K);
     const cl::NDRange tg(tr.global[0], tr.global[1]), tl(tr.local[0], tr.local[1]);
     std::shared_ptr<cl::Kernel> pad;
-    if (g.ldb != g.N) {  // matmul_staged.cl's pad kernel (the rowa file has none)
-      cl::Program sp = rowa ? lab.program("matmul_staged.cl", options, why) : prog;
-      if (!sp()) return {};
-      pad = std::make_shared<cl::Kernel>(sp, "matmul_staged_pad_b");
+    if (g.ldb != g.N) {  // matmul_staged.cl's pad kernel, in the product's program
+      pad = std::make_shared<cl::Kernel>(prog, "matmul_staged_pad_b");
       pad->setArg(0, int(g.K));
       pad->setArg(1, int(g.N));
       pad->setArg(2, int(g.ldb));
@@ -525,10 +517,8 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
     const auto pr = passes::pad_range(g.K, g.ldb);
     const cl::NDRange pg(pr.global[0], pr.global[1]), pl(pr.local[0], pr.local[1]);
     prep = [&lab, t, tg, tl, pad, pg, pl](std::vector<cl::Event>& ev) {
-      if (t) {
-        ev.emplace_back();
-        lab.q.enqueueNDRangeKernel(*t, cl::NullRange, tg, tl, nullptr, &ev.back());
-      }
+      ev.emplace_back();
+      lab.q.enqueueNDRangeKernel(*t, cl::NullRange, tg, tl, nullptr, &ev.back());
       if (pad) {
         ev.emplace_back();
         lab.q.enqueueNDRangeKernel(*pad, cl::NullRange, pg, pl, nullptr, &ev.back());
@@ -564,11 +554,6 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
     lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(256), nullptr,
                                &ev.back());
   };
-}
-
-// Whether a configuration takes this K: matmul_staged_rowa.cl copies rows of A in 16-byte chunks.
-bool gemm_supports(const GemmConfig& c, size_t K) {
-  return c.kernel != "matmul_staged_rowa" || K % 4 == 0;
 }
 
 GemmResult run_gemm(Lab& lab, const GemmConfig& c, const GemmData& d, const GemmBuffers& g,
@@ -657,19 +642,21 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
       add("../tools/kernel_lab/matmul_warp.cl", "matmul_warp",
           {{"GM", w[0]}, {"GN", w[1]}, {"WARPS_M", w[2]}, {"WARPS_N", w[3]}, {"BK", w[4]}});
   };
-  // A staged kernel's configurations, (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, STAGES), on
-  // `ksplit` slices of K: matmul_staged.cl's (add_async), or the lab's matmul_staged_rowa.cl's.
-  auto add_staged = [&](const std::string& file, const std::string& kernel,
-                        std::initializer_list<std::array<int, 8>> configs, int ksplit) {
+  // matmul_staged.cl's configurations, (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, STAGES), on
+  // `ksplit` slices of K and `kslice` groups of work-items per K tile; those the kernel refuses
+  // (gemm_rules.hpp's staged_builds) are left out.
+  auto add_async = [&](std::initializer_list<std::array<int, 8>> configs, int ksplit = 1,
+                       int kslice = 1) {
     for (const auto& a : configs) {
+      if (!tunekit::ops::gemm::staged_builds(
+              {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice}))
+        continue;
       Params p{{"MWG", a[0]},   {"NWG", a[1]}, {"KWG", a[2]}, {"MDIMC", a[3]},
                {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
+      if (kslice > 1) p.push_back({"KSLICE", kslice});
       if (ksplit > 1) p.push_back({"ksplit", ksplit});
-      add(file, kernel, std::move(p));
+      add("matmul_staged.cl", "matmul_staged", std::move(p));
     }
-  };
-  auto add_async = [&](std::initializer_list<std::array<int, 8>> configs, int ksplit = 1) {
-    add_staged("matmul_staged.cl", "matmul_staged", configs, ksplit);
   };
   const bool gpu_grid = g_opt && !g_opt->grid.empty() ? g_opt->grid == "gpu" : lab.gpu;
   if (gpu_grid) {
@@ -695,27 +682,12 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
     // K tiles shared by KSLICE groups of work-items of a work-group (more warps per tile).
     for (int kslice : {2, 4})
       for (int ksplit : {1, 2})
-        for (const auto& a : {std::array<int, 8>{64, 64, 16, 8, 16, 4, 2, 3},
-                              std::array<int, 8>{64, 64, 32, 8, 16, 4, 2, 2},
-                              std::array<int, 8>{128, 64, 16, 16, 8, 4, 4, 3},
-                              std::array<int, 8>{64, 128, 16, 8, 16, 4, 4, 3},
-                              std::array<int, 8>{128, 64, 32, 16, 8, 4, 4, 2}}) {
-          if (a[2] * std::min(a[0], a[1]) / 4 < a[3] * a[4] * kslice) continue;  // chunks < items
-          Params p{{"MWG", a[0]},   {"NWG", a[1]},    {"KWG", a[2]},
-                   {"MDIMC", a[3]}, {"NDIMC", a[4]},  {"VWM", a[5]},
-                   {"VWN", a[6]},   {"STAGES", a[7]}, {"KSLICE", kslice}};
-          if (ksplit > 1) p.push_back({"ksplit", ksplit});
-          add("matmul_staged.cl", "matmul_staged", std::move(p));
-        }
-    // The variant that reads A itself (tools/kernel_lab/matmul_staged_rowa.cl; K a multiple of 4).
-    for (int ksplit : {1, 4})
-      add_staged("../tools/kernel_lab/matmul_staged_rowa.cl", "matmul_staged_rowa",
-                 {{128, 128, 16, 16, 16, 4, 2, 2},
-                  {128, 128, 16, 8, 32, 4, 4, 2},
-                  {128, 128, 32, 16, 16, 4, 2, 2},
-                  {128, 64, 16, 16, 8, 4, 4, 3},
-                  {64, 64, 16, 8, 16, 4, 2, 3}},
-                 ksplit);
+        add_async({{64, 64, 16, 8, 16, 4, 2, 3},
+                   {64, 64, 32, 8, 16, 4, 2, 2},
+                   {128, 64, 16, 16, 8, 4, 4, 3},
+                   {64, 128, 16, 8, 16, 4, 4, 3},
+                   {128, 64, 32, 16, 8, 4, 4, 2}},
+                  ksplit, kslice);
     // Slices of K for products of few tiles (1024^3 has 64 tiles of 128 x 128 for 132 SMs):
     // the op's start points and smaller tiles, on 2 to 8 slices.
     for (int ksplit : {2, 3, 4, 8})
@@ -923,14 +895,11 @@ void gemm_suite(Lab& lab, const Options& o) {
     std::vector<GemmData> ed;
     for (auto& e : edges) ed.push_back(make_gemm(e[0], e[1], e[2], half, 7));
     for (size_t ci = 0; ci < grid.size(); ++ci) {
-      const bool f32_only = grid[ci].kernel == "matmul_warp" ||
-                            grid[ci].kernel == "matmul_staged" ||
-                            grid[ci].kernel == "matmul_staged_rowa";
+      const bool f32_only = grid[ci].kernel == "matmul_warp" || grid[ci].kernel == "matmul_staged";
       if (half && (!valid[ci] || f32_only)) continue;
       double worst = 0;
       std::string why;
       for (size_t e = 0; e < ed.size(); ++e) {
-        if (!gemm_supports(grid[ci], ed[e].K)) continue;
         GemmBuffers eb = upload(lab, ed[e], half);
         auto r =
             run_gemm(lab, grid[ci], ed[e], eb, 1, false, 1.5f, -0.5f, true, half ? 2e-3 : 1e-5);
@@ -994,7 +963,6 @@ void gemm_suite(Lab& lab, const Options& o) {
           top |= ranked[i].second == key;
         if (!top) continue;
       }
-      if (!gemm_supports(c, d.K)) continue;
       auto r = run_gemm(lab, c, d, g, reps, true, 1.0f, 0.0f, false, 1e-5);
       if (r.runtime_error) {
         lab.safe_reset();
