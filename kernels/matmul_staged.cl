@@ -21,12 +21,7 @@
 // tiles are too few to fill the device (a share of K per work-group instead of per launch).
 // Local (NDIMC, MDIMC, KSLICE); global (ceil(N / NWG) * NDIMC, ceil(M / MWG) * MDIMC,
 // slices * KSLICE).
-// AROW 1 reads A as it is (M x K, rows of LDA >= K floats, LDA a multiple of 4, zeros past K: a
-// chunk across K meets B's zero-filled rows), with no transposing pass: its local tile keeps A's rows (MWG rows of KWG floats, padded
-// by A_ROW_PAD), and the product reads it four K steps at a time in float4s along K. The pass
-// costs more than these reads near 1024^3 on the H200 (docs/benchmarks.md, "A read as it is").
-// matmul_staged_pad_rows, in the same program (no build of its own): rows copied into padded rows
-// (B's where N is not a multiple of 4, A's where K is not one under AROW).
+// matmul_staged_pad_b, in the same program (no build of its own): B copied into padded rows.
 #ifndef MWG
 #define MWG 128
 #endif
@@ -57,9 +52,6 @@
 #ifndef KSLICE
 #define KSLICE 1  // work-items along K in a work-group (local dim 2): each multiplies KWG/KSLICE rows
 #endif
-#ifndef AROW
-#define AROW 0  // 1: A row-major as it is; 0: At, A transposed by the host
-#endif
 
 #define WPTM (MWG / MDIMC)
 #define WPTN (NWG / NDIMC)
@@ -88,20 +80,8 @@
 #if KSLICE < 1 || KWG % KSLICE != 0
 #error "KSLICE >= 1 divides KWG"
 #endif
-#if AROW != 0 && AROW != 1
-#error "AROW 0 or 1"
-#endif
-#if AROW && (KWG / KSLICE) % 4 != 0
-#error "AROW: each K slice of a tile whole float4s (KWG / KSLICE a multiple of 4)"
-#endif
-#if AROW
-#define A_ROW_PAD 4  // an A tile row 16-byte aligned, and the next one on other banks
-#define A_TILE_FLOATS (MWG * (KWG + A_ROW_PAD))
-#else
-#define A_TILE_FLOATS (KWG * MWG)
-#endif
 // Local memory: the STAGES tiles, which the KSLICE - 1 other slices' sums reuse after the K loop.
-#define TILE_FLOATS (STAGES * (A_TILE_FLOATS + KWG * NWG))
+#define TILE_FLOATS (STAGES * KWG * (MWG + NWG))
 #define SUM_FLOATS ((KSLICE - 1) * MWG * NWG)
 #define LOCAL_FLOATS (TILE_FLOATS > SUM_FLOATS ? TILE_FLOATS : SUM_FLOATS)
 
@@ -136,50 +116,27 @@ typedef CAT(float, VWN) floatN;
     COPY16(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_);    \
   }
 
-#if AROW
-// Rows bm .. bm+MWG-1, columns k0 .. k0+KWG-1 of A into the local tile `dst` (MWG rows), in
-// 16-byte chunks, consecutive work-items along a row first; zero past M and K.
-#define COPY_A(dst, k0)                                                                     \
-  _Pragma("unroll") for (int i_ = 0; i_ < MWG * KWG / 4 / NT; ++i_) {                       \
-    const int c_ = tid + i_ * NT, r_ = c_ / (KWG / 4), x_ = (c_ % (KWG / 4)) * 4;           \
-    const bool ok_ = bm + r_ < M && (k0) + x_ < K;                                          \
-    COPY16(&dst[r_][x_], ok_ ? A + (size_t)(bm + r_) * LDA + (k0) + x_ : A, ok_);           \
-  }
-#else
-#define COPY_A(dst, k0) COPY_TILE(dst, A, LDA, bm, k0, MWG)
-#endif
-
-// K tile kt of this slice into stage s: A's (At's rows, or A's rows under AROW), B's rows.
-#define LOAD_TILE(kt, s)                           \
-  do {                                             \
-    COPY_A(As[s], (kt) * KWG)                      \
-    COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG)  \
+// K tile kt of this slice into stage s: rows of At and of B.
+#define LOAD_TILE(kt, s)                            \
+  do {                                              \
+    COPY_TILE(As[s], At, LDA, bm, (kt) * KWG, MWG)  \
+    COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG)   \
   } while (0)
-#define COMPONENT(v, s) ((s) == 0 ? (v).x : (s) == 1 ? (v).y : (s) == 2 ? (v).z : (v).w)
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, KSLICE)))
 void matmul_staged(const int M, const int N, const int K_all, const int LDA, const int LDB,
-                   const int KS, const float alpha, const float beta, __global const float* restrict A_all,
+                   const int KS, const float alpha, const float beta, __global const float* restrict At_all,
                    __global const float* restrict B_all, __global float* C_all) {
   __local float4 local_mem[LOCAL_FLOATS / 4];  // 16-byte aligned (MWG, NWG multiples of 4)
-#if AROW
-  __local float(*As)[MWG][KWG + A_ROW_PAD] = (__local float(*)[MWG][KWG + A_ROW_PAD])local_mem;
-#else
   __local float(*As)[KWG][MWG] = (__local float(*)[KWG][MWG])local_mem;
-#endif
-  __local float* const b_tiles = (__local float*)local_mem + STAGES * A_TILE_FLOATS;
-  __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])b_tiles;
+  __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])((__local float*)local_mem + STAGES * KWG * MWG);
   const int tx = get_local_id(0), ty = get_local_id(1), tz = get_local_id(2);
   const int tid = (tz * MDIMC + ty) * NDIMC + tx;
   const int bm = get_group_id(1) * MWG, bn = get_group_id(0) * NWG;
-  // This work-group's slice of K: rows k_begin .. k_begin + K - 1 of At and B (columns of A).
+  // This work-group's slice of K: rows k_begin .. k_begin + K - 1 of At and B.
   const int k_begin = get_group_id(2) * KS;
   const int K = min(KS, K_all - k_begin);
-#if AROW
-  __global const float* restrict A = A_all + k_begin;
-#else
-  __global const float* restrict A = A_all + (size_t)k_begin * LDA;
-#endif
+  __global const float* restrict At = At_all + (size_t)k_begin * LDA;
   __global const float* restrict B = B_all + (size_t)k_begin * LDB;
   __global float* C = C_all + get_group_id(2) * (size_t)M * N;
   const int tiles = (K + KWG - 1) / KWG;
@@ -204,27 +161,6 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
     if (next < tiles) LOAD_TILE(next, next % STAGES);
     COMMIT();
     const int cur = kt % STAGES;
-#if AROW
-#pragma unroll
-    for (int q = 0; q < KWG / KSLICE; q += 4) {
-      const int kk = tz * (KWG / KSLICE) + q;  // this slice's rows of the tile, four at a time
-      float4 a4[WPTM];  // this work-item's rows of A, four K steps each
-#pragma unroll
-      for (int i = 0; i < WPTM; ++i)
-        a4[i] = *(__local const float4*)&As[cur][((i / VWM) * MDIMC + ty) * VWM + i % VWM][kk];
-#pragma unroll
-      for (int s = 0; s < 4; ++s) {
-        float b[WPTN];
-#pragma unroll
-        for (int j = 0; j < WPTN / VWN; ++j)
-          CAT(TOARR_, VWN)(*(__local const floatN*)&Bs[cur][kk + s][(j * NDIMC + tx) * VWN], b + j * VWN);
-#pragma unroll
-        for (int i = 0; i < WPTM; ++i)
-#pragma unroll
-          for (int j = 0; j < WPTN; ++j) acc[i][j] = mad(COMPONENT(a4[i], s), b[j], acc[i][j]);
-      }
-    }
-#else
 #pragma unroll
     for (int q = 0; q < KWG / KSLICE; ++q) {
       const int kk = tz * (KWG / KSLICE) + q;  // this slice's rows of the tile
@@ -240,7 +176,6 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
 #pragma unroll
         for (int j = 0; j < WPTN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]);
     }
-#endif
   }
 
 #if KSLICE > 1
@@ -281,13 +216,12 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
   }
 }
 
-// `rows` rows of `cols` floats (B: K x N, or A: M x K under AROW) copied into rows of `ld` floats
-// (ld >= cols, a multiple of 4), zeros past cols: the host runs it before the product where a row
-// is not whole 16-byte chunks. One float per work-item, consecutive work-items on consecutive
-// floats of a row (the source's rows are not 16-byte aligned).
-// NDRange: any local (lx, ly); global >= (ld, rows).
-__kernel void matmul_staged_pad_rows(const int rows, const int cols, const int ld,
-                                  __global const float* restrict in, __global float* restrict out) {
+// B (K x N) copied into rows of LDB floats (LDB >= N, a multiple of 4), zeros past N: the host
+// runs it before the product where N is not a multiple of 4. One float per work-item, consecutive
+// work-items on consecutive floats of a row (B's rows are not 16-byte aligned).
+// NDRange: any local (lx, ly); global >= (LDB, K).
+__kernel void matmul_staged_pad_b(const int K, const int N, const int LDB,
+                                  __global const float* restrict B, __global float* restrict out) {
   const int c = get_global_id(0), r = get_global_id(1);
-  if (r < rows && c < ld) out[(size_t)r * ld + c] = c < cols ? in[(size_t)r * cols + c] : 0.0f;
+  if (r < K && c < LDB) out[(size_t)r * LDB + c] = c < N ? B[(size_t)r * N + c] : 0.0f;
 }

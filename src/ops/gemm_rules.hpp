@@ -198,18 +198,12 @@ constexpr bool tf32_builds(const Tf32Params& p) {
 
 /// The macros of matmul_staged.cl: matmul_reg.cl's register blocks (an MWG x NWG tile of C per
 /// work-group of MDIMC x NDIMC, local-memory reads of VWM and VWN floats) over tiles KWG deep,
-/// copied by cp.async into STAGES local-memory buffers from A transposed (or, AROW 1, from A as
-/// it is, its tile keeping A's rows); KSLICE such groups of work-items share each tile's K rows
-/// and add their blocks in local memory at the end.
+/// copied by cp.async into STAGES local-memory buffers from A transposed; KSLICE such groups of
+/// work-items share each tile's K rows and add their blocks in local memory at the end.
 struct StagedParams {
   std::int64_t mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages;
   std::int64_t kslice = 1;
-  std::int64_t arow = 0;
 };
-
-/// Floats of padding after each row of A's tile under AROW (matmul_staged.cl's A_ROW_PAD): rows
-/// 16-byte aligned, each on other banks than the one before.
-inline constexpr std::int64_t staged_a_row_pad = 4;
 
 /// The staged kernel runs where NVIDIA's compute capability is at least this (cp.async: PTX ISA,
 /// sm_80).
@@ -236,13 +230,11 @@ constexpr std::size_t staged_work_group_size(const StagedParams& p) {
   return static_cast<std::size_t>(p.mdimc * p.ndimc * p.kslice);
 }
 
-/// Bytes of local memory the kernel takes: STAGES tiles of A (KWG x MWG, or MWG padded rows of
-/// KWG under AROW) and of B (KWG x NWG) floats, or the KSLICE - 1 other slices' MWG x NWG blocks
-/// that reuse them after the K loop, whichever is larger, plus NVIDIA's overhead
-/// (tensor_local_overhead).
+/// Bytes of local memory the kernel takes: STAGES tiles of A (KWG x MWG) and of B (KWG x NWG)
+/// floats, or the KSLICE - 1 other slices' MWG x NWG blocks that reuse them after the K loop,
+/// whichever is larger, plus NVIDIA's overhead (tensor_local_overhead).
 constexpr std::size_t staged_local_memory(const StagedParams& p) {
-  const std::int64_t a_tile = p.arow != 0 ? p.mwg * (p.kwg + staged_a_row_pad) : p.kwg * p.mwg;
-  const std::int64_t tiles = p.stages * (a_tile + p.kwg * p.nwg),
+  const std::int64_t tiles = p.stages * p.kwg * (p.mwg + p.nwg),
                      sums = (p.kslice - 1) * p.mwg * p.nwg;
   return static_cast<std::size_t>((tiles > sums ? tiles : sums) * 4) + tensor_local_overhead;
 }
@@ -250,12 +242,11 @@ constexpr std::size_t staged_local_memory(const StagedParams& p) {
 /// Whether `p` passes matmul_staged.cl's #error checks: vectors of 1, 2, 4 or 8, tile rows of
 /// whole 16-byte chunks, the work-items' blocks dividing the tile in vectors, every work-item
 /// (of all KSLICE groups) copying whole chunks of each tile, at least 2 stages, KSLICE dividing
-/// KWG; under AROW, each group's share of a tile whole float4s along K (and AROW 0 or 1).
+/// KWG.
 constexpr bool staged_builds(const StagedParams& p) {
   const auto width = [](std::int64_t w) { return w == 1 || w == 2 || w == 4 || w == 8; };
   if (p.mdimc <= 0 || p.ndimc <= 0 || !width(p.vwm) || !width(p.vwn) || p.kwg <= 0) return false;
   if (p.kslice < 1 || p.kwg % p.kslice != 0) return false;
-  if (p.arow != 0 && (p.arow != 1 || (p.kwg / p.kslice) % 4 != 0)) return false;
   const std::int64_t threads = p.mdimc * p.ndimc * p.kslice;
   const std::int64_t a_chunks = p.kwg * (p.mwg / 4), b_chunks = p.kwg * (p.nwg / 4);
   return p.mwg % 4 == 0 && p.nwg % 4 == 0 && p.mwg % (p.mdimc * p.vwm) == 0 &&

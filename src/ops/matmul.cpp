@@ -177,8 +177,8 @@ class GemmKernel {
                                        kernel_of(algorithm))),
         splits_(slices_of(config_)) {
     if (uses_staged_kernel(algorithm_)) {
-      staged_pad_.emplace(cl::KernelSpec::embedded(file_of(algorithm_), f32_.build_options(),
-                                                   "matmul_staged_pad_rows"));
+      staged_pad_b_.emplace(cl::KernelSpec::embedded(file_of(algorithm_), f32_.build_options(),
+                                                     "matmul_staged_pad_b"));
     }
   }
 
@@ -204,19 +204,11 @@ class GemmKernel {
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (uses_staged_kernel(algorithm_)) {
-      // A transposed first (or as it is, AROW), and rows of whole 16-byte chunks
-      // (matmul_staged.cl says why).
-      const bool a_rows = reads_a_rows();
-      const std::size_t lda = gemm::staged_row_floats(a_rows ? k : m),
-                        ldb = gemm::staged_row_floats(n);
-      using detail::Operand;
-      const ::cl::Buffer a_tiles =
-          !a_rows    ? detail::transposed_a(client, a.buffer, m, k, lda)
-          : lda == k ? a.buffer
-                     : detail::padded_rows(client, *staged_pad_, a.buffer, m, k, lda, Operand::a);
+      // A transposed first, and rows of whole 16-byte chunks (matmul_staged.cl says why).
+      const std::size_t lda = gemm::staged_row_floats(m), ldb = gemm::staged_row_floats(n);
+      const ::cl::Buffer at = detail::transposed_a(client, a.buffer, m, k, lda);
       const ::cl::Buffer b_rows =
-          ldb == n ? b.buffer
-                   : detail::padded_rows(client, *staged_pad_, b.buffer, k, n, ldb, Operand::b);
+          ldb == n ? b.buffer : detail::padded_b(client, *staged_pad_b_, b.buffer, k, n, ldb);
       const auto LDA = static_cast<cl_int>(lda), LDB = static_cast<cl_int>(ldb);
       // Each slice KS rows of K, whole K tiles (the last slice shorter, or empty), one
       // work-group deep along dimension 2 each; several slices write partial products first.
@@ -224,7 +216,7 @@ class GemmKernel {
       const bool sliced = splits_ > 1;
       const ::cl::Buffer out = sliced ? split_partials(client, m, n) : c.buffer;
       client.launch_with(kernel, ::cl::NDRange(global[0], global[1], global[2] * splits_), local, M,
-                         N, K, LDA, LDB, KS, sliced ? 1.0f : alpha, sliced ? 0.0f : beta, a_tiles,
+                         N, K, LDA, LDB, KS, sliced ? 1.0f : alpha, sliced ? 0.0f : beta, at,
                          b_rows, out);
       if (sliced) add_slices(client, a.dtype, m, n, alpha, beta, out, c.buffer);
       return;
@@ -302,7 +294,7 @@ class GemmKernel {
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
-  // passes, the staged kernel's transpose of A (its padding of rows is in its own program); one
+  // passes, the staged kernel's transpose of A (its padding of B is in its own program); one
   // owner for what prepare() builds and keep() stores; fingerprint() covers every storage's sum.
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
@@ -310,13 +302,9 @@ class GemmKernel {
     if (algorithm_ == Algorithm::wgmma_tf32) {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
     }
-    if (uses_staged_kernel(algorithm_) && !reads_a_rows()) {
-      programs.push_back(&detail::transpose_spec(false));
-    }
+    if (uses_staged_kernel(algorithm_)) programs.push_back(&detail::transpose_spec(false));
     return programs;
   }
-  // Whether the staged kernel reads A as it is (AROW), with no transposing pass.
-  bool reads_a_rows() const { return uses_staged_kernel(algorithm_) && config_["AROW"] != 0; }
   static std::size_t slices_of(const Config& config) {
     const auto& names = config.names();
     const bool split = std::find(names.begin(), names.end(), "KSPLIT") != names.end();
@@ -472,9 +460,9 @@ class GemmKernel {
   cl::KernelSpec f16_;
   cl::KernelSpec bf16_;
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
-  // The staged kernels' copy of rows into padded rows: the product's source and options, so the
+  // The staged kernels' copy of B into padded rows: the product's source and options, so the
   // product's program (no build of its own).
-  std::optional<cl::KernelSpec> staged_pad_;
+  std::optional<cl::KernelSpec> staged_pad_b_;
 };
 
 Space naive_space() { return space("naive").parameter("LX", {16}).parameter("LY", {16}); }
@@ -794,8 +782,8 @@ TuneGroup<MatmulKey> tf32_group() {
 
 // The staged kernel's macros of a configuration.
 gemm::StagedParams staged_params(const Config& c) {
-  return {c["MWG"], c["NWG"], c["KWG"],    c["MDIMC"],  c["NDIMC"],
-          c["VWM"], c["VWN"], c["STAGES"], c["KSLICE"], c["AROW"]};
+  return {c["MWG"], c["NWG"], c["KWG"],    c["MDIMC"], c["NDIMC"],
+          c["VWM"], c["VWN"], c["STAGES"], c["KSLICE"]};
 }
 
 // The staged kernel's rules on a space (gemm_rules.hpp's), and blocked's bound on outputs per
@@ -839,12 +827,11 @@ Space staged_space() {
       .parameter("VWM", {2, 4})
       .parameter("VWN", {2, 4})
       .parameter("STAGES", {2, 3, 4})
-      .parameter("KSLICE", {1, 2})
-      .parameter("AROW", {0, 1});
+      .parameter("KSLICE", {1, 2});
   return staged_rules(s)
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,AROW=0")
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,AROW=0")
-      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,AROW=0");
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1")
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1")
+      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2");
 }
 
 // The staged kernel on KSPLIT slices of K at once (global dim 2; one program with the staged
@@ -867,10 +854,9 @@ Space staged_split_space() {
       .parameter("VWN", {2, 4})
       .parameter("STAGES", {2, 3, 4})
       .parameter("KSLICE", {1, 2})
-      .parameter("AROW", {0, 1})
       .parameter("KSPLIT", {2, 3, 4, 8, 16});
   return staged_rules(s).start_at(
-      "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,AROW=0,KSPLIT=4");
+      "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,KSPLIT=4");
 }
 
 // The staged family is measured for f32 keys, skipped for 16-bit storage.

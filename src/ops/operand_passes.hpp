@@ -1,6 +1,6 @@
 // The launch shapes of the passes that rewrite an operand before a product
 // (transposed_operand.cpp): transpose.cl's tiled kernel in one shape, and matmul_staged.cl's
-// matmul_staged_pad_rows. Header-only and free of the library's types, so that tools/kernel_lab
+// matmul_staged_pad_b. Header-only and free of the library's types, so that tools/kernel_lab
 // times the op's very passes.
 #pragma once
 
@@ -16,7 +16,7 @@ namespace tunekit::ops::operand_passes {
 /// rows of work-items, float4 vectors.
 inline constexpr std::size_t tile = 64, rows_of_items = 16, vector_width = 4;
 
-/// matmul_staged_pad_rows's work-groups: this many floats of a row each.
+/// matmul_staged_pad_b's work-groups: this many floats of a row each.
 inline constexpr std::size_t pad_group = 256;
 
 /// transpose.cl's macros for the pass: the output's row length an argument (OUT_LD); with
@@ -39,9 +39,9 @@ constexpr Range2 transpose_range(std::size_t rows, std::size_t cols) {
           {tile / vector_width, rows_of_items}};
 }
 
-/// The copy of `rows` rows into rows of `ld` floats.
-constexpr Range2 pad_range(std::size_t rows, std::size_t ld) {
-  return {{round_up(ld, pad_group), rows}, {pad_group, 1}};
+/// The copy of k rows into rows of `ld` floats.
+constexpr Range2 pad_range(std::size_t k, std::size_t ld) {
+  return {{round_up(ld, pad_group), k}, {pad_group, 1}};
 }
 
 }  // namespace tunekit::ops::operand_passes

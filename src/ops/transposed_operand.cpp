@@ -11,13 +11,12 @@ namespace tunekit::ops::detail {
 
 namespace {
 
-// A's rewrite (transposed, or its rows padded: one or the other in a call) and B's.
-Scratch<1>& a_scratch() {
+Scratch<1>& transposed_a_scratch() {
   static Scratch<1> scratch;
   return scratch;
 }
 
-Scratch<1>& b_scratch() {
+Scratch<1>& padded_b_scratch() {
   static Scratch<1> scratch;
   return scratch;
 }
@@ -48,21 +47,20 @@ void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::c
 ::cl::Buffer transposed_a(cl::Client& client, const ::cl::Buffer& a, std::size_t m, std::size_t k,
                           std::size_t ld) {
   int_argument(std::uint64_t{k} * ld, "K times At's row length");
-  const auto [at] = a_scratch().buffers(client, k * ld * sizeof(float));
+  const auto [at] = transposed_a_scratch().buffers(client, k * ld * sizeof(float));
   enqueue_transpose(client, transpose_spec(false), a, m, k, at, ld);
   return at;
 }
 
-::cl::Buffer padded_rows(cl::Client& client, const cl::KernelSpec& pad, const ::cl::Buffer& in,
-                         std::size_t rows, std::size_t cols, std::size_t ld, Operand operand) {
-  int_argument(std::uint64_t{rows} * ld, "rows times the padded row length");
-  auto& scratch = operand == Operand::a ? a_scratch() : b_scratch();
-  const auto [padded] = scratch.buffers(client, rows * ld * sizeof(float));
+::cl::Buffer padded_b(cl::Client& client, const cl::KernelSpec& pad, const ::cl::Buffer& b,
+                      std::size_t k, std::size_t n, std::size_t ld) {
+  int_argument(std::uint64_t{k} * ld, "K times B's padded row length");
+  const auto [padded] = padded_b_scratch().buffers(client, k * ld * sizeof(float));
   ::cl::Kernel kernel = client.kernel(pad);
-  const auto range = operand_passes::pad_range(rows, ld);
+  const auto range = operand_passes::pad_range(k, ld);
   client.launch_with(kernel, ::cl::NDRange(range.global[0], range.global[1]),
-                     ::cl::NDRange(range.local[0], range.local[1]), int_argument(rows, "rows"),
-                     int_argument(cols, "columns"), int_argument(ld, "the padded row length"), in,
+                     ::cl::NDRange(range.local[0], range.local[1]), int_argument(k, "rows"),
+                     int_argument(n, "columns"), int_argument(ld, "the padded row length"), b,
                      padded);
   return padded;
 }

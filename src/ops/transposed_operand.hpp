@@ -1,8 +1,8 @@
 // An operand rewritten before a product (src/ops/matmul.cpp): the staged families take A
-// transposed (each row of At is a row of its local tile, copied in 16-byte chunks), or A as it
-// is (AROW), and rows of At, A and B padded to whole chunks; the wgmma_tf32 family B transposed and
-// rounded (tf32_operands.hpp). One transpose does both: transpose.cl's tiled kernel in one shape,
-// owned here, with its output's row length.
+// transposed (each row of At is a row of its local tile, copied in 16-byte chunks) and rows of At
+// and B padded to whole chunks; the wgmma_tf32 family B transposed and rounded
+// (tf32_operands.hpp). One transpose does both: transpose.cl's tiled kernel in one shape, owned
+// here, with its output's row length.
 #pragma once
 
 #include <cstddef>
@@ -22,19 +22,15 @@ void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::c
                        std::size_t rows, std::size_t cols, const ::cl::Buffer& out,
                        std::size_t out_ld);
 
-/// Which operand of a product a kept buffer holds: A's rewrite and B's live side by side.
-enum class Operand { a, b };
-
-/// A (m x k, f32) transposed into A's buffer kept per client and thread: k rows of `ld` >= m
+/// A (m x k, f32) transposed into a buffer kept per client and thread: k rows of `ld` >= m
 /// floats; k * ld below 2^31.
 ::cl::Buffer transposed_a(cl::Client& client, const ::cl::Buffer& a, std::size_t m, std::size_t k,
                           std::size_t ld);
 
-/// `in` (rows x cols, f32) with its rows padded to `ld` > cols floats (zeros past cols), in the
-/// operand's buffer kept per client and thread, by `pad` (matmul_staged.cl's
-/// matmul_staged_pad_rows, in the program of the staged configuration that will read it);
-/// rows * ld below 2^31.
-::cl::Buffer padded_rows(cl::Client& client, const cl::KernelSpec& pad, const ::cl::Buffer& in,
-                         std::size_t rows, std::size_t cols, std::size_t ld, Operand operand);
+/// B (k x n, f32) with its rows padded to `ld` > n floats (zeros past n), in a buffer kept per
+/// client and thread, by `pad` (matmul_staged.cl's matmul_staged_pad_b, in the program of the
+/// staged configuration that will read it); k * ld below 2^31.
+::cl::Buffer padded_b(cl::Client& client, const cl::KernelSpec& pad, const ::cl::Buffer& b,
+                      std::size_t k, std::size_t n, std::size_t ld);
 
 }  // namespace tunekit::ops::detail

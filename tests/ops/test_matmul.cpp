@@ -646,21 +646,12 @@ TEST_CASE(
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 32, 8, 4, 4, 2}));     // MWG % (MDIMC*VWM)
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 1}));      // one stage
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 3, 2}));      // no float3 reads
-  // A read as it is (AROW): each group's share of a tile whole float4s along K.
-  CHECK(staged_builds(StagedParams{64, 64, 8, 4, 8, 4, 4, 2, 2, 1}));
-  CHECK(staged_builds(StagedParams{64, 64, 8, 4, 8, 4, 4, 2, 4, 0}));
-  CHECK_FALSE(staged_builds(StagedParams{64, 64, 8, 4, 8, 4, 4, 2, 4, 1}));   // 2 rows a group
-  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 1, 2}));  // AROW 0 or 1
   // STAGES * KWG * (MWG + NWG) floats, and NVIDIA's 16 bytes.
   CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3}) ==
         3 * 16 * (128 + 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
   // ... or the other KSLICE - 1 slices' MWG x NWG sums where they take more.
   CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4}) ==
         3 * 64 * 64 * 4 + tunekit::ops::gemm::tensor_local_overhead);
-  // Under AROW, A's tile is MWG rows of KWG floats and the pad.
-  CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3, 1, 1}) ==
-        3 * (128 * (16 + tunekit::ops::gemm::staged_a_row_pad) + 16 * 64) * 4 +
-            tunekit::ops::gemm::tensor_local_overhead);
   // The space: every combination of its values that the rules allow, and nothing else.
   std::size_t expected = 0;
   for (std::int64_t mwg : {64, 128})
@@ -671,14 +662,13 @@ TEST_CASE(
             for (std::int64_t vwm : {2, 4})
               for (std::int64_t vwn : {2, 4})
                 for (std::int64_t stages : {2, 3, 4})
-                  for (std::int64_t kslice : {1, 2})
-                    for (std::int64_t arow : {0, 1}) {
-                      const auto outputs = (mwg / md) * (nwg / nd);
-                      const StagedParams p{mwg, nwg, kwg, md, nd, vwm, vwn, stages, kslice, arow};
-                      expected += outputs >= 4 && outputs <= 64 &&
-                                  md * nd * kslice <= tunekit::ops::gemm::staged_max_work_group &&
-                                  staged_builds(p);
-                    }
+                  for (std::int64_t kslice : {1, 2}) {
+                    const auto outputs = (mwg / md) * (nwg / nd);
+                    const StagedParams p{mwg, nwg, kwg, md, nd, vwm, vwn, stages, kslice};
+                    expected += outputs >= 4 && outputs <= 64 &&
+                                md * nd * kslice <= tunekit::ops::gemm::staged_max_work_group &&
+                                staged_builds(p);
+                  }
   std::size_t staged = 0;
   for (const auto& name : matmul_candidates()) staged += name.rfind("staged[", 0) == 0;
   CHECK(staged == expected);
@@ -703,12 +693,7 @@ TEST_CASE(
       {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=3",
        "KSLICE >= 1 divides KWG"},
       {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=16 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=4",
-       "each tile whole 16-byte chunks for every work-item"},
-      {"-DMWG=64 -DNWG=64 -DKWG=8 -DMDIMC=4 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=4 "
-       "-DAROW=1",
-       "AROW: each K slice of a tile whole float4s"},
-      {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DAROW=2",
-       "AROW 0 or 1"}};
+       "each tile whole 16-byte chunks for every work-item"}};
   for (const auto& [macros, why] : refused) {
     INFO(macros);
     CHECK_THROWS_WITH(client.program(spec(macros)), Catch::Contains(why));
@@ -716,32 +701,29 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "matmul_staged.cl's tiles, stages, edges, K slices, K tiles shared by 2 or 4 groups of "
-    "work-items and A read as it is (AROW) are right on every device (its copies done at once, "
-    "CP_ASYNC=0), with partial tiles, K not a multiple of the tile, rows padded to whole chunks "
-    "with anything past M and N (zeros past K in A's), alpha and beta",
+    "matmul_staged.cl's tiles, stages, edges, K slices and K tiles shared by 2 or 4 groups of "
+    "work-items are right on every device (its copies done at once, CP_ASYNC=0), with partial "
+    "tiles, K not a multiple of the tile, rows padded to whole chunks with anything past M and N, "
+    "alpha and beta",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   struct Staged {
-    int mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages, kslice, arow;
+    int mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages, kslice;
   };
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  // One group of work-items per K tile, and 2 and 4 (their sums added in local memory); At,
-  // and A as it is (AROW).
+  // One group of work-items per K tile, and 2 and 4 (their sums added in local memory).
   for (const Staged& g :
-       {Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 0}, Staged{64, 64, 8, 8, 8, 4, 4, 3, 1, 0},
-        Staged{128, 64, 16, 16, 8, 2, 4, 4, 1, 0}, Staged{32, 64, 32, 8, 8, 2, 4, 3, 1, 0},
-        Staged{64, 64, 16, 8, 8, 4, 4, 2, 2, 0}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 0},
-        Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 0}, Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 1},
-        Staged{64, 64, 8, 8, 8, 4, 4, 3, 1, 1}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 1},
-        Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 1}}) {
+       {Staged{64, 64, 16, 8, 8, 4, 4, 2, 1}, Staged{64, 64, 8, 8, 8, 4, 4, 3, 1},
+        Staged{128, 64, 16, 16, 8, 2, 4, 4, 1}, Staged{32, 64, 32, 8, 8, 2, 4, 3, 1},
+        Staged{64, 64, 16, 8, 8, 4, 4, 2, 2}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4},
+        Staged{128, 64, 16, 16, 8, 2, 4, 4, 2}}) {
     const auto spec = tunekit::cl::KernelSpec::embedded(
         "matmul_staged.cl",
         "-DCP_ASYNC=0 -DMWG=" + std::to_string(g.mwg) + " -DNWG=" + std::to_string(g.nwg) +
             " -DKWG=" + std::to_string(g.kwg) + " -DMDIMC=" + std::to_string(g.mdimc) +
             " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
             " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages) +
-            " -DKSLICE=" + std::to_string(g.kslice) + " -DAROW=" + std::to_string(g.arow),
+            " -DKSLICE=" + std::to_string(g.kslice),
         "matmul_staged");
     // One K tile, K cut inside its last tile (37, 36 for 8- and 32-deep tiles), and up to 38
     // tiles; tiles cut at every edge; M and N multiples of 4 and not (rows padded: M odd, N odd,
@@ -752,24 +734,19 @@ TEST_CASE(
       const auto a = random_values(p.m * p.k, 1), b = random_values(p.k * p.n, 2),
                  c0 = random_values(p.m * p.n, 3);
       // At and B in rows of whole chunks, NaN past M and N: those columns reach no stored output.
-      // Under AROW, A's rows of whole chunks, zeros past K (as the pad writes them): they meet
-      // B's zero-filled rows past K.
-      const std::size_t lda = tunekit::ops::gemm::staged_row_floats(g.arow ? p.k : p.m),
+      const std::size_t lda = tunekit::ops::gemm::staged_row_floats(p.m),
                         ldb = tunekit::ops::gemm::staged_row_floats(p.n);
-      std::vector<float> at(g.arow ? p.m * lda : p.k * lda, g.arow ? 0.0f : nan),
-          bp(p.k * ldb, nan);
+      std::vector<float> at(p.k * lda, nan), bp(p.k * ldb, nan);
       for (std::size_t q = 0; q < p.k; ++q) {
-        for (std::size_t i = 0; i < p.m; ++i) {
-          (g.arow ? at[i * lda + q] : at[q * lda + i]) = a[i * p.k + q];
-        }
+        for (std::size_t i = 0; i < p.m; ++i) at[q * lda + i] = a[i * p.k + q];
         for (std::size_t j = 0; j < p.n; ++j) bp[q * ldb + j] = b[q * p.n + j];
       }
       // One slice, and slices of one tile and of three (the last one short or empty).
       for (const std::size_t ks : {p.k, std::size_t(g.kwg), std::size_t(3 * g.kwg)}) {
         const std::size_t slices = (p.k + ks - 1) / ks;
         INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
-                    << " KSLICE=" << g.kslice << " AROW=" << g.arow << " m=" << p.m << " n=" << p.n
-                    << " k=" << p.k << " KS=" << ks << " slices=" << slices);
+                    << " KSLICE=" << g.kslice << " m=" << p.m << " n=" << p.n << " k=" << p.k
+                    << " KS=" << ks << " slices=" << slices);
         const float alpha = 1.5f, beta = -0.5f;
         auto c = client.upload(slices == 1 ? c0 : std::vector<float>(slices * p.m * p.n, nan));
         ::cl::Kernel kernel = client.kernel(spec);
@@ -817,37 +794,24 @@ TEST_CASE(
   }
 }
 
-TEST_CASE(
-    "padded_rows (matmul_staged_pad_rows) copies rows bit for bit into longer rows, zeros past "
-    "them, A's and B's in buffers of their own",
-    "[ops][matmul][opencl]") {
-  using tunekit::ops::detail::Operand;
+TEST_CASE("padded_b (matmul_staged_pad_b) copies B bit for bit into longer rows, zeros past N",
+          "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  const auto pad = tunekit::cl::KernelSpec::embedded("matmul_staged.cl", "-DCP_ASYNC=0",
-                                                     "matmul_staged_pad_rows");
-  const auto wrong_floats = [](const std::vector<float>& padded, const std::vector<float>& in,
-                               std::size_t rows, std::size_t cols, std::size_t ld) {
+  const auto pad =
+      tunekit::cl::KernelSpec::embedded("matmul_staged.cl", "-DCP_ASYNC=0", "matmul_staged_pad_b");
+  for (const auto& [k, n, ld] : {std::tuple<std::size_t, std::size_t, std::size_t>{67, 130, 132},
+                                 {5, 1, 4},
+                                 {300, 257, 260},
+                                 {3, 255, 256}}) {
+    INFO("k=" << k << " n=" << n << " ld=" << ld);
+    const auto b = random_values(k * n, 10);
+    const auto padded = client.download<float>(
+        tunekit::ops::detail::padded_b(client, pad, client.upload(b), k, n, ld), k * ld);
     std::size_t wrong = 0;
-    for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t q = 0; q < k; ++q)
       for (std::size_t j = 0; j < ld; ++j)
-        wrong += padded[r * ld + j] != (j < cols ? in[r * cols + j] : 0.0f);
-    return wrong;
-  };
-  for (const auto& [rows, cols, ld] :
-       {std::tuple<std::size_t, std::size_t, std::size_t>{67, 130, 132},
-        {5, 1, 4},
-        {300, 257, 260},
-        {3, 255, 256}}) {
-    INFO("rows=" << rows << " cols=" << cols << " ld=" << ld);
-    const auto a = random_values(rows * cols, 10), b = random_values(cols * rows, 11);
-    // A (rows x cols) and B (cols x rows) padded in one call's order: the second keeps the first.
-    const ::cl::Buffer a_padded = tunekit::ops::detail::padded_rows(client, pad, client.upload(a),
-                                                                    rows, cols, ld, Operand::a);
-    const std::size_t b_ld = tunekit::ops::gemm::staged_row_floats(rows + 1);
-    const ::cl::Buffer b_padded = tunekit::ops::detail::padded_rows(client, pad, client.upload(b),
-                                                                    cols, rows, b_ld, Operand::b);
-    CHECK(wrong_floats(client.download<float>(a_padded, rows * ld), a, rows, cols, ld) == 0);
-    CHECK(wrong_floats(client.download<float>(b_padded, cols * b_ld), b, cols, rows, b_ld) == 0);
+        wrong += padded[q * ld + j] != (j < n ? b[q * n + j] : 0.0f);
+    CHECK(wrong == 0);
   }
 }
 
@@ -856,27 +820,20 @@ TEST_CASE(
     "devices with cp.async, and elsewhere say so before a build",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  auto staged = every_nth("staged", 79);  // each value of each parameter
-  const std::string start = "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,";
-  staged.push_back(start + "KSLICE=1,AROW=0]");
-  staged.push_back(start + "KSLICE=1,AROW=1]");  // A read as it is
+  auto staged = every_nth("staged", 39);  // each value of each parameter
   staged.push_back(
-      "staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,AROW=0]");
-  // K tiles shared by 2 groups of work-items (their sums added in local memory), At and A.
-  staged.push_back(
-      "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,AROW=0]");
-  staged.push_back(
-      "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,AROW=1]");
-  staged.push_back(
-      "staged[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2,AROW=0]");
+      "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1]");
+  staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1]");
+  // K tiles shared by 2 groups of work-items (their sums added in local memory).
+  staged.push_back("staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2]");
+  staged.push_back("staged[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2]");
   REQUIRE(staged.size() >= 8);
   // Its split form: each number of slices, more slices than K tiles (empty ones) included.
-  for (const auto& name : every_nth("staged_split", 291)) staged.push_back(name);
+  for (const auto& name : every_nth("staged_split", 146)) staged.push_back(name);
   for (const int slices : {2, 3, 4, 8, 16}) {
     staged.push_back(
         "staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=" +
-        std::to_string(slices == 4 ? 2 : 1) + ",AROW=" + std::to_string(slices % 2) +
-        ",KSPLIT=" + std::to_string(slices) + "]");
+        std::to_string(slices == 4 ? 2 : 1) + ",KSPLIT=" + std::to_string(slices) + "]");
   }
   REQUIRE(staged.size() >= 20);
   check_candidates(

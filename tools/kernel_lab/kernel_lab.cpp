@@ -376,8 +376,7 @@ struct GemmBuffers {
   cl::Buffer A, B, C;
   cl::Buffer At;  // A transposed (K rows of lda), for matmul_staged.cl; f32 only
   cl::Buffer Bp;  // B with rows of ldb, for matmul_staged.cl (B itself where N is whole chunks)
-  cl::Buffer Ap;  // A with rows of ldk, zeros past K, for AROW (A itself where K is whole chunks)
-  size_t lda, ldb, ldk;
+  size_t lda, ldb;
   bool half;
   size_t M, N, K;
 };
@@ -393,23 +392,18 @@ GemmBuffers upload(Lab& lab, const GemmData& d, bool half) {
     return cl::Buffer(lab.ctx, f | CL_MEM_COPY_HOST_PTR, v.size() * es, h.data());
   };
   using tunekit::ops::gemm::staged_row_floats;
-  const size_t lda = staged_row_floats(d.M), ldb = staged_row_floats(d.N),
-               ldk = staged_row_floats(d.K);
-  std::vector<float> at(half ? 0 : d.K * lda), bp(half || ldb == d.N ? 0 : d.K * ldb),
-      ap(half || ldk == d.K ? 0 : d.M * ldk);
-  for (size_t i = 0; i < (ap.empty() ? 0 : d.a.size()); ++i) ap[(i / d.K) * ldk + i % d.K] = d.a[i];
+  const size_t lda = staged_row_floats(d.M), ldb = staged_row_floats(d.N);
+  std::vector<float> at(half ? 0 : d.K * lda), bp(half || ldb == d.N ? 0 : d.K * ldb);
   for (size_t i = 0; i < (half ? 0 : d.a.size()); ++i) at[(i % d.K) * lda + i / d.K] = d.a[i];
   for (size_t i = 0; i < (bp.empty() ? 0 : d.b.size()); ++i) bp[(i / d.N) * ldb + i % d.N] = d.b[i];
-  cl::Buffer A = buf(d.a, CL_MEM_READ_ONLY), B = buf(d.b, CL_MEM_READ_ONLY);
-  return {A,
+  cl::Buffer B = buf(d.b, CL_MEM_READ_ONLY);
+  return {buf(d.a, CL_MEM_READ_ONLY),
           B,
           buf(d.c0, CL_MEM_READ_WRITE),
           half ? cl::Buffer() : buf(at, CL_MEM_READ_ONLY),
           bp.empty() ? B : buf(bp, CL_MEM_READ_ONLY),
-          ap.empty() ? A : buf(ap, CL_MEM_READ_ONLY),
           lda,
           ldb,
-          ldk,
           half,
           d.M,
           d.N,
@@ -482,17 +476,15 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   // Slices of KS rows of K (a multiple of KWG) into partial products, then their sum.
   const size_t slices = size_t(param(c.p, "ksplit", 1)), kwg = size_t(param(c.p, "KWG", 16));
   const size_t ks = round_up(ceil_div(g.K, slices), kwg);
-  // AROW: A as it is (no transposing pass), its rows padded where K is not whole chunks.
-  const bool a_rows = param(c.p, "AROW", 0) != 0;
   k->setArg(0, int(g.M));
   k->setArg(1, int(g.N));
   k->setArg(2, int(g.K));
-  k->setArg(3, int(a_rows ? g.ldk : g.lda));
+  k->setArg(3, int(g.lda));
   k->setArg(4, int(g.ldb));
   k->setArg(5, int(ks));
   k->setArg(6, slices > 1 ? 1.0f : alpha);
   k->setArg(7, slices > 1 ? 0.0f : beta);
-  k->setArg(8, a_rows ? g.Ap : g.At);
+  k->setArg(8, g.At);
   k->setArg(9, g.Bp);
   // KSLICE work-items along K in each work-group (local dim 2), on every slice.
   const size_t kslice = size_t(param(c.p, "KSLICE", 1));
@@ -504,22 +496,18 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
   if (g_opt != nullptr && g_opt->staged_prep) {
     cl::Program tp = lab.program("transpose.cl", passes::transpose_options(false), why);
-    if (a_rows) tp = {};  // no transpose: only B's pad, if any
-    if (!tp() && !a_rows) return {};
-    std::shared_ptr<cl::Kernel> t;
-    if (!a_rows) {
-      t = std::make_shared<cl::Kernel>(tp, "transpose_tiled");
-      t->setArg(0, int(g.M));
-      t->setArg(1, int(g.K));
-      t->setArg(2, int(g.lda));
-      t->setArg(3, g.A);
-      t->setArg(4, g.At);
-    }
+    if (!tp()) return {};
+    auto t = std::make_shared<cl::Kernel>(tp, "transpose_tiled");
+    t->setArg(0, int(g.M));
+    t->setArg(1, int(g.K));
+    t->setArg(2, int(g.lda));
+    t->setArg(3, g.A);
+    t->setArg(4, g.At);
     const auto tr = passes::transpose_range(g.M, g.K);
     const cl::NDRange tg(tr.global[0], tr.global[1]), tl(tr.local[0], tr.local[1]);
     std::shared_ptr<cl::Kernel> pad;
     if (g.ldb != g.N) {  // matmul_staged.cl's pad kernel, in the product's program
-      pad = std::make_shared<cl::Kernel>(prog, "matmul_staged_pad_rows");
+      pad = std::make_shared<cl::Kernel>(prog, "matmul_staged_pad_b");
       pad->setArg(0, int(g.K));
       pad->setArg(1, int(g.N));
       pad->setArg(2, int(g.ldb));
@@ -528,26 +516,9 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
     }
     const auto pr = passes::pad_range(g.K, g.ldb);
     const cl::NDRange pg(pr.global[0], pr.global[1]), pl(pr.local[0], pr.local[1]);
-    std::shared_ptr<cl::Kernel> pad_a;  // AROW where K is not whole chunks: A's rows padded
-    if (a_rows && g.ldk != g.K) {
-      pad_a = std::make_shared<cl::Kernel>(prog, "matmul_staged_pad_rows");
-      pad_a->setArg(0, int(g.M));
-      pad_a->setArg(1, int(g.K));
-      pad_a->setArg(2, int(g.ldk));
-      pad_a->setArg(3, g.A);
-      pad_a->setArg(4, g.Ap);
-    }
-    const auto ar = passes::pad_range(g.M, g.ldk);
-    const cl::NDRange ag(ar.global[0], ar.global[1]), al(ar.local[0], ar.local[1]);
-    prep = [&lab, t, tg, tl, pad, pg, pl, pad_a, ag, al](std::vector<cl::Event>& ev) {
-      if (t) {
-        ev.emplace_back();
-        lab.q.enqueueNDRangeKernel(*t, cl::NullRange, tg, tl, nullptr, &ev.back());
-      }
-      if (pad_a) {
-        ev.emplace_back();
-        lab.q.enqueueNDRangeKernel(*pad_a, cl::NullRange, ag, al, nullptr, &ev.back());
-      }
+    prep = [&lab, t, tg, tl, pad, pg, pl](std::vector<cl::Event>& ev) {
+      ev.emplace_back();
+      lab.q.enqueueNDRangeKernel(*t, cl::NullRange, tg, tl, nullptr, &ev.back());
       if (pad) {
         ev.emplace_back();
         lab.q.enqueueNDRangeKernel(*pad, cl::NullRange, pg, pl, nullptr, &ev.back());
@@ -675,15 +646,14 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
   // `ksplit` slices of K and `kslice` groups of work-items per K tile; those the kernel refuses
   // (gemm_rules.hpp's staged_builds) are left out.
   auto add_async = [&](std::initializer_list<std::array<int, 8>> configs, int ksplit = 1,
-                       int kslice = 1, int arow = 0) {
+                       int kslice = 1) {
     for (const auto& a : configs) {
       if (!tunekit::ops::gemm::staged_builds(
-              {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice, arow}))
+              {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice}))
         continue;
       Params p{{"MWG", a[0]},   {"NWG", a[1]}, {"KWG", a[2]}, {"MDIMC", a[3]},
                {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
       if (kslice > 1) p.push_back({"KSLICE", kslice});
-      if (arow != 0) p.push_back({"AROW", arow});
       if (ksplit > 1) p.push_back({"ksplit", ksplit});
       add("matmul_staged.cl", "matmul_staged", std::move(p));
     }
@@ -728,19 +698,6 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                  {64, 64, 16, 8, 16, 4, 2, 3},
                  {64, 64, 32, 8, 16, 4, 2, 2}},
                 ksplit);
-    // A read as it is (AROW): no transposing pass, on the tiles above that win somewhere.
-    for (int kslice : {1, 2})
-      add_async({{128, 128, 16, 16, 16, 4, 2, 2},
-                 {128, 128, 16, 8, 32, 4, 4, 2},
-                 {128, 128, 32, 8, 32, 4, 4, 2},
-                 {128, 128, 16, 16, 16, 4, 4, 3},
-                 {128, 64, 16, 16, 8, 2, 4, 2},
-                 {64, 128, 16, 8, 16, 4, 4, 2},
-                 {64, 64, 32, 8, 16, 4, 2, 2},
-                 {64, 64, 32, 8, 16, 2, 4, 2},
-                 {64, 64, 16, 8, 16, 4, 2, 3}},
-                1, kslice, 1);
-    add_async({{128, 128, 16, 16, 16, 4, 2, 2}, {64, 64, 32, 8, 16, 4, 2, 2}}, 4, 1, 1);
     add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
               {2, 2, 4, 2, 16},
               {2, 2, 2, 4, 16},  // 64 x 256 (BK 8 leaves A half a vector per work-item)
