@@ -50,7 +50,8 @@
 #define CP_ASYNC 1
 #endif
 #ifndef KSLICE
-#define KSLICE 1  // work-items along K in a work-group (local dim 2): each multiplies KWG/KSLICE rows
+// Groups of work-items along K in a work-group (local dim 2): each multiplies KWG/KSLICE rows.
+#define KSLICE 1
 #endif
 
 #define WPTM (MWG / MDIMC)
@@ -125,11 +126,13 @@ typedef CAT(float, VWN) floatN;
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, KSLICE)))
 void matmul_staged(const int M, const int N, const int K_all, const int LDA, const int LDB,
-                   const int KS, const float alpha, const float beta, __global const float* restrict At_all,
-                   __global const float* restrict B_all, __global float* C_all) {
+                   const int KS, const float alpha, const float beta,
+                   __global const float* restrict At_all, __global const float* restrict B_all,
+                   __global float* C_all) {
   __local float4 local_mem[LOCAL_FLOATS / 4];  // 16-byte aligned (MWG, NWG multiples of 4)
   __local float(*As)[KWG][MWG] = (__local float(*)[KWG][MWG])local_mem;
-  __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])((__local float*)local_mem + STAGES * KWG * MWG);
+  __local float* const b_tiles = (__local float*)local_mem + STAGES * KWG * MWG;
+  __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])b_tiles;
   const int tx = get_local_id(0), ty = get_local_id(1), tz = get_local_id(2);
   const int tid = (tz * MDIMC + ty) * NDIMC + tx;
   const int bm = get_group_id(1) * MWG, bn = get_group_id(0) * NWG;
@@ -188,7 +191,8 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
 #pragma unroll
     for (int i = 0; i < WPTM; ++i)
 #pragma unroll
-      for (int j = 0; j < WPTN; ++j) sums[(((tz - 1) * WPTM + i) * WPTN + j) * NTC + xy] = acc[i][j];
+      for (int j = 0; j < WPTN; ++j)
+        sums[(((tz - 1) * WPTM + i) * WPTN + j) * NTC + xy] = acc[i][j];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   if (tz > 0) return;  // no barrier below

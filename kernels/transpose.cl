@@ -1,11 +1,15 @@
-// Out-of-place f32 transpose out = in^T of a row-major M x N matrix: naive, tiled through local memory with padding against bank conflicts, and blocked in registers (for CPUs).
+// Out-of-place f32 transpose out = in^T of a row-major M x N matrix: naive, tiled through local
+// memory with padding against bank conflicts, and blocked in registers (for CPUs).
 /*
   Macros (default)   meaning
     TILE 32          tile width (columns of the input) of the tiled kernel
     TILE_M TILE      tile height (rows of the input): rows of TILE_M*4 contiguous bytes are written
-    ROWS 8           work-items along dim 1 in the tiled kernel; each loads TILE_M/ROWS rows (TILE_M % ROWS == 0)
-    PAD  1           extra floats per local-memory tile row (1 avoids bank conflicts on the column reads)
-    VW   1           vector width of the tiled kernel's global loads and stores: 1, 2 or 4 (TILE % VW == 0)
+    ROWS 8           work-items along dim 1 in the tiled kernel; each loads TILE_M/ROWS rows
+                     (TILE_M % ROWS == 0)
+    PAD  1           extra floats per local-memory tile row (1 avoids bank conflicts on the
+                     column reads)
+    VW   1           vector width of the tiled kernel's global loads and stores: 1, 2 or 4
+                     (TILE % VW == 0)
     BLK  4           block edge of the blocked kernel: 4 or 8
     ROUND_TF32 0     1: the tiled kernel rounds each element to TF32 on its way (tf32.cl), for
                      matmul's wgmma_tf32 family, whose tensor cores would truncate it
@@ -15,8 +19,9 @@
     transpose_naive(M, N, in, out)  one element per work-item, coalesced reads, strided writes.
         NDRange: any local (lx, ly); global = (roundup(N, lx), roundup(M, ly)).
     transpose_tiled(M, N, [LDO,] in, out)  a TILE_M x TILE tile is read coalesced into local
-        memory and written coalesced from it (out's rows LDO floats apart, LDO = M without OUT_LD). Each work-item moves VW-wide vectors, TILE_M/ROWS of them in,
-        all its loads issued before its first local store (bytes in flight), and as many out.
+        memory and written coalesced from it (out's rows LDO floats apart, LDO = M without
+        OUT_LD). Each work-item moves VW-wide vectors, TILE_M/ROWS of them in, all its loads
+        issued before its first local store (bytes in flight), and as many out.
         Whole tiles with LDO and N multiples of VW take the vector path; other tiles go element
         by element. Local memory TILE_M*(TILE+PAD)*4 bytes.
         NDRange: local = (TILE/VW, ROWS); global = (ceil(N/TILE)*TILE/VW, ceil(M/TILE_M)*ROWS).
@@ -70,7 +75,8 @@
 #define ROUNDED(x) (x)
 #endif
 
-__kernel void transpose_naive(const int M, const int N, __global const float* restrict in, __global float* restrict out) {
+__kernel void transpose_naive(const int M, const int N, __global const float* restrict in,
+                              __global float* restrict out) {
   const int c = get_global_id(0), r = get_global_id(1);
   if (r < M && c < N) out[(size_t)c * M + r] = in[(size_t)r * N + c];
 }
@@ -110,7 +116,8 @@ void transpose_tiled(const int M, const int N, LDO_ARGUMENT __global const float
   if (whole) {
     TVEC v[TPER];
 #pragma unroll
-    for (int i = 0; i < TPER; ++i) v[i] = TLOAD(in + (size_t)(r0 + ty + i * ROWS) * N + c0 + tx * VW);
+    for (int i = 0; i < TPER; ++i)
+      v[i] = TLOAD(in + (size_t)(r0 + ty + i * ROWS) * N + c0 + tx * VW);
 #pragma unroll
     for (int i = 0; i < TPER; ++i)
 #pragma unroll
@@ -178,7 +185,8 @@ void transpose_tiled(const int M, const int N, LDO_ARGUMENT __global const float
       VSTOREN(COLUMN(k), 0, p_);                                  \
   } while (0)
 
-__kernel void transpose_blocked(const int M, const int N, __global const float* restrict in, __global float* restrict out) {
+__kernel void transpose_blocked(const int M, const int N, __global const float* restrict in,
+                                __global float* restrict out) {
   const int r0 = get_global_id(1) * BLK, c0 = get_global_id(0) * BLK;
   if (r0 >= M || c0 >= N) return;
   if (r0 + BLK <= M && c0 + BLK <= N) {
@@ -193,6 +201,7 @@ __kernel void transpose_blocked(const int M, const int N, __global const float* 
   } else {
     const int rows = min(BLK, M - r0), cols = min(BLK, N - c0);
     for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < cols; ++j) out[(size_t)(c0 + j) * M + r0 + i] = in[(size_t)(r0 + i) * N + c0 + j];
+      for (int j = 0; j < cols; ++j)
+        out[(size_t)(c0 + j) * M + r0 + i] = in[(size_t)(r0 + i) * N + c0 + j];
   }
 }

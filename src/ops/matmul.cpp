@@ -228,26 +228,28 @@ class GemmKernel {
                          c.buffer);
       return;
     }
-    if (splits_ == 1) {
-      client.launch_with(kernel, global, local, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
-      return;
-    }
-    const ::cl::Buffer partials = split_partials(client, m, n);
+    // The other families: KSPLIT slices of K along dimension 2 (one: the whole product into C),
+    // several into partial products that one pass adds.
+    const bool sliced = splits_ > 1;
+    const ::cl::Buffer out = sliced ? split_partials(client, m, n) : c.buffer;
     client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
-                       ::cl::NDRange(local[0], local[1], 1), M, N, K, 1.0f, 0.0f, a.buffer,
-                       b.buffer, partials);
-    add_slices(client, a.dtype, m, n, alpha, beta, partials, c.buffer);
+                       ::cl::NDRange(local[0], local[1], 1), M, N, K, sliced ? 1.0f : alpha,
+                       sliced ? 0.0f : beta, a.buffer, b.buffer, out);
+    if (sliced) add_slices(client, a.dtype, m, n, alpha, beta, out, c.buffer);
   }
 
+  // Every storage's program and the programs that run beside it (companions), each once.
   std::string fingerprint() const {
-    std::string text = f32_.fingerprint() + f16_.fingerprint() + bf16_.fingerprint();
-    if (splits_ > 1) {
-      text += sum_spec(DType::f32).fingerprint() + sum_spec(DType::f16).fingerprint() +
-              sum_spec(DType::bf16).fingerprint();
+    std::vector<const cl::KernelSpec*> programs{&f32_, &f16_, &bf16_};
+    for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+      for (const cl::KernelSpec* other : companions(dtype)) {
+        if (std::find(programs.begin(), programs.end(), other) == programs.end()) {
+          programs.push_back(other);
+        }
+      }
     }
-    for (const cl::KernelSpec* other : companions(DType::f32)) {
-      if (other != &sum_spec(DType::f32)) text += other->fingerprint();
-    }
+    std::string text;
+    for (const cl::KernelSpec* program : programs) text += program->fingerprint();
     return text;
   }
 
@@ -295,7 +297,7 @@ class GemmKernel {
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
   // passes, the staged kernel's transpose of A (its padding of B is in its own program); one
-  // owner for what prepare() builds and keep() stores; fingerprint() covers every storage's sum.
+  // owner for what prepare() builds and keep() stores; fingerprint() covers every storage's.
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
     if (splits_ > 1) programs.push_back(&sum_spec(dtype));
