@@ -70,8 +70,7 @@
 #define KSPLIT 1
 #endif
 
-#define WPTM (MWG / MDIMC)
-#define WPTN (NWG / NDIMC)
+#include "register_blocks.cl"  // WPTM, WPTN, floatM, floatN, the product of a tile row
 #define NT (MDIMC * NDIMC)
 #define KV (KWG / VW)                 // vectors per row of the A tile
 #define NV (NWG / VW)                 // vectors per row of the B tile
@@ -94,15 +93,7 @@
 #error "PADA must be a multiple of VWM, PADB of VW and VWN"
 #endif
 
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-typedef float float1;
-
-// Private-array <-> vector helpers, one per width (vstore1/vload1 do not exist).
-#define TOARR_1(v, t) ((t)[0] = (v))
-#define TOARR_2(v, t) vstore2((v), 0, (t))
-#define TOARR_4(v, t) vstore4((v), 0, (t))
-#define TOARR_8(v, t) vstore8((v), 0, (t))
+// Vectors from private arrays (register_blocks.cl has the other way).
 #define FROMARR_1(t) ((t)[0])
 #define FROMARR_2(t) vload2(0, (t))
 #define FROMARR_4(t) vload4(0, (t))
@@ -153,8 +144,6 @@ typedef real out_real;
 #define STC(p, i, v) ST(p, i, v)
 #endif
 typedef CAT(float, VW) floatV;
-typedef CAT(float, VWM) floatM;
-typedef CAT(float, VWN) floatN;
 
 // Global -> registers: this work-item's LA vectors of the A tile starting at column k0.
 inline void load_a(__global const real* restrict A, float* ra, const int bm, const int k0,
@@ -260,23 +249,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 #pragma unroll
-    for (int kk = 0; kk < KWG; ++kk) {
-      float a[WPTM], b[WPTN];
-#pragma unroll
-      for (int i = 0; i < WPTM / VWM; ++i) {
-        const floatM x = *(__local const floatM*)&As[cur][kk][(i * MDIMC + ty) * VWM];
-        CAT(TOARR_, VWM)(x, a + i * VWM);
-      }
-#pragma unroll
-      for (int j = 0; j < WPTN / VWN; ++j) {
-        const floatN x = *(__local const floatN*)&Bs[cur][kk][(j * NDIMC + tx) * VWN];
-        CAT(TOARR_, VWN)(x, b + j * VWN);
-      }
-#pragma unroll
-      for (int i = 0; i < WPTM; ++i)
-#pragma unroll
-        for (int j = 0; j < WPTN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]);
-    }
+    for (int kk = 0; kk < KWG; ++kk) MULTIPLY_TILE_ROW(As[cur][kk], Bs[cur][kk]);
 #if DB
     // The other buffer was last read in iteration t-1, which ended with a barrier.
     if (more) store_tiles(As[cur ^ 1], Bs[cur ^ 1], ra, rb, tid);
@@ -286,11 +259,11 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
 
 #pragma unroll
   for (int i = 0; i < WPTM; ++i) {
-    const int row = bm + ((i / VWM) * MDIMC + ty) * VWM + i % VWM;
+    const int row = bm + BLOCK_ROW(i);
     if (row >= M) continue;
 #pragma unroll
     for (int j = 0; j < WPTN; ++j) {
-      const int col = bn + ((j / VWN) * NDIMC + tx) * VWN + j % VWN;
+      const int col = bn + BLOCK_COL(j);
       if (col < N) {
         const int idx = row * N + col;
         const float c = alpha * acc[i][j];

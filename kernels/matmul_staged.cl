@@ -54,8 +54,7 @@
 #define KSLICE 1
 #endif
 
-#define WPTM (MWG / MDIMC)
-#define WPTN (NWG / NDIMC)
+#include "register_blocks.cl"  // WPTM, WPTN, floatM, floatN, the product of a tile row
 #define NTC (MDIMC * NDIMC)  // work-items of one K slice (the register blocks' layout)
 #define NT (NTC * KSLICE)    // work-items of the work-group: all copy the tiles
 #define CA (MWG / 4)                 // 16-byte chunks in a row of the A tile
@@ -85,16 +84,6 @@
 #define TILE_FLOATS (STAGES * KWG * (MWG + NWG))
 #define SUM_FLOATS ((KSLICE - 1) * MWG * NWG)
 #define LOCAL_FLOATS (TILE_FLOATS > SUM_FLOATS ? TILE_FLOATS : SUM_FLOATS)
-
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-typedef float float1;
-typedef CAT(float, VWM) floatM;
-typedef CAT(float, VWN) floatN;
-#define TOARR_1(v, t) ((t)[0] = (v))
-#define TOARR_2(v, t) vstore2((v), 0, (t))
-#define TOARR_4(v, t) vstore4((v), 0, (t))
-#define TOARR_8(v, t) vstore8((v), 0, (t))
 
 #if CP_ASYNC
 #include "tensor_core.cl"  // CP_ASYNC16 and its commit and wait, SHARED_ADDRESS
@@ -167,17 +156,7 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
 #pragma unroll
     for (int q = 0; q < KWG / KSLICE; ++q) {
       const int kk = tz * (KWG / KSLICE) + q;  // this slice's rows of the tile
-      float a[WPTM], b[WPTN];
-#pragma unroll
-      for (int i = 0; i < WPTM / VWM; ++i)
-        CAT(TOARR_, VWM)(*(__local const floatM*)&As[cur][kk][(i * MDIMC + ty) * VWM], a + i * VWM);
-#pragma unroll
-      for (int j = 0; j < WPTN / VWN; ++j)
-        CAT(TOARR_, VWN)(*(__local const floatN*)&Bs[cur][kk][(j * NDIMC + tx) * VWN], b + j * VWN);
-#pragma unroll
-      for (int i = 0; i < WPTM; ++i)
-#pragma unroll
-        for (int j = 0; j < WPTN; ++j) acc[i][j] = mad(a[i], b[j], acc[i][j]);
+      MULTIPLY_TILE_ROW(As[cur][kk], Bs[cur][kk]);
     }
   }
 
@@ -203,14 +182,14 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
       for (int j = 0; j < WPTN; ++j) acc[i][j] += sums[((z * WPTM + i) * WPTN + j) * NTC + xy];
 #endif
 
-  // The register blocks' layout is matmul_reg.cl's: its epilogue, in f32 only.
+  // matmul_reg.cl's epilogue (register_blocks.cl's layout), in f32 only.
 #pragma unroll
   for (int i = 0; i < WPTM; ++i) {
-    const int row = bm + ((i / VWM) * MDIMC + ty) * VWM + i % VWM;
+    const int row = bm + BLOCK_ROW(i);
     if (row >= M) continue;
 #pragma unroll
     for (int j = 0; j < WPTN; ++j) {
-      const int col = bn + ((j / VWN) * NDIMC + tx) * VWN + j % VWN;
+      const int col = bn + BLOCK_COL(j);
       if (col < N) {
         const size_t idx = (size_t)row * N + col;
         const float c = alpha * acc[i][j];

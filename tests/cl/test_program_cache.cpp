@@ -178,9 +178,9 @@ TEST_CASE("every kernels/*.cl is embedded with its exact text and found by file 
     if (!cl::detail::has_include_directive(text.str())) {
       CHECK(spec.source() == text.str());
     } else {
-      // Its own text follows the included one, from the line after the #include.
+      // Its own text follows the included ones, from the line after its last #include.
       const std::string own = text.str();
-      const auto tail = own.substr(own.find('\n', own.find("#include \"")) + 1);
+      const auto tail = own.substr(own.find('\n', own.rfind("#include \"")) + 1);
       CHECK(spec.source().ends_with(tail));
       CHECK_FALSE(cl::detail::has_include_directive(spec.source()));
     }
