@@ -1095,11 +1095,12 @@ std::optional<std::string> same_samples(cl::Client& client, const SampledProduct
 // and the work of the class's smallest shape (MatmulKey::work, the roofline's bound) would
 // understate the rate up to 2.4x: 12.7 for a 1023^3 call at 30 TFLOP/s. Those keys show none.
 Metric matmul_gflops() {
-  return Metric("GFLOP/s", [](const MatmulKey& key, double seconds) {
-    const bool exact =
-        key.m_fit == DimFit::pow2 && key.n_fit == DimFit::pow2 && key.k_fit == DimFit::pow2;
-    return exact ? key.work().flops / seconds * 1e-9 : std::nan("");
-  });
+  return Metric(
+      "GFLOP/s", [rate = gflops_metric<MatmulKey>()](const MatmulKey& key, double seconds) {
+        const bool exact =
+            key.m_fit == DimFit::pow2 && key.n_fit == DimFit::pow2 && key.k_fit == DimFit::pow2;
+        return exact ? rate.value(key, seconds) : std::nan("");
+      });
 }
 
 auto make_set() {

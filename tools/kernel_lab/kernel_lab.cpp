@@ -495,25 +495,25 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   namespace passes = tunekit::ops::operand_passes;
   std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
   if (g_opt != nullptr && g_opt->staged_prep) {
+    // Both passes take (rows, columns, the output's row length, in, out).
+    const auto pass = [](const cl::Program& p, const char* name, size_t rows, size_t cols,
+                         size_t ld, const cl::Buffer& in, const cl::Buffer& out) {
+      auto kernel = std::make_shared<cl::Kernel>(p, name);
+      kernel->setArg(0, int(rows));
+      kernel->setArg(1, int(cols));
+      kernel->setArg(2, int(ld));
+      kernel->setArg(3, in);
+      kernel->setArg(4, out);
+      return kernel;
+    };
     cl::Program tp = lab.program("transpose.cl", passes::transpose_options(false), why);
     if (!tp()) return {};
-    auto t = std::make_shared<cl::Kernel>(tp, "transpose_tiled");
-    t->setArg(0, int(g.M));
-    t->setArg(1, int(g.K));
-    t->setArg(2, int(g.lda));
-    t->setArg(3, g.A);
-    t->setArg(4, g.At);
+    const auto t = pass(tp, "transpose_tiled", g.M, g.K, g.lda, g.A, g.At);
     const auto tr = passes::transpose_range(g.M, g.K);
     const cl::NDRange tg(tr.global[0], tr.global[1]), tl(tr.local[0], tr.local[1]);
     std::shared_ptr<cl::Kernel> pad;
-    if (g.ldb != g.N) {  // matmul_staged.cl's pad kernel, in the product's program
-      pad = std::make_shared<cl::Kernel>(prog, "matmul_staged_pad_b");
-      pad->setArg(0, int(g.K));
-      pad->setArg(1, int(g.N));
-      pad->setArg(2, int(g.ldb));
-      pad->setArg(3, g.B);
-      pad->setArg(4, g.Bp);
-    }
+    if (g.ldb != g.N)  // matmul_staged.cl's pad kernel, in the product's program
+      pad = pass(prog, "matmul_staged_pad_b", g.K, g.N, g.ldb, g.B, g.Bp);
     const auto pr = passes::pad_range(g.K, g.ldb);
     const cl::NDRange pg(pr.global[0], pr.global[1]), pl(pr.local[0], pr.local[1]);
     prep = [&lab, t, tg, tl, pad, pg, pl](std::vector<cl::Event>& ev) {
