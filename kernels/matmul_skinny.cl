@@ -7,19 +7,28 @@
     NDIMC 32         work-items along N (local dim 0): adjacent work-items read adjacent vectors of B
     KDIMC 8          work-items along K (local dim 1): work-item ty sums k = ty, ty + KDIMC, ...
     KSPLIT 1         >1: K is cut into KSPLIT slices of ceil(K/KSPLIT), one per index of global
-                     dim 2; slice z writes its partial product (no alpha, beta) to C + z*M*N, and
-                     matmul_split_sum (matmul_sum.cl) adds the slices into the real C
+                     dim 2; slice z writes its partial product (float, no alpha, beta) to
+                     P + z*M*N, and the last of a tile's KSPLIT work-groups to finish adds the
+                     slices into C (no second launch: a GEMV's time is a few microseconds, and
+                     a launch's gap and ramp cost some of them)
   Registers per work-item: WPTM vectors of VWN floats + 1.
-  Local memory: KDIMC * NDIMC * VWN * 4 bytes when KDIMC > 1 (one row of partial sums at a time).
+  Local memory: KDIMC * NDIMC * VWN * 4 bytes when KDIMC > 1 (one row of partial sums at a time),
+    and 4 with KSPLIT > 1.
   Kernel: matmul_skinny(M, N, K, alpha, beta, A, B, C): row-major, dense; beta == 0 does not read C.
+    With KSPLIT > 1 two more: P (KSPLIT*M*N floats) and arrivals (one int per work-group of a
+    slice, all 0 before the first launch; each launch leaves them 0 again).
     Element offsets are 32-bit int: M*K, K*N and M*N must stay below 2^31 (the host refuses more).
   NDRange: local = (NDIMC, KDIMC); global = (ceil(N / (NDIMC*VWN)) * NDIMC, ceil(M / WPTM) * KDIMC),
     and KSPLIT along dim 2 (local 1); KSPLIT*M*N < 2^31.
+  A tile's slices meet through arrivals: each work-group stores its partial product, fences it
+  (device-wide on NVIDIA and on CPUs), then counts itself in with atomic_inc; the one that
+  counts last reads the slices back (volatile: past any cache that kept an older line), adds
+  them in slice order, stores C, and sets the count back to 0 for the next launch.
   Any M, N, K >= 1. B is read once per group of WPTM rows, with aligned vector loads when
   N % VWN == 0 (then every work-item's vector is inside B or wholly past it); otherwise
   zero-filled element loads (a uniform choice, outside the K loop). Rows past M are clamped to
   M-1 for loading and not stored. The only barriers are after the K loop, reached by every
-  work-item (no early return).
+  work-item (the only early return is after the last of them).
 */
 #ifndef PRECISION
 #define PRECISION 32
@@ -82,24 +91,26 @@ typedef float real;
 #define GLOAD_4(p, i) (*(__global const float4*)((p) + (i)))
 #endif
 
-// The output's storage: the call's type, or float for one slice's partial product (KSPLIT > 1),
-// which matmul_sum.cl adds to the others and rounds once: a 16-bit partial would overflow (f16)
-// or lose bits (bf16) that the slices' sum cancels.
-#if KSPLIT > 1
-typedef float out_real;
-#define LDC(p, i) ((p)[i])
-#define STC(p, i, v) ((p)[i] = (v))
-#else
-typedef real out_real;
-#define LDC(p, i) LD(p, i)
-#define STC(p, i, v) ST(p, i, v)
-#endif
 typedef CAT(float, VWN) floatN;
+
+// A slice's partial products are float (P), added and rounded to C's type once: a 16-bit
+// partial would overflow (f16) or lose bits (bf16) that the slices' sum cancels.
+#if KSPLIT > 1
+#define SLICE_ARGUMENTS , __global float* P, __global int* arrivals
+#else
+#define SLICE_ARGUMENTS
+#endif
+
+// C[idx] = alpha * sum + beta * C[idx], rounded to C's type once; beta == 0 does not read C.
+inline void store_output(__global real* C, int idx, float alpha, float beta, float sum) {
+  const float c = alpha * sum;
+  ST(C, idx, beta != 0.0f ? mad(beta, LD(C, idx), c) : c);
+}
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, KDIMC, 1)))
 void matmul_skinny(const int M, const int N, const int K, const float alpha, const float beta,
                    __global const real* restrict A, __global const real* restrict B,
-                   __global out_real* C) {
+                   __global real* C SLICE_ARGUMENTS) {
   const int tx = get_local_id(0), ty = get_local_id(1);
   const int col0 = (get_group_id(0) * NDIMC + tx) * VWN;
   const int row0 = get_group_id(1) * WPTM;
@@ -114,7 +125,6 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
   // This slice's k in [k_begin, k_end); a slice past K has none and writes zeros.
   const int per_slice = (K + KSPLIT - 1) / KSPLIT;
   const int k_begin = get_group_id(2) * per_slice, k_end = min(K, k_begin + per_slice);
-  C += (size_t)get_group_id(2) * M * N;
 #else
   const int k_begin = 0, k_end = K;
 #endif
@@ -154,6 +164,49 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
   }
 #endif
 
+#if KSPLIT > 1
+  // This slice's partial products, then the count; the last to count adds every slice.
+  __global float* const slice = P + (size_t)get_group_id(2) * M * N;
+  if (ty == 0 && col0 < N) {
+#pragma unroll
+    for (int i = 0; i < WPTM; ++i) {
+      if (row0 + i < M) {
+        float t[VWN];
+        CAT(TOARR_, VWN)(acc[i], t);
+#pragma unroll
+        for (int e = 0; e < VWN; ++e) {
+          if (col0 + e < N) slice[(row0 + i) * N + col0 + e] = t[e];
+        }
+      }
+    }
+  }
+  mem_fence(CLK_GLOBAL_MEM_FENCE);  // stored before counted, for every work-item of the group
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  __local int last;
+  if (tx == 0 && ty == 0) {
+    __global int* const count = arrivals + get_group_id(1) * get_num_groups(0) + get_group_id(0);
+    last = atomic_inc(count) == KSPLIT - 1;
+    if (last) atomic_xchg(count, 0);  // every slice has counted: 0 for the next launch
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!last) return;
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  // The group's KDIMC rows of work-items share the tile's rows (one at WPTM = 16 is 4x slower).
+  if (col0 < N) {
+    const volatile __global float* const slices = P;
+    for (int i = ty; i < WPTM && row0 + i < M; i += KDIMC) {
+#pragma unroll
+      for (int e = 0; e < VWN; ++e) {
+        if (col0 + e < N) {
+          const int idx = (row0 + i) * N + col0 + e;
+          float sum = 0.0f;
+          for (int z = 0; z < KSPLIT; ++z) sum += slices[(size_t)z * M * N + idx];
+          store_output(C, idx, alpha, beta, sum);
+        }
+      }
+    }
+  }
+#else
   if (ty == 0 && col0 < N) {
 #pragma unroll
     for (int i = 0; i < WPTM; ++i) {
@@ -164,13 +217,10 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
 #pragma unroll
         for (int e = 0; e < VWN; ++e) {
           const int col = col0 + e;
-          if (col < N) {
-            const int idx = row * N + col;
-            const float c = alpha * t[e];
-            STC(C, idx, beta != 0.0f ? mad(beta, LDC(C, idx), c) : c);
-          }
+          if (col < N) store_output(C, row * N + col, alpha, beta, t[e]);
         }
       }
     }
   }
+#endif
 }

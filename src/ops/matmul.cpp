@@ -60,6 +60,13 @@ detail::Scratch<1>& split_scratch() {
   return scratch;
 }
 
+// The skinny family's counts of the slices done per work-group (matmul_skinny.cl): zeros when
+// made, and every launch leaves them zero.
+detail::Scratch<1>& arrival_scratch() {
+  static detail::Scratch<1> scratch(detail::Scratch<1>::Contents::zeros);
+  return scratch;
+}
+
 // "NVIDIA of compute capability 9.0", or "not NVIDIA (<platform>)": what a refusal for want of a
 // capability says of this device.
 std::string capability_of(const cl::DeviceInfo& device) {
@@ -229,8 +236,17 @@ class GemmKernel {
       return;
     }
     // The other families: KSPLIT slices of K along dimension 2 (one: the whole product into C),
-    // several into partial products that one pass adds.
+    // several into partial products that one pass adds, or, in the skinny kernel, the last
+    // work-group of each tile to finish its slice.
     const bool sliced = splits_ > 1;
+    if (algorithm_ == Algorithm::skinny && sliced) {
+      const std::size_t groups = global[0] / local[0] * (global[1] / local[1]);
+      const auto [arrivals] = arrival_scratch().buffers(client, groups * sizeof(cl_int));
+      client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
+                         ::cl::NDRange(local[0], local[1], 1), M, N, K, alpha, beta, a.buffer,
+                         b.buffer, c.buffer, split_partials(client, m, n), arrivals);
+      return;
+    }
     const ::cl::Buffer out = sliced ? split_partials(client, m, n) : c.buffer;
     client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
                        ::cl::NDRange(local[0], local[1], 1), M, N, K, sliced ? 1.0f : alpha,
@@ -300,7 +316,7 @@ class GemmKernel {
   // owner for what prepare() builds and keep() stores; fingerprint() covers every storage's.
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
-    if (splits_ > 1) programs.push_back(&sum_spec(dtype));
+    if (splits_ > 1 && algorithm_ != Algorithm::skinny) programs.push_back(&sum_spec(dtype));
     if (algorithm_ == Algorithm::wgmma_tf32) {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
     }
@@ -603,7 +619,8 @@ TuneGroup<MatmulKey> split_group() {
 
 // For few rows (M <= 64): a work-group per WPTM rows and NDIMC*VWN columns, K split across its
 // KDIMC rows of work-items and, with KSPLIT > 1, across KSPLIT work-groups whose partial products
-// matmul_split_sum adds (kernels/matmul_skinny.cl): enough work-groups for a GPU even at M = 1. B
+// the last of them to finish adds (kernels/matmul_skinny.cl): enough work-groups for a GPU even
+// at M = 1, in one launch (more slices, 32 or 64, tied with 16 on the H200 at 1 x 4096 x 4096). B
 // is read once per WPTM rows, so this is the wrong shape for large M: the set skips the family
 // there (skinny_group).
 Space skinny_space() {
@@ -616,8 +633,9 @@ Space skinny_space() {
       .work_group_size(
           [](const Config& c) { return static_cast<std::size_t>(c["NDIMC"] * c["KDIMC"]); })
       .local_memory([](const Config& c) {
-        return static_cast<std::size_t>(c["KDIMC"] > 1 ? c["KDIMC"] * c["NDIMC"] * c["VWN"] * 4
-                                                       : 0);
+        return static_cast<std::size_t>(
+            (c["KDIMC"] > 1 ? c["KDIMC"] * c["NDIMC"] * c["VWN"] * 4 : 0) +
+            (c["KSPLIT"] > 1 ? 4 : 0));
       })
       // A GEMV: K split 64 ways, in 128 work-items (the H100's winner at 1 x 4096 x 4096; the
       // 512 of KDIMC=16 are more than NVIDIA builds this kernel for, 256).

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -19,13 +20,21 @@ namespace tunekit::ops::detail {
 template <std::size_t Count>
 class Scratch {
  public:
+  enum class Contents { any, zeros };
+  /// `zeros`: each buffer is filled with zero bytes when it is made (through the caller's queue,
+  /// ahead of what the caller enqueues next): for counts that every use leaves zero again.
+  explicit Scratch(Contents contents = Contents::any) : contents_(contents) {}
+
   /// `Count` buffers of at least `bytes` bytes each.
   std::array<::cl::Buffer, Count> buffers(cl::Client& client, std::size_t bytes) {
     std::lock_guard lock(mutex_);
     auto& slot = slots_[{client.context()(), std::this_thread::get_id()}];
     if (slot.bytes < bytes) {
       slot.bytes = std::max<std::size_t>(bytes, 1);
-      for (auto& buffer : slot.buffers) buffer = client.allocate(slot.bytes);
+      for (auto& buffer : slot.buffers) {
+        buffer = client.allocate(slot.bytes);
+        if (contents_ == Contents::zeros) client.fill(buffer, std::uint8_t{0}, slot.bytes);
+      }
     }
     return slot.buffers;
   }
@@ -35,6 +44,7 @@ class Scratch {
     std::size_t bytes = 0;
     std::array<::cl::Buffer, Count> buffers;
   };
+  Contents contents_;
   std::mutex mutex_;
   std::map<std::pair<cl_context, std::thread::id>, Slot> slots_;
 };
