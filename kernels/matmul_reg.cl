@@ -16,15 +16,18 @@
     PADB             padding (floats) of each row of the B tile (the host's: pad_b)
     DB   0|1         1: two local buffers, next tile prefetched into registers while computing
     KSPLIT 1         >1: split K into KSPLIT slices of whole K tiles, one per index of global dim 2;
-                     slice z writes its partial product (no alpha, beta) to C + z*M*N, and
-                     matmul_split_sum (matmul_sum.cl) adds the slices into the real C
+                     slice z writes its partial product (float, no alpha, beta) to P + z*M*N, and
+                     the last work-group of each tile to finish adds the slices into C
+                     (gemm_output.cl: one launch)
   Derived: WPTM = MWG/MDIMC, WPTN = NWG/NDIMC (outputs per work-item), NT = MDIMC*NDIMC.
   Constraints (checked with #error):
     MWG % (MDIMC*VWM) == 0, NWG % (NDIMC*VWN) == 0, KWG % VW == 0, NWG % VW == 0,
     (MWG*KWG) % (VW*NT) == 0, (KWG*NWG) % (VW*NT) == 0, PADA % VWM == 0, PADB % VW == 0, PADB % VWN == 0.
-  Local memory: (DB+1) * KWG * ((MWG+PADA) + (NWG+PADB)) * 4 bytes.
+  Local memory: (DB+1) * KWG * ((MWG+PADA) + (NWG+PADB)) * 4 bytes, and 4 with KSPLIT > 1.
   Registers per work-item: about WPTM*WPTN + WPTM + WPTN + (MWG+NWG)*KWG/NT floats.
   Kernel: matmul_reg(M, N, K, alpha, beta, A, B, C): A M x K, B K x N, C M x N, row-major, dense.
+    With KSPLIT > 1 two more: P (KSPLIT*M*N floats) and arrivals (one int per work-group of a
+    slice, all 0 before the first launch; each launch leaves them 0).
     Element offsets are 32-bit int: M*K, K*N and M*N must stay below 2^31 (the host refuses more).
     beta == 0 does not read C.
   NDRange: local = (NDIMC, MDIMC); global = (ceil(N/NWG)*NDIMC, ceil(M/MWG)*MDIMC), and KSPLIT
@@ -131,17 +134,11 @@ typedef float real;
 #define GLOAD_8(p, i) (*(__global const float8*)((p) + (i)))
 #endif
 
-// The output's storage: the call's type, or float for one slice's partial product (KSPLIT > 1),
-// which matmul_sum.cl adds to the others and rounds once: a 16-bit partial would overflow (f16)
-// or lose bits (bf16) that the slices' sum cancels.
+#include "gemm_output.cl"  // store_output; counted_last and slices_sum for KSPLIT > 1
 #if KSPLIT > 1
-typedef float out_real;
-#define LDC(p, i) ((p)[i])
-#define STC(p, i, v) ((p)[i] = (v))
+#define SLICE_ARGUMENTS , __global float* P, __global int* arrivals
 #else
-typedef real out_real;
-#define LDC(p, i) LD(p, i)
-#define STC(p, i, v) ST(p, i, v)
+#define SLICE_ARGUMENTS
 #endif
 typedef CAT(float, VW) floatV;
 
@@ -198,7 +195,8 @@ inline void store_tiles(__local float (*As)[MWG + PADA], __local float (*Bs)[NWG
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void matmul_reg(const int M, const int N, const int K, const float alpha, const float beta,
-                __global const real* restrict A, __global const real* restrict B, __global out_real* C) {
+                __global const real* restrict A, __global const real* restrict B,
+                __global real* C SLICE_ARGUMENTS) {
   // A is stored transposed (As[k][m]) so that a work-item's WPTM values of one k are contiguous.
   // Vector reads and writes of these tiles need them aligned to the vector size (NVIDIA faults otherwise).
   __local float As[DB + 1][KWG][MWG + PADA] __attribute__((aligned(64)));
@@ -221,7 +219,6 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
   const int per_slice = ((K + KWG - 1) / KWG + KSPLIT - 1) / KSPLIT;
   const int first = get_group_id(2) * per_slice;
   const int ntiles = min((K + KWG - 1) / KWG, first + per_slice);
-  C += (size_t)get_group_id(2) * M * N;
 #else
   const int first = 0;
   const int ntiles = (K + KWG - 1) / KWG;
@@ -257,6 +254,22 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 
+#if KSPLIT > 1
+  // This slice's partial products, then the count; the work-group that counts last adds every
+  // slice, each work-item its own block's elements.
+  __global float* const slice = P + (size_t)get_group_id(2) * M * N;
+#pragma unroll
+  for (int i = 0; i < WPTM; ++i) {
+    const int row = bm + BLOCK_ROW(i);
+#pragma unroll
+    for (int j = 0; j < WPTN; ++j) {
+      const int col = bn + BLOCK_COL(j);
+      if (row < M && col < N) slice[row * N + col] = acc[i][j];
+    }
+  }
+  __local int last;
+  if (!counted_last(arrivals, KSPLIT, &last)) return;
+#endif
 #pragma unroll
   for (int i = 0; i < WPTM; ++i) {
     const int row = bm + BLOCK_ROW(i);
@@ -266,8 +279,11 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
       const int col = bn + BLOCK_COL(j);
       if (col < N) {
         const int idx = row * N + col;
-        const float c = alpha * acc[i][j];
-        STC(C, idx, beta != 0.0f ? mad(beta, LDC(C, idx), c) : c);
+#if KSPLIT > 1
+        store_output(C, idx, alpha, beta, slices_sum(P, idx, KSPLIT, M, N));
+#else
+        store_output(C, idx, alpha, beta, acc[i][j]);
+#endif
       }
     }
   }

@@ -20,10 +20,8 @@
     Element offsets are 32-bit int: M*K, K*N and M*N must stay below 2^31 (the host refuses more).
   NDRange: local = (NDIMC, KDIMC); global = (ceil(N / (NDIMC*VWN)) * NDIMC, ceil(M / WPTM) * KDIMC),
     and KSPLIT along dim 2 (local 1); KSPLIT*M*N < 2^31.
-  A tile's slices meet through arrivals: each work-group stores its partial product, fences it
-  (device-wide on NVIDIA and on CPUs), then counts itself in with atomic_inc; the one that
-  counts last reads the slices back (volatile: past any cache that kept an older line), adds
-  them in slice order, stores C, and sets the count back to 0 for the next launch.
+  A tile's slices meet through arrivals (gemm_output.cl): the work-group that finishes its slice
+  last adds the slices in slice order and stores C.
   Any M, N, K >= 1. B is read once per group of WPTM rows, with aligned vector loads when
   N % VWN == 0 (then every work-item's vector is inside B or wholly past it); otherwise
   zero-filled element loads (a uniform choice, outside the K loop). Rows past M are clamped to
@@ -93,19 +91,12 @@ typedef float real;
 
 typedef CAT(float, VWN) floatN;
 
-// A slice's partial products are float (P), added and rounded to C's type once: a 16-bit
-// partial would overflow (f16) or lose bits (bf16) that the slices' sum cancels.
+#include "gemm_output.cl"  // store_output; counted_last and slices_sum for KSPLIT > 1
 #if KSPLIT > 1
 #define SLICE_ARGUMENTS , __global float* P, __global int* arrivals
 #else
 #define SLICE_ARGUMENTS
 #endif
-
-// C[idx] = alpha * sum + beta * C[idx], rounded to C's type once; beta == 0 does not read C.
-inline void store_output(__global real* C, int idx, float alpha, float beta, float sum) {
-  const float c = alpha * sum;
-  ST(C, idx, beta != 0.0f ? mad(beta, LD(C, idx), c) : c);
-}
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, KDIMC, 1)))
 void matmul_skinny(const int M, const int N, const int K, const float alpha, const float beta,
@@ -180,29 +171,15 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
       }
     }
   }
-  mem_fence(CLK_GLOBAL_MEM_FENCE);  // stored before counted, for every work-item of the group
-  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   __local int last;
-  if (tx == 0 && ty == 0) {
-    __global int* const count = arrivals + get_group_id(1) * get_num_groups(0) + get_group_id(0);
-    last = atomic_inc(count) == KSPLIT - 1;
-    if (last) atomic_xchg(count, 0);  // every slice has counted: 0 for the next launch
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (!last) return;
-  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  if (!counted_last(arrivals, KSPLIT, &last)) return;
   // The group's KDIMC rows of work-items share the tile's rows (one at WPTM = 16 is 4x slower).
   if (col0 < N) {
-    const volatile __global float* const slices = P;
     for (int i = ty; i < WPTM && row0 + i < M; i += KDIMC) {
 #pragma unroll
       for (int e = 0; e < VWN; ++e) {
-        if (col0 + e < N) {
-          const int idx = (row0 + i) * N + col0 + e;
-          float sum = 0.0f;
-          for (int z = 0; z < KSPLIT; ++z) sum += slices[(size_t)z * M * N + idx];
-          store_output(C, idx, alpha, beta, sum);
-        }
+        const int idx = (row0 + i) * N + col0 + e;
+        if (col0 + e < N) store_output(C, idx, alpha, beta, slices_sum(P, idx, KSPLIT, M, N));
       }
     }
   }

@@ -1,4 +1,4 @@
-// Adds the partial products of a GEMM split along K (matmul_reg.cl built with KSPLIT > 1, matmul_staged.cl on slices; matmul_skinny.cl adds its own): C = alpha * sum_z W[z] + beta * C, one element of C per work-item.
+// Adds the partial products of a GEMM split along K (matmul_staged.cl on slices; matmul_reg.cl and matmul_skinny.cl add theirs in the product's launch, gemm_output.cl): C = alpha * sum_z W[z] + beta * C, one element of C per work-item.
 /*
   Macros: PRECISION 32|16|116 (storage of C; W, the slices' partial products, is float, and the
     sum is rounded to C's type once).

@@ -60,8 +60,8 @@ detail::Scratch<1>& split_scratch() {
   return scratch;
 }
 
-// The skinny family's counts of the slices done per work-group (matmul_skinny.cl): zeros when
-// made, and every launch leaves them zero.
+// The split and skinny families' counts of the slices done per tile (kernels/gemm_output.cl):
+// zeros when made, and every launch leaves them zero.
 detail::Scratch<1>& arrival_scratch() {
   static detail::Scratch<1> scratch(detail::Scratch<1>::Contents::zeros);
   return scratch;
@@ -236,22 +236,17 @@ class GemmKernel {
       return;
     }
     // The other families: KSPLIT slices of K along dimension 2 (one: the whole product into C),
-    // several into partial products that one pass adds, or, in the skinny kernel, the last
-    // work-group of each tile to finish its slice.
-    const bool sliced = splits_ > 1;
-    if (algorithm_ == Algorithm::skinny && sliced) {
-      const std::size_t groups = global[0] / local[0] * (global[1] / local[1]);
-      const auto [arrivals] = arrival_scratch().buffers(client, groups * sizeof(cl_int));
-      client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
-                         ::cl::NDRange(local[0], local[1], 1), M, N, K, alpha, beta, a.buffer,
-                         b.buffer, c.buffer, split_partials(client, m, n), arrivals);
+    // several into partial products that the last work-group of each tile to finish its slice
+    // adds, in the same launch (kernels/gemm_output.cl).
+    const ::cl::NDRange slices(global[0], global[1], splits_), group(local[0], local[1], 1);
+    if (splits_ == 1) {
+      client.launch_with(kernel, slices, group, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
       return;
     }
-    const ::cl::Buffer out = sliced ? split_partials(client, m, n) : c.buffer;
-    client.launch_with(kernel, ::cl::NDRange(global[0], global[1], splits_),
-                       ::cl::NDRange(local[0], local[1], 1), M, N, K, sliced ? 1.0f : alpha,
-                       sliced ? 0.0f : beta, a.buffer, b.buffer, out);
-    if (sliced) add_slices(client, a.dtype, m, n, alpha, beta, out, c.buffer);
+    const std::size_t groups = global[0] / local[0] * (global[1] / local[1]);
+    const auto [arrivals] = arrival_scratch().buffers(client, groups * sizeof(cl_int));
+    client.launch_with(kernel, slices, group, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer,
+                       split_partials(client, m, n), arrivals);
   }
 
   // Every storage's program and the programs that run beside it (companions), each once.
@@ -296,7 +291,8 @@ class GemmKernel {
     if (uses_staged_kernel(algorithm_)) require_staged(client, dtype);
   }
 
-  // The KSPLIT slices' partial products go to a kept buffer, then one pass adds them into C.
+  // The KSPLIT slices' partial products go to a kept buffer; the staged family adds them by a
+  // second pass (add_slices), the others by their last work-group.
   ::cl::Buffer split_partials(cl::Client& client, std::size_t m, std::size_t n) const {
     detail::int_argument(std::uint64_t{m} * n * splits_, "KSPLIT*M*N (partial products)");
     const auto [partials] =
@@ -316,7 +312,7 @@ class GemmKernel {
   // owner for what prepare() builds and keep() stores; fingerprint() covers every storage's.
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
-    if (splits_ > 1 && algorithm_ != Algorithm::skinny) programs.push_back(&sum_spec(dtype));
+    if (splits_ > 1 && uses_staged_kernel(algorithm_)) programs.push_back(&sum_spec(dtype));
     if (algorithm_ == Algorithm::wgmma_tf32) {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
     }
@@ -568,16 +564,16 @@ Space blocked_space() {
       .start_at("MWG=32,NWG=32,KWG=32,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1");
 }
 
-// Split K: the blocked kernel on KSPLIT slices of K at once (global dim 2), then a pass that adds
-// the slices into C. For small M*N and large K, where whole-K tiles leave most of the device
-// idle (256 x 256 x 65536 has 16 tiles of 64 x 64; 64 x 11008 x 4096 has 86 of 64 x 128 for 132
-// SMs on the H100); the set measures it there only (split_group). 126 configurations:
-// double-buffered 32-128 tiles with float4 reads (the blocked family's best shapes on the H100),
-// 2 to 64 slices (3: one tile per SM becomes two rounds of a third of K; 64: 256 x 256 x 65536 in
-// 128 x 128 tiles, two work-groups per SM). Start points: the best on the call's own shape on the
-// H100 (matmul_shape_oracle, docs/benchmarks.md) for 1025^3 and 513 x 1025 x 2049 (64 x 64 tiles),
-// 128 x 4096 x 11008, 256 x 256 x 65536 and 2048 x 768 x 3072 (128 x 128 tiles, whose walk
-// reaches 4 to 64 slices), and 64 x 11008 x 4096 (64 x 128 tiles, 3 slices).
+// Split K: the blocked kernel on KSPLIT slices of K at once (global dim 2), the last work-group
+// of each tile to finish adding the slices into C. For small M*N and large K, where whole-K tiles
+// leave most of the device idle (256 x 256 x 65536 has 16 tiles of 64 x 64; 64 x 11008 x 4096 has
+// 86 of 64 x 128 for 132 SMs on the H100); the set measures it there only (split_group). 126
+// configurations: double-buffered 32-128 tiles with float4 reads (the blocked family's best shapes
+// on the H100), 2 to 64 slices (3: one tile per SM becomes two rounds of a third of K; 64: 256 x
+// 256 x 65536 in 128 x 128 tiles, two work-groups per SM). Start points: the best on the call's own
+// shape on the H100 (matmul_shape_oracle, docs/benchmarks.md) for 1025^3 and 513 x 1025 x 2049 (64
+// x 64 tiles), 128 x 4096 x 11008, 256 x 256 x 65536 and 2048 x 768 x 3072 (128 x 128 tiles, whose
+// walk reaches 4 to 64 slices), and 64 x 11008 x 4096 (64 x 128 tiles, 3 slices).
 Space split_space() {
   Space s = space("split");
   s.parameter("MWG", {32, 64, 128})

@@ -1,0 +1,40 @@
+// How matmul_reg.cl and matmul_skinny.cl write C, #included by both once their storage type
+// `real` and its LD and ST are set: one store of alpha * sum + beta * C, and a product split
+// along K into `splits` slices (global dimension 2) added in its own launch by the last
+// work-group of each tile to finish its slice. Each slice stores its partial product (float: a
+// 16-bit partial would overflow (f16) or lose bits (bf16) that the slices' sum cancels) in
+// P + z * M * N; `arrivals` holds one count per tile (per work-group of a slice), zero before the
+// first launch, and each launch leaves them zero.
+
+// C[idx] = alpha * sum + beta * C[idx], rounded to C's type once; beta == 0 does not read C.
+inline void store_output(__global real* C, const int idx, const float alpha, const float beta,
+                         const float sum) {
+  const float c = alpha * sum;
+  ST(C, idx, beta != 0.0f ? mad(beta, LD(C, idx), c) : c);
+}
+
+// Counts this work-group's slice in once its partial products are stored; whether it counted
+// last (the same answer in every work-item). Every work-item of the group calls it; `last` is
+// the kernel's __local int (OpenCL declares those at kernel scope).
+inline int counted_last(__global int* arrivals, const int splits, __local int* last) {
+  mem_fence(CLK_GLOBAL_MEM_FENCE);  // stored before counted, device-wide (NVIDIA, CPUs)
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) == 0 && get_local_id(1) == 0) {
+    __global int* const count = arrivals + get_group_id(1) * get_num_groups(0) + get_group_id(0);
+    *last = atomic_inc(count) == splits - 1;
+    if (*last) atomic_xchg(count, 0);  // every slice has counted: zero for the next launch
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const int result = *last;
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  return result;
+}
+
+// Element idx of C's partial products summed over the slices in slice order (as matmul_sum.cl),
+// read volatile: past any cache that kept an older line of P.
+inline float slices_sum(const volatile __global float* P, const int idx, const int splits,
+                        const int M, const int N) {
+  float sum = 0.0f;
+  for (int z = 0; z < splits; ++z) sum += P[(size_t)z * M * N + idx];
+  return sum;
+}
