@@ -1,6 +1,7 @@
 // Derived metrics: what a person reads beside a candidate's time (GFLOP/s, GB/s, or the set's
-// own), computed from the tuning's key and the candidate's measured median. A set declares them
-// (TunableSet::metric); the tuner adds their values to its reports, the persistent cache keeps
+// own), computed from the tuning's key (and the work of the problem it timed, where the key
+// states it: throughput.hpp's benchmark_work) and the candidate's measured median. A set declares
+// them (TunableSet::metric); the tuner adds their values to its reports, the persistent cache keeps
 // them with the outcomes, and the tables, `tunekit cache show` and the HTML report show them.
 #pragma once
 
@@ -57,24 +58,40 @@ class Metric {
   Metric(std::string name, Fn fn)
       : name_((check<std::decay_t<Fn>>(), std::move(name))),
         key_type_(&typeid(typename detail::metric_key<std::decay_t<Fn>>::type)),
-        value_([fn = std::move(fn)](const void* key, double seconds) -> double {
+        value_([fn = std::move(fn)](const void* key, double seconds, const Work*) -> double {
           using Key = typename detail::metric_key<std::decay_t<Fn>>::type;
           return static_cast<double>(fn(*static_cast<const Key*>(key), seconds));
         }) {}
 
+  /// A metric of the work the tuning timed: value(work, seconds), with `timed`'s work where the
+  /// tuning knows it (benchmark_work) and the key's own (`key.work()`) elsewhere.
+  template <HasWork Key, class Fn>
+  static Metric of_work(std::string name, Fn fn) {
+    return Metric(std::move(name), static_cast<const Key*>(nullptr),
+                  [fn = std::move(fn)](const void* key, double seconds, const Work* timed) {
+                    const Work work = timed ? *timed : Work(static_cast<const Key*>(key)->work());
+                    return static_cast<double>(fn(work, seconds));
+                  });
+  }
+
   const std::string& name() const noexcept { return name_; }
 
-  /// The metric of a candidate whose median is `seconds` on `key`; NaN when there is none (no
-  /// time measured, a key of another type than the function takes, a value that is no finite
-  /// number).
+  /// The metric of a candidate whose median is `seconds` on `key` (`timed`: the work of the
+  /// problem it was timed on, where known); NaN when there is none (no time measured, a key of
+  /// another type than the function takes, a value that is no finite number).
   template <class Key>
-  double value(const Key& key, double seconds) const {
+  double value(const Key& key, double seconds, const Work* timed = nullptr) const {
     if (!(seconds > 0) || typeid(Key) != *key_type_) return std::nan("");
-    const double v = value_(&key, seconds);
+    const double v = value_(&key, seconds, timed);
     return std::isfinite(v) ? v : std::nan("");
   }
 
  private:
+  using Value = std::function<double(const void*, double, const Work*)>;
+  template <class Key>
+  Metric(std::string name, const Key*, Value value)
+      : name_(std::move(name)), key_type_(&typeid(Key)), value_(std::move(value)) {}
+
   template <class Fn>
   static constexpr void check() {
     static_assert(detail::MetricFunction<Fn>,
@@ -84,29 +101,30 @@ class Metric {
 
   std::string name_;
   const std::type_info* key_type_;
-  std::function<double(const void*, double)> value_;
+  Value value_;
 };
 
-/// Metrics from a key's work (throughput.hpp, `key.work()`): its FLOPs, and the bytes it moves,
-/// per second, in units of 1e9.
+/// Metrics from the work of the problem a tuning timed (throughput.hpp: benchmark_work where the
+/// key states it, else `key.work()`): its FLOPs, and the bytes it moves, per second, in units of
+/// 1e9.
 template <HasWork Key>
 Metric gflops_metric() {
-  return Metric("GFLOP/s", [](const Key& key, double seconds) {
-    return Work(key.work()).flops / seconds * 1e-9;
-  });
+  return Metric::of_work<Key>(
+      "GFLOP/s", [](const Work& work, double seconds) { return work.flops / seconds * 1e-9; });
 }
 template <HasWork Key>
 Metric gbytes_metric() {
-  return Metric("GB/s", [](const Key& key, double seconds) {
-    return Work(key.work()).bytes / seconds * 1e-9;
-  });
+  return Metric::of_work<Key>(
+      "GB/s", [](const Work& work, double seconds) { return work.bytes / seconds * 1e-9; });
 }
 
 /// Sets `report`'s metric names to those of `metrics`, and every working outcome's values (NaN
-/// where one cannot be computed); the others get none. An exception a metric's function throws
-/// leaves that value NaN: a metric never fails a tuning.
+/// where one cannot be computed); the others get none. `timed`: the work of the problem the
+/// tuning timed, where it knows it. An exception a metric's function throws leaves that value
+/// NaN: a metric never fails a tuning.
 template <class Key>
-void add_metrics(const std::vector<Metric>& metrics, const Key& key, TuningReport& report) {
+void add_metrics(const std::vector<Metric>& metrics, const Key& key, TuningReport& report,
+                 const Work* timed = nullptr) {
   if (metrics.empty()) return;
   report.metric_names.clear();
   for (const Metric& metric : metrics) report.metric_names.push_back(metric.name());
@@ -116,7 +134,7 @@ void add_metrics(const std::vector<Metric>& metrics, const Key& key, TuningRepor
     for (const Metric& metric : metrics) {
       double value = std::nan("");
       try {
-        value = metric.value(key, outcome.median);
+        value = metric.value(key, outcome.median, timed);
       } catch (...) {
       }
       outcome.metrics.push_back(value);

@@ -25,6 +25,55 @@ auto metric_set() {
       });
 }
 
+// A key class of sizes whose tunings time the call's own size (as matmul's): its work() is the
+// anchor's, benchmark_work (found by argument-dependent lookup) the size the inputs hold.
+struct SpanKey {
+  BOOST_HANA_DEFINE_STRUCT(SpanKey, (tunekit::Anchored<std::uint64_t>, n));
+  Work work() const { return {static_cast<double>(n.value()), 0}; }
+};
+Work benchmark_work(const SpanKey&, const std::uint64_t& n) {
+  return {static_cast<double>(n), 8 * static_cast<double>(n)};
+}
+// The same key without benchmark_work; and one whose benchmark_work throws.
+struct AnchorOnlyKey {
+  BOOST_HANA_DEFINE_STRUCT(AnchorOnlyKey, (tunekit::Anchored<std::uint64_t>, n));
+  Work work() const { return {static_cast<double>(n.value()), 0}; }
+};
+struct ThrowingKey {
+  BOOST_HANA_DEFINE_STRUCT(ThrowingKey, (tunekit::Anchored<std::uint64_t>, n));
+  Work work() const { return {static_cast<double>(n.value()), 0}; }
+};
+Work benchmark_work(const ThrowingKey&, const std::uint64_t&) {
+  throw std::runtime_error("no work");
+}
+
+// Two candidates, timed on the call's own size (not the key's anchor); GFLOP/s and GB/s.
+template <class Key>
+auto span_set() {
+  auto key_of = [](const std::uint64_t& n) { return Key{n}; };
+  auto own_size = [](const Key&, const std::uint64_t& n) { return std::tuple<std::uint64_t>(n); };
+  return TunableSet{key_of, own_size}
+      .with(Tunable{"slow", [](VirtualClient& c, std::uint64_t& n) { return c.spend(2e-3), n; }})
+      .with(Tunable{"fast", [](VirtualClient& c, std::uint64_t& n) { return c.spend(1e-3), n; }})
+      .metric(gflops_metric<Key>())
+      .metric(gbytes_metric<Key>());
+}
+
+const AutotuneOutcome& named(const TuningReport& report, const std::string& name);
+
+template <class Key>
+AutotuneOutcome tuned_on_1000(const std::string& op) {
+  LocalTuner<Key> tuner(op, test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init(span_set<Key>);
+  CHECK(tuner.execute(client.id(), client, set, std::uint64_t{1000}) == 1000);
+  const auto report = *tuner.tuner(client.id()).report(Key{1000});
+  REQUIRE(report.metric_names == std::vector<std::string>{"GFLOP/s", "GB/s"});
+  const AutotuneOutcome& fast = named(report, "fast");
+  REQUIRE(fast.metrics.size() == 2);
+  return fast;
+}
+
 const AutotuneOutcome& named(const TuningReport& report, const std::string& name) {
   for (const auto& o : report.outcomes) {
     if (o.name == name) return o;
@@ -74,6 +123,22 @@ TEST_CASE("a metric's function of another key type, or one that throws, shows no
   add_metrics({throws}, SizeKey{8}, report);
   REQUIRE(report.outcomes[0].metrics.size() == 1);
   CHECK(std::isnan(report.outcomes[0].metrics[0]));
+}
+
+TEST_CASE(
+    "GFLOP/s and GB/s are the rates of the problem a tuning timed where the key states its work "
+    "(benchmark_work), of the key's work elsewhere, and none where benchmark_work throws",
+    "[metrics]") {
+  const AutotuneOutcome timed = tuned_on_1000<SpanKey>("span_op");  // the key's anchor is 1024
+  CHECK(timed.metrics[0] == Approx(1000 / timed.median * 1e-9));
+  CHECK(timed.metrics[1] == Approx(8000 / timed.median * 1e-9));
+  const AutotuneOutcome anchored = tuned_on_1000<AnchorOnlyKey>("anchor_op");
+  CHECK(anchored.metrics[0] == Approx(1024 / anchored.median * 1e-9));
+  CHECK(anchored.metrics[1] == 0);  // its work moves no bytes
+  const AutotuneOutcome thrown = tuned_on_1000<ThrowingKey>("throwing_op");
+  CHECK(thrown.ok());  // a metric never fails a tuning
+  CHECK(std::isnan(thrown.metrics[0]));
+  CHECK(std::isnan(thrown.metrics[1]));
 }
 
 TEST_CASE("a set's metric names are checked when it is declared", "[metrics]") {

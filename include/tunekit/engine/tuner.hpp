@@ -373,7 +373,8 @@ class Tuner {
     tuning.built_before(records_.built_in_this_process(names));
     if (stop != nullptr) tuning.stop_when(*stop);
     return records_.run_recorded(tuning, id, names, key_text, [&](TuningReport& report) {
-      add_metrics(set.metrics(), key, report);  // before the table is logged and kept
+      const std::optional<Work> timed = tuning.timed_work();  // before the table is logged and kept
+      add_metrics(set.metrics(), key, report, timed ? &*timed : nullptr);
     });
   }
 

@@ -115,6 +115,17 @@ class TuningRun {
     }
   }
 
+  /// The work of the problem the tuning timed (throughput.hpp's benchmark_work) for its metrics:
+  /// none where the key does not state it, NaN where no benchmark inputs were made (a resumed
+  /// tuning with nothing left to measure) or benchmark_work threw.
+  std::optional<Work> timed_work() const {
+    if constexpr (HasBenchmarkWork<Key, Bench>) {
+      return timed_work_.value_or(Work{std::nan(""), std::nan("")});
+    } else {
+      return std::nullopt;
+    }
+  }
+
   /// Measures the set for the key, level by level of the plan, until a level has a working
   /// candidate. Candidates not measured carry the reason. The outcomes come back ranked.
   TuningReport run() {
@@ -445,8 +456,19 @@ class TuningRun {
   }
 
   Bench make_bench_inputs() const {
-    return std::apply([&](const auto&... in) { return set_.make_inputs(client_, key_, in...); },
-                      inputs_);
+    Bench bench = std::apply(
+        [&](const auto&... in) { return set_.make_inputs(client_, key_, in...); }, inputs_);
+    if constexpr (HasBenchmarkWork<Key, Bench>) {
+      if (!timed_work_) {  // every set of a tuning's inputs is one problem
+        try {
+          timed_work_ = std::apply(
+              [&](const auto&... in) { return Work(benchmark_work(key_, in...)); }, bench);
+        } catch (...) {  // a metric never fails a tuning
+          timed_work_ = Work{std::nan(""), std::nan("")};
+        }
+      }
+    }
+    return bench;
   }
 
   // The benchmark inputs of the next call: fresh ones in `own`, unless the set shares one set of
@@ -700,9 +722,10 @@ class TuningRun {
   bool finished_ = false;
   TuningProgress progress_;
   Validation validation_{client_, set_, [this] { return make_bench_inputs(); }, report_.time_spent};
-  bool measured_beside_ = false;        // a turn's wait ran out (said once)
-  std::optional<Bench> shared_inputs_;  // benchmark inputs (kept across candidates if shared)
-  std::size_t survivors_ = 0;           // candidates measured in full (not dropped)
+  bool measured_beside_ = false;            // a turn's wait ran out (said once)
+  std::optional<Bench> shared_inputs_;      // benchmark inputs (kept across candidates if shared)
+  mutable std::optional<Work> timed_work_;  // benchmark_work of the first inputs made
+  std::size_t survivors_ = 0;               // candidates measured in full (not dropped)
   // A space whose search found nothing working measures at most this many more of its members.
   static constexpr std::size_t undecided_cap = 500;
   std::vector<std::optional<AutotuneOutcome>> recorded_;  // by index (resume); read-only in run

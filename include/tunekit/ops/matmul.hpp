@@ -70,6 +70,12 @@ struct MatmulKey {
   Work work() const;
 };
 
+/// The work of the problem a matmul tuning timed: its benchmark inputs' own shape, the call's
+/// (throughput.hpp's benchmark_work: GFLOP/s exact for every key, not only the powers of two).
+Work benchmark_work(const MatmulKey& key, const DeviceMatrix& a, const DeviceMatrix& b,
+                    const DeviceMatrix& c, const float& alpha, const float& beta,
+                    const MatmulMath& math);
+
 /// The key of a call on A (m x k) and B (k x n) of `dtype` that allows `math` (kept only for f32:
 /// 16-bit storage's keys are `ieee`). Throws AutotuneError(invalid_key) for a `math` that is
 /// neither value (a cast integer), whatever the storage.

@@ -19,27 +19,43 @@ enum class ReduceOp : std::uint8_t { sum, max };
 constexpr std::string_view to_string(ReduceOp op) { return op == ReduceOp::sum ? "sum" : "max"; }
 inline std::ostream& operator<<(std::ostream& os, ReduceOp op) { return os << to_string(op); }
 
+/// The work of reducing n f32 values: each read once, one operation each.
+inline Work reduce_work(std::uint64_t n) {
+  const double n_ = static_cast<double>(n);
+  return {n_, 4 * n_};
+}
+/// The work of reducing every row of a rows x cols f32 matrix: read once, one value per row
+/// written.
+inline Work row_reduce_work(std::uint64_t rows, std::uint64_t cols) {
+  const double rows_ = static_cast<double>(rows), cols_ = static_cast<double>(cols);
+  return {rows_ * cols_, 4 * (rows_ * cols_ + rows_)};
+}
+
 /// The tuning key of reduce: the length anchored to a power of two, and the operation.
 struct ReduceKey {
   BOOST_HANA_DEFINE_STRUCT(ReduceKey, (Anchored<std::uint64_t>, n), (ReduceOp, op));
-  /// The benchmark problem's work: n f32 values read once, one operation each.
-  Work work() const {
-    const double n_ = static_cast<double>(n.value());
-    return {n_, 4 * n_};
-  }
+  /// The benchmark problem's work, at the anchored length.
+  Work work() const { return reduce_work(n.value()); }
 };
 
 /// The tuning key of reduce_rows.
 struct RowReduceKey {
   BOOST_HANA_DEFINE_STRUCT(RowReduceKey, (Anchored<std::uint64_t>, rows),
                            (Anchored<std::uint64_t>, cols), (ReduceOp, op));
-  /// The benchmark problem's work: the f32 matrix read once, one value per row written.
-  Work work() const {
-    const double rows_ = static_cast<double>(rows.value()),
-                 cols_ = static_cast<double>(cols.value());
-    return {rows_ * cols_, 4 * (rows_ * cols_ + rows_)};
-  }
+  /// The benchmark problem's work, at the anchored sizes.
+  Work work() const { return row_reduce_work(rows.value(), cols.value()); }
 };
+
+/// The work of the problem a tuning timed (throughput.hpp): the benchmark input's own size (the
+/// caller's where the anchored input does not fit the device).
+inline Work benchmark_work(const ReduceKey&, const DeviceVector& input, const ReduceOp&,
+                           const DeviceVector&) {
+  return reduce_work(input.size);
+}
+inline Work benchmark_work(const RowReduceKey&, const DeviceMatrix& matrix, const ReduceOp&,
+                           const DeviceVector&) {
+  return row_reduce_work(matrix.rows, matrix.cols);
+}
 
 /// The sum or the maximum of `input`'s values. Throws std::invalid_argument if it is empty, or
 /// if its buffer belongs to another OpenCL context than the client's (so do reduce_into and
