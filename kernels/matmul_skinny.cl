@@ -155,35 +155,10 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
   }
 #endif
 
+  // This work-group's result: C, or with KSPLIT > 1 its slice's partial products.
 #if KSPLIT > 1
-  // This slice's partial products, then the count; the last to count adds every slice.
   __global float* const slice = P + (size_t)get_group_id(2) * M * N;
-  if (ty == 0 && col0 < N) {
-#pragma unroll
-    for (int i = 0; i < WPTM; ++i) {
-      if (row0 + i < M) {
-        float t[VWN];
-        CAT(TOARR_, VWN)(acc[i], t);
-#pragma unroll
-        for (int e = 0; e < VWN; ++e) {
-          if (col0 + e < N) slice[(row0 + i) * N + col0 + e] = t[e];
-        }
-      }
-    }
-  }
-  __local int last;
-  if (!counted_last(arrivals, KSPLIT, &last)) return;
-  // The group's KDIMC rows of work-items share the tile's rows (one at WPTM = 16 is 4x slower).
-  if (col0 < N) {
-    for (int i = ty; i < WPTM && row0 + i < M; i += KDIMC) {
-#pragma unroll
-      for (int e = 0; e < VWN; ++e) {
-        const int idx = (row0 + i) * N + col0 + e;
-        if (col0 + e < N) store_output(C, idx, alpha, beta, slices_sum(P, idx, KSPLIT, M, N));
-      }
-    }
-  }
-#else
+#endif
   if (ty == 0 && col0 < N) {
 #pragma unroll
     for (int i = 0; i < WPTM; ++i) {
@@ -194,8 +169,26 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
 #pragma unroll
         for (int e = 0; e < VWN; ++e) {
           const int col = col0 + e;
+#if KSPLIT > 1
+          if (col < N) slice[row * N + col] = t[e];
+#else
           if (col < N) store_output(C, row * N + col, alpha, beta, t[e]);
+#endif
         }
+      }
+    }
+  }
+#if KSPLIT > 1
+  // The last of the tile's slices to count in adds them all. Its KDIMC rows of work-items share
+  // the tile's rows (one row of work-items alone would add KDIMC times as many).
+  __local int last;
+  if (!counted_last(arrivals, KSPLIT, &last)) return;
+  if (col0 < N) {
+    for (int i = ty; i < WPTM && row0 + i < M; i += KDIMC) {
+#pragma unroll
+      for (int e = 0; e < VWN; ++e) {
+        const int idx = (row0 + i) * N + col0 + e;
+        if (col0 + e < N) store_output(C, idx, alpha, beta, slices_sum(P, idx, KSPLIT, M, N));
       }
     }
   }

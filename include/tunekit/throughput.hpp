@@ -37,20 +37,23 @@ concept HasWork = requires(const Key& key) {
   { key.work() } -> std::convertible_to<Work>;
 };
 
+namespace detail {
+template <class Key, class... Elements>
+concept BenchmarkWorkOf = requires(const Key& key, const Elements&... bench) {
+  { benchmark_work(key, bench...) } -> std::convertible_to<Work>;
+};
+template <class Key, class Bench>
+struct benchmark_work_of : std::false_type {};
+template <class Key, class... Elements>
+struct benchmark_work_of<Key, std::tuple<Elements...>>
+    : std::bool_constant<BenchmarkWorkOf<Key, Elements...>> {};
+}  // namespace detail
+
 /// A key whose class spans problems of several sizes states the work of the one a tuning timed:
 /// `Work benchmark_work(const Key&, const B&... bench)`, declared in the key's namespace (found
 /// by argument-dependent lookup), over the elements of the benchmark inputs its input generator
 /// made. The GFLOP/s and GB/s metrics divide that work by a candidate's time, exactly; `key.work()`
 /// stays the roofline's bound (it may be the smallest problem of the class: a lower bound).
-namespace detail {
-template <class Key, class Bench>
-struct benchmark_work_of : std::false_type {};
-template <class Key, class... Elements>
-    struct benchmark_work_of<Key, std::tuple<Elements...>>
-    : std::bool_constant < requires(const Key& key, const Elements&... bench) {
-  { benchmark_work(key, bench...) } -> std::convertible_to<Work>;
-} > {};
-}  // namespace detail
 template <class Key, class Bench>
 concept HasBenchmarkWork = detail::benchmark_work_of<Key, Bench>::value;
 

@@ -59,7 +59,12 @@ auto span_set() {
       .metric(gbytes_metric<Key>());
 }
 
-const AutotuneOutcome& named(const TuningReport& report, const std::string& name);
+const AutotuneOutcome& named(const TuningReport& report, const std::string& name) {
+  for (const auto& o : report.outcomes) {
+    if (o.name == name) return o;
+  }
+  throw std::runtime_error("no outcome " + name);
+}
 
 template <class Key>
 AutotuneOutcome tuned_on_1000(const std::string& op) {
@@ -72,13 +77,6 @@ AutotuneOutcome tuned_on_1000(const std::string& op) {
   const AutotuneOutcome& fast = named(report, "fast");
   REQUIRE(fast.metrics.size() == 2);
   return fast;
-}
-
-const AutotuneOutcome& named(const TuningReport& report, const std::string& name) {
-  for (const auto& o : report.outcomes) {
-    if (o.name == name) return o;
-  }
-  throw std::runtime_error("no outcome " + name);
 }
 
 }  // namespace

@@ -120,7 +120,7 @@ class TuningRun {
   /// tuning with nothing left to measure) or benchmark_work threw.
   std::optional<Work> timed_work() const {
     if constexpr (HasBenchmarkWork<Key, Bench>) {
-      return timed_work_.value_or(Work{std::nan(""), std::nan("")});
+      return timed_work_.value_or(unknown_work());
     } else {
       return std::nullopt;
     }
@@ -455,6 +455,9 @@ class TuningRun {
                     budget, seed_, extra_starts, plan.search_settings().start_points);
   }
 
+  // Work whose rates are no numbers (NaN): what the metrics show where it is not known.
+  static Work unknown_work() { return {std::nan(""), std::nan("")}; }
+
   Bench make_bench_inputs() const {
     Bench bench = std::apply(
         [&](const auto&... in) { return set_.make_inputs(client_, key_, in...); }, inputs_);
@@ -464,7 +467,7 @@ class TuningRun {
           timed_work_ = std::apply(
               [&](const auto&... in) { return Work(benchmark_work(key_, in...)); }, bench);
         } catch (...) {  // a metric never fails a tuning
-          timed_work_ = Work{std::nan(""), std::nan("")};
+          timed_work_ = unknown_work();
         }
       }
     }
