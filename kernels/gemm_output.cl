@@ -35,6 +35,23 @@ inline int counted_last(__global int* arrivals, const int splits, __local int* l
 inline float slices_sum(const volatile __global float* P, const int idx, const int splits,
                         const int M, const int N) {
   float sum = 0.0f;
+#pragma unroll 1
   for (int z = 0; z < splits; ++z) sum += P[(size_t)z * M * N + idx];
   return sum;
+}
+
+// The last work-group's part: its tile (rows x cols of C from row0, col0, clipped to M x N)
+// summed over the slices into C, its `threads` work-items taking consecutive elements (a warp
+// reads runs of P). One rolled loop: a sum unrolled per output and per slice is thousands of
+// volatile loads for the device's compiler.
+inline void store_tile_sums(__global real* C, const volatile __global float* P, const float alpha,
+                            const float beta, const int M, const int N, const int splits,
+                            const int row0, const int col0, const int rows, const int cols,
+                            const int tid, const int threads) {
+  const int h = min(rows, M - row0), w = min(cols, N - col0);
+#pragma unroll 1
+  for (int e = tid; e < h * w; e += threads) {
+    const int idx = (row0 + e / w) * N + col0 + e % w;
+    store_output(C, idx, alpha, beta, slices_sum(P, idx, splits, M, N));
+  }
 }

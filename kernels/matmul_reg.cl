@@ -256,7 +256,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
 
 #if KSPLIT > 1
   // This slice's partial products, then the count; the work-group that counts last adds every
-  // slice, each work-item its own block's elements.
+  // slice's tile into C (gemm_output.cl).
   __global float* const slice = P + (size_t)get_group_id(2) * M * N;
 #pragma unroll
   for (int i = 0; i < WPTM; ++i) {
@@ -268,8 +268,10 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
     }
   }
   __local int last;
-  if (!counted_last(arrivals, KSPLIT, &last)) return;
-#endif
+  if (counted_last(arrivals, KSPLIT, &last)) {
+    store_tile_sums(C, P, alpha, beta, M, N, KSPLIT, bm, bn, MWG, NWG, tid, NDIMC * MDIMC);
+  }
+#else
 #pragma unroll
   for (int i = 0; i < WPTM; ++i) {
     const int row = bm + BLOCK_ROW(i);
@@ -277,14 +279,8 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
 #pragma unroll
     for (int j = 0; j < WPTN; ++j) {
       const int col = bn + BLOCK_COL(j);
-      if (col < N) {
-        const int idx = row * N + col;
-#if KSPLIT > 1
-        store_output(C, idx, alpha, beta, slices_sum(P, idx, KSPLIT, M, N));
-#else
-        store_output(C, idx, alpha, beta, acc[i][j]);
-#endif
-      }
+      if (col < N) store_output(C, row * N + col, alpha, beta, acc[i][j]);
     }
   }
+#endif
 }
