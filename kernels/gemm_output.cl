@@ -1,6 +1,6 @@
 // How matmul_reg.cl and matmul_skinny.cl write C, #included by both once their storage type
-// `real` and its LD and ST are set: one store of alpha * sum + beta * C, and a product split
-// along K into `splits` slices (global dimension 2) added in its own launch by the last
+// `real`, its LD and ST, and KSPLIT are set: one store of alpha * sum + beta * C, and a product split
+// along K into KSPLIT slices (global dimension 2) added in its own launch by the last
 // work-group of each tile to finish its slice. Each slice stores its partial product (float: a
 // 16-bit partial would overflow (f16) or lose bits (bf16) that the slices' sum cancels) in
 // P + z * M * N; `arrivals` holds one count per tile (per work-group of a slice), zero before the
@@ -30,28 +30,40 @@ inline int counted_last(__global int* arrivals, const int splits, __local int* l
   return result;
 }
 
-// Element idx of C's partial products summed over the slices in slice order (as matmul_sum.cl),
-// read volatile: past any cache that kept an older line of P.
-inline float slices_sum(const volatile __global float* P, const int idx, const int splits,
-                        const int M, const int N) {
-  float sum = 0.0f;
-#pragma unroll 1
-  for (int z = 0; z < splits; ++z) sum += P[(size_t)z * M * N + idx];
-  return sum;
-}
+#if KSPLIT > 1
+// Elements of the tile a work-item sums at once: about 32 of P's loads in flight per work-item,
+// in code that stays small (a sum unrolled per output and per slice was thousands of loads for
+// the device's compiler; one element at a time waits for each slice's load in turn).
+#define SUMS_AT_ONCE (KSPLIT >= 32 ? 1 : 32 / KSPLIT)
 
 // The last work-group's part: its tile (rows x cols of C from row0, col0, clipped to M x N)
-// summed over the slices into C, its `threads` work-items taking consecutive elements (a warp
-// reads runs of P). One rolled loop: a sum unrolled per output and per slice is thousands of
-// volatile loads for the device's compiler.
+// summed over the slices in slice order (as matmul_sum.cl) into C, its `threads` work-items
+// taking consecutive elements (a warp reads runs of P). P is read volatile: past any cache that
+// kept an older line of it.
 inline void store_tile_sums(__global real* C, const volatile __global float* P, const float alpha,
-                            const float beta, const int M, const int N, const int splits,
-                            const int row0, const int col0, const int rows, const int cols,
-                            const int tid, const int threads) {
-  const int h = min(rows, M - row0), w = min(cols, N - col0);
+                            const float beta, const int M, const int N, const int row0,
+                            const int col0, const int rows, const int cols, const int tid,
+                            const int threads) {
+  const int h = min(rows, M - row0), w = min(cols, N - col0), count = h * w;
 #pragma unroll 1
-  for (int e = tid; e < h * w; e += threads) {
-    const int idx = (row0 + e / w) * N + col0 + e % w;
-    store_output(C, idx, alpha, beta, slices_sum(P, idx, splits, M, N));
+  for (int first = tid; first < count; first += SUMS_AT_ONCE * threads) {
+    int idx[SUMS_AT_ONCE];
+    float sum[SUMS_AT_ONCE];
+#pragma unroll
+    for (int u = 0; u < SUMS_AT_ONCE; ++u) {
+      const int e = min(first + u * threads, count - 1);  // past the tile: read again, not stored
+      idx[u] = (row0 + e / w) * N + col0 + e % w;
+      sum[u] = 0.0f;
+    }
+#pragma unroll
+    for (int z = 0; z < KSPLIT; ++z) {
+#pragma unroll
+      for (int u = 0; u < SUMS_AT_ONCE; ++u) sum[u] += P[(size_t)z * M * N + idx[u]];
+    }
+#pragma unroll
+    for (int u = 0; u < SUMS_AT_ONCE; ++u) {
+      if (first + u * threads < count) store_output(C, idx[u], alpha, beta, sum[u]);
+    }
   }
 }
+#endif

@@ -134,7 +134,7 @@ typedef float real;
 #define GLOAD_8(p, i) (*(__global const float8*)((p) + (i)))
 #endif
 
-#include "gemm_output.cl"  // store_output; counted_last and slices_sum for KSPLIT > 1
+#include "gemm_output.cl"  // store_output; counted_last and store_tile_sums for KSPLIT > 1
 #if KSPLIT > 1
 #define SLICE_ARGUMENTS , __global float* P, __global int* arrivals
 #else
@@ -269,7 +269,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
   }
   __local int last;
   if (counted_last(arrivals, KSPLIT, &last)) {
-    store_tile_sums(C, P, alpha, beta, M, N, KSPLIT, bm, bn, MWG, NWG, tid, NDIMC * MDIMC);
+    store_tile_sums(C, P, alpha, beta, M, N, bm, bn, MWG, NWG, tid, NDIMC * MDIMC);
   }
 #else
 #pragma unroll

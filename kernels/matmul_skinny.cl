@@ -91,7 +91,7 @@ typedef float real;
 
 typedef CAT(float, VWN) floatN;
 
-#include "gemm_output.cl"  // store_output; counted_last and slices_sum for KSPLIT > 1
+#include "gemm_output.cl"  // store_output; counted_last and store_tile_sums for KSPLIT > 1
 #if KSPLIT > 1
 #define SLICE_ARGUMENTS , __global float* P, __global int* arrivals
 #else
@@ -182,7 +182,7 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
   // The last of the tile's slices to count in adds them all, with all its work-items.
   __local int last;
   if (counted_last(arrivals, KSPLIT, &last)) {
-    store_tile_sums(C, P, alpha, beta, M, N, KSPLIT, row0, get_group_id(0) * NDIMC * VWN, WPTM,
+    store_tile_sums(C, P, alpha, beta, M, N, row0, get_group_id(0) * NDIMC * VWN, WPTM,
                     NDIMC * VWN, ty * NDIMC + tx, NDIMC * KDIMC);
   }
 #endif
