@@ -30,14 +30,26 @@ inline int counted_last(__global int* arrivals, const int splits, __local int* l
   return result;
 }
 
+// Element idx of C's partial products summed over the slices in slice order (as matmul_sum.cl),
+// read volatile: past any cache that kept an older line of P. matmul_skinny.cl's last work-group
+// calls it on its work-items' own few elements (VWN each), which measured faster on the H200's
+// GEMV than store_tile_sums (21.1-21.3 us against 22.6-22.9).
+inline float slices_sum(const volatile __global float* P, const int idx, const int splits,
+                        const int M, const int N) {
+  float sum = 0.0f;
+  for (int z = 0; z < splits; ++z) sum += P[(size_t)z * M * N + idx];
+  return sum;
+}
+
 #if KSPLIT > 1
 // Elements of the tile a work-item sums at once: about 32 of P's loads in flight per work-item,
-// in code that stays small (a sum unrolled per output and per slice was thousands of loads for
-// the device's compiler; one element at a time waits for each slice's load in turn).
+// in code that stays small. A sum unrolled per output and per slice (a work-item's WPTM x WPTN
+// block, up to thousands of loads) made the H200's cold tuning of 64x11008x4096 wait 30 s for
+// builds instead of 17; one element at a time waits for each slice's load in turn.
 #define SUMS_AT_ONCE (KSPLIT >= 32 ? 1 : 32 / KSPLIT)
 
-// The last work-group's part: its tile (rows x cols of C from row0, col0, clipped to M x N)
-// summed over the slices in slice order (as matmul_sum.cl) into C, its `threads` work-items
+// The last work-group's part in matmul_reg.cl: its tile (rows x cols of C from row0, col0,
+// clipped to M x N) summed over the slices in slice order (as slices_sum) into C, its `threads` work-items
 // taking consecutive elements (a warp reads runs of P). P is read volatile: past any cache that
 // kept an older line of it.
 inline void store_tile_sums(__global real* C, const volatile __global float* P, const float alpha,

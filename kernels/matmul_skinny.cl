@@ -91,7 +91,7 @@ typedef float real;
 
 typedef CAT(float, VWN) floatN;
 
-#include "gemm_output.cl"  // store_output; counted_last and store_tile_sums for KSPLIT > 1
+#include "gemm_output.cl"  // store_output; counted_last and slices_sum for KSPLIT > 1
 #if KSPLIT > 1
 #define SLICE_ARGUMENTS , __global float* P, __global int* arrivals
 #else
@@ -179,11 +179,18 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
     }
   }
 #if KSPLIT > 1
-  // The last of the tile's slices to count in adds them all, with all its work-items.
+  // The last of the tile's slices to count in adds them all. Its KDIMC rows of work-items share
+  // the tile's rows (one row of work-items alone would add KDIMC times as many).
   __local int last;
-  if (counted_last(arrivals, KSPLIT, &last)) {
-    store_tile_sums(C, P, alpha, beta, M, N, row0, get_group_id(0) * NDIMC * VWN, WPTM,
-                    NDIMC * VWN, ty * NDIMC + tx, NDIMC * KDIMC);
+  if (!counted_last(arrivals, KSPLIT, &last)) return;
+  if (col0 < N) {
+    for (int i = ty; i < WPTM && row0 + i < M; i += KDIMC) {
+#pragma unroll
+      for (int e = 0; e < VWN; ++e) {
+        const int idx = (row0 + i) * N + col0 + e;
+        if (col0 + e < N) store_output(C, idx, alpha, beta, slices_sum(P, idx, KSPLIT, M, N));
+      }
+    }
   }
 #endif
 }
