@@ -1,6 +1,6 @@
 // How matmul_reg.cl and matmul_skinny.cl write C, #included by both once their storage type
-// `real`, its LD and ST, and KSPLIT are set: one store of alpha * sum + beta * C, and a product split
-// along K into KSPLIT slices (global dimension 2) added in its own launch by the last
+// `real`, its LD and ST, and KSPLIT are set: one store of alpha * sum + beta * C, and a product
+// split along K into KSPLIT slices (global dimension 2) added in its own launch by the last
 // work-group of each tile to finish its slice. Each slice stores its partial product (float: a
 // 16-bit partial would overflow (f16) or lose bits (bf16) that the slices' sum cancels) in
 // P + z * M * N; `arrivals` holds one count per tile (per work-group of a slice), zero before the
@@ -49,9 +49,9 @@ inline float slices_sum(const volatile __global float* P, const int idx, const i
 #define SUMS_AT_ONCE (KSPLIT >= 32 ? 1 : 32 / KSPLIT)
 
 // The last work-group's part in matmul_reg.cl: its tile (rows x cols of C from row0, col0,
-// clipped to M x N) summed over the slices in slice order (as slices_sum) into C, its `threads` work-items
-// taking consecutive elements (a warp reads runs of P). P is read volatile: past any cache that
-// kept an older line of it.
+// clipped to M x N) summed over the slices in slice order (as slices_sum) into C, its `threads`
+// work-items taking consecutive elements (a warp reads runs of P). P is read volatile: past any
+// cache that kept an older line of it.
 inline void store_tile_sums(__global real* C, const volatile __global float* P, const float alpha,
                             const float beta, const int M, const int N, const int row0,
                             const int col0, const int rows, const int cols, const int tid,
