@@ -14,12 +14,7 @@ fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 a=$1 b=$2 rounds=$3 level=$4
 shift 4
-libraries=$(ldconfig -p 2>/dev/null || true)  # captured: grep -q would cut a pipe short
-if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.icd ]]; then
-  mkdir -p /etc/OpenCL/vendors
-  echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-fi
-export LD_LIBRARY_PATH="$root/.carry/gpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source "$root/scripts/gpu-env.sh"  # NVIDIA's ICD, the carried libraries
 export CUDA_CACHE_DISABLE=1 TUNEKIT_PROGRESS=off TUNEKIT_LOG=info
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -23,12 +23,7 @@ out=${OUT:-/tmp}
 work=${SHAPES_WORK:-/tmp/tunekit-shapes}
 mkdir -p "$work/json"
 list=${1:-real}
-libraries=$(ldconfig -p 2>/dev/null || true)  # captured: grep -q would cut a pipe short
-if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.icd ]]; then
-  mkdir -p /etc/OpenCL/vendors
-  echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-fi
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source "$root/scripts/gpu-env.sh"  # NVIDIA's ICD, the carried libraries
 export TUNEKIT_CACHE_DIR=$work/shapes-cache CUDA_CACHE_DISABLE=1
 unset TUNEKIT_LEVEL
 log=$out/shapes.log

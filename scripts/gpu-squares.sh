@@ -10,12 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/.carry/gpu
 out=${OUT:-/tmp}
 sizes=${1:-1024,2048,4096,8192}
-libraries=$(ldconfig -p 2>/dev/null || true)  # captured: grep -q would cut a pipe short
-if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.icd ]]; then
-  mkdir -p /etc/OpenCL/vendors
-  echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-fi
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source "$root/scripts/gpu-env.sh"  # NVIDIA's ICD, the carried libraries
 TUNEKIT_CACHE_DIR=$(mktemp -d)
 export TUNEKIT_CACHE_DIR CUDA_CACHE_DISABLE=1
 unset TUNEKIT_LEVEL

@@ -32,13 +32,7 @@ mkdir -p "$(dirname "$log")"
 bin=$root/.carry/gpu
 say() { echo "$@" | tee -a "$log"; }
 
-# NVIDIA's driver is there, but not registered with the ICD loader.
-libraries=$(ldconfig -p 2>/dev/null || true)  # captured: grep -q would cut a pipe short
-if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.icd ]]; then
-  mkdir -p /etc/OpenCL/vendors
-  echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-fi
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source "$root/scripts/gpu-env.sh"  # NVIDIA's ICD, the carried libraries
 export TUNEKIT_DEVICE=${TUNEKIT_DEVICE:-NVIDIA}
 export TUNEKIT_TEST_SOURCE_DIR=$root TUNEKIT_TEST_CACHE_CHILD=$bin/tunekit_cache_child
 work=$(mktemp -d)

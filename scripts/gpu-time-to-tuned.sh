@@ -14,12 +14,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/.carry/gpu
 log=${1:-${OUT:-/tmp}/h100-time-to-tuned.log}
-libraries=$(ldconfig -p 2>/dev/null || true)  # captured: grep -q would cut a pipe short
-if [[ $libraries == *libnvidia-opencl.so.1* && ! -f /etc/OpenCL/vendors/nvidia.icd ]]; then
-  mkdir -p /etc/OpenCL/vendors
-  echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd
-fi
-export LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source "$root/scripts/gpu-env.sh"  # NVIDIA's ICD, the carried libraries
 export TUNEKIT_DEVICE=${TUNEKIT_DEVICE:-NVIDIA} CUDA_CACHE_DISABLE=1 TUNEKIT_LOG=info
 unset TUNEKIT_LEVEL
 work=$(mktemp -d)
