@@ -7,8 +7,8 @@
 // first launch, and each launch leaves them zero.
 
 // C[idx] = alpha * sum + beta * C[idx], rounded to C's type once; beta == 0 does not read C.
-inline void store_output(__global real* C, const int idx, const float alpha, const float beta,
-                         const float sum) {
+static inline void store_output(__global real* C, const int idx, const float alpha,
+                                const float beta, const float sum) {
   const float c = alpha * sum;
   ST(C, idx, beta != 0.0f ? mad(beta, LD(C, idx), c) : c);
 }
@@ -16,12 +16,12 @@ inline void store_output(__global real* C, const int idx, const float alpha, con
 // Counts this work-group's slice in once its partial products are stored; whether it counted
 // last (the same answer in every work-item). Every work-item of the group calls it; `last` is
 // the kernel's __local int (OpenCL declares those at kernel scope).
-inline int counted_last(__global int* arrivals, const int splits, __local int* last) {
+static inline int counted_last(__global int* arrivals, __local int* last) {
   mem_fence(CLK_GLOBAL_MEM_FENCE);  // stored before counted, device-wide (NVIDIA, CPUs)
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   if (get_local_id(0) == 0 && get_local_id(1) == 0) {
     __global int* const count = arrivals + get_group_id(1) * get_num_groups(0) + get_group_id(0);
-    *last = atomic_inc(count) == splits - 1;
+    *last = atomic_inc(count) == KSPLIT - 1;
     if (*last) atomic_xchg(count, 0);  // every slice has counted: zero for the next launch
   }
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -34,10 +34,10 @@ inline int counted_last(__global int* arrivals, const int splits, __local int* l
 // read volatile: past any cache that kept an older line of P. matmul_skinny.cl's last work-group
 // calls it on its work-items' own few elements (VWN each), which measured faster on the H200's
 // GEMV than store_tile_sums (21.1-21.3 us against 22.6-22.9).
-inline float slices_sum(const volatile __global float* P, const int idx, const int splits,
-                        const int M, const int N) {
+static inline float slices_sum(const volatile __global float* P, const int idx, const int M,
+                               const int N) {
   float sum = 0.0f;
-  for (int z = 0; z < splits; ++z) sum += P[(size_t)z * M * N + idx];
+  for (int z = 0; z < KSPLIT; ++z) sum += P[(size_t)z * M * N + idx];
   return sum;
 }
 
@@ -52,10 +52,10 @@ inline float slices_sum(const volatile __global float* P, const int idx, const i
 // clipped to M x N) summed over the slices in slice order (as slices_sum) into C, its `threads`
 // work-items taking consecutive elements (a warp reads runs of P). P is read volatile: past any
 // cache that kept an older line of it.
-inline void store_tile_sums(__global real* C, const volatile __global float* P, const float alpha,
-                            const float beta, const int M, const int N, const int row0,
-                            const int col0, const int rows, const int cols, const int tid,
-                            const int threads) {
+static inline void store_tile_sums(__global real* C, const volatile __global float* P,
+                                   const float alpha, const float beta, const int M, const int N,
+                                   const int row0, const int col0, const int rows, const int cols,
+                                   const int tid, const int threads) {
   const int h = min(rows, M - row0), w = min(cols, N - col0), count = h * w;
 #pragma unroll 1
   for (int first = tid; first < count; first += SUMS_AT_ONCE * threads) {

@@ -113,7 +113,7 @@ typedef half real;
 #elif PRECISION == 116
 // bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
 typedef ushort real;
-inline ushort bf16_of(float v) {
+static inline ushort bf16_of(float v) {
   const uint b = as_uint(v);
   return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 }
@@ -143,8 +143,8 @@ typedef float real;
 typedef CAT(float, VW) floatV;
 
 // Global -> registers: this work-item's LA vectors of the A tile starting at column k0.
-inline void load_a(__global const real* restrict A, float* ra, const int bm, const int k0,
-                   const int M, const int K, const int tid, const int vec) {
+static inline void load_a(__global const real* restrict A, float* ra, const int bm, const int k0,
+                          const int M, const int K, const int tid, const int vec) {
 #pragma unroll
   for (int l = 0; l < LA; ++l) {
     const int v = tid + l * NT;
@@ -160,8 +160,8 @@ inline void load_a(__global const real* restrict A, float* ra, const int bm, con
 }
 
 // Global -> registers: this work-item's LB vectors of the B tile starting at row k0.
-inline void load_b(__global const real* restrict B, floatV* rb, const int bn, const int k0,
-                   const int N, const int K, const int tid, const int vec) {
+static inline void load_b(__global const real* restrict B, floatV* rb, const int bn, const int k0,
+                          const int N, const int K, const int tid, const int vec) {
 #pragma unroll
   for (int l = 0; l < LB; ++l) {
     const int v = tid + l * NT;
@@ -178,8 +178,8 @@ inline void load_b(__global const real* restrict B, floatV* rb, const int bn, co
 }
 
 // Registers -> local memory: A transposed into As[k][m], B as is.
-inline void store_tiles(__local float (*As)[MWG + PADA], __local float (*Bs)[NWG + PADB],
-                        const float* ra, const floatV* rb, const int tid) {
+static inline void store_tiles(__local float (*As)[MWG + PADA], __local float (*Bs)[NWG + PADB],
+                               const float* ra, const floatV* rb, const int tid) {
 #pragma unroll
   for (int l = 0; l < LA; ++l) {
     const int v = tid + l * NT;
@@ -269,7 +269,7 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
     }
   }
   __local int last;
-  if (counted_last(arrivals, KSPLIT, &last)) {
+  if (counted_last(arrivals, &last)) {
     store_tile_sums(C, P, alpha, beta, M, N, bm, bn, MWG, NWG, tid, NDIMC * MDIMC);
   }
 #else

@@ -71,7 +71,7 @@ typedef half real;
 #elif PRECISION == 116
 // bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
 typedef ushort real;
-inline ushort bf16_of(float v) {
+static inline ushort bf16_of(float v) {
   const uint b = as_uint(v);
   return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 }
@@ -182,13 +182,13 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
   // The last of the tile's slices to count in adds them all. Its KDIMC rows of work-items share
   // the tile's rows (one row of work-items alone would add KDIMC times as many).
   __local int last;
-  if (!counted_last(arrivals, KSPLIT, &last)) return;
+  if (!counted_last(arrivals, &last)) return;
   if (col0 < N) {
     for (int i = ty; i < WPTM && row0 + i < M; i += KDIMC) {
 #pragma unroll
       for (int e = 0; e < VWN; ++e) {
         const int idx = (row0 + i) * N + col0 + e;
-        if (col0 + e < N) store_output(C, idx, alpha, beta, slices_sum(P, idx, KSPLIT, M, N));
+        if (col0 + e < N) store_output(C, idx, alpha, beta, slices_sum(P, idx, M, N));
       }
     }
   }

@@ -16,7 +16,7 @@ typedef half real;
 #elif PRECISION == 116
 // bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
 typedef ushort real;
-inline ushort bf16_of(float v) {
+static inline ushort bf16_of(float v) {
   const uint b = as_uint(v);
   return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 }

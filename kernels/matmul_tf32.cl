@@ -81,7 +81,7 @@
 #define WAIT_PENDING() CP_ASYNC_WAIT(STAGES - 2)
 
 // f32 bits -> TF32, rounded to nearest (ties away from zero), as mma's .tf32 operands expect.
-inline uint to_tf32(const uint f32_bits) {
+static inline uint to_tf32(const uint f32_bits) {
   uint r;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(as_float(f32_bits)));
   return r;

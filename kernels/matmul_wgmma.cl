@@ -162,7 +162,7 @@
 #define B_SBO (16 * BN) // next 8 rows (K)
 #define B_KSTEP (32 * BN)  // bytes per 16 rows of K
 
-inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
+static inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
   return (ulong)((address & 0x3ffff) >> 4) | ((ulong)((lbo & 0x3ffff) >> 4) << 16) |
          ((ulong)((sbo & 0x3ffff) >> 4) << 32) | ((ulong)mode << 62);
 }
@@ -231,8 +231,9 @@ inline ulong desc_of(uint address, uint lbo, uint sbo, uint mode) {
 // a matrix X of `rows` rows of K elements, the tile's first row r0: its global source at k = 0,
 // its swizzled offset inside a stage, and its room: how far k0 may go before the chunk leaves
 // the matrix (0 where its row lies outside: zero fill).
-inline void k_major_chunk(const __global ELEM_T* X, const int r0, const int rows, const int K,
-                          const int q, const __global ELEM_T** src, uint* dst, int* room) {
+static inline void k_major_chunk(const __global ELEM_T* X, const int r0, const int rows,
+                                 const int K, const int q, const __global ELEM_T** src, uint* dst,
+                                 int* room) {
   const int r = q / CA, ch = q % CA;
   const bool row_in = r0 + r < rows;
   *src = X + (size_t)(row_in ? r0 + r : 0) * K + ch * (16 / ELEM);

@@ -67,7 +67,7 @@ typedef CAT(float, VW) floatV;
 #define VLOAD(p, i) (*(__global const floatV*)((p) + (i)))  // aligned: i % VW == 0
 
 // Barrier tree over WGS values in local memory; every work-item gets the result.
-inline float group_tree(__local float* l, float s) {
+static inline float group_tree(__local float* l, float s) {
   const int lid = get_local_id(0);
   l[lid] = s;
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -81,7 +81,8 @@ inline float group_tree(__local float* l, float s) {
 
 // Grid-stride partial of one work-item: elements i0, i0+stride, ... of in[0..n). The index is
 // 64-bit: with n near 2^31, i + (UNROLL-1)*stride would wrap an int and read out of bounds.
-inline float strided_partial(__global const float* restrict in, const int n, const int i0, const int stride) {
+static inline float strided_partial(__global const float* restrict in, const int n, const int i0,
+                                    const int stride) {
   float s = IDENT;
   if (n % VW == 0) {
     const int nv = n / VW;
@@ -148,12 +149,12 @@ void reduce_rows(const int rows, const int cols, __global const float* restrict 
 #elif USE_NV_SHFL
 #define HAVE_SG 1
 // NVIDIA exposes no sub-group extension in OpenCL; its warps are 32 consecutive local ids.
-inline float nv_shfl_xor(float v, int mask) {
+static inline float nv_shfl_xor(float v, int mask) {
   float r;
   asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=f"(r) : "f"(v), "r"(mask));
   return r;
 }
-inline float warp_reduce(float v) {
+static inline float warp_reduce(float v) {
 #pragma unroll
   for (int m = 16; m > 0; m >>= 1) v = COMB(v, nv_shfl_xor(v, m));
   return v;
@@ -167,7 +168,7 @@ inline float warp_reduce(float v) {
 
 #ifdef HAVE_SG
 // Sub-group reduce, then one value per sub-group through local memory, reduced by the first sub-group.
-inline float group_sg(__local float* l, float s) {
+static inline float group_sg(__local float* l, float s) {
   s = SG_REDUCE(s);
   if (SG_LANE() == 0) l[SG_ID()] = s;
   barrier(CLK_LOCAL_MEM_FENCE);

@@ -82,7 +82,7 @@
 // `mov.u64 %rd, <the .shared array>`); ADDR 1 (the probe's alternative): the value would be a
 // generic address, converted with cvta.to.shared.
 #if ADDR
-inline uint shared_address(const __local void* p) {
+static inline uint shared_address(const __local void* p) {
   uint r;
   asm("{\n\t.reg .u64 s;\n\tcvta.to.shared.u64 s, %1;\n\tcvt.u32.u64 %0, s;\n\t}"
       : "=r"(r)
@@ -95,14 +95,14 @@ inline uint shared_address(const __local void* p) {
 #endif
 
 // Two f32 -> one 32-bit word of two 16-bit values (lo: the lower column), rounded to nearest.
-inline uint pack2(float lo, float hi) {
+static inline uint pack2(float lo, float hi) {
   uint r;
   asm("cvt.rn." MMA_TYPE "x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
   return r;
 }
 
 // The inverse: one 32-bit word of two 16-bit values -> (lo, hi) as f32, exactly.
-inline float2 unpack2(uint v) {
+static inline float2 unpack2(uint v) {
 #if BF16
   return (float2)(as_float(v << 16), as_float(v & 0xffff0000u));
 #else
@@ -118,7 +118,7 @@ inline float2 unpack2(uint v) {
 // order. group_m > 0, for L2 reuse: work-groups run in launch order (dimension 0 fastest);
 // group_m rows of tiles are walked column by column, so the B tiles of one column are read
 // group_m times while they are still in L2.
-inline int2 tile_origin(const int bm, const int bn, const int group_m) {
+static inline int2 tile_origin(const int bm, const int bn, const int group_m) {
   if (group_m <= 0) return (int2)(get_group_id(1) * bm, get_group_id(0) * bn);
   const int nx = get_num_groups(0), ny = get_num_groups(1);
   const int pid = get_group_id(1) * nx + get_group_id(0), span = group_m * nx;
@@ -128,8 +128,8 @@ inline int2 tile_origin(const int bm, const int bn, const int group_m) {
 
 // The epilogue's formula, once: alpha * (lo, hi) + beta * `old` (C's pair, two 16-bit values),
 // packed. beta 0 ignores `old`, so a caller passes 0 there without reading C.
-inline uint scaled_pair(const float alpha, const float beta, const float lo, const float hi,
-                        const uint old) {
+static inline uint scaled_pair(const float alpha, const float beta, const float lo, const float hi,
+                               const uint old) {
   float out_lo = alpha * lo, out_hi = alpha * hi;
   if (beta != 0.0f) {
     const float2 c = unpack2(old);
@@ -141,8 +141,9 @@ inline uint scaled_pair(const float alpha, const float beta, const float lo, con
 
 // C[row][col, col + 1] = alpha * (lo, hi) + beta * C[row][col, col + 1] (16-bit pairs: N is
 // even), where the pair lies inside the M x N matrix. beta 0 never reads C.
-inline void store_pair(__global uint* C, const int M, const int N, const int row, const int col,
-                       const float alpha, const float beta, const float lo, const float hi) {
+static inline void store_pair(__global uint* C, const int M, const int N, const int row,
+                              const int col, const float alpha, const float beta, const float lo,
+                              const float hi) {
   if (row >= M || col >= N) return;
   const size_t at2 = ((size_t)row * N + col) / 2;
   C[at2] = scaled_pair(alpha, beta, lo, hi, beta != 0.0f ? C[at2] : 0u);

@@ -8,7 +8,7 @@
 // x rounded to TF32 as PTX's cvt.rna.tf32.f32 rounds it (to nearest, ties away from zero: add
 // half of the 13 dropped bits' unit, then drop them); infinities and NaNs as they are (the carry
 // would turn a NaN's payload into infinity). The host's twin: tunekit::ops::tf32_rounded.
-inline float tf32_rounded(const float x) {
+static inline float tf32_rounded(const float x) {
   const uint bits = as_uint(x);
   return (bits & 0x7f800000u) == 0x7f800000u ? x : as_float((bits + 0x1000u) & 0xffffe000u);
 }

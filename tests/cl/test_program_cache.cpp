@@ -201,6 +201,21 @@ TEST_CASE("every kernels/*.cl is embedded with its exact text and found by file 
   CHECK_FALSE(cl::has_embedded_source("no_such_file.cl"));
 }
 
+// OpenCL C's plain `inline` has C99's meaning: a definition that a compiler may decline to use,
+// leaving a call to a function defined nowhere. clang does that at -O0 (-cl-opt-disable) or for a
+// function too large to inline; `static inline` always has a definition in the program.
+TEST_CASE("every helper function of a shipped kernel is static inline, never plain inline",
+          "[opencl][embedded]") {
+  for (std::string_view name : cl::embedded_sources()) {
+    std::istringstream text{std::string(cl::embedded_source(name))};
+    std::string line;
+    for (int number = 1; std::getline(text, line); ++number) {
+      INFO(name << ":" << number << ": " << line);
+      CHECK_FALSE(line.starts_with("inline "));
+    }
+  }
+}
+
 TEST_CASE("a kernel's fingerprint covers its source, options and name, and enters the set checksum",
           "[opencl][fingerprint]") {
   const auto a = test_kernel("add", "-DTILE=16");

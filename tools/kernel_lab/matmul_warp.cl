@@ -62,8 +62,8 @@
 
 // Four elements of a rows x cols row-major matrix from (r, c) along the row, each tested against
 // the edges: zero outside.
-inline float4 load4_inside(__global const float* p, const int r, const int c, const int rows,
-                           const int cols) {
+static inline float4 load4_inside(__global const float* p, const int r, const int c, const int rows,
+                                  const int cols) {
   const bool row = r < rows;
   const size_t at = (size_t)r * cols + c;
   return (float4)(row && c < cols ? p[at] : 0.0f, row && c + 1 < cols ? p[at + 1] : 0.0f,
