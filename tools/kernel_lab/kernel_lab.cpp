@@ -6,7 +6,8 @@
 //                   [--sizes 1024,2048] [--shapes MxNxK,...] [--reps N] [--quick]
 //                   [--filter A|B] [--grid gpu|cpu] [--staged-prep]
 // Output: one table row per (kernel, params, size): median ms, GFLOP/s or GB/s, max rel error,
-// PASS/FAIL.
+// PASS/FAIL; a GEMM call of several kernels (passes, a split's sum) adds each kernel's busy time
+// and the gaps between them.
 // Besides kernels/*.cl, the GEMM sweep runs the lab's own matmul_warp.cl (beside this file; f32
 // only), a kernel of another structure measured against matmul_reg (issue 32). matmul_staged.cl
 // takes A transposed and rows of whole 16-byte chunks: the lab transposes and pads on the host, so
@@ -236,28 +237,42 @@ struct Lab {
 
   // Times one call (a list of launches) as end(last) - start(first) from profiling events. Short
   // calls are batched between two events (NVIDIA's timer ticks in 1 us), reported per call.
-  double time_ms(const std::function<void(std::vector<cl::Event>&)>& call, int reps) {
+  // The median over `reps` samples of a call's time in a batch of back-to-back calls (first
+  // start to last end, the gaps between kernels in). `parts`, when given, gets each of the call's
+  // kernels' median busy time in enqueue order: what the span holds beyond their sum is gaps.
+  double time_ms(const std::function<void(std::vector<cl::Event>&)>& call, int reps,
+                 std::vector<double>* parts = nullptr) {
     std::vector<cl::Event> ev;
     call(ev);  // warm-up (also the first-call build cost of CLBlast etc.)
     q.finish();
-    auto span = [&](int batch) {
-      std::vector<cl::Event> first, last;
-      for (int b = 0; b < batch; ++b) {
-        std::vector<cl::Event> e;
-        call(e);
-        if (b == 0) first = e;
-        if (b == batch - 1) last = e;
-      }
+    std::vector<std::vector<double>> busy;  // [kernel][sample]
+    auto span = [&](int batch, bool keep) {
+      std::vector<std::vector<cl::Event>> calls(batch);
+      for (auto& e : calls) call(e);
       q.finish();
-      const auto t0 = first.front().getProfilingInfo<CL_PROFILING_COMMAND_START>();
-      const auto t1 = last.back().getProfilingInfo<CL_PROFILING_COMMAND_END>();
+      const auto t0 = calls.front().front().getProfilingInfo<CL_PROFILING_COMMAND_START>();
+      const auto t1 = calls.back().back().getProfilingInfo<CL_PROFILING_COMMAND_END>();
+      if (keep && parts != nullptr) {
+        busy.resize(calls.front().size());
+        for (size_t k = 0; k < busy.size(); ++k) {
+          double sum = 0;
+          for (const auto& e : calls)
+            sum += double(e[k].getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                          e[k].getProfilingInfo<CL_PROFILING_COMMAND_START>());
+          busy[k].push_back(sum * 1e-6 / batch);
+        }
+      }
       return double(t1 - t0) * 1e-6 / batch;
     };
-    const double one = span(1);
+    const double one = span(1, false);
     const int batch =
         std::clamp(int(0.3 / std::max(one, 1e-6)), 1, 100);  // about 0.3 ms per sample
     std::vector<double> s;
-    for (int r = 0; r < reps; ++r) s.push_back(span(batch));
+    for (int r = 0; r < reps; ++r) s.push_back(span(batch, true));
+    if (parts != nullptr) {
+      parts->clear();
+      for (auto& b : busy) parts->push_back(median(b));
+    }
     return median(s);
   }
 };
@@ -443,8 +458,25 @@ struct GemmResult {
   bool ok = false;
   bool runtime_error = false;  // the context may be lost
   double ms = 0, gflops = 0, err = 0;
+  std::vector<double> parts_ms;  // each kernel of the call, busy (time_ms's parts)
   std::string why;
 };
+
+// "  (kernels busy 0.0031 + 0.0582 ms, gaps 0.0010 ms)": where a call of several kernels (the
+// passes of --staged-prep, a split's sum) spends its span, in enqueue order; empty for one kernel.
+std::string parts_text(const GemmResult& r) {
+  if (r.parts_ms.size() < 2) return "";
+  std::string text = "  (kernels busy ";
+  double all = 0;
+  char number[32];
+  for (size_t k = 0; k < r.parts_ms.size(); ++k) {
+    std::snprintf(number, sizeof number, "%s%.4f", k == 0 ? "" : " + ", r.parts_ms[k]);
+    text += number;
+    all += r.parts_ms[k];
+  }
+  std::snprintf(number, sizeof number, " ms, gaps %.4f ms)", r.ms - all);
+  return text + number;
+}
 
 // Launches one configuration: returns a callable that enqueues it, or sets why.
 std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfig& c,
@@ -564,7 +596,7 @@ GemmResult run_gemm(Lab& lab, const GemmConfig& c, const GemmData& d, const Gemm
     if (!call) return r;
     reset_c(lab, g, d, beta == 0.0f);
     if (time_it) {
-      r.ms = lab.time_ms(call, reps);
+      r.ms = lab.time_ms(call, reps, &r.parts_ms);
       r.gflops = 2.0 * d.M * d.N * d.K / (r.ms * 1e6);
       if (beta != 0.0f) reset_c(lab, g, d, false);
     }
@@ -970,7 +1002,7 @@ void gemm_suite(Lab& lab, const Options& o) {
       }
       row(dn, c.kernel, params_text(c.p), sh.label, r.ms, fmt("%.1f GFLOP/s", r.gflops), r.err,
           r.ok ? "PASS" : "FAIL",
-          (cgf > 0 ? fmt("  x%.2f vs CLBlast", r.gflops / cgf) : "") +
+          (cgf > 0 ? fmt("  x%.2f vs CLBlast", r.gflops / cgf) : "") + parts_text(r) +
               (r.ok ? "" : " (" + r.why + ")"));
       if (r.ok && r.gflops > best[sh.label][c.kernel].gflops)
         best[sh.label][c.kernel] = {r.gflops, params_text(c.p)};
