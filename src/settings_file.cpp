@@ -216,13 +216,25 @@ std::vector<std::filesystem::path> settings_files() {
 std::optional<std::string> read_settings_file(const std::filesystem::path& path,
                                               std::vector<std::string>& problems) {
   // A link is followed only where this user made it (a dotfiles manager's link in ~/.config);
-  // one that another user planted (a tunekit.toml in a shared working directory) is not.
-  struct stat link {};
-  if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != ::geteuid()) {
-    problems.push_back(path.string() + ": a symbolic link another user made; not read");
-    return std::nullopt;
+  // one that another user planted (a tunekit.toml in a shared working directory) is not. The
+  // file is opened without following first, so that a link planted after a check is never
+  // followed; a link is opened only once it is this user's, and read only if it still is.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0 && errno == ELOOP) {
+    struct stat link {};
+    if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode) || link.st_uid != ::geteuid()) {
+      problems.push_back(path.string() + ": a symbolic link another user made; not read");
+      return std::nullopt;
+    }
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat again {};
+    if (fd >= 0 && (::lstat(path.c_str(), &again) != 0 || again.st_dev != link.st_dev ||
+                    again.st_ino != link.st_ino)) {
+      ::close(fd);
+      problems.push_back(path.string() + ": replaced while it was opened; not read");
+      return std::nullopt;
+    }
   }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno != ENOENT && errno != ENOTDIR) {
       problems.push_back(path.string() + ": cannot be read (" + std::strerror(errno) +

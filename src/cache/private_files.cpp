@@ -94,7 +94,7 @@ FileRead read_file(const fs::path& path, Links links, off_t limit) {
   std::size_t done = 0;
   for (;;) {
     if (done == read.bytes.size()) {  // it grew while read: read to the end, within the limit
-      if (done >= static_cast<std::size_t>(limit)) return too_large();
+      if (done > static_cast<std::size_t>(limit)) return too_large();
       read.bytes.resize(std::min(done + 4096, static_cast<std::size_t>(limit) + 1));
     }
     const ssize_t n = ::read(fd.get(), read.bytes.data() + done, read.bytes.size() - done);
@@ -249,11 +249,23 @@ void make_private_directories(const fs::path& dir) {
 
 /// Checks that `dir` is a directory of this user that no one else may write, so that no other
 /// user can plant or swap files in it. The cache directory itself may be reached through a
-/// link the user made (Links::follow); the folders tunekit makes inside it may not.
+/// link the user or root made (Links::follow): one that another user planted where the
+/// directory was to be created would lead tunekit's writes, and `cache clear`, into a folder of
+/// the user's that the link's owner chose. The folders tunekit makes inside it may not be links.
 void check_private_directory(const fs::path& dir, Links links) {
   struct stat st {};
-  const int rc = links == Links::follow ? ::stat(dir.c_str(), &st) : ::lstat(dir.c_str(), &st);
-  if (rc != 0) fail("cannot use the cache directory " + quoted(dir), errno);
+  if (::lstat(dir.c_str(), &st) != 0) fail("cannot use the cache directory " + quoted(dir), errno);
+  if (links == Links::follow && S_ISLNK(st.st_mode)) {
+    if (st.st_uid != ::geteuid() && st.st_uid != 0) {
+      throw AutotuneError(ErrorKind::cache,
+                          "the cache directory " + quoted(dir) +
+                              " is a symbolic link of another user (uid " +
+                              std::to_string(st.st_uid) +
+                              "); tunekit follows only a link of your own or root's: remove it, "
+                              "or set TUNEKIT_CACHE_DIR (or --cache-dir) to another directory");
+    }
+    if (::stat(dir.c_str(), &st) != 0) fail("cannot use the cache directory " + quoted(dir), errno);
+  }
   if (!S_ISDIR(st.st_mode)) {
     throw AutotuneError(ErrorKind::cache,
                         quoted(dir) + " is not a directory" +

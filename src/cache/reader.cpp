@@ -273,7 +273,22 @@ CacheEntry read_entry(const Value& v, const std::string& op) {
 }
 
 std::string entry_problem(std::size_t index, const std::string& op, const std::string& what) {
-  return "entry " + std::to_string(index) + " of '" + op + "': " + what;
+  return "entry " + std::to_string(index) + " of '" + printable(op, 100) + "': " + what;
+}
+
+/// The refused entries listed of one file, past which a single line says that more were: a
+/// document of millions of bad entries must not cost a message each.
+constexpr std::size_t max_listed_problems = 32;
+
+/// Adds `problem` to `problems` while fewer than max_listed_problems are listed, then the line
+/// that says there were more, then nothing.
+void add_problem(std::vector<std::string>& problems, std::string problem) {
+  if (problems.size() < max_listed_problems) {
+    problems.push_back(std::move(problem));
+  } else if (problems.size() == max_listed_problems) {
+    problems.push_back("more entries refused: only the first " +
+                       std::to_string(max_listed_problems) + " are listed");
+  }
 }
 
 std::string describe_parse_error(const rj::Document& doc) {
@@ -347,7 +362,7 @@ class EntryIndex {
         index_.insert_or_assign(Key{text_field(e, "key"), text_field(e, "device"), checksum},
                                 Slot{&e, i});
       } catch (const AutotuneError& error) {
-        problems_.push_back(entry_problem(i, op_, error.message()));
+        add_problem(problems_, entry_problem(i, op_, error.message()));
       }
       ++i;
     }
@@ -390,7 +405,7 @@ class EntryIndex {
       try {
         items.push_back(read(*slot.value, op_));
       } catch (const std::exception& e) {
-        problems.push_back(entry_problem(slot.position, op_, message_of(e)));
+        add_problem(problems, entry_problem(slot.position, op_, message_of(e)));
       }
     }
   }

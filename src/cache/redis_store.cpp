@@ -130,6 +130,11 @@ class ReplyFraming {
         continue;
       }
       const char c = data[i++];
+      // A line ends at CR LF, as the parser reads it: a bare LF would end a line here that the
+      // parser continues (a status line swallowing the array after it), and the limits below
+      // would count other headers than the parser's.
+      if (after_cr_ != (c == '\n')) return "not the Redis protocol: a bare CR or LF in a line";
+      after_cr_ = c == '\r';
       if (line_.size() < max_header)
         line_ += c;
       else
@@ -199,6 +204,7 @@ class ReplyFraming {
   std::vector<long long> open_;  // the elements still to come of each open array, outermost first
   std::string line_;
   bool long_line_ = false;
+  bool after_cr_ = false;  // the line's last byte was CR: only LF may follow
   unsigned long long skip_ = 0;
   long long elements_ = 0;
 };

@@ -7,6 +7,7 @@
 #include <limits>
 #include <tunekit/report.hpp>
 
+#include "../../src/cache/private_files.hpp"
 #include "../unprivileged.hpp"
 #include "test_cache_support.hpp"
 
@@ -112,6 +113,13 @@ TEST_CASE("a cache directory another user can write, or that is not ours, is ref
   fs::create_directory_symlink(cache, dir / "link");  // the user's own link to the cache: fine
   give_to_unprivileged(dir / "link");
   CHECK(refused_because(dir / "link", "") == 1);
+  if (::geteuid() == 0) {  // only root can make a link that a third user owns
+    // Planted where the victim's cache directory was to be: it leads to the victim's own folder.
+    fs::create_directory_symlink(cache, dir / "planted");
+    const uid_t third = unprivileged_user().uid + 1;
+    REQUIRE(::lchown((dir / "planted").c_str(), third, third) == 0);
+    CHECK(refused_because(dir / "planted", "symbolic link of another user") == 0);
+  }
   fs::remove(cache / "v2" / "locks");
   fs::create_directory_symlink(dir.path(), cache / "v2" / "locks");
   give_to_unprivileged(cache / "v2" / "locks");
@@ -153,6 +161,45 @@ std::string forged_file(Forge&& forge) {
 }
 
 }  // namespace
+
+TEST_CASE("a file of exactly the read limit is read whole, one byte more is refused",
+          "[cache][attack]") {
+  TempDir dir;
+  const fs::path file = dir / "file";
+  for (const std::size_t size : {std::size_t{100}, std::size_t{101}}) {
+    INFO(size << " bytes, a limit of 100");
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << std::string(size, 'x');
+    const auto read = detail::read_file(file, detail::Links::refuse, 100);
+    if (size == 100) {
+      CHECK(read.kind == detail::FileRead::ok);
+      CHECK(read.bytes.size() == 100);
+    } else {
+      CHECK(read.kind == detail::FileRead::unreadable);
+      CHECK(read.error == "larger than 100 bytes");
+    }
+  }
+}
+
+TEST_CASE("a file of many bad entries under a long op name costs a bounded list of problems",
+          "[cache][attack]") {
+  // Each refused entry's message names the op: a 1 MiB name copied into each of 2000 messages
+  // was 2 GiB, and a Redis value or a bundle may carry such a document.
+  const std::string op(std::size_t{1} << 20, 'A');
+  std::string text = detail::write_cache_file(op, {});
+  const auto open = text.find('[', text.find("\"entries\""));
+  REQUIRE(open != std::string::npos);
+  std::string items;
+  for (int i = 0; i < 2000; ++i) items += i == 0 ? "\"x\"" : ",\"x\"";
+  text.insert(open + 1, items);
+  const auto parsed = detail::parse_cache_file(text);
+  CHECK(parsed.entries.empty());
+  REQUIRE(parsed.problems.size() == 33);
+  std::size_t bytes = 0;
+  for (const auto& problem : parsed.problems) bytes += problem.size();
+  CHECK(bytes < 33 * 300);
+  CHECK_THAT(parsed.problems.front(), Catch::StartsWith("entry 0 of 'AAAA"));
+  CHECK_THAT(parsed.problems.back(), Catch::Contains("only the first 32 are listed"));
+}
 
 TEST_CASE("forged times and counts in an entry are refused by the reader, naming the field",
           "[cache][attack]") {

@@ -485,8 +485,10 @@ TEST_CASE("a server that answers garbage is a server away, not a crash or a hang
   }
 }
 
-TEST_CASE("a reply of a type never asked for, or nested deeper than any asked for, is refused",
-          "[redis]") {
+TEST_CASE(
+    "a reply of a type never asked for, nested deeper than any asked for, or framed by bare CR or "
+    "LF, is refused",
+    "[redis]") {
   if (!redis_store_built()) return;
   std::string answer, reason;
   SECTION("a RESP3 map announcing 2^31 entries") {
@@ -496,6 +498,16 @@ TEST_CASE("a reply of a type never asked for, or nested deeper than any asked fo
   SECTION("arrays nested 5 deep (a SCAN reply is 2)") {
     answer = "*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n";
     reason = "a reply nested more than 4 arrays deep";
+  }
+  SECTION("a status line ended by a bare LF, hiding those arrays from a count by LF") {
+    // The parser reads "+a\n$1000" as one status line and then the nesting; a framing that
+    // ended lines at LF would see a bulk string of 1000 bytes there and skip the arrays.
+    answer = "*2\r\n+a\n$1000\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n";
+    reason = "not the Redis protocol: a bare CR or LF in a line";
+  }
+  SECTION("a bare CR inside a line") {
+    answer = "+a\rb\r\n";
+    reason = "not the Redis protocol: a bare CR or LF in a line";
   }
   CAPTURE(answer);
   FakeRedis server([&](int socket, const std::atomic<bool>&) {
