@@ -112,6 +112,15 @@ int wait_for(int fd, short events, Clock::time_point deadline) {
   }
 }
 
+/// Whether an open connection with no command in flight has something to read: the server
+/// closed it (its `timeout` for idle clients, a restart, a proxy's idle limit) or sent bytes
+/// that answer nothing. Either way it must not carry the next command, whose reply would be
+/// that end of file or those bytes: a new connection does, and the server is not lost for it.
+bool readable_while_idle(int fd) {
+  pollfd ready{fd, POLLIN, 0};
+  return ::poll(&ready, 1, 0) > 0 && ready.revents != 0;
+}
+
 /// Follows a reply's framing as its bytes arrive, before the parser (which buffers a bulk
 /// string until it is whole) sees them: a bulk string or an array announced larger than what is
 /// ever read is refused on its header. Only the headers are looked at; the parser checks the rest.
@@ -461,7 +470,8 @@ struct RedisStore::Impl {
 
   /// Connects when needed (and allowed), before `until`, then writes what was saved while away.
   bool connect(Clock::time_point until) {
-    if (socket >= 0) return true;
+    if (socket >= 0 && !readable_while_idle(socket)) return true;
+    disconnect();  // none, or one the server closed while it was idle: open a new one
     if (Clock::now() < retry_at) return false;
     if (const std::string why = open(until); !why.empty()) {
       lose(why);

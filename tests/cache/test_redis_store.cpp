@@ -485,6 +485,26 @@ TEST_CASE("a server that answers garbage is a server away, not a crash or a hang
   }
 }
 
+TEST_CASE("a connection the server closed while idle is replaced, and the server is not lost",
+          "[redis]") {
+  if (!redis_store_built()) return;
+  // Every connection answers one command (an absent entry) and is closed, as a server with
+  // `timeout` set closes an idle client: the next command must go on a new connection.
+  FakeRedis server([&](int socket, const std::atomic<bool>&) {
+    FakeRedis::read_command(socket);
+    (void)FakeRedis::send_all(socket, "$0\r\n\r\n");
+  });
+  CapturedWarnings warnings;
+  RedisStore store(parse_store_url(server.url()), fast_options());
+  for (int i = 0; i < 3; ++i) {
+    CHECK_FALSE(store.load(sample_id()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the close arrives
+  }
+  INFO(warnings.text());
+  CHECK(warnings.count("cannot be used") == 0);
+  CHECK(server.connections() == 3);
+}
+
 TEST_CASE(
     "a reply of a type never asked for, nested deeper than any asked for, or framed by bare CR or "
     "LF, is refused",
