@@ -104,7 +104,7 @@ double matmul_tolerance(std::uint64_t k, DType dtype);
 /// accepts a sampled element within matmul_tolerance of the host's double sum of the inputs'
 /// products (an IEEE kernel) or of these rounded products (a TF32 kernel): exact whatever the
 /// inputs (no assumption that rounding errors cancel), and a kernel that drops a step of K
-/// matches neither.
+/// matches neither. Its device twin: tf32_rounded() in kernels/tf32.cl (bit for bit the same).
 float tf32_rounded(float x);
 
 /// How far, relative to |c|, storing an f32 result as `dtype` may move it: twice the unit
