@@ -218,11 +218,17 @@ std::optional<std::string> read_settings_file(const std::filesystem::path& path,
   // A link is followed only where this user made it (a dotfiles manager's link in ~/.config);
   // one that another user planted (a tunekit.toml in a shared working directory) is not. The
   // file is opened without following first, so that a link planted after a check is never
-  // followed; a link is opened only once it is this user's, and read only if it still is.
+  // followed; a link is opened only once it is this user's, and read only if the same link is
+  // there after the open (which narrows a swap in a directory others can write, not closes it:
+  // the owner and mode checks below still hold for what was opened).
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0 && errno == ELOOP) {
     struct stat link {};
-    if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode) || link.st_uid != ::geteuid()) {
+    if (::lstat(path.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) {
+      problems.push_back(path.string() + ": replaced while it was opened; not read");
+      return std::nullopt;
+    }
+    if (link.st_uid != ::geteuid()) {
       problems.push_back(path.string() + ": a symbolic link another user made; not read");
       return std::nullopt;
     }

@@ -253,8 +253,11 @@ void make_private_directories(const fs::path& dir) {
 /// directory was to be created would lead tunekit's writes, and `cache clear`, into a folder of
 /// the user's that the link's owner chose. The folders tunekit makes inside it may not be links.
 void check_private_directory(const fs::path& dir, Links links) {
+  // Without its trailing slashes: lstat("link/") looks through the link.
+  std::string name = dir.string();
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) fail("cannot use the cache directory " + quoted(dir), errno);
+  if (::lstat(name.c_str(), &st) != 0) fail("cannot use the cache directory " + quoted(dir), errno);
   if (links == Links::follow && S_ISLNK(st.st_mode)) {
     if (st.st_uid != ::geteuid() && st.st_uid != 0) {
       throw AutotuneError(ErrorKind::cache,
@@ -264,7 +267,8 @@ void check_private_directory(const fs::path& dir, Links links) {
                               "); tunekit follows only a link of your own or root's: remove it, "
                               "or set TUNEKIT_CACHE_DIR (or --cache-dir) to another directory");
     }
-    if (::stat(dir.c_str(), &st) != 0) fail("cannot use the cache directory " + quoted(dir), errno);
+    if (::stat(name.c_str(), &st) != 0)
+      fail("cannot use the cache directory " + quoted(dir), errno);
   }
   if (!S_ISDIR(st.st_mode)) {
     throw AutotuneError(ErrorKind::cache,

@@ -24,7 +24,8 @@ namespace tunekit::detail {
 
 /// Creates `dir` (and missing parents, 0700) unless it exists, then checks it: owned by this
 /// user, not writable by group or others, and no link unless `follow_link` (the cache root may
-/// be reached through a link the user made; the folders tunekit makes inside it may not).
+/// be reached through a link the user or root made, never another user's; the folders tunekit
+/// makes inside it may not).
 /// Throws AutotuneError(cache) naming the fix.
 void prepare_private_cache_directory(const std::filesystem::path& dir, bool follow_link);
 
@@ -187,7 +188,8 @@ class LockFile final : public TuningLock {
 void make_private_directories(const std::filesystem::path& dir);
 /// Checks that `dir` is a directory of this user that no one else may write, so that no other
 /// user can plant or swap files in it. The cache directory itself may be reached through a
-/// link the user made (Links::follow); the folders tunekit makes inside it may not.
+/// link the user or root made (Links::follow), never another user's; the folders tunekit makes
+/// inside it may not.
 void check_private_directory(const std::filesystem::path& dir, Links links);
 /// `dir` created if missing (0700) and checked as above.
 void prepare_private_directory(const std::filesystem::path& dir, Links links);

@@ -286,8 +286,8 @@ void add_problem(std::vector<std::string>& problems, std::string problem) {
   if (problems.size() < max_listed_problems) {
     problems.push_back(std::move(problem));
   } else if (problems.size() == max_listed_problems) {
-    problems.push_back("more entries refused: only the first " +
-                       std::to_string(max_listed_problems) + " are listed");
+    problems.push_back("the file's further refused entries (only the first " +
+                       std::to_string(max_listed_problems) + " are listed)");
   }
 }
 

@@ -119,6 +119,8 @@ TEST_CASE("a cache directory another user can write, or that is not ours, is ref
     const uid_t third = unprivileged_user().uid + 1;
     REQUIRE(::lchown((dir / "planted").c_str(), third, third) == 0);
     CHECK(refused_because(dir / "planted", "symbolic link of another user") == 0);
+    // lstat("planted/") would look through the link.
+    CHECK(refused_because((dir / "planted").string() + "/", "symbolic link of another user") == 0);
   }
   fs::remove(cache / "v2" / "locks");
   fs::create_directory_symlink(dir.path(), cache / "v2" / "locks");
@@ -198,7 +200,8 @@ TEST_CASE("a file of many bad entries under a long op name costs a bounded list 
   for (const auto& problem : parsed.problems) bytes += problem.size();
   CHECK(bytes < 33 * 300);
   CHECK_THAT(parsed.problems.front(), Catch::StartsWith("entry 0 of 'AAAA"));
-  CHECK_THAT(parsed.problems.back(), Catch::Contains("only the first 32 are listed"));
+  CHECK_THAT(parsed.problems.back(),
+             Catch::Contains("further refused entries (only the first 32 are listed)"));
 }
 
 TEST_CASE("forged times and counts in an entry are refused by the reader, naming the field",
