@@ -235,11 +235,10 @@ struct Lab {
     return prog;
   }
 
-  // Times one call (a list of launches) as end(last) - start(first) from profiling events. Short
-  // calls are batched between two events (NVIDIA's timer ticks in 1 us), reported per call.
-  // The median over `reps` samples of a call's time in a batch of back-to-back calls (first
-  // start to last end, the gaps between kernels in). `parts`, when given, gets each of the call's
-  // kernels' median busy time in enqueue order: what the span holds beyond their sum is gaps.
+  // Times one call (a list of launches) as end(last) - start(first) from profiling events, the
+  // gaps between its kernels in: the median of `reps` samples. Short calls are batched between
+  // two events (NVIDIA's timer ticks in 1 us), reported per call. `parts`, when given, gets each
+  // of the call's kernels' median busy time in enqueue order: the span beyond their sum is gaps.
   double time_ms(const std::function<void(std::vector<cl::Event>&)>& call, int reps,
                  std::vector<double>* parts = nullptr) {
     std::vector<cl::Event> ev;
