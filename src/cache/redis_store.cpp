@@ -118,7 +118,7 @@ int wait_for(int fd, short events, Clock::time_point deadline) {
 /// that end of file or those bytes: a new connection does, and the server is not lost for it.
 bool readable_while_idle(int fd) {
   pollfd ready{fd, POLLIN, 0};
-  return ::poll(&ready, 1, 0) > 0 && ready.revents != 0;
+  return ::poll(&ready, 1, 0) > 0;  // > 0: this one descriptor has events
 }
 
 /// Follows a reply's framing as its bytes arrive, before the parser (which buffers a bulk
