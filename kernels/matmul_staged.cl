@@ -21,6 +21,13 @@
 // tiles are too few to fill the device (a share of K per work-group instead of per launch).
 // Local (NDIMC, MDIMC, KSLICE); global (ceil(N / NWG) * NDIMC, ceil(M / MWG) * MDIMC,
 // slices * KSLICE).
+// A_DIRECT 1 takes A and B as they are, with no pass before the product: A (M x K, rows of LDA
+// = K floats) is copied float by float into the transposed local tile (4-byte cp.async; a warp
+// reads 8 floats of 4 rows, whole 32-byte sectors, and writes 32 different banks), and B by
+// 16-byte chunks where its rows are whole chunks (LDB a multiple of 4), else float by float.
+// The copies cost the product instructions (7% at 4096^3 in the kernel lab on the H200), and
+// save the passes, which weigh most at small and odd shapes (1023^3 through the op: 82% of
+// cuBLAS against 79%). The tuner picks per shape (A_DIRECT is a parameter of the family).
 // matmul_staged_pad_b, in the same program (no build of its own): B copied into padded rows.
 #ifndef MWG
 #define MWG 128
@@ -49,6 +56,9 @@
 #ifndef CP_ASYNC
 #define CP_ASYNC 1
 #endif
+#ifndef A_DIRECT
+#define A_DIRECT 0
+#endif
 #ifndef KSLICE
 // Groups of work-items along K in a work-group (local dim 2): each multiplies KWG/KSLICE rows.
 #define KSLICE 1
@@ -74,24 +84,40 @@
 #if (KWG * CA) % NT != 0 || (KWG * CB) % NT != 0 || A_CHUNKS < 1 || B_CHUNKS < 1
 #error "each tile whole 16-byte chunks for every work-item"
 #endif
+#if A_DIRECT != 0 && A_DIRECT != 1
+#error "A_DIRECT 0 or 1"
+#endif
+#if A_DIRECT && (KWG % 8 != 0 || NT % (4 * KWG) != 0 || NT % NWG != 0)
+#error "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG"
+#endif
 #if STAGES < 2
 #error "STAGES >= 2"
 #endif
 #if KSLICE < 1 || KWG % KSLICE != 0
 #error "KSLICE >= 1 divides KWG"
 #endif
+// Rows of the local A tile are MWG + APAD floats: A_DIRECT's transposing copies then fall on 32
+// different banks (APAD 4 keeps the rows 16-byte aligned for the vector reads; the host's
+// gemm::staged_direct_a_pad).
+#if A_DIRECT
+#define APAD 4
+#else
+#define APAD 0
+#endif
 // Local memory: the STAGES tiles, which the KSLICE - 1 other slices' sums reuse after the K loop.
-#define TILE_FLOATS (STAGES * KWG * (MWG + NWG))
+#define TILE_FLOATS (STAGES * KWG * (MWG + APAD + NWG))
 #define SUM_FLOATS ((KSLICE - 1) * MWG * NWG)
 #define LOCAL_FLOATS (TILE_FLOATS > SUM_FLOATS ? TILE_FLOATS : SUM_FLOATS)
 
 #if CP_ASYNC
 #include "tensor_core.cl"  // CP_ASYNC16 and its commit and wait, SHARED_ADDRESS
 #define COPY16(dst, src, ok) CP_ASYNC16(SHARED_ADDRESS(dst), src, ok)
+#define COPY4(dst, src, ok) CP_ASYNC4(SHARED_ADDRESS(dst), src, ok)
 #define COMMIT() CP_ASYNC_COMMIT()
 #define WAIT_PENDING() CP_ASYNC_WAIT(STAGES - 2)
 #else
 #define COPY16(dst, src, ok) vstore4((ok) ? vload4(0, (src)) : (float4)(0.0f), 0, (dst))
+#define COPY4(dst, src, ok) (*(dst) = (ok) ? *(src) : 0.0f)
 #define COMMIT()
 #define WAIT_PENDING()
 #endif
@@ -106,12 +132,69 @@
     COPY16(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_);    \
   }
 
-// K tile kt of this slice into stage s: rows of At and of B.
+// A_DIRECT's copies walk one pointer per matrix from a base each work-item computes once (a
+// pointer per copy, hoisted out of the K loop, took 80 more registers and halved occupancy).
+// A: the work-item's column a_k of the tile and its first row a_m, then every A_STEP-th row (a
+// warp's 32 floats: 8 columns of 4 rows, whole 32-byte sectors on 32 different banks of the
+// padded rows). B, float by float where its rows are not whole chunks: column b_x of the tile,
+// rows b_r, b_r + B_STEP, ...
+#define A_STEP (NT / KWG)
+#define B_STEP (NT / NWG)
+
+// K tile k0 of A (M x K, rows of LDA floats) into `dst` (KWG x MWG + APAD) transposed; `edge` 0
+// where the tile lies inside A (no test), else zero past M and K.
+#define COPY_A_TRANSPOSED(dst, k0, edge)                                               \
+  do {                                                                                 \
+    __global const float* p_ = a_src + (k0);                                           \
+    const bool k_ok_ = (k0) + a_k < K;                                                 \
+    _Pragma("unroll") for (int i_ = 0; i_ < MWG / A_STEP; ++i_) {                      \
+      const bool ok_ = !(edge) || (k_ok_ && bm + a_m + i_ * A_STEP < M);               \
+      COPY4(&dst[a_k][a_m + i_ * A_STEP], ok_ ? p_ : At, ok_);                         \
+      p_ += A_STEP * LDA;                                                              \
+    }                                                                                  \
+  } while (0)
+
+// K tile k0 of B (K x N, rows of LDB floats) into `dst` (KWG x NWG) float by float; `edge` as
+// above.
+#define COPY_B_FLOATS(dst, k0, edge)                                                   \
+  do {                                                                                 \
+    __global const float* p_ = b_src + (size_t)(k0) * LDB;                             \
+    const bool n_ok_ = bn + b_x < N;                                                   \
+    _Pragma("unroll") for (int i_ = 0; i_ < KWG / B_STEP; ++i_) {                      \
+      const bool ok_ = !(edge) || (n_ok_ && (k0) + b_r + i_ * B_STEP < K);             \
+      COPY4(&dst[b_r + i_ * B_STEP][b_x], ok_ ? p_ : B, ok_);                          \
+      p_ += B_STEP * LDB;                                                              \
+    }                                                                                  \
+  } while (0)
+
+// K tile kt of this slice into stage s: rows of At and of B (A_DIRECT: A's rows transposed,
+// and B's rows by chunks or floats as they are aligned).
+#if A_DIRECT
+// Tiles inside the matrices (all but the last K tile of the work-groups inside M and N) copy
+// with no tests: each float's test would cost about as much as its copy.
+#define LOAD_TILE(kt, s)                                                 \
+  do {                                                                   \
+    const bool k_inside_ = ((kt) + 1) * KWG <= K;                        \
+    if (k_inside_ && m_inside) {                                         \
+      COPY_A_TRANSPOSED(As[s], (kt) * KWG, 0);                           \
+    } else {                                                             \
+      COPY_A_TRANSPOSED(As[s], (kt) * KWG, 1);                           \
+    }                                                                    \
+    if (b_chunks) {                                                      \
+      COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG)                      \
+    } else if (k_inside_ && n_inside) {                                  \
+      COPY_B_FLOATS(Bs[s], (kt) * KWG, 0);                               \
+    } else {                                                             \
+      COPY_B_FLOATS(Bs[s], (kt) * KWG, 1);                               \
+    }                                                                    \
+  } while (0)
+#else
 #define LOAD_TILE(kt, s)                            \
   do {                                              \
     COPY_TILE(As[s], At, LDA, bm, (kt) * KWG, MWG)  \
     COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG)   \
   } while (0)
+#endif
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, KSLICE)))
 void matmul_staged(const int M, const int N, const int K_all, const int LDA, const int LDB,
@@ -119,8 +202,8 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
                    __global const float* restrict At_all, __global const float* restrict B_all,
                    __global float* C_all) {
   __local float4 local_mem[LOCAL_FLOATS / 4];  // 16-byte aligned (MWG, NWG multiples of 4)
-  __local float(*As)[KWG][MWG] = (__local float(*)[KWG][MWG])local_mem;
-  __local float* const b_tiles = (__local float*)local_mem + STAGES * KWG * MWG;
+  __local float(*As)[KWG][MWG + APAD] = (__local float(*)[KWG][MWG + APAD])local_mem;
+  __local float* const b_tiles = (__local float*)local_mem + STAGES * KWG * (MWG + APAD);
   __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])b_tiles;
   const int tx = get_local_id(0), ty = get_local_id(1), tz = get_local_id(2);
   const int tid = (tz * MDIMC + ty) * NDIMC + tx;
@@ -128,8 +211,22 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
   // This work-group's slice of K: rows k_begin .. k_begin + K - 1 of At and B.
   const int k_begin = get_group_id(2) * KS;
   const int K = min(KS, K_all - k_begin);
+#if A_DIRECT
+  __global const float* restrict At = At_all + k_begin;  // A itself: the slice's columns
+  // The same for every work-item of the work-group: no divergence.
+  const bool b_chunks = LDB % 4 == 0, m_inside = bm + MWG <= M, n_inside = bn + NWG <= N;
+#else
   __global const float* restrict At = At_all + (size_t)k_begin * LDA;
+#endif
   __global const float* restrict B = B_all + (size_t)k_begin * LDB;
+#if A_DIRECT
+  // The copies' bases (COPY_A_TRANSPOSED, COPY_B_FLOATS).
+  const int a_k = (tid / 32) % (KWG / 8) * 8 + tid % 8;
+  const int a_m = (tid / 32) / (KWG / 8) * 4 + (tid / 8) % 4;
+  const int b_x = tid % NWG, b_r = tid / NWG;
+  __global const float* const a_src = At + (size_t)(bm + a_m) * LDA + a_k;
+  __global const float* const b_src = B + (size_t)b_r * LDB + bn + b_x;
+#endif
   __global float* C = C_all + get_group_id(2) * (size_t)M * N;
   const int tiles = (K + KWG - 1) / KWG;
 

@@ -1,6 +1,6 @@
 // What the tensor-core GEMMs (matmul_tc.cl, matmul_wgmma.cl, matmul_tf32.cl) share, #included by
 // each and never built alone: the PTX type of the 16-bit inputs (BF16 1: bf16, else f16), a
-// 16-byte cp.async into local memory with zero fill and its group's commit and wait, the k-loop's
+// 16-byte (and 4-byte) cp.async into local memory with zero fill and its group's commit and wait, the k-loop's
 // pipeline of the mma.sync kernels over their own tile loads, a local pointer's shared-window
 // address, the epilogue's conversions between two f32 and one 32-bit word of two 16-bit values,
 // its formula and its store of such a pair, and the tile order. NVIDIA only (inline PTX).
@@ -22,6 +22,12 @@
 #define CP_ASYNC16(shared, src, ok)                                                  \
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared),         \
                "l"((ulong)(src)), "r"((ok) ? 16 : 0)                                  \
+               : "memory")
+
+// The same for 4 bytes (one float): .ca, the only cache mode that copies fewer than 16 bytes.
+#define CP_ASYNC4(shared, src, ok)                                                   \
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(shared),          \
+               "l"((ulong)(src)), "r"((ok) ? 4 : 0)                                   \
                : "memory")
 
 // Closes this work-item's cp.async group, and waits until at most `pending` of its groups are in

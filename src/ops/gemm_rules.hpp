@@ -199,11 +199,16 @@ constexpr bool tf32_builds(const Tf32Params& p) {
 /// The macros of matmul_staged.cl: matmul_reg.cl's register blocks (an MWG x NWG tile of C per
 /// work-group of MDIMC x NDIMC, local-memory reads of VWM and VWN floats) over tiles KWG deep,
 /// copied by cp.async into STAGES local-memory buffers from A transposed; KSLICE such groups of
-/// work-items share each tile's K rows and add their blocks in local memory at the end.
+/// work-items share each tile's K rows and add their blocks in local memory at the end. A_DIRECT
+/// 1: A and B as the caller gave them, A transposed float by float on its way into the tile.
 struct StagedParams {
   std::int64_t mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages;
-  std::int64_t kslice = 1;
+  std::int64_t kslice = 1, a_direct = 0;
 };
+
+/// Floats past MWG in each row of A_DIRECT's local A tile (matmul_staged.cl's APAD): its
+/// transposing copies fall on 32 different banks, and rows stay 16-byte aligned.
+inline constexpr std::int64_t staged_direct_a_pad = 4;
 
 /// The staged kernel runs where NVIDIA's compute capability is at least this (cp.async: PTX ISA,
 /// sm_80).
@@ -230,11 +235,13 @@ constexpr std::size_t staged_work_group_size(const StagedParams& p) {
   return static_cast<std::size_t>(p.mdimc * p.ndimc * p.kslice);
 }
 
-/// Bytes of local memory the kernel takes: STAGES tiles of A (KWG x MWG) and of B (KWG x NWG)
-/// floats, or the KSLICE - 1 other slices' MWG x NWG blocks that reuse them after the K loop,
-/// whichever is larger, plus NVIDIA's overhead (tensor_local_overhead).
+/// Bytes of local memory the kernel takes: STAGES tiles of A (KWG x MWG, rows padded under
+/// A_DIRECT) and of B (KWG x NWG) floats, or the KSLICE - 1 other slices' MWG x NWG blocks that
+/// reuse them after the K loop, whichever is larger, plus NVIDIA's overhead
+/// (tensor_local_overhead).
 constexpr std::size_t staged_local_memory(const StagedParams& p) {
-  const std::int64_t tiles = p.stages * p.kwg * (p.mwg + p.nwg),
+  const std::int64_t a_row = p.mwg + (p.a_direct != 0 ? staged_direct_a_pad : 0);
+  const std::int64_t tiles = p.stages * p.kwg * (a_row + p.nwg),
                      sums = (p.kslice - 1) * p.mwg * p.nwg;
   return static_cast<std::size_t>((tiles > sums ? tiles : sums) * 4) + tensor_local_overhead;
 }
@@ -242,12 +249,18 @@ constexpr std::size_t staged_local_memory(const StagedParams& p) {
 /// Whether `p` passes matmul_staged.cl's #error checks: vectors of 1, 2, 4 or 8, tile rows of
 /// whole 16-byte chunks, the work-items' blocks dividing the tile in vectors, every work-item
 /// (of all KSLICE groups) copying whole chunks of each tile, at least 2 stages, KSLICE dividing
-/// KWG.
+/// KWG; A_DIRECT 0 or 1, and under 1 KWG a multiple of 8 and the work-items a multiple of 4 * KWG
+/// and of NWG (its copies' walk: every work-item steps by whole rows of 4 and of 1).
 constexpr bool staged_builds(const StagedParams& p) {
   const auto width = [](std::int64_t w) { return w == 1 || w == 2 || w == 4 || w == 8; };
   if (p.mdimc <= 0 || p.ndimc <= 0 || !width(p.vwm) || !width(p.vwn) || p.kwg <= 0) return false;
   if (p.kslice < 1 || p.kwg % p.kslice != 0) return false;
   const std::int64_t threads = p.mdimc * p.ndimc * p.kslice;
+  if (p.a_direct != 0 && p.a_direct != 1) return false;
+  if (p.a_direct == 1 &&
+      (p.kwg % 8 != 0 || threads % (4 * p.kwg) != 0 || p.nwg <= 0 || threads % p.nwg != 0)) {
+    return false;
+  }
   const std::int64_t a_chunks = p.kwg * (p.mwg / 4), b_chunks = p.kwg * (p.nwg / 4);
   return p.mwg % 4 == 0 && p.nwg % 4 == 0 && p.mwg % (p.mdimc * p.vwm) == 0 &&
          p.nwg % (p.ndimc * p.vwn) == 0 && a_chunks % threads == 0 && b_chunks % threads == 0 &&

@@ -182,8 +182,9 @@ class GemmKernel {
                                       kernel_of(algorithm))),
         bf16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::bf16, algorithm),
                                        kernel_of(algorithm))),
-        splits_(slices_of(config_)) {
-    if (uses_staged_kernel(algorithm_)) {
+        splits_(slices_of(config_)),
+        a_direct_(uses_staged_kernel(algorithm_) && config_["A_DIRECT"] == 1) {
+    if (uses_staged_kernel(algorithm_) && !a_direct_) {
       staged_pad_b_.emplace(cl::KernelSpec::embedded(file_of(algorithm_), f32_.build_options(),
                                                      "matmul_staged_pad_b"));
     }
@@ -211,9 +212,12 @@ class GemmKernel {
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
     const auto [global, local] = ndrange(m, n);
     if (uses_staged_kernel(algorithm_)) {
-      // A transposed first, and rows of whole 16-byte chunks (matmul_staged.cl says why).
-      const std::size_t lda = gemm::staged_row_floats(m), ldb = gemm::staged_row_floats(n);
-      const ::cl::Buffer at = detail::transposed_a(client, a.buffer, m, k, lda);
+      // A transposed first, and rows of whole 16-byte chunks (matmul_staged.cl says why); under
+      // A_DIRECT the kernel takes A and B as they are.
+      const std::size_t lda = a_direct_ ? k : gemm::staged_row_floats(m),
+                        ldb = a_direct_ ? n : gemm::staged_row_floats(n);
+      const ::cl::Buffer at =
+          a_direct_ ? a.buffer : detail::transposed_a(client, a.buffer, m, k, lda);
       const ::cl::Buffer b_rows =
           ldb == n ? b.buffer : detail::padded_b(client, *staged_pad_b_, b.buffer, k, n, ldb);
       const auto LDA = static_cast<cl_int>(lda), LDB = static_cast<cl_int>(ldb);
@@ -308,7 +312,8 @@ class GemmKernel {
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
-  // passes, the staged kernel's transpose of A (its padding of B is in its own program); one
+  // passes, the staged kernel's transpose of A unless A_DIRECT (its padding of B is in its own
+  // program); one
   // owner for what prepare() builds and keep() stores; fingerprint() covers every storage's.
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
@@ -316,7 +321,9 @@ class GemmKernel {
     if (algorithm_ == Algorithm::wgmma_tf32) {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
     }
-    if (uses_staged_kernel(algorithm_)) programs.push_back(&detail::transpose_spec(false));
+    if (uses_staged_kernel(algorithm_) && !a_direct_) {
+      programs.push_back(&detail::transpose_spec(false));
+    }
     return programs;
   }
   static std::size_t slices_of(const Config& config) {
@@ -474,8 +481,9 @@ class GemmKernel {
   cl::KernelSpec f16_;
   cl::KernelSpec bf16_;
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
-  // The staged kernels' copy of B into padded rows: the product's source and options, so the
-  // product's program (no build of its own).
+  bool a_direct_;       // the staged kernels' A_DIRECT: no pass before the product
+  // The staged kernels' copy of B into padded rows (not under A_DIRECT): the product's source and
+  // options, so the product's program (no build of its own).
   std::optional<cl::KernelSpec> staged_pad_b_;
 };
 
@@ -798,8 +806,8 @@ TuneGroup<MatmulKey> tf32_group() {
 
 // The staged kernel's macros of a configuration.
 gemm::StagedParams staged_params(const Config& c) {
-  return {c["MWG"], c["NWG"], c["KWG"],    c["MDIMC"], c["NDIMC"],
-          c["VWM"], c["VWN"], c["STAGES"], c["KSLICE"]};
+  return {c["MWG"], c["NWG"], c["KWG"],    c["MDIMC"],  c["NDIMC"],
+          c["VWM"], c["VWN"], c["STAGES"], c["KSLICE"], c["A_DIRECT"]};
 }
 
 // The staged kernel's rules on a space (gemm_rules.hpp's), and blocked's bound on outputs per
@@ -832,7 +840,12 @@ Space& staged_rules(Space& s) {
 // H200"). KSLICE 2: two groups of work-items share each K tile and add their blocks at the end
 // (more warps for the same tiles where they are too few for the device); a third start point is
 // its best in the kernel lab near 1024^3 with the passes, 64 x 64 tiles 32 deep (3-4% ahead of
-// one group there; docs/benchmarks.md, "K tiles shared within a work-group").
+// one group there; docs/benchmarks.md, "K tiles shared within a work-group"). A_DIRECT 1 runs no
+// pass: A is transposed float by float on its way into local memory and B copied as it is, which
+// costs the product instructions (7% at 4096^3 in the kernel lab on the H200) and saves the
+// passes (about a tenth of the call at 1023^3, where they are two: docs/benchmarks.md, "A and B
+// as they are"); the fourth start point is the third without passes, the lab's best at 1023^3
+// and 997 x 1009 x 1013.
 Space staged_space() {
   Space s = space("staged");
   s.parameter("MWG", {64, 128})
@@ -843,11 +856,13 @@ Space staged_space() {
       .parameter("VWM", {2, 4})
       .parameter("VWN", {2, 4})
       .parameter("STAGES", {2, 3, 4})
-      .parameter("KSLICE", {1, 2});
+      .parameter("KSLICE", {1, 2})
+      .parameter("A_DIRECT", {0, 1});
   return staged_rules(s)
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1")
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1")
-      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2");
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=0")
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0")
+      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=0")
+      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=1");
 }
 
 // The staged kernel on KSPLIT slices of K at once (global dim 2; one program with the staged
@@ -858,7 +873,8 @@ Space staged_space() {
 // winner at 2048 x 768 x 3072: docs/benchmarks.md, "Rows padded"), whose program the staged
 // family's start builds anyway. The lab's best at 1025^3 (64 x 64 tiles on 4 slices, 77.6 us
 // for the kernel and the sum) lost to split through the op (98.5 against 93.1 us: the passes on
-// A and B cost 15-20 us there), so it is not a start point.
+// A and B cost 15-20 us there); without the passes (A_DIRECT, as in the staged family), the
+// lab's best at 513 x 1025 x 2049, 64 x 64 tiles 16 deep on 4 slices, is the second start point.
 Space staged_split_space() {
   Space s = space("staged_split");
   s.parameter("MWG", {64, 128})
@@ -870,9 +886,15 @@ Space staged_split_space() {
       .parameter("VWN", {2, 4})
       .parameter("STAGES", {2, 3, 4})
       .parameter("KSLICE", {1, 2})
-      .parameter("KSPLIT", {2, 3, 4, 8, 16});
-  return staged_rules(s).start_at(
-      "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,KSPLIT=4");
+      .parameter("KSPLIT", {2, 3, 4, 8, 16})
+      .parameter("A_DIRECT", {0, 1});
+  return staged_rules(s)
+      .start_at(
+          "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,KSPLIT=4,"
+          "A_DIRECT=0")
+      .start_at(
+          "MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=1,KSPLIT=4,"
+          "A_DIRECT=1");
 }
 
 // The staged family is measured for f32 keys, skipped for 16-bit storage.

@@ -671,12 +671,21 @@ TEST_CASE(
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 32, 8, 4, 4, 2}));     // MWG % (MDIMC*VWM)
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 1}));      // one stage
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 3, 2}));      // no float3 reads
+  // A_DIRECT: KWG a multiple of 8, the work-items of 4 * KWG and of NWG.
+  CHECK(staged_builds(StagedParams{64, 64, 32, 8, 16, 4, 2, 2, 1, 1}));        // 128 items
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 32, 8, 8, 4, 4, 2, 1, 1}));   // 64 % 128
+  CHECK_FALSE(staged_builds(StagedParams{64, 128, 16, 8, 8, 4, 4, 2, 1, 1}));  // 64 % NWG
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 2}));   // A_DIRECT 2
+  CHECK(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 0}));
   // STAGES * KWG * (MWG + NWG) floats, and NVIDIA's 16 bytes.
   CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3}) ==
         3 * 16 * (128 + 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
   // ... or the other KSLICE - 1 slices' MWG x NWG sums where they take more.
   CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4}) ==
         3 * 64 * 64 * 4 + tunekit::ops::gemm::tensor_local_overhead);
+  // A_DIRECT's A rows are 4 floats longer.
+  CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3, 1, 1}) ==
+        3 * 16 * (128 + 4 + 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
   // The space: every combination of its values that the rules allow, and nothing else.
   std::size_t expected = 0;
   for (std::int64_t mwg : {64, 128})
@@ -687,13 +696,14 @@ TEST_CASE(
             for (std::int64_t vwm : {2, 4})
               for (std::int64_t vwn : {2, 4})
                 for (std::int64_t stages : {2, 3, 4})
-                  for (std::int64_t kslice : {1, 2}) {
-                    const auto outputs = (mwg / md) * (nwg / nd);
-                    const StagedParams p{mwg, nwg, kwg, md, nd, vwm, vwn, stages, kslice};
-                    expected += outputs >= 4 && outputs <= 64 &&
-                                md * nd * kslice <= tunekit::ops::gemm::staged_max_work_group &&
-                                staged_builds(p);
-                  }
+                  for (std::int64_t kslice : {1, 2})
+                    for (std::int64_t direct : {0, 1}) {
+                      const auto outputs = (mwg / md) * (nwg / nd);
+                      const StagedParams p{mwg, nwg, kwg, md, nd, vwm, vwn, stages, kslice, direct};
+                      expected += outputs >= 4 && outputs <= 64 &&
+                                  md * nd * kslice <= tunekit::ops::gemm::staged_max_work_group &&
+                                  staged_builds(p);
+                    }
   std::size_t staged = 0;
   for (const auto& name : matmul_candidates()) staged += name.rfind("staged[", 0) == 0;
   CHECK(staged == expected);
@@ -718,7 +728,11 @@ TEST_CASE(
       {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=3",
        "KSLICE >= 1 divides KWG"},
       {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=16 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=4",
-       "each tile whole 16-byte chunks for every work-item"}};
+       "each tile whole 16-byte chunks for every work-item"},
+      {"-DMWG=64 -DNWG=64 -DKWG=32 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DA_DIRECT=1",
+       "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG"},
+      {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DA_DIRECT=2",
+       "A_DIRECT 0 or 1"}};
   for (const auto& [macros, why] : refused) {
     INFO(macros);
     CHECK_THROWS_WITH(client.program(spec(macros)), Catch::Contains(why));
@@ -729,11 +743,11 @@ TEST_CASE(
     "matmul_staged.cl's tiles, stages, edges, K slices and K tiles shared by 2 or 4 groups of "
     "work-items are right on every device (its copies done at once, CP_ASYNC=0), with partial "
     "tiles, K not a multiple of the tile, rows padded to whole chunks with anything past M and N, "
-    "alpha and beta",
+    "alpha and beta, and so is A_DIRECT on A and B as they are",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   struct Staged {
-    int mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages, kslice;
+    int mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages, kslice, direct = 0;
   };
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // One group of work-items per K tile, and 2 and 4 (their sums added in local memory).
@@ -741,14 +755,17 @@ TEST_CASE(
        {Staged{64, 64, 16, 8, 8, 4, 4, 2, 1}, Staged{64, 64, 8, 8, 8, 4, 4, 3, 1},
         Staged{128, 64, 16, 16, 8, 2, 4, 4, 1}, Staged{32, 64, 32, 8, 8, 2, 4, 3, 1},
         Staged{64, 64, 16, 8, 8, 4, 4, 2, 2}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4},
-        Staged{128, 64, 16, 16, 8, 2, 4, 4, 2}}) {
+        Staged{128, 64, 16, 16, 8, 2, 4, 4, 2},
+        // A_DIRECT: one and several rows of B per work-item's step (NWG = and < the work-items).
+        Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 1}, Staged{64, 64, 8, 8, 8, 4, 4, 3, 1, 1},
+        Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 1}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 1}}) {
     const auto spec = tunekit::cl::KernelSpec::embedded(
         "matmul_staged.cl",
         "-DCP_ASYNC=0 -DMWG=" + std::to_string(g.mwg) + " -DNWG=" + std::to_string(g.nwg) +
             " -DKWG=" + std::to_string(g.kwg) + " -DMDIMC=" + std::to_string(g.mdimc) +
             " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
             " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages) +
-            " -DKSLICE=" + std::to_string(g.kslice),
+            " -DKSLICE=" + std::to_string(g.kslice) + " -DA_DIRECT=" + std::to_string(g.direct),
         "matmul_staged");
     // One K tile, K cut inside its last tile (37, 36 for 8- and 32-deep tiles), and up to 38
     // tiles; tiles cut at every edge; M and N multiples of 4 and not (rows padded: M odd, N odd,
@@ -759,19 +776,25 @@ TEST_CASE(
       const auto a = random_values(p.m * p.k, 1), b = random_values(p.k * p.n, 2),
                  c0 = random_values(p.m * p.n, 3);
       // At and B in rows of whole chunks, NaN past M and N: those columns reach no stored output.
-      const std::size_t lda = tunekit::ops::gemm::staged_row_floats(p.m),
-                        ldb = tunekit::ops::gemm::staged_row_floats(p.n);
+      // A_DIRECT: A and B themselves.
+      const std::size_t lda = g.direct ? p.k : tunekit::ops::gemm::staged_row_floats(p.m),
+                        ldb = g.direct ? p.n : tunekit::ops::gemm::staged_row_floats(p.n);
       std::vector<float> at(p.k * lda, nan), bp(p.k * ldb, nan);
-      for (std::size_t q = 0; q < p.k; ++q) {
-        for (std::size_t i = 0; i < p.m; ++i) at[q * lda + i] = a[i * p.k + q];
-        for (std::size_t j = 0; j < p.n; ++j) bp[q * ldb + j] = b[q * p.n + j];
+      if (g.direct) {
+        at = a;
+        bp = b;
+      } else {
+        for (std::size_t q = 0; q < p.k; ++q) {
+          for (std::size_t i = 0; i < p.m; ++i) at[q * lda + i] = a[i * p.k + q];
+          for (std::size_t j = 0; j < p.n; ++j) bp[q * ldb + j] = b[q * p.n + j];
+        }
       }
       // One slice, and slices of one tile and of three (the last one short or empty).
       for (const std::size_t ks : {p.k, std::size_t(g.kwg), std::size_t(3 * g.kwg)}) {
         const std::size_t slices = (p.k + ks - 1) / ks;
         INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
-                    << " KSLICE=" << g.kslice << " m=" << p.m << " n=" << p.n << " k=" << p.k
-                    << " KS=" << ks << " slices=" << slices);
+                    << " KSLICE=" << g.kslice << " A_DIRECT=" << g.direct << " m=" << p.m
+                    << " n=" << p.n << " k=" << p.k << " KS=" << ks << " slices=" << slices);
         const float alpha = 1.5f, beta = -0.5f;
         auto c = client.upload(slices == 1 ? c0 : std::vector<float>(slices * p.m * p.n, nan));
         ::cl::Kernel kernel = client.kernel(spec);
@@ -845,20 +868,29 @@ TEST_CASE(
     "devices with cp.async, and elsewhere say so before a build",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  auto staged = every_nth("staged", 39);  // each value of each parameter
+  auto staged = every_nth("staged", 77);  // each value of each parameter
   staged.push_back(
-      "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1]");
-  staged.push_back("staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1]");
-  // K tiles shared by 2 groups of work-items (their sums added in local memory).
-  staged.push_back("staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2]");
-  staged.push_back("staged[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2]");
+      "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=0]");
+  staged.push_back(
+      "staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0]");
+  // K tiles shared by 2 groups of work-items (their sums added in local memory), with the passes
+  // and without (A_DIRECT).
+  staged.push_back(
+      "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=0]");
+  staged.push_back(
+      "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=1]");
+  staged.push_back(
+      "staged[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2,A_DIRECT=0]");
+  staged.push_back(
+      "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=1]");
   REQUIRE(staged.size() >= 8);
   // Its split form: each number of slices, more slices than K tiles (empty ones) included.
-  for (const auto& name : every_nth("staged_split", 146)) staged.push_back(name);
+  for (const auto& name : every_nth("staged_split", 291)) staged.push_back(name);
   for (const int slices : {2, 3, 4, 8, 16}) {
     staged.push_back(
         "staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=" +
-        std::to_string(slices == 4 ? 2 : 1) + ",KSPLIT=" + std::to_string(slices) + "]");
+        std::to_string(slices == 4 ? 2 : 1) + ",KSPLIT=" + std::to_string(slices) +
+        ",A_DIRECT=" + (slices == 3 || slices == 4 ? "1" : "0") + "]");
   }
   REQUIRE(staged.size() >= 20);
   check_candidates(

@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -224,13 +225,20 @@ struct Lab {
     if (auto it = programs.find(key); it != programs.end()) return it->second;
     if (!sources.count(file)) sources[file] = read_text(kernel_dir + "/" + file);
     cl::Program prog(ctx, sources[file]);
+    // KERNEL_LAB_BUILD_OPTIONS: more options for every build, each build's log on stderr (on
+    // NVIDIA, -cl-nv-verbose logs ptxas's registers and spills per kernel).
+    const char* extra = std::getenv("KERNEL_LAB_BUILD_OPTIONS");
     try {
       // -I: a kernel's #include "tensor_core.cl" is found beside it, as the op's expansion does.
-      prog.build({dev}, (opts + " -I " + kernel_dir).c_str());
+      prog.build({dev},
+                 (opts + " -I " + kernel_dir + (extra ? " " + std::string(extra) : "")).c_str());
     } catch (const cl::Error&) {
       err = "build failed: " + prog.getBuildInfo<CL_PROGRAM_BUILD_LOG>(dev).substr(0, 400);
       return cl::Program();
     }
+    if (extra != nullptr)
+      std::fprintf(stderr, "build log of %s [%s]:\n%s\n", file.c_str(), opts.c_str(),
+                   prog.getBuildInfo<CL_PROGRAM_BUILD_LOG>(dev).c_str());
     programs[key] = prog;
     return prog;
   }
@@ -507,16 +515,18 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   // Slices of KS rows of K (a multiple of KWG) into partial products, then their sum.
   const size_t slices = size_t(param(c.p, "ksplit", 1)), kwg = size_t(param(c.p, "KWG", 16));
   const size_t ks = round_up(ceil_div(g.K, slices), kwg);
+  // A_DIRECT takes A and B as they are (rows of K and N floats), with no pass before it.
+  const bool direct = param(c.p, "A_DIRECT", 0) != 0;
   k->setArg(0, int(g.M));
   k->setArg(1, int(g.N));
   k->setArg(2, int(g.K));
-  k->setArg(3, int(g.lda));
-  k->setArg(4, int(g.ldb));
+  k->setArg(3, int(direct ? g.K : g.lda));
+  k->setArg(4, int(direct ? g.N : g.ldb));
   k->setArg(5, int(ks));
   k->setArg(6, slices > 1 ? 1.0f : alpha);
   k->setArg(7, slices > 1 ? 0.0f : beta);
-  k->setArg(8, g.At);
-  k->setArg(9, g.Bp);
+  k->setArg(8, direct ? g.A : g.At);
+  k->setArg(9, direct ? g.B : g.Bp);
   // KSLICE work-items along K in each work-group (local dim 2), on every slice.
   const size_t kslice = size_t(param(c.p, "KSLICE", 1));
   const cl::NDRange global3(global[0], global[1], slices * kslice),
@@ -525,7 +535,7 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   // transpose.cl, and of matmul_staged_pad_b where N is not whole chunks), in the timed call.
   namespace passes = tunekit::ops::operand_passes;
   std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
-  if (g_opt != nullptr && g_opt->staged_prep) {
+  if (g_opt != nullptr && g_opt->staged_prep && !direct) {
     // Both passes take (rows, columns, the output's row length, in, out).
     const auto pass = [](const cl::Program& p, const char* name, size_t rows, size_t cols,
                          size_t ld, const cl::Buffer& in, const cl::Buffer& out) {
@@ -677,14 +687,15 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
   // `ksplit` slices of K and `kslice` groups of work-items per K tile; those the kernel refuses
   // (gemm_rules.hpp's staged_builds) are left out.
   auto add_async = [&](std::initializer_list<std::array<int, 8>> configs, int ksplit = 1,
-                       int kslice = 1) {
+                       int kslice = 1, bool a_direct = false) {
     for (const auto& a : configs) {
       if (!tunekit::ops::gemm::staged_builds(
-              {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice}))
+              {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice, a_direct ? 1 : 0}))
         continue;
       Params p{{"MWG", a[0]},   {"NWG", a[1]}, {"KWG", a[2]}, {"MDIMC", a[3]},
                {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
       if (kslice > 1) p.push_back({"KSLICE", kslice});
+      if (a_direct) p.push_back({"A_DIRECT", 1});
       if (ksplit > 1) p.push_back({"ksplit", ksplit});
       add("matmul_staged.cl", "matmul_staged", std::move(p));
     }
@@ -719,6 +730,18 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                    {64, 128, 16, 8, 16, 4, 4, 3},
                    {128, 64, 32, 16, 8, 4, 4, 2}},
                   ksplit, kslice);
+    // A and B as they are, no pass before the product: the best of the grid above on one group
+    // and on two along K, and on slices of K.
+    for (int kslice : {1, 2})
+      for (int ksplit : {1, 2, 4})
+        add_async({{128, 128, 16, 16, 16, 4, 2, 2},
+                   {128, 128, 16, 8, 32, 4, 4, 2},
+                   {128, 64, 16, 16, 8, 2, 4, 3},
+                   {64, 128, 16, 8, 16, 4, 4, 2},
+                   {64, 64, 16, 8, 16, 4, 2, 3},
+                   {64, 64, 32, 8, 16, 4, 2, 2},
+                   {128, 64, 32, 16, 8, 4, 4, 2}},
+                  ksplit, kslice, true);
     // Slices of K for products of few tiles (1024^3 has 64 tiles of 128 x 128 for 132 SMs):
     // the op's start points and smaller tiles, on 2 to 8 slices.
     for (int ksplit : {2, 3, 4, 8})
