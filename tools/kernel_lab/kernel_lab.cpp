@@ -13,7 +13,9 @@
 // takes A transposed and rows of whole 16-byte chunks: the lab transposes and pads on the host, so
 // that time is not in the kernel's (--staged-prep runs the op's passes on the device in the timed
 // call instead); `ksplit` runs it on slices of K, and matmul_sum.cl adds them; its KSLICE macro
-// shares each K tile among groups of work-items of a work-group (local dimension 2).
+// shares each K tile among groups of work-items of a work-group (local dimension 2); its A_DIRECT
+// configurations take A and B as they are, with no pass in any case. KERNEL_LAB_BUILD_OPTIONS
+// adds options to every build and prints each build's log on stderr.
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS
