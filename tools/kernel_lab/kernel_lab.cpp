@@ -15,7 +15,8 @@
 // call instead); `ksplit` runs it on slices of K, and matmul_sum.cl adds them; its KSLICE macro
 // shares each K tile among groups of work-items of a work-group (local dimension 2); its A_DIRECT
 // configurations take A and B as they are, with no pass in any case. KERNEL_LAB_BUILD_OPTIONS
-// adds options to every build and prints each build's log on stderr.
+// adds options to every build and prints each build's log on stderr; KERNEL_LAB_BINARIES=DIR
+// keeps each build's binary there (PTX on NVIDIA).
 #define CL_HPP_TARGET_OPENCL_VERSION 300
 #define CL_HPP_MINIMUM_OPENCL_VERSION 200
 #define CL_HPP_ENABLE_EXCEPTIONS
@@ -241,9 +242,30 @@ struct Lab {
     if (extra != nullptr)
       std::fprintf(stderr, "build log of %s [%s]:\n%s\n", file.c_str(), opts.c_str(),
                    prog.getBuildInfo<CL_PROGRAM_BUILD_LOG>(dev).c_str());
+    save_binary(prog, file, opts);
     programs[key] = prog;
     return prog;
   }
+
+  // KERNEL_LAB_BINARIES=DIR: each built program's binary (PTX on NVIDIA, for ptxas and
+  // cuobjdump --dump-sass there) written to DIR/program-N.bin, with N and the build's file and
+  // options listed in DIR/index.txt.
+  void save_binary(const cl::Program& prog, const std::string& file, const std::string& opts) {
+    const char* dir = std::getenv("KERNEL_LAB_BINARIES");
+    if (dir == nullptr || *dir == '\0') return;
+    const auto binaries = prog.getInfo<CL_PROGRAM_BINARIES>();
+    if (binaries.empty()) return;
+    const std::string name = "program-" + std::to_string(saved_binaries++) + ".bin";
+    if (std::FILE* out = std::fopen((std::string(dir) + "/" + name).c_str(), "wb")) {
+      std::fwrite(binaries.front().data(), 1, binaries.front().size(), out);
+      std::fclose(out);
+    }
+    if (std::FILE* index = std::fopen((std::string(dir) + "/index.txt").c_str(), "a")) {
+      std::fprintf(index, "%s %s [%s]\n", name.c_str(), file.c_str(), opts.c_str());
+      std::fclose(index);
+    }
+  }
+  int saved_binaries = 0;
 
   // Times one call (a list of launches) as end(last) - start(first) from profiling events, the
   // gaps between its kernels in: the median of `reps` samples. Short calls are batched between
