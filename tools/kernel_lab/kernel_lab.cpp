@@ -709,12 +709,13 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
   };
   // matmul_staged.cl's configurations, (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, STAGES), on
   // `ksplit` slices of K and `kslice` groups of work-items per K tile; those the kernel refuses
-  // (gemm_rules.hpp's staged_builds) are left out.
+  // (gemm_rules.hpp's staged_builds) and those past the family's 256 work-items are left out.
   auto add_async = [&](std::initializer_list<std::array<int, 8>> configs, int ksplit = 1,
                        int kslice = 1, bool a_direct = false) {
     for (const auto& a : configs) {
       if (!tunekit::ops::gemm::staged_builds(
-              {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice, a_direct ? 1 : 0}))
+              {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice, a_direct ? 1 : 0}) ||
+          a[3] * a[4] * kslice > tunekit::ops::gemm::staged_max_work_group)
         continue;
       Params p{{"MWG", a[0]},   {"NWG", a[1]}, {"KWG", a[2]}, {"MDIMC", a[3]},
                {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
