@@ -143,6 +143,15 @@ std::vector<std::string> every_nth(const std::string& family, std::size_t stride
   return picked;
 }
 
+// matmul_staged.cl's macros for `p`, its copies done at once (CP_ASYNC=0: builds on any device).
+std::string staged_test_options(const tunekit::ops::gemm::StagedParams& p) {
+  return "-DCP_ASYNC=0 -DMWG=" + std::to_string(p.mwg) + " -DNWG=" + std::to_string(p.nwg) +
+         " -DKWG=" + std::to_string(p.kwg) + " -DMDIMC=" + std::to_string(p.mdimc) +
+         " -DNDIMC=" + std::to_string(p.ndimc) + " -DVWM=" + std::to_string(p.vwm) +
+         " -DVWN=" + std::to_string(p.vwn) + " -DSTAGES=" + std::to_string(p.stages) +
+         " -DKSLICE=" + std::to_string(p.kslice) + " -DA_DIRECT=" + std::to_string(p.a_direct);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -752,12 +761,7 @@ TEST_CASE(
                                 StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 0},
                                 StagedParams{32, 64, 32, 8, 8, 2, 4, 2, 4, 1}}) {
     REQUIRE(tunekit::ops::gemm::staged_builds(p));
-    const auto macros =
-        "-DCP_ASYNC=0 -DMWG=" + std::to_string(p.mwg) + " -DNWG=" + std::to_string(p.nwg) +
-        " -DKWG=" + std::to_string(p.kwg) + " -DMDIMC=" + std::to_string(p.mdimc) +
-        " -DNDIMC=" + std::to_string(p.ndimc) + " -DVWM=" + std::to_string(p.vwm) +
-        " -DVWN=" + std::to_string(p.vwn) + " -DSTAGES=" + std::to_string(p.stages) +
-        " -DKSLICE=" + std::to_string(p.kslice) + " -DA_DIRECT=" + std::to_string(p.a_direct);
+    const auto macros = staged_test_options(p);
     INFO(macros);
     ::cl::Kernel kernel = client.kernel(
         tunekit::cl::KernelSpec::embedded("matmul_staged.cl", macros, "matmul_staged"));
@@ -778,9 +782,7 @@ TEST_CASE(
     "alpha and beta, and so is A_DIRECT on A and B as they are",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  struct Staged {
-    int mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages, kslice, direct = 0;
-  };
+  using Staged = tunekit::ops::gemm::StagedParams;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // One group of work-items per K tile, and 2 and 4 (their sums added in local memory).
   for (const Staged& g :
@@ -791,14 +793,8 @@ TEST_CASE(
         // A_DIRECT: one and several rows of B per work-item's step (NWG = and < the work-items).
         Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 1}, Staged{64, 64, 8, 8, 8, 4, 4, 3, 1, 1},
         Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 1}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 1}}) {
-    const auto spec = tunekit::cl::KernelSpec::embedded(
-        "matmul_staged.cl",
-        "-DCP_ASYNC=0 -DMWG=" + std::to_string(g.mwg) + " -DNWG=" + std::to_string(g.nwg) +
-            " -DKWG=" + std::to_string(g.kwg) + " -DMDIMC=" + std::to_string(g.mdimc) +
-            " -DNDIMC=" + std::to_string(g.ndimc) + " -DVWM=" + std::to_string(g.vwm) +
-            " -DVWN=" + std::to_string(g.vwn) + " -DSTAGES=" + std::to_string(g.stages) +
-            " -DKSLICE=" + std::to_string(g.kslice) + " -DA_DIRECT=" + std::to_string(g.direct),
-        "matmul_staged");
+    const auto spec = tunekit::cl::KernelSpec::embedded("matmul_staged.cl", staged_test_options(g),
+                                                        "matmul_staged");
     // One K tile, K cut inside its last tile (37, 36 for 8- and 32-deep tiles), and up to 38
     // tiles; tiles cut at every edge; M and N multiples of 4 and not (rows padded: M odd, N odd,
     // both, and one row and column).
@@ -809,10 +805,10 @@ TEST_CASE(
                  c0 = random_values(p.m * p.n, 3);
       // At and B in rows of whole chunks, NaN past M and N: those columns reach no stored output.
       // A_DIRECT: A and B themselves.
-      const std::size_t lda = g.direct ? p.k : tunekit::ops::gemm::staged_row_floats(p.m),
-                        ldb = g.direct ? p.n : tunekit::ops::gemm::staged_row_floats(p.n);
+      const std::size_t lda = g.a_direct ? p.k : tunekit::ops::gemm::staged_row_floats(p.m),
+                        ldb = g.a_direct ? p.n : tunekit::ops::gemm::staged_row_floats(p.n);
       std::vector<float> at(p.k * lda, nan), bp(p.k * ldb, nan);
-      if (g.direct) {
+      if (g.a_direct) {
         at = a;
         bp = b;
       } else {
@@ -825,7 +821,7 @@ TEST_CASE(
       for (const std::size_t ks : {p.k, std::size_t(g.kwg), std::size_t(3 * g.kwg)}) {
         const std::size_t slices = (p.k + ks - 1) / ks;
         INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
-                    << " KSLICE=" << g.kslice << " A_DIRECT=" << g.direct << " m=" << p.m
+                    << " KSLICE=" << g.kslice << " A_DIRECT=" << g.a_direct << " m=" << p.m
                     << " n=" << p.n << " k=" << p.k << " KS=" << ks << " slices=" << slices);
         const float alpha = 1.5f, beta = -0.5f;
         auto c = client.upload(slices == 1 ? c0 : std::vector<float>(slices * p.m * p.n, nan));
