@@ -313,8 +313,8 @@ class GemmKernel {
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
   // passes, the staged kernel's transpose of A unless A_DIRECT (its padding of B is in its own
-  // program); one
-  // owner for what prepare() builds and keep() stores; fingerprint() covers every storage's.
+  // program); one owner for what prepare() builds and keep() stores; fingerprint() covers every
+  // storage's.
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
     if (splits_ > 1 && uses_staged_kernel(algorithm_)) programs.push_back(&sum_spec(dtype));
