@@ -2,14 +2,15 @@
 // register-blocked product (a work-group computes an MWG x NWG tile of C, each work-item a
 // WPTM x WPTN block of it read from local memory in vectors), its local tiles filled by 16-byte
 // cp.async copies in STAGES stages (the next tiles load while the current one is multiplied).
-// A comes transposed (At: K x M, written by the host's pass before the product), so that both
-// tiles are copied row for row: no prefetch registers and no transposing store, which is what
-// held matmul_reg.cl at 90% of cuBLAS on the H200 (docs/benchmarks.md, issue 32).
+// A_DIRECT 0: A comes transposed (At: K x M, written by the host's pass before the product), so
+// that both tiles are copied row for row: no prefetch registers and no transposing store, which
+// is what held matmul_reg.cl at 90% of cuBLAS on the H200 (docs/benchmarks.md, issue 32).
 // C = alpha * A * B + beta * C; At (K rows of LDA floats), B (K rows of LDB floats), C (M x N),
-// row-major f32. Any M, N and K: LDA >= M and LDB >= N are multiples of 4, so that every row is
-// whole 16-byte chunks (the host pads the rows where M or N is not a multiple of 4; copying
-// float by float instead cost 12-33% on the H200). Columns past M and N may hold anything: they
-// reach only rows and columns of C that are not stored. Copies past K are zero-filled.
+// row-major f32. Any M, N and K. With A_DIRECT 0, LDA >= M and LDB >= N are multiples of 4, so
+// that every row is whole 16-byte chunks (the host pads the rows where M or N is not a multiple
+// of 4; copying float by float instead cost 12-33% on the H200). Columns past M and N may hold
+// anything: they reach only rows and columns of C that are not stored. Copies past K are
+// zero-filled.
 // K slices: work-group z computes the slice of KS rows of K from z * KS (KS a multiple of KWG),
 // into the z-th M x N block of C; one slice (KS >= K) is the whole product. The host adds the
 // slices' blocks (matmul_sum.cl), with alpha 1 and beta 0 here.
@@ -23,7 +24,8 @@
 // slices * KSLICE).
 // A_DIRECT 1 takes A and B as they are, with no pass before the product: A (M x K, rows of LDA
 // = K floats) is copied float by float into the transposed local tile (4-byte cp.async; a warp
-// reads 8 floats of 4 rows, whole 32-byte sectors, and writes 32 different banks), and B by
+// reads 8 floats of each of 4 rows, whole 32-byte sectors where K % 8 == 0, and writes 32
+// different banks), and B by
 // 16-byte chunks where its rows are whole chunks (LDB a multiple of 4), else float by float.
 // The copies cost the product instructions (7% at 4096^3 in the kernel lab on the H200), and
 // save the passes, which weigh most at small and odd shapes (1023^3 through the op: 82% of
@@ -87,8 +89,8 @@
 #if A_DIRECT != 0 && A_DIRECT != 1
 #error "A_DIRECT 0 or 1"
 #endif
-#if A_DIRECT && (KWG % 8 != 0 || NT % (4 * KWG) != 0 || NT % NWG != 0)
-#error "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG"
+#if A_DIRECT && (KWG % 8 != 0 || NT % (4 * KWG) != 0 || NT % NWG != 0 || VWM == 8)
+#error "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG, VWM <= 4"
 #endif
 #if STAGES < 2
 #error "STAGES >= 2"
@@ -97,8 +99,8 @@
 #error "KSLICE >= 1 divides KWG"
 #endif
 // Rows of the local A tile are MWG + APAD floats: A_DIRECT's transposing copies then fall on 32
-// different banks (APAD 4 keeps the rows 16-byte aligned for the vector reads; the host's
-// gemm::staged_direct_a_pad).
+// different banks (APAD 4 keeps the rows 16-byte aligned for reads of up to 4 floats, hence VWM
+// <= 4 there; 8 would put 2 copies on each bank; the host's gemm::staged_direct_a_pad).
 #if A_DIRECT
 #define APAD 4
 #else
@@ -150,7 +152,7 @@
     _Pragma("unroll") for (int i_ = 0; i_ < MWG / A_STEP; ++i_) {                      \
       const bool ok_ = !(edge) || (k_ok_ && bm + a_m + i_ * A_STEP < M);               \
       COPY4(&dst[a_k][a_m + i_ * A_STEP], ok_ ? p_ : At, ok_);                         \
-      p_ += A_STEP * LDA;                                                              \
+      p_ += (size_t)A_STEP * LDA;                                                      \
     }                                                                                  \
   } while (0)
 
@@ -163,15 +165,16 @@
     _Pragma("unroll") for (int i_ = 0; i_ < KWG / B_STEP; ++i_) {                      \
       const bool ok_ = !(edge) || (n_ok_ && (k0) + b_r + i_ * B_STEP < K);             \
       COPY4(&dst[b_r + i_ * B_STEP][b_x], ok_ ? p_ : B, ok_);                          \
-      p_ += B_STEP * LDB;                                                              \
+      p_ += (size_t)B_STEP * LDB;                                                      \
     }                                                                                  \
   } while (0)
 
-// K tile kt of this slice into stage s: rows of At and of B (A_DIRECT: A's rows transposed,
-// and B's rows by chunks or floats as they are aligned).
+// K tile kt of this slice into stage s: rows of At and of B (A_DIRECT: A's K columns into the
+// tile's rows, and B's rows by chunks or floats as they are aligned).
 #if A_DIRECT
-// Tiles inside the matrices (all but the last K tile of the work-groups inside M and N) copy
-// with no tests: each float's test would cost about as much as its copy.
+// Tiles inside the matrices (all but the last K tile, where M >= MWG and N >= NWG: the edge
+// work-groups' tiles are moved inside) copy with no tests: each float's test would cost about as
+// much as its copy.
 #define LOAD_TILE(kt, s)                                                 \
   do {                                                                   \
     const bool k_inside_ = ((kt) + 1) * KWG <= K;                        \
@@ -207,25 +210,35 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
   __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])b_tiles;
   const int tx = get_local_id(0), ty = get_local_id(1), tz = get_local_id(2);
   const int tid = (tz * MDIMC + ty) * NDIMC + tx;
-  const int bm = get_group_id(1) * MWG, bn = get_group_id(0) * NWG;
-  // This work-group's slice of K: rows k_begin .. k_begin + K - 1 of At and B.
+  // The rows and columns of C this work-group stores: from bm0 and bn0.
+  const int bm0 = get_group_id(1) * MWG, bn0 = get_group_id(0) * NWG;
+#if A_DIRECT
+  // Those on the bottom or right edge multiply the last whole tile inside C instead, which
+  // overlaps a neighbour's, and store only their own part: their copies then need no edge tests.
+  // In a launch of one wave the edge work-groups' tests held up the whole launch (each test costs
+  // about as much as its copy). Where M < MWG (N < NWG) the tile stays, with its tests. bn stays
+  // a multiple of 4 where B is copied by chunks (N and NWG are).
+  const int bm = M >= MWG ? min(bm0, M - MWG) : bm0, bn = N >= NWG ? min(bn0, N - NWG) : bn0;
+#else
+  const int bm = bm0, bn = bn0;
+#endif
+  // This work-group's slice of K: rows k_begin .. k_begin + K - 1 of At (columns of A under
+  // A_DIRECT) and of B.
   const int k_begin = get_group_id(2) * KS;
   const int K = min(KS, K_all - k_begin);
+  __global const float* restrict B = B_all + (size_t)k_begin * LDB;
 #if A_DIRECT
   __global const float* restrict At = At_all + k_begin;  // A itself: the slice's columns
   // The same for every work-item of the work-group: no divergence.
   const bool b_chunks = LDB % 4 == 0, m_inside = bm + MWG <= M, n_inside = bn + NWG <= N;
-#else
-  __global const float* restrict At = At_all + (size_t)k_begin * LDA;
-#endif
-  __global const float* restrict B = B_all + (size_t)k_begin * LDB;
-#if A_DIRECT
   // The copies' bases (COPY_A_TRANSPOSED, COPY_B_FLOATS).
   const int a_k = (tid / 32) % (KWG / 8) * 8 + tid % 8;
   const int a_m = (tid / 32) / (KWG / 8) * 4 + (tid / 8) % 4;
   const int b_x = tid % NWG, b_r = tid / NWG;
   __global const float* const a_src = At + (size_t)(bm + a_m) * LDA + a_k;
   __global const float* const b_src = B + (size_t)b_r * LDB + bn + b_x;
+#else
+  __global const float* restrict At = At_all + (size_t)k_begin * LDA;
 #endif
   __global float* C = C_all + get_group_id(2) * (size_t)M * N;
   const int tiles = (K + KWG - 1) / KWG;
@@ -283,11 +296,11 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
 #pragma unroll
   for (int i = 0; i < WPTM; ++i) {
     const int row = bm + BLOCK_ROW(i);
-    if (row >= M) continue;
+    if (row < bm0 || row >= M) continue;
 #pragma unroll
     for (int j = 0; j < WPTN; ++j) {
       const int col = bn + BLOCK_COL(j);
-      if (col < N) {
+      if (col >= bn0 && col < N) {
         const size_t idx = (size_t)row * N + col;
         const float c = alpha * acc[i][j];
         C[idx] = beta != 0.0f ? mad(beta, C[idx], c) : c;

@@ -207,15 +207,17 @@ struct StagedParams {
 };
 
 /// Floats past MWG in each row of A_DIRECT's local A tile (matmul_staged.cl's APAD): its
-/// transposing copies fall on 32 different banks, and rows stay 16-byte aligned.
+/// transposing copies fall on 32 different banks, and rows stay 16-byte aligned (not 32: the
+/// product's reads of A are then at most 4 floats, VWM <= 4, staged_builds).
 inline constexpr std::int64_t staged_direct_a_pad = 4;
 
 /// The staged kernel runs where NVIDIA's compute capability is at least this (cp.async: PTX ISA,
 /// sm_80).
 inline constexpr unsigned staged_min_major = 8, staged_min_minor = 0;
 
-/// Rows of At and B are copied in 16-byte chunks (matmul_staged.cl): the host gives the kernel rows
-/// of a multiple of this many floats, padded where M or N is not one (staged_row_floats).
+/// With A_DIRECT 0, rows of At and B are copied in 16-byte chunks (matmul_staged.cl): the host
+/// gives the kernel rows of a multiple of this many floats, padded where M or N is not one
+/// (staged_row_floats). A_DIRECT 1 copies B by chunks only where N is a multiple of it.
 inline constexpr std::int64_t staged_chunk_floats = 4;
 
 /// The row length, in floats, of At (for `size` M) or B (for `size` N) as the staged kernel takes
@@ -249,16 +251,17 @@ constexpr std::size_t staged_local_memory(const StagedParams& p) {
 /// Whether `p` passes matmul_staged.cl's #error checks: vectors of 1, 2, 4 or 8, tile rows of
 /// whole 16-byte chunks, the work-items' blocks dividing the tile in vectors, every work-item
 /// (of all KSLICE groups) copying whole chunks of each tile, at least 2 stages, KSLICE dividing
-/// KWG; A_DIRECT 0 or 1, and under 1 KWG a multiple of 8 and the work-items a multiple of 4 * KWG
-/// and of NWG (its copies' walk: every work-item steps by whole rows of 4 and of 1).
+/// KWG; A_DIRECT 0 or 1, and under 1 KWG a multiple of 8, the work-items a multiple of 4 * KWG
+/// and of NWG (its copies' walk: every work-item steps by whole rows of 4 and of 1) and VWM at
+/// most 4 (the padded rows' alignment, staged_direct_a_pad).
 constexpr bool staged_builds(const StagedParams& p) {
   const auto width = [](std::int64_t w) { return w == 1 || w == 2 || w == 4 || w == 8; };
   if (p.mdimc <= 0 || p.ndimc <= 0 || !width(p.vwm) || !width(p.vwn) || p.kwg <= 0) return false;
   if (p.kslice < 1 || p.kwg % p.kslice != 0) return false;
   const std::int64_t threads = p.mdimc * p.ndimc * p.kslice;
   if (p.a_direct != 0 && p.a_direct != 1) return false;
-  if (p.a_direct == 1 &&
-      (p.kwg % 8 != 0 || threads % (4 * p.kwg) != 0 || p.nwg <= 0 || threads % p.nwg != 0)) {
+  if (p.a_direct == 1 && (p.kwg % 8 != 0 || threads % (4 * p.kwg) != 0 || p.nwg <= 0 ||
+                          threads % p.nwg != 0 || p.vwm > 4)) {
     return false;
   }
   const std::int64_t a_chunks = p.kwg * (p.mwg / 4), b_chunks = p.kwg * (p.nwg / 4);

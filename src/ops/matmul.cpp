@@ -827,8 +827,8 @@ Space& staged_rules(Space& s) {
 }
 
 // matmul_reg.cl's register blocks over tiles copied by cp.async from A transposed
-// (kernels/matmul_staged.cl): each call first writes A transposed into a kept buffer
-// (transposed_operand.hpp; about 1% of the product at 4096 by its bytes). NVIDIA compute
+// (kernels/matmul_staged.cl): with A_DIRECT 0 each call first writes A transposed into a kept
+// buffer (transposed_operand.hpp; about 1% of the product at 4096 by its bytes). NVIDIA compute
 // capability 8.0 and up, f32 keys (staged_group; elsewhere every configuration fails with its
 // reason before a build); any M, N and K (where M or N is not a multiple of 4, At's or B's rows
 // are padded to whole 16-byte chunks on their way: gemm::staged_row_floats). The rules are
