@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -25,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char magic[8] = {'T', 'K', 'P', 'R', 'O', 'G', 'B', '\n'};
-constexpr std::size_t max_field = 1 << 16;  // device identity, build options
+constexpr std::size_t max_field = ProgramBinaries::max_field_bytes;  // device identity, options
 // A binary at the limit with its header: magic, version, two fields, three numbers, checksum.
 constexpr std::size_t max_file = ProgramBinaries::max_binary_bytes + 2 * max_field + 64;
 
@@ -294,6 +295,15 @@ void ProgramBinaries::loaded_fine(const ProgramKey& key, Stored& stored) const {
 
 void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned char>& binary) const {
   if (binary.empty() || binary.size() > max_binary_bytes) return;
+  // A file the reader would refuse ("malformed header") is not written: it would cost a write,
+  // then a warning and a removal on every later build of the program.
+  if (key.device.size() > max_field || key.options.size() > max_field) {
+    warn_once("tunekit: program binary not cached: its " +
+              std::string(key.device.size() > max_field ? "device identity" : "build options") +
+              " of " + std::to_string(std::max(key.device.size(), key.options.size())) +
+              " bytes pass the " + std::to_string(max_field) + " a binary's header holds");
+    return;
+  }
   struct stat aside {};
   if (::lstat((file_of(key).string() + ".aside").c_str(), &aside) == 0) return;  // see load()
   try {

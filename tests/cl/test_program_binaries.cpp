@@ -242,6 +242,31 @@ TEST_CASE("binary files are private and cleared with their leftovers",
   CHECK(fs::is_empty(binaries.directory()));
 }
 
+TEST_CASE("build options past what a binary's header holds are built each time, never stored",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  CapturedWarnings warnings;
+  // A macro of 70000 characters: a valid build, options past max_field_bytes.
+  const std::string options =
+      "-DLONG=" + std::string(cl::ProgramBinaries::max_field_bytes + 4464, '1');
+  const auto spec = test_kernel("add", options);
+  const cl::ProgramBinaries binaries(dir.path());
+  (void)cache_under(dir.path())->program(spec);
+  CHECK(binary_files(dir.path()) == 0);
+  CHECK_THAT(warnings.text(), Catch::Contains("build options of 70007 bytes pass the 65536"));
+  // The writer alone refuses it too: no file the reader would call malformed.
+  binaries.save(key_of(spec), {1, 2, 3});
+  CHECK_FALSE(fs::exists(binaries.file_of(key_of(spec))));
+  // At the limit it is stored and loaded back.
+  const auto at_limit =
+      test_kernel("add", "-DL=" + std::string(cl::ProgramBinaries::max_field_bytes - 4, '1'));
+  REQUIRE(at_limit.build_options().size() == cl::ProgramBinaries::max_field_bytes);
+  (void)cache_under(dir.path())->program(at_limit);
+  auto next = cache_under(dir.path());
+  (void)next->program(at_limit);
+  CHECK(next->binary_loads() == 1);
+}
+
 TEST_CASE("the binary file decoder rejects every truncation and never reads out of bounds",
           "[program-binaries]") {
   const std::string source = "kernel void k() {}";

@@ -46,6 +46,9 @@ class ProgramBinaries {
   /// The largest program binary tunekit takes from a driver, stores or reads back: 256 MiB, far
   /// above any real binary or PTX (a larger size is a driver's or a file's fault).
   static constexpr std::size_t max_binary_bytes = std::size_t{1} << 28;
+  /// The longest device identity or build options a binary's header holds: 64 KiB. A program
+  /// whose key is longer is built each time, never stored (save() says so once).
+  static constexpr std::size_t max_field_bytes = std::size_t{1} << 16;
 
   /// Binaries under `cache_root` (Settings::resolved_cache_dir()). Creates nothing until save().
   explicit ProgramBinaries(std::filesystem::path cache_root);
@@ -61,7 +64,8 @@ class ProgramBinaries {
   /// The program of `stored` built and was checked: its marker goes, and later loads of the
   /// file in this process need none.
   void loaded_fine(const ProgramKey& key, Stored& stored) const;
-  /// Stores `binary` for `key`, replacing an older one. Failures are reported once, not thrown.
+  /// Stores `binary` for `key`, replacing an older one. Failures, and a key past
+  /// max_field_bytes, are reported once, not thrown.
   void save(const ProgramKey& key, const std::vector<unsigned char>& binary) const;
   /// Removes the binary of `key` because of `reason` (e.g. the driver rejected it); says so once.
   void discard(const ProgramKey& key, const std::string& reason) const;
