@@ -48,13 +48,16 @@ void stop_at_exit() {
 
 BackgroundQueue::~BackgroundQueue() { stop(); }
 
-bool BackgroundQueue::push(std::function<void()> job, const void* client) {
+bool BackgroundQueue::push(std::function<bool()> job, const void* client) {
   std::thread ended;  // the previous worker, which has left its loop
   {
     std::lock_guard lock(mutex_);
     if (stopped_) return false;
     jobs_.push_back(Job{std::move(job), client});
-    if (busy_) return true;  // the running worker takes it
+    if (busy_) {  // the running worker takes it, at once if it waits between retries
+      wake_.notify_all();
+      return true;
+    }
     ended = std::move(worker_);
     try {
       worker_ = std::thread([this] { work(); });
@@ -74,14 +77,28 @@ bool BackgroundQueue::push(std::function<void()> job, const void* client) {
 void BackgroundQueue::work() {
   std::unique_lock lock(mutex_);
   worker_id_ = std::this_thread::get_id();
+  std::size_t again_in_a_row = 0;  // jobs that asked to run again later, since the last that ran
   while (!jobs_.empty() && !stopped_) {
+    if (again_in_a_row >= jobs_.size()) {  // every queued job waits for another process
+      const std::size_t queued = jobs_.size();
+      wake_.wait_for(lock, retry_interval, [&] { return stopped_ || jobs_.size() != queued; });
+      again_in_a_row = 0;
+      continue;
+    }
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
     running_client_ = job.client;
     stop_.store(false);
     lock.unlock();
-    job.run();
-    job.run = nullptr;  // its copies of the inputs go outside the lock
+    bool again = job.run();
+    if (again) {
+      lock.lock();
+      again = !stopped_ && !stop_.load();  // a stop meant for this job (stop_using) drops it
+      if (again) jobs_.push_back(std::move(job));
+      lock.unlock();
+    }
+    again_in_a_row = again ? again_in_a_row + 1 : 0;
+    if (!again) job.run = nullptr;  // its copies of the inputs go outside the lock
     lock.lock();
     running_client_ = nullptr;
     idle_.notify_all();
@@ -108,6 +125,7 @@ void BackgroundQueue::stop() noexcept {
     std::unique_lock lock(mutex_);
     stopped_ = true;
     stop_.store(true);
+    wake_.notify_all();
     dropped.swap(jobs_);
     if (worker_id_ == std::this_thread::get_id()) {  // a job ends the process: cannot wait
       if (worker_.joinable()) worker_.detach();

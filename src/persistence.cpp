@@ -47,6 +47,16 @@ std::unique_ptr<TuningLock> Persistence::lock_for_tuning(const EntryId& id) cons
   }
 }
 
+TuningLockAttempt Persistence::try_lock_for_tuning(
+    const EntryId& id, std::chrono::steady_clock::time_point waiting_since) const {
+  try {
+    return store_->try_lock_for_tuning(id, waiting_since);
+  } catch (const std::exception& e) {
+    warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
+    return {};
+  }
+}
+
 std::string Persistence::source_of(const StoredResult& stored) {
   std::string source = stored.source.empty() ? "persistent cache" : stored.source;
   if (!stored.imported_from.empty()) {

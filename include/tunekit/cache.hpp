@@ -83,6 +83,10 @@ class FileStore : public ResultStore {
   /// Never throws: a failure is reported once on stderr and the result stays in memory only.
   void save(const EntryId& id, const StoredResult& result) override;
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override;
+  /// One try of the entry's lock file (busy while another process, or thread, holds it); past
+  /// Options::tuning_lock_timeout since `waiting_since`, nothing held and not busy (said).
+  TuningLockAttempt try_lock_for_tuning(
+      const EntryId& id, std::chrono::steady_clock::time_point waiting_since) override;
   std::vector<std::string> winners(const std::string& device, const std::string& op,
                                    std::uint64_t checksum) override;
   /// In-progress records: <dir>/v2/<op>.progress/<hash of device and key>.json, in the format

@@ -101,6 +101,10 @@ class RedisStore : public ResultStore {
   std::optional<StoredResult> load(const EntryId& id) override;
   void save(const EntryId& id, const StoredResult& result) override;
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override;
+  /// One try of the lease (SET NX PX): busy while another machine holds it and its result is
+  /// not there; past Options::lease_wait since `waiting_since`, nothing held and not busy (said).
+  TuningLockAttempt try_lock_for_tuning(
+      const EntryId& id, std::chrono::steady_clock::time_point waiting_since) override;
 
   // For `tunekit cache`: these throw AutotuneError(cache) naming the reason when the server
   // cannot be used (unreachable, a refused password, an error reply), and warn nothing.
@@ -128,6 +132,10 @@ class RedisStore : public ResultStore {
   struct Impl;  // in the .cpp only
 
  private:
+  std::unique_ptr<TuningLock> try_lease(const EntryId& id, const std::string& key,
+                                        const std::string& value, long long& bad_length);
+  std::unique_ptr<TuningLock> stopped_waiting(const EntryId& id) const;
+
   std::shared_ptr<Impl> impl_;  // shared with the leases it gave
 };
 
@@ -144,6 +152,10 @@ class LayeredStore : public ResultStore {
   std::optional<StoredResult> load(const EntryId& id) override;
   void save(const EntryId& id, const StoredResult& result) override;
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override;
+  /// The local lock, then the remote lease, each tried once: busy (nothing held) while either is
+  /// another's.
+  TuningLockAttempt try_lock_for_tuning(
+      const EntryId& id, std::chrono::steady_clock::time_point waiting_since) override;
   std::vector<std::string> winners(const std::string& device, const std::string& op,
                                    std::uint64_t checksum) override;
   /// A tuning's progress is the machine's own: the local store's.

@@ -2,6 +2,7 @@
 // the file-backed store (cache.hpp) is the one tunekit ships.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -53,6 +54,13 @@ class TuningLock {
   virtual ~TuningLock() = default;
 };
 
+/// What ResultStore::try_lock_for_tuning found: the lock (as lock_for_tuning gives it), or
+/// `busy`: another process or machine tunes the entry now, and nothing is held.
+struct TuningLockAttempt {
+  std::unique_ptr<TuningLock> lock;
+  bool busy = false;
+};
+
 /// Persistent results, shared by threads and processes.
 class ResultStore {
  public:
@@ -63,6 +71,16 @@ class ResultStore {
   virtual void save(const EntryId& id, const StoredResult& result) = 0;
   /// Waits until no other process is tuning `id`, then holds it until the lock is destroyed.
   virtual std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) = 0;
+  /// lock_for_tuning without the wait, for a tuning that has other work meanwhile (a background
+  /// tuning queues the key again): `busy` while another process tunes `id`. `waiting_since`:
+  /// when the caller first found it busy; once the store's own wait limit has passed since then,
+  /// it stops waiting as lock_for_tuning does (said; the tuning goes on here as well). Default:
+  /// lock_for_tuning (a store that cannot try waits).
+  virtual TuningLockAttempt try_lock_for_tuning(
+      const EntryId& id, std::chrono::steady_clock::time_point waiting_since) {
+    (void)waiting_since;
+    return {lock_for_tuning(id), false};
+  }
   /// The winners' names of every stored key of `op` on `device` for this set (`checksum`), most
   /// frequent first: where a tuning of a new key starts (neighbouring keys). Never throws.
   virtual std::vector<std::string> winners(const std::string& device, const std::string& op,

@@ -440,12 +440,38 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
   return written;
 }
 
-std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
-  const fs::path locks = dir_ / "locks";
+namespace {
+
+// The lock file of `id`'s tunings under the store's folder `dir` (the locks folder made).
+fs::path tuning_lock_path(const fs::path& dir, const EntryId& id) {
+  const fs::path locks = dir / "locks";
   prepare_private_directory(locks, Links::refuse);
   std::string name = detail::op_file_name(id.op);
   name.resize(name.size() - 5);  // ".json"
-  const fs::path path = locks / (name + "." + entry_hash(id) + ".lock");
+  return locks / (name + "." + entry_hash(id) + ".lock");
+}
+
+// The lock taken, with who holds it written in it, for a person looking at the file.
+std::unique_ptr<TuningLock> held_for_tuning(std::unique_ptr<LockFile> lock) {
+  const std::string holder = "pid " + std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock->fd(), 0) == 0) {
+    (void)!::write(lock->fd(), holder.data(), holder.size());
+  }
+  return lock;
+}
+
+// Waited `waited` for another process's tuning of `id`: said, and nothing held.
+std::unique_ptr<TuningLock> stopped_waiting(const EntryId& id, std::chrono::milliseconds waited) {
+  warn("tunekit: another process has been tuning '" + printable(id.op, 200) + "' [" +
+       printable(id.key, 200) + "] for over " + std::to_string(waited.count()) +
+       " ms; tuning here as well");
+  return std::make_unique<NoLock>();
+}
+
+}  // namespace
+
+std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
+  const fs::path path = tuning_lock_path(dir_, id);
   // A holder that is stopped (not dead) keeps its lock: after a second, say whom we wait for.
   WaitNotice notice{
       std::chrono::seconds(1), [&] {
@@ -463,18 +489,19 @@ std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
       }};
   auto lock =
       LockFile::acquire(path, options_.tuning_lock_timeout, /*remove_on_release=*/true, &notice);
-  if (!lock) {
-    warn("tunekit: another process has been tuning '" + printable(id.op, 200) + "' [" +
-         printable(id.key, 200) + "] for over " +
-         std::to_string(options_.tuning_lock_timeout.count()) + " ms; tuning here as well");
-    return std::make_unique<NoLock>();
+  return lock ? held_for_tuning(std::move(lock))
+              : stopped_waiting(id, options_.tuning_lock_timeout);
+}
+
+TuningLockAttempt FileStore::try_lock_for_tuning(const EntryId& id,
+                                                 Clock::time_point waiting_since) {
+  auto lock = LockFile::acquire(tuning_lock_path(dir_, id), std::chrono::milliseconds(0),
+                                /*remove_on_release=*/true);
+  if (lock) return {held_for_tuning(std::move(lock)), false};
+  if (Clock::now() - waiting_since >= options_.tuning_lock_timeout) {
+    return {stopped_waiting(id, options_.tuning_lock_timeout), false};
   }
-  // Who holds it, for a person looking at the lock file.
-  const std::string holder = "pid " + std::to_string(::getpid()) + "\n";
-  if (::ftruncate(lock->fd(), 0) == 0) {
-    (void)!::write(lock->fd(), holder.data(), holder.size());
-  }
-  return lock;
+  return {nullptr, true};
 }
 
 namespace {

@@ -144,6 +144,17 @@ std::unique_ptr<TuningLock> LayeredStore::lock_for_tuning(const EntryId& id) {
   return std::make_unique<BothLocks>(std::move(local), std::move(remote));
 }
 
+TuningLockAttempt LayeredStore::try_lock_for_tuning(
+    const EntryId& id, std::chrono::steady_clock::time_point waiting_since) {
+  // The same order as lock_for_tuning; a local lock taken is let go while the lease is busy.
+  TuningLockAttempt local, remote;
+  if (local_) local = local_->try_lock_for_tuning(id, waiting_since);
+  if (local.busy) return local;
+  if (remote_) remote = remote_->try_lock_for_tuning(id, waiting_since);
+  if (remote.busy) return remote;
+  return {std::make_unique<BothLocks>(std::move(local.lock), std::move(remote.lock)), false};
+}
+
 std::vector<std::string> LayeredStore::winners(const std::string& device, const std::string& op,
                                                std::uint64_t checksum) {
   // A hint for where a new key's search starts: the local index is enough (results fetched

@@ -20,6 +20,10 @@ RedisStore::~RedisStore() = default;
 std::optional<StoredResult> RedisStore::load(const EntryId&) { return std::nullopt; }
 void RedisStore::save(const EntryId&, const StoredResult&) {}
 std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId&) { return nullptr; }
+TuningLockAttempt RedisStore::try_lock_for_tuning(const EntryId&,
+                                                  std::chrono::steady_clock::time_point) {
+  return {};
+}
 std::vector<CacheEntry> RedisStore::entries() const { return {}; }
 std::vector<CacheEntry> RedisStore::entries(std::string_view) const { return {}; }
 std::vector<std::string> RedisStore::ops() const { return {}; }

@@ -276,6 +276,11 @@ struct RedisStore::Impl {
   bool command_mode = false;
   std::string last_failure;
   std::size_t last_value_bytes = 0;  // of the last value read(): a listing counts them
+  // try_lock_for_tuning's memory of bad values met under entries' keys (entry_there's
+  // `bad_length`), so that its tries do not read one again until it changed; at most
+  // max_remembered_bad_lengths keys.
+  std::map<std::string, long long> bad_lengths;
+  static constexpr std::size_t max_remembered_bad_lengths = 1024;
 
   /// For the duration of one `tunekit cache` call (under the mutex): see command_mode.
   struct CommandMode {
@@ -932,33 +937,51 @@ void RedisStore::save(const EntryId& id, const StoredResult& result) {
   }
 }
 
-std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
-  const std::string key = lease_key(impl_->keys, id);
-  long long bad_length = -1;  // of a bad value met under the entry's key
-  const std::string value =
-      random_token() + " host " + host_name() + " pid " + std::to_string(::getpid());
+namespace {
+
+// The value a lease holds: a token no other holder has, and who holds it, for a person reading
+// the server.
+std::string lease_value() {
+  return random_token() + " host " + host_name() + " pid " + std::to_string(::getpid());
+}
+
+}  // namespace
+
+// One try of `id`'s lease (with impl_->mutex held): the lease taken, nothing to hold (the
+// server away, or the result there already: a NoLock), or null while another holds it.
+// `bad_length`: as Impl::entry_there's.
+std::unique_ptr<TuningLock> RedisStore::try_lease(const EntryId& id, const std::string& key,
+                                                  const std::string& value, long long& bad_length) {
   const std::string ttl = std::to_string(std::max<long long>(impl_->options.lease_ttl.count(), 1));
+  Reply taken = impl_->checked({"SET", key, value, "NX", "PX", ttl});
+  if (!taken) return std::make_unique<NoLock>();  // away: tune here (reported)
+  if (is_status(taken, "OK")) return std::make_unique<Lease>(impl_, key, value);
+  // Held by another: its result may already be there. A bad value under the entry's key is no
+  // result: wait for the holder, who overwrites it.
+  if (impl_->entry_there(id, bad_length) != Impl::There::no) return std::make_unique<NoLock>();
+  return nullptr;
+}
+
+std::unique_ptr<TuningLock> RedisStore::stopped_waiting(const EntryId& id) const {
+  warn("tunekit: another machine has been tuning '" + printable(id.op, 200) + "' [" +
+       printable(id.key, 200) + "] for over " + std::to_string(impl_->options.lease_wait.count()) +
+       " ms; tuning here as well");
+  return std::make_unique<NoLock>();
+}
+
+std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
+  const std::string key = lease_key(impl_->keys, id), value = lease_value();
   const auto started = Clock::now();
   const auto deadline = started + impl_->options.lease_wait;
   auto delay = std::chrono::milliseconds(2);
   bool said = false;
+  long long bad_length = -1;  // of a bad value met under the entry's key
   for (;;) {
     {
       std::lock_guard lock(impl_->mutex);
-      Reply taken = impl_->checked({"SET", key, value, "NX", "PX", ttl});
-      if (!taken) return std::make_unique<NoLock>();  // away: tune here (reported)
-      if (is_status(taken, "OK")) return std::make_unique<Lease>(impl_, key, value);
-      // Held by another: its result may already be there. A bad value under the entry's key
-      // is no result: wait for the holder, who overwrites it.
-      const auto there = impl_->entry_there(id, bad_length);
-      if (there != Impl::There::no) return std::make_unique<NoLock>();
+      if (auto held = try_lease(id, key, value, bad_length)) return held;
       const auto now = Clock::now();
-      if (now >= deadline) {
-        warn("tunekit: another machine has been tuning '" + printable(id.op, 200) + "' [" +
-             printable(id.key, 200) + "] for over " +
-             std::to_string(impl_->options.lease_wait.count()) + " ms; tuning here as well");
-        return std::make_unique<NoLock>();
-      }
+      if (now >= deadline) return stopped_waiting(id);
       if (!said && now - started >= std::chrono::seconds(1)) {
         said = true;
         Reply holder = impl_->command({"GET", key});
@@ -974,6 +997,28 @@ std::unique_ptr<TuningLock> RedisStore::lock_for_tuning(const EntryId& id) {
     std::this_thread::sleep_for(std::min<Clock::duration>(delay, deadline - Clock::now()));
     delay = std::min(delay * 2, std::chrono::milliseconds(25));
   }
+}
+
+TuningLockAttempt RedisStore::try_lock_for_tuning(const EntryId& id,
+                                                  Clock::time_point waiting_since) {
+  std::lock_guard lock(impl_->mutex);
+  const std::string key = lease_key(impl_->keys, id);
+  const auto remembered = impl_->bad_lengths.find(key);
+  long long bad_length = remembered == impl_->bad_lengths.end() ? -1 : remembered->second;
+  auto held = try_lease(id, key, lease_value(), bad_length);
+  if (held) {
+    impl_->bad_lengths.erase(key);
+    return {std::move(held), false};
+  }
+  if (bad_length != -1) {
+    if (impl_->bad_lengths.size() >= Impl::max_remembered_bad_lengths) impl_->bad_lengths.clear();
+    impl_->bad_lengths[key] = bad_length;
+  }
+  if (Clock::now() - waiting_since >= impl_->options.lease_wait) {
+    impl_->bad_lengths.erase(key);
+    return {stopped_waiting(id), false};
+  }
+  return {nullptr, true};
 }
 
 std::vector<CacheEntry> RedisStore::entries() const {

@@ -270,6 +270,41 @@ TEST_CASE("the tuning lock of one key makes another holder wait, and only up to 
   CHECK(fs::is_empty(dir / "v2/locks"));
 }
 
+TEST_CASE("a try of a held tuning lock is busy at once, and gives up only past the timeout",
+          "[cache][concurrency]") {
+  TempDir dir;
+  FileStore first(dir.path());
+  FileStore::Options options;
+  options.tuning_lock_timeout = std::chrono::seconds(60);
+  FileStore second(dir.path(), options);
+  const auto now = std::chrono::steady_clock::now();
+  {
+    auto held = first.lock_for_tuning(id_of("m=1"));
+    CapturedWarnings warnings;
+    // Busy, nothing held, no wait (a wait would be the 60 s timeout).
+    const auto tried = second.try_lock_for_tuning(id_of("m=1"), now);
+    CHECK(tried.busy);
+    CHECK_FALSE(tried.lock);
+    CHECK(std::chrono::steady_clock::now() - now < std::chrono::seconds(30));
+    // Another key is free.
+    auto other = second.try_lock_for_tuning(id_of("m=2"), now);
+    CHECK_FALSE(other.busy);
+    CHECK(other.lock);
+    CHECK(warnings.text().empty());
+    // Found busy since longer than the timeout: it stops waiting, says so, holds nothing.
+    const auto late = second.try_lock_for_tuning(id_of("m=1"), now - std::chrono::seconds(61));
+    CHECK_FALSE(late.busy);
+    CHECK(warnings.count("tuning here as well") == 1);
+  }
+  // Released: the try takes it, and another holder then waits for it.
+  auto taken = second.try_lock_for_tuning(id_of("m=1"), now);
+  CHECK_FALSE(taken.busy);
+  REQUIRE(taken.lock);
+  CHECK(first.try_lock_for_tuning(id_of("m=1"), now).busy);
+  taken.lock.reset();
+  CHECK_FALSE(first.try_lock_for_tuning(id_of("m=1"), now).busy);
+}
+
 TEST_CASE("a thread waiting for a tuning lock gets it when the holder releases it",
           "[cache][concurrency]") {
   TempDir dir;

@@ -407,6 +407,32 @@ TEST_CASE("a crashed tuner's lease expires, and a waiter then takes it", "[redis
   CHECK(raw.keys("tunekit:*lease:*").empty());
 }
 
+TEST_CASE("a try of a lease another machine holds is busy at once, and free once it is let go",
+          "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  RedisStore::Options options = fast_options();
+  options.lease_wait = std::chrono::seconds(60);
+  RedisStore holder(parse_store_url(server->url()), options);
+  RedisStore other(parse_store_url(server->url()), options);
+  const auto now = std::chrono::steady_clock::now();
+  auto lease = holder.lock_for_tuning(sample_id());
+  CapturedWarnings warnings;
+  const auto tried = other.try_lock_for_tuning(sample_id(), now);
+  CHECK(tried.busy);
+  CHECK_FALSE(tried.lock);
+  CHECK(std::chrono::steady_clock::now() - now < std::chrono::seconds(30));  // no lease_wait
+  CHECK_FALSE(other.try_lock_for_tuning(sample_id("[2048]"), now).busy);     // another key
+  // Busy since longer than lease_wait: tunes here as well, said.
+  CHECK_FALSE(other.try_lock_for_tuning(sample_id(), now - std::chrono::seconds(61)).busy);
+  CHECK(warnings.count("tuning here as well") == 1);
+  lease.reset();
+  auto taken = other.try_lock_for_tuning(sample_id(), now);
+  CHECK_FALSE(taken.busy);
+  CHECK(taken.lock);
+  CHECK(holder.try_lock_for_tuning(sample_id(), now).busy);
+}
+
 TEST_CASE("the server killed mid-tuning: the tuning ends, the result is kept locally", "[redis]") {
   if (!redis_store_built()) return;
   REQUIRE_REDIS_SERVER(server);

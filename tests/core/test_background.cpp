@@ -295,9 +295,15 @@ TEST_CASE("background: stopping drops the queued tunings and stops the running o
       [&] {
         gate.pass();
         stopped_seen = queue->stop_flag().load();
+        return false;
       },
       &client));
-  REQUIRE(queue->push([&] { second_ran = true; }, &client));
+  REQUIRE(queue->push(
+      [&] {
+        second_ran = true;
+        return false;
+      },
+      &client));
   gate.wait_arrival();
   std::thread stopper([&] { queue->stop(); });
   while (!queue->stop_flag().load()) std::this_thread::yield();  // stop() has begun
@@ -305,7 +311,7 @@ TEST_CASE("background: stopping drops the queued tunings and stops the running o
   stopper.join();
   CHECK(stopped_seen);
   CHECK_FALSE(second_ran);
-  CHECK_FALSE(queue->push([] {}, &client));  // refused once stopped
+  CHECK_FALSE(queue->push([] { return false; }, &client));  // refused once stopped
 }
 
 TEST_CASE("background: stopping one client's tunings leaves the others", "[background]") {
@@ -313,9 +319,24 @@ TEST_CASE("background: stopping one client's tunings leaves the others", "[backg
   Gate gate;
   const int mine = 0, other = 0;
   bool mine_ran = false, other_ran = false;
-  REQUIRE(queue->push([&] { gate.pass(); }, &other));
-  REQUIRE(queue->push([&] { mine_ran = true; }, &mine));
-  REQUIRE(queue->push([&] { other_ran = true; }, &other));
+  REQUIRE(queue->push(
+      [&] {
+        gate.pass();
+        return false;
+      },
+      &other));
+  REQUIRE(queue->push(
+      [&] {
+        mine_ran = true;
+        return false;
+      },
+      &mine));
+  REQUIRE(queue->push(
+      [&] {
+        other_ran = true;
+        return false;
+      },
+      &other));
   gate.wait_arrival();
   stop_background_tunings_using(&mine);  // drops its queued job; the running one is not its
   gate.open();
@@ -451,4 +472,89 @@ TEST_CASE(
   CHECK(tuner.execute(client, set, SizeKey{64}, n) == 64);
   CHECK(last_call().path == CallPath::dispatched);
   CHECK(last_call().candidate == 1);
+}
+
+namespace {
+
+// A shared store in which another machine tunes one key (n=64) until release(): its lock is busy
+// when tried, and lock_for_tuning waits for the release (as RedisStore's waits, up to its
+// lease_wait of 10 minutes).
+struct BusyKeyStore final : ResultStore {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool released = false;
+  std::atomic<int> tries{0};
+  static bool busy_key(const EntryId& id) { return id.key.find("n=64") != std::string::npos; }
+  std::optional<StoredResult> load(const EntryId&) override { return std::nullopt; }
+  void save(const EntryId&, const StoredResult&) override {}
+  std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) override {
+    std::unique_lock lock(mutex);
+    if (busy_key(id)) changed.wait(lock, [this] { return released; });
+    return nullptr;
+  }
+  TuningLockAttempt try_lock_for_tuning(const EntryId& id,
+                                        std::chrono::steady_clock::time_point) override {
+    if (!busy_key(id)) return {};
+    ++tries;
+    std::lock_guard lock(mutex);
+    return {nullptr, !released};
+  }
+  void release() {
+    std::lock_guard lock(mutex);
+    released = true;
+    changed.notify_all();
+  }
+};
+
+// Whether `done` became true before 60 s passed (it never needs that long: the release that
+// would otherwise end the wait comes only after this).
+bool before_a_minute(const std::function<bool()>& done) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "background: a key another machine is tuning waits off the worker: other keys are tuned "
+    "meanwhile, a stop does not wait for it, and it is tuned once free",
+    "[background][lease]") {
+  auto store = std::make_shared<BusyKeyStore>();
+  ThreadClient client;
+  Tuner<SizeKey> tuner("background_busy_op", client.id(), background_settings(), store);
+  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
+    return std::tuple<std::uint64_t>(key.n.value());
+  };
+  const auto set = TunableSet{key_of, inputs}
+                       .with(Tunable{"plain", returns_n(2e-3)})
+                       .with(Tunable{"faster", returns_n(1e-3)});
+  std::uint64_t busy = 64, other = 1024;
+  CHECK(tuner.execute(client, set, SizeKey{64}, busy) == 64);
+  CHECK(last_call().path == CallPath::provisional);
+  CHECK(tuner.execute(client, set, SizeKey{1024}, other) == 1024);  // queued behind 64
+  // 1024 is tuned while 64's lock stays busy, and 64's tuning was tried again meanwhile.
+  const bool other_tuned = before_a_minute([&] { return tuner.report(SizeKey{1024}).has_value(); });
+  CHECK(other_tuned);
+  CHECK(before_a_minute([&] { return store->tries >= 2; }));
+  CHECK_FALSE(tuner.report(SizeKey{64}));
+  // A stop (the client going) does not wait for the other machine.
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    stop_background_tunings_using(&client);
+    stopped = true;
+  });
+  const bool stop_did_not_wait = before_a_minute([&] { return stopped.load(); });
+  store->release();
+  stopper.join();
+  CHECK(stop_did_not_wait);
+  // Free now: the next call queues 64 again (its tuning ended undecided), and it is tuned.
+  CHECK(tuner.execute(client, set, SizeKey{64}, busy) == 64);
+  tuner.wait_for_tunings();
+  REQUIRE(tuner.report(SizeKey{64}));
+  CHECK(tuner.report(SizeKey{64})->winner()->name == "faster");
 }

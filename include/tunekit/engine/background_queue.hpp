@@ -30,8 +30,10 @@ class BackgroundQueue {
   BackgroundQueue& operator=(const BackgroundQueue&) = delete;
 
   /// Queues `job`, which uses `client`; false when the queue was stopped (nothing queued).
-  /// `job` must not throw.
-  bool push(std::function<void()> job, const void* client);
+  /// `job` must not throw. It returns true to run again later (its key is another process's
+  /// to tune now): it goes to the back of the queue, and once every queued job has asked so in
+  /// a row, the worker waits `retry_interval` (or until a push or a stop) before the next.
+  bool push(std::function<bool()> job, const void* client);
   /// Waits until no job is queued or running (from a job itself: returns at once).
   void wait_idle();
   /// Drops the queued jobs, stops the running one (at its next candidate) and waits for it; later
@@ -48,9 +50,12 @@ class BackgroundQueue {
   /// Raised while the running job must stop: what its TuningRun checks (TuningRun::stop_when).
   const std::atomic<bool>& stop_flag() const noexcept { return stop_; }
 
+  /// How long the worker waits when all its queued jobs are waiting for other processes.
+  static constexpr std::chrono::milliseconds retry_interval{100};
+
  private:
   struct Job {
-    std::function<void()> run;
+    std::function<bool()> run;
     const void* client;
   };
   void work();
@@ -59,6 +64,7 @@ class BackgroundQueue {
 
   std::mutex mutex_;
   std::condition_variable idle_;
+  std::condition_variable wake_;  // a worker waiting between retries: a push or a stop
   std::deque<Job> jobs_;
   const void* running_client_ = nullptr;  // the running job's client
   bool busy_ = false;                     // a worker runs (or is about to take a job)

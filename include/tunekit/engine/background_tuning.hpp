@@ -25,6 +25,10 @@
 
 namespace tunekit::detail {
 
+/// How a queued tuning ended: its key decided; not (stopped, or failed for the moment); or to be
+/// tried again later, since another process or machine tunes the key now (its lock is busy).
+enum class QueuedTuning { decided, undecided, later };
+
 /// A Tuner's background tunings. The tuner serialises the writers (queue, serve_meanwhile,
 /// clear) under its decisions mutex; serving() is lock-free.
 template <AutotuneKey Key>
@@ -46,15 +50,17 @@ class BackgroundTuning {
   }
 
   /// Queues the tuning of `key` on `client` with copies of `inputs`: `tune(client, copies...)`
-  /// runs on the worker thread and returns whether the key is decided after it. False when the
-  /// queue is stopped. A job destroyed without having decided its key marks the key unfinished
-  /// (see take_unfinished).
+  /// runs on the worker thread and returns how it ended (QueuedTuning: `later` runs it again
+  /// after the other queued tunings). False when the queue is stopped. A job destroyed without
+  /// having decided its key marks the key unfinished (see take_unfinished).
   template <class Client, class Tune, class... Inputs>
   bool queue(const Key& key, Client& client, Tune tune, Inputs&... inputs) {
     auto guard = std::make_shared<UnfinishedGuard>(UnfinishedGuard{unfinished_, key});
     auto job = [guard, &client, tune,
                 copies = std::tuple<std::decay_t<Inputs>...>(inputs...)]() mutable noexcept {
-      guard->decided = std::apply([&](auto&... in) { return tune(client, in...); }, copies);
+      const QueuedTuning end = std::apply([&](auto&... in) { return tune(client, in...); }, copies);
+      guard->decided = end == QueuedTuning::decided;
+      return end == QueuedTuning::later;
     };
     return queue_->push(std::move(job), &client);
   }

@@ -5,6 +5,7 @@
 // (names_candidate).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -80,6 +81,15 @@ class Persistence {
     return store_ ? lock_for_tuning(id()) : nullptr;
   }
   std::unique_ptr<TuningLock> lock_for_tuning(const EntryId& id) const;
+  /// The same without waiting (ResultStore::try_lock_for_tuning): `busy` while another process
+  /// or machine tunes the key.
+  template <class Id>
+  TuningLockAttempt try_lock_for_tuning(Id id,
+                                        std::chrono::steady_clock::time_point waiting_since) const {
+    return store_ ? try_lock_for_tuning(id(), waiting_since) : TuningLockAttempt{};
+  }
+  TuningLockAttempt try_lock_for_tuning(const EntryId& id,
+                                        std::chrono::steady_clock::time_point waiting_since) const;
 
   /// The decision stored for `id`, or nothing: none, unreadable (warned), or no longer naming
   /// the set's candidates (warned unless `report_mismatch` is false; re-tuned). A remembered

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <exception>
@@ -292,11 +293,14 @@ class Tuner {
   // Queues the tuning of `key` (the caller holds decisions_mutex_).
   template <class Client, class Set, class... Inputs>
   bool queue_tuning(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    using Clock = std::chrono::steady_clock;
     return background_.queue(
         key, client,
-        [this, &set, key](Client& on, auto&... in) noexcept {
-          tune_queued(on, set, key, in...);
-          return decisions_.find(key) != nullptr;
+        [this, &set, key, waiting_since = std::optional<Clock::time_point>()](
+            Client& on, auto&... in) mutable noexcept {
+          if (!tune_queued(on, set, key, waiting_since, in...)) return detail::QueuedTuning::later;
+          return decisions_.find(key) != nullptr ? detail::QueuedTuning::decided
+                                                 : detail::QueuedTuning::undecided;
         },
         inputs...);
   }
@@ -304,16 +308,35 @@ class Tuner {
   // The background tuning of `key` (on the worker thread). What it decides is kept as a blocking
   // tuning's would be; an exception that would have reached execute()'s caller (e.g. from the
   // progress hook) becomes the key's failure in this process; a stop leaves nothing decided.
+  // False, with nothing done, while another process or machine tunes the key: the key's lock is
+  // tried, not waited for, so that the worker goes on with the other keys meanwhile and a stop
+  // need not wait (`waiting_since`: when it was first found busy).
   template <class Client, class Set, class... Inputs>
-  void tune_queued(Client& client, const Set& set, const Key& key, Inputs&... inputs) noexcept {
+  bool tune_queued(Client& client, const Set& set, const Key& key,
+                   std::optional<std::chrono::steady_clock::time_point>& waiting_since,
+                   Inputs&... inputs) noexcept {
     try {
-      const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
+      if (decisions_.find(key) != nullptr) return true;  // decided by a blocking caller
+      const auto now = std::chrono::steady_clock::now();
+      auto attempt = records_.try_lock_for_tuning([&] { return entry_id(set, key); },
+                                                  waiting_since.value_or(now));
+      if (attempt.busy) {
+        if (!waiting_since) {
+          waiting_since = now;
+          warn(about(op_, key_to_string(key)) +
+               "another process or machine is tuning the key: its background tuning waits for "
+               "that result, and the provisional candidate serves meanwhile");
+        }
+        return false;
+      }
+      const auto key_lock = std::move(attempt.lock);
       std::lock_guard tuning(tuning_mutex_);
       const TuningOnThisThread tuning_here(this);
-      if (decisions_.find(key) != nullptr) return;  // decided meanwhile (a blocking caller)
+      if (decisions_.find(key) != nullptr) return true;  // decided under the lock, meanwhile
       Decision decided = decide(client, set, key, &background_.stop_flag(), inputs...);
       if (auto moment = retries_.of_the_moment(key_to_string(key), decided)) {  // stays provisional
-        return warn(about(op_, key_to_string(key)) + "the background tuning: " + moment->what());
+        warn(about(op_, key_to_string(key)) + "the background tuning: " + moment->what());
+        return true;
       }
       commit(key, std::move(decided));
     } catch (const TuningStopped&) {
@@ -327,8 +350,9 @@ class Tuner {
           // E.g. the input generator out of memory once: the provisional candidate goes on
           // serving, and the key is queued again once its back-off has passed (stranded()).
           const AutotuneError waiting = retries_.failed(key_to_string(key), error);
-          return warn(about(op_, key_to_string(key)) +
-                      "the background tuning failed for the moment: " + waiting.message());
+          warn(about(op_, key_to_string(key)) +
+               "the background tuning failed for the moment: " + waiting.message());
+          return true;
         }
         Decision failed = detail::failed_with(error);
         warn(about(op_, key_to_string(key)) +
@@ -337,6 +361,7 @@ class Tuner {
       } catch (...) {  // no memory even for that: the calls stay provisional
       }
     }
+    return true;
   }
 
   // With the key's lock (records_.lock_for_tuning) and tuning_mutex_ held: the store's decision,
