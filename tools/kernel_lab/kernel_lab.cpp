@@ -765,7 +765,13 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                    {64, 128, 16, 8, 16, 4, 4, 2},
                    {64, 64, 16, 8, 16, 4, 2, 3},
                    {64, 64, 32, 8, 16, 4, 2, 2},
-                   {128, 64, 32, 16, 8, 4, 4, 2}},
+                   {128, 64, 32, 16, 8, 4, 4, 2},
+                   // cuBLAS's kernels at 1023^3 and 997 x 1009 x 1013 on the H200 (PyTorch's
+                   // profiler, tools/cublas_kernels.py): 128 x 64 and 64 x 128 tiles 8 deep in
+                   // 3 stages, 4 warps of 8 x 8 outputs per thread.
+                   {128, 64, 8, 16, 8, 4, 4, 3},
+                   {64, 128, 8, 8, 16, 4, 4, 3},
+                   {128, 64, 16, 16, 8, 4, 4, 3}},
                   ksplit, kslice, true);
     // Slices of K for products of few tiles (1024^3 has 64 tiles of 128 x 128 for 132 SMs):
     // the op's start points and smaller tiles, on 2 to 8 slices.
