@@ -25,8 +25,8 @@
 // A_DIRECT 1 takes A and B as they are, with no pass before the product: A (M x K, rows of LDA
 // = K floats) is copied float by float into the transposed local tile (4-byte cp.async; a warp
 // reads 8 floats of each of 4 rows, whole 32-byte sectors where K % 8 == 0, and writes 32
-// different banks), and B by
-// 16-byte chunks where its rows are whole chunks (LDB a multiple of 4), else float by float.
+// different banks), and B by 16-byte chunks where its rows are whole chunks (LDB a multiple of
+// 4), else float by float.
 // The copies cost the product instructions (7% at 4096^3 in the kernel lab on the H200), and
 // save the passes, which weigh most at small and odd shapes (1023^3 through the op: 82% of
 // cuBLAS against 79%). The tuner picks per shape (A_DIRECT is a parameter of the family).
@@ -172,9 +172,8 @@
 // K tile kt of this slice into stage s: rows of At and of B (A_DIRECT: A's K columns into the
 // tile's rows, and B's rows by chunks or floats as they are aligned).
 #if A_DIRECT
-// Tiles inside the matrices (all but the last K tile, where M >= MWG and N >= NWG: the edge
-// work-groups' tiles are moved inside) copy with no tests: each float's test would cost about as
-// much as its copy.
+// Tiles inside the matrices (all but the last K tile of the work-groups inside M and N) copy
+// with no tests: each float's test would cost about as much as its copy.
 #define LOAD_TILE(kt, s)                                                 \
   do {                                                                   \
     const bool k_inside_ = ((kt) + 1) * KWG <= K;                        \
@@ -210,18 +209,7 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
   __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])b_tiles;
   const int tx = get_local_id(0), ty = get_local_id(1), tz = get_local_id(2);
   const int tid = (tz * MDIMC + ty) * NDIMC + tx;
-  // The rows and columns of C this work-group stores: from bm0 and bn0.
-  const int bm0 = get_group_id(1) * MWG, bn0 = get_group_id(0) * NWG;
-#if A_DIRECT
-  // Those on the bottom or right edge multiply the last whole tile inside C instead, which
-  // overlaps a neighbour's, and store only their own part: their copies then need no edge tests.
-  // In a launch of one wave the edge work-groups' tests held up the whole launch (each test costs
-  // about as much as its copy). Where M < MWG (N < NWG) the tile stays, with its tests. bn stays
-  // a multiple of 4 where B is copied by chunks (N and NWG are).
-  const int bm = M >= MWG ? min(bm0, M - MWG) : bm0, bn = N >= NWG ? min(bn0, N - NWG) : bn0;
-#else
-  const int bm = bm0, bn = bn0;
-#endif
+  const int bm = get_group_id(1) * MWG, bn = get_group_id(0) * NWG;
   // This work-group's slice of K: rows k_begin .. k_begin + K - 1 of At (columns of A under
   // A_DIRECT) and of B.
   const int k_begin = get_group_id(2) * KS;
@@ -296,11 +284,11 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
 #pragma unroll
   for (int i = 0; i < WPTM; ++i) {
     const int row = bm + BLOCK_ROW(i);
-    if (row < bm0 || row >= M) continue;
+    if (row >= M) continue;
 #pragma unroll
     for (int j = 0; j < WPTN; ++j) {
       const int col = bn + BLOCK_COL(j);
-      if (col >= bn0 && col < N) {
+      if (col < N) {
         const size_t idx = (size_t)row * N + col;
         const float c = alpha * acc[i][j];
         C[idx] = beta != 0.0f ? mad(beta, C[idx], c) : c;
