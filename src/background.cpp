@@ -53,7 +53,7 @@ bool BackgroundQueue::push(std::function<bool()> job, const void* client) {
   {
     std::lock_guard lock(mutex_);
     if (stopped_) return false;
-    jobs_.push_back(Job{std::move(job), client});
+    jobs_.push_back(Job{std::move(job), client, false});
     if (busy_) {  // the running worker takes it, at once if it waits between retries
       wake_.notify_all();
       return true;
@@ -74,15 +74,19 @@ bool BackgroundQueue::push(std::function<bool()> job, const void* client) {
   return true;
 }
 
+bool BackgroundQueue::all_waiting() const {
+  return std::all_of(jobs_.begin(), jobs_.end(), [](const Job& job) { return job.waiting; });
+}
+
 void BackgroundQueue::work() {
   std::unique_lock lock(mutex_);
   worker_id_ = std::this_thread::get_id();
-  std::size_t again_in_a_row = 0;  // jobs that asked to run again later, since the last that ran
   while (!jobs_.empty() && !stopped_) {
-    if (again_in_a_row >= jobs_.size()) {  // every queued job waits for another process
-      const std::size_t queued = jobs_.size();
-      wake_.wait_for(lock, retry_interval, [&] { return stopped_ || jobs_.size() != queued; });
-      again_in_a_row = 0;
+    if (all_waiting()) {   // every queued job waits for another process: pause, then try again
+      idle_.notify_all();  // finish_until() need not wait for them
+      wake_.wait_for(lock, retry_interval,
+                     [&] { return stopped_ || jobs_.empty() || !all_waiting(); });
+      for (Job& job : jobs_) job.waiting = false;
       continue;
     }
     Job job = std::move(jobs_.front());
@@ -90,15 +94,18 @@ void BackgroundQueue::work() {
     running_client_ = job.client;
     stop_.store(false);
     lock.unlock();
-    bool again = job.run();
-    if (again) {
+    if (job.run()) {
       lock.lock();
-      again = !stopped_ && !stop_.load();  // a stop meant for this job (stop_using) drops it
-      if (again) jobs_.push_back(std::move(job));
+      if (!stopped_ && !stop_.load()) {  // a stop meant for this job (stop_using) drops it
+        job.waiting = true;
+        try {
+          jobs_.push_back(std::move(job));
+        } catch (...) {  // no memory: dropped, its key unfinished (queued again by its next call)
+        }
+      }
       lock.unlock();
     }
-    again_in_a_row = again ? again_in_a_row + 1 : 0;
-    if (!again) job.run = nullptr;  // its copies of the inputs go outside the lock
+    job.run = nullptr;  // a job that ran for good: its copies of the inputs go outside the lock
     lock.lock();
     running_client_ = nullptr;
     idle_.notify_all();
@@ -148,6 +155,7 @@ void BackgroundQueue::stop_using(const void* client) noexcept {
       ++it;
     }
   }
+  wake_.notify_all();  // a worker pausing for waiting jobs looks at what is left
   if (running_client_ == client && worker_id_ != std::this_thread::get_id()) {
     stop_.store(true);
     idle_.wait(lock, [&] { return running_client_ != client; });
@@ -158,10 +166,11 @@ void BackgroundQueue::finish_until(std::chrono::steady_clock::time_point deadlin
                                    const void* client) noexcept {
   std::unique_lock lock(mutex_);
   if (worker_id_ == std::this_thread::get_id()) return;  // a job ends the process
+  // Jobs waiting for another process (Job::waiting) would only wait out the deadline: done.
   const auto done = [&] {
-    if (client == nullptr) return !busy_;
+    if (client == nullptr) return !busy_ || (running_client_ == nullptr && all_waiting());
     return running_client_ != client && std::none_of(jobs_.begin(), jobs_.end(), [&](const Job& j) {
-             return j.client == client;
+             return j.client == client && !j.waiting;
            });
   };
   idle_.wait_until(lock, deadline, done);

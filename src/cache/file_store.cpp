@@ -460,11 +460,19 @@ std::unique_ptr<TuningLock> held_for_tuning(std::unique_ptr<LockFile> lock) {
   return lock;
 }
 
-// Waited `waited` for another process's tuning of `id`: said, and nothing held.
-std::unique_ptr<TuningLock> stopped_waiting(const EntryId& id, std::chrono::milliseconds waited) {
-  warn("tunekit: another process has been tuning '" + printable(id.op, 200) + "' [" +
-       printable(id.key, 200) + "] for over " + std::to_string(waited.count()) +
-       " ms; tuning here as well");
+// Waited `waited` for another process's tuning of `id`: said, and nothing held. A try
+// (try_lock_for_tuning) says it once per key: a layered store may still wait for the fleet's
+// lease, and try again.
+std::unique_ptr<TuningLock> stopped_waiting(const EntryId& id, std::chrono::milliseconds waited,
+                                            bool tried = false) {
+  const std::string message = "tunekit: another process has been tuning '" + printable(id.op, 200) +
+                              "' [" + printable(id.key, 200) + "] for over " +
+                              std::to_string(waited.count()) + " ms; ";
+  if (tried) {
+    warn_once(message + "no longer waiting for it");
+  } else {
+    warn(message + "tuning here as well");
+  }
   return std::make_unique<NoLock>();
 }
 
@@ -499,7 +507,7 @@ TuningLockAttempt FileStore::try_lock_for_tuning(const EntryId& id,
                                 /*remove_on_release=*/true);
   if (lock) return {held_for_tuning(std::move(lock)), false};
   if (Clock::now() - waiting_since >= options_.tuning_lock_timeout) {
-    return {stopped_waiting(id, options_.tuning_lock_timeout), false};
+    return {stopped_waiting(id, options_.tuning_lock_timeout, /*tried=*/true), false};
   }
   return {nullptr, true};
 }

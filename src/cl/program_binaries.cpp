@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -293,17 +292,20 @@ void ProgramBinaries::loaded_fine(const ProgramKey& key, Stored& stored) const {
   stored.marker.reset();  // removes the marker, then lets go of its lock
 }
 
-void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned char>& binary) const {
-  if (binary.empty() || binary.size() > max_binary_bytes) return;
+bool ProgramBinaries::storable(const ProgramKey& key) const {
   // A file the reader would refuse ("malformed header") is not written: it would cost a write,
   // then a warning and a removal on every later build of the program.
-  if (key.device.size() > max_field || key.options.size() > max_field) {
-    warn_once("tunekit: program binary not cached: its " +
-              std::string(key.device.size() > max_field ? "device identity" : "build options") +
-              " of " + std::to_string(std::max(key.device.size(), key.options.size())) +
-              " bytes pass the " + std::to_string(max_field) + " a binary's header holds");
-    return;
-  }
+  const bool device_fits = key.device.size() <= max_field;
+  if (device_fits && key.options.size() <= max_field) return true;
+  warn_once("tunekit: program binary not cached: its " +
+            std::string(device_fits ? "build options" : "device identity") + " of " +
+            std::to_string(device_fits ? key.options.size() : key.device.size()) +
+            " bytes pass the " + std::to_string(max_field) + " a binary's header holds");
+  return false;
+}
+
+void ProgramBinaries::save(const ProgramKey& key, const std::vector<unsigned char>& binary) const {
+  if (binary.empty() || binary.size() > max_binary_bytes || !storable(key)) return;
   struct stat aside {};
   if (::lstat((file_of(key).string() + ".aside").c_str(), &aside) == 0) return;  // see load()
   try {

@@ -325,6 +325,7 @@ std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
 
 // Stores the compiled program's binary; a driver that gives none (or an error) is no failure.
 void ProgramCache::save_binary(const ProgramKey& key, const ::cl::Program& program) {
+  if (!binaries_->storable(key)) return;  // before the driver copies the binary out
   const DriverBinary binary = binary_of(program);
   if (!binary.bytes.empty()) binaries_->save(key, binary.bytes);
 }

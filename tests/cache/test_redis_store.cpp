@@ -433,6 +433,30 @@ TEST_CASE("a try of a lease another machine holds is busy at once, and free once
   CHECK(holder.try_lock_for_tuning(sample_id(), now).busy);
 }
 
+TEST_CASE(
+    "a layered try lets its local lock go while the fleet's lease is busy, and holds both once "
+    "free",
+    "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  TempDir dir;
+  const RedisStore::Options options = fast_options();
+  RedisStore holder(parse_store_url(server->url()), options);
+  LayeredStore layered(std::make_shared<FileStore>(dir.path()),
+                       std::make_shared<RedisStore>(parse_store_url(server->url()), options));
+  FileStore local(dir.path());  // another process of this machine, on the same directory
+  const auto now = std::chrono::steady_clock::now();
+  auto lease = holder.lock_for_tuning(sample_id());
+  CHECK(layered.try_lock_for_tuning(sample_id(), now).busy);
+  CHECK_FALSE(local.try_lock_for_tuning(sample_id(), now).busy);  // the local lock was let go
+  lease.reset();
+  auto both = layered.try_lock_for_tuning(sample_id(), now);
+  CHECK_FALSE(both.busy);
+  REQUIRE(both.lock);
+  CHECK(local.try_lock_for_tuning(sample_id(), now).busy);   // held: the local lock ...
+  CHECK(holder.try_lock_for_tuning(sample_id(), now).busy);  // ... and the lease
+}
+
 TEST_CASE("the server killed mid-tuning: the tuning ends, the result is kept locally", "[redis]") {
   if (!redis_store_built()) return;
   REQUIRE_REDIS_SERVER(server);

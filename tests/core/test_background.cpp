@@ -492,13 +492,18 @@ struct BusyKeyStore final : ResultStore {
     if (busy_key(id)) changed.wait(lock, [this] { return released; });
     return nullptr;
   }
-  TuningLockAttempt try_lock_for_tuning(const EntryId& id,
-                                        std::chrono::steady_clock::time_point) override {
+  TuningLockAttempt try_lock_for_tuning(
+      const EntryId& id, std::chrono::steady_clock::time_point waiting_since) override {
     if (!busy_key(id)) return {};
     ++tries;
     std::lock_guard lock(mutex);
+    // The tuner counts the wait from the first try (the store's limit runs from it).
+    if (!first_waiting_since) first_waiting_since = waiting_since;
+    same_waiting_since = same_waiting_since && *first_waiting_since == waiting_since;
     return {nullptr, !released};
   }
+  std::optional<std::chrono::steady_clock::time_point> first_waiting_since;
+  bool same_waiting_since = true;
   void release() {
     std::lock_guard lock(mutex);
     released = true;
@@ -542,6 +547,10 @@ TEST_CASE(
   CHECK(other_tuned);
   CHECK(before_a_minute([&] { return store->tries >= 2; }));
   CHECK_FALSE(tuner.report(SizeKey{64}));
+  {
+    std::lock_guard lock(store->mutex);
+    CHECK(store->same_waiting_since);
+  }
   // A stop (the client going) does not wait for the other machine.
   std::atomic<bool> stopped{false};
   std::thread stopper([&] {
@@ -557,4 +566,33 @@ TEST_CASE(
   tuner.wait_for_tunings();
   REQUIRE(tuner.report(SizeKey{64}));
   CHECK(tuner.report(SizeKey{64})->winner()->name == "faster");
+}
+
+TEST_CASE(
+    "background: a job that waits for another process goes behind the others, and the exit's "
+    "grace does not wait for it",
+    "[background][lease]") {
+  auto queue = detail::make_background_queue();
+  const int client = 0;
+  std::atomic<int> waiting_runs{0};
+  std::atomic<bool> other_ran{false};
+  REQUIRE(queue->push(
+      [&] {
+        ++waiting_runs;
+        return true;  // its key is another process's to tune: again later
+      },
+      &client));
+  REQUIRE(queue->push(
+      [&] {
+        other_ran = true;
+        return false;
+      },
+      &client));
+  CHECK(before_a_minute([&] { return other_ran && waiting_runs >= 3; }));
+  // Only the waiting job is left: a grace of a minute ends at once (no speed is assumed: the
+  // bound is half the grace).
+  const auto started = std::chrono::steady_clock::now();
+  queue->finish_until(started + std::chrono::seconds(60));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));
+  queue->stop();
 }

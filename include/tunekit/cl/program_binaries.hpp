@@ -64,8 +64,11 @@ class ProgramBinaries {
   /// The program of `stored` built and was checked: its marker goes, and later loads of the
   /// file in this process need none.
   void loaded_fine(const ProgramKey& key, Stored& stored) const;
-  /// Stores `binary` for `key`, replacing an older one. Failures, and a key past
-  /// max_field_bytes, are reported once, not thrown.
+  /// Whether a binary of `key` can be stored: its device identity and build options within
+  /// max_field_bytes (said once where not).
+  bool storable(const ProgramKey& key) const;
+  /// Stores `binary` for `key`, replacing an older one. Failures, and a key that is not
+  /// storable(), are reported once, not thrown.
   void save(const ProgramKey& key, const std::vector<unsigned char>& binary) const;
   /// Removes the binary of `key` because of `reason` (e.g. the driver rejected it); says so once.
   void discard(const ProgramKey& key, const std::string& reason) const;

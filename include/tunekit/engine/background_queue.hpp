@@ -31,8 +31,8 @@ class BackgroundQueue {
 
   /// Queues `job`, which uses `client`; false when the queue was stopped (nothing queued).
   /// `job` must not throw. It returns true to run again later (its key is another process's
-  /// to tune now): it goes to the back of the queue, and once every queued job has asked so in
-  /// a row, the worker waits `retry_interval` (or until a push or a stop) before the next.
+  /// to tune now): it goes to the back of the queue, and once every queued job waits so, the
+  /// worker pauses `retry_interval` (or until a push or a stop) before it tries them again.
   bool push(std::function<bool()> job, const void* client);
   /// Waits until no job is queued or running (from a job itself: returns at once).
   void wait_idle();
@@ -44,7 +44,8 @@ class BackgroundQueue {
   void stop_using(const void* client) noexcept;
   /// Lets the jobs (those of `client`, or all when null) run until none is left or `deadline`
   /// passes, whichever comes first: a process that ends right after its first calls still
-  /// decides their keys, or records more of their tunings for the next process to resume.
+  /// decides their keys, or records more of their tunings for the next process to resume. Jobs
+  /// waiting for another process (see push) are not waited for.
   void finish_until(std::chrono::steady_clock::time_point deadline,
                     const void* client = nullptr) noexcept;
   /// Raised while the running job must stop: what its TuningRun checks (TuningRun::stop_when).
@@ -57,8 +58,11 @@ class BackgroundQueue {
   struct Job {
     std::function<bool()> run;
     const void* client;
+    bool waiting = false;  // it asked to run again later, and has not since the last pause
   };
   void work();
+  // Whether every queued job is waiting (with mutex_ held; true when none is queued).
+  bool all_waiting() const;
   // Waits (with `lock` held on mutex_) until the running job, if any, has ended.
   void wait_for_running(std::unique_lock<std::mutex>& lock);
 

@@ -324,8 +324,9 @@ class Tuner {
         if (!waiting_since) {
           waiting_since = now;
           warn(about(op_, key_to_string(key)) +
-               "another process or machine is tuning the key: its background tuning waits for "
-               "that result, and the provisional candidate serves meanwhile");
+               "another holder of the key's tuning lock (a process, a machine, or a blocking call "
+               "of this one) is tuning it: its background tuning waits for that result, and the "
+               "provisional candidate serves meanwhile");
         }
         return false;
       }
