@@ -247,17 +247,22 @@ struct Lab {
     return prog;
   }
 
-  // KERNEL_LAB_BINARIES=DIR: each built program's binary (PTX on NVIDIA, for ptxas and
-  // cuobjdump --dump-sass there) written to DIR/program-N.bin, with N and the build's file and
-  // options listed in DIR/index.txt.
+  // KERNEL_LAB_BINARIES=DIR: each built program's binary (PTX on NVIDIA, for `ptxas -arch=sm_90
+  // -v` and `cuobjdump -sass` there, in /usr/local/cuda/bin) written to DIR/program-N.bin, with
+  // N and the build's file and options listed in DIR/index.txt. NVIDIA ends its PTX with a NUL,
+  // which ptxas refuses ("Unexpected EOF"): a PTX text's trailing NULs are left out.
   void save_binary(const cl::Program& prog, const std::string& file, const std::string& opts) {
     const char* dir = std::getenv("KERNEL_LAB_BINARIES");
     if (dir == nullptr || *dir == '\0') return;
     const auto binaries = prog.getInfo<CL_PROGRAM_BINARIES>();
     if (binaries.empty()) return;
     const std::string name = "program-" + std::to_string(saved_binaries++) + ".bin";
+    const auto& binary = binaries.front();
+    std::size_t size = binary.size();
+    const bool ptx = size >= 2 && binary[0] == '/' && binary[1] == '/';  // PTX opens with a comment
+    while (ptx && size > 0 && binary[size - 1] == 0) --size;
     if (std::FILE* out = std::fopen((std::string(dir) + "/" + name).c_str(), "wb")) {
-      std::fwrite(binaries.front().data(), 1, binaries.front().size(), out);
+      std::fwrite(binary.data(), 1, size, out);
       std::fclose(out);
     }
     if (std::FILE* index = std::fopen((std::string(dir) + "/index.txt").c_str(), "a")) {
