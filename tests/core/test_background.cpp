@@ -77,14 +77,25 @@ Settings background_settings() {
   return settings;
 }
 
+/// The sets' key and inputs here: the key is the call's n, the benchmark input a copy of the key.
+constexpr auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
+constexpr auto n_input = [](const SizeKey& key, const std::uint64_t&) {
+  return std::tuple<std::uint64_t>(key.n.value());
+};
+
+/// A queue job that runs `work` once (it never asks to run again).
+template <class Work>
+std::function<bool()> once(Work work) {
+  return [work]() mutable {
+    work();
+    return false;
+  };
+}
+
 /// "plain" (index 0, slower) returns n; "gated" (index 1, faster) returns n + 1 and, on any
 /// thread but the test's, first passes `gate`.
 auto gated_set(Gate& gate, std::thread::id test_thread) {
-  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
-  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
-    return std::tuple<std::uint64_t>(key.n.value());
-  };
-  return TunableSet{key_of, inputs}
+  return TunableSet{key_of, n_input}
       .with(Tunable{"plain",
                     [](ThreadClient& c, std::uint64_t& n) {
                       c.spend(2e-3);
@@ -154,12 +165,8 @@ TEST_CASE("background: a set that validates serves its reference, never an unval
           "[background][pick]") {
   ThreadClient client;
   Tuner<SizeKey> tuner("validated_op", client.id(), background_settings(), nullptr);
-  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
-  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
-    return std::tuple<std::uint64_t>(key.n.value());
-  };
   // "vec4" is right only for multiples of 4: every benchmark input (a power of two) is one.
-  const auto set = TunableSet{key_of, inputs}
+  const auto set = TunableSet{key_of, n_input}
                        .with(Tunable{"exact",
                                      [](ThreadClient& c, std::uint64_t& n) {
                                        c.spend(2e-3);
@@ -186,11 +193,7 @@ TEST_CASE("background: a set that validates serves its reference, never an unval
 TEST_CASE("background: a tuning in which every candidate fails is remembered", "[background]") {
   ThreadClient client;
   Tuner<SizeKey> tuner("failing_op", client.id(), background_settings(), nullptr);
-  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
-  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
-    return std::tuple<std::uint64_t>(key.n.value());
-  };
-  const auto set = TunableSet{key_of, inputs}
+  const auto set = TunableSet{key_of, n_input}
                        .with(Tunable{"one",
                                      [](ThreadClient&, std::uint64_t&) -> std::uint64_t {
                                        throw std::runtime_error("one fails");
@@ -220,10 +223,6 @@ TEST_CASE(
   std::atomic<bool> short_of_memory{true};
   std::atomic<int> tuning_calls{0};  // the candidates' calls on the worker thread
   const auto test_thread = std::this_thread::get_id();
-  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
-  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
-    return std::tuple<std::uint64_t>(key.n.value());
-  };
   auto needs_memory = [&](double seconds, std::uint64_t plus) {
     return [&, seconds, plus](ThreadClient& c, std::uint64_t& n) {
       if (std::this_thread::get_id() != test_thread) {
@@ -234,7 +233,7 @@ TEST_CASE(
       return n + plus;
     };
   };
-  const auto set = TunableSet{key_of, inputs}
+  const auto set = TunableSet{key_of, n_input}
                        .with(Tunable{"plain", needs_memory(2e-3, 0)})
                        .with(Tunable{"fast", needs_memory(1e-3, 1)});
   std::uint64_t n = 64;
@@ -291,19 +290,12 @@ TEST_CASE("background: stopping drops the queued tunings and stops the running o
   bool stopped_seen = false;  // written by the worker, read after stop() joined it
   bool second_ran = false;
   const int client = 0;
-  REQUIRE(queue->push(
-      [&] {
-        gate.pass();
-        stopped_seen = queue->stop_flag().load();
-        return false;
-      },
-      &client));
-  REQUIRE(queue->push(
-      [&] {
-        second_ran = true;
-        return false;
-      },
-      &client));
+  REQUIRE(queue->push(once([&] {
+                        gate.pass();
+                        stopped_seen = queue->stop_flag().load();
+                      }),
+                      &client));
+  REQUIRE(queue->push(once([&] { second_ran = true; }), &client));
   gate.wait_arrival();
   std::thread stopper([&] { queue->stop(); });
   while (!queue->stop_flag().load()) std::this_thread::yield();  // stop() has begun
@@ -319,24 +311,9 @@ TEST_CASE("background: stopping one client's tunings leaves the others", "[backg
   Gate gate;
   const int mine = 0, other = 0;
   bool mine_ran = false, other_ran = false;
-  REQUIRE(queue->push(
-      [&] {
-        gate.pass();
-        return false;
-      },
-      &other));
-  REQUIRE(queue->push(
-      [&] {
-        mine_ran = true;
-        return false;
-      },
-      &mine));
-  REQUIRE(queue->push(
-      [&] {
-        other_ran = true;
-        return false;
-      },
-      &other));
+  REQUIRE(queue->push(once([&] { gate.pass(); }), &other));
+  REQUIRE(queue->push(once([&] { mine_ran = true; }), &mine));
+  REQUIRE(queue->push(once([&] { other_ran = true; }), &other));
   gate.wait_arrival();
   stop_background_tunings_using(&mine);  // drops its queued job; the running one is not its
   gate.open();
@@ -377,11 +354,7 @@ TEST_CASE("background: a tuner destroyed while it tunes stops and waits", "[back
   // the running tuning would return while it is still inside.
   std::atomic<int> inside{0};
   const auto test_thread = std::this_thread::get_id();
-  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
-  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
-    return std::tuple<std::uint64_t>(key.n.value());
-  };
-  const auto set = TunableSet{key_of, inputs}
+  const auto set = TunableSet{key_of, n_input}
                        .with(Tunable{"plain", returns_n(2e-3)})
                        .with(Tunable{"gated", [&](ThreadClient& c, std::uint64_t& n) {
                                        if (std::this_thread::get_id() == test_thread) return n + 1;
@@ -422,7 +395,6 @@ TEST_CASE("background: where the reference fails a call, the call fails, no unva
   ThreadClient client;
   Tuner<SizeKey> tuner("validated_fallback_op", client.id(), background_settings(), nullptr);
   Gate tuning;  // holds the background tuning in its input generator
-  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
   auto inputs = [&tuning](const SizeKey& key, const std::uint64_t&) {
     tuning.pass();
     return std::tuple<std::uint64_t>(key.n.value());
@@ -455,7 +427,6 @@ TEST_CASE(
   settings.retry_seconds = 0;  // the back-off passes at once: the next call queues it again
   Tuner<SizeKey> tuner("generator_once_op", client.id(), settings, nullptr);
   std::atomic<int> generated{0};
-  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
   auto inputs = [&generated](const SizeKey& key, const std::uint64_t&) {
     if (generated++ == 0) throw std::bad_alloc();
     return std::tuple<std::uint64_t>(key.n.value());
@@ -531,11 +502,7 @@ TEST_CASE(
   auto store = std::make_shared<BusyKeyStore>();
   ThreadClient client;
   Tuner<SizeKey> tuner("background_busy_op", client.id(), background_settings(), store);
-  auto key_of = [](const std::uint64_t& n) { return SizeKey{n}; };
-  auto inputs = [](const SizeKey& key, const std::uint64_t&) {
-    return std::tuple<std::uint64_t>(key.n.value());
-  };
-  const auto set = TunableSet{key_of, inputs}
+  const auto set = TunableSet{key_of, n_input}
                        .with(Tunable{"plain", returns_n(2e-3)})
                        .with(Tunable{"faster", returns_n(1e-3)});
   std::uint64_t busy = 64, other = 1024;
@@ -582,12 +549,7 @@ TEST_CASE(
         return true;  // its key is another process's to tune: again later
       },
       &client));
-  REQUIRE(queue->push(
-      [&] {
-        other_ran = true;
-        return false;
-      },
-      &client));
+  REQUIRE(queue->push(once([&] { other_ran = true; }), &client));
   CHECK(before_a_minute([&] { return other_ran && waiting_runs >= 3; }));
   // Only the waiting job is left: a grace of a minute ends at once (no speed is assumed: the
   // bound is half the grace).
