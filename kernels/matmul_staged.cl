@@ -30,6 +30,12 @@
 // The copies cost the product instructions (7% at 4096^3 in the kernel lab on the H200), and
 // save the passes, which weigh most at small and odd shapes (1023^3 through the op: 82% of
 // cuBLAS against 79%). The tuner picks per shape (A_DIRECT is a parameter of the family).
+// SPREAD_COPIES 1: the K steps whose next tile lies inside K (under A_DIRECT, of the work-groups
+// whose copies need no edge test) issue that tile's copies in shares between the rows of the
+// product, with no branch among them. NVIDIA's compiler otherwise issues them all at once after
+// the barrier, which no other warp hides where an SM holds one or two work-groups. cuBLAS's
+// 256 x 128 x 8 tile gained 10-11% with it at 2048^3-8192^3 on the H200 and became the best;
+// some smaller tiles lost (docs/benchmarks.md, "Copies spread between the rows"): a parameter.
 // matmul_staged_pad_b, in the same program (no build of its own): B copied into padded rows.
 #ifndef MWG
 #define MWG 128
@@ -60,6 +66,9 @@
 #endif
 #ifndef A_DIRECT
 #define A_DIRECT 0
+#endif
+#ifndef SPREAD_COPIES
+#define SPREAD_COPIES 0
 #endif
 #ifndef KSLICE
 // Groups of work-items along K in a work-group (local dim 2): each multiplies KWG/KSLICE rows.
@@ -95,6 +104,9 @@
 #if STAGES < 2
 #error "STAGES >= 2"
 #endif
+#if SPREAD_COPIES != 0 && SPREAD_COPIES != 1
+#error "SPREAD_COPIES 0 or 1"
+#endif
 #if KSLICE < 1 || KWG % KSLICE != 0
 #error "KSLICE >= 1 divides KWG"
 #endif
@@ -127,8 +139,9 @@
 // Rows k0 .. k0+KWG-1, columns c0 .. c0+W-1 of `src` (rows of `ld` floats) into the local tile
 // `dst` (KWG x W) in 16-byte chunks, consecutive work-items on consecutive chunks (coalesced);
 // zero past K and past the row.
-#define COPY_TILE(dst, src, ld, c0, k0, W)                                                  \
-  _Pragma("unroll") for (int i_ = 0; i_ < KWG * (W) / 4 / NT; ++i_) {                       \
+#define COPY_TILE(dst, src, ld, c0, k0, W) COPY_TILE_PART(dst, src, ld, c0, k0, W, 0, KWG * (W) / 4 / NT)
+#define COPY_TILE_PART(dst, src, ld, c0, k0, W, lo, hi)                                     \
+  _Pragma("unroll") for (int i_ = (lo); i_ < (hi); ++i_) {                                  \
     const int c_ = tid + i_ * NT, r_ = c_ / ((W) / 4), x_ = (c_ % ((W) / 4)) * 4;           \
     const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                     \
     COPY16(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_);    \
@@ -145,11 +158,12 @@
 
 // K tile k0 of A (M x K, rows of LDA floats) into `dst` (KWG x MWG + APAD) transposed; `edge` 0
 // where the tile lies inside A (no test), else zero past M and K.
-#define COPY_A_TRANSPOSED(dst, k0, edge)                                               \
+#define COPY_A_TRANSPOSED(dst, k0, edge) COPY_A_PART(dst, k0, edge, 0, MWG / A_STEP)
+#define COPY_A_PART(dst, k0, edge, lo, hi)                                             \
   do {                                                                                 \
-    __global const float* p_ = a_src + (k0);                                           \
+    __global const float* p_ = a_src + (k0) + (size_t)(lo) * A_STEP * LDA;             \
     const bool k_ok_ = (k0) + a_k < K;                                                 \
-    _Pragma("unroll") for (int i_ = 0; i_ < MWG / A_STEP; ++i_) {                      \
+    _Pragma("unroll") for (int i_ = (lo); i_ < (hi); ++i_) {                           \
       const bool ok_ = !(edge) || (k_ok_ && bm + a_m + i_ * A_STEP < M);               \
       COPY4(&dst[a_k][a_m + i_ * A_STEP], ok_ ? p_ : At, ok_);                         \
       p_ += (size_t)A_STEP * LDA;                                                      \
@@ -158,11 +172,12 @@
 
 // K tile k0 of B (K x N, rows of LDB floats) into `dst` (KWG x NWG) float by float; `edge` as
 // above.
-#define COPY_B_FLOATS(dst, k0, edge)                                                   \
+#define COPY_B_FLOATS(dst, k0, edge) COPY_B_PART(dst, k0, edge, 0, KWG / B_STEP)
+#define COPY_B_PART(dst, k0, edge, lo, hi)                                             \
   do {                                                                                 \
-    __global const float* p_ = b_src + (size_t)(k0) * LDB;                             \
+    __global const float* p_ = b_src + ((size_t)(k0) + (size_t)(lo) * B_STEP) * LDB;   \
     const bool n_ok_ = bn + b_x < N;                                                   \
-    _Pragma("unroll") for (int i_ = 0; i_ < KWG / B_STEP; ++i_) {                      \
+    _Pragma("unroll") for (int i_ = (lo); i_ < (hi); ++i_) {                           \
       const bool ok_ = !(edge) || (n_ok_ && (k0) + b_r + i_ * B_STEP < K);             \
       COPY4(&dst[b_r + i_ * B_STEP][b_x], ok_ ? p_ : B, ok_);                          \
       p_ += (size_t)B_STEP * LDB;                                                      \
@@ -190,13 +205,42 @@
       COPY_B_FLOATS(Bs[s], (kt) * KWG, 1);                               \
     }                                                                    \
   } while (0)
+#define A_SHARE(next, ns, q) \
+  COPY_A_PART(As[ns], (next) * KWG, 0, PART_LO(MWG / A_STEP, q), PART_HI(MWG / A_STEP, q))
+#define B_FLOAT_SHARE(next, ns, q) \
+  COPY_B_PART(Bs[ns], (next) * KWG, 0, PART_LO(KWG / B_STEP, q), PART_HI(KWG / B_STEP, q))
 #else
 #define LOAD_TILE(kt, s)                            \
   do {                                              \
     COPY_TILE(As[s], At, LDA, bm, (kt) * KWG, MWG)  \
     COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG)   \
   } while (0)
+#define A_SHARE(next, ns, q)                                                            \
+  COPY_TILE_PART(As[ns], At, LDA, bm, (next) * KWG, MWG, PART_LO(KWG * MWG / 4 / NT, q), \
+                 PART_HI(KWG * MWG / 4 / NT, q))
 #endif
+// SPREAD_COPIES: one step of the K loop whose next tile lies inside K: that tile's copies, in QN
+// shares (A_SHARE, and B_CHUNK_SHARE or B_FLOAT_SHARE), follow the rows of the product, and the
+// unrolled rows hold no branch (each copy's test is a constant or a select).
+#define QN (KWG / KSLICE)
+#define PART_LO(total, q) (((total) * (q)) / QN)
+#define PART_HI(total, q) (((total) * ((q) + 1)) / QN)
+#define SPREAD_STEP(kt, COPY_B_SHARE)                                                         \
+  do {                                                                                        \
+    WAIT_PENDING();                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+    const int next_ = (kt) + STAGES - 1, ns_ = next_ % STAGES, cur_ = (kt) % STAGES;          \
+    _Pragma("unroll") for (int q_ = 0; q_ < QN; ++q_) {                                       \
+      const int kk_ = tz * QN + q_;                                                           \
+      MULTIPLY_TILE_ROW(As[cur_][kk_], Bs[cur_][kk_]);                                        \
+      A_SHARE(next_, ns_, q_);                                                                \
+      COPY_B_SHARE(next_, ns_, q_);                                                           \
+    }                                                                                         \
+    COMMIT();                                                                                 \
+  } while (0)
+#define B_CHUNK_SHARE(next, ns, q)                                                      \
+  COPY_TILE_PART(Bs[ns], B, LDB, bn, (next) * KWG, NWG, PART_LO(KWG * NWG / 4 / NT, q), \
+                 PART_HI(KWG * NWG / 4 / NT, q))
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, KSLICE)))
 void matmul_staged(const int M, const int N, const int K_all, const int LDA, const int LDB,
@@ -244,7 +288,20 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
     if (s < tiles) LOAD_TILE(s, s);
     COMMIT();
   }
-  for (int kt = 0; kt < tiles; ++kt) {
+  int kt = 0;
+#if A_DIRECT && SPREAD_COPIES
+  // The steps whose next tile lies inside K, for work-groups that copy with no edge test; the
+  // loop below does the rest (and every step of the others).
+  if (m_inside && b_chunks) {
+    for (; kt + STAGES - 1 < K / KWG; ++kt) SPREAD_STEP(kt, B_CHUNK_SHARE);
+  } else if (m_inside && n_inside) {
+    for (; kt + STAGES - 1 < K / KWG; ++kt) SPREAD_STEP(kt, B_FLOAT_SHARE);
+  }
+#elif SPREAD_COPIES
+  // Every work-group: the copies of At and B test their edges by selects.
+  for (; kt + STAGES - 1 < K / KWG; ++kt) SPREAD_STEP(kt, B_CHUNK_SHARE);
+#endif
+  for (; kt < tiles; ++kt) {
     WAIT_PENDING();
     barrier(CLK_LOCAL_MEM_FENCE);  // tile kt in every work-item's view; stage of kt-1 read
     const int next = kt + STAGES - 1;

@@ -201,9 +201,11 @@ constexpr bool tf32_builds(const Tf32Params& p) {
 /// copied by cp.async into STAGES local-memory buffers from A transposed; KSLICE such groups of
 /// work-items share each tile's K rows and add their blocks in local memory at the end. A_DIRECT
 /// 1: A and B as the caller gave them, A transposed float by float on its way into the tile.
+/// SPREAD_COPIES 1: the next tile's copies issued between the rows of the product instead of at
+/// once.
 struct StagedParams {
   std::int64_t mwg, nwg, kwg, mdimc, ndimc, vwm, vwn, stages;
-  std::int64_t kslice = 1, a_direct = 0;
+  std::int64_t kslice = 1, a_direct = 0, spread_copies = 0;
 };
 
 /// Floats past MWG in each row of A_DIRECT's local A tile (matmul_staged.cl's APAD): its
@@ -226,7 +228,7 @@ constexpr std::size_t staged_row_floats(std::size_t size) {
   return round_up(size, static_cast<std::size_t>(staged_chunk_floats));
 }
 
-/// The most work-items the family's work-groups have: with 4 to 64 outputs each, NVIDIA's compiler
+/// The most work-items the family's work-groups have: with 4 to 128 outputs each, NVIDIA's compiler
 /// (the only one the family runs on) gives the kernel more than 128 registers per work-item, and
 /// so at most 256 per work-group (the H200 refused every 512 as out of resources, after its
 /// build).
@@ -253,13 +255,14 @@ constexpr std::size_t staged_local_memory(const StagedParams& p) {
 /// (of all KSLICE groups) copying whole chunks of each tile, at least 2 stages, KSLICE dividing
 /// KWG; A_DIRECT 0 or 1, and under 1 KWG a multiple of 8, the work-items a multiple of 4 * KWG
 /// and of NWG (its copies' walk: every work-item steps by whole rows of 4 and of 1) and VWM at
-/// most 4 (the padded rows' alignment, staged_direct_a_pad).
+/// most 4 (the padded rows' alignment, staged_direct_a_pad); SPREAD_COPIES 0 or 1.
 constexpr bool staged_builds(const StagedParams& p) {
   const auto width = [](std::int64_t w) { return w == 1 || w == 2 || w == 4 || w == 8; };
   if (p.mdimc <= 0 || p.ndimc <= 0 || !width(p.vwm) || !width(p.vwn) || p.kwg <= 0) return false;
   if (p.kslice < 1 || p.kwg % p.kslice != 0) return false;
   const std::int64_t threads = p.mdimc * p.ndimc * p.kslice;
   if (p.a_direct != 0 && p.a_direct != 1) return false;
+  if (p.spread_copies != 0 && p.spread_copies != 1) return false;
   if (p.a_direct == 1 && (p.kwg % 8 != 0 || threads % (4 * p.kwg) != 0 || p.nwg <= 0 ||
                           threads % p.nwg != 0 || p.vwm > 4)) {
     return false;

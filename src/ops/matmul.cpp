@@ -806,14 +806,23 @@ TuneGroup<MatmulKey> tf32_group() {
 
 // The staged kernel's macros of a configuration.
 gemm::StagedParams staged_params(const Config& c) {
-  return {c["MWG"], c["NWG"], c["KWG"],    c["MDIMC"],  c["NDIMC"],
-          c["VWM"], c["VWN"], c["STAGES"], c["KSLICE"], c["A_DIRECT"]};
+  return {c["MWG"], c["NWG"],    c["KWG"],    c["MDIMC"],    c["NDIMC"],        c["VWM"],
+          c["VWN"], c["STAGES"], c["KSLICE"], c["A_DIRECT"], c["SPREAD_COPIES"]};
 }
 
-// The staged kernel's rules on a space (gemm_rules.hpp's), and blocked's bound on outputs per
-// work-item: staged's and staged_split's.
+// The staged kernel's rules on a space (gemm_rules.hpp's), and its bound on outputs per
+// work-item: staged's and staged_split's. Blocked's 4 to 64, and up to 128 with SPREAD_COPIES:
+// cuBLAS's 256 x 128 x 8 tile (8 x 16 outputs on 16 x 16 work-items, 213-235 registers on the
+// H200, one work-group per SM) was the best with the copies spread and lost to 64 outputs
+// without them, in the kernel lab (docs/benchmarks.md, "Copies spread between the rows").
 Space& staged_rules(Space& s) {
-  return register_block_budget(s)
+  return s
+      .where("4 <= WPTM*WPTN <= 64, or 128 with SPREAD_COPIES",
+             [](const Config& c) {
+               const auto outputs = (c["MWG"] / c["MDIMC"]) * (c["NWG"] / c["NDIMC"]);
+               return outputs >= 4 && outputs <= (c["SPREAD_COPIES"] == 1 ? 128 : 64);
+             },
+             {"MWG", "NWG", "MDIMC", "NDIMC", "SPREAD_COPIES"})
       .where("matmul_staged.cl builds (its #error rules: gemm_rules.hpp)",
              [](const Config& c) { return gemm::staged_builds(staged_params(c)); })
       .where("at most 256 work-items (gemm::staged_max_work_group)",
@@ -845,10 +854,13 @@ Space& staged_rules(Space& s) {
 // costs the product instructions (7% at 4096^3 in the kernel lab on the H200) and saves the
 // passes (about a tenth of the call at 1023^3, where they are two: docs/benchmarks.md, "A and B
 // as they are"); the fourth start point is the third without passes, the lab's best at 1023^3
-// and 997 x 1009 x 1013.
+// and 997 x 1009 x 1013. SPREAD_COPIES 1 issues the next tile's copies between the rows of the
+// product; the fifth start point is cuBLAS's 4096 tile with it, 256 x 128 x 8 in 3 stages on
+// 16 x 16 work-items of 128 outputs, the kernel lab's best at 2048^3-8192^3 (2.5-3% ahead of the
+// first start point there; docs/benchmarks.md, "Copies spread between the rows").
 Space staged_space() {
   Space s = space("staged");
-  s.parameter("MWG", {64, 128})
+  s.parameter("MWG", {64, 128, 256})
       .parameter("NWG", {64, 128})
       .parameter("KWG", {8, 16, 32})
       .parameter("MDIMC", {8, 16, 32})
@@ -857,12 +869,24 @@ Space staged_space() {
       .parameter("VWN", {2, 4})
       .parameter("STAGES", {2, 3, 4})
       .parameter("KSLICE", {1, 2})
-      .parameter("A_DIRECT", {0, 1});
+      .parameter("A_DIRECT", {0, 1})
+      .parameter("SPREAD_COPIES", {0, 1});
   return staged_rules(s)
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=0")
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0")
-      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=0")
-      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=1");
+      .start_at(
+          "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=0,"
+          "SPREAD_COPIES=0")
+      .start_at(
+          "MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0,"
+          "SPREAD_COPIES=0")
+      .start_at(
+          "MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=0,"
+          "SPREAD_COPIES=0")
+      .start_at(
+          "MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=1,"
+          "SPREAD_COPIES=0")
+      .start_at(
+          "MWG=256,NWG=128,KWG=8,MDIMC=16,NDIMC=16,VWM=4,VWN=4,STAGES=3,KSLICE=1,A_DIRECT=0,"
+          "SPREAD_COPIES=1");
 }
 
 // The staged kernel on KSPLIT slices of K at once (global dim 2; one program with the staged
@@ -887,14 +911,15 @@ Space staged_split_space() {
       .parameter("STAGES", {2, 3, 4})
       .parameter("KSLICE", {1, 2})
       .parameter("KSPLIT", {2, 3, 4, 8, 16})
-      .parameter("A_DIRECT", {0, 1});
+      .parameter("A_DIRECT", {0, 1})
+      .parameter("SPREAD_COPIES", {0});  // on slices of K it lost as often as it won (the lab)
   return staged_rules(s)
       .start_at(
           "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,KSPLIT=4,"
-          "A_DIRECT=0")
+          "A_DIRECT=0,SPREAD_COPIES=0")
       .start_at(
           "MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=1,KSPLIT=4,"
-          "A_DIRECT=1");
+          "A_DIRECT=1,SPREAD_COPIES=0");
 }
 
 // The staged family is measured for f32 keys, skipped for 16-bit storage.

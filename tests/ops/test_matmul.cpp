@@ -149,7 +149,8 @@ std::string staged_test_options(const tunekit::ops::gemm::StagedParams& p) {
          " -DKWG=" + std::to_string(p.kwg) + " -DMDIMC=" + std::to_string(p.mdimc) +
          " -DNDIMC=" + std::to_string(p.ndimc) + " -DVWM=" + std::to_string(p.vwm) +
          " -DVWN=" + std::to_string(p.vwn) + " -DSTAGES=" + std::to_string(p.stages) +
-         " -DKSLICE=" + std::to_string(p.kslice) + " -DA_DIRECT=" + std::to_string(p.a_direct);
+         " -DKSLICE=" + std::to_string(p.kslice) + " -DA_DIRECT=" + std::to_string(p.a_direct) +
+         " -DSPREAD_COPIES=" + std::to_string(p.spread_copies);
 }
 
 }  // namespace
@@ -667,8 +668,8 @@ TEST_CASE("matmul_reg.cl takes its padding from the host: without -DPADA it does
 
 TEST_CASE(
     "the staged family is exactly the configurations matmul_staged.cl builds (gemm_rules.hpp) "
-    "with 4 to 64 outputs per work-item and at most 256 work-items, and the kernel's #error lines "
-    "agree",
+    "with 4 to 64 outputs per work-item (128 with SPREAD_COPIES) and at most 256 work-items, and "
+    "the kernel's #error lines agree",
     "[ops][matmul][opencl]") {
   using tunekit::ops::gemm::staged_builds;
   using tunekit::ops::gemm::StagedParams;
@@ -688,6 +689,10 @@ TEST_CASE(
   CHECK_FALSE(staged_builds(StagedParams{64, 128, 16, 8, 8, 4, 4, 2, 1, 1}));  // 64 % NWG
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 2}));   // A_DIRECT 2
   CHECK(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 0}));
+  // SPREAD_COPIES: 0 or 1, with A_DIRECT or not.
+  CHECK(staged_builds(StagedParams{64, 64, 32, 8, 16, 4, 2, 2, 1, 1, 1}));
+  CHECK(staged_builds(StagedParams{64, 64, 32, 8, 16, 4, 2, 2, 1, 0, 1}));
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 32, 8, 16, 4, 2, 2, 1, 1, 2}));
   // STAGES * KWG * (MWG + NWG) floats, and NVIDIA's 16 bytes.
   CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3}) ==
         3 * 16 * (128 + 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
@@ -699,7 +704,7 @@ TEST_CASE(
         3 * 16 * (128 + 4 + 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
   // The space: every combination of its values that the rules allow, and nothing else.
   std::size_t expected = 0;
-  for (std::int64_t mwg : {64, 128})
+  for (std::int64_t mwg : {64, 128, 256})
     for (std::int64_t nwg : {64, 128})
       for (std::int64_t kwg : {8, 16, 32})
         for (std::int64_t md : {8, 16, 32})
@@ -708,13 +713,15 @@ TEST_CASE(
               for (std::int64_t vwn : {2, 4})
                 for (std::int64_t stages : {2, 3, 4})
                   for (std::int64_t kslice : {1, 2})
-                    for (std::int64_t direct : {0, 1}) {
-                      const auto outputs = (mwg / md) * (nwg / nd);
-                      const StagedParams p{mwg, nwg, kwg, md, nd, vwm, vwn, stages, kslice, direct};
-                      expected += outputs >= 4 && outputs <= 64 &&
-                                  md * nd * kslice <= tunekit::ops::gemm::staged_max_work_group &&
-                                  staged_builds(p);
-                    }
+                    for (std::int64_t direct : {0, 1})
+                      for (std::int64_t spread : {0, 1}) {
+                        const auto outputs = (mwg / md) * (nwg / nd);
+                        const StagedParams p{mwg, nwg,    kwg,    md,     nd,    vwm,
+                                             vwn, stages, kslice, direct, spread};
+                        expected += outputs >= 4 && outputs <= (spread == 1 ? 128 : 64) &&
+                                    md * nd * kslice <= tunekit::ops::gemm::staged_max_work_group &&
+                                    staged_builds(p);
+                      }
   std::size_t staged = 0;
   for (const auto& name : matmul_candidates()) staged += name.rfind("staged[", 0) == 0;
   CHECK(staged == expected);
@@ -745,7 +752,10 @@ TEST_CASE(
       {"-DMWG=64 -DNWG=64 -DKWG=32 -DMDIMC=8 -DNDIMC=16 -DVWM=8 -DVWN=2 -DSTAGES=2 -DA_DIRECT=1",
        "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG, VWM <= 4"},
       {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DA_DIRECT=2",
-       "A_DIRECT 0 or 1"}};
+       "A_DIRECT 0 or 1"},
+      {"-DMWG=64 -DNWG=64 -DKWG=32 -DMDIMC=8 -DNDIMC=16 -DVWM=4 -DVWN=2 -DSTAGES=2 -DA_DIRECT=1 "
+       "-DSPREAD_COPIES=2",
+       "SPREAD_COPIES 0 or 1"}};
   for (const auto& [macros, why] : refused) {
     INFO(macros);
     CHECK_THROWS_WITH(client.program(spec(macros)), Catch::Contains(why));
@@ -783,7 +793,8 @@ TEST_CASE(
     "matmul_staged.cl's tiles, stages, edges, K slices and K tiles shared by 2 or 4 groups of "
     "work-items are right on every device (its copies done at once, CP_ASYNC=0), with partial "
     "tiles, K not a multiple of the tile, rows padded to whole chunks with anything past M and N, "
-    "alpha and beta, and so is A_DIRECT on A and B as they are",
+    "alpha and beta, and so is A_DIRECT on A and B as they are, its copies spread between the "
+    "rows (SPREAD_COPIES) or not",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   using Staged = tunekit::ops::gemm::StagedParams;
@@ -796,7 +807,13 @@ TEST_CASE(
         Staged{128, 64, 16, 16, 8, 2, 4, 4, 2},
         // A_DIRECT: one and several rows of B per work-item's step (NWG = and < the work-items).
         Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 1}, Staged{64, 64, 8, 8, 8, 4, 4, 3, 1, 1},
-        Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 1}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 1}}) {
+        Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 1}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 1},
+        // SPREAD_COPIES: with At (every work-group), and under A_DIRECT (its shares of B by
+        // chunks and by floats); 1, 2 and 4 groups; the 256 x 128 start point.
+        Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 0, 1}, Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 0, 1},
+        Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 1, 1}, Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 1, 1},
+        Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 1, 1},
+        Staged{256, 128, 8, 16, 16, 4, 4, 3, 1, 0, 1}}) {
     const auto spec = tunekit::cl::KernelSpec::embedded("matmul_staged.cl", staged_test_options(g),
                                                         "matmul_staged");
     // One K tile, K cut inside its last tile (37, 36 for 8- and 32-deep tiles), and up to 38
@@ -804,7 +821,8 @@ TEST_CASE(
     // both, and one row and column).
     for (const Problem p :
          {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{200, 260, 36},
-          Problem{133, 68, 37}, Problem{132, 67, 40}, Problem{65, 131, 300}, Problem{1, 1, 5}}) {
+          Problem{133, 68, 37}, Problem{132, 67, 40}, Problem{65, 131, 300}, Problem{1, 1, 5},
+          Problem{260, 132, 64}, Problem{257, 131, 100}}) {
       const auto a = random_values(p.m * p.k, 1), b = random_values(p.k * p.n, 2),
                  c0 = random_values(p.m * p.n, 3);
       // At and B in rows of whole chunks, NaN past M and N: those columns reach no stored output.
@@ -825,8 +843,9 @@ TEST_CASE(
       for (const std::size_t ks : {p.k, std::size_t(g.kwg), std::size_t(3 * g.kwg)}) {
         const std::size_t slices = (p.k + ks - 1) / ks;
         INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
-                    << " KSLICE=" << g.kslice << " A_DIRECT=" << g.a_direct << " m=" << p.m
-                    << " n=" << p.n << " k=" << p.k << " KS=" << ks << " slices=" << slices);
+                    << " KSLICE=" << g.kslice << " A_DIRECT=" << g.a_direct
+                    << " SPREAD_COPIES=" << g.spread_copies << " m=" << p.m << " n=" << p.n
+                    << " k=" << p.k << " KS=" << ks << " slices=" << slices);
         const float alpha = 1.5f, beta = -0.5f;
         auto c = client.upload(slices == 1 ? c0 : std::vector<float>(slices * p.m * p.n, nan));
         ::cl::Kernel kernel = client.kernel(spec);
@@ -902,19 +921,32 @@ TEST_CASE(
   tunekit::cl::Client& client = test::default_client();
   auto staged = every_nth("staged", 77);  // each value of each parameter
   staged.push_back(
-      "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=0]");
+      "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=0,"
+      "SPREAD_COPIES=0]");
   staged.push_back(
-      "staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0]");
+      "staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0,"
+      "SPREAD_COPIES=0]");
   // K tiles shared by 2 groups of work-items (their sums added in local memory), with the passes
   // and without (A_DIRECT).
   staged.push_back(
-      "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=0]");
+      "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=0,"
+      "SPREAD_COPIES=0]");
   staged.push_back(
-      "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=1]");
+      "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=1,"
+      "SPREAD_COPIES=0]");
   staged.push_back(
-      "staged[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2,A_DIRECT=0]");
+      "staged[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2,A_DIRECT=0,"
+      "SPREAD_COPIES=0]");
   staged.push_back(
-      "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=1]");
+      "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=1,"
+      "SPREAD_COPIES=0]");
+  // The copies spread between the rows: cuBLAS's 256 x 128 x 8 tile, and 2 groups of work-items.
+  staged.push_back(
+      "staged[MWG=256,NWG=128,KWG=8,MDIMC=16,NDIMC=16,VWM=4,VWN=4,STAGES=3,KSLICE=1,A_DIRECT=0,"
+      "SPREAD_COPIES=1]");
+  staged.push_back(
+      "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=1,"
+      "SPREAD_COPIES=1]");
   REQUIRE(staged.size() >= 8);
   // Its split form: each number of slices, more slices than K tiles (empty ones) included.
   for (const auto& name : every_nth("staged_split", 291)) staged.push_back(name);
@@ -922,7 +954,7 @@ TEST_CASE(
     staged.push_back(
         "staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=" +
         std::to_string(slices == 4 ? 2 : 1) + ",KSPLIT=" + std::to_string(slices) +
-        ",A_DIRECT=" + (slices == 3 || slices == 4 ? "1" : "0") + "]");
+        ",A_DIRECT=" + (slices == 3 || slices == 4 ? "1" : "0") + ",SPREAD_COPIES=0]");
   }
   REQUIRE(staged.size() >= 20);
   check_candidates(

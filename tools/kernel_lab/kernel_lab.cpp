@@ -778,6 +778,15 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                    {64, 128, 8, 8, 16, 4, 4, 3},
                    {128, 64, 16, 16, 8, 4, 4, 3}},
                   ksplit, kslice, true);
+    // 256 work-items on 8-deep tiles, and cuBLAS's 4096 tile (256 x 128 x 8, 8 warps of 128
+    // outputs per thread), A and B as they are, one slice.
+    add_async({{128, 128, 8, 16, 16, 4, 2, 3},
+               {128, 128, 8, 16, 16, 4, 2, 4},
+               {128, 128, 16, 16, 16, 4, 2, 3},
+               {128, 128, 8, 8, 32, 4, 4, 3},
+               {256, 128, 8, 16, 16, 4, 4, 3},
+               {256, 128, 8, 16, 16, 4, 4, 4}},
+              1, 1, true);
     // Slices of K for products of few tiles (1024^3 has 64 tiles of 128 x 128 for 132 SMs):
     // the op's start points and smaller tiles, on 2 to 8 slices.
     for (int ksplit : {2, 3, 4, 8})
