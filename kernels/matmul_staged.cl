@@ -139,7 +139,8 @@
 // Rows k0 .. k0+KWG-1, columns c0 .. c0+W-1 of `src` (rows of `ld` floats) into the local tile
 // `dst` (KWG x W) in 16-byte chunks, consecutive work-items on consecutive chunks (coalesced);
 // zero past K and past the row.
-#define COPY_TILE(dst, src, ld, c0, k0, W) COPY_TILE_PART(dst, src, ld, c0, k0, W, 0, KWG * (W) / 4 / NT)
+#define COPY_TILE(dst, src, ld, c0, k0, W) \
+  COPY_TILE_PART(dst, src, ld, c0, k0, W, 0, KWG * (W) / 4 / NT)
 #define COPY_TILE_PART(dst, src, ld, c0, k0, W, lo, hi)                                     \
   _Pragma("unroll") for (int i_ = (lo); i_ < (hi); ++i_) {                                  \
     const int c_ = tid + i_ * NT, r_ = c_ / ((W) / 4), x_ = (c_ % ((W) / 4)) * 4;           \
@@ -289,17 +290,21 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
     COMMIT();
   }
   int kt = 0;
+#if SPREAD_COPIES
+  // The steps whose next tile lies whole inside K (kt + STAGES - 1 < K / KWG).
+  const int spread_end = K / KWG - (STAGES - 1);
+#endif
 #if A_DIRECT && SPREAD_COPIES
-  // The steps whose next tile lies inside K, for work-groups that copy with no edge test; the
-  // loop below does the rest (and every step of the others).
+  // For work-groups that copy with no edge test; the loop below does the rest (and every step of
+  // the others).
   if (m_inside && b_chunks) {
-    for (; kt + STAGES - 1 < K / KWG; ++kt) SPREAD_STEP(kt, B_CHUNK_SHARE);
+    for (; kt < spread_end; ++kt) SPREAD_STEP(kt, B_CHUNK_SHARE);
   } else if (m_inside && n_inside) {
-    for (; kt + STAGES - 1 < K / KWG; ++kt) SPREAD_STEP(kt, B_FLOAT_SHARE);
+    for (; kt < spread_end; ++kt) SPREAD_STEP(kt, B_FLOAT_SHARE);
   }
 #elif SPREAD_COPIES
   // Every work-group: the copies of At and B test their edges by selects.
-  for (; kt + STAGES - 1 < K / KWG; ++kt) SPREAD_STEP(kt, B_CHUNK_SHARE);
+  for (; kt < spread_end; ++kt) SPREAD_STEP(kt, B_CHUNK_SHARE);
 #endif
   for (; kt < tiles; ++kt) {
     WAIT_PENDING();

@@ -38,11 +38,18 @@ bool worth_storing(const Decision& decision) {
          (decision.failed() && lasting(*decision.failure));
 }
 
+namespace {
+// A store's lock that fails is no reason not to tune: said, then tuned without it.
+void warn_tuning_without_lock(const std::exception& e) {
+  warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
+}
+}  // namespace
+
 std::unique_ptr<TuningLock> Persistence::lock_for_tuning(const EntryId& id) const {
   try {
     return store_->lock_for_tuning(id);
   } catch (const std::exception& e) {
-    warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
+    warn_tuning_without_lock(e);
     return nullptr;
   }
 }
@@ -52,7 +59,7 @@ TuningLockAttempt Persistence::try_lock_for_tuning(
   try {
     return store_->try_lock_for_tuning(id, waiting_since);
   } catch (const std::exception& e) {
-    warn(std::string("tunekit: could not take the tuning lock, tuning anyway: ") + e.what());
+    warn_tuning_without_lock(e);
     return {};
   }
 }

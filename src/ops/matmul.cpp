@@ -521,13 +521,21 @@ gemm::BlockedParams blocked_params(const Config& c) {
           c["VWN"], c["VW"],  gemm::pad_a, gemm::pad_b, c["DB"]};
 }
 
-// The register budget of matmul_reg.cl's blocks (and matmul_staged.cl's, the same blocks):
-// 4 to 64 outputs per work-item, on a space with MWG, NWG, MDIMC and NDIMC.
+// Outputs per work-item of matmul_reg.cl's and matmul_staged.cl's register blocks (WPTM * WPTN),
+// and their bounds: at least 4, at most 64 (the register file), or 128 where the staged kernel
+// spreads its copies (staged_rules says why).
+std::int64_t block_outputs(const Config& c) {
+  return (c["MWG"] / c["MDIMC"]) * (c["NWG"] / c["NDIMC"]);
+}
+constexpr std::int64_t min_block_outputs = 4, max_block_outputs = 64,
+                       max_spread_block_outputs = 128;
+
+// The register budget of matmul_reg.cl's blocks, on a space with MWG, NWG, MDIMC and NDIMC.
 Space& register_block_budget(Space& s) {
   return s.where("4 <= WPTM*WPTN <= 64",
                  [](const Config& c) {
-                   const auto outputs = (c["MWG"] / c["MDIMC"]) * (c["NWG"] / c["NDIMC"]);
-                   return outputs >= 4 && outputs <= 64;
+                   const auto outputs = block_outputs(c);
+                   return outputs >= min_block_outputs && outputs <= max_block_outputs;
                  },
                  {"MWG", "NWG", "MDIMC", "NDIMC"});
 }
@@ -819,8 +827,10 @@ Space& staged_rules(Space& s) {
   return s
       .where("4 <= WPTM*WPTN <= 64, or 128 with SPREAD_COPIES",
              [](const Config& c) {
-               const auto outputs = (c["MWG"] / c["MDIMC"]) * (c["NWG"] / c["NDIMC"]);
-               return outputs >= 4 && outputs <= (c["SPREAD_COPIES"] == 1 ? 128 : 64);
+               const auto outputs = block_outputs(c);
+               return outputs >= min_block_outputs &&
+                      outputs <=
+                          (c["SPREAD_COPIES"] == 1 ? max_spread_block_outputs : max_block_outputs);
              },
              {"MWG", "NWG", "MDIMC", "NDIMC", "SPREAD_COPIES"})
       .where("matmul_staged.cl builds (its #error rules: gemm_rules.hpp)",
@@ -844,12 +854,11 @@ Space& staged_rules(Space& s) {
 // gemm_rules.hpp's, and blocked's bound on outputs per work-item. Start points: 128 x 128 tiles 16
 // deep in 2 stages, VWM=4, on 16 x 16 work-items with VWN=2 (the op's winner at 2048-8192 on the
 // H200, docs/benchmarks.md "The staged family through the op": ahead of blocked from its start, so
-// that blocked trails there and is searched on its warm patience) and on 8 x 32 with VWN=4 (the
-// kernel lab's second best, 46.6 / 47.2 TFLOP/s at 4096 / 8192, "matmul (fp32) on the NVIDIA
-// H200"). KSLICE 2: two groups of work-items share each K tile and add their blocks at the end
-// (more warps for the same tiles where they are too few for the device); a third start point is
-// its best in the kernel lab near 1024^3 with the passes, 64 x 64 tiles 32 deep (3-4% ahead of
-// one group there; docs/benchmarks.md, "K tiles shared within a work-group"). A_DIRECT 1 runs no
+// that blocked trails there and is searched on its warm patience). KSLICE 2: two groups of
+// work-items share each K tile and add their blocks at the end (more warps for the same tiles
+// where they are too few for the device); a third start point is its best in the kernel lab near
+// 1024^3 with the passes, 64 x 64 tiles 32 deep (3-4% ahead of one group there;
+// docs/benchmarks.md, "K tiles shared within a work-group"). A_DIRECT 1 runs no
 // pass: A is transposed float by float on its way into local memory and B copied as it is, which
 // costs the product instructions (7% at 4096^3 in the kernel lab on the H200) and saves the
 // passes (about a tenth of the call at 1023^3, where they are two: docs/benchmarks.md, "A and B
@@ -857,7 +866,11 @@ Space& staged_rules(Space& s) {
 // and 997 x 1009 x 1013. SPREAD_COPIES 1 issues the next tile's copies between the rows of the
 // product; the fifth start point is cuBLAS's 4096 tile with it, 256 x 128 x 8 in 3 stages on
 // 16 x 16 work-items of 128 outputs, the kernel lab's best at 2048^3-8192^3 (2.5-3% ahead of the
-// first start point there; docs/benchmarks.md, "Copies spread between the rows").
+// first start point there; docs/benchmarks.md, "Copies spread between the rows"); the second is
+// the lab's best at 1024^3 with it, 128 x 64 x 16 tiles in 3 stages on two groups of 16 x 8
+// work-items (60.3 against 61.2 us for the third start point). It replaced 128 x 128 tiles on
+// 8 x 32 work-items, which no tuning of the squares or the real list picked (docs/benchmarks.md,
+// "A start point for 1024^3").
 Space staged_space() {
   Space s = space("staged");
   s.parameter("MWG", {64, 128, 256})
@@ -876,8 +889,8 @@ Space staged_space() {
           "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=0,"
           "SPREAD_COPIES=0")
       .start_at(
-          "MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0,"
-          "SPREAD_COPIES=0")
+          "MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2,A_DIRECT=0,"
+          "SPREAD_COPIES=1")
       .start_at(
           "MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=0,"
           "SPREAD_COPIES=0")

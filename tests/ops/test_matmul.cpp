@@ -924,8 +924,8 @@ TEST_CASE(
       "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=0,"
       "SPREAD_COPIES=0]");
   staged.push_back(
-      "staged[MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0,"
-      "SPREAD_COPIES=0]");
+      "staged[MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=2,A_DIRECT=0,"
+      "SPREAD_COPIES=1]");
   // K tiles shared by 2 groups of work-items (their sums added in local memory), with the passes
   // and without (A_DIRECT).
   staged.push_back(
