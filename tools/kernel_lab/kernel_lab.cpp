@@ -797,6 +797,18 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                  {64, 64, 16, 8, 16, 4, 2, 3},
                  {64, 64, 32, 8, 16, 4, 2, 2}},
                 ksplit);
+    // Long K over few tiles (256 x 256 x 65536: 4 tiles of 128 x 128, 16 of 64 x 64; the op's
+    // staged split form takes at most 16 slices) and small products of mid K (128 x 768 x 768,
+    // which the op does not split): more slices, and two groups of work-items per K tile.
+    for (int kslice : {1, 2})
+      for (int ksplit : {4, 8, 16, 32}) {
+        if (kslice == 1 && ksplit < 16) continue;  // in the list above
+        add_async({{64, 64, 16, 8, 16, 4, 2, 3},
+                   {64, 64, 32, 8, 16, 4, 2, 2},
+                   {128, 64, 16, 16, 8, 4, 4, 3},
+                   {128, 128, 16, 16, 16, 4, 2, 2}},
+                  ksplit, kslice);
+      }
     add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
               {2, 2, 4, 2, 16},
               {2, 2, 2, 4, 16},  // 64 x 256 (BK 8 leaves A half a vector per work-item)
