@@ -905,13 +905,18 @@ Space staged_space() {
 // The staged kernel on KSPLIT slices of K at once (global dim 2; one program with the staged
 // family's configuration of the same name: the slices are an argument), then matmul_sum.cl adds
 // them: split's form of the staged family, for the same shapes (staged_split_group). Tiles of
-// 64 and 128 with the staged family's best work-item shapes, 2 to 16 slices. Start point: the
+// 64 and 128 with the staged family's best work-item shapes, 2 to 64 slices. Start point: the
 // staged family's first on 4 slices (the kernel lab's best at 1024^3 on the H200, and the op's
 // winner at 2048 x 768 x 3072: docs/benchmarks.md, "Rows padded"), whose program the staged
 // family's start builds anyway. The lab's best at 1025^3 (64 x 64 tiles on 4 slices, 77.6 us
 // for the kernel and the sum) lost to split through the op (98.5 against 93.1 us: the passes on
 // A and B cost 15-20 us there); without the passes (A_DIRECT, as in the staged family), the
 // lab's best at 513 x 1025 x 2049, 64 x 64 tiles 16 deep on 4 slices, is the second start point.
+// 32 and 64 slices serve long K over a handful of tiles (256 x 256 x 65536: four 128 x 128 tiles;
+// on 64 slices, two work-groups per SM on the H200), where A's pass alone would cost about a
+// sixth of the product (A is 64 MiB): the third start point is the lab's best there without it,
+// 128 x 128 tiles on 64 slices (218 us against 230 on 32 and 239 for the op's split pick;
+// docs/benchmarks.md, "Long K on 64 slices").
 Space staged_split_space() {
   Space s = space("staged_split");
   s.parameter("MWG", {64, 128})
@@ -923,7 +928,7 @@ Space staged_split_space() {
       .parameter("VWN", {2, 4})
       .parameter("STAGES", {2, 3, 4})
       .parameter("KSLICE", {1, 2})
-      .parameter("KSPLIT", {2, 3, 4, 8, 16})
+      .parameter("KSPLIT", {2, 3, 4, 8, 16, 32, 64})
       .parameter("A_DIRECT", {0, 1})
       .parameter("SPREAD_COPIES", {0});  // on slices of K it lost as often as it won (the lab)
   return staged_rules(s)
@@ -932,6 +937,9 @@ Space staged_split_space() {
           "A_DIRECT=0,SPREAD_COPIES=0")
       .start_at(
           "MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=1,KSPLIT=4,"
+          "A_DIRECT=1,SPREAD_COPIES=0")
+      .start_at(
+          "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,KSPLIT=64,"
           "A_DIRECT=1,SPREAD_COPIES=0");
 }
 

@@ -950,7 +950,7 @@ TEST_CASE(
   REQUIRE(staged.size() >= 8);
   // Its split form: each number of slices, more slices than K tiles (empty ones) included.
   for (const auto& name : every_nth("staged_split", 291)) staged.push_back(name);
-  for (const int slices : {2, 3, 4, 8, 16}) {
+  for (const int slices : {2, 3, 4, 8, 16, 32, 64}) {
     staged.push_back(
         "staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=" +
         std::to_string(slices == 4 ? 2 : 1) + ",KSPLIT=" + std::to_string(slices) +

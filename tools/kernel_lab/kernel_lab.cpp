@@ -809,6 +809,16 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                    {128, 128, 16, 16, 16, 4, 2, 2}},
                   ksplit, kslice);
       }
+    // The same without the pass before the product (256 x 256 x 65536's A is 64 MiB: its
+    // transpose alone would cost about 28 us of 180), and 64 slices (two work-groups per SM for
+    // 128 x 128 tiles there).
+    for (int ksplit : {16, 32, 64})
+      add_async({{64, 64, 16, 8, 16, 4, 2, 3},
+                 {64, 64, 32, 8, 16, 4, 2, 2},
+                 {128, 64, 16, 16, 8, 4, 4, 3},
+                 {128, 128, 16, 16, 16, 4, 2, 2}},
+                ksplit, 1, true);
+    add_async({{64, 64, 32, 8, 16, 4, 2, 2}, {128, 128, 16, 16, 16, 4, 2, 2}}, 64);
     add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
               {2, 2, 4, 2, 16},
               {2, 2, 2, 4, 16},  // 64 x 256 (BK 8 leaves A half a vector per work-item)
