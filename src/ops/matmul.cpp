@@ -613,14 +613,20 @@ Space split_space() {
 // times M (one row of tiles: too few for a GPU when N is a few thousand), or K as long as M and
 // N when M or N is one past a power of two up to 3/4 of it (`other_low`: the last row or column
 // of tiles is nearly empty, so the tiles that work fill fewer SMs; 1025^3 on the H100: split 22.0
-// TFLOP/s, blocked at best 20.6). Below 32 rows the skinny family is the shape (split's tiles
-// have at least 32 rows). Skipped elsewhere.
+// TFLOP/s, blocked at best 20.6), or K as long as M and N where C is thin and a few tiles (at
+// most 2^17 elements, its short side at most a quarter of K: 128 x 768 x 768 has 24 tiles of
+// 64 x 64 for 132 SMs on the H200, where split's best took 14.0 us a call and blocked's 18.5;
+// docs/benchmarks.md, "Long K on 64 slices"). Below 32 rows the skinny family is the shape
+// (split's tiles have at least 32 rows). Skipped elsewhere.
 bool long_k_small_c(const MatmulKey& key) {
   const std::uint64_t m = key.m, n = key.n, k = key.k;  // m * n <= 2^22 without overflowing
   const bool small_c = n != 0 && m <= (std::uint64_t{1} << 22) / n;
   const bool ragged = key.m_fit == DimFit::other_low || key.n_fit == DimFit::other_low;
-  const bool long_k =
-      k > std::max(m, n) || (m >= 32 && m <= 64 && k >= 16 * m) || (ragged && k >= std::max(m, n));
+  const bool few_tiles = small_c && m <= (std::uint64_t{1} << 17) / n;  // n != 0: small_c
+  const bool thin_few_tiles =
+      few_tiles && m >= 32 && k >= std::max(m, n) && k >= 4 * std::min(m, n);
+  const bool long_k = k > std::max(m, n) || (m >= 32 && m <= 64 && k >= 16 * m) ||
+                      (ragged && k >= std::max(m, n)) || thin_few_tiles;
   return small_c && long_k;
 }
 
