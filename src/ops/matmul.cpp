@@ -919,8 +919,8 @@ Space staged_space() {
 // A and B cost 15-20 us there); without the passes (A_DIRECT, as in the staged family), the
 // lab's best at 513 x 1025 x 2049, 64 x 64 tiles 16 deep on 4 slices, is the second start point.
 // 32 and 64 slices serve long K over a handful of tiles (256 x 256 x 65536: four 128 x 128 tiles;
-// on 64 slices, two work-groups per SM on the H200), where A's pass alone would cost about a
-// sixth of the product (A is 64 MiB): the third start point is the lab's best there without it,
+// on 64 slices, two work-groups per SM on the H200), where A's pass alone would cost about 28 us
+// (A is 64 MiB) of a 218 us call: the third start point is the lab's best there without it,
 // 128 x 128 tiles on 64 slices (218 us against 230 on 32 and 239 for the op's split pick;
 // docs/benchmarks.md, "Long K on 64 slices").
 Space staged_split_space() {

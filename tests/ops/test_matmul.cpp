@@ -1102,7 +1102,8 @@ TEST_CASE(
   // as long as a one-past-a-power-of-two M or N (65 x 130 x 130: anchors 128, 256, 256), and for
   // K as long as a thin C of few tiles (60 x 250 x 250: anchors 64, 256, 256); not for
   // 65 x 130 x 70 or 3 x 130 x 70 (K below N, and too few rows or K too short), nor for
-  // 64 x 128 x 70 or 48 x 96 x 70 (anchors 64, 128, 128: K as long as C, but C not thin).
+  // 64 x 128 x 70 or 48 x 96 x 70 (anchors 64, 128, 128: K as long as C's long side, but under
+  // four times its short one).
   // The staged family is measured for every f32 key, M and N multiples of 4 or not, and its
   // split form where split is (on a device without cp.async their candidates fail unbuilt).
   struct Case {
