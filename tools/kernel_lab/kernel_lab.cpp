@@ -715,7 +715,7 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
   // matmul_staged.cl's configurations, (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, STAGES), on
   // `ksplit` slices of K and `kslice` groups of work-items per K tile; those the kernel refuses
   // (gemm_rules.hpp's staged_builds) and those past the family's 256 work-items are left out.
-  auto add_async = [&](std::initializer_list<std::array<int, 8>> configs, int ksplit = 1,
+  auto add_async = [&](const std::vector<std::array<int, 8>>& configs, int ksplit = 1,
                        int kslice = 1, bool a_direct = false) {
     for (const auto& a : configs) {
       if (!tunekit::ops::gemm::staged_builds(
@@ -797,27 +797,21 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                  {64, 64, 16, 8, 16, 4, 2, 3},
                  {64, 64, 32, 8, 16, 4, 2, 2}},
                 ksplit);
-    // Long K over few tiles (256 x 256 x 65536: 4 tiles of 128 x 128, 16 of 64 x 64; the op's
-    // staged split form takes at most 16 slices) and small products of mid K (128 x 768 x 768,
-    // which the op does not split): more slices, and two groups of work-items per K tile.
+    // Long K over few tiles (256 x 256 x 65536: 4 tiles of 128 x 128, 16 of 64 x 64) and small
+    // products of mid K (128 x 768 x 768): more slices, and two groups of work-items per K tile.
+    const std::vector<std::array<int, 8>> few_tiles = {{64, 64, 16, 8, 16, 4, 2, 3},
+                                                       {64, 64, 32, 8, 16, 4, 2, 2},
+                                                       {128, 64, 16, 16, 8, 4, 4, 3},
+                                                       {128, 128, 16, 16, 16, 4, 2, 2}};
     for (int kslice : {1, 2})
       for (int ksplit : {4, 8, 16, 32}) {
         if (kslice == 1 && ksplit < 16) continue;  // in the list above
-        add_async({{64, 64, 16, 8, 16, 4, 2, 3},
-                   {64, 64, 32, 8, 16, 4, 2, 2},
-                   {128, 64, 16, 16, 8, 4, 4, 3},
-                   {128, 128, 16, 16, 16, 4, 2, 2}},
-                  ksplit, kslice);
+        add_async(few_tiles, ksplit, kslice);
       }
     // The same without the pass before the product (256 x 256 x 65536's A is 64 MiB: its
-    // transpose alone would cost about 28 us of 180), and 64 slices (two work-groups per SM for
-    // 128 x 128 tiles there).
-    for (int ksplit : {16, 32, 64})
-      add_async({{64, 64, 16, 8, 16, 4, 2, 3},
-                 {64, 64, 32, 8, 16, 4, 2, 2},
-                 {128, 64, 16, 16, 8, 4, 4, 3},
-                 {128, 128, 16, 16, 16, 4, 2, 2}},
-                ksplit, 1, true);
+    // transpose alone would take about 28 us, against cuBLAS's 180 us for the call), and 64
+    // slices (two work-groups per SM for 128 x 128 tiles there).
+    for (int ksplit : {16, 32, 64}) add_async(few_tiles, ksplit, 1, true);
     add_async({{64, 64, 32, 8, 16, 4, 2, 2}, {128, 128, 16, 16, 16, 4, 2, 2}}, 64);
     add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
               {2, 2, 4, 2, 16},
