@@ -2,9 +2,10 @@
 // register-blocked product (a work-group computes an MWG x NWG tile of C, each work-item a
 // WPTM x WPTN block of it read from local memory in vectors), its local tiles filled by 16-byte
 // cp.async copies in STAGES stages (the next tiles load while the current one is multiplied).
-// A_DIRECT 0: A comes transposed (At: K x M, written by the host's pass before the product), so
-// that both tiles are copied row for row: no prefetch registers and no transposing store, which
-// is what held matmul_reg.cl at 90% of cuBLAS on the H200 (docs/benchmarks.md, issue 32).
+// A_DIRECT 0: A comes transposed (At: K x M, written by the host's pass before the product,
+// matmul_operands.cl, which also pads B's rows where it must), so that both tiles are copied row
+// for row: no prefetch registers and no transposing store, which is what held matmul_reg.cl at
+// 90% of cuBLAS on the H200 (docs/benchmarks.md, issue 32).
 // C = alpha * A * B + beta * C; At (K rows of LDA floats), B (K rows of LDB floats), C (M x N),
 // row-major f32. Any M, N and K. With A_DIRECT 0, LDA >= M and LDB >= N are multiples of 4, so
 // that every row is whole 16-byte chunks (the host pads the rows where M or N is not a multiple
@@ -36,7 +37,6 @@
 // the barrier, which no other warp hides where an SM holds one or two work-groups. cuBLAS's
 // 256 x 128 x 8 tile gained 10-11% with it at 2048^3-8192^3 on the H200 and became the best;
 // some smaller tiles lost (docs/benchmarks.md, "Copies spread between the rows"): a parameter.
-// matmul_staged_pad_b, in the same program (no build of its own): B copied into padded rows.
 #ifndef MWG
 #define MWG 128
 #endif
@@ -357,14 +357,4 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
       }
     }
   }
-}
-
-// B (K x N) copied into rows of LDB floats (LDB >= N, a multiple of 4), zeros past N: the host
-// runs it before the product where N is not a multiple of 4. One float per work-item, consecutive
-// work-items on consecutive floats of a row (B's rows are not 16-byte aligned).
-// NDRange: any local (lx, ly); global >= (LDB, K).
-__kernel void matmul_staged_pad_b(const int K, const int N, const int LDB,
-                                  __global const float* restrict B, __global float* restrict out) {
-  const int c = get_global_id(0), r = get_global_id(1);
-  if (r < K && c < LDB) out[(size_t)r * LDB + c] = c < N ? B[(size_t)r * N + c] : 0.0f;
 }

@@ -16,6 +16,7 @@
 #include "gemm_rules.hpp"
 #include "host_references.hpp"
 #include "named_candidate.hpp"
+#include "operand_passes.hpp"
 #include "scratch.hpp"
 #include "sizes.hpp"
 #include "tf32_operands.hpp"
@@ -183,12 +184,7 @@ class GemmKernel {
         bf16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::bf16, algorithm),
                                        kernel_of(algorithm))),
         splits_(slices_of(config_)),
-        a_direct_(uses_staged_kernel(algorithm_) && config_["A_DIRECT"] == 1) {
-    if (uses_staged_kernel(algorithm_) && !a_direct_) {
-      staged_pad_b_.emplace(cl::KernelSpec::embedded(file_of(algorithm_), f32_.build_options(),
-                                                     "matmul_staged_pad_b"));
-    }
-  }
+        a_direct_(uses_staged_kernel(algorithm_) && config_["A_DIRECT"] == 1) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
                   const float& alpha, const float& beta, const MatmulMath& math) const {
@@ -216,10 +212,11 @@ class GemmKernel {
       // A_DIRECT the kernel takes A and B as they are.
       const std::size_t lda = a_direct_ ? k : gemm::staged_row_floats(m),
                         ldb = a_direct_ ? n : gemm::staged_row_floats(n);
-      const ::cl::Buffer at =
-          a_direct_ ? a.buffer : detail::transposed_a(client, a.buffer, m, k, lda);
-      const ::cl::Buffer b_rows =
-          ldb == n ? b.buffer : detail::padded_b(client, *staged_pad_b_, b.buffer, k, n, ldb);
+      const detail::StagedOperands operands =
+          a_direct_ ? detail::StagedOperands{a.buffer, b.buffer}
+                    : detail::staged_operands(client, a.buffer, b.buffer, m, k, n, lda, ldb);
+      const ::cl::Buffer& at = operands.at;
+      const ::cl::Buffer& b_rows = operands.b_rows;
       const auto LDA = static_cast<cl_int>(lda), LDB = static_cast<cl_int>(ldb);
       // Each slice KS rows of K, whole K tiles (the last slice shorter, or empty), one
       // work-group deep along dimension 2 each; several slices write partial products first.
@@ -307,14 +304,14 @@ class GemmKernel {
                   float beta, const ::cl::Buffer& partials, const ::cl::Buffer& c) const {
     const auto MN = static_cast<cl_int>(std::size_t{m} * n);  // split_partials checked it
     ::cl::Kernel sum = client.kernel(sum_spec(dtype));
-    client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
-                       static_cast<cl_int>(splits_), alpha, beta, partials, c);
+    client.launch_with(sum, ::cl::NDRange(operand_passes::sum_global(std::size_t{m} * n)),
+                       ::cl::NDRange(operand_passes::sum_items), MN, static_cast<cl_int>(splits_),
+                       alpha, beta, partials, c);
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
-  // passes, the staged kernel's transpose of A unless A_DIRECT (its padding of B is in its own
-  // program); one owner for what prepare() builds and keep() stores; fingerprint() covers every
-  // storage's.
+  // passes, the staged kernel's pass on A and B unless A_DIRECT; one owner for what prepare()
+  // builds and keep() stores; fingerprint() covers every storage's.
   std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
     if (splits_ > 1 && uses_staged_kernel(algorithm_)) programs.push_back(&sum_spec(dtype));
@@ -322,7 +319,7 @@ class GemmKernel {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
     }
     if (uses_staged_kernel(algorithm_) && !a_direct_) {
-      programs.push_back(&detail::transpose_spec(false));
+      programs.push_back(&detail::staged_operands_spec());
     }
     return programs;
   }
@@ -333,12 +330,13 @@ class GemmKernel {
   }
   // The kernel that adds the slices of a split product (one program for every configuration).
   static const cl::KernelSpec& sum_spec(DType dtype) {
+    namespace passes = operand_passes;
     static const cl::KernelSpec f32 =
-        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
+        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(32), "matmul_split_sum");
     static const cl::KernelSpec f16 =
-        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=16", "matmul_split_sum");
+        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(16), "matmul_split_sum");
     static const cl::KernelSpec bf16 =
-        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=116", "matmul_split_sum");
+        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(116), "matmul_split_sum");
     return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
   }
 
@@ -482,9 +480,6 @@ class GemmKernel {
   cl::KernelSpec bf16_;
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
   bool a_direct_;       // the staged kernels' A_DIRECT: no pass before the product
-  // The staged kernels' copy of B into padded rows (not under A_DIRECT): the product's source and
-  // options, so the product's program (no build of its own).
-  std::optional<cl::KernelSpec> staged_pad_b_;
 };
 
 Space naive_space() { return space("naive").parameter("LX", {16}).parameter("LY", {16}); }

@@ -1,7 +1,8 @@
-// The launch shapes of the passes that rewrite an operand before a product
-// (transposed_operand.cpp): transpose.cl's tiled kernel in one shape, and matmul_staged.cl's
-// matmul_staged_pad_b. Header-only and free of the library's types, so that tools/kernel_lab
-// times the op's very passes.
+// The launch shapes of the passes around a product: those that rewrite an operand before it
+// (transposed_operand.cpp): transpose.cl's tiled kernel in one shape (the wgmma_tf32 family's B),
+// and matmul_operands.cl's one launch for the staged family's At and padded B; and matmul_sum.cl,
+// which adds a split product's slices after it. Header-only and free of the library's types, so
+// that tools/kernel_lab times the op's very passes.
 #pragma once
 
 #include <array>
@@ -16,8 +17,9 @@ namespace tunekit::ops::operand_passes {
 /// rows of work-items, float4 vectors.
 inline constexpr std::size_t tile = 64, rows_of_items = 16, vector_width = 4;
 
-/// matmul_staged_pad_b's work-groups: this many floats of a row each.
-inline constexpr std::size_t pad_group = 256;
+/// matmul_operands.cl's tiles (square, this many floats on a side) and its work-groups' size:
+/// one work-group per tile.
+inline constexpr std::size_t operand_tile = 64, operand_items = 256;
 
 /// transpose.cl's macros for the pass: the output's row length an argument (OUT_LD); with
 /// round_tf32 each element also rounded to TF32 (tf32.cl).
@@ -39,9 +41,33 @@ constexpr Range2 transpose_range(std::size_t rows, std::size_t cols) {
           {tile / vector_width, rows_of_items}};
 }
 
-/// The copy of k rows into rows of `ld` floats.
-constexpr Range2 pad_range(std::size_t k, std::size_t ld) {
-  return {{round_up(ld, pad_group), k}, {pad_group, 1}};
+/// matmul_operands.cl's macros.
+inline std::string operands_options() {
+  return "-DOPERAND_TILE=" + std::to_string(operand_tile) +
+         " -DOPERAND_ITEMS=" + std::to_string(operand_items);
+}
+
+/// matmul_staged_operands's global size (one dimension; local operand_items): At's tiles (k rows
+/// of lda floats), then, where B's rows are padded (ldb > n), those of B's k rows of ldb floats.
+constexpr std::size_t operands_global(std::size_t k, std::size_t lda, std::size_t n,
+                                      std::size_t ldb) {
+  const std::size_t a_tiles = ceil_div(lda, operand_tile) * ceil_div(k, operand_tile);
+  const std::size_t b_tiles = ldb > n ? ceil_div(k, operand_tile) * ceil_div(ldb, operand_tile) : 0;
+  return (a_tiles + b_tiles) * operand_items;
+}
+
+/// matmul_sum.cl: elements of C per work-item, and work-items per work-group.
+inline constexpr std::size_t sum_elements = 4, sum_items = 256;
+
+/// matmul_sum.cl's macros for C stored as `precision` (its PRECISION: 32, 16 or 116).
+inline std::string sum_options(int precision) {
+  return "-DPRECISION=" + std::to_string(precision) +
+         " -DSUM_ELEMENTS=" + std::to_string(sum_elements);
+}
+
+/// matmul_split_sum's global size (one dimension; local sum_items) for a C of mn elements.
+constexpr std::size_t sum_global(std::size_t mn) {
+  return round_up(ceil_div(mn, sum_elements), sum_items);
 }
 
 }  // namespace tunekit::ops::operand_passes

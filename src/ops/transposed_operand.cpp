@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include "bench_fit.hpp"
 #include "operand_passes.hpp"
@@ -44,25 +45,28 @@ void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::c
                      in, out);
 }
 
-::cl::Buffer transposed_a(cl::Client& client, const ::cl::Buffer& a, std::size_t m, std::size_t k,
-                          std::size_t ld) {
-  int_argument(std::uint64_t{k} * ld, "K times At's row length");
-  const auto [at] = transposed_a_scratch().buffers(client, k * ld * sizeof(float));
-  enqueue_transpose(client, transpose_spec(false), a, m, k, at, ld);
-  return at;
+const cl::KernelSpec& staged_operands_spec() {
+  static const cl::KernelSpec spec = cl::KernelSpec::embedded(
+      "matmul_operands.cl", operand_passes::operands_options(), "matmul_staged_operands");
+  return spec;
 }
 
-::cl::Buffer padded_b(cl::Client& client, const cl::KernelSpec& pad, const ::cl::Buffer& b,
-                      std::size_t k, std::size_t n, std::size_t ld) {
-  int_argument(std::uint64_t{k} * ld, "K times B's padded row length");
-  const auto [padded] = padded_b_scratch().buffers(client, k * ld * sizeof(float));
-  ::cl::Kernel kernel = client.kernel(pad);
-  const auto range = operand_passes::pad_range(k, ld);
-  client.launch_with(kernel, ::cl::NDRange(range.global[0], range.global[1]),
-                     ::cl::NDRange(range.local[0], range.local[1]), int_argument(k, "rows"),
-                     int_argument(n, "columns"), int_argument(ld, "the padded row length"), b,
-                     padded);
-  return padded;
+StagedOperands staged_operands(cl::Client& client, const ::cl::Buffer& a, const ::cl::Buffer& b,
+                               std::size_t m, std::size_t k, std::size_t n, std::size_t lda,
+                               std::size_t ldb) {
+  int_argument(std::uint64_t{k} * lda, "K times At's row length");
+  int_argument(std::uint64_t{k} * ldb, "K times B's padded row length");
+  const bool pads_b = ldb > n;
+  const auto [at] = transposed_a_scratch().buffers(client, k * lda * sizeof(float));
+  const ::cl::Buffer b_rows =
+      pads_b ? std::get<0>(padded_b_scratch().buffers(client, k * ldb * sizeof(float))) : b;
+  ::cl::Kernel kernel = client.kernel(staged_operands_spec());
+  client.launch_with(kernel, ::cl::NDRange(operand_passes::operands_global(k, lda, n, ldb)),
+                     ::cl::NDRange(operand_passes::operand_items), int_argument(m, "M"),
+                     int_argument(k, "K"), int_argument(lda, "At's row length"),
+                     int_argument(n, "N"), int_argument(ldb, "B's padded row length"), a, at, b,
+                     b_rows);
+  return {at, b_rows};
 }
 
 }  // namespace tunekit::ops::detail

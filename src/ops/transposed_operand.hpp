@@ -1,7 +1,7 @@
 // An operand rewritten before a product (src/ops/matmul.cpp): the staged families take A
 // transposed (each row of At is a row of its local tile, copied in 16-byte chunks) and rows of At
-// and B padded to whole chunks; the wgmma_tf32 family B transposed and rounded
-// (tf32_operands.hpp). One transpose does both: transpose.cl's tiled kernel in one shape, owned
+// and B padded to whole chunks, both in one launch (matmul_operands.cl); the wgmma_tf32 family B
+// transposed and rounded (tf32_operands.hpp), by transpose.cl's tiled kernel in one shape, owned
 // here, with its output's row length.
 #pragma once
 
@@ -22,15 +22,21 @@ void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::c
                        std::size_t rows, std::size_t cols, const ::cl::Buffer& out,
                        std::size_t out_ld);
 
-/// A (m x k, f32) transposed into a buffer kept per client and thread: k rows of `ld` >= m
-/// floats; k * ld below 2^31.
-::cl::Buffer transposed_a(cl::Client& client, const ::cl::Buffer& a, std::size_t m, std::size_t k,
-                          std::size_t ld);
+/// matmul_operands.cl's program (one for every staged configuration).
+const cl::KernelSpec& staged_operands_spec();
 
-/// B (k x n, f32) with its rows padded to `ld` > n floats (zeros past n), in a buffer kept per
-/// client and thread, by `pad` (matmul_staged.cl's matmul_staged_pad_b, in the program of the
-/// staged configuration that will read it); k * ld below 2^31.
-::cl::Buffer padded_b(cl::Client& client, const cl::KernelSpec& pad, const ::cl::Buffer& b,
-                      std::size_t k, std::size_t n, std::size_t ld);
+/// The staged kernel's operands with A_DIRECT 0.
+struct StagedOperands {
+  ::cl::Buffer at;  // A transposed: k rows of lda floats, zeros past m
+  ::cl::Buffer
+      b_rows;  // B itself where ldb == n, else B's k rows padded to ldb floats, zeros past n
+};
+
+/// A (m x k, f32) transposed into rows of `lda` >= m floats and, where `ldb` > n, B (k x n, f32)
+/// copied into rows of `ldb` floats, in one launch (matmul_staged_operands), into buffers kept per
+/// client and thread; lda and ldb multiples of 4, k * lda and k * ldb below 2^31.
+StagedOperands staged_operands(cl::Client& client, const ::cl::Buffer& a, const ::cl::Buffer& b,
+                               std::size_t m, std::size_t k, std::size_t n, std::size_t lda,
+                               std::size_t ldb);
 
 }  // namespace tunekit::ops::detail

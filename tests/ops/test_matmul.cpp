@@ -18,6 +18,7 @@
 
 #include "../../bench/shape_lists.hpp"
 #include "../../src/ops/gemm_rules.hpp"
+#include "../../src/ops/operand_passes.hpp"
 #include "../../src/ops/tf32_operands.hpp"
 #include "../../src/ops/transposed_operand.hpp"
 #include "ops_support.hpp"
@@ -875,42 +876,75 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "transposed_a writes A transposed bit for bit into rows of any length, whole tiles and edges",
+    "staged_operands writes At and padded B bit for bit in one launch, zeros past M and N, whole "
+    "tiles and edges",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
-  for (const auto& [m, k, ld] : {std::tuple<std::size_t, std::size_t, std::size_t>{67, 130, 68},
-                                 {128, 64, 128},
-                                 {1, 5, 4},
-                                 {130, 67, 132}}) {
-    INFO("m=" << m << " k=" << k << " ld=" << ld);
-    const auto a = random_values(m * k, 9);
-    const auto at = client.download<float>(
-        tunekit::ops::detail::transposed_a(client, client.upload(a), m, k, ld), k * ld);
-    std::size_t wrong = 0;
-    for (std::size_t i = 0; i < m; ++i)
-      for (std::size_t q = 0; q < k; ++q) wrong += at[q * ld + i] != a[i * k + q];
-    CHECK(wrong == 0);
+  struct Case {
+    std::size_t m, k, n, lda, ldb;
+  };
+  // K a multiple of 4 with whole tiles (A's float4 loads) and not (float by float); At's rows
+  // past M inside M's last tile and in a tile of their own (m 60, lda 72); B padded and not
+  // (ldb == n: B itself, untouched).
+  for (const Case& c :
+       {Case{67, 130, 130, 68, 132}, Case{128, 64, 256, 128, 256}, Case{1, 5, 1, 4, 4},
+        Case{130, 67, 255, 132, 256}, Case{200, 128, 3, 200, 4}, Case{60, 256, 68, 72, 68}}) {
+    INFO("m=" << c.m << " k=" << c.k << " n=" << c.n << " lda=" << c.lda << " ldb=" << c.ldb);
+    const auto a = random_values(c.m * c.k, 9), b = random_values(c.k * c.n, 10);
+    const ::cl::Buffer b_buffer = client.upload(b);
+    const auto operands = tunekit::ops::detail::staged_operands(client, client.upload(a), b_buffer,
+                                                                c.m, c.k, c.n, c.lda, c.ldb);
+    const auto at = client.download<float>(operands.at, c.k * c.lda);
+    const auto bp = client.download<float>(operands.b_rows, c.k * c.ldb);
+    CHECK((c.ldb == c.n) == (operands.b_rows() == b_buffer()));
+    std::size_t wrong_a = 0, wrong_b = 0;
+    for (std::size_t q = 0; q < c.k; ++q) {
+      for (std::size_t i = 0; i < c.lda; ++i)
+        wrong_a += at[q * c.lda + i] != (i < c.m ? a[i * c.k + q] : 0.0f);
+      for (std::size_t j = 0; j < c.ldb; ++j)
+        wrong_b += bp[q * c.ldb + j] != (j < c.n ? b[q * c.n + j] : 0.0f);
+    }
+    CHECK(wrong_a == 0);
+    CHECK(wrong_b == 0);
   }
 }
 
-TEST_CASE("padded_b (matmul_staged_pad_b) copies B bit for bit into longer rows, zeros past N",
+TEST_CASE("matmul_split_sum adds the slices in slice order, alpha and beta, C's other floats kept",
           "[ops][matmul][opencl]") {
+  namespace passes = tunekit::ops::operand_passes;
   tunekit::cl::Client& client = test::default_client();
-  const auto pad =
-      tunekit::cl::KernelSpec::embedded("matmul_staged.cl", "-DCP_ASYNC=0", "matmul_staged_pad_b");
-  for (const auto& [k, n, ld] : {std::tuple<std::size_t, std::size_t, std::size_t>{67, 130, 132},
-                                 {5, 1, 4},
-                                 {300, 257, 260},
-                                 {3, 255, 256}}) {
-    INFO("k=" << k << " n=" << n << " ld=" << ld);
-    const auto b = random_values(k * n, 10);
-    const auto padded = client.download<float>(
-        tunekit::ops::detail::padded_b(client, pad, client.upload(b), k, n, ld), k * ld);
-    std::size_t wrong = 0;
-    for (std::size_t q = 0; q < k; ++q)
-      for (std::size_t j = 0; j < ld; ++j)
-        wrong += padded[q * ld + j] != (j < n ? b[q * n + j] : 0.0f);
-    CHECK(wrong == 0);
+  const auto spec = tunekit::cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(32),
+                                                      "matmul_split_sum");
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // C's element counts: fewer than a work-item's, and not whole work-items or work-groups.
+  for (const std::size_t mn : {std::size_t{1}, std::size_t{7}, std::size_t{1027}}) {
+    for (const int splits : {1, 2, 5}) {
+      for (const float beta : {0.0f, -0.5f}) {
+        INFO("mn=" << mn << " splits=" << splits << " beta=" << beta);
+        const float alpha = 1.5f;
+        const auto w = random_values(splits * mn, 11), c0 = random_values(mn, 12);
+        // beta 0 must not read C (NaN there); one float past C must stay as it was.
+        std::vector<float> c_in(mn + 1, beta == 0.0f ? nan : 0.0f);
+        if (beta != 0.0f) std::copy(c0.begin(), c0.end(), c_in.begin());
+        c_in[mn] = 42.0f;
+        auto c = client.upload(c_in);
+        ::cl::Kernel kernel = client.kernel(spec);
+        client.launch_with(kernel, ::cl::NDRange(passes::sum_global(mn)),
+                           ::cl::NDRange(passes::sum_items), static_cast<cl_int>(mn), splits, alpha,
+                           beta, client.upload(w), c);
+        const auto out = client.download<float>(c, mn + 1);
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < mn; ++i) {
+          float sum = 0.0f;
+          for (int z = 0; z < splits; ++z) sum += w[z * mn + i];
+          const double want = double(alpha) * sum + (beta != 0.0f ? double(beta) * c0[i] : 0.0);
+          // The slices in order, as the host: only the last multiply-add may round differently.
+          wrong += !(std::abs(out[i] - want) <= 1e-6 * (std::abs(want) + 1.0));
+        }
+        CHECK(wrong == 0);
+        CHECK(out[mn] == 42.0f);
+      }
+    }
   }
 }
 

@@ -560,39 +560,28 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   const size_t kslice = size_t(param(c.p, "KSLICE", 1));
   const cl::NDRange global3(global[0], global[1], slices * kslice),
       local3(local[0], local[1], kslice);
-  // --staged-prep: the op's passes before the product (src/ops/operand_passes.hpp's shapes of
-  // transpose.cl, and of matmul_staged_pad_b where N is not whole chunks), in the timed call.
+  // --staged-prep: the op's pass before the product (src/ops/operand_passes.hpp's launch of
+  // matmul_operands.cl: A transposed, and B padded where N is not whole chunks), in the timed call.
   namespace passes = tunekit::ops::operand_passes;
   std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
   if (g_opt != nullptr && g_opt->staged_prep && !direct) {
-    // Both passes take (rows, columns, the output's row length, in, out).
-    const auto pass = [](const cl::Program& p, const char* name, size_t rows, size_t cols,
-                         size_t ld, const cl::Buffer& in, const cl::Buffer& out) {
-      auto kernel = std::make_shared<cl::Kernel>(p, name);
-      kernel->setArg(0, int(rows));
-      kernel->setArg(1, int(cols));
-      kernel->setArg(2, int(ld));
-      kernel->setArg(3, in);
-      kernel->setArg(4, out);
-      return kernel;
-    };
-    cl::Program tp = lab.program("transpose.cl", passes::transpose_options(false), why);
-    if (!tp()) return {};
-    const auto t = pass(tp, "transpose_tiled", g.M, g.K, g.lda, g.A, g.At);
-    const auto tr = passes::transpose_range(g.M, g.K);
-    const cl::NDRange tg(tr.global[0], tr.global[1]), tl(tr.local[0], tr.local[1]);
-    std::shared_ptr<cl::Kernel> pad;
-    if (g.ldb != g.N)  // matmul_staged.cl's pad kernel, in the product's program
-      pad = pass(prog, "matmul_staged_pad_b", g.K, g.N, g.ldb, g.B, g.Bp);
-    const auto pr = passes::pad_range(g.K, g.ldb);
-    const cl::NDRange pg(pr.global[0], pr.global[1]), pl(pr.local[0], pr.local[1]);
-    prep = [&lab, t, tg, tl, pad, pg, pl](std::vector<cl::Event>& ev) {
+    cl::Program op = lab.program("matmul_operands.cl", passes::operands_options(), why);
+    if (!op()) return {};
+    auto operands = std::make_shared<cl::Kernel>(op, "matmul_staged_operands");
+    operands->setArg(0, int(g.M));
+    operands->setArg(1, int(g.K));
+    operands->setArg(2, int(g.lda));
+    operands->setArg(3, int(g.N));
+    operands->setArg(4, int(g.ldb));
+    operands->setArg(5, g.A);
+    operands->setArg(6, g.At);
+    operands->setArg(7, g.B);
+    operands->setArg(8, g.Bp);  // B itself where it is not padded: not written
+    const cl::NDRange og(passes::operands_global(g.K, g.lda, g.N, g.ldb)),
+        ol(passes::operand_items);
+    prep = [&lab, operands, og, ol](std::vector<cl::Event>& ev) {
       ev.emplace_back();
-      lab.q.enqueueNDRangeKernel(*t, cl::NullRange, tg, tl, nullptr, &ev.back());
-      if (pad) {
-        ev.emplace_back();
-        lab.q.enqueueNDRangeKernel(*pad, cl::NullRange, pg, pl, nullptr, &ev.back());
-      }
+      lab.q.enqueueNDRangeKernel(*operands, cl::NullRange, og, ol, nullptr, &ev.back());
     };
   }
   if (slices == 1) {
@@ -603,7 +592,7 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
       lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
     };
   }
-  cl::Program sum_prog = lab.program("matmul_sum.cl", "-DPRECISION=32", why);
+  cl::Program sum_prog = lab.program("matmul_sum.cl", passes::sum_options(32), why);
   if (!sum_prog()) return {};
   cl::Buffer partials(lab.ctx, CL_MEM_READ_WRITE, slices * g.M * g.N * sizeof(float));
   k->setArg(10, partials);
@@ -614,15 +603,15 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   sum->setArg(3, beta);
   sum->setArg(4, partials);
   sum->setArg(5, g.C);
-  const cl::NDRange sum_global(round_up(g.M * g.N, 256));
+  const cl::NDRange sum_global(passes::sum_global(g.M * g.N));
   // The lambda keeps `partials` alive: a kernel argument does not hold its buffer.
   return [&lab, k, sum, partials, global3, local3, sum_global, prep](std::vector<cl::Event>& ev) {
     prep(ev);
     ev.emplace_back();
     lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
     ev.emplace_back();
-    lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(256), nullptr,
-                               &ev.back());
+    lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(passes::sum_items),
+                               nullptr, &ev.back());
   };
 }
 
