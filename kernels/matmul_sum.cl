@@ -1,17 +1,11 @@
-// Adds the partial products of a GEMM split along K (matmul_staged.cl on slices; matmul_reg.cl and matmul_skinny.cl add theirs in the product's launch, gemm_output.cl): C = alpha * sum_z W[z] + beta * C, SUM_ELEMENTS elements of C per work-item.
+// Adds the partial products of a GEMM split along K (matmul_staged.cl on slices; matmul_reg.cl and matmul_skinny.cl add theirs in the product's launch, gemm_output.cl): C = alpha * sum_z W[z] + beta * C, one element of C per work-item.
 /*
   Macros: PRECISION 32|16|116 (storage of C; W, the slices' partial products, is float, and the
-    sum is rounded to C's type once); SUM_ELEMENTS, the host's (operand_passes::sum_options):
-    elements per work-item, whose loads are all in flight together (one element per work-item
-    made a 1023 x 1023 sum sixteen thousand short work-groups).
+    sum is rounded to C's type once).
   Kernel: matmul_split_sum(MN, splits, alpha, beta, W, C): W holds `splits` arrays of MN elements
     (splits * MN < 2^31), C holds MN; beta == 0 does not read C.
-  NDRange: any local size L; global >= ceil(MN / SUM_ELEMENTS), a multiple of L (work-group g
-    takes elements g * L * SUM_ELEMENTS onwards).
+  NDRange: any local size; global >= MN.
 */
-#ifndef SUM_ELEMENTS
-#error "SUM_ELEMENTS is the host's (operand_passes::sum_options)"
-#endif
 #ifndef PRECISION
 #define PRECISION 32
 #endif
@@ -36,25 +30,10 @@ typedef float real;
 
 __kernel void matmul_split_sum(const int MN, const int splits, const float alpha, const float beta,
                                __global const float* restrict W, __global real* C) {
-  // The work-group's SUM_ELEMENTS * local-size elements from i0; the work-item's every
-  // local-size-th from its own (each load of a warp one contiguous run).
-  const int items = get_local_size(0);
-  const int i0 = get_group_id(0) * items * SUM_ELEMENTS + get_local_id(0);
-  float sum[SUM_ELEMENTS];
-#pragma unroll
-  for (int e = 0; e < SUM_ELEMENTS; ++e) sum[e] = 0.0f;
-  for (int z = 0; z < splits; ++z) {
-    __global const float* w = W + (size_t)z * MN;
-#pragma unroll
-    for (int e = 0; e < SUM_ELEMENTS; ++e)
-      if (i0 + e * items < MN) sum[e] += w[i0 + e * items];
-  }
-#pragma unroll
-  for (int e = 0; e < SUM_ELEMENTS; ++e) {
-    const int i = i0 + e * items;
-    if (i < MN) {
-      const float c = alpha * sum[e];
-      ST(C, i, beta != 0.0f ? mad(beta, LD(C, i), c) : c);
-    }
-  }
+  const int i = get_global_id(0);
+  if (i >= MN) return;
+  float sum = 0.0f;
+  for (int z = 0; z < splits; ++z) sum += W[z * MN + i];
+  const float c = alpha * sum;
+  ST(C, i, beta != 0.0f ? mad(beta, LD(C, i), c) : c);
 }

@@ -16,7 +16,6 @@
 #include "gemm_rules.hpp"
 #include "host_references.hpp"
 #include "named_candidate.hpp"
-#include "operand_passes.hpp"
 #include "scratch.hpp"
 #include "sizes.hpp"
 #include "tf32_operands.hpp"
@@ -304,9 +303,8 @@ class GemmKernel {
                   float beta, const ::cl::Buffer& partials, const ::cl::Buffer& c) const {
     const auto MN = static_cast<cl_int>(std::size_t{m} * n);  // split_partials checked it
     ::cl::Kernel sum = client.kernel(sum_spec(dtype));
-    client.launch_with(sum, ::cl::NDRange(operand_passes::sum_global(std::size_t{m} * n)),
-                       ::cl::NDRange(operand_passes::sum_items), MN, static_cast<cl_int>(splits_),
-                       alpha, beta, partials, c);
+    client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
+                       static_cast<cl_int>(splits_), alpha, beta, partials, c);
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
@@ -330,13 +328,12 @@ class GemmKernel {
   }
   // The kernel that adds the slices of a split product (one program for every configuration).
   static const cl::KernelSpec& sum_spec(DType dtype) {
-    namespace passes = operand_passes;
     static const cl::KernelSpec f32 =
-        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(32), "matmul_split_sum");
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
     static const cl::KernelSpec f16 =
-        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(16), "matmul_split_sum");
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=16", "matmul_split_sum");
     static const cl::KernelSpec bf16 =
-        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(116), "matmul_split_sum");
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=116", "matmul_split_sum");
     return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
   }
 
@@ -910,9 +907,11 @@ Space staged_space() {
 // staged family's first on 4 slices (the kernel lab's best at 1024^3 on the H200, and the op's
 // winner at 2048 x 768 x 3072: docs/benchmarks.md, "Rows padded"), whose program the staged
 // family's start builds anyway. The lab's best at 1025^3 (64 x 64 tiles on 4 slices, 77.6 us
-// for the kernel and the sum) lost to split through the op (98.5 against 93.1 us: the passes on
-// A and B cost 15-20 us there); without the passes (A_DIRECT, as in the staged family), the
-// lab's best at 513 x 1025 x 2049, 64 x 64 tiles 16 deep on 4 slices, is the second start point.
+// for the kernel and the sum) lost to split through the op (98.5 against 93.1 us: the two passes
+// on A and B cost 15-20 us there). With both in one launch (matmul_operands.cl), the lab's best
+// at 1025^3 and 513 x 1025 x 2049, 64 x 64 tiles 16 deep in 3 stages on 4 slices with At (91.7
+// and 93.7 us, against 97.1 and 98.5 us for the best without a pass; docs/benchmarks.md, "The
+// operands in one launch"), is the second start point.
 // 32 and 64 slices serve long K over a handful of tiles (256 x 256 x 65536: four 128 x 128 tiles;
 // on 64 slices, two work-groups per SM on the H200), where A's pass alone would cost about 28 us
 // (A is 64 MiB) of a 218 us call: the third start point is the lab's best there without it,
@@ -938,7 +937,7 @@ Space staged_split_space() {
           "A_DIRECT=0,SPREAD_COPIES=0")
       .start_at(
           "MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=1,KSPLIT=4,"
-          "A_DIRECT=1,SPREAD_COPIES=0")
+          "A_DIRECT=0,SPREAD_COPIES=0")
       .start_at(
           "MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,KSPLIT=64,"
           "A_DIRECT=1,SPREAD_COPIES=0");

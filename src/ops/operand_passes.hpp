@@ -1,8 +1,7 @@
-// The launch shapes of the passes around a product: those that rewrite an operand before it
+// The launch shapes of the passes that rewrite an operand before a product
 // (transposed_operand.cpp): transpose.cl's tiled kernel in one shape (the wgmma_tf32 family's B),
-// and matmul_operands.cl's one launch for the staged family's At and padded B; and matmul_sum.cl,
-// which adds a split product's slices after it. Header-only and free of the library's types, so
-// that tools/kernel_lab times the op's very passes.
+// and matmul_operands.cl's one launch for the staged family's At and padded B. Header-only and
+// free of the library's types, so that tools/kernel_lab times the op's very passes.
 #pragma once
 
 #include <array>
@@ -54,20 +53,6 @@ constexpr std::size_t operands_global(std::size_t k, std::size_t lda, std::size_
   const std::size_t a_tiles = ceil_div(lda, operand_tile) * ceil_div(k, operand_tile);
   const std::size_t b_tiles = ldb > n ? ceil_div(k, operand_tile) * ceil_div(ldb, operand_tile) : 0;
   return (a_tiles + b_tiles) * operand_items;
-}
-
-/// matmul_sum.cl: elements of C per work-item, and work-items per work-group.
-inline constexpr std::size_t sum_elements = 4, sum_items = 256;
-
-/// matmul_sum.cl's macros for C stored as `precision` (its PRECISION: 32, 16 or 116).
-inline std::string sum_options(int precision) {
-  return "-DPRECISION=" + std::to_string(precision) +
-         " -DSUM_ELEMENTS=" + std::to_string(sum_elements);
-}
-
-/// matmul_split_sum's global size (one dimension; local sum_items) for a C of mn elements.
-constexpr std::size_t sum_global(std::size_t mn) {
-  return round_up(ceil_div(mn, sum_elements), sum_items);
 }
 
 }  // namespace tunekit::ops::operand_passes
