@@ -20,13 +20,12 @@ inline constexpr std::size_t tile = 64, rows_of_items = 16, vector_width = 4;
 /// one work-group per tile.
 inline constexpr std::size_t operand_tile = 64, operand_items = 256;
 
-/// transpose.cl's macros for the pass: the output's row length an argument (OUT_LD); with
-/// round_tf32 each element also rounded to TF32 (tf32.cl).
-inline std::string transpose_options(bool round_tf32) {
+/// transpose.cl's macros for the pass: the output's row length an argument (OUT_LD), each
+/// element rounded to TF32 (tf32.cl).
+inline std::string rounding_transpose_options() {
   return "-DTILE=" + std::to_string(tile) + " -DTILE_M=" + std::to_string(tile) +
          " -DROWS=" + std::to_string(rows_of_items) +
-         " -DPAD=1 -DVW=" + std::to_string(vector_width) + " -DOUT_LD=1" +
-         (round_tf32 ? " -DROUND_TF32=1" : "");
+         " -DPAD=1 -DVW=" + std::to_string(vector_width) + " -DOUT_LD=1 -DROUND_TF32=1";
 }
 
 /// A launch's global and local sizes in two dimensions.

@@ -28,7 +28,7 @@ const cl::KernelSpec& tf32_round_spec() {
   return spec;
 }
 
-const cl::KernelSpec& tf32_transpose_spec() { return transpose_spec(true); }
+const cl::KernelSpec& tf32_transpose_spec() { return rounding_transpose_spec(); }
 
 Tf32Operands tf32_operands(cl::Client& client, const ::cl::Buffer& a, const ::cl::Buffer& b,
                            std::size_t m, std::size_t n, std::size_t k) {

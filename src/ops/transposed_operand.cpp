@@ -24,14 +24,10 @@ Scratch<1>& padded_b_scratch() {
 
 }  // namespace
 
-const cl::KernelSpec& transpose_spec(bool round_tf32) {
-  const auto make = [](bool round) {
-    return cl::KernelSpec::embedded("transpose.cl", operand_passes::transpose_options(round),
-                                    "transpose_tiled");
-  };
-  static const cl::KernelSpec plain = make(false);
-  static const cl::KernelSpec rounded = make(true);
-  return round_tf32 ? rounded : plain;
+const cl::KernelSpec& rounding_transpose_spec() {
+  static const cl::KernelSpec spec = cl::KernelSpec::embedded(
+      "transpose.cl", operand_passes::rounding_transpose_options(), "transpose_tiled");
+  return spec;
 }
 
 void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::cl::Buffer& in,

@@ -12,11 +12,11 @@
 
 namespace tunekit::ops::detail {
 
-/// transpose.cl's tiled kernel in the shape these passes use, taking the output's row length;
-/// with round_tf32, each element is also rounded to TF32 on its way (tf32.cl).
-const cl::KernelSpec& transpose_spec(bool round_tf32);
+/// transpose.cl's tiled kernel in the pass's shape, taking the output's row length, each element
+/// rounded to TF32 on its way (tf32.cl).
+const cl::KernelSpec& rounding_transpose_spec();
 
-/// Enqueues `spec` (a transpose_spec) on `in` (rows x cols, f32) into `out` (cols rows of
+/// Enqueues `spec` (rounding_transpose_spec) on `in` (rows x cols, f32) into `out` (cols rows of
 /// `out_ld` >= rows floats; the columns past `rows` are not written).
 void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::cl::Buffer& in,
                        std::size_t rows, std::size_t cols, const ::cl::Buffer& out,
