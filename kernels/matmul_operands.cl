@@ -4,7 +4,8 @@
 // past N. LDA and LDB are multiples of 4, so every store is a whole aligned float4.
 // Why one launch: at the odd shapes each of the two former passes (a transpose and a pad) was a
 // short launch whose ramp, tail and gap cost more than its 4 MiB did (docs/benchmarks.md, "Where
-// the odd shapes' time goes"), and both fit in one wave of the device together.
+// the odd shapes' time goes"), and both fit in one wave of the device together: one launch
+// took 9-13 us off the call there on the H200 ("The operands in one launch").
 /*
   Kernel: matmul_staged_operands(M, K, LDA, N, LDB, A, At, B, Bp); LDA >= M and LDB >= N are
     multiples of 4; Bp is not written (it may be B) where LDB == N.
