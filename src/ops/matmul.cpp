@@ -614,11 +614,11 @@ bool long_k_small_c(const MatmulKey& key) {
   const std::uint64_t m = key.m, n = key.n, k = key.k;  // m * n <= 2^22 without overflowing
   const bool small_c = n != 0 && m <= (std::uint64_t{1} << 22) / n;
   const bool ragged = key.m_fit == DimFit::other_low || key.n_fit == DimFit::other_low;
+  const std::uint64_t long_side = std::max(m, n);
   const bool few_tiles = small_c && m <= (std::uint64_t{1} << 17) / n;  // n != 0: small_c
-  const bool thin_few_tiles =
-      few_tiles && m >= 32 && k >= std::max(m, n) && k >= 4 * std::min(m, n);
-  const bool long_k = k > std::max(m, n) || (m >= 32 && m <= 64 && k >= 16 * m) ||
-                      (ragged && k >= std::max(m, n)) || thin_few_tiles;
+  const bool thin_few_tiles = few_tiles && m >= 32 && k >= long_side && k >= 4 * std::min(m, n);
+  const bool long_k = k > long_side || (m >= 32 && m <= 64 && k >= 16 * m) ||
+                      (ragged && k >= long_side) || thin_few_tiles;
   return small_c && long_k;
 }
 

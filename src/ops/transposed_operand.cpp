@@ -1,8 +1,8 @@
 #include "transposed_operand.hpp"
 
+#include <array>
 #include <cstdint>
 #include <string>
-#include <tuple>
 
 #include "bench_fit.hpp"
 #include "operand_passes.hpp"

@@ -28,8 +28,8 @@ const cl::KernelSpec& staged_operands_spec();
 /// The staged kernel's operands with A_DIRECT 0.
 struct StagedOperands {
   ::cl::Buffer at;  // A transposed: k rows of lda floats, zeros past m
-  ::cl::Buffer
-      b_rows;  // B itself where ldb == n, else B's k rows padded to ldb floats, zeros past n
+  // B itself where ldb == n, else B's k rows padded to ldb floats, zeros past n.
+  ::cl::Buffer b_rows;
 };
 
 /// A (m x k, f32) transposed into rows of `lda` >= m floats and, where `ldb` > n, B (k x n, f32)
