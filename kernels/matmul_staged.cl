@@ -14,10 +14,10 @@
 // zero-filled.
 // K slices: work-group z computes the slice of KS rows of K from z * KS (KS a multiple of KWG);
 // one slice (KS >= K) is the whole product, stored into C. Several store their partial products
-// into the z-th M x N block of P; with `last_adds` 1 the last work-group of each tile to count its
-// slice in adds them into C in slice order, in the same launch (gemm_output.cl; `arrivals`: one
-// count per tile, zeros, left zero), and with 0 the host adds them by a second launch
-// (matmul_sum.cl). The host's rule picks (gemm_rules.hpp, staged_sums_in_launch).
+// into the z-th M x N block of P, and the last work-group of each tile to count its slice in
+// adds them into C in slice order, in the same launch (gemm_output.cl; `arrivals`: one count
+// per tile, zeros, left zero). A second launch for the sum cost its ramp, gap and a pass over P
+// in DRAM (7 us at 1025^2 on 4 slices on the H200).
 // CP_ASYNC 0 does the same copies at once (no inline PTX): the kernel's logic on any device,
 // for its tests. Rules on the macros: src/ops/gemm_rules.hpp (staged_builds), mirrored by the
 // #error lines below.
@@ -255,7 +255,7 @@ typedef float real;  // gemm_output.cl's storage: f32 only
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, KSLICE)))
 void matmul_staged(const int M, const int N, const int K_all, const int LDA, const int LDB,
-                   const int KS, const int last_adds, const float alpha, const float beta,
+                   const int KS, const float alpha, const float beta,
                    __global const float* restrict At_all, __global const float* restrict B_all,
                    __global float* C, __global float* P, __global int* arrivals) {
   __local float4 local_mem[LOCAL_FLOATS / 4];  // 16-byte aligned (MWG, NWG multiples of 4)
@@ -354,8 +354,7 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
 #endif
 
   // matmul_reg.cl's epilogue (register_blocks.cl's layout), by the work-items of K slice 0 (the
-  // others handed their sums over above): into C, or this slice's block of P (alpha and beta
-  // are the sum's).
+  // others handed their sums over above): into C, or this slice's block of P.
   const int slices = get_num_groups(2);
   if (tz == 0) {
     const bool sliced = slices > 1;
@@ -373,6 +372,6 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
     }
   }
   // Every work-item counts in (barriers); the same answer for the whole work-group.
-  if (slices > 1 && last_adds && counted_last(arrivals, &last, slices))
+  if (slices > 1 && counted_last(arrivals, &last, slices))
     store_tile_sums(C, P, alpha, beta, M, N, bm, bn, MWG, NWG, tid, NT, slices);
 }

@@ -273,15 +273,4 @@ constexpr bool staged_builds(const StagedParams& p) {
          a_chunks >= threads && b_chunks >= threads && p.stages >= 2;
 }
 
-/// Whether the staged family's slices of K are added in the product's launch, by the last
-/// work-group of each tile to finish (gemm_output.cl), rather than by a second launch over C
-/// (matmul_sum.cl): where the tiles at least fill the device's compute units, so that their sums
-/// spread over it. The second launch costs its ramp, its gap and a pass over the slices in DRAM;
-/// with fewer tiles than units, each last work-group would add many slices of a large tile alone
-/// (256 x 256 x 65536 on 64 slices: four work-groups of 128 x 128) while the second launch
-/// spreads C's elements over the whole device.
-constexpr bool staged_sums_in_launch(std::size_t tiles, std::size_t compute_units) {
-  return tiles >= compute_units;
-}
-
 }  // namespace tunekit::ops::gemm

@@ -219,23 +219,19 @@ class GemmKernel {
       const auto LDA = static_cast<cl_int>(lda), LDB = static_cast<cl_int>(ldb);
       // Each slice KS rows of K, whole K tiles (the last slice shorter, or empty), one
       // work-group deep along dimension 2 each; several slices write partial products that the
-      // last work-group of each tile adds, or a second launch where the tiles are too few
-      // (gemm::staged_sums_in_launch). One slice touches neither P nor the counts: C stands in
-      // for both.
+      // last work-group of each tile adds (as the other families' slices). One slice touches
+      // neither P nor the counts: C stands in for both.
       const auto KS = static_cast<cl_int>(round_up(ceil_div(k, splits_), config_["KWG"]));
       const ::cl::NDRange slices(global[0], global[1], global[2] * splits_);
       if (splits_ == 1) {
-        client.launch_with(kernel, slices, local, M, N, K, LDA, LDB, KS, cl_int{0}, alpha, beta, at,
-                           b_rows, c.buffer, c.buffer, c.buffer);
+        client.launch_with(kernel, slices, local, M, N, K, LDA, LDB, KS, alpha, beta, at, b_rows,
+                           c.buffer, c.buffer, c.buffer);
         return;
       }
       const std::size_t tiles = global[0] / local[0] * (global[1] / local[1]);
-      const bool last_adds = gemm::staged_sums_in_launch(tiles, client.device().compute_units);
-      const ::cl::Buffer partials = split_partials(client, m, n);
       const auto [arrivals] = arrival_scratch().buffers(client, tiles * sizeof(cl_int));
-      client.launch_with(kernel, slices, local, M, N, K, LDA, LDB, KS, cl_int{last_adds}, alpha,
-                         beta, at, b_rows, c.buffer, partials, arrivals);
-      if (!last_adds) add_slices(client, m, n, alpha, beta, partials, c.buffer);
+      client.launch_with(kernel, slices, local, M, N, K, LDA, LDB, KS, alpha, beta, at, b_rows,
+                         c.buffer, split_partials(client, m, n), arrivals);
       return;
     }
     if (algorithm_ == Algorithm::wgmma_tf32) {
@@ -296,33 +292,18 @@ class GemmKernel {
   }
 
   // The KSPLIT slices' partial products go to a kept buffer; the last work-group of each tile
-  // adds them, or, for the staged family's few tiles, a second launch (add_slices).
+  // adds them.
   ::cl::Buffer split_partials(cl::Client& client, std::size_t m, std::size_t n) const {
     detail::int_argument(std::uint64_t{m} * n * splits_, "KSPLIT*M*N (partial products)");
     const auto [partials] =
         split_scratch().buffers(client, std::size_t{m} * n * splits_ * sizeof(float));
     return partials;
   }
-  void add_slices(cl::Client& client, std::size_t m, std::size_t n, float alpha, float beta,
-                  const ::cl::Buffer& partials, const ::cl::Buffer& c) const {
-    const auto MN = static_cast<cl_int>(std::size_t{m} * n);  // split_partials checked it
-    ::cl::Kernel sum = client.kernel(sum_spec());
-    client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
-                       static_cast<cl_int>(splits_), alpha, beta, partials, c);
-  }
-  // The kernel that adds the staged family's slices in a second launch (f32, the family's only
-  // storage; one program for every configuration).
-  static const cl::KernelSpec& sum_spec() {
-    static const cl::KernelSpec f32 =
-        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
-    return f32;
-  }
-  // The programs a call runs beside its kernel: the staged split's sum (a call with few tiles
-  // runs it), the TF32 operands' passes, the staged kernel's pass on A and B unless A_DIRECT; one
-  // owner for what prepare() builds and keep() stores; the same for every storage.
+  // The programs a call runs beside its kernel: the TF32 operands' passes, the staged kernel's
+  // pass on A and B unless A_DIRECT; one owner for what prepare() builds and keep() stores;
+  // the same for every storage.
   std::vector<const cl::KernelSpec*> companions() const {
     std::vector<const cl::KernelSpec*> programs;
-    if (splits_ > 1 && uses_staged_kernel(algorithm_)) programs.push_back(&sum_spec());
     if (algorithm_ == Algorithm::wgmma_tf32) {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
     }
@@ -474,7 +455,7 @@ class GemmKernel {
   cl::KernelSpec f32_;  // the same kernel built for f32, f16 and bf16 storage
   cl::KernelSpec f16_;
   cl::KernelSpec bf16_;
-  std::size_t splits_;  // KSPLIT: slices of K, added up when several (split_partials)
+  std::size_t splits_;  // KSPLIT: slices of K, added up by their last work-group when several
   bool a_direct_;       // the staged kernels' A_DIRECT: no pass before the product
 };
 
@@ -901,19 +882,19 @@ Space staged_space() {
 
 // The staged kernel on KSPLIT slices of K at once (global dim 2; one program with the staged
 // family's configuration of the same name: the slices are an argument), added by the last
-// work-group of each tile or by a second launch (gemm::staged_sums_in_launch): split's form of the
-// staged family, for the same shapes (staged_split_group). Tiles of 64 and 128 with the staged
-// family's best work-item shapes, 2 to 64 slices. Start point: the staged family's first on 4
-// slices (the kernel lab's best at 1024^3 on the H200, and the op's winner at 2048 x 768 x 3072:
-// docs/benchmarks.md, "Rows padded"), whose program the staged family's start builds anyway. The
-// lab's best at 1025^3 (64 x 64 tiles on 4 slices, 77.6 us for the kernel and the sum) lost to
-// split through the op (98.5 against 93.1 us: the two passes on A and B cost 15-20 us there). With
-// both in one launch (matmul_operands.cl), the lab's best at 1025^3 and 513 x 1025 x 2049, 64 x 64
-// tiles 16 deep in 3 stages on 4 slices with At (91.7 and 93.7 us, against 97.1 and 98.5 us for the
-// best without a pass; docs/benchmarks.md, "The operands in one launch"), is the second start
-// point. 32 and 64 slices serve long K over a handful of tiles (256 x 256 x 65536: four 128 x 128
-// tiles; on 64 slices, two work-groups per SM on the H200), where A's pass alone would cost about
-// 28 us (A is 64 MiB) of a 218 us call: the third start point is the lab's best there without it,
+// work-group of each tile: split's form of the staged family, for the same shapes
+// (staged_split_group). Tiles of 64 and 128 with the staged family's best work-item shapes, 2 to 64
+// slices. Start point: the staged family's first on 4 slices (the kernel lab's best at 1024^3 on
+// the H200, and the op's winner at 2048 x 768 x 3072: docs/benchmarks.md, "Rows padded"), whose
+// program the staged family's start builds anyway. The lab's best at 1025^3 (64 x 64 tiles on 4
+// slices, 77.6 us for the kernel and the sum) lost to split through the op (98.5 against 93.1 us:
+// the two passes on A and B cost 15-20 us there). With both in one launch (matmul_operands.cl), the
+// lab's best at 1025^3 and 513 x 1025 x 2049, 64 x 64 tiles 16 deep in 3 stages on 4 slices with At
+// (91.7 and 93.7 us, against 97.1 and 98.5 us for the best without a pass; docs/benchmarks.md, "The
+// operands in one launch"), is the second start point.
+// 32 and 64 slices serve long K over a handful of tiles (256 x 256 x 65536: four 128 x 128 tiles;
+// on 64 slices, two work-groups per SM on the H200), where A's pass alone would cost about 28 us
+// (A is 64 MiB) of a 218 us call: the third start point is the lab's best there without it,
 // 128 x 128 tiles on 64 slices (218 us against 230 on 32 and 239 for the op's split pick;
 // docs/benchmarks.md, "Long K on 64 slices").
 Space staged_split_space() {

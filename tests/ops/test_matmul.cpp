@@ -791,8 +791,7 @@ TEST_CASE(
 
 TEST_CASE(
     "matmul_staged.cl's tiles, stages, edges, K slices (added by each tile's last work-group, its "
-    "counts left zero, or left for a second launch) and K tiles shared by 2 or 4 groups of "
-    "work-items are right on every device "
+    "counts left zero) and K tiles shared by 2 or 4 groups of work-items are right on every device "
     "(its copies done at once, CP_ASYNC=0), with partial "
     "tiles, K not a multiple of the tile, rows padded to whole chunks with anything past M and N, "
     "alpha and beta, and so is A_DIRECT on A and B as they are, its copies spread between the "
@@ -850,35 +849,21 @@ TEST_CASE(
                     << " k=" << p.k << " KS=" << ks << " slices=" << slices);
         const float alpha = 1.5f, beta = -0.5f;
         // Several slices: partial products in P (NaN before), added by the last work-group of
-        // each tile (last_adds 1), whose counts start at zero and must be left zero for the next
-        // launch, or left in P for a second launch (0: summed here, as matmul_sum.cl does).
+        // each tile, whose counts start at zero and must be left zero for the next launch.
         const std::size_t tiles = (p.n + g.nwg - 1) / g.nwg * ((p.m + g.mwg - 1) / g.mwg);
-        const bool last_adds =
-            slices > 1 && (ks == std::size_t(g.kwg) || p.m % 2 == 0);  // both, on edges
-        INFO("last_adds=" << last_adds);
         const auto c = client.upload(c0);
         const auto partials = client.upload(std::vector<float>(slices * p.m * p.n, nan));
         const auto arrivals = client.upload(std::vector<cl_int>(tiles, 0));
         ::cl::Kernel kernel = client.kernel(spec);
-        const bool in_c = slices == 1 || last_adds;
         client.launch_with(kernel,
                            ::cl::NDRange((p.n + g.nwg - 1) / g.nwg * g.ndimc,
                                          (p.m + g.mwg - 1) / g.mwg * g.mdimc, slices * g.kslice),
                            ::cl::NDRange(g.ndimc, g.mdimc, g.kslice), static_cast<cl_int>(p.m),
                            static_cast<cl_int>(p.n), static_cast<cl_int>(p.k),
                            static_cast<cl_int>(lda), static_cast<cl_int>(ldb),
-                           static_cast<cl_int>(ks), cl_int{last_adds}, in_c ? alpha : 1.0f,
-                           in_c ? beta : 0.0f, client.upload(at), client.upload(bp), c, partials,
-                           arrivals);
-        auto out = client.download<float>(c, p.m * p.n);
-        if (!in_c) {  // the slices' sum, as matmul_sum.cl adds it
-          const auto w = client.download<float>(partials, slices * p.m * p.n);
-          for (std::size_t i = 0; i < p.m * p.n; ++i) {
-            float sum = 0.0f;
-            for (std::size_t z = 0; z < slices; ++z) sum += w[z * p.m * p.n + i];
-            out[i] = alpha * sum + beta * c0[i];
-          }
-        }
+                           static_cast<cl_int>(ks), alpha, beta, client.upload(at),
+                           client.upload(bp), c, partials, arrivals);
+        const auto out = client.download<float>(c, p.m * p.n);
         const auto counts = client.download<cl_int>(arrivals, tiles);
         CHECK(std::count(counts.begin(), counts.end(), 0) == static_cast<long>(tiles));
         // Relative to the magnitude of the terms, as every matmul check here: the sum's rounding
@@ -920,43 +905,6 @@ TEST_CASE(
     }
     CHECK(wrong_a == 0);
     CHECK(wrong_b == 0);
-  }
-}
-
-TEST_CASE("matmul_split_sum adds the slices in slice order, alpha and beta, C's other floats kept",
-          "[ops][matmul][opencl]") {
-  tunekit::cl::Client& client = test::default_client();
-  const auto spec =
-      tunekit::cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  // C's element counts: fewer than a work-group's, and not whole work-groups.
-  for (const std::size_t mn : {std::size_t{1}, std::size_t{7}, std::size_t{1027}}) {
-    for (const int splits : {1, 2, 5}) {
-      for (const float beta : {0.0f, -0.5f}) {
-        INFO("mn=" << mn << " splits=" << splits << " beta=" << beta);
-        const float alpha = 1.5f;
-        const auto w = random_values(splits * mn, 11), c0 = random_values(mn, 12);
-        // beta 0 must not read C (NaN there); one float past C must stay as it was.
-        std::vector<float> c_in(mn + 1, beta == 0.0f ? nan : 0.0f);
-        if (beta != 0.0f) std::copy(c0.begin(), c0.end(), c_in.begin());
-        c_in[mn] = 42.0f;
-        auto c = client.upload(c_in);
-        ::cl::Kernel kernel = client.kernel(spec);
-        client.launch_with(kernel, ::cl::NDRange((mn + 63) / 64 * 64), ::cl::NDRange(64),
-                           static_cast<cl_int>(mn), splits, alpha, beta, client.upload(w), c);
-        const auto out = client.download<float>(c, mn + 1);
-        std::size_t wrong = 0;
-        for (std::size_t i = 0; i < mn; ++i) {
-          float sum = 0.0f;
-          for (int z = 0; z < splits; ++z) sum += w[z * mn + i];
-          const double want = double(alpha) * sum + (beta != 0.0f ? double(beta) * c0[i] : 0.0);
-          // The slices in order, as the host: only the last multiply-add may round differently.
-          wrong += !(std::abs(out[i] - want) <= 1e-6 * (std::abs(want) + 1.0));
-        }
-        CHECK(wrong == 0);
-        CHECK(out[mn] == 42.0f);
-      }
-    }
   }
 }
 

@@ -4,7 +4,7 @@
 //
 // Usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose]
 //                   [--sizes 1024,2048] [--shapes MxNxK,...] [--reps N] [--quick]
-//                   [--filter A|B] [--grid gpu|cpu] [--staged-prep] [--staged-sum rule|last|launch]
+//                   [--filter A|B] [--grid gpu|cpu] [--staged-prep]
 // Output: one table row per (kernel, params, size): median ms, GFLOP/s or GB/s, max rel error,
 // PASS/FAIL; a GEMM call of several kernels (passes, a split's sum) adds each kernel's busy time
 // and the gaps between them.
@@ -12,7 +12,7 @@
 // only), a kernel of another structure measured against matmul_reg (issue 32). matmul_staged.cl
 // takes A transposed and rows of whole 16-byte chunks: the lab transposes and pads on the host, so
 // that time is not in the kernel's (--staged-prep runs the op's passes on the device in the timed
-// call instead); `ksplit` runs it on slices of K, added as --staged-sum says; its KSLICE macro
+// call instead); `ksplit` runs it on slices of K, which its last work-groups add; its KSLICE macro
 // shares each K tile among groups of work-items of a work-group (local dimension 2); its A_DIRECT
 // configurations take A and B as they are, with no pass in any case. KERNEL_LAB_BUILD_OPTIONS
 // adds options to every build and prints each build's log on stderr; KERNEL_LAB_BINARIES=DIR
@@ -56,9 +56,6 @@ struct Options {
   int reps = 15;
   bool quick = false;
   bool staged_prep = false;  // time matmul_staged with the op's passes: A transposed, B padded
-  // Who adds matmul_staged's slices: "rule" (the op's, gemm::staged_sums_in_launch), "last"
-  // (each tile's last work-group, in the launch) or "launch" (matmul_sum.cl, a second launch).
-  std::string staged_sum = "rule";
 };
 const Options* g_opt = nullptr;
 // The filter: alternatives separated by '|', each a substring of "kernel params".
@@ -555,20 +552,12 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   k->setArg(3, int(direct ? g.K : g.lda));
   k->setArg(4, int(direct ? g.N : g.ldb));
   k->setArg(5, int(ks));
+  k->setArg(6, alpha);
+  k->setArg(7, beta);
+  k->setArg(8, direct ? g.A : g.At);
+  k->setArg(9, direct ? g.B : g.Bp);
   // KSLICE work-items along K in each work-group (local dim 2), on every slice.
   const size_t kslice = size_t(param(c.p, "KSLICE", 1));
-  const size_t tiles = global[0] / local[0] * (global[1] / local[1]);
-  const std::string sum_by = g_opt != nullptr ? g_opt->staged_sum : "rule";
-  const bool last_adds =
-      slices > 1 &&
-      (sum_by == "last" ||
-       (sum_by == "rule" && tunekit::ops::gemm::staged_sums_in_launch(
-                                tiles, lab.dev.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>())));
-  k->setArg(6, int(last_adds));
-  k->setArg(7, last_adds || slices == 1 ? alpha : 1.0f);
-  k->setArg(8, last_adds || slices == 1 ? beta : 0.0f);
-  k->setArg(9, direct ? g.A : g.At);
-  k->setArg(10, direct ? g.B : g.Bp);
   const cl::NDRange global3(global[0], global[1], slices * kslice),
       local3(local[0], local[1], kslice);
   // --staged-prep: the op's pass before the product (src/ops/operand_passes.hpp's launch of
@@ -595,49 +584,30 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
       lab.q.enqueueNDRangeKernel(*operands, cl::NullRange, og, ol, nullptr, &ev.back());
     };
   }
-  k->setArg(11, g.C);
+  k->setArg(10, g.C);
   if (slices == 1) {
-    k->setArg(12, g.C);  // P and the counts: untouched with one slice
-    k->setArg(13, g.C);
+    k->setArg(11, g.C);  // P and the counts: untouched with one slice
+    k->setArg(12, g.C);
     return [&lab, k, global3, local3, prep](std::vector<cl::Event>& ev) {
       prep(ev);
       ev.emplace_back();
       lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
     };
   }
-  // Slices' partial products; the counts start at zero and every launch leaves them so.
+  // Slices' partial products, added by the last work-group of each tile in the same launch; the
+  // counts start at zero and every launch leaves them so.
   cl::Buffer partials(lab.ctx, CL_MEM_READ_WRITE, slices * g.M * g.N * sizeof(float));
+  const size_t tiles = global[0] / local[0] * (global[1] / local[1]);
   std::vector<cl_int> zeros(tiles, 0);
   cl::Buffer arrivals(lab.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, tiles * sizeof(cl_int),
                       zeros.data());
-  k->setArg(12, partials);
-  k->setArg(13, arrivals);
-  // The lambdas keep the buffers alive: a kernel argument does not hold its buffer.
-  if (last_adds) {
-    return [&lab, k, partials, arrivals, global3, local3, prep](std::vector<cl::Event>& ev) {
-      prep(ev);
-      ev.emplace_back();
-      lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
-    };
-  }
-  cl::Program sum_prog = lab.program("matmul_sum.cl", "-DPRECISION=32", why);
-  if (!sum_prog()) return {};
-  auto sum = std::make_shared<cl::Kernel>(sum_prog, "matmul_split_sum");
-  sum->setArg(0, int(g.M * g.N));
-  sum->setArg(1, int(slices));
-  sum->setArg(2, alpha);
-  sum->setArg(3, beta);
-  sum->setArg(4, partials);
-  sum->setArg(5, g.C);
-  const cl::NDRange sum_global(round_up(g.M * g.N, 256));
-  return [&lab, k, sum, partials, arrivals, global3, local3, sum_global,
-          prep](std::vector<cl::Event>& ev) {
+  k->setArg(11, partials);
+  k->setArg(12, arrivals);
+  // The lambda keeps the buffers alive: a kernel argument does not hold its buffer.
+  return [&lab, k, partials, arrivals, global3, local3, prep](std::vector<cl::Event>& ev) {
     prep(ev);
     ev.emplace_back();
     lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
-    ev.emplace_back();
-    lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(256), nullptr,
-                               &ev.back());
   };
 }
 
@@ -1503,8 +1473,6 @@ int main(int argc, char** argv) {
       o.grid = next();
     else if (a == "--staged-prep")
       o.staged_prep = true;
-    else if (a == "--staged-sum")
-      o.staged_sum = next();
     else if (a[0] != '-')
       o.device = a;
     else {
@@ -1512,14 +1480,9 @@ int main(int argc, char** argv) {
           stderr,
           "usage: kernel_lab [--device SUBSTR] [--kernels DIR] [--only matmul|reduce|transpose] "
           "[--sizes 1024,2048] [--shapes MxNxK,...] [--reps N] [--quick] [--filter A|B] "
-          "[--grid gpu|cpu] [--staged-prep] [--staged-sum rule|last|launch]\n");
+          "[--grid gpu|cpu] [--staged-prep]\n");
       return 2;
     }
-  }
-  if (o.staged_sum != "rule" && o.staged_sum != "last" && o.staged_sum != "launch") {
-    std::fprintf(stderr, "kernel_lab: --staged-sum takes rule, last or launch, not '%s'\n",
-                 o.staged_sum.c_str());
-    return 2;
   }
   g_opt = &o;
   std::vector<cl::Platform> platforms;
