@@ -1,8 +1,7 @@
-// How matmul_reg.cl, matmul_skinny.cl and matmul_staged.cl write C, #included by each once its
-// storage type `real`, its LD and ST are set (and KSPLIT, or SUMS_AT_ONCE where the slices are
-// an argument): one store of alpha * sum + beta * C, and a product split along K into slices
-// (global dimension 2) added in its own launch by the last work-group of each tile to finish its
-// slice. Each slice stores its partial product (float: a
+// How matmul_reg.cl and matmul_skinny.cl write C, #included by both once their storage type
+// `real`, its LD and ST, and KSPLIT are set: one store of alpha * sum + beta * C, and a product
+// split along K into KSPLIT slices (global dimension 2) added in its own launch by the last
+// work-group of each tile to finish its slice. Each slice stores its partial product (float: a
 // 16-bit partial would overflow (f16) or lose bits (bf16) that the slices' sum cancels) in
 // P + z * M * N; `arrivals` holds one count per tile (per work-group of a slice), zero before the
 // first launch, and each launch leaves them zero.
@@ -16,13 +15,13 @@ static inline void store_output(__global real* C, const int idx, const float alp
 
 // Counts this work-group's slice in once its partial products are stored; whether it counted
 // last (the same answer in every work-item). Every work-item of the group calls it; `last` is
-// the kernel's __local int (OpenCL declares those at kernel scope); `slices` the launch's.
-static inline int counted_last(__global int* arrivals, __local int* last, const int slices) {
+// the kernel's __local int (OpenCL declares those at kernel scope).
+static inline int counted_last(__global int* arrivals, __local int* last) {
   mem_fence(CLK_GLOBAL_MEM_FENCE);  // stored before counted, device-wide (NVIDIA, CPUs)
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-  if (get_local_id(0) == 0 && get_local_id(1) == 0 && get_local_id(2) == 0) {
+  if (get_local_id(0) == 0 && get_local_id(1) == 0) {
     __global int* const count = arrivals + get_group_id(1) * get_num_groups(0) + get_group_id(0);
-    *last = atomic_inc(count) == slices - 1;
+    *last = atomic_inc(count) == KSPLIT - 1;
     if (*last) atomic_xchg(count, 0);  // every slice has counted: zero for the next launch
   }
   barrier(CLK_LOCAL_MEM_FENCE);
@@ -31,39 +30,32 @@ static inline int counted_last(__global int* arrivals, __local int* last, const 
   return result;
 }
 
-// Element idx of C's partial products summed over the slices in slice order, read volatile:
-// past any cache that kept an older line of P. matmul_skinny.cl's last work-group calls it on
-// its work-items' own few elements (VWN each), which measured faster on the H200's GEMV than
-// store_tile_sums (21.1-21.3 us against 22.6-22.9).
+// Element idx of C's partial products summed over the slices in slice order (as matmul_sum.cl),
+// read volatile: past any cache that kept an older line of P. matmul_skinny.cl's last work-group
+// calls it on its work-items' own few elements (VWN each), which measured faster on the H200's
+// GEMV than store_tile_sums (21.1-21.3 us against 22.6-22.9).
 static inline float slices_sum(const volatile __global float* P, const int idx, const int M,
-                               const int N, const int slices) {
+                               const int N) {
   float sum = 0.0f;
-  for (int z = 0; z < slices; ++z) sum += P[(size_t)z * M * N + idx];
+  for (int z = 0; z < KSPLIT; ++z) sum += P[(size_t)z * M * N + idx];
   return sum;
 }
 
+#if KSPLIT > 1
 // Elements of the tile a work-item sums at once: about 32 of P's loads in flight per work-item,
 // in code that stays small. A sum unrolled per output and per slice (a work-item's WPTM x WPTN
 // block, up to thousands of loads) made the H200's cold tuning of 64x11008x4096 wait 30 s for
-// builds instead of 17; one element at a time waits for each slice's load in turn. A kernel
-// whose slices are an argument sets its own (its slices' loop stays rolled).
-#if !defined(SUMS_AT_ONCE) && defined(KSPLIT) && KSPLIT > 1
+// builds instead of 17; one element at a time waits for each slice's load in turn.
 #define SUMS_AT_ONCE (KSPLIT >= 32 ? 1 : 32 / KSPLIT)
-#define UNROLL_SLICES _Pragma("unroll")
-#else
-#define UNROLL_SLICES
-#endif
 
-#ifdef SUMS_AT_ONCE
-
-// The last work-group's part in matmul_reg.cl and matmul_staged.cl: its tile (rows x cols of C from row0, col0,
+// The last work-group's part in matmul_reg.cl: its tile (rows x cols of C from row0, col0,
 // clipped to M x N) summed over the slices in slice order (as slices_sum) into C, its `threads`
 // work-items taking consecutive elements (a warp reads runs of P). P is read volatile: past any
 // cache that kept an older line of it.
 static inline void store_tile_sums(__global real* C, const volatile __global float* P,
                                    const float alpha, const float beta, const int M, const int N,
                                    const int row0, const int col0, const int rows, const int cols,
-                                   const int tid, const int threads, const int slices) {
+                                   const int tid, const int threads) {
   const int h = min(rows, M - row0), w = min(cols, N - col0), count = h * w;
 #pragma unroll 1
   for (int first = tid; first < count; first += SUMS_AT_ONCE * threads) {
@@ -75,8 +67,8 @@ static inline void store_tile_sums(__global real* C, const volatile __global flo
       idx[u] = (row0 + e / w) * N + col0 + e % w;
       sum[u] = 0.0f;
     }
-    UNROLL_SLICES
-    for (int z = 0; z < slices; ++z) {
+#pragma unroll
+    for (int z = 0; z < KSPLIT; ++z) {
 #pragma unroll
       for (int u = 0; u < SUMS_AT_ONCE; ++u) sum[u] += P[(size_t)z * M * N + idx[u]];
     }

@@ -269,8 +269,8 @@ void matmul_reg(const int M, const int N, const int K, const float alpha, const 
     }
   }
   __local int last;
-  if (counted_last(arrivals, &last, KSPLIT)) {
-    store_tile_sums(C, P, alpha, beta, M, N, bm, bn, MWG, NWG, tid, NDIMC * MDIMC, KSPLIT);
+  if (counted_last(arrivals, &last)) {
+    store_tile_sums(C, P, alpha, beta, M, N, bm, bn, MWG, NWG, tid, NDIMC * MDIMC);
   }
 #else
 #pragma unroll

@@ -182,13 +182,13 @@ void matmul_skinny(const int M, const int N, const int K, const float alpha, con
   // The last of the tile's slices to count in adds them all. Its KDIMC rows of work-items share
   // the tile's rows (one row of work-items alone would add KDIMC times as many).
   __local int last;
-  if (!counted_last(arrivals, &last, KSPLIT)) return;
+  if (!counted_last(arrivals, &last)) return;
   if (col0 < N) {
     for (int i = ty; i < WPTM && row0 + i < M; i += KDIMC) {
 #pragma unroll
       for (int e = 0; e < VWN; ++e) {
         const int idx = (row0 + i) * N + col0 + e;
-        if (col0 + e < N) store_output(C, idx, alpha, beta, slices_sum(P, idx, M, N, KSPLIT));
+        if (col0 + e < N) store_output(C, idx, alpha, beta, slices_sum(P, idx, M, N));
       }
     }
   }

@@ -12,12 +12,9 @@
 // of 4; copying float by float instead cost 12-33% on the H200). Columns past M and N may hold
 // anything: they reach only rows and columns of C that are not stored. Copies past K are
 // zero-filled.
-// K slices: work-group z computes the slice of KS rows of K from z * KS (KS a multiple of KWG);
-// one slice (KS >= K) is the whole product, stored into C. Several store their partial products
-// into the z-th M x N block of P, and the last work-group of each tile to count its slice in
-// adds them into C in slice order, in the same launch (gemm_output.cl; `arrivals`: one count
-// per tile, zeros, left zero). A second launch for the sum cost its ramp, gap and a pass over P
-// in DRAM (7 us at 1025^2 on 4 slices on the H200).
+// K slices: work-group z computes the slice of KS rows of K from z * KS (KS a multiple of KWG),
+// into the z-th M x N block of C; one slice (KS >= K) is the whole product. The host adds the
+// slices' blocks (matmul_sum.cl), with alpha 1 and beta 0 here.
 // CP_ASYNC 0 does the same copies at once (no inline PTX): the kernel's logic on any device,
 // for its tests. Rules on the macros: src/ops/gemm_rules.hpp (staged_builds), mirrored by the
 // #error lines below.
@@ -79,13 +76,6 @@
 #endif
 
 #include "register_blocks.cl"  // WPTM, WPTN, floatM, floatN, the product of a tile row
-typedef float real;  // gemm_output.cl's storage: f32 only
-#define LD(p, i) ((p)[i])
-#define ST(p, i, v) ((p)[i] = (v))
-// The slices are an argument: a tile's sum takes 16 elements of C at once per work-item (16 of
-// P's loads in flight in a rolled loop over the slices).
-#define SUMS_AT_ONCE 16
-#include "gemm_output.cl"  // store_output, counted_last, store_tile_sums
 #define NTC (MDIMC * NDIMC)  // work-items of one K slice (the register blocks' layout)
 #define NT (NTC * KSLICE)    // work-items of the work-group: all copy the tiles
 #define CA (MWG / 4)                 // 16-byte chunks in a row of the A tile
@@ -257,9 +247,8 @@ __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, KSLICE)))
 void matmul_staged(const int M, const int N, const int K_all, const int LDA, const int LDB,
                    const int KS, const float alpha, const float beta,
                    __global const float* restrict At_all, __global const float* restrict B_all,
-                   __global float* C, __global float* P, __global int* arrivals) {
+                   __global float* C_all) {
   __local float4 local_mem[LOCAL_FLOATS / 4];  // 16-byte aligned (MWG, NWG multiples of 4)
-  __local int last;                            // counted_last's answer, with several slices
   __local float(*As)[KWG][MWG + APAD] = (__local float(*)[KWG][MWG + APAD])local_mem;
   __local float* const b_tiles = (__local float*)local_mem + STAGES * KWG * (MWG + APAD);
   __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])b_tiles;
@@ -284,6 +273,7 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
 #else
   __global const float* restrict At = At_all + (size_t)k_begin * LDA;
 #endif
+  __global float* C = C_all + get_group_id(2) * (size_t)M * N;
   const int tiles = (K + KWG - 1) / KWG;
 
   float acc[WPTM][WPTN];
@@ -344,34 +334,27 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
         sums[(((tz - 1) * WPTM + i) * WPTN + j) * NTC + xy] = acc[i][j];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (tz == 0) {
-    for (int z = 0; z < KSLICE - 1; ++z)
+  if (tz > 0) return;  // no barrier below
+  for (int z = 0; z < KSLICE - 1; ++z)
 #pragma unroll
-      for (int i = 0; i < WPTM; ++i)
+    for (int i = 0; i < WPTM; ++i)
 #pragma unroll
-        for (int j = 0; j < WPTN; ++j) acc[i][j] += sums[((z * WPTM + i) * WPTN + j) * NTC + xy];
-  }
+      for (int j = 0; j < WPTN; ++j) acc[i][j] += sums[((z * WPTM + i) * WPTN + j) * NTC + xy];
 #endif
 
-  // matmul_reg.cl's epilogue (register_blocks.cl's layout), by the work-items of K slice 0 (the
-  // others handed their sums over above): into C, or this slice's block of P.
-  const int slices = get_num_groups(2);
-  if (tz == 0) {
-    const bool sliced = slices > 1;
-    __global float* const out = sliced ? P + get_group_id(2) * (size_t)M * N : C;
+  // matmul_reg.cl's epilogue (register_blocks.cl's layout), in f32 only.
 #pragma unroll
-    for (int i = 0; i < WPTM; ++i) {
-      const int row = bm + BLOCK_ROW(i);
-      if (row >= M) continue;
+  for (int i = 0; i < WPTM; ++i) {
+    const int row = bm + BLOCK_ROW(i);
+    if (row >= M) continue;
 #pragma unroll
-      for (int j = 0; j < WPTN; ++j) {
-        const int col = bn + BLOCK_COL(j);
-        if (col < N)
-          store_output(out, row * N + col, sliced ? 1.0f : alpha, sliced ? 0.0f : beta, acc[i][j]);
+    for (int j = 0; j < WPTN; ++j) {
+      const int col = bn + BLOCK_COL(j);
+      if (col < N) {
+        const size_t idx = (size_t)row * N + col;
+        const float c = alpha * acc[i][j];
+        C[idx] = beta != 0.0f ? mad(beta, C[idx], c) : c;
       }
     }
   }
-  // Every work-item counts in (barriers); the same answer for the whole work-group.
-  if (slices > 1 && counted_last(arrivals, &last, slices))
-    store_tile_sums(C, P, alpha, beta, M, N, bm, bn, MWG, NWG, tid, NT, slices);
 }

@@ -218,20 +218,14 @@ class GemmKernel {
       const ::cl::Buffer& b_rows = operands.b_rows;
       const auto LDA = static_cast<cl_int>(lda), LDB = static_cast<cl_int>(ldb);
       // Each slice KS rows of K, whole K tiles (the last slice shorter, or empty), one
-      // work-group deep along dimension 2 each; several slices write partial products that the
-      // last work-group of each tile adds (as the other families' slices). One slice touches
-      // neither P nor the counts: C stands in for both.
+      // work-group deep along dimension 2 each; several slices write partial products first.
       const auto KS = static_cast<cl_int>(round_up(ceil_div(k, splits_), config_["KWG"]));
-      const ::cl::NDRange slices(global[0], global[1], global[2] * splits_);
-      if (splits_ == 1) {
-        client.launch_with(kernel, slices, local, M, N, K, LDA, LDB, KS, alpha, beta, at, b_rows,
-                           c.buffer, c.buffer, c.buffer);
-        return;
-      }
-      const std::size_t tiles = global[0] / local[0] * (global[1] / local[1]);
-      const auto [arrivals] = arrival_scratch().buffers(client, tiles * sizeof(cl_int));
-      client.launch_with(kernel, slices, local, M, N, K, LDA, LDB, KS, alpha, beta, at, b_rows,
-                         c.buffer, split_partials(client, m, n), arrivals);
+      const bool sliced = splits_ > 1;
+      const ::cl::Buffer out = sliced ? split_partials(client, m, n) : c.buffer;
+      client.launch_with(kernel, ::cl::NDRange(global[0], global[1], global[2] * splits_), local, M,
+                         N, K, LDA, LDB, KS, sliced ? 1.0f : alpha, sliced ? 0.0f : beta, at,
+                         b_rows, out);
+      if (sliced) add_slices(client, a.dtype, m, n, alpha, beta, out, c.buffer);
       return;
     }
     if (algorithm_ == Algorithm::wgmma_tf32) {
@@ -258,7 +252,13 @@ class GemmKernel {
   // Every storage's program and the programs that run beside it (companions), each once.
   std::string fingerprint() const {
     std::vector<const cl::KernelSpec*> programs{&f32_, &f16_, &bf16_};
-    for (const cl::KernelSpec* other : companions()) programs.push_back(other);
+    for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
+      for (const cl::KernelSpec* other : companions(dtype)) {
+        if (std::find(programs.begin(), programs.end(), other) == programs.end()) {
+          programs.push_back(other);
+        }
+      }
+    }
     std::string text;
     for (const cl::KernelSpec* program : programs) text += program->fingerprint();
     return text;
@@ -270,13 +270,13 @@ class GemmKernel {
                const DeviceMatrix&, const float&, const float&, const MatmulMath& math) const {
     require_demands(client, a.dtype, b.cols, a.cols, math);
     (void)client.program(spec(a.dtype));
-    for (const cl::KernelSpec* other : companions()) (void)client.program(*other);
+    for (const cl::KernelSpec* other : companions(a.dtype)) (void)client.program(*other);
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
   void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
             const float&, const float&, const MatmulMath&) const {
     client.programs().keep(spec(a.dtype));
-    for (const cl::KernelSpec* other : companions()) client.programs().keep(*other);
+    for (const cl::KernelSpec* other : companions(a.dtype)) client.programs().keep(*other);
   }
   const cl::KernelSpec& spec(DType dtype) const {
     return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
@@ -291,19 +291,28 @@ class GemmKernel {
     if (uses_staged_kernel(algorithm_)) require_staged(client, dtype);
   }
 
-  // The KSPLIT slices' partial products go to a kept buffer; the last work-group of each tile
-  // adds them.
+  // The KSPLIT slices' partial products go to a kept buffer; the staged family adds them by a
+  // second pass (add_slices), the others by their last work-group.
   ::cl::Buffer split_partials(cl::Client& client, std::size_t m, std::size_t n) const {
     detail::int_argument(std::uint64_t{m} * n * splits_, "KSPLIT*M*N (partial products)");
     const auto [partials] =
         split_scratch().buffers(client, std::size_t{m} * n * splits_ * sizeof(float));
     return partials;
   }
-  // The programs a call runs beside its kernel: the TF32 operands' passes, the staged kernel's
-  // pass on A and B unless A_DIRECT; one owner for what prepare() builds and keep() stores;
-  // the same for every storage.
-  std::vector<const cl::KernelSpec*> companions() const {
+  void add_slices(cl::Client& client, DType dtype, std::size_t m, std::size_t n, float alpha,
+                  float beta, const ::cl::Buffer& partials, const ::cl::Buffer& c) const {
+    const auto MN = static_cast<cl_int>(std::size_t{m} * n);  // split_partials checked it
+    ::cl::Kernel sum = client.kernel(sum_spec(dtype));
+    client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
+                       static_cast<cl_int>(splits_), alpha, beta, partials, c);
+  }
+
+  // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
+  // passes, the staged kernel's pass on A and B unless A_DIRECT; one owner for what prepare()
+  // builds and keep() stores; fingerprint() covers every storage's.
+  std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
+    if (splits_ > 1 && uses_staged_kernel(algorithm_)) programs.push_back(&sum_spec(dtype));
     if (algorithm_ == Algorithm::wgmma_tf32) {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
     }
@@ -317,6 +326,17 @@ class GemmKernel {
     const bool split = std::find(names.begin(), names.end(), "KSPLIT") != names.end();
     return split ? static_cast<std::size_t>(config["KSPLIT"]) : 1;
   }
+  // The kernel that adds the slices of a split product (one program for every configuration).
+  static const cl::KernelSpec& sum_spec(DType dtype) {
+    static const cl::KernelSpec f32 =
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
+    static const cl::KernelSpec f16 =
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=16", "matmul_split_sum");
+    static const cl::KernelSpec bf16 =
+        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=116", "matmul_split_sum");
+    return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
+  }
+
   static const char* file_of(Algorithm a) {
     switch (a) {
       case Algorithm::naive:
@@ -455,7 +475,7 @@ class GemmKernel {
   cl::KernelSpec f32_;  // the same kernel built for f32, f16 and bf16 storage
   cl::KernelSpec f16_;
   cl::KernelSpec bf16_;
-  std::size_t splits_;  // KSPLIT: slices of K, added up by their last work-group when several
+  std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
   bool a_direct_;       // the staged kernels' A_DIRECT: no pass before the product
 };
 
@@ -881,16 +901,16 @@ Space staged_space() {
 }
 
 // The staged kernel on KSPLIT slices of K at once (global dim 2; one program with the staged
-// family's configuration of the same name: the slices are an argument), added by the last
-// work-group of each tile: split's form of the staged family, for the same shapes
-// (staged_split_group). Tiles of 64 and 128 with the staged family's best work-item shapes, 2 to 64
-// slices. Start point: the staged family's first on 4 slices (the kernel lab's best at 1024^3 on
-// the H200, and the op's winner at 2048 x 768 x 3072: docs/benchmarks.md, "Rows padded"), whose
-// program the staged family's start builds anyway. The lab's best at 1025^3 (64 x 64 tiles on 4
-// slices, 77.6 us for the kernel and the sum) lost to split through the op (98.5 against 93.1 us:
-// the two passes on A and B cost 15-20 us there). With both in one launch (matmul_operands.cl), the
-// lab's best at 1025^3 and 513 x 1025 x 2049, 64 x 64 tiles 16 deep in 3 stages on 4 slices with At
-// (91.7 and 93.7 us, against 97.1 and 98.5 us for the best without a pass; docs/benchmarks.md, "The
+// family's configuration of the same name: the slices are an argument), then matmul_sum.cl adds
+// them: split's form of the staged family, for the same shapes (staged_split_group). Tiles of
+// 64 and 128 with the staged family's best work-item shapes, 2 to 64 slices. Start point: the
+// staged family's first on 4 slices (the kernel lab's best at 1024^3 on the H200, and the op's
+// winner at 2048 x 768 x 3072: docs/benchmarks.md, "Rows padded"), whose program the staged
+// family's start builds anyway. The lab's best at 1025^3 (64 x 64 tiles on 4 slices, 77.6 us
+// for the kernel and the sum) lost to split through the op (98.5 against 93.1 us: the two passes
+// on A and B cost 15-20 us there). With both in one launch (matmul_operands.cl), the lab's best
+// at 1025^3 and 513 x 1025 x 2049, 64 x 64 tiles 16 deep in 3 stages on 4 slices with At (91.7
+// and 93.7 us, against 97.1 and 98.5 us for the best without a pass; docs/benchmarks.md, "The
 // operands in one launch"), is the second start point.
 // 32 and 64 slices serve long K over a handful of tiles (256 x 256 x 65536: four 128 x 128 tiles;
 // on 64 slices, two work-groups per SM on the H200), where A's pass alone would cost about 28 us

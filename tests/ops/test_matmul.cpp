@@ -790,9 +790,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "matmul_staged.cl's tiles, stages, edges, K slices (added by each tile's last work-group, its "
-    "counts left zero) and K tiles shared by 2 or 4 groups of work-items are right on every device "
-    "(its copies done at once, CP_ASYNC=0), with partial "
+    "matmul_staged.cl's tiles, stages, edges, K slices and K tiles shared by 2 or 4 groups of "
+    "work-items are right on every device (its copies done at once, CP_ASYNC=0), with partial "
     "tiles, K not a multiple of the tile, rows padded to whole chunks with anything past M and N, "
     "alpha and beta, and so is A_DIRECT on A and B as they are, its copies spread between the "
     "rows (SPREAD_COPIES) or not",
@@ -848,12 +847,7 @@ TEST_CASE(
                     << " SPREAD_COPIES=" << g.spread_copies << " m=" << p.m << " n=" << p.n
                     << " k=" << p.k << " KS=" << ks << " slices=" << slices);
         const float alpha = 1.5f, beta = -0.5f;
-        // Several slices: partial products in P (NaN before), added by the last work-group of
-        // each tile, whose counts start at zero and must be left zero for the next launch.
-        const std::size_t tiles = (p.n + g.nwg - 1) / g.nwg * ((p.m + g.mwg - 1) / g.mwg);
-        const auto c = client.upload(c0);
-        const auto partials = client.upload(std::vector<float>(slices * p.m * p.n, nan));
-        const auto arrivals = client.upload(std::vector<cl_int>(tiles, 0));
+        auto c = client.upload(slices == 1 ? c0 : std::vector<float>(slices * p.m * p.n, nan));
         ::cl::Kernel kernel = client.kernel(spec);
         client.launch_with(kernel,
                            ::cl::NDRange((p.n + g.nwg - 1) / g.nwg * g.ndimc,
@@ -861,11 +855,17 @@ TEST_CASE(
                            ::cl::NDRange(g.ndimc, g.mdimc, g.kslice), static_cast<cl_int>(p.m),
                            static_cast<cl_int>(p.n), static_cast<cl_int>(p.k),
                            static_cast<cl_int>(lda), static_cast<cl_int>(ldb),
-                           static_cast<cl_int>(ks), alpha, beta, client.upload(at),
-                           client.upload(bp), c, partials, arrivals);
-        const auto out = client.download<float>(c, p.m * p.n);
-        const auto counts = client.download<cl_int>(arrivals, tiles);
-        CHECK(std::count(counts.begin(), counts.end(), 0) == static_cast<long>(tiles));
+                           static_cast<cl_int>(ks), slices == 1 ? alpha : 1.0f,
+                           slices == 1 ? beta : 0.0f, client.upload(at), client.upload(bp), c);
+        auto out = client.download<float>(c, slices * p.m * p.n);
+        if (slices > 1) {  // the slices' sum, as matmul_sum.cl adds it
+          for (std::size_t i = 0; i < p.m * p.n; ++i) {
+            float sum = 0.0f;
+            for (std::size_t z = 0; z < slices; ++z) sum += out[z * p.m * p.n + i];
+            out[i] = alpha * sum + beta * c0[i];
+          }
+          out.resize(p.m * p.n);
+        }
         // Relative to the magnitude of the terms, as every matmul check here: the sum's rounding
         // grows with it (an absolute 1e-5 failed at K = 300 on the H200 by fused multiply-adds).
         CHECK(worst_relative_error(a, b, c0, out, p, alpha, beta) < 1e-5);
@@ -905,6 +905,43 @@ TEST_CASE(
     }
     CHECK(wrong_a == 0);
     CHECK(wrong_b == 0);
+  }
+}
+
+TEST_CASE("matmul_split_sum adds the slices in slice order, alpha and beta, C's other floats kept",
+          "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  const auto spec =
+      tunekit::cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // C's element counts: fewer than a work-group's, and not whole work-groups.
+  for (const std::size_t mn : {std::size_t{1}, std::size_t{7}, std::size_t{1027}}) {
+    for (const int splits : {1, 2, 5}) {
+      for (const float beta : {0.0f, -0.5f}) {
+        INFO("mn=" << mn << " splits=" << splits << " beta=" << beta);
+        const float alpha = 1.5f;
+        const auto w = random_values(splits * mn, 11), c0 = random_values(mn, 12);
+        // beta 0 must not read C (NaN there); one float past C must stay as it was.
+        std::vector<float> c_in(mn + 1, beta == 0.0f ? nan : 0.0f);
+        if (beta != 0.0f) std::copy(c0.begin(), c0.end(), c_in.begin());
+        c_in[mn] = 42.0f;
+        auto c = client.upload(c_in);
+        ::cl::Kernel kernel = client.kernel(spec);
+        client.launch_with(kernel, ::cl::NDRange((mn + 63) / 64 * 64), ::cl::NDRange(64),
+                           static_cast<cl_int>(mn), splits, alpha, beta, client.upload(w), c);
+        const auto out = client.download<float>(c, mn + 1);
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < mn; ++i) {
+          float sum = 0.0f;
+          for (int z = 0; z < splits; ++z) sum += w[z * mn + i];
+          const double want = double(alpha) * sum + (beta != 0.0f ? double(beta) * c0[i] : 0.0);
+          // The slices in order, as the host: only the last multiply-add may round differently.
+          wrong += !(std::abs(out[i] - want) <= 1e-6 * (std::abs(want) + 1.0));
+        }
+        CHECK(wrong == 0);
+        CHECK(out[mn] == 42.0f);
+      }
+    }
   }
 }
 

@@ -12,7 +12,7 @@
 // only), a kernel of another structure measured against matmul_reg (issue 32). matmul_staged.cl
 // takes A transposed and rows of whole 16-byte chunks: the lab transposes and pads on the host, so
 // that time is not in the kernel's (--staged-prep runs the op's passes on the device in the timed
-// call instead); `ksplit` runs it on slices of K, which its last work-groups add; its KSLICE macro
+// call instead); `ksplit` runs it on slices of K, and matmul_sum.cl adds them; its KSLICE macro
 // shares each K tile among groups of work-items of a work-group (local dimension 2); its A_DIRECT
 // configurations take A and B as they are, with no pass in any case. KERNEL_LAB_BUILD_OPTIONS
 // adds options to every build and prints each build's log on stderr; KERNEL_LAB_BINARIES=DIR
@@ -552,8 +552,8 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   k->setArg(3, int(direct ? g.K : g.lda));
   k->setArg(4, int(direct ? g.N : g.ldb));
   k->setArg(5, int(ks));
-  k->setArg(6, alpha);
-  k->setArg(7, beta);
+  k->setArg(6, slices > 1 ? 1.0f : alpha);
+  k->setArg(7, slices > 1 ? 0.0f : beta);
   k->setArg(8, direct ? g.A : g.At);
   k->setArg(9, direct ? g.B : g.Bp);
   // KSLICE work-items along K in each work-group (local dim 2), on every slice.
@@ -584,30 +584,34 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
       lab.q.enqueueNDRangeKernel(*operands, cl::NullRange, og, ol, nullptr, &ev.back());
     };
   }
-  k->setArg(10, g.C);
   if (slices == 1) {
-    k->setArg(11, g.C);  // P and the counts: untouched with one slice
-    k->setArg(12, g.C);
+    k->setArg(10, g.C);
     return [&lab, k, global3, local3, prep](std::vector<cl::Event>& ev) {
       prep(ev);
       ev.emplace_back();
       lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
     };
   }
-  // Slices' partial products, added by the last work-group of each tile in the same launch; the
-  // counts start at zero and every launch leaves them so.
+  cl::Program sum_prog = lab.program("matmul_sum.cl", "-DPRECISION=32", why);
+  if (!sum_prog()) return {};
   cl::Buffer partials(lab.ctx, CL_MEM_READ_WRITE, slices * g.M * g.N * sizeof(float));
-  const size_t tiles = global[0] / local[0] * (global[1] / local[1]);
-  std::vector<cl_int> zeros(tiles, 0);
-  cl::Buffer arrivals(lab.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, tiles * sizeof(cl_int),
-                      zeros.data());
-  k->setArg(11, partials);
-  k->setArg(12, arrivals);
-  // The lambda keeps the buffers alive: a kernel argument does not hold its buffer.
-  return [&lab, k, partials, arrivals, global3, local3, prep](std::vector<cl::Event>& ev) {
+  k->setArg(10, partials);
+  auto sum = std::make_shared<cl::Kernel>(sum_prog, "matmul_split_sum");
+  sum->setArg(0, int(g.M * g.N));
+  sum->setArg(1, int(slices));
+  sum->setArg(2, alpha);
+  sum->setArg(3, beta);
+  sum->setArg(4, partials);
+  sum->setArg(5, g.C);
+  const cl::NDRange sum_global(round_up(g.M * g.N, 256));
+  // The lambda keeps `partials` alive: a kernel argument does not hold its buffer.
+  return [&lab, k, sum, partials, global3, local3, sum_global, prep](std::vector<cl::Event>& ev) {
     prep(ev);
     ev.emplace_back();
     lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
+    ev.emplace_back();
+    lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(256), nullptr,
+                               &ev.back());
   };
 }
 
