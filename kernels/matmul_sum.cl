@@ -4,7 +4,7 @@
     sum is rounded to C's type once).
   Kernel: matmul_split_sum(MN, splits, alpha, beta, W, C): W holds `splits` arrays of MN elements
     (splits * MN < 2^31), C holds MN; beta == 0 does not read C.
-  NDRange: any local size; global >= MN.
+  NDRange: any local size; global >= MN (the host's: src/ops/operand_passes.hpp, sum_global).
 */
 #ifndef PRECISION
 #define PRECISION 32

@@ -16,6 +16,7 @@
 #include "gemm_rules.hpp"
 #include "host_references.hpp"
 #include "named_candidate.hpp"
+#include "operand_passes.hpp"
 #include "scratch.hpp"
 #include "sizes.hpp"
 #include "tf32_operands.hpp"
@@ -303,8 +304,9 @@ class GemmKernel {
                   float beta, const ::cl::Buffer& partials, const ::cl::Buffer& c) const {
     const auto MN = static_cast<cl_int>(std::size_t{m} * n);  // split_partials checked it
     ::cl::Kernel sum = client.kernel(sum_spec(dtype));
-    client.launch_with(sum, ::cl::NDRange(round_up(std::size_t{m} * n, 64)), ::cl::NDRange(64), MN,
-                       static_cast<cl_int>(splits_), alpha, beta, partials, c);
+    client.launch_with(sum, ::cl::NDRange(operand_passes::sum_global(std::size_t{m} * n)),
+                       ::cl::NDRange(operand_passes::sum_items), MN, static_cast<cl_int>(splits_),
+                       alpha, beta, partials, c);
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
@@ -328,12 +330,13 @@ class GemmKernel {
   }
   // The kernel that adds the slices of a split product (one program for every configuration).
   static const cl::KernelSpec& sum_spec(DType dtype) {
+    namespace passes = operand_passes;
     static const cl::KernelSpec f32 =
-        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
+        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(32), "matmul_split_sum");
     static const cl::KernelSpec f16 =
-        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=16", "matmul_split_sum");
+        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(16), "matmul_split_sum");
     static const cl::KernelSpec bf16 =
-        cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=116", "matmul_split_sum");
+        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(116), "matmul_split_sum");
     return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
   }
 

@@ -1,7 +1,8 @@
-// The launch shapes of the passes that rewrite an operand before a product
+// The launch shapes of the passes around a product: those that rewrite an operand before it
 // (transposed_operand.cpp): transpose.cl's tiled kernel in one shape (the wgmma_tf32 family's B),
-// and matmul_operands.cl's one launch for the staged family's At and padded B. Header-only and
-// free of the library's types, so that tools/kernel_lab times the op's very passes.
+// and matmul_operands.cl's one launch for the staged family's At and padded B; and matmul_sum.cl,
+// which adds the staged split's slices after it. Header-only and free of the library's types, so
+// that tools/kernel_lab times the op's very passes.
 #pragma once
 
 #include <array>
@@ -53,5 +54,14 @@ constexpr std::size_t operands_global(std::size_t k, std::size_t lda, std::size_
   const std::size_t b_tiles = ldb > n ? ceil_div(k, operand_tile) * ceil_div(ldb, operand_tile) : 0;
   return (a_tiles + b_tiles) * operand_items;
 }
+
+/// matmul_sum.cl: work-items per work-group, one element of C each.
+inline constexpr std::size_t sum_items = 64;
+
+/// matmul_sum.cl's macros for C stored as `precision` (its PRECISION: 32, 16 or 116).
+inline std::string sum_options(int precision) { return "-DPRECISION=" + std::to_string(precision); }
+
+/// matmul_split_sum's global size (one dimension; local sum_items) for a C of mn elements.
+constexpr std::size_t sum_global(std::size_t mn) { return round_up(mn, sum_items); }
 
 }  // namespace tunekit::ops::operand_passes

@@ -18,6 +18,7 @@
 
 #include "../../bench/shape_lists.hpp"
 #include "../../src/ops/gemm_rules.hpp"
+#include "../../src/ops/operand_passes.hpp"
 #include "../../src/ops/tf32_operands.hpp"
 #include "../../src/ops/transposed_operand.hpp"
 #include "ops_support.hpp"
@@ -910,9 +911,10 @@ TEST_CASE(
 
 TEST_CASE("matmul_split_sum adds the slices in slice order, alpha and beta, C's other floats kept",
           "[ops][matmul][opencl]") {
+  namespace passes = tunekit::ops::operand_passes;
   tunekit::cl::Client& client = test::default_client();
-  const auto spec =
-      tunekit::cl::KernelSpec::embedded("matmul_sum.cl", "-DPRECISION=32", "matmul_split_sum");
+  const auto spec = tunekit::cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(32),
+                                                      "matmul_split_sum");
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // C's element counts: fewer than a work-group's, and not whole work-groups.
   for (const std::size_t mn : {std::size_t{1}, std::size_t{7}, std::size_t{1027}}) {
@@ -927,8 +929,9 @@ TEST_CASE("matmul_split_sum adds the slices in slice order, alpha and beta, C's 
         c_in[mn] = 42.0f;
         auto c = client.upload(c_in);
         ::cl::Kernel kernel = client.kernel(spec);
-        client.launch_with(kernel, ::cl::NDRange((mn + 63) / 64 * 64), ::cl::NDRange(64),
-                           static_cast<cl_int>(mn), splits, alpha, beta, client.upload(w), c);
+        client.launch_with(kernel, ::cl::NDRange(passes::sum_global(mn)),
+                           ::cl::NDRange(passes::sum_items), static_cast<cl_int>(mn), splits, alpha,
+                           beta, client.upload(w), c);
         const auto out = client.download<float>(c, mn + 1);
         std::size_t wrong = 0;
         for (std::size_t i = 0; i < mn; ++i) {

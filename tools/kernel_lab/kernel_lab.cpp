@@ -592,7 +592,7 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
       lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
     };
   }
-  cl::Program sum_prog = lab.program("matmul_sum.cl", "-DPRECISION=32", why);
+  cl::Program sum_prog = lab.program("matmul_sum.cl", passes::sum_options(32), why);
   if (!sum_prog()) return {};
   cl::Buffer partials(lab.ctx, CL_MEM_READ_WRITE, slices * g.M * g.N * sizeof(float));
   k->setArg(10, partials);
@@ -603,15 +603,15 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   sum->setArg(3, beta);
   sum->setArg(4, partials);
   sum->setArg(5, g.C);
-  const cl::NDRange sum_global(round_up(g.M * g.N, 256));
+  const cl::NDRange sum_global(passes::sum_global(g.M * g.N));
   // The lambda keeps `partials` alive: a kernel argument does not hold its buffer.
   return [&lab, k, sum, partials, global3, local3, sum_global, prep](std::vector<cl::Event>& ev) {
     prep(ev);
     ev.emplace_back();
     lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
     ev.emplace_back();
-    lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(256), nullptr,
-                               &ev.back());
+    lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(passes::sum_items),
+                               nullptr, &ev.back());
   };
 }
 
