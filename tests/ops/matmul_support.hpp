@@ -1,0 +1,67 @@
+// Shared by the matmul tests: a problem's shape, and one product on the device checked against
+// a host reference in double precision on random non-zero inputs.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <tunekit/cl.hpp>
+#include <tunekit/ops/matmul.hpp>
+#include <vector>
+
+#include "ops_support.hpp"
+
+namespace tunekit::test {
+
+
+struct Problem {
+  std::size_t m, n, k;
+};
+
+// Worst |C - C_ref| / sum_k |alpha A_ik B_kj| + |beta C_ij| over all elements, in double.
+inline double worst_relative_error(const std::vector<float>& a, const std::vector<float>& b,
+                            const std::vector<float>& c0, const std::vector<float>& c, Problem p,
+                            float alpha, float beta) {
+  double worst = 0;
+  for (std::size_t i = 0; i < p.m; ++i) {
+    for (std::size_t j = 0; j < p.n; ++j) {
+      double sum = 0, magnitude = 0;
+      for (std::size_t q = 0; q < p.k; ++q) {
+        const double term = static_cast<double>(a[i * p.k + q]) * b[q * p.n + j];
+        sum += term;
+        magnitude += std::fabs(term);
+      }
+      const double expected = alpha * sum + beta * static_cast<double>(c0[i * p.n + j]);
+      magnitude = std::fabs(alpha) * magnitude + std::fabs(beta * c0[i * p.n + j]);
+      worst = std::max(worst, std::fabs(expected - c[i * p.n + j]) / magnitude);
+    }
+  }
+  return worst;
+}
+
+// `of_rounded`, where given, gets the error against the product of the inputs rounded to TF32
+// (ops::tf32_rounded): what a TF32 kernel that rounds as it should computes up to f32 sums.
+inline double run_and_check(tunekit::cl::Client& client, const std::string& candidate, Problem p,
+                     DType dtype, float alpha, float beta, ops::MatmulMath math = ops::MatmulMath::ieee,
+                     double* of_rounded = nullptr) {
+  auto a = ops::upload_matrix(client, ops::random_values(p.m * p.k, 1), p.m, p.k, dtype);
+  auto b = ops::upload_matrix(client, ops::random_values(p.k * p.n, 2), p.k, p.n, dtype);
+  auto c = ops::upload_matrix(client, ops::random_values(p.m * p.n, 3), p.m, p.n, dtype);
+  // The reference uses the values as stored (rounded to half for f16).
+  const auto ha = ops::download_matrix(client, a), hb = ops::download_matrix(client, b),
+             hc = ops::download_matrix(client, c);
+  if (candidate.empty())
+    ops::matmul(client, a, b, c, alpha, beta, math);
+  else
+    ops::matmul_with(candidate, client, a, b, c, alpha, beta, math);
+  const auto got = ops::download_matrix(client, c);
+  if (of_rounded != nullptr) {
+    auto ra = ha, rb = hb;
+    for (auto& x : ra) x = ops::tf32_rounded(x);
+    for (auto& x : rb) x = ops::tf32_rounded(x);
+    *of_rounded = worst_relative_error(ra, rb, hc, got, p, alpha, beta);
+  }
+  return worst_relative_error(ha, hb, hc, got, p, alpha, beta);
+}
+
+}  // namespace tunekit::test
