@@ -43,33 +43,21 @@ typedef float float1;
 #define FROMARR_8(t) vload8(0, (t))
 #define FROMARR_16(t) vload16(0, (t))
 
+#include "storage.cl"  // real, LD, ST by PRECISION
+// Vector loads of A and B as floats, by storage.
 #if PRECISION == 16
-typedef half real;
-#define LD(p, i) vload_half((i), (p))
-#define ST(p, i, v) vstore_half((v), (i), (p))
 #define GLOAD_1(p, i) vload_half((i), (p))
 #define GLOAD_2(p, i) vload_half2(0, (p) + (i))
 #define GLOAD_4(p, i) vload_half4(0, (p) + (i))
 #define GLOAD_8(p, i) vload_half8(0, (p) + (i))
 #define GLOAD_16(p, i) vload_half16(0, (p) + (i))
 #elif PRECISION == 116
-// bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
-typedef ushort real;
-static inline ushort bf16_of(float v) {
-  const uint b = as_uint(v);
-  return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
-}
-#define LD(p, i) as_float((uint)(p)[i] << 16)
-#define ST(p, i, v) ((p)[i] = bf16_of(v))
 #define GLOAD_1(p, i) LD(p, i)
 #define GLOAD_2(p, i) as_float2(convert_uint2(vload2(0, (p) + (i))) << 16)
 #define GLOAD_4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
 #define GLOAD_8(p, i) as_float8(convert_uint8(vload8(0, (p) + (i))) << 16)
 #define GLOAD_16(p, i) as_float16(convert_uint16(vload16(0, (p) + (i))) << 16)
 #else
-typedef float real;
-#define LD(p, i) ((p)[i])
-#define ST(p, i, v) ((p)[i] = (v))
 #define GLOAD_1(p, i) ((p)[i])
 #define GLOAD_2(p, i) (*(__global const float2*)((p) + (i)))
 #define GLOAD_4(p, i) (*(__global const float4*)((p) + (i)))

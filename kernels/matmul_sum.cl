@@ -6,27 +6,7 @@
     (splits * MN < 2^31), C holds MN; beta == 0 does not read C.
   NDRange: any local size; global >= MN (the host's: src/ops/operand_passes.hpp, sum_global).
 */
-#ifndef PRECISION
-#define PRECISION 32
-#endif
-#if PRECISION == 16
-typedef half real;
-#define LD(p, i) vload_half((i), (p))
-#define ST(p, i, v) vstore_half((v), (i), (p))
-#elif PRECISION == 116
-// bf16 storage: the upper 16 bits of a float; stores round to nearest even (NaN stays NaN).
-typedef ushort real;
-static inline ushort bf16_of(float v) {
-  const uint b = as_uint(v);
-  return isnan(v) ? (ushort)((b >> 16) | 0x40) : (ushort)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
-}
-#define LD(p, i) as_float((uint)(p)[i] << 16)
-#define ST(p, i, v) ((p)[i] = bf16_of(v))
-#else
-typedef float real;
-#define LD(p, i) ((p)[i])
-#define ST(p, i, v) ((p)[i] = (v))
-#endif
+#include "storage.cl"  // real, LD, ST by PRECISION
 
 __kernel void matmul_split_sum(const int MN, const int splits, const float alpha, const float beta,
                                __global const float* restrict W, __global real* C) {

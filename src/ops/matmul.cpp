@@ -206,7 +206,9 @@ class GemmKernel {
     }
     require_demands(client, a.dtype, n, k, math);
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
-    const auto [global, local] = ndrange(m, n);
+    // The product on its whole tiles where a few rows or columns past them go to the edge kernel.
+    const auto [mi, ni] = tiled_extent(m, n);
+    const auto [global, local] = ndrange(mi, ni);
     if (uses_staged_kernel(algorithm_)) {
       // A transposed first, and rows of whole 16-byte chunks (matmul_staged.cl says why); under
       // A_DIRECT the kernel takes A and B as they are.
@@ -227,6 +229,7 @@ class GemmKernel {
                          N, K, LDA, LDB, KS, sliced ? 1.0f : alpha, sliced ? 0.0f : beta, at,
                          b_rows, out);
       if (sliced) add_slices(client, a.dtype, m, n, alpha, beta, out, c.buffer);
+      cover_edges(client, a, b, c, mi, ni, alpha, beta);
       return;
     }
     if (algorithm_ == Algorithm::wgmma_tf32) {
@@ -242,6 +245,7 @@ class GemmKernel {
     const ::cl::NDRange slices(global[0], global[1], splits_), group(local[0], local[1], 1);
     if (splits_ == 1) {
       client.launch_with(kernel, slices, group, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
+      cover_edges(client, a, b, c, mi, ni, alpha, beta);
       return;
     }
     const std::size_t groups = global[0] / local[0] * (global[1] / local[1]);
@@ -254,7 +258,7 @@ class GemmKernel {
   std::string fingerprint() const {
     std::vector<const cl::KernelSpec*> programs{&f32_, &f16_, &bf16_};
     for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
-      for (const cl::KernelSpec* other : companions(dtype)) {
+      for (const cl::KernelSpec* other : companions(dtype, peels())) {
         if (std::find(programs.begin(), programs.end(), other) == programs.end()) {
           programs.push_back(other);
         }
@@ -271,13 +275,17 @@ class GemmKernel {
                const DeviceMatrix&, const float&, const float&, const MatmulMath& math) const {
     require_demands(client, a.dtype, b.cols, a.cols, math);
     (void)client.program(spec(a.dtype));
-    for (const cl::KernelSpec* other : companions(a.dtype)) (void)client.program(*other);
+    for (const cl::KernelSpec* other : companions(a.dtype, has_edges(a.rows, b.cols))) {
+      (void)client.program(*other);
+    }
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
-  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
+  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
             const float&, const float&, const MatmulMath&) const {
     client.programs().keep(spec(a.dtype));
-    for (const cl::KernelSpec* other : companions(a.dtype)) client.programs().keep(*other);
+    for (const cl::KernelSpec* other : companions(a.dtype, has_edges(a.rows, b.cols))) {
+      client.programs().keep(*other);
+    }
   }
   const cl::KernelSpec& spec(DType dtype) const {
     return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
@@ -309,11 +317,37 @@ class GemmKernel {
                        alpha, beta, partials, c);
   }
 
+  // The families of whole tiles in one launch (blocked, staged): a call's few rows or columns
+  // past its whole tiles (gemm::peeled) go to matmul_edges.cl.
+  bool peels() const { return algorithm_ == Algorithm::blocked || algorithm_ == Algorithm::staged; }
+  // The rows and columns of an m x n C that the product's launch covers: all, or its whole tiles.
+  std::pair<std::size_t, std::size_t> tiled_extent(std::size_t m, std::size_t n) const {
+    if (!peels()) return {m, n};
+    return {m - gemm::peeled(m, static_cast<std::size_t>(config_["MWG"])),
+            n - gemm::peeled(n, static_cast<std::size_t>(config_["NWG"]))};
+  }
+  bool has_edges(std::size_t m, std::size_t n) const {
+    return tiled_extent(m, n) != std::pair{m, n};
+  }
+  // C's outputs outside its first mi rows' first ni columns, by matmul_edges.cl (none: nothing).
+  void cover_edges(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
+                   DeviceMatrix& c, std::size_t mi, std::size_t ni, float alpha, float beta) const {
+    const std::size_t m = a.rows, n = b.cols;
+    if (mi == m && ni == n) return;
+    const auto range = operand_passes::edges_range(operand_passes::edge_outputs_of(m, n, mi, ni));
+    ::cl::Kernel edges = client.kernel(edges_spec(a.dtype));
+    client.launch_with(edges, ::cl::NDRange(range.global[0], range.global[1]),
+                       ::cl::NDRange(range.local[0], range.local[1]), static_cast<cl_int>(m),
+                       static_cast<cl_int>(n), static_cast<cl_int>(a.cols), static_cast<cl_int>(mi),
+                       static_cast<cl_int>(ni), alpha, beta, a.buffer, b.buffer, c.buffer);
+  }
+
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
-  // passes, the staged kernel's pass on A and B unless A_DIRECT; one owner for what prepare()
-  // builds and keep() stores; fingerprint() covers every storage's.
-  std::vector<const cl::KernelSpec*> companions(DType dtype) const {
+  // passes, the staged kernel's pass on A and B unless A_DIRECT, the edge kernel where `edges`;
+  // one owner for what prepare() builds and keep() stores; fingerprint() covers every storage's.
+  std::vector<const cl::KernelSpec*> companions(DType dtype, bool edges) const {
     std::vector<const cl::KernelSpec*> programs;
+    if (edges) programs.push_back(&edges_spec(dtype));
     if (splits_ > 1 && uses_staged_kernel(algorithm_)) programs.push_back(&sum_spec(dtype));
     if (algorithm_ == Algorithm::wgmma_tf32) {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});
@@ -337,6 +371,19 @@ class GemmKernel {
         cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(16), "matmul_split_sum");
     static const cl::KernelSpec bf16 =
         cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(116), "matmul_split_sum");
+    return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
+  }
+
+  // The kernel that computes the outputs past a product's whole tiles (one program for every
+  // configuration).
+  static const cl::KernelSpec& edges_spec(DType dtype) {
+    namespace passes = operand_passes;
+    static const cl::KernelSpec f32 =
+        cl::KernelSpec::embedded("matmul_edges.cl", passes::edges_options(32), "matmul_edges");
+    static const cl::KernelSpec f16 =
+        cl::KernelSpec::embedded("matmul_edges.cl", passes::edges_options(16), "matmul_edges");
+    static const cl::KernelSpec bf16 =
+        cl::KernelSpec::embedded("matmul_edges.cl", passes::edges_options(116), "matmul_edges");
     return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
   }
 

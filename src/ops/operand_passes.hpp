@@ -1,8 +1,9 @@
 // The launch shapes of the passes around a product: those that rewrite an operand before it
 // (transposed_operand.cpp): transpose.cl's tiled kernel in one shape (the wgmma_tf32 family's B),
 // and matmul_operands.cl's one launch for the staged family's At and padded B; and matmul_sum.cl,
-// which adds the staged split's slices after it. Header-only and free of the library's types, so
-// that tools/kernel_lab times the op's very passes.
+// which adds the staged split's slices after it, and matmul_edges.cl, which computes the outputs a
+// product's whole tiles leave out (gemm_rules.hpp, peeled). Header-only and free of the library's
+// types, so that tools/kernel_lab times the op's very passes.
 #pragma once
 
 #include <array>
@@ -63,5 +64,27 @@ inline std::string sum_options(int precision) { return "-DPRECISION=" + std::to_
 
 /// matmul_split_sum's global size (one dimension; local sum_items) for a C of mn elements.
 constexpr std::size_t sum_global(std::size_t mn) { return round_up(mn, sum_items); }
+
+/// matmul_edges.cl: work-items along K per output (EDGE_LANES), outputs per work-group
+/// (EDGE_OUTPUTS).
+inline constexpr std::size_t edge_lanes = 32, edge_outputs = 8;
+
+/// matmul_edges.cl's macros for A, B and C stored as `precision` (its PRECISION: 32, 16 or 116).
+inline std::string edges_options(int precision) {
+  return "-DPRECISION=" + std::to_string(precision) +
+         " -DEDGE_LANES=" + std::to_string(edge_lanes) +
+         " -DEDGE_OUTPUTS=" + std::to_string(edge_outputs);
+}
+
+/// The outputs of an m x n C outside its first mi rows' first ni columns: matmul_edges's.
+constexpr std::size_t edge_outputs_of(std::size_t m, std::size_t n, std::size_t mi,
+                                      std::size_t ni) {
+  return (m - mi) * n + mi * (n - ni);
+}
+
+/// matmul_edges's launch for `outputs` outputs.
+constexpr Range2 edges_range(std::size_t outputs) {
+  return {{edge_lanes, round_up(outputs, edge_outputs)}, {edge_lanes, edge_outputs}};
+}
 
 }  // namespace tunekit::ops::operand_passes

@@ -13,15 +13,14 @@
 
 namespace tunekit::test {
 
-
 struct Problem {
   std::size_t m, n, k;
 };
 
 // Worst |C - C_ref| / sum_k |alpha A_ik B_kj| + |beta C_ij| over all elements, in double.
 inline double worst_relative_error(const std::vector<float>& a, const std::vector<float>& b,
-                            const std::vector<float>& c0, const std::vector<float>& c, Problem p,
-                            float alpha, float beta) {
+                                   const std::vector<float>& c0, const std::vector<float>& c,
+                                   Problem p, float alpha, float beta) {
   double worst = 0;
   for (std::size_t i = 0; i < p.m; ++i) {
     for (std::size_t j = 0; j < p.n; ++j) {
@@ -42,8 +41,9 @@ inline double worst_relative_error(const std::vector<float>& a, const std::vecto
 // `of_rounded`, where given, gets the error against the product of the inputs rounded to TF32
 // (ops::tf32_rounded): what a TF32 kernel that rounds as it should computes up to f32 sums.
 inline double run_and_check(tunekit::cl::Client& client, const std::string& candidate, Problem p,
-                     DType dtype, float alpha, float beta, ops::MatmulMath math = ops::MatmulMath::ieee,
-                     double* of_rounded = nullptr) {
+                            DType dtype, float alpha, float beta,
+                            ops::MatmulMath math = ops::MatmulMath::ieee,
+                            double* of_rounded = nullptr) {
   auto a = ops::upload_matrix(client, ops::random_values(p.m * p.k, 1), p.m, p.k, dtype);
   auto b = ops::upload_matrix(client, ops::random_values(p.k * p.n, 2), p.k, p.n, dtype);
   auto c = ops::upload_matrix(client, ops::random_values(p.m * p.n, 3), p.m, p.n, dtype);

@@ -779,6 +779,110 @@ TEST_CASE("matmul_split_sum adds the slices in slice order, alpha and beta, C's 
 }
 
 TEST_CASE(
+    "matmul_edges.cl computes the outputs past MI rows and NI columns, alpha and beta, in f32, f16 "
+    "and bf16 storage, and leaves the others as they were",
+    "[ops][matmul][opencl]") {
+  namespace passes = tunekit::ops::operand_passes;
+  tunekit::cl::Client& client = test::default_client();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  struct EdgeCase {
+    std::size_t m, n, k, mi, ni;
+  };
+  // Rows and columns, rows only, columns only, every output (MI = 0), K below the lanes.
+  const std::vector<EdgeCase> cases{{67, 45, 33, 64, 40},  {67, 45, 100, 64, 45},
+                                    {67, 45, 33, 67, 44},  {3, 5, 70, 0, 5},
+                                    {130, 70, 9, 128, 64}, {1, 1, 1, 0, 1}};
+  for (const auto& [dtype, precision, bound] :
+       {std::tuple{DType::f32, 32, 1e-5}, std::tuple{DType::f16, 16, 2e-3},
+        std::tuple{DType::bf16, 116, 8e-3}}) {
+    const auto spec = tunekit::cl::KernelSpec::embedded(
+        "matmul_edges.cl", passes::edges_options(precision), "matmul_edges");
+    for (const auto& [m, n, k, mi, ni] : cases) {
+      for (const float beta : {0.0f, -0.5f}) {
+        INFO(to_string(dtype) << " " << m << "x" << n << "x" << k << " MI=" << mi << " NI=" << ni
+                              << " beta=" << beta);
+        const float alpha = 1.5f;
+        const auto edge = [&](std::size_t i, std::size_t j) { return i >= mi || j >= ni; };
+        // beta 0 must not read C: NaN on the edges; the outputs inside stay as they were.
+        auto c_in = random_values(m * n, 3);
+        for (std::size_t i = 0; i < m; ++i) {
+          for (std::size_t j = 0; j < n; ++j) {
+            if (beta == 0.0f && edge(i, j)) c_in[i * n + j] = nan;
+          }
+        }
+        auto a = upload_matrix(client, random_values(m * k, 1), m, k, dtype);
+        auto b = upload_matrix(client, random_values(k * n, 2), k, n, dtype);
+        auto c = upload_matrix(client, c_in, m, n, dtype);
+        const auto ha = download_matrix(client, a), hb = download_matrix(client, b),
+                   hc = download_matrix(client, c);
+        const auto range = passes::edges_range(passes::edge_outputs_of(m, n, mi, ni));
+        ::cl::Kernel kernel = client.kernel(spec);
+        client.launch_with(kernel, ::cl::NDRange(range.global[0], range.global[1]),
+                           ::cl::NDRange(range.local[0], range.local[1]), static_cast<cl_int>(m),
+                           static_cast<cl_int>(n), static_cast<cl_int>(k), static_cast<cl_int>(mi),
+                           static_cast<cl_int>(ni), alpha, beta, a.buffer, b.buffer, c.buffer);
+        const auto out = download_matrix(client, c);
+        std::size_t wrong = 0, changed = 0;
+        for (std::size_t i = 0; i < m; ++i) {
+          for (std::size_t j = 0; j < n; ++j) {
+            const float got = out[i * n + j];
+            if (!edge(i, j)) {
+              changed += std::memcmp(&got, &hc[i * n + j], sizeof got) != 0;
+              continue;
+            }
+            double sum = 0, magnitude = 0;
+            for (std::size_t q = 0; q < k; ++q) {
+              const double term = static_cast<double>(ha[i * k + q]) * hb[q * n + j];
+              sum += term;
+              magnitude += std::fabs(term);
+            }
+            const double c0 = beta == 0.0f ? 0.0 : hc[i * n + j];
+            const double want = alpha * sum + beta * c0;
+            magnitude = std::fabs(alpha) * magnitude + std::fabs(beta * c0);
+            wrong += !(std::fabs(got - want) <= bound * magnitude);
+          }
+        }
+        CHECK(wrong == 0);
+        CHECK(changed == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "a blocked product whose last row or column of tiles would hold a few rows leaves them to "
+    "matmul_edges.cl, a second launch, and is right on every output",
+    "[ops][matmul][opencl]") {
+  CHECK(gemm::peeled(1025, 64) == 1);
+  CHECK(gemm::peeled(1028, 64) == 4);
+  CHECK(gemm::peeled(1029, 64) == 0);  // past a sixteenth of the tile
+  CHECK(gemm::peeled(1032, 128) == 8);
+  CHECK(gemm::peeled(1024, 64) == 0);  // whole tiles
+  CHECK(gemm::peeled(65, 64) == 1);
+  CHECK(gemm::peeled(3, 64) == 0);  // no whole tile
+  tunekit::cl::Client& client = test::default_client();
+  const std::string candidate =
+      "blocked[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]";
+  struct LaunchCase {
+    Problem problem;
+    std::size_t launches;
+  };
+  // Rows and columns past the tiles, rows only, columns only, none (too many, or whole tiles).
+  for (const auto& [p, launches] :
+       {LaunchCase{{129, 130, 70}, 2}, LaunchCase{{65, 100, 33}, 2}, LaunchCase{{200, 1028, 20}, 2},
+        LaunchCase{{100, 100, 50}, 1}, LaunchCase{{128, 64, 64}, 1}}) {
+    INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
+    CHECK(run_and_check(client, candidate, p, DType::f32, 1.5f, -0.5f) < 1e-5);
+    CHECK(run_and_check(client, candidate, p, DType::f16, 1.5f, 0.0f) < 2e-3);
+    auto a = upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k);
+    auto b = upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n);
+    auto c = upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n);
+    (void)client.measure([&] { matmul_with(candidate, client, a, b, c); }, 1);
+    CHECK(client.last_measure_events() == launches);
+  }
+}
+
+TEST_CASE(
     "staged matmul candidates are correct on every shape (M and N multiples of 4 and not), on "
     "devices with cp.async, and elsewhere say so before a build",
     "[ops][matmul][opencl]") {
@@ -824,7 +928,7 @@ TEST_CASE(
   check_candidates(
       client, staged,
       {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{133, 67, 37},
-       Problem{133, 68, 37}, Problem{132, 67, 40}, Problem{1, 5, 3}});
+       Problem{133, 68, 37}, Problem{132, 67, 40}, Problem{1, 5, 3}, Problem{257, 130, 100}});
   // 16-bit storage: refused for the call, on every device, before anything is built.
   for (const DType dtype : {DType::f16, DType::bf16}) {
     INFO(to_string(dtype));
