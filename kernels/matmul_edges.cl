@@ -12,7 +12,7 @@
     for the rest f = e - (M - MI) * N, row f / (N - NI), column NI + f % (N - NI). beta == 0 does
     not read C. Nothing else of C is touched.
   NDRange: local (EDGE_LANES, EDGE_OUTPUTS); global (EDGE_LANES, E rounded up to EDGE_OUTPUTS)
-    (operand_passes.hpp, edges_global).
+    (operand_passes.hpp, edges_range).
   Each output's lanes take every EDGE_LANES-th term of K (A's row read in consecutive floats, B's
   column shared by the work-group's neighbouring outputs), and the first lane adds their sums in
   lane order.

@@ -861,17 +861,22 @@ TEST_CASE(
   CHECK(gemm::peeled(65, 64) == 1);
   CHECK(gemm::peeled(3, 64) == 0);  // no whole tile
   tunekit::cl::Client& client = test::default_client();
-  const std::string candidate =
-      "blocked[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]";
+  const std::string square = "blocked[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]";
+  // Rows on tiles of 32, columns on 64: 97 x 132 peels 1 row and 4 columns, and nothing were the
+  // two tiles swapped.
+  const std::string wide = "blocked[MWG=32,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]";
   struct LaunchCase {
+    std::string candidate;
     Problem problem;
     std::size_t launches;
   };
   // Rows and columns past the tiles, rows only, columns only, none (too many, or whole tiles).
-  for (const auto& [p, launches] :
-       {LaunchCase{{129, 130, 70}, 2}, LaunchCase{{65, 100, 33}, 2}, LaunchCase{{200, 1028, 20}, 2},
-        LaunchCase{{100, 100, 50}, 1}, LaunchCase{{128, 64, 64}, 1}}) {
-    INFO("m=" << p.m << " n=" << p.n << " k=" << p.k);
+  for (const auto& [candidate, p, launches] :
+       {LaunchCase{square, {129, 130, 70}, 2}, LaunchCase{square, {65, 100, 33}, 2},
+        LaunchCase{square, {200, 1028, 20}, 2}, LaunchCase{square, {100, 100, 50}, 1},
+        LaunchCase{square, {128, 64, 64}, 1}, LaunchCase{wide, {97, 132, 40}, 2},
+        LaunchCase{wide, {99, 130, 40}, 2}, LaunchCase{wide, {99, 99, 40}, 1}}) {
+    INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
     CHECK(run_and_check(client, candidate, p, DType::f32, 1.5f, -0.5f) < 1e-5);
     CHECK(run_and_check(client, candidate, p, DType::f16, 1.5f, 0.0f) < 2e-3);
     auto a = upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k);
