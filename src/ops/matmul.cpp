@@ -172,17 +172,31 @@ gemm::Tf32Params tf32_params(const Config& c) {
   return {c["BM"], c["BN"], c["BK"], c["WM"], c["WN"], c["STAGES"]};
 }
 
+// matmul's kernels' PRECISION macro for a storage (kernels/storage.cl): 32 for f32, 16 for f16,
+// 116 for bf16; the arithmetic is f32 in each.
+int precision_of(DType dtype) { return dtype == DType::f16 ? 16 : dtype == DType::bf16 ? 116 : 32; }
+
+// One kernel built for each storage matmul takes, and the one a call's storage runs: the
+// product's own programs, and those of the passes beside it.
+struct StorageSpecs {
+  template <typename Make>
+  explicit StorageSpecs(Make make)
+      : f32(make(DType::f32)), f16(make(DType::f16)), bf16(make(DType::bf16)) {}
+  const cl::KernelSpec& of(DType dtype) const {
+    return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
+  }
+  cl::KernelSpec f32, f16, bf16;
+};
+
 class GemmKernel {
  public:
   GemmKernel(Algorithm algorithm, Config config)
       : algorithm_(algorithm),
         config_(std::move(config)),
-        f32_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f32, algorithm),
-                                      kernel_of(algorithm))),
-        f16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::f16, algorithm),
-                                      kernel_of(algorithm))),
-        bf16_(cl::KernelSpec::embedded(file_of(algorithm), options(config_, DType::bf16, algorithm),
-                                       kernel_of(algorithm))),
+        specs_([&](DType dtype) {
+          return cl::KernelSpec::embedded(file_of(algorithm), options(config_, dtype, algorithm),
+                                          kernel_of(algorithm));
+        }),
         splits_(slices_of(config_)),
         a_direct_(uses_staged_kernel(algorithm_) && config_["A_DIRECT"] == 1) {}
 
@@ -256,7 +270,7 @@ class GemmKernel {
 
   // Every storage's program and the programs that run beside it (companions), each once.
   std::string fingerprint() const {
-    std::vector<const cl::KernelSpec*> programs{&f32_, &f16_, &bf16_};
+    std::vector<const cl::KernelSpec*> programs{&specs_.f32, &specs_.f16, &specs_.bf16};
     for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
       for (const cl::KernelSpec* other : companions(dtype, peels())) {
         if (std::find(programs.begin(), programs.end(), other) == programs.end()) {
@@ -287,9 +301,7 @@ class GemmKernel {
       client.programs().keep(*other);
     }
   }
-  const cl::KernelSpec& spec(DType dtype) const {
-    return dtype == DType::f16 ? f16_ : dtype == DType::bf16 ? bf16_ : f32_;
-  }
+  const cl::KernelSpec& spec(DType dtype) const { return specs_.of(dtype); }
 
  private:
   // What a family demands of the call and the device (tensor cores, cp.async), refused before
@@ -364,27 +376,21 @@ class GemmKernel {
   }
   // The kernel that adds the slices of a split product (one program for every configuration).
   static const cl::KernelSpec& sum_spec(DType dtype) {
-    namespace passes = operand_passes;
-    static const cl::KernelSpec f32 =
-        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(32), "matmul_split_sum");
-    static const cl::KernelSpec f16 =
-        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(16), "matmul_split_sum");
-    static const cl::KernelSpec bf16 =
-        cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(116), "matmul_split_sum");
-    return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
+    static const StorageSpecs specs([](DType storage) {
+      return cl::KernelSpec::embedded(
+          "matmul_sum.cl", operand_passes::sum_options(precision_of(storage)), "matmul_split_sum");
+    });
+    return specs.of(dtype);
   }
 
   // The kernel that computes the outputs past a product's whole tiles (one program for every
   // configuration).
   static const cl::KernelSpec& edges_spec(DType dtype) {
-    namespace passes = operand_passes;
-    static const cl::KernelSpec f32 =
-        cl::KernelSpec::embedded("matmul_edges.cl", passes::edges_options(32), "matmul_edges");
-    static const cl::KernelSpec f16 =
-        cl::KernelSpec::embedded("matmul_edges.cl", passes::edges_options(16), "matmul_edges");
-    static const cl::KernelSpec bf16 =
-        cl::KernelSpec::embedded("matmul_edges.cl", passes::edges_options(116), "matmul_edges");
-    return dtype == DType::f16 ? f16 : dtype == DType::bf16 ? bf16 : f32;
+    static const StorageSpecs specs([](DType storage) {
+      return cl::KernelSpec::embedded(
+          "matmul_edges.cl", operand_passes::edges_options(precision_of(storage)), "matmul_edges");
+    });
+    return specs.of(dtype);
   }
 
   static const char* file_of(Algorithm a) {
@@ -457,10 +463,7 @@ class GemmKernel {
       }
       return text;
     }
-    // PRECISION 116: bf16 storage (16 for f16, 32 for f32; the arithmetic is f32 in each).
-    std::string text = dtype == DType::f16    ? "-DPRECISION=16"
-                       : dtype == DType::bf16 ? "-DPRECISION=116"
-                                              : "-DPRECISION=32";
+    std::string text = "-DPRECISION=" + std::to_string(precision_of(dtype));
     for (std::size_t i = 0; i < config.size(); ++i) {
       const auto& name = config.names()[i];
       if (name == "LX" || name == "LY") continue;
@@ -522,9 +525,7 @@ class GemmKernel {
 
   Algorithm algorithm_;
   Config config_;
-  cl::KernelSpec f32_;  // the same kernel built for f32, f16 and bf16 storage
-  cl::KernelSpec f16_;
-  cl::KernelSpec bf16_;
+  StorageSpecs specs_;  // the same kernel built for f32, f16 and bf16 storage
   std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
   bool a_direct_;       // the staged kernels' A_DIRECT: no pass before the product
 };
