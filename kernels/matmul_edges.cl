@@ -4,7 +4,7 @@
 // nearly empty wave of work-groups: src/ops/gemm_rules.hpp, peeled).
 /*
   Macros: PRECISION 32|16|116 (storage of A, B and C, storage.cl; sums in float, rounded once);
-    EDGE_LANES (32): work-items along K per output (local dimension 0); EDGE_OUTPUTS (8): outputs
+    EDGE_LANES (32): work-items along K per output (local dimension 0); EDGE_OUTPUTS (2): outputs
     per work-group (local dimension 1). The host's: src/ops/operand_passes.hpp, edges_options.
   Kernel: matmul_edges(M, N, K, MI, NI, alpha, beta, A, B, C): A M x K, B K x N, C M x N,
     row-major, dense (M*K, K*N, M*N < 2^31); 0 <= MI <= M, 0 <= NI <= N. Output e (0 <= e < E,
@@ -23,7 +23,7 @@
 #define EDGE_LANES 32
 #endif
 #ifndef EDGE_OUTPUTS
-#define EDGE_OUTPUTS 8
+#define EDGE_OUTPUTS 2
 #endif
 
 __kernel __attribute__((reqd_work_group_size(EDGE_LANES, EDGE_OUTPUTS, 1)))

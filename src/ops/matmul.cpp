@@ -242,7 +242,7 @@ class GemmKernel {
       client.launch_with(kernel, ::cl::NDRange(global[0], global[1], global[2] * splits_), local, M,
                          N, K, LDA, LDB, KS, sliced ? 1.0f : alpha, sliced ? 0.0f : beta, at,
                          b_rows, out);
-      if (sliced) add_slices(client, a.dtype, m, n, alpha, beta, out, c.buffer);
+      if (sliced) add_slices(client, a.dtype, m, n, mi, ni, alpha, beta, out, c.buffer);
       cover_edges(client, a, b, c, mi, ni, alpha, beta);
       return;
     }
@@ -266,13 +266,14 @@ class GemmKernel {
     const auto [arrivals] = arrival_scratch().buffers(client, groups * sizeof(cl_int));
     client.launch_with(kernel, slices, group, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer,
                        split_partials(client, m, n), arrivals);
+    cover_edges(client, a, b, c, mi, ni, alpha, beta);
   }
 
   // Every storage's program and the programs that run beside it (companions), each once.
   std::string fingerprint() const {
     std::vector<const cl::KernelSpec*> programs{&specs_.f32, &specs_.f16, &specs_.bf16};
     for (const DType dtype : {DType::f32, DType::f16, DType::bf16}) {
-      for (const cl::KernelSpec* other : companions(dtype, peels())) {
+      for (const cl::KernelSpec* other : companions(dtype)) {
         if (std::find(programs.begin(), programs.end(), other) == programs.end()) {
           programs.push_back(other);
         }
@@ -289,17 +290,13 @@ class GemmKernel {
                const DeviceMatrix&, const float&, const float&, const MatmulMath& math) const {
     require_demands(client, a.dtype, b.cols, a.cols, math);
     (void)client.program(spec(a.dtype));
-    for (const cl::KernelSpec* other : companions(a.dtype, has_edges(a.rows, b.cols))) {
-      (void)client.program(*other);
-    }
+    for (const cl::KernelSpec* other : companions(a.dtype)) (void)client.program(*other);
   }
   /// Stores the program's binary once this kernel won (see ProgramCache::keep).
-  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, const DeviceMatrix&,
+  void keep(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix&, const DeviceMatrix&,
             const float&, const float&, const MatmulMath&) const {
     client.programs().keep(spec(a.dtype));
-    for (const cl::KernelSpec* other : companions(a.dtype, has_edges(a.rows, b.cols))) {
-      client.programs().keep(*other);
-    }
+    for (const cl::KernelSpec* other : companions(a.dtype)) client.programs().keep(*other);
   }
   const cl::KernelSpec& spec(DType dtype) const { return specs_.of(dtype); }
 
@@ -320,26 +317,30 @@ class GemmKernel {
         split_scratch().buffers(client, std::size_t{m} * n * splits_ * sizeof(float));
     return partials;
   }
-  void add_slices(cl::Client& client, DType dtype, std::size_t m, std::size_t n, float alpha,
-                  float beta, const ::cl::Buffer& partials, const ::cl::Buffer& c) const {
+  // On the first mi rows' first ni columns: those the product's launch covered (tiled_extent).
+  void add_slices(cl::Client& client, DType dtype, std::size_t m, std::size_t n, std::size_t mi,
+                  std::size_t ni, float alpha, float beta, const ::cl::Buffer& partials,
+                  const ::cl::Buffer& c) const {
     const auto MN = static_cast<cl_int>(std::size_t{m} * n);  // split_partials checked it
     ::cl::Kernel sum = client.kernel(sum_spec(dtype));
-    client.launch_with(sum, ::cl::NDRange(operand_passes::sum_global(std::size_t{m} * n)),
-                       ::cl::NDRange(operand_passes::sum_items), MN, static_cast<cl_int>(splits_),
-                       alpha, beta, partials, c);
+    const auto range = operand_passes::sum_range(mi, ni);
+    client.launch_with(sum, ::cl::NDRange(range.global[0], range.global[1]),
+                       ::cl::NDRange(range.local[0], range.local[1]), MN, static_cast<cl_int>(n),
+                       static_cast<cl_int>(ni), static_cast<cl_int>(splits_), alpha, beta, partials,
+                       c);
   }
 
-  // The families of whole tiles in one launch (blocked, staged): a call's few rows or columns
-  // past its whole tiles (gemm::peeled) go to matmul_edges.cl.
-  bool peels() const { return algorithm_ == Algorithm::blocked || algorithm_ == Algorithm::staged; }
+  // The families of MWG x NWG tiles (blocked, staged and their split forms): a call's few rows or
+  // columns past its whole tiles (gemm::peeled) go to matmul_edges.cl.
+  bool peels() const {
+    return algorithm_ == Algorithm::blocked || algorithm_ == Algorithm::split ||
+           uses_staged_kernel(algorithm_);
+  }
   // The rows and columns of an m x n C that the product's launch covers: all, or its whole tiles.
   std::pair<std::size_t, std::size_t> tiled_extent(std::size_t m, std::size_t n) const {
     if (!peels()) return {m, n};
     return {m - gemm::peeled(m, static_cast<std::size_t>(config_["MWG"])),
             n - gemm::peeled(n, static_cast<std::size_t>(config_["NWG"]))};
-  }
-  bool has_edges(std::size_t m, std::size_t n) const {
-    return tiled_extent(m, n) != std::pair{m, n};
   }
   // C's outputs outside its first mi rows' first ni columns, by matmul_edges.cl (none: nothing).
   void cover_edges(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
@@ -355,11 +356,12 @@ class GemmKernel {
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'
-  // passes, the staged kernel's pass on A and B unless A_DIRECT, the edge kernel where `edges`;
-  // one owner for what prepare() builds and keep() stores; fingerprint() covers every storage's.
-  std::vector<const cl::KernelSpec*> companions(DType dtype, bool edges) const {
+  // passes, the staged kernel's pass on A and B unless A_DIRECT, the edge kernel where the family
+  // peels (built and kept whatever the tuning's shape: a later call of the key may peel); one
+  // owner for what prepare() builds and keep() stores; fingerprint() covers every storage's.
+  std::vector<const cl::KernelSpec*> companions(DType dtype) const {
     std::vector<const cl::KernelSpec*> programs;
-    if (edges) programs.push_back(&edges_spec(dtype));
+    if (peels()) programs.push_back(&edges_spec(dtype));
     if (splits_ > 1 && uses_staged_kernel(algorithm_)) programs.push_back(&sum_spec(dtype));
     if (algorithm_ == Algorithm::wgmma_tf32) {
       programs.insert(programs.end(), {&detail::tf32_round_spec(), &detail::tf32_transpose_spec()});

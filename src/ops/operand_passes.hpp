@@ -56,18 +56,21 @@ constexpr std::size_t operands_global(std::size_t k, std::size_t lda, std::size_
   return (a_tiles + b_tiles) * operand_items;
 }
 
-/// matmul_sum.cl: work-items per work-group, one element of C each.
+/// matmul_sum.cl: work-items per work-group (along a row of C), one element of C each.
 inline constexpr std::size_t sum_items = 64;
 
 /// matmul_sum.cl's macros for C stored as `precision` (its PRECISION: 32, 16 or 116).
 inline std::string sum_options(int precision) { return "-DPRECISION=" + std::to_string(precision); }
 
-/// matmul_split_sum's global size (one dimension; local sum_items) for a C of mn elements.
-constexpr std::size_t sum_global(std::size_t mn) { return round_up(mn, sum_items); }
+/// matmul_split_sum's launch on the first mi rows' first ni columns of C.
+constexpr Range2 sum_range(std::size_t mi, std::size_t ni) {
+  return {{round_up(ni, sum_items), mi}, {sum_items, 1}};
+}
 
 /// matmul_edges.cl: work-items along K per output (EDGE_LANES), outputs per work-group
-/// (EDGE_OUTPUTS).
-inline constexpr std::size_t edge_lanes = 32, edge_outputs = 8;
+/// (EDGE_OUTPUTS): 64 work-items, within any GPU's and CPU's work-group limit (256 would fail on
+/// a device whose work-groups are smaller, and the blocked winner with it).
+inline constexpr std::size_t edge_lanes = 32, edge_outputs = 2;
 
 /// matmul_edges.cl's macros for A, B and C stored as `precision` (its PRECISION: 32, 16 or 116).
 inline std::string edges_options(int precision) {

@@ -739,32 +739,50 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("matmul_split_sum adds the slices in slice order, alpha and beta, C's other floats kept",
-          "[ops][matmul][opencl]") {
+TEST_CASE(
+    "matmul_split_sum adds the slices in slice order, alpha and beta, on the first MI rows' first "
+    "NI columns, C's other floats kept",
+    "[ops][matmul][opencl]") {
   namespace passes = tunekit::ops::operand_passes;
   tunekit::cl::Client& client = test::default_client();
   const auto spec = tunekit::cl::KernelSpec::embedded("matmul_sum.cl", passes::sum_options(32),
                                                       "matmul_split_sum");
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  // C's element counts: fewer than a work-group's, and not whole work-groups.
-  for (const std::size_t mn : {std::size_t{1}, std::size_t{7}, std::size_t{1027}}) {
+  struct SumCase {
+    std::size_t m, n, mi, ni;
+  };
+  // Rows shorter than a work-group and not whole work-groups; all of C, and an interior that
+  // leaves out its last rows and columns (a peeled product's: the edge kernel's part).
+  for (const SumCase s : {SumCase{1, 1, 1, 1}, SumCase{1, 7, 1, 7}, SumCase{13, 79, 13, 79},
+                          SumCase{13, 79, 12, 77}, SumCase{3, 130, 2, 128}}) {
+    const std::size_t mn = s.m * s.n;
     for (const int splits : {1, 2, 5}) {
       for (const float beta : {0.0f, -0.5f}) {
-        INFO("mn=" << mn << " splits=" << splits << " beta=" << beta);
+        INFO("m=" << s.m << " n=" << s.n << " mi=" << s.mi << " ni=" << s.ni << " splits=" << splits
+                  << " beta=" << beta);
         const float alpha = 1.5f;
         const auto w = random_values(splits * mn, 11), c0 = random_values(mn, 12);
-        // beta 0 must not read C (NaN there); one float past C must stay as it was.
-        std::vector<float> c_in(mn + 1, beta == 0.0f ? nan : 0.0f);
-        if (beta != 0.0f) std::copy(c0.begin(), c0.end(), c_in.begin());
-        c_in[mn] = 42.0f;
+        // Inside, beta 0 must not read C (NaN there); outside, C and one float past it must stay
+        // as they were.
+        std::vector<float> c_in(c0);
+        c_in.push_back(42.0f);
+        for (std::size_t i = 0; i < mn && beta == 0.0f; ++i) {
+          if (i / s.n < s.mi && i % s.n < s.ni) c_in[i] = nan;
+        }
         auto c = client.upload(c_in);
         ::cl::Kernel kernel = client.kernel(spec);
-        client.launch_with(kernel, ::cl::NDRange(passes::sum_global(mn)),
-                           ::cl::NDRange(passes::sum_items), static_cast<cl_int>(mn), splits, alpha,
-                           beta, client.upload(w), c);
+        const auto range = passes::sum_range(s.mi, s.ni);
+        client.launch_with(kernel, ::cl::NDRange(range.global[0], range.global[1]),
+                           ::cl::NDRange(range.local[0], range.local[1]), static_cast<cl_int>(mn),
+                           static_cast<cl_int>(s.n), static_cast<cl_int>(s.ni), splits, alpha, beta,
+                           client.upload(w), c);
         const auto out = client.download<float>(c, mn + 1);
-        std::size_t wrong = 0;
+        std::size_t wrong = 0, touched = 0;
         for (std::size_t i = 0; i < mn; ++i) {
+          if (i / s.n >= s.mi || i % s.n >= s.ni) {
+            touched += out[i] != c0[i];
+            continue;
+          }
           float sum = 0.0f;
           for (int z = 0; z < splits; ++z) sum += w[z * mn + i];
           const double want = double(alpha) * sum + (beta != 0.0f ? double(beta) * c0[i] : 0.0);
@@ -772,6 +790,7 @@ TEST_CASE("matmul_split_sum adds the slices in slice order, alpha and beta, C's 
           wrong += !(std::abs(out[i] - want) <= 1e-6 * (std::abs(want) + 1.0));
         }
         CHECK(wrong == 0);
+        CHECK(touched == 0);
         CHECK(out[mn] == 42.0f);
       }
     }
@@ -850,8 +869,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a blocked product whose last row or column of tiles would hold a few rows leaves them to "
-    "matmul_edges.cl, a second launch, and is right on every output",
+    "a blocked or split product whose last row or column of tiles would hold a few rows leaves "
+    "them to matmul_edges.cl, a second launch, and is right on every output",
     "[ops][matmul][opencl]") {
   CHECK(gemm::peeled(1025, 64) == 1);
   CHECK(gemm::peeled(1028, 64) == 4);
@@ -865,6 +884,9 @@ TEST_CASE(
   // Rows on tiles of 32, columns on 64: 97 x 132 peels 1 row and 4 columns, and nothing were the
   // two tiles swapped.
   const std::string wide = "blocked[MWG=32,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]";
+  // K split 4 ways on the whole tiles, the slices added by the launch's last work-groups.
+  const std::string split =
+      "split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=4]";
   struct LaunchCase {
     std::string candidate;
     Problem problem;
@@ -875,7 +897,9 @@ TEST_CASE(
        {LaunchCase{square, {129, 130, 70}, 2}, LaunchCase{square, {65, 100, 33}, 2},
         LaunchCase{square, {200, 1028, 20}, 2}, LaunchCase{square, {100, 100, 50}, 1},
         LaunchCase{square, {128, 64, 64}, 1}, LaunchCase{wide, {97, 132, 40}, 2},
-        LaunchCase{wide, {99, 130, 40}, 2}, LaunchCase{wide, {99, 99, 40}, 1}}) {
+        LaunchCase{wide, {99, 130, 40}, 2}, LaunchCase{wide, {99, 99, 40}, 1},
+        LaunchCase{split, {129, 130, 70}, 2}, LaunchCase{split, {257, 64, 300}, 2},
+        LaunchCase{split, {100, 100, 50}, 1}}) {
     INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
     CHECK(run_and_check(client, candidate, p, DType::f32, 1.5f, -0.5f) < 1e-5);
     CHECK(run_and_check(client, candidate, p, DType::f16, 1.5f, 0.0f) < 2e-3);

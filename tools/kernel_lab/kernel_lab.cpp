@@ -598,20 +598,24 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   k->setArg(10, partials);
   auto sum = std::make_shared<cl::Kernel>(sum_prog, "matmul_split_sum");
   sum->setArg(0, int(g.M * g.N));
-  sum->setArg(1, int(slices));
-  sum->setArg(2, alpha);
-  sum->setArg(3, beta);
-  sum->setArg(4, partials);
-  sum->setArg(5, g.C);
-  const cl::NDRange sum_global(passes::sum_global(g.M * g.N));
+  sum->setArg(1, int(g.N));
+  sum->setArg(2, int(g.N));  // all of C: the lab does not peel
+  sum->setArg(3, int(slices));
+  sum->setArg(4, alpha);
+  sum->setArg(5, beta);
+  sum->setArg(6, partials);
+  sum->setArg(7, g.C);
+  const auto range = passes::sum_range(g.M, g.N);
+  const cl::NDRange sum_global(range.global[0], range.global[1]),
+      sum_local(range.local[0], range.local[1]);
   // The lambda keeps `partials` alive: a kernel argument does not hold its buffer.
-  return [&lab, k, sum, partials, global3, local3, sum_global, prep](std::vector<cl::Event>& ev) {
+  return [&lab, k, sum, partials, global3, local3, sum_global, sum_local,
+          prep](std::vector<cl::Event>& ev) {
     prep(ev);
     ev.emplace_back();
     lab.q.enqueueNDRangeKernel(*k, cl::NullRange, global3, local3, nullptr, &ev.back());
     ev.emplace_back();
-    lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, cl::NDRange(passes::sum_items),
-                               nullptr, &ev.back());
+    lab.q.enqueueNDRangeKernel(*sum, cl::NullRange, sum_global, sum_local, nullptr, &ev.back());
   };
 }
 
