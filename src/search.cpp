@@ -320,26 +320,12 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, const std::vector<std
 // and both single steps from it (VWN=16,NVEC=4 and VWN=8,NVEC=2) were slower. Where a start
 // point worked and nothing beat it by the margin, the start points are trusted as they are (the
 // warm patience's reasoning): no trades. A space that trails the leader (SearchBudget::trails)
-// is refined only once its best is within the margin of it. A step (a parameter to a value) that
-// made a centre more than losing_step times slower is not measured again from the next centres:
-// the time model's additive assumption, and on the H200's cold matmul 2048 STAGES=2 and MWG=128
-// lost 11-27% from each of three centres, a build each time.
+// is refined only once its best is within the margin of it.
 void refine(BudgetedSearch& s, const ExpandedSpace& space, std::size_t allowance) {
-  constexpr double losing_step = 1.1;
   s.start_refining();
   if (!s.worth_refining()) return;
   std::size_t evaluated = 0;
   std::unordered_set<std::size_t> centres, traded;
-  std::set<std::pair<std::size_t, std::size_t>> losing;  // (parameter, value index)
-  // The parameter an adjacent configuration changes, and its value there.
-  const auto step = [&](std::size_t from, std::size_t to) {
-    std::size_t p = 0;
-    while (p + 1 < space.parameter_count() &&
-           space.value_index(from, p) == space.value_index(to, p)) {
-      ++p;
-    }
-    return std::pair{p, space.value_index(to, p)};
-  };
   // Evaluates `configs` not seen yet; false once the allowance or the budget is spent.
   const auto measure = [&](const std::vector<std::size_t>& configs) {
     s.prefetch(configs, true, allowance - std::min(allowance, evaluated));
@@ -353,20 +339,7 @@ void refine(BudgetedSearch& s, const ExpandedSpace& space, std::size_t allowance
   };
   while (const auto best = s.best()) {
     if (centres.insert(*best).second) {
-      std::vector<std::size_t> steps;
-      for (std::size_t c : space.adjacent(*best)) {
-        if (!losing.count(step(*best, c))) steps.push_back(c);
-      }
-      const bool more = measure(steps);
-      const double centre_time = s.time(*best);
-      for (std::size_t c : steps) {
-        // Measured and slower by more than the bound (a failure, often a limit of this
-        // centre's other parameters, is not a step's cost).
-        if (s.visited(c) && std::isfinite(s.time(c)) && s.time(c) > losing_step * centre_time) {
-          losing.insert(step(*best, c));
-        }
-      }
-      if (!more) return;
+      if (!measure(space.adjacent(*best))) return;
     } else if (s.on_its_own() && traded.insert(*best).second) {
       if (!measure(space.trades(*best))) return;
     } else {

@@ -180,55 +180,6 @@ TEST_CASE("a refinement takes only single steps from a start point that nothing 
   CHECK(refined_from("VW=8,NVEC=4") == "VW=8,NVEC=4");
 }
 
-namespace {
-// A gains going up, one step at a time (A=8 best); B=1 costs 1.3x wherever A is, B=3 1.05x.
-class Additive final : public SearchEvaluator {
- public:
-  explicit Additive(const ExpandedSpace& space) : space_(space) {}
-  std::optional<double> evaluate(std::size_t config) override {
-    const Config& c = space_[config];
-    evaluated.insert(c.to_string());
-    return (2.0 - 0.1 * static_cast<double>(c["A"])) *
-           (c["B"] == 1   ? 1.3
-            : c["B"] == 3 ? 1.05
-                          : 1) *
-           1e-3;
-  }
-  double spent_seconds() const override { return 0.01 * static_cast<double>(evaluated.size()); }
-  std::set<std::string> evaluated;
-
- private:
-  const ExpandedSpace& space_;
-};
-}  // namespace
-
-TEST_CASE(
-    "a refinement does not measure again from a later centre a step that cost more than a tenth "
-    "from an earlier one",
-    "[search][model]") {
-  const auto expanded = Space("additive")
-                            .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
-                            .parameter("B", {1, 2, 3})
-                            .start_at("A=4,B=2")
-                            .expand();
-  Additive evaluator(expanded);
-  SearchBudget budget{100};
-  budget.patience = 0;  // the strategy stops right after the start point: the refinement climbs
-  budget.refine = 30;
-  const auto result = search(SearchStrategy::model, expanded, evaluator, budget, 3);
-  REQUIRE(result.best);
-  CHECK(expanded[*result.best].to_string() == "A=8,B=2");
-  // B=1 cost 1.3x from A=4 (and from no later centre was it measured); B=3's 1.05x is within
-  // the bound, so it is measured from every centre.
-  CHECK(evaluator.evaluated.count("A=4,B=1") == 1);
-  for (const char* skipped : {"A=5,B=1", "A=6,B=1", "A=7,B=1", "A=8,B=1"}) {
-    CHECK(evaluator.evaluated.count(skipped) == 0);
-  }
-  for (const char* measured : {"A=5,B=3", "A=6,B=3", "A=7,B=3", "A=8,B=3"}) {
-    CHECK(evaluator.evaluated.count(measured) == 1);
-  }
-}
-
 TEST_CASE(
     "the model search finds a configuration within 5% of the optimum where annealing and "
     "random sampling often do not, at the same evaluations",

@@ -260,24 +260,6 @@ TEST_CASE("a new key's search moves through the configurations earlier keys buil
   CHECK(shared >= 9);
 }
 
-namespace {
-// A family of 64 configurations that all take `seconds` (no configuration gains on another).
-auto flat(double seconds) {
-  return [seconds](const Config&) {
-    return [seconds](VirtualClient& client, int&) {
-      client.spend(seconds);
-      return 0;
-    };
-  };
-}
-Space flat_family(const std::string& name) {
-  return space(name)
-      .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
-      .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
-      .start_at("A=4,B=4");
-}
-}  // namespace
-
 TEST_CASE("a family whose start points trail the leader's is searched without the floor",
           "[tuner]") {
   // Two flat families (no configuration gains on another): the leading one's search runs to the
@@ -289,10 +271,24 @@ TEST_CASE("a family whose start points trail the leader's is searched without th
   settings.search = search;
   LocalTuner<SizeKey> tuner("trailing family", settings);
   VirtualClient client;
+  const auto flat = [](double seconds) {
+    return [seconds](const Config&) {
+      return [seconds](VirtualClient& client, int&) {
+        client.spend(seconds);
+        return 0;
+      };
+    };
+  };
+  const auto family = [](const std::string& name) {
+    return space(name)
+        .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
+        .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
+        .start_at("A=4,B=4");
+  };
   const auto& set = tuner.init([&] {
     return TunableSet{key_of_size, bench_inputs}
-        .with(flat_family("trail"), flat(1.5e-3))
-        .with(flat_family("lead"), flat(1e-3));
+        .with(family("trail"), flat(1.5e-3))
+        .with(family("lead"), flat(1e-3));
   });
   run(tuner, client, set, 8);
   const auto report = tuner.tuner(client.id()).report(SizeKey{8});
@@ -316,14 +312,28 @@ TEST_CASE(
   search.abandon_after = 6;  // abandon_factor 2: neither family is left by it
   search.trail_abandon_factor = 1.2;
   settings.search = search;
+  const auto flat = [](double seconds) {
+    return [seconds](const Config&) {
+      return [seconds](VirtualClient& client, int&) {
+        client.spend(seconds);
+        return 0;
+      };
+    };
+  };
+  const auto family = [](const std::string& name) {
+    return space(name)
+        .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
+        .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
+        .start_at("A=4,B=4");
+  };
   for (const auto& [trailing, measured] : {std::pair{1.5, std::size_t{1}}, {1.1, 1 + 6}}) {
     INFO("trailing at " << trailing << "x");
     LocalTuner<SizeKey> tuner("trailing family " + std::to_string(trailing), settings);
     VirtualClient client;
     const auto& set = tuner.init([&] {
       return TunableSet{key_of_size, bench_inputs}
-          .with(flat_family("trail"), flat(trailing * 1e-3))
-          .with(flat_family("lead"), flat(1e-3));
+          .with(family("trail"), flat(trailing * 1e-3))
+          .with(family("lead"), flat(1e-3));
     });
     run(tuner, client, set, 8);
     const auto report = tuner.tuner(client.id()).report(SizeKey{8});
