@@ -39,21 +39,18 @@ SearchSettings SearchSettings::for_level(Level level) {
     case Level::minimal:
       s.fraction = 0.05, s.min_evaluations = 10, s.max_seconds = 30;
       s.patience = 15, s.warm_patience = 5, s.abandon_after = 6, s.explore = 8;
-      s.trail_abandon_factor = 1.05;
       s.first_sample = 8, s.refine = 8;
       s.warm_until_beaten = false;  // the demo's matmul took 3-6 s more on this machine's PoCL
       s.good_enough = 0.75;
       break;
     case Level::balanced:
       s.patience = 40, s.warm_patience = 12, s.abandon_after = 6, s.explore = 24;
-      s.trail_abandon_factor = 1.05;
       s.first_sample = 20, s.refine = 24;
       s.good_enough = 0.85;
       break;
     case Level::extensive:
       s.fraction = 0.4, s.min_evaluations = 60, s.max_seconds = 600;
       s.patience = 80, s.warm_patience = 30, s.abandon_after = 12, s.abandon_factor = 3;
-      s.trail_abandon_factor = 1.1;
       s.explore = 48, s.first_sample = 32, s.refine = 60;
       s.good_enough = 0.95;
       break;
@@ -76,7 +73,6 @@ SearchBudget SearchSettings::budget_for(std::size_t space_size) const {
                       margin,
                       abandon_after,
                       abandon_factor};
-  budget.trail_abandon_factor = trail_abandon_factor;
   budget.seeded_until_beaten = warm_until_beaten;
   budget.explore = explore;
   budget.refine = refine;
@@ -214,14 +210,10 @@ class BudgetedSearch {
   bool refining_ = false;
   double start_best_time_ = std::numeric_limits<double>::infinity();  // the best start point's
 
-  // Whether abandoning is on and this space's best is abandon_factor times behind the leader
-  // (trail_abandon_factor where its start points trail it, if that is less).
+  // Whether abandoning is on and this space's best is abandon_factor times behind the leader.
   bool behind_leader() const {
-    const double factor = budget_.trails
-                              ? std::min(budget_.abandon_factor, budget_.trail_abandon_factor)
-                              : budget_.abandon_factor;
     return budget_.abandon_after != std::numeric_limits<std::size_t>::max() &&
-           !(result_.best_time <= factor * evaluator_.leader_time());
+           !(result_.best_time <= budget_.abandon_factor * evaluator_.leader_time());
   }
   // The evaluations after which a space behind the leader is abandoned: judged by the start
   // points when one of them works (they are the space's best known configurations), else by the

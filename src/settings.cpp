@@ -301,8 +301,6 @@ void Settings::validate() const {
   check(search.margin >= 0 && std::isfinite(search.margin), "search.margin", search.margin,
         "a finite fraction of at least 0");
   check(search.abandon_factor >= 1, "search.abandon_factor", search.abandon_factor, "at least 1");
-  check(search.trail_abandon_factor >= 1, "search.trail_abandon_factor",
-        search.trail_abandon_factor, "at least 1");
   check(retry_seconds >= 0 && std::isfinite(retry_seconds), "retry_seconds", retry_seconds,
         "finite seconds of at least 0");
   check(retry_max_seconds >= 0 && std::isfinite(retry_max_seconds), "retry_max_seconds",

@@ -92,12 +92,6 @@ struct SearchBudget {
   /// `abandon_factor` times slower than the leader elsewhere (SearchEvaluator::leader_time).
   std::size_t abandon_after = std::numeric_limits<std::size_t>::max();
   double abandon_factor = 2;
-  /// For a space whose start points trail the leader (`trails`): abandoned, past the same point,
-  /// once its best is this many times the leader's instead. Its draws after the start points
-  /// would have to beat its own best known configurations by that much to win, and on the
-  /// H200's cold matmul 1024 and 2048 none of blocked's came near (1.07-1.29x the leader against
-  /// its start points' 1.03-1.10x): a cold tuning builds them one at a time for nothing.
-  double trail_abandon_factor = 2;
   /// The patience ends a search only once this many configurations were evaluated.
   std::size_t explore = 0;
   /// After the strategy ends, at most this many more evaluations climb from the best found to
@@ -153,8 +147,6 @@ struct SearchSettings {
   /// none) is `abandon_factor` times slower than the leader is left; the maximum never leaves one.
   std::size_t abandon_after = std::numeric_limits<std::size_t>::max();
   double abandon_factor = 2;
-  /// The same for a space whose start points trail the leader (SearchBudget::trail_abandon_factor).
-  double trail_abandon_factor = 2;
   /// A tuning stops once a candidate runs at this fraction of the key's roofline (its work at
   /// the device's peak: throughput.hpp), confirmed by a second measurement, when the key states
   /// its work and the client knows its peak. 0: never (the default of this struct, and the

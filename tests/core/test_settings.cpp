@@ -193,11 +193,6 @@ TEST_CASE("settings that cannot work are refused with the field and the rule", "
   search.fraction = 1.5;
   s.search = search;
   CHECK_THAT(refused(s), Catch::Contains("search.fraction=1.5"));
-  search = {};
-  search.trail_abandon_factor = 0.9;
-  s.search = search;
-  CHECK_THAT(refused(s),
-             Catch::Contains("search.trail_abandon_factor=0.9 is not valid: at least 1"));
   // A LocalTuner refuses them before tuning anything, as set_global_settings does.
   s.search.reset();
   b = {};

@@ -302,50 +302,6 @@ TEST_CASE("a family whose start points trail the leader's is searched without th
   CHECK(trail == 1 + 6);  // its start, then the warm patience
 }
 
-TEST_CASE(
-    "a family whose start points trail the leader's past trail_abandon_factor is left after them, "
-    "and one within it is searched on the warm patience",
-    "[tuner]") {
-  Settings settings = test::test_settings();
-  SearchSettings search{SearchStrategy::model, 1.0, 64, 1e9};
-  search.explore = 30, search.patience = 40, search.warm_patience = 6;
-  search.abandon_after = 6;  // abandon_factor 2: neither family is left by it
-  search.trail_abandon_factor = 1.2;
-  settings.search = search;
-  const auto flat = [](double seconds) {
-    return [seconds](const Config&) {
-      return [seconds](VirtualClient& client, int&) {
-        client.spend(seconds);
-        return 0;
-      };
-    };
-  };
-  const auto family = [](const std::string& name) {
-    return space(name)
-        .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
-        .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
-        .start_at("A=4,B=4");
-  };
-  for (const auto& [trailing, measured] : {std::pair{1.5, std::size_t{1}}, {1.1, 1 + 6}}) {
-    INFO("trailing at " << trailing << "x");
-    LocalTuner<SizeKey> tuner("trailing family " + std::to_string(trailing), settings);
-    VirtualClient client;
-    const auto& set = tuner.init([&] {
-      return TunableSet{key_of_size, bench_inputs}
-          .with(family("trail"), flat(trailing * 1e-3))
-          .with(family("lead"), flat(1e-3));
-    });
-    run(tuner, client, set, 8);
-    const auto report = tuner.tuner(client.id()).report(SizeKey{8});
-    REQUIRE(report);
-    std::size_t trail = 0;
-    for (const auto& outcome : report->outcomes) {
-      trail += outcome.ok() && outcome.name.rfind("trail[", 0) == 0;
-    }
-    CHECK(trail == measured);  // its start alone, or its start and the warm patience
-  }
-}
-
 TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {
   VirtualClient client;
   int made = 0;
