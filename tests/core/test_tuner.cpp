@@ -263,43 +263,50 @@ TEST_CASE("a new key's search moves through the configurations earlier keys buil
 TEST_CASE("a family whose start points trail the leader's is searched without the floor",
           "[tuner]") {
   // Two flat families (no configuration gains on another): the leading one's search runs to the
-  // exploration floor; the trailing one (1.5x, not abandoned) ends on the warm patience.
-  Settings settings = test::test_settings();
-  SearchSettings search{SearchStrategy::model, 1.0, 64, 1e9};
-  search.explore = 30, search.patience = 40, search.warm_patience = 6;
-  search.abandon_after = 6;  // abandon_factor 2: 1.5x is searched
-  settings.search = search;
-  LocalTuner<SizeKey> tuner("trailing family", settings);
-  VirtualClient client;
-  const auto flat = [](double seconds) {
-    return [seconds](const Config&) {
-      return [seconds](VirtualClient& client, int&) {
-        client.spend(seconds);
-        return 0;
+  // exploration floor; the trailing one (1.5x, not abandoned) ends on the warm patience. So does
+  // it at the default level: a family whose start points trail can still hold the winner (on
+  // the H200, 16 x 4096 x 4096's skinny winner, 2x blocked's, lies past skinny's start points,
+  // which trail; leaving such a family after them at 1.05x lost it, docs/benchmarks.md).
+  SearchSettings custom{SearchStrategy::model, 1.0, 64, 1e9};
+  custom.explore = 30, custom.patience = 40, custom.warm_patience = 6;
+  custom.abandon_after = 6;  // abandon_factor 2: 1.5x is searched
+  const SearchSettings level = SearchSettings::for_level(Level::balanced);
+  for (const SearchSettings& search : {custom, level}) {
+    INFO("warm patience " << search.warm_patience << ", floor " << search.explore);
+    Settings settings = test::test_settings();
+    settings.search = search;
+    LocalTuner<SizeKey> tuner("trailing family " + std::to_string(search.warm_patience), settings);
+    VirtualClient client;
+    const auto flat = [](double seconds) {
+      return [seconds](const Config&) {
+        return [seconds](VirtualClient& client, int&) {
+          client.spend(seconds);
+          return 0;
+        };
       };
     };
-  };
-  const auto family = [](const std::string& name) {
-    return space(name)
-        .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
-        .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
-        .start_at("A=4,B=4");
-  };
-  const auto& set = tuner.init([&] {
-    return TunableSet{key_of_size, bench_inputs}
-        .with(family("trail"), flat(1.5e-3))
-        .with(family("lead"), flat(1e-3));
-  });
-  run(tuner, client, set, 8);
-  const auto report = tuner.tuner(client.id()).report(SizeKey{8});
-  REQUIRE(report);
-  std::size_t lead = 0, trail = 0;
-  for (const auto& outcome : report->outcomes) {
-    if (!outcome.ok()) continue;
-    (outcome.name.rfind("lead[", 0) == 0 ? lead : trail) += 1;
+    const auto family = [](const std::string& name) {
+      return space(name)
+          .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
+          .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
+          .start_at("A=4,B=4");
+    };
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of_size, bench_inputs}
+          .with(family("trail"), flat(1.5e-3))
+          .with(family("lead"), flat(1e-3));
+    });
+    run(tuner, client, set, 8);
+    const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+    REQUIRE(report);
+    std::size_t lead = 0, trail = 0;
+    for (const auto& outcome : report->outcomes) {
+      if (!outcome.ok()) continue;
+      (outcome.name.rfind("lead[", 0) == 0 ? lead : trail) += 1;
+    }
+    CHECK(lead >= search.explore);             // the floor
+    CHECK(trail == 1 + search.warm_patience);  // its start, then the warm patience
   }
-  CHECK(lead >= 30);      // the floor
-  CHECK(trail == 1 + 6);  // its start, then the warm patience
 }
 
 TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {
