@@ -278,8 +278,8 @@ constexpr bool staged_builds(const StagedParams& p) {
 /// tile (4 of 64, 8 of 128), past at least one whole tile; 0 where the product covers them itself.
 /// Such a last row of tiles costs a whole tile's time for a few rows, often in a wave of
 /// work-groups of its own (1025 on tiles of 64: 17 rows of tiles for the work of 16), while the
-/// edge kernel's time grows with the rows it takes. For the families of whole tiles in one launch
-/// (blocked, staged).
+/// edge kernel's time grows with the rows it takes. For the families of MWG x NWG tiles (blocked,
+/// split, staged, staged_split).
 constexpr std::size_t peeled(std::size_t size, std::size_t tile) {
   const std::size_t rest = size % tile;
   return size > tile && rest * 16 <= tile ? rest : 0;

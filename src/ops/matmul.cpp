@@ -528,7 +528,7 @@ class GemmKernel {
   Algorithm algorithm_;
   Config config_;
   StorageSpecs specs_;  // the same kernel built for f32, f16 and bf16 storage
-  std::size_t splits_;  // KSPLIT: slices of K, added up by matmul_split_sum when more than one
+  std::size_t splits_;  // KSPLIT: slices of K (1: none; split_partials and add_slices say how)
   bool a_direct_;       // the staged kernels' A_DIRECT: no pass before the product
 };
 

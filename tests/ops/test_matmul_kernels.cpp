@@ -970,6 +970,23 @@ TEST_CASE(
                                            std::string(to_string(dtype))));
     }
   }
+  // The split form peeled (257 x 130: a row and two columns past 64 x 64 tiles), with beta != 0:
+  // the sum adds the whole tiles' rows and columns, the edge kernel the rest, beta once each.
+  // Launches: the pass on A and B (none under A_DIRECT), the product, the sum, the edges.
+  if (!has_cp_async(client.device())) return;
+  const Problem peeling{257, 130, 100};
+  for (const auto& [a_direct, launches] : {std::pair{'0', std::size_t{4}}, {'1', 3}}) {
+    const std::string candidate =
+        std::string("staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,") +
+        "KSLICE=1,KSPLIT=4,A_DIRECT=" + a_direct + ",SPREAD_COPIES=0]";
+    INFO(candidate);
+    CHECK(run_and_check(client, candidate, peeling, DType::f32, 1.5f, -0.5f) < 1e-5);
+    auto a = upload_matrix(client, random_values(peeling.m * peeling.k, 1), peeling.m, peeling.k);
+    auto b = upload_matrix(client, random_values(peeling.k * peeling.n, 2), peeling.k, peeling.n);
+    auto c = upload_matrix(client, random_values(peeling.m * peeling.n, 3), peeling.m, peeling.n);
+    (void)client.measure([&] { matmul_with(candidate, client, a, b, c); }, 1);
+    CHECK(client.last_measure_events() == launches);
+  }
 }
 
 TEST_CASE("sampled matmul candidates of every family are correct on odd sizes",
