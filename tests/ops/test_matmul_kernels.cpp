@@ -88,6 +88,16 @@ void check_candidates(tunekit::cl::Client& client, const std::vector<std::string
   }
 }
 
+// The kernel launches one call of `candidate` on `p` makes (the passes, the product, the sum,
+// the edges), counted by the client's measurement.
+std::size_t launches_of(tunekit::cl::Client& client, const std::string& candidate, Problem p) {
+  auto a = upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k);
+  auto b = upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n);
+  auto c = upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n);
+  (void)client.measure([&] { matmul_with(candidate, client, a, b, c); }, 1);
+  return client.last_measure_events();
+}
+
 // Every `stride`-th candidate of `family`, in set order.
 std::vector<std::string> every_nth(const std::string& family, std::size_t stride) {
   std::vector<std::string> picked;
@@ -903,11 +913,7 @@ TEST_CASE(
     INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
     CHECK(run_and_check(client, candidate, p, DType::f32, 1.5f, -0.5f) < 1e-5);
     CHECK(run_and_check(client, candidate, p, DType::f16, 1.5f, 0.0f) < 2e-3);
-    auto a = upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k);
-    auto b = upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n);
-    auto c = upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n);
-    (void)client.measure([&] { matmul_with(candidate, client, a, b, c); }, 1);
-    CHECK(client.last_measure_events() == launches);
+    CHECK(launches_of(client, candidate, p) == launches);
   }
 }
 
@@ -981,11 +987,7 @@ TEST_CASE(
         "KSLICE=1,KSPLIT=4,A_DIRECT=" + a_direct + ",SPREAD_COPIES=0]";
     INFO(candidate);
     CHECK(run_and_check(client, candidate, peeling, DType::f32, 1.5f, -0.5f) < 1e-5);
-    auto a = upload_matrix(client, random_values(peeling.m * peeling.k, 1), peeling.m, peeling.k);
-    auto b = upload_matrix(client, random_values(peeling.k * peeling.n, 2), peeling.k, peeling.n);
-    auto c = upload_matrix(client, random_values(peeling.m * peeling.n, 3), peeling.m, peeling.n);
-    (void)client.measure([&] { matmul_with(candidate, client, a, b, c); }, 1);
-    CHECK(client.last_measure_events() == launches);
+    CHECK(launches_of(client, candidate, peeling) == launches);
   }
 }
 
