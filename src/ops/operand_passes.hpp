@@ -41,22 +41,19 @@ constexpr Range2 transpose_range(std::size_t rows, std::size_t cols) {
           {tile / vector_width, rows_of_items}};
 }
 
-/// matmul_operands.cl's macros (the tile and the work-group's size are arguments for the kernel
-/// lab's trials of other shapes; the op uses the defaults).
-inline std::string operands_options(std::size_t tile_floats = operand_tile,
-                                    std::size_t items = operand_items) {
-  return "-DOPERAND_TILE=" + std::to_string(tile_floats) +
-         " -DOPERAND_ITEMS=" + std::to_string(items);
+/// matmul_operands.cl's macros.
+inline std::string operands_options() {
+  return "-DOPERAND_TILE=" + std::to_string(operand_tile) +
+         " -DOPERAND_ITEMS=" + std::to_string(operand_items);
 }
 
 /// matmul_staged_operands's global size (one dimension; local operand_items): At's tiles (k rows
 /// of lda floats), then, where B's rows are padded (ldb > n), those of B's k rows of ldb floats.
 constexpr std::size_t operands_global(std::size_t k, std::size_t lda, std::size_t n,
-                                      std::size_t ldb, std::size_t tile_floats = operand_tile,
-                                      std::size_t items = operand_items) {
-  const std::size_t a_tiles = ceil_div(lda, tile_floats) * ceil_div(k, tile_floats);
-  const std::size_t b_tiles = ldb > n ? ceil_div(k, tile_floats) * ceil_div(ldb, tile_floats) : 0;
-  return (a_tiles + b_tiles) * items;
+                                      std::size_t ldb) {
+  const std::size_t a_tiles = ceil_div(lda, operand_tile) * ceil_div(k, operand_tile);
+  const std::size_t b_tiles = ldb > n ? ceil_div(k, operand_tile) * ceil_div(ldb, operand_tile) : 0;
+  return (a_tiles + b_tiles) * operand_items;
 }
 
 /// matmul_sum.cl: work-items per work-group (along a row of C), one element of C each.

@@ -14,8 +14,7 @@
 // that time is not in the kernel's (--staged-prep runs the op's passes on the device in the timed
 // call instead); `ksplit` runs it on slices of K, and matmul_sum.cl adds them; its KSLICE macro
 // shares each K tile among groups of work-items of a work-group (local dimension 2); its A_DIRECT
-// configurations take A and B as they are, with no pass (`bpad`: B padded, by a pass of B alone
-// under --staged-prep). KERNEL_LAB_BUILD_OPTIONS
+// configurations take A and B as they are, with no pass in any case. KERNEL_LAB_BUILD_OPTIONS
 // adds options to every build and prints each build's log on stderr; KERNEL_LAB_BINARIES=DIR
 // keeps each build's binary there (PTX on NVIDIA).
 #define CL_HPP_TARGET_OPENCL_VERSION 300
@@ -545,20 +544,18 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   // Slices of KS rows of K (a multiple of KWG) into partial products, then their sum.
   const size_t slices = size_t(param(c.p, "ksplit", 1)), kwg = size_t(param(c.p, "KWG", 16));
   const size_t ks = round_up(ceil_div(g.K, slices), kwg);
-  // A_DIRECT takes A and B as they are (rows of K and N floats), with no pass before it; `bpad`
-  // gives it B padded to rows of whole chunks instead (the pass pads B alone under --staged-prep).
+  // A_DIRECT takes A and B as they are (rows of K and N floats), with no pass before it.
   const bool direct = param(c.p, "A_DIRECT", 0) != 0;
-  const bool b_as_is = direct && param(c.p, "bpad", 0) == 0;
   k->setArg(0, int(g.M));
   k->setArg(1, int(g.N));
   k->setArg(2, int(g.K));
   k->setArg(3, int(direct ? g.K : g.lda));
-  k->setArg(4, int(b_as_is ? g.N : g.ldb));
+  k->setArg(4, int(direct ? g.N : g.ldb));
   k->setArg(5, int(ks));
   k->setArg(6, slices > 1 ? 1.0f : alpha);
   k->setArg(7, slices > 1 ? 0.0f : beta);
   k->setArg(8, direct ? g.A : g.At);
-  k->setArg(9, b_as_is ? g.B : g.Bp);
+  k->setArg(9, direct ? g.B : g.Bp);
   // KSLICE work-items along K in each work-group (local dim 2), on every slice.
   const size_t kslice = size_t(param(c.p, "KSLICE", 1));
   const cl::NDRange global3(global[0], global[1], slices * kslice),
@@ -567,33 +564,21 @@ std::function<void(std::vector<cl::Event>&)> gemm_call(Lab& lab, const GemmConfi
   // matmul_operands.cl: A transposed, and B padded where N is not whole chunks), in the timed call.
   namespace passes = tunekit::ops::operand_passes;
   std::function<void(std::vector<cl::Event>&)> prep = [](std::vector<cl::Event>&) {};
-  // Under `bpad`, LDA 0: the pass has no tiles of A (none at all where B needs no padding).
-  // KERNEL_LAB_OPERAND_TILE=TxI tries the pass on tiles of T x T floats and work-groups of I.
-  const size_t pass_lda = direct ? 0 : g.lda;
-  size_t op_tile = passes::operand_tile, op_items = passes::operand_items;
-  if (const char* t = std::getenv("KERNEL_LAB_OPERAND_TILE"))
-    if (std::sscanf(t, "%zux%zu", &op_tile, &op_items) != 2) op_tile = 0;
-  if (op_tile == 0) {
-    why = "KERNEL_LAB_OPERAND_TILE is not TxI";
-    return {};
-  }
-  if (g_opt != nullptr && g_opt->staged_prep && !b_as_is &&
-      passes::operands_global(g.K, pass_lda, g.N, g.ldb, op_tile, op_items) > 0) {
-    cl::Program op =
-        lab.program("matmul_operands.cl", passes::operands_options(op_tile, op_items), why);
+  if (g_opt != nullptr && g_opt->staged_prep && !direct) {
+    cl::Program op = lab.program("matmul_operands.cl", passes::operands_options(), why);
     if (!op()) return {};
     auto operands = std::make_shared<cl::Kernel>(op, "matmul_staged_operands");
     operands->setArg(0, int(g.M));
     operands->setArg(1, int(g.K));
-    operands->setArg(2, int(pass_lda));
+    operands->setArg(2, int(g.lda));
     operands->setArg(3, int(g.N));
     operands->setArg(4, int(g.ldb));
     operands->setArg(5, g.A);
     operands->setArg(6, g.At);
     operands->setArg(7, g.B);
     operands->setArg(8, g.Bp);  // B itself where it is not padded: not written
-    const cl::NDRange og(passes::operands_global(g.K, pass_lda, g.N, g.ldb, op_tile, op_items)),
-        ol(op_items);
+    const cl::NDRange og(passes::operands_global(g.K, g.lda, g.N, g.ldb)),
+        ol(passes::operand_items);
     prep = [&lab, operands, og, ol](std::vector<cl::Event>& ev) {
       ev.emplace_back();
       lab.q.enqueueNDRangeKernel(*operands, cl::NullRange, og, ol, nullptr, &ev.back());
@@ -724,7 +709,7 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
   // `ksplit` slices of K and `kslice` groups of work-items per K tile; those the kernel refuses
   // (gemm_rules.hpp's staged_builds) and those past the family's 256 work-items are left out.
   auto add_async = [&](const std::vector<std::array<int, 8>>& configs, int ksplit = 1,
-                       int kslice = 1, bool a_direct = false, bool b_pad = false) {
+                       int kslice = 1, bool a_direct = false) {
     for (const auto& a : configs) {
       if (!tunekit::ops::gemm::staged_builds(
               {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice, a_direct ? 1 : 0}) ||
@@ -734,7 +719,6 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
       if (kslice > 1) p.push_back({"KSLICE", kslice});
       if (a_direct) p.push_back({"A_DIRECT", 1});
-      if (a_direct && b_pad) p.push_back({"bpad", 1});
       if (ksplit > 1) p.push_back({"ksplit", ksplit});
       add("matmul_staged.cl", "matmul_staged", std::move(p));
     }
@@ -787,18 +771,6 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                    {64, 128, 8, 8, 16, 4, 4, 3},
                    {128, 64, 16, 16, 8, 4, 4, 3}},
                   ksplit, kslice, true);
-    // A as it is, B padded by a pass of its own where N is not whole chunks (997 x 1009 x 1013:
-    // A_DIRECT's float-by-float copies of B lost to the pass of both).
-    for (int kslice : {1, 2})
-      add_async({{128, 64, 16, 16, 8, 2, 4, 3},
-                 {64, 128, 16, 8, 16, 4, 4, 2},
-                 {64, 64, 16, 8, 16, 4, 2, 3},
-                 {64, 64, 32, 8, 16, 4, 2, 2},
-                 {128, 64, 32, 16, 8, 4, 4, 2},
-                 {128, 64, 8, 16, 8, 4, 4, 3},
-                 {64, 128, 8, 8, 16, 4, 4, 3},
-                 {128, 64, 16, 16, 8, 4, 4, 3}},
-                1, kslice, true, true);
     // 256 work-items on 8-deep tiles, and cuBLAS's 4096 tile (256 x 128 x 8, 8 warps of 128
     // outputs per thread), A and B as they are, one slice.
     add_async({{128, 128, 8, 16, 16, 4, 2, 3},
