@@ -15,6 +15,7 @@
 #include "call_checks.hpp"
 #include "gemm_rules.hpp"
 #include "host_references.hpp"
+#include "matmul_prepare.hpp"
 #include "named_candidate.hpp"
 #include "operand_passes.hpp"
 #include "scratch.hpp"
@@ -1407,6 +1408,15 @@ void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMat
   (void)key_of(a, b, c, alpha, beta, math);  // the same checks of shapes and types
   set.call(set.locate(detail::candidate_index(set, candidate, "matmul")), client, a, b, c, alpha,
            beta, math);
+}
+
+void detail::prepare_matmul_with(std::string_view candidate, cl::Client& client,
+                                 const DeviceMatrix& a, const DeviceMatrix& b,
+                                 const DeviceMatrix& c) {
+  const auto& set = matmul_set();
+  (void)key_of(a, b, c, 1.0f, 0.0f, MatmulMath::ieee);  // matmul_with's checks of shapes and types
+  set.prepare(detail::candidate_index(set, candidate, "matmul"), client, a, b, c, 1.0f, 0.0f,
+              MatmulMath::ieee);
 }
 
 std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) {

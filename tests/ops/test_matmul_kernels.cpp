@@ -18,6 +18,7 @@
 
 #include "../../bench/shape_lists.hpp"
 #include "../../src/ops/gemm_rules.hpp"
+#include "../../src/ops/matmul_prepare.hpp"
 #include "../../src/ops/operand_passes.hpp"
 #include "../../src/ops/tf32_operands.hpp"
 #include "../../src/ops/transposed_operand.hpp"
@@ -914,6 +915,51 @@ TEST_CASE(
     CHECK(run_and_check(client, candidate, p, DType::f32, 1.5f, -0.5f) < 1e-5);
     CHECK(run_and_check(client, candidate, p, DType::f16, 1.5f, 0.0f) < 2e-3);
     CHECK(launches_of(client, candidate, p) == launches);
+  }
+}
+
+TEST_CASE(
+    "preparing a candidate of a family that peels builds its edge program on a shape that does "
+    "not peel, so that a later call of the key that peels builds nothing more",
+    "[ops][matmul][opencl]") {
+  tunekit::cl::Client& client = test::default_client();
+  struct PrepareCase {
+    std::string candidate;
+    std::size_t programs;  // what prepare builds: the product's, then its companions
+  };
+  std::vector<PrepareCase> cases{
+      {"blocked[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]", 2},
+      {"split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=4]", 2},
+      {"direct[WPTM=4,VWN=4,NVEC=1,LX=16,LY=8]", 1}};  // no tiles: nothing peels, no companion
+  if (has_cp_async(client.device())) {
+    // The pass on A and B, and the staged split's sum, besides the product and the edges.
+    cases.push_back(
+        {"staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,"
+         "A_DIRECT=0,SPREAD_COPIES=0]",
+         3});
+    cases.push_back(
+        {"staged_split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=3,"
+         "KSLICE=1,KSPLIT=4,A_DIRECT=0,SPREAD_COPIES=0]",
+         4});
+  }
+  const Problem whole{128, 128, 64}, peeling{129, 130, 64};  // 64 x 64 tiles: whole, and not
+  REQUIRE(gemm::peeled(whole.m, 64) == 0);
+  REQUIRE(gemm::peeled(peeling.m, 64) == 1);
+  auto upload = [&](Problem p) {
+    return std::tuple{upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k),
+                      upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n),
+                      upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n)};
+  };
+  auto [a, b, c] = upload(whole);
+  auto [pa, pb, pc] = upload(peeling);
+  for (const auto& [candidate, programs] : cases) {
+    INFO(candidate);
+    client.programs().clear();
+    tunekit::ops::detail::prepare_matmul_with(candidate, client, a, b, c);
+    CHECK(client.programs().size() == programs);
+    tunekit::ops::matmul_with(candidate, client, pa, pb, pc);
+    client.finish();
+    CHECK(client.programs().size() == programs);  // the edge program was there already
   }
 }
 
