@@ -14,6 +14,7 @@
 #include "tunekit/cl/embedded.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/outcome.hpp"
+#include "tunekit/stable_hash.hpp"
 
 namespace tunekit::cl {
 
@@ -23,34 +24,41 @@ bool names_a_file(std::string_view text) {
   return text.size() > 3 && text.ends_with(".cl") && text.find('\n') == std::string_view::npos;
 }
 
-// What is compiled for kernels/<file_name> where it #includes another of kernels/ (the
-// tensor-core GEMMs share tensor_core.cl): its text with the includes expanded; nothing where it
-// includes nothing (its embedded text is compiled as it is). Worked out once per file and process:
-// specs are made for every candidate of every op.
-std::shared_ptr<const std::string> expanded_library_kernel(std::string_view file_name) {
+// What is compiled for kernels/<file_name>: its embedded text, or where it #includes another of
+// kernels/ (the tensor-core GEMMs share tensor_core.cl) that text with the includes expanded; and
+// its hash. Worked out once per file and process: specs are made for every candidate of every op
+// (matmul's ~14,000 candidates, three storages each), and hashing the text for each of them cost
+// more than a whole cached call.
+struct LibraryText {
+  std::shared_ptr<const std::string> expanded;  // empty where the embedded text is compiled as is
+  std::string_view text;
+  std::uint64_t hash = 0;
+};
+
+const LibraryText& library_text(std::string_view file_name) {
   static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const std::string>, std::less<>> known;
+  static std::map<std::string, LibraryText, std::less<>> known;
   const std::lock_guard lock(mutex);
   auto found = known.find(file_name);
   if (found == known.end()) {
-    std::shared_ptr<const std::string> expanded;
-    if (detail::has_include_directive(embedded_source(file_name))) {
-      expanded = std::make_shared<const std::string>(detail::read_library_kernel(file_name));
+    LibraryText text;
+    text.text = embedded_source(file_name);  // lives as long as the program
+    if (detail::has_include_directive(text.text)) {
+      text.expanded = std::make_shared<const std::string>(detail::read_library_kernel(file_name));
+      text.text = *text.expanded;
     }
-    found = known.emplace(std::string(file_name), std::move(expanded)).first;
+    text.hash = stable_hash(text.text);
+    found = known.emplace(std::string(file_name), std::move(text)).first;
   }
-  return found->second;
+  return found->second;  // a std::map's elements stay where they are
 }
 }  // namespace
 
 void KernelSpec::set_library_text(std::string_view file_name) {
-  auto expanded = expanded_library_kernel(file_name);
-  if (!expanded) {
-    set_text(embedded_source(file_name), nullptr);  // lives as long as the program
-    return;
-  }
-  const std::string_view view = *expanded;
-  set_text(view, std::move(expanded));
+  const LibraryText& library = library_text(file_name);
+  owned_ = library.expanded;
+  source_ = library.text;
+  source_hash_ = library.hash;
 }
 
 KernelSpec::KernelSpec(std::string_view source, std::string build_options, std::string kernel_name)
@@ -189,7 +197,7 @@ KernelSpec KernelSpec::unavailable(std::string problem, std::string build_option
 void KernelSpec::set_text(std::string_view text, std::shared_ptr<const std::string> owner) {
   owned_ = std::move(owner);
   source_ = text;
-  source_hash_ = std::hash<std::string_view>{}(text);
+  source_hash_ = stable_hash(text);
 }
 
 std::string KernelSpec::fingerprint() const {
@@ -198,9 +206,11 @@ std::string KernelSpec::fingerprint() const {
   // A kernel that cannot be read: its reason stands for the text, so that the file's arrival
   // changes the checksum (a remembered failure of the set is not served for ever).
   if (!problem_.empty()) return text + "unavailable " + problem_ + '\n';
+  // The text's size and stable hash stand for it: a set of thousands of candidates would
+  // otherwise copy its kernels' whole text into the checksum once per candidate and storage.
   text += std::to_string(source_.size());
-  text += '\n';
-  text += source_;
+  text += ' ';
+  text += std::to_string(source_hash_);
   text += '\n';
   return text;
 }

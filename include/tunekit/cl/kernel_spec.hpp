@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -112,15 +113,16 @@ class KernelSpec {
   const std::string& kernel_name() const noexcept { return kernel_name_; }
   /// The file name, or the label of inline text: where a build error points.
   const std::string& origin() const noexcept { return origin_; }
-  /// std::hash of the source, computed once: the program cache's key with the options.
-  std::size_t source_hash() const noexcept { return source_hash_; }
+  /// stable_hash of the source, computed once (once per file and process for the library's
+  /// kernels): the program cache's key with the options, and the source's part of fingerprint().
+  std::uint64_t source_hash() const noexcept { return source_hash_; }
   /// Why this kernel cannot be built (its file could not be read or found); empty when it can.
   /// Building it (Client::kernel, Client::program, ProgramCache) throws AutotuneError(build)
   /// with this message, so a tuning fails the candidates that use it and measures the others.
   const std::string& problem() const noexcept { return problem_; }
 
-  /// Kernel name, build options and the full source: what a tunable set's checksum must
-  /// cover so that editing the kernel invalidates cached results.
+  /// Kernel name, build options and the source's size and stable hash: what a tunable set's
+  /// checksum must cover so that editing the kernel invalidates cached results.
   std::string fingerprint() const;
 
  private:
@@ -136,7 +138,7 @@ class KernelSpec {
   std::string kernel_name_;
   std::string origin_;
   std::string problem_;
-  std::size_t source_hash_ = 0;
+  std::uint64_t source_hash_ = 0;
 };
 
 /// Where KernelSpec::from_search_path looks for a kernel file, in order: each usable directory
