@@ -202,7 +202,7 @@ struct Settings {
   /// file's `start_points`. The level (or `search`) still sets the budget.
   std::optional<bool> start_points;
   /// Threads that build (prepare) the candidates a tuning is about to measure while it measures
-  /// others. Unset: the hardware threads, at most 8. 0: none (a candidate builds in its first
+  /// others. Unset: the hardware threads, at most 4. 0: none (a candidate builds in its first
   /// call, on the tuning thread).
   std::optional<std::size_t> build_threads;
   /// blocking: execute() on an untuned key tunes it first. background: it answers at once with a
