@@ -60,7 +60,7 @@ struct TuningTime {
   double validating = 0;              ///< comparing outputs with the reference (reference included)
   double measuring = 0;               ///< warm-up and samples (measure_candidate)
   double confirming = 0;              ///< the interleaved re-measurement of the best
-  std::size_t programs_prepared = 0;  ///< candidates prepared ahead on the build pool
+  std::size_t programs_prepared = 0;  ///< candidates built ahead on the build pool
 };
 
 /// The outcomes of one tuning, ranked: working candidates fastest first, then the others.

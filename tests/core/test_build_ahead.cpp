@@ -188,6 +188,43 @@ TEST_CASE("an annealing search prepares its start points", "[tuner][build-ahead]
   CHECK(events->before("prepared 14", "called 14"));
 }
 
+namespace {
+struct LimitedClient : VirtualClient {
+  DeviceLimits limits() const { return {128, 16384}; }  // work-group size, local memory bytes
+};
+}  // namespace
+
+TEST_CASE(
+    "building ahead leaves out the candidates over the device's limits, which build nothing, and "
+    "counts only what it prepared",
+    "[tuner][build-ahead]") {
+  auto events = std::make_shared<Events>();
+  Settings settings = with_threads(2);
+  settings.search = SearchSettings{SearchStrategy::exhaustive, 1.0, 1, 1e9};
+  LocalTuner<SizeKey> tuner("ahead limits", settings);
+  LimitedClient client;
+  // A=3 and A=4 need more local memory than the device has: skipped, never prepared.
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}.with(
+        space("s")
+            .parameter("A", {1, 2, 3, 4})
+            .parameter("B", {1, 2})
+            .local_memory([](const Config& c) { return static_cast<std::size_t>(c["A"]) * 8192; }),
+        preparing_configs(events));
+  });
+  CHECK(tuner.execute(client.id(), client, set, 16) == 11);
+  for (const char* over : {"31", "32", "41", "42"}) {
+    CHECK(events->count(std::string("prepared ") + over) == 0);
+    CHECK(events->count(std::string("called ") + over) == 0);
+  }
+  for (const char* within : {"11", "12", "21", "22"}) {
+    CHECK(events->before(std::string("prepared ") + within, std::string("called ") + within));
+  }
+  const auto report = tuner.tuner(client.id()).report(SizeKey{16});
+  REQUIRE(report);
+  CHECK(report->time_spent.programs_prepared == 4);
+}
+
 TEST_CASE("building ahead builds no guesses, and at most one candidate per thread ahead",
           "[build-ahead]") {
   std::mutex mutex;
