@@ -1399,24 +1399,31 @@ void check_matmul_call(cl::Client& client, const DeviceMatrix& a, const DeviceMa
                      {{c.buffer, "C"}});
 }
 
+// The index of the candidate named `candidate`, after a call's checks (matmul's own, and the
+// key's of shapes and types): for matmul_with and prepare_matmul_with.
+std::size_t checked_candidate(std::string_view candidate, cl::Client& client, const DeviceMatrix& a,
+                              const DeviceMatrix& b, const DeviceMatrix& c, float alpha, float beta,
+                              MatmulMath math) {
+  check_matmul_call(client, a, b, c);
+  (void)key_of(a, b, c, alpha, beta, math);
+  return detail::candidate_index(matmul_set(), candidate, "matmul");
+}
+
 }  // namespace
 
 void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& a,
                  const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta, MatmulMath math) {
   const auto& set = matmul_set();
-  check_matmul_call(client, a, b, c);
-  (void)key_of(a, b, c, alpha, beta, math);  // the same checks of shapes and types
-  set.call(set.locate(detail::candidate_index(set, candidate, "matmul")), client, a, b, c, alpha,
-           beta, math);
+  set.call(set.locate(checked_candidate(candidate, client, a, b, c, alpha, beta, math)), client, a,
+           b, c, alpha, beta, math);
 }
 
 void detail::prepare_matmul_with(std::string_view candidate, cl::Client& client,
                                  const DeviceMatrix& a, const DeviceMatrix& b,
                                  const DeviceMatrix& c) {
-  const auto& set = matmul_set();
-  (void)key_of(a, b, c, 1.0f, 0.0f, MatmulMath::ieee);  // matmul_with's checks of shapes and types
-  set.prepare(detail::candidate_index(set, candidate, "matmul"), client, a, b, c, 1.0f, 0.0f,
-              MatmulMath::ieee);
+  const std::size_t index =
+      checked_candidate(candidate, client, a, b, c, 1.0f, 0.0f, MatmulMath::ieee);
+  matmul_set().prepare(index, client, a, b, c, 1.0f, 0.0f, MatmulMath::ieee);
 }
 
 std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) {

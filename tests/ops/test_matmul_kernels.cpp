@@ -89,12 +89,17 @@ void check_candidates(tunekit::cl::Client& client, const std::vector<std::string
   }
 }
 
+// Random A, B and C of problem `p` on the device.
+auto upload_problem(tunekit::cl::Client& client, Problem p) {
+  return std::tuple{upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k),
+                    upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n),
+                    upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n)};
+}
+
 // The kernel launches one call of `candidate` on `p` makes (the passes, the product, the sum,
 // the edges), counted by the client's measurement.
 std::size_t launches_of(tunekit::cl::Client& client, const std::string& candidate, Problem p) {
-  auto a = upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k);
-  auto b = upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n);
-  auto c = upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n);
+  auto [a, b, c] = upload_problem(client, p);
   (void)client.measure([&] { matmul_with(candidate, client, a, b, c); }, 1);
   return client.last_measure_events();
 }
@@ -945,13 +950,8 @@ TEST_CASE(
   const Problem whole{128, 128, 64}, peeling{129, 130, 64};  // 64 x 64 tiles: whole, and not
   REQUIRE(gemm::peeled(whole.m, 64) == 0);
   REQUIRE(gemm::peeled(peeling.m, 64) == 1);
-  auto upload = [&](Problem p) {
-    return std::tuple{upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k),
-                      upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n),
-                      upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n)};
-  };
-  auto [a, b, c] = upload(whole);
-  auto [pa, pb, pc] = upload(peeling);
+  auto [a, b, c] = upload_problem(client, whole);
+  auto [pa, pb, pc] = upload_problem(client, peeling);
   for (const auto& [candidate, programs] : cases) {
     INFO(candidate);
     client.programs().clear();

@@ -272,22 +272,10 @@ class TuningRun {
     std::vector<std::size_t> builds;
     builds.reserve(next.size());
     for (std::size_t i : next) {
-      if (!resumed(i) && !over_limits(i)) builds.push_back(i);
+      bool rule_failed = false;
+      if (!resumed(i) && !beyond_limits(i, rule_failed)) builds.push_back(i);
     }
     ahead_->plan(builds, likely);
-  }
-
-  bool over_limits(std::size_t i) const {
-    if constexpr (HasDeviceLimits<Client>) {
-      try {
-        return set_.exceeds(i, client_.limits()).has_value();
-      } catch (...) {
-        return true;  // measure_one fails it for its rule
-      }
-    } else {
-      (void)i;
-      return false;
-    }
   }
 
   // The recorded times of an interrupted tuning may come from another benchmark problem (a key
