@@ -113,19 +113,21 @@ struct ProgramCache::Entry {
 };
 
 struct ProgramCache::Table {
+  // source_hash: the source's stable_hash, whichever overload of program() was asked (a
+  // KernelSpec carries it, raw text is hashed here), so that the same text is one program.
   struct Key {
-    std::size_t source_hash;
+    std::uint64_t source_hash;
     std::size_t source_size;  // with the hash: a collision would also need equal lengths
     std::string options;
   };
   // What a lookup compares: a Key without owning its options, so that a hit allocates nothing.
   struct KeyView {
-    std::size_t source_hash;
+    std::uint64_t source_hash;
     std::size_t source_size;
     std::string_view options;
     KeyView(const Key& key)  // NOLINT(google-explicit-constructor): transparent lookup
         : source_hash(key.source_hash), source_size(key.source_size), options(key.options) {}
-    KeyView(std::size_t hash, std::size_t size, std::string_view opts)
+    KeyView(std::uint64_t hash, std::size_t size, std::string_view opts)
         : source_hash(hash), source_size(size), options(opts) {}
   };
   struct KeyHash {
@@ -145,7 +147,7 @@ struct ProgramCache::Table {
   mutable std::mutex mutex;  // guards the maps only: builds run outside it, in parallel
   std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash, KeyEqual> programs;
   // source_of(): each distinct source once (by its hash), and the source of each program made.
-  std::unordered_map<std::size_t, std::shared_ptr<const std::string>> sources;
+  std::unordered_map<std::uint64_t, std::shared_ptr<const std::string>> sources;
   std::unordered_map<cl_program, std::shared_ptr<const std::string>> source_of_program;
   std::atomic<std::size_t> builds{0};
   std::atomic<std::size_t> binary_loads{0};
@@ -198,10 +200,10 @@ void ProgramCache::keep(const KernelSpec& spec) {
 
 ::cl::Program ProgramCache::program(std::string_view source, std::string_view options,
                                     std::string_view origin) {
-  return program(std::hash<std::string_view>{}(source), source, options, origin, store_when_built_);
+  return program(stable_hash(source), source, options, origin, store_when_built_);
 }
 
-::cl::Program ProgramCache::program(std::size_t source_hash, std::string_view source,
+::cl::Program ProgramCache::program(std::uint64_t source_hash, std::string_view source,
                                     std::string_view options, std::string_view origin, bool store) {
   std::shared_ptr<Entry> entry;
   {
@@ -356,7 +358,7 @@ void ProgramCache::clear() {
   table_->source_of_program.clear();
 }
 
-void ProgramCache::remember_source(std::size_t source_hash, std::string_view source,
+void ProgramCache::remember_source(std::uint64_t source_hash, std::string_view source,
                                    const ::cl::Program& program) {
   std::lock_guard lock(table_->mutex);
   auto& text = table_->sources[source_hash];

@@ -38,6 +38,10 @@ TEST_CASE("a program is built once per source and build options", "[opencl][prog
   CHECK(again() == first());
   (void)cache.kernel(test_kernel("add"));
   CHECK(cache.builds() == 1);
+  // The same text and options as raw source: the same program, whichever overload is asked.
+  CHECK(cache.program(test_kernels, "", "raw text")() == first());
+  CHECK(cache.builds() == 1);
+  CHECK(cache.size() == 1);
   // Other options: another program.
   (void)cache.program(test_kernel("add", "-DUNUSED=1"));
   CHECK(cache.builds() == 2);

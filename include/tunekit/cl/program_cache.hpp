@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,12 +82,12 @@ class ProgramCache {
   struct Table;
   struct Entry;
 
-  ::cl::Program program(std::size_t source_hash, std::string_view source, std::string_view options,
-                        std::string_view origin, bool store);
+  ::cl::Program program(std::uint64_t source_hash, std::string_view source,
+                        std::string_view options, std::string_view origin, bool store);
   ::cl::Program build(std::string_view source, std::string_view options, std::string_view origin,
                       bool& loaded);
   std::optional<::cl::Program> load_binary(const ProgramKey& key, const std::string& where);
-  void remember_source(std::size_t source_hash, std::string_view source,
+  void remember_source(std::uint64_t source_hash, std::string_view source,
                        const ::cl::Program& program);
   void save_binary(const ProgramKey& key, const ::cl::Program& program);
 
