@@ -17,11 +17,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 rounds=$1 threads=$2
 shift 2
 source "$root/scripts/gpu-env.sh"  # NVIDIA's ICD, the carried libraries
+source "$root/scripts/gpu-tuning-report.sh"  # wall_since, measured_count, report_summary
 bin=$root/.carry/gpu/tunekit
 export CUDA_CACHE_DISABLE=1 TUNEKIT_PROGRESS=off TUNEKIT_LOG=info TUNEKIT_DEVICE=${TUNEKIT_DEVICE:-NVIDIA}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-wall_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 for ((round = 1; round <= rounds; ++round)); do
   for shape in "$@"; do
     IFS=x read -r m n k <<< "$shape"
@@ -32,11 +32,9 @@ for ((round = 1; round <= rounds; ++round)); do
         --k "$k" --no-progress > "$dir.log" 2>&1
       status=$?
       wall=$(wall_since "$started")
-      shown=$(grep -cE " (measured|dropped|winner)( |,|$)" "$dir.log")
-      folded=$(awk '/^ +[0-9]+ more measured/ { n += $1 } END { print n + 0 }' "$dir.log")
-      echo "round $round, $shape, build threads $t: exit $status, $wall s wall, $((shown + folded)) measured"
+      echo "round $round, $shape, build threads $t: exit $status, $wall s wall, $(measured_count "$dir.log") measured"
       ((status == 0)) || tail -3 "$dir.log"
-      grep -E "tuned in|^    time:|^  \*" "$dir.log" | cut -c1-200
+      report_summary "$dir.log"
       if ((round == 1)) && [[ $t == "${threads%% *}" ]]; then
         started=$EPOCHREALTIME
         timeout 120 "$bin" --cache-dir "$dir" tune matmul --m "$m" --n "$n" --k "$k" --no-progress > /dev/null 2>&1

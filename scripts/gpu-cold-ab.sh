@@ -15,6 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 a=$1 b=$2 rounds=$3 level=$4
 shift 4
 source "$root/scripts/gpu-env.sh"  # NVIDIA's ICD, the carried libraries
+source "$root/scripts/gpu-tuning-report.sh"  # wall_since, report_summary
 export CUDA_CACHE_DISABLE=1 TUNEKIT_PROGRESS=off TUNEKIT_LOG=info
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -27,11 +28,9 @@ tune() {
   timeout 300 "$binary" --cache-dir "$dir" tune matmul --level "$level" --m "$m" --n "$n" \
     --k "$k" > "$dir.log" 2>&1
   local status=$?
-  local ended=$EPOCHREALTIME
-  echo "$label $m x $n x $k ($level): exit $status, $(awk -v a="$started" -v b="$ended" \
-    'BEGIN { printf "%.1f", b - a }') s wall"
+  echo "$label $m x $n x $k ($level): exit $status, $(wall_since "$started") s wall"
   ((status == 0)) || tail -3 "$dir.log"
-  grep -E "tuned in|^    time:|^  \*" "$dir.log" | cut -c1-200
+  report_summary "$dir.log"
 }
 for ((round = 1; round <= rounds; ++round)); do
   for shape in "$@"; do

@@ -15,6 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 bin=$root/.carry/gpu
 log=${1:-${OUT:-/tmp}/h100-time-to-tuned.log}
 source "$root/scripts/gpu-env.sh"  # NVIDIA's ICD, the carried libraries
+source "$root/scripts/gpu-tuning-report.sh"  # wall_since, measured_count
 export TUNEKIT_DEVICE=${TUNEKIT_DEVICE:-NVIDIA} CUDA_CACHE_DISABLE=1 TUNEKIT_LOG=info
 unset TUNEKIT_LEVEL
 work=$(mktemp -d)
@@ -28,15 +29,9 @@ tune() {
   local started=$EPOCHREALTIME
   timeout "${TUNE_TIMEOUT:-300}" "$bin/tunekit" --cache-dir "$dir" tune matmul "$@" --no-progress > "$work/$name.out" 2>&1
   local status=$?
-  local wall
-  wall=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
-  say "$name: matmul $* -> exit $status, wall $wall s"
+  say "$name: matmul $* -> exit $status, wall $(wall_since "$started") s"
   grep -E "started from|^ +time: |^ +\* " "$work/$name.out" | head -4 | tee -a "$log"
-  # The table's rows, and the "N more measured" it folds away (the rows alone undercount).
-  local shown folded
-  shown=$(grep -cE " (measured|dropped|winner)( |$)" "$work/$name.out")
-  folded=$(awk '/^ +[0-9]+ more measured/ { n += $1 } END { print n + 0 }' "$work/$name.out")
-  say "  candidates measured: $((shown + folded))"
+  say "  candidates measured: $(measured_count "$work/$name.out")"
   { echo "## $name"; cat "$work/$name.out"; } >> "${log%.log}-tables.log"
 }
 say "# time to tuned: $(sed -n 1p "$bin/BUILD"), $(date -u +%Y-%m-%dT%H:%M:%SZ), CUDA_CACHE_DISABLE=1, level balanced"
