@@ -1,8 +1,14 @@
 // A tuning's report and the tuner's log: the table, where the time went, how devices and
 // failures are named (outcome.hpp format_report).
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
 #include <sstream>
+#include <thread>
 #include <tunekit/tunekit.hpp>
+#include <tuple>
+#include <vector>
 
 #include "../report/test_report_samples.hpp"
 #include "../support.hpp"
@@ -59,6 +65,53 @@ TEST_CASE("a tuning's report says where its wall time went", "[tuner][report]") 
         "validating, 0.50 s measuring, 0.25 s confirming, 3.25 s other");
   fixed.tuning_seconds = 0;  // read back from a cache: no tuning took place here
   CHECK_THAT(format_report(fixed), !Catch::Contains("time:"));
+}
+
+TEST_CASE(
+    "a validation step's whole time is reported, as validating less the candidate's first call, "
+    "the clear of shared outputs included",
+    "[tuner][report]") {
+  using Output = std::shared_ptr<std::vector<int>>;
+  using Inputs = std::tuple<Output>;
+  constexpr auto clear_pause = std::chrono::milliseconds(20);
+  LocalTuner<SizeKey> tuner("timed validation", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([&] {
+    const auto writes = [](double seconds) {
+      return [=](VirtualClient& c, Output& y) {
+        c.spend(seconds);
+        std::fill(y->begin(), y->end(), 7);
+      };
+    };
+    return TunableSet{[](const Output& y) { return SizeKey{y->size()}; },
+                      [](const SizeKey& key, const Output&) {
+                        return Inputs{std::make_shared<std::vector<int>>(key.n.value(), 0)};
+                      }}
+        .with(Tunable{"fast", writes(1e-3)})
+        .with(Tunable{"slow", writes(2e-3)})
+        .validate_with(
+            HostReference{[](const Output& y) {
+                            return Inputs{std::make_shared<std::vector<int>>(y->size(), 7)};
+                          },
+                          [](const Inputs& expected, const Inputs& got) {
+                            return *std::get<0>(expected) == *std::get<0>(got);
+                          },
+                          [clear_pause](Output& y) {  // slow, as on a device whose API calls wait
+                            std::this_thread::sleep_for(clear_pause);
+                            std::fill(y->begin(), y->end(), -1);
+                          }})
+        .share_inputs();
+  });
+  auto y = std::make_shared<std::vector<int>>(8, 0);
+  tuner.execute(client.id(), client, set, y);
+  CHECK(*y == std::vector<int>(8, 7));
+  const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+  REQUIRE(report);
+  const TuningTime& t = report->time_spent;
+  // Both candidates were validated, each after a clear: at least two pauses, as validating.
+  CHECK(t.validating >= 2 * std::chrono::duration<double>(clear_pause).count());
+  CHECK(t.waiting_for_builds + t.first_calls + t.validating + t.measuring + t.confirming <=
+        report->tuning_seconds);
 }
 
 TEST_CASE("a device is named by its name, its whole identity only at debug detail",
