@@ -55,10 +55,9 @@ struct AutotuneOutcome {
 /// Where a tuning's wall time went (TuningReport::time_spent), in seconds on the tuning thread:
 /// what a person needs to tell slow builds from slow kernels. Not kept in caches.
 struct TuningTime {
-  double waiting_for_builds = 0;  ///< blocked on a candidate's preparation (program build)
-  double first_calls = 0;         ///< candidates' first calls (lazy compilation lands here)
-  double validating =
-      0;  ///< validation steps less their first calls: the reference, clears, comparing
+  double waiting_for_builds = 0;      ///< blocked on a candidate's preparation (program build)
+  double first_calls = 0;             ///< candidates' first calls (lazy compilation lands here)
+  double validating = 0;              ///< validation less first calls: reference, clear, compare
   double measuring = 0;               ///< warm-up and samples (measure_candidate)
   double confirming = 0;              ///< the interleaved re-measurement of the best
   std::size_t programs_prepared = 0;  ///< candidates built ahead on the build pool
