@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,9 +24,12 @@ static const char* kHeavy =
     "__kernel void heavy(__global const float* a, __global float* c, int k) {\n"
     "  float acc[8][8]; for (int i = 0; i < 8; ++i) for (int j = 0; j < 8; ++j) acc[i][j] = TAG;\n"
     "  #pragma unroll 16\n for (int p = 0; p < k; ++p) {\n"
-    "    float x[8], y[8];\n for (int i = 0; i < 8; ++i) { x[i] = a[p * 16 + i]; y[i] = a[p * 16 + 8 + i]; }\n"
-    "    for (int i = 0; i < 8; ++i) for (int j = 0; j < 8; ++j) acc[i][j] = fma(x[i], y[j], acc[i][j]);\n  }\n"
-    "  for (int i = 0; i < 8; ++i) for (int j = 0; j < 8; ++j) c[get_global_id(0) * 64 + i * 8 + j] = acc[i][j];\n}\n";
+    "    float x[8], y[8];\n for (int i = 0; i < 8; ++i) { x[i] = a[p * 16 + i]; y[i] = a[p * 16 + "
+    "8 + i]; }\n"
+    "    for (int i = 0; i < 8; ++i) for (int j = 0; j < 8; ++j) acc[i][j] = fma(x[i], y[j], "
+    "acc[i][j]);\n  }\n"
+    "  for (int i = 0; i < 8; ++i) for (int j = 0; j < 8; ++j) c[get_global_id(0) * 64 + i * 8 + "
+    "j] = acc[i][j];\n}\n";
 
 int main(int argc, char** argv) {
   const int builders = argc > 1 ? std::atoi(argv[1]) : 4;  // the tuner builds on 4 threads
@@ -36,11 +39,13 @@ int main(int argc, char** argv) {
   cl_device_id dev = nullptr;
   for (cl_uint i = 0; i < np && !dev; ++i) {
     cl_uint nd = 0;
-    if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, &dev, &nd) != CL_SUCCESS || !nd) dev = nullptr;
+    if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, &dev, &nd) != CL_SUCCESS || !nd)
+      dev = nullptr;
   }
   for (cl_uint i = 0; i < np && !dev; ++i) {  // no GPU: any device (PoCL, to try the probe)
     cl_uint nd = 0;
-    if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, &dev, &nd) != CL_SUCCESS || !nd) dev = nullptr;
+    if (clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_ALL, 1, &dev, &nd) != CL_SUCCESS || !nd)
+      dev = nullptr;
   }
   char name[256] = {};
   clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof name, name, nullptr);
@@ -75,20 +80,35 @@ int main(int argc, char** argv) {
   };
   size_t global = n;
   auto run = [&](const char* phase) {
-    const char* names[] = {"fill enqueue", "fill kernel enqueue", "copy enqueue", "write enqueue",
-                           "finish", "create+release buffer", "set arg"};
+    const char* names[] = {"fill enqueue", "fill kernel enqueue",   "copy enqueue", "write enqueue",
+                           "finish",       "create+release buffer", "set arg"};
     for (int op = 0; op < 7; ++op) {
       double sum = 0, worst = 0;
       for (int r = 0; r < 100; ++r) {
         double t0 = now();
         switch (op) {
-          case 0: clEnqueueFillBuffer(q, buf, &pat, 1, 0, bytes, 0, nullptr, nullptr); break;
-          case 1: clEnqueueNDRangeKernel(q, fk, 1, nullptr, &global, nullptr, 0, nullptr, nullptr); break;
-          case 2: clEnqueueCopyBuffer(q, src, buf, 0, 0, bytes, 0, nullptr, nullptr); break;
-          case 3: clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, bytes, host.data(), 0, nullptr, nullptr); break;
-          case 4: clFinish(q); break;
-          case 5: { cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, nullptr, &e); clReleaseMemObject(m); } break;
-          case 6: clSetKernelArg(fk, 1, 4, &v); break;
+          case 0:
+            clEnqueueFillBuffer(q, buf, &pat, 1, 0, bytes, 0, nullptr, nullptr);
+            break;
+          case 1:
+            clEnqueueNDRangeKernel(q, fk, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+            break;
+          case 2:
+            clEnqueueCopyBuffer(q, src, buf, 0, 0, bytes, 0, nullptr, nullptr);
+            break;
+          case 3:
+            clEnqueueWriteBuffer(q, buf, CL_FALSE, 0, bytes, host.data(), 0, nullptr, nullptr);
+            break;
+          case 4:
+            clFinish(q);
+            break;
+          case 5: {
+            cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, bytes, nullptr, &e);
+            clReleaseMemObject(m);
+          } break;
+          case 6:
+            clSetKernelArg(fk, 1, 4, &v);
+            break;
         }
         double t = now() - t0;
         sum += t;
@@ -96,7 +116,8 @@ int main(int argc, char** argv) {
         clFinish(q);
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
-      std::printf("%-14s %-22s 100 calls: sum %8.3f ms, worst %8.3f ms\n", phase, names[op], sum * 1e3, worst * 1e3);
+      std::printf("%-14s %-22s 100 calls: sum %8.3f ms, worst %8.3f ms\n", phase, names[op],
+                  sum * 1e3, worst * 1e3);
       std::fflush(stdout);
     }
   };
