@@ -11,9 +11,9 @@
 #                                          is set, else docs/data/h100-tests.log) and exits
 #                                          non-zero if any suite failed.
 # GPU_TEST_PART=1 runs the ops suite's tuning cases (the tuned ops, reduce, transpose, the
-# registry), GPU_TEST_PART=2 every other suite: core, cache, report, OpenCL, the matmul kernels'
-# cases (tests/ops/test_matmul_kernels.cpp), the examples, redis, no-platform and the GPU-only
-# cases (default: all). The ops suite took more than 460 s on the H200 on 2026-12-03 and the whole
+# registry), GPU_TEST_PART=2 every other suite: core, cache, report, OpenCL, the examples, redis,
+# no-platform, the GPU-only cases and, last, the matmul kernels' cases
+# (tests/ops/test_matmul_kernels.cpp) (default: all). The ops suite took more than 460 s on the H200 on 2026-12-03 and the whole
 # suite more than a device call's 600 s: run the two parts in two calls at one commit, each with
 # its own log; the suite passed when both logs end in "all suites passed".
 # Copy the log back to docs/data/h100-tests.log and commit it with the change it tested.
