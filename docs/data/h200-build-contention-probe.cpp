@@ -1,8 +1,9 @@
 // Probe (2026-12-03, H200): which host calls wait while another thread builds a program.
-// The main thread times each call's host side, 200 times, first with no build running, then
-// while a second thread builds distinct programs without pause (CUDA_CACHE_DISABLE=1).
-// Usage: probe [BUILDER_THREADS] (default 4).
-// Built outside the project: g++ -O2 -std=c++17 h200-build-contention-probe.cpp -lOpenCL -pthread.
+// The main thread times each call's host side (those a validation step makes: a fill, a
+// kernel object's creation, its work-group size, a launch), 100 times, first with no build running,
+// then while a second thread builds distinct programs without pause (CUDA_CACHE_DISABLE=1). Usage:
+// probe [BUILDER_THREADS] (default 4). Built outside the project: g++ -O2 -std=c++17
+// h200-build-contention-probe.cpp -lOpenCL -pthread.
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 
@@ -80,9 +81,11 @@ int main(int argc, char** argv) {
   };
   size_t global = n;
   auto run = [&](const char* phase) {
-    const char* names[] = {"fill enqueue", "fill kernel enqueue",   "copy enqueue", "write enqueue",
-                           "finish",       "create+release buffer", "set arg"};
-    for (int op = 0; op < 7; ++op) {
+    const char* names[] = {
+        "fill enqueue",   "fill kernel enqueue",   "copy enqueue", "write enqueue",
+        "finish",         "create+release buffer", "set arg",      "create+release kernel",
+        "work-group info"};
+    for (int op = 0; op < 9; ++op) {
       double sum = 0, worst = 0;
       for (int r = 0; r < 100; ++r) {
         double t0 = now();
@@ -109,6 +112,15 @@ int main(int argc, char** argv) {
           case 6:
             clSetKernelArg(fk, 1, 4, &v);
             break;
+          case 7: {
+            cl_kernel k = clCreateKernel(fp, "fill", &e);
+            clReleaseKernel(k);
+          } break;
+          case 8: {
+            size_t most = 0;
+            clGetKernelWorkGroupInfo(fk, dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most,
+                                     nullptr);
+          } break;
         }
         double t = now() - t0;
         sum += t;
