@@ -13,9 +13,10 @@
 # GPU_TEST_PART=1 runs the ops suite's tuning cases (the tuned ops, reduce, transpose, the
 # registry), GPU_TEST_PART=2 every other suite: core, cache, report, OpenCL, the examples, redis,
 # no-platform, the GPU-only cases and, last, the matmul kernels' cases
-# (tests/ops/test_matmul_kernels.cpp) (default: all). The ops suite took more than 460 s on the H200 on 2026-12-03 and the whole
-# suite more than a device call's 600 s: run the two parts in two calls at one commit, each with
-# its own log; the suite passed when both logs end in "all suites passed".
+# (tests/ops/test_matmul_kernels.cpp) (default: all). The ops suite took more than 460 s on the
+# H200 on 2026-12-03 and the whole suite more than a device call's 600 s: run the two parts in two
+# calls at one commit, each with its own log; the suite passed when both logs end in "all suites
+# passed".
 # Copy the log back to docs/data/h100-tests.log and commit it with the change it tested.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -106,8 +107,8 @@ suite report 60 "$bin/tunekit_report_tests"
 # The OpenCL suite's second process is the program-binary child, the cache suite's its own.
 suite opencl 240 env TUNEKIT_TEST_CACHE_CHILD="$bin/tunekit_program_child" "$bin/tunekit_cl_tests"
 # Each case's time in the log (-d yes). The ops suite in two: its tuning cases (part 1) and the
-# matmul candidates one by one (part 2, last), each file's cases selected by its name as a tag (-#),
-# the hidden ones ([.]) left to their own steps. Together more than 460 s on the H200 on
+# matmul candidates one by one (part 2, last), each file's cases selected by its name as a tag
+# (-#), the hidden ones ([.]) left to their own steps. Together more than 460 s on the H200 on
 # 2026-12-03.
 suite ops 420 "$bin/tunekit_ops_tests" -d yes -# "~[.]~[#test_matmul_kernels]"
 # The examples run as shipped programs: from a directory that is neither the build tree nor the
