@@ -6,8 +6,13 @@
 // Prints each line as it is measured. docs/benchmarks.md, "Time to tuned".
 //
 // Usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] [--candidate NAME]
+//        bench_builds --per-family N [--families A,B,...] [--device SELECTOR]
 //   --candidate: the matmul candidate whose first launches are timed (default: the first of
 //   the N blocked programs), e.g. "direct[WPTM=4,VWN=8,NVEC=4,LX=2,LY=1]"
+//   --per-family: instead, N distinct programs of each f32 family spread over its space, built
+//   one after another; prints each build's time, to show
+//   which families a cold tuning's wait for builds goes to (--families: only these). A
+//   one-line kernel first: what any build costs.
 // Turn the driver's own compile cache off for honest numbers: CUDA_CACHE_DISABLE=1 (NVIDIA),
 // POCL_KERNEL_CACHE=0 (PoCL). Every run also adds a fresh -D to each phase's programs, so no
 // phase can reuse what an earlier phase or run compiled.
@@ -20,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -61,8 +67,8 @@ std::vector<tcl::KernelSpec> tagged(const std::vector<tcl::KernelSpec>& specs,
                                     const std::string& tag) {
   std::vector<tcl::KernelSpec> out;
   for (const auto& s : specs) {
-    out.push_back(
-        tcl::KernelSpec::embedded("matmul_reg.cl", s.build_options() + " " + tag, s.kernel_name()));
+    out.push_back(tcl::KernelSpec::from_text(std::string(s.source()),
+                                             s.build_options() + " " + tag, s.kernel_name()));
   }
   return out;
 }
@@ -92,6 +98,58 @@ double build_all(const std::vector<tcl::KernelSpec>& specs, std::size_t threads,
   return seconds;
 }
 
+// The per-family table: `per_family` distinct programs of each family spread over its space,
+// each built alone from source (tagged, so nothing compiled before is reused). A build that
+// fails (a family the device cannot run) prints its error and is left out of the summary.
+void per_family_builds(const tcl::DeviceInfo& device, std::size_t per_family,
+                       const std::string& only) {
+  const ::cl::Context context = make_context(device);
+  tcl::ProgramCache cache(context, device.device, device.device_name);
+  const std::string run = std::to_string(std::random_device{}());
+  std::size_t serial = 0;
+  const auto timed = [&](const tcl::KernelSpec& spec) {
+    const auto tag = "-DBENCH_RUN=" + run + " -DBENCH_BUILD=" + std::to_string(serial++);
+    const auto start = Clock::now();
+    (void)cache.program(tagged({spec}, tag).front());
+    return seconds_since(start);
+  };
+  const tcl::KernelSpec trivial = tcl::KernelSpec::from_text(
+      "__kernel void one(__global float* p) { p[get_global_id(0)] = 1.0f; }", "", "one");
+  const double first = timed(trivial);  // the first build also starts the compiler
+  std::printf("a one-line kernel: %.1f ms, then %.1f ms\n", 1e3 * first, 1e3 * timed(trivial));
+  std::map<std::string, std::vector<std::pair<std::string, tcl::KernelSpec>>> families;
+  std::set<std::string> seen;
+  for (auto& [name, spec] : ops::matmul_kernels(tunekit::DType::f32)) {
+    if (!spec.problem().empty() || !seen.insert(spec.kernel_name() + spec.build_options()).second) {
+      continue;
+    }
+    const std::string family = name.substr(0, name.find('['));
+    if (only.empty() || ("," + only + ",").find("," + family + ",") != std::string::npos) {
+      families[family].emplace_back(name, spec);
+    }
+  }
+  for (const auto& [family, programs] : families) {
+    std::vector<double> times;
+    const std::size_t n = std::min(per_family, programs.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& [name, spec] = programs[i * programs.size() / n];
+      try {
+        times.push_back(timed(spec));
+        std::printf("  %-14s %8.1f ms  %s\n", family.c_str(), 1e3 * times.back(), name.c_str());
+      } catch (const std::exception& e) {
+        std::printf("  %-14s   failed  %s: %.200s\n", family.c_str(), name.c_str(), e.what());
+      }
+      std::fflush(stdout);
+    }
+    if (times.empty()) continue;
+    std::sort(times.begin(), times.end());
+    std::printf("%-14s %zu of %zu programs: median %.1f ms, min %.1f, max %.1f\n\n",
+                family.c_str(), times.size(), programs.size(), 1e3 * times[times.size() / 2],
+                1e3 * times.front(), 1e3 * times.back());
+    std::fflush(stdout);
+  }
+}
+
 // One matmul call's wall time (enqueue to finish).
 double timed_call(const std::string& name, tcl::Client& client, const ops::DeviceMatrix& a,
                   const ops::DeviceMatrix& b, ops::DeviceMatrix& c) {
@@ -108,6 +166,8 @@ int main(int argc, char** argv) {
   std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
   std::string selector;
   std::string candidate;
+  std::size_t per_family = 0;
+  std::string only_families;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--programs" && i + 1 < argc) {
@@ -118,10 +178,14 @@ int main(int argc, char** argv) {
       selector = argv[++i];
     } else if (arg == "--candidate" && i + 1 < argc) {
       candidate = argv[++i];
+    } else if (arg == "--per-family" && i + 1 < argc) {
+      per_family = std::max(1ul, std::stoul(argv[++i]));
+    } else if (arg == "--families" && i + 1 < argc) {
+      only_families = argv[++i];
     } else {
       std::fprintf(stderr,
                    "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] "
-                   "[--candidate NAME]\n");
+                   "[--candidate NAME]\n       bench_builds --per-family N [--families A,B,...] [--device SELECTOR]\n");
       return 2;
     }
   }
@@ -131,6 +195,10 @@ int main(int argc, char** argv) {
     std::printf("POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s\n",
                 std::getenv("POCL_KERNEL_CACHE") ? std::getenv("POCL_KERNEL_CACHE") : "(unset)",
                 std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
+    if (per_family > 0) {
+      per_family_builds(device, per_family, only_families);
+      return 0;
+    }
 
     // N distinct programs of the blocked family, spread over its space.
     std::vector<std::pair<std::string, tcl::KernelSpec>> blocked;
