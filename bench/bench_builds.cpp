@@ -7,12 +7,14 @@
 //
 // Usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] [--candidate NAME]
 //        bench_builds --per-family N [--families A,B,...] [--device SELECTOR]
+//        bench_builds --names FILE [--device SELECTOR]
 //   --candidate: the matmul candidate whose first launches are timed (default: the first of
 //   the N blocked programs), e.g. "direct[WPTM=4,VWN=8,NVEC=4,LX=2,LY=1]"
 //   --per-family: instead, N distinct programs of each f32 family spread over its space, built
 //   one after another; prints each build's time, to show
 //   which families a cold tuning's wait for builds goes to (--families: only these). A
 //   one-line kernel first: what any build costs.
+//   --names: the same for the matmul candidates named in FILE, one per line (a tuning table's).
 // Turn the driver's own compile cache off for honest numbers: CUDA_CACHE_DISABLE=1 (NVIDIA),
 // POCL_KERNEL_CACHE=0 (PoCL). Every run also adds a fresh -D to each phase's programs, so no
 // phase can reuse what an earlier phase or run compiled.
@@ -24,7 +26,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -67,8 +71,8 @@ std::vector<tcl::KernelSpec> tagged(const std::vector<tcl::KernelSpec>& specs,
                                     const std::string& tag) {
   std::vector<tcl::KernelSpec> out;
   for (const auto& s : specs) {
-    out.push_back(tcl::KernelSpec::from_text(std::string(s.source()),
-                                             s.build_options() + " " + tag, s.kernel_name()));
+    out.push_back(tcl::KernelSpec::from_text(std::string(s.source()), s.build_options() + " " + tag,
+                                             s.kernel_name()));
   }
   return out;
 }
@@ -102,7 +106,7 @@ double build_all(const std::vector<tcl::KernelSpec>& specs, std::size_t threads,
 // each built alone from source (tagged, so nothing compiled before is reused). A build that
 // fails (a family the device cannot run) prints its error and is left out of the summary.
 void per_family_builds(const tcl::DeviceInfo& device, std::size_t per_family,
-                       const std::string& only) {
+                       const std::string& only, const std::set<std::string>& names) {
   const ::cl::Context context = make_context(device);
   tcl::ProgramCache cache(context, device.device, device.device_name);
   const std::string run = std::to_string(std::random_device{}());
@@ -120,12 +124,24 @@ void per_family_builds(const tcl::DeviceInfo& device, std::size_t per_family,
   std::map<std::string, std::vector<std::pair<std::string, tcl::KernelSpec>>> families;
   std::set<std::string> seen;
   for (auto& [name, spec] : ops::matmul_kernels(tunekit::DType::f32)) {
-    if (!spec.problem().empty() || !seen.insert(spec.kernel_name() + spec.build_options()).second) {
+    if (!spec.problem().empty() ||
+        (names.empty() && !seen.insert(spec.kernel_name() + spec.build_options()).second)) {
       continue;
     }
     const std::string family = name.substr(0, name.find('['));
-    if (only.empty() || ("," + only + ",").find("," + family + ",") != std::string::npos) {
-      families[family].emplace_back(name, spec);
+    const bool named =
+        names.empty()
+            ? only.empty() || ("," + only + ",").find("," + family + ",") != std::string::npos
+            : names.contains(name);
+    if (named) families[family].emplace_back(name, spec);
+  }
+  for (const auto& name : names) {
+    const auto family = families.find(name.substr(0, name.find('[')));
+    if (family == families.end() ||
+        std::none_of(family->second.begin(), family->second.end(),
+                     [&](const auto& program) { return program.first == name; })) {
+      std::printf("  not built: %s (no such candidate, or its family cannot run here)\n",
+                  name.c_str());
     }
   }
   for (const auto& [family, programs] : families) {
@@ -143,9 +159,9 @@ void per_family_builds(const tcl::DeviceInfo& device, std::size_t per_family,
     }
     if (times.empty()) continue;
     std::sort(times.begin(), times.end());
-    std::printf("%-14s %zu of %zu programs: median %.1f ms, min %.1f, max %.1f\n\n",
-                family.c_str(), times.size(), programs.size(), 1e3 * times[times.size() / 2],
-                1e3 * times.front(), 1e3 * times.back());
+    std::printf("%-14s %zu of %zu programs: median %.1f ms, min %.1f, max %.1f\n\n", family.c_str(),
+                times.size(), programs.size(), 1e3 * times[times.size() / 2], 1e3 * times.front(),
+                1e3 * times.back());
     std::fflush(stdout);
   }
 }
@@ -168,6 +184,7 @@ int main(int argc, char** argv) {
   std::string candidate;
   std::size_t per_family = 0;
   std::string only_families;
+  std::set<std::string> names;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--programs" && i + 1 < argc) {
@@ -182,10 +199,22 @@ int main(int argc, char** argv) {
       per_family = std::max(1ul, std::stoul(argv[++i]));
     } else if (arg == "--families" && i + 1 < argc) {
       only_families = argv[++i];
+    } else if (arg == "--names" && i + 1 < argc) {
+      std::ifstream file(argv[++i]);
+      for (std::string name; std::getline(file, name);) {
+        if (!name.empty()) names.insert(name);
+      }
+      if (names.empty()) {
+        std::fprintf(stderr, "bench_builds: no names in %s\n", argv[i]);
+        return 2;
+      }
+      per_family = std::numeric_limits<std::size_t>::max();
     } else {
       std::fprintf(stderr,
                    "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] "
-                   "[--candidate NAME]\n       bench_builds --per-family N [--families A,B,...] [--device SELECTOR]\n");
+                   "[--candidate NAME]\n       bench_builds --per-family N [--families A,B,...] "
+                   "[--device SELECTOR]\n"
+                   "       bench_builds --names FILE [--device SELECTOR]\n");
       return 2;
     }
   }
@@ -196,7 +225,7 @@ int main(int argc, char** argv) {
                 std::getenv("POCL_KERNEL_CACHE") ? std::getenv("POCL_KERNEL_CACHE") : "(unset)",
                 std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
     if (per_family > 0) {
-      per_family_builds(device, per_family, only_families);
+      per_family_builds(device, per_family, only_families, names);
       return 0;
     }
 
