@@ -16,36 +16,17 @@
 #include <vector>
 
 #include "tunekit/cl/client.hpp"
-#include "tunekit/cl/kernel_spec.hpp"
 #include "tunekit/ops/reduce.hpp"
 
 namespace tunekit::ops::detail {
-
-/// Sets the first `bytes` bytes of `buffer` to 0xFF by a launch of kernels/poison.cl.
-inline void poison_bytes(cl::Client& client, const ::cl::Buffer& buffer, std::size_t bytes) {
-  if (bytes == 0) return;
-  ::cl::Kernel kernel = client.kernel(cl::KernelSpec::embedded("poison.cl", "", "poison_bytes"));
-  const std::size_t bytes_per_item = 16;  // the kernel's vstore16
-  client.launch_with(kernel, ::cl::NDRange((bytes + bytes_per_item - 1) / bytes_per_item),
-                     ::cl::NullRange, buffer, static_cast<cl_ulong>(bytes));
-}
 
 /// The clear step of a shipped op's HostReference: every byte of an output 0xFF before a
 /// candidate is validated on the shared inputs, a NaN in f32, f16 and bf16 that no candidate
 /// computes from the random inputs, so that an output a candidate leaves unwritten holds no
 /// earlier candidate's right answer (CandidateValidation::validation_inputs).
-///
-/// A GPU clears by a launch of kernels/poison.cl. NVIDIA's clEnqueueFillBuffer waits while the
-/// tuner's build threads compile: 0.1-1 s at a time, 4.1 s of a cold matmul 2048 tuning on the
-/// H200, against 0.01 s with no build thread (docs/benchmarks.md). A CPU device fills on the
-/// host, where the kernel's build would cost more than every fill of a tuning.
 inline void clear_output(cl::Client& client, const ::cl::Buffer& buffer, std::size_t bytes) {
-  if (client.measures_on_host_cores()) {
-    const unsigned char pattern = 0xFF;
-    client.fill_bytes(buffer, &pattern, 1, 0, bytes);
-    return;
-  }
-  poison_bytes(client, buffer, bytes);
+  const unsigned char pattern = 0xFF;
+  client.fill_bytes(buffer, &pattern, 1, 0, bytes);
 }
 
 /// Per result of a reduction: the sum (or the max) of its terms in double precision, and what
