@@ -11,9 +11,8 @@
 //   --candidate: the matmul candidate whose first launches are timed (default: the first of
 //   the N blocked programs), e.g. "direct[WPTM=4,VWN=8,NVEC=4,LX=2,LY=1]"
 //   --per-family: instead, N distinct programs of each f32 family spread over its space, built
-//   one after another; prints each build's time, to show
-//   which families a cold tuning's wait for builds goes to (--families: only these). A
-//   one-line kernel first: what any build costs.
+//   one after another, each build's time printed: which families a cold tuning's wait for
+//   builds goes to (--families: only these). A one-line kernel first: what any build costs.
 //   --names: the same for the matmul candidates named in FILE, one per line (a tuning table's).
 // Turn the driver's own compile cache off for honest numbers: CUDA_CACHE_DISABLE=1 (NVIDIA),
 // POCL_KERNEL_CACHE=0 (PoCL). Every run also adds a fresh -D to each phase's programs, so no
