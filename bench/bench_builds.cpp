@@ -27,7 +27,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -101,9 +100,10 @@ double build_all(const std::vector<tcl::KernelSpec>& specs, std::size_t threads,
   return seconds;
 }
 
-// The per-family table: `per_family` distinct programs of each family spread over its space,
-// each built alone from source (tagged, so nothing compiled before is reused). A build that
-// fails (a family the device cannot run) prints its error and is left out of the summary.
+// The per-family table: `per_family` distinct programs of each family spread over its space, or
+// the programs of the candidates in `names` where it is not empty, each built alone from source
+// (tagged, so nothing compiled before is reused). A build that fails (a family the device cannot
+// run) prints its error and is left out of the summary.
 void per_family_builds(const tcl::DeviceInfo& device, std::size_t per_family,
                        const std::string& only, const std::set<std::string>& names) {
   const ::cl::Context context = make_context(device);
@@ -121,7 +121,7 @@ void per_family_builds(const tcl::DeviceInfo& device, std::size_t per_family,
   const double first = timed(trivial);  // the first build also starts the compiler
   std::printf("a one-line kernel: %.1f ms, then %.1f ms\n", 1e3 * first, 1e3 * timed(trivial));
   std::map<std::string, std::vector<std::pair<std::string, tcl::KernelSpec>>> families;
-  std::set<std::string> seen;
+  std::set<std::string> seen, found;
   for (auto& [name, spec] : ops::matmul_kernels(tunekit::DType::f32)) {
     if (!spec.problem().empty() ||
         (names.empty() && !seen.insert(spec.kernel_name() + spec.build_options()).second)) {
@@ -132,20 +132,19 @@ void per_family_builds(const tcl::DeviceInfo& device, std::size_t per_family,
         names.empty()
             ? only.empty() || ("," + only + ",").find("," + family + ",") != std::string::npos
             : names.contains(name);
-    if (named) families[family].emplace_back(name, spec);
+    if (!named) continue;
+    families[family].emplace_back(name, spec);
+    if (!names.empty()) found.insert(name);
   }
   for (const auto& name : names) {
-    const auto family = families.find(name.substr(0, name.find('[')));
-    if (family == families.end() ||
-        std::none_of(family->second.begin(), family->second.end(),
-                     [&](const auto& program) { return program.first == name; })) {
+    if (!found.contains(name)) {
       std::printf("  not built: %s (no such candidate, or its family cannot run here)\n",
                   name.c_str());
     }
   }
   for (const auto& [family, programs] : families) {
     std::vector<double> times;
-    const std::size_t n = std::min(per_family, programs.size());
+    const std::size_t n = names.empty() ? std::min(per_family, programs.size()) : programs.size();
     for (std::size_t i = 0; i < n; ++i) {
       const auto& [name, spec] = programs[i * programs.size() / n];
       try {
@@ -207,7 +206,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bench_builds: no names in %s\n", argv[i]);
         return 2;
       }
-      per_family = std::numeric_limits<std::size_t>::max();
     } else {
       std::fprintf(stderr,
                    "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] "
@@ -223,7 +221,7 @@ int main(int argc, char** argv) {
     std::printf("POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s\n",
                 std::getenv("POCL_KERNEL_CACHE") ? std::getenv("POCL_KERNEL_CACHE") : "(unset)",
                 std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
-    if (per_family > 0) {
+    if (per_family > 0 || !names.empty()) {
       per_family_builds(device, per_family, only_families, names);
       return 0;
     }
