@@ -3,7 +3,7 @@
 // Prints a table with ratios and writes it as JSON.
 // Usage: bench_ops [--device SUBSTRING] [--sizes 1024,2048]
 //                  [--shapes 1000x1000x1000,... | --shapes real | --shapes real-small]
-//                  [--reduce N] [--transpose N] [--reps R] [--json FILE]
+//                  [--reduce N] [--transpose N|ROWSxCOLS] [--reps R] [--json FILE]
 //                  [--only OP]   (an op of tunekit::ops::shipped_ops() that has a benchmark here)
 //        bench_ops --print-shapes real|real-small   (the list, one MxNxK a line)
 // --shapes: only these shapes (and --sizes if given; without either, default squares);
@@ -44,7 +44,7 @@ struct Options {
   std::string device;
   std::vector<std::size_t> sizes;
   std::vector<std::array<std::size_t, 3>> shapes;
-  std::size_t reduce_n = 0, transpose_n = 0;
+  std::size_t reduce_n = 0, transpose_rows = 0, transpose_cols = 0;  // transpose: rows x cols
   int reps = 10;
   std::string json;
   std::string only;  // one op, or all when empty
@@ -206,34 +206,35 @@ void bench_reduce(Client& client, const Options& o, std::vector<Row>& rows) {
 }
 
 void bench_transpose(Client& client, const Options& o, std::vector<Row>& rows) {
-  const std::size_t n = o.transpose_n;
-  const auto values = ops::random_values(n * n, 6);
-  auto in = ops::upload_matrix(client, values, n, n);
-  auto out = ops::upload_matrix(client, std::vector<float>(n * n, 0.0f), n, n);
-  Row row(client.device().device_name, "transpose", std::to_string(n) + "x" + std::to_string(n),
+  const std::size_t m = o.transpose_rows, n = o.transpose_cols;
+  const auto values = ops::random_values(m * n, 6);
+  auto in = ops::upload_matrix(client, values, m, n);
+  auto out = ops::upload_matrix(client, std::vector<float>(m * n, 0.0f), n, m);
+  Row row(client.device().device_name, "transpose", std::to_string(m) + "x" + std::to_string(n),
           "GB/s");
   const auto tuning_start = std::chrono::steady_clock::now();
   ops::transpose(client, in, out);
   row.tuning_seconds = seconds_since(tuning_start);
-  row.winner = winner_of(ops::transpose_tuner().tuner(client.id()).report(ops::TransposeKey{n, n}));
-  const double bytes = 2.0 * 4.0 * double(n) * double(n);
+  row.winner =
+      winner_of(ops::transpose_tuner().tuner(client.id()).report(ops::transpose_key(m, n)));
+  const double bytes = 2.0 * 4.0 * double(m) * double(n);
   row.tunekit = bytes / wall_median(client, o.reps, [&] { ops::transpose(client, in, out); }) / 1e9;
   const auto got = ops::download_matrix(client, out);
   std::size_t wrong = 0;
-  for (std::size_t r = 0; r < n; r += 7)
-    for (std::size_t c = 0; c < n; c += 5) wrong += got[c * n + r] != values[r * n + c];
+  for (std::size_t r = 0; r < m; r += 7)
+    for (std::size_t c = 0; c < n; c += 5) wrong += got[c * m + r] != values[r * n + c];
   row.note = wrong ? "WRONG" : "exact";
   cl_command_queue queue = client.queue()();
   const auto copy = [&] {
-    return clblast::Omatcopy<float>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, n, n,
-                                    1.0f, in.buffer(), 0, n, out.buffer(), 0, n, &queue, nullptr);
+    return clblast::Omatcopy<float>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, m, n,
+                                    1.0f, in.buffer(), 0, n, out.buffer(), 0, m, &queue, nullptr);
   };
   if (copy() == clblast::StatusCode::kSuccess) {
     row.peer = bytes / wall_median(client, o.reps, [&] { copy(); }) / 1e9;
   } else {
     row.note += ", CLBlast failed";
   }
-  row.ceiling = copy_bandwidth(client, n * n * 4, o.reps);
+  row.ceiling = copy_bandwidth(client, m * n * 4, o.reps);
   rows.push_back(row);
 }
 
@@ -276,9 +277,13 @@ int main(int argc, char** argv) {
       o.shapes.insert(o.shapes.end(), list->begin(), list->end());
     } else if (flag == "--reduce")
       o.reduce_n = std::stoul(value);
-    else if (flag == "--transpose")
-      o.transpose_n = std::stoul(value);
-    else if (flag == "--reps")
+    else if (flag == "--transpose") {
+      // N (square) or ROWSxCOLS
+      const auto x = value.find('x');
+      o.transpose_rows = std::stoul(value.substr(0, x));
+      o.transpose_cols =
+          x == std::string::npos ? o.transpose_rows : std::stoul(value.substr(x + 1));
+    } else if (flag == "--reps")
       o.reps = std::stoi(value);
     else if (flag == "--json")
       o.json = value;
@@ -333,7 +338,7 @@ int main(int argc, char** argv) {
       }
       Options local = o;
       if (!local.reduce_n) local.reduce_n = gpu ? std::size_t{1} << 28 : std::size_t{1} << 24;
-      if (!local.transpose_n) local.transpose_n = gpu ? 8192 : 2048;
+      if (!local.transpose_rows) local.transpose_rows = local.transpose_cols = gpu ? 8192 : 2048;
       if (runs("reduce")) bench_reduce(client, local, rows);
       if (runs("transpose")) bench_transpose(client, local, rows);
     }

@@ -211,7 +211,7 @@ TEST_CASE("every transpose candidate is exact on odd and edge-block sizes",
           "[ops][transpose][opencl]") {
   auto& client = default_client();
   const auto names = tunekit::ops::transpose_candidates();
-  CHECK(names.size() == 12 + 72 + 18);  // naive, tiled, blocked
+  CHECK(names.size() == 12 + 192 + 18);  // naive, tiled (8 tile shapes), blocked
   // Edges of every block width (4, 8) and of the tiles: partial blocks on both sides; 68 x 136
   // (multiples of every vector width) has whole tiles, which take the vector paths, beside
   // partial ones.
@@ -275,6 +275,51 @@ TEST_CASE("transpose is exact for square, tall, wide and odd matrices",
   CHECK_THROWS_WITH(transpose(client, in, wrong), Catch::Contains("out is 2x3"));
 }
 
+TEST_CASE("a transpose whose sizes are not whole vectors is tuned apart, on a shape of its kind",
+          "[ops][transpose][opencl]") {
+  tunekit::test::quick_tuning();
+  auto& client = default_client();
+  CHECK(transpose_vector_width(64, 128) == 4);
+  CHECK(transpose_vector_width(62, 100) == 2);
+  CHECK(transpose_vector_width(64, 65) == 1);
+  CHECK(transpose_vector_width(1, 1) == 1);
+  // 64 x 128, 62 x 100 and 63 x 65 share their anchors (64 x 128) but not their kernels' paths:
+  // three keys. Each is timed on the anchors with its rows brought down to its vector width
+  // (the timed bytes are the metric's GB/s times the median), never on the aligned 64 x 128.
+  struct Case {
+    std::size_t rows, cols, timed_rows;
+  };
+  for (const Case& c : {Case{64, 128, 64}, Case{62, 100, 62}, Case{63, 65, 63}}) {
+    INFO(c.rows << "x" << c.cols);
+    const auto key = transpose_key(c.rows, c.cols);
+    CHECK(key.rows.value() == 64);
+    CHECK(key.cols.value() == 128);
+    const auto values = tunekit::ops::random_values(c.rows * c.cols, c.rows + c.cols);
+    const auto in = upload_matrix(client, values, c.rows, c.cols);
+    auto out = upload_matrix(client, std::vector<float>(c.rows * c.cols, 0.0f), c.cols, c.rows);
+    transpose(client, in, out);
+    const auto got = download_matrix(client, out);
+    std::size_t wrong = 0;
+    for (std::size_t r = 0; r < c.rows; ++r)
+      for (std::size_t col = 0; col < c.cols; ++col)
+        wrong += got[col * c.rows + r] != values[r * c.cols + col];
+    CHECK(wrong == 0);
+    const auto report = transpose_tuner().tuner(client.id()).report(key);
+    REQUIRE(report);
+    const auto* winner = report->winner();
+    REQUIRE(winner != nullptr);
+    REQUIRE(winner->metrics.size() == 1);
+    CHECK(winner->metrics[0] * 1e9 * winner->median ==
+          Approx(8.0 * double(c.timed_rows) * 128).epsilon(1e-9));
+  }
+  const auto text = [](std::size_t rows, std::size_t cols) {
+    return tunekit::key_to_string(transpose_key(rows, cols));
+  };
+  CHECK(text(64, 128) == "rows=64 cols=128 vector_width=4");
+  CHECK(text(62, 100) == "rows=64 cols=128 vector_width=2");
+  CHECK(text(63, 65) == "rows=64 cols=128 vector_width=1");
+}
+
 TEST_CASE("absurd sizes are refused before any allocation or launch, naming the limit",
           "[ops][transpose][opencl]") {
   auto& client = default_client();
@@ -302,7 +347,7 @@ TEST_CASE("absurd sizes are refused before any allocation or launch, naming the 
 }
 
 // Run by ctest with POCL_MEMORY_LIMIT=1 (1 GiB of device memory, 256 MiB per allocation): the
-// input is 2049 x 16385 (134 MB), its anchored twin 4096 x 32768 (537 MB) exceeds the maximum
+// input is 2049 x 16385 (134 MB), its benchmark twin 4095 x 32768 (537 MB) exceeds the maximum
 // allocation, so the tuning runs on the caller's own input with a fresh output, and the call is
 // served (on the anchored twin every candidate failed with CL_INVALID_BUFFER_SIZE).
 TEST_CASE("transpose tunes on the caller's input when its anchored twin does not fit the device",
@@ -310,7 +355,7 @@ TEST_CASE("transpose tunes on the caller's input when its anchored twin does not
   tunekit::test::fewest_measurements();
   auto& client = default_client();
   const std::size_t rows = 2049, cols = 16385;
-  REQUIRE(client.device().max_allocation < std::uint64_t{4096} * 32768 * sizeof(float));
+  REQUIRE(client.device().max_allocation < std::uint64_t{4095} * 32768 * sizeof(float));
   const auto values = tunekit::ops::random_values(rows * cols, 7);
   const auto in = upload_matrix(client, values, rows, cols);
   auto out = upload_matrix(client, std::vector<float>(rows * cols, 0.0f), cols, rows);

@@ -9,7 +9,9 @@
 // PASS/FAIL; a GEMM call of several kernels (passes, a split's sum) adds each kernel's busy time
 // and the gaps between them.
 // Besides kernels/*.cl, the GEMM sweep runs the lab's own matmul_warp.cl (beside this file; f32
-// only), a kernel of another structure measured against matmul_reg (issue 32). matmul_staged.cl
+// only), a kernel of another structure measured against matmul_reg (issue 32); the transpose
+// sweep runs transpose_lab.cl's vector copy (a kernel's copy ceiling, beside
+// clEnqueueCopyBuffer's) and its transpose of 16-byte local accesses. matmul_staged.cl
 // takes A transposed and rows of whole 16-byte chunks: the lab transposes and pads on the host, so
 // that time is not in the kernel's (--staged-prep runs the op's passes on the device in the timed
 // call instead); `ksplit` runs it on slices of K, and matmul_sum.cl adds them; its KSLICE macro
@@ -1339,7 +1341,7 @@ void transpose_suite(Lab& lab, const Options& o) {
   for (int vw : {1, 2, 4})
     for (int tile : {16, 32, 64, 128})
       for (int tile_m : {16, 32, 64, 128})
-        for (int rows : {2, 4, 8, 16})
+        for (int rows : {2, 4, 8, 16, 32, 64})
           for (int pad : {0, 1}) {
             const int threads = (tile / vw) * rows;
             if (threads > int(lab.max_wg) || rows > tile_m || tile / vw < 4 ||
@@ -1358,6 +1360,12 @@ void transpose_suite(Lab& lab, const Options& o) {
       for (int ly : {4, 8, 16, 32, 64})
         if (lx * ly <= 256 && lx * ly >= 32)
           cfgs.push_back({"transpose_blocked", {{"BLK", blk}, {"lx", lx}, {"ly", ly}}});
+  // The lab's own (transpose_lab.cl, beside this file): a vector copy kernel, the ceiling a kernel
+  // reaches (against clEnqueueCopyBuffer's), and a transpose of 16-byte local accesses only.
+  for (int items : {1, 2, 4, 8})
+    for (int lx : {128, 256, 512}) cfgs.push_back({"copy_vec4", {{"ITEMS", items}, {"lx", lx}}});
+  for (int swz : {0, 1})
+    for (int ly : {2, 4, 8, 16}) cfgs.push_back({"transpose_swizzled", {{"LY", ly}, {"SWZ", swz}}});
   // The peers of the same run: the device's buffer copy (the bandwidth ceiling, bytes read and
   // written) and CLBlast's Omatcopy on the same buffers.
   for (auto [M, N] : shapes) {
@@ -1393,20 +1401,38 @@ void transpose_suite(Lab& lab, const Options& o) {
   for (auto& c : cfgs) {
     if (!selected(c.kernel, params_text(c.p))) continue;
     std::string why;
-    cl::Program prog = lab.program("transpose.cl", build_options(c.p), why);
+    const bool lab_own = c.kernel == "copy_vec4" || c.kernel == "transpose_swizzled";
+    const bool copy = c.kernel == "copy_vec4";
+    cl::Program prog = lab.program(
+        lab_own ? "../tools/kernel_lab/transpose_lab.cl" : "transpose.cl", build_options(c.p), why);
     for (auto [M, N] : shapes) {
       const std::string sz = std::to_string(M) + "x" + std::to_string(N);
+      if (copy && (M * N) % 4 != 0) continue;
       if (!prog()) {
         row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL", " (" + why + ")");
         break;
       }
       cl::Kernel k(prog, c.kernel.c_str());
-      k.setArg(0, int(M));
-      k.setArg(1, int(N));
-      k.setArg(2, in);
-      k.setArg(3, out);
+      if (copy) {
+        k.setArg(0, int(M * N / 4));
+        k.setArg(1, in);
+        k.setArg(2, out);
+      } else {
+        k.setArg(0, int(M));
+        k.setArg(1, int(N));
+        k.setArg(2, in);
+        k.setArg(3, out);
+      }
       cl::NDRange global, local;
-      if (c.kernel == "transpose_naive") {
+      if (copy) {
+        const int items = param(c.p, "ITEMS", 4), lx = param(c.p, "lx", 256);
+        global = cl::NDRange(round_up(ceil_div(M * N / 4, items), lx));
+        local = cl::NDRange(lx);
+      } else if (c.kernel == "transpose_swizzled") {
+        const int ly = param(c.p, "LY", 8);
+        global = cl::NDRange(ceil_div(N, 64) * 16, ceil_div(M, 64) * ly);
+        local = cl::NDRange(16, ly);
+      } else if (c.kernel == "transpose_naive") {
         const int lx = param(c.p, "lx", 32), ly = param(c.p, "ly", 8);
         global = cl::NDRange(round_up(N, lx), round_up(M, ly));
         local = cl::NDRange(lx, ly);
@@ -1433,7 +1459,7 @@ void transpose_suite(Lab& lab, const Options& o) {
         lab.q.enqueueReadBuffer(out, CL_TRUE, 0, M * N * 4, got.data());
         for (size_t r = 0; r < M; ++r)
           for (size_t cc = 0; cc < N; ++cc)
-            if (got[cc * M + r] != x[r * N + cc]) err = 1;
+            if ((copy ? got[r * N + cc] : got[cc * M + r]) != x[r * N + cc]) err = 1;
         if (err != 0) status = "FAIL";
       } catch (const cl::Error& e) {
         row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL",

@@ -21,10 +21,18 @@ inline Work transpose_work(std::uint64_t rows, std::uint64_t cols) {
   return {0, 8 * static_cast<double>(rows) * static_cast<double>(cols)};
 }
 
-/// The tuning key of transpose: both sizes anchored to powers of two.
+/// The widest vector, in floats (4, 2 or 1), that divides both sizes of a rows x cols matrix.
+/// The tiled kernel moves whole tiles of such a matrix as vectors of that width, and element by
+/// element where a size is not a multiple of its width: on the H200 a 8191 x 4097 transpose is
+/// fastest on other tiles than 8192 x 4096 (docs/benchmarks.md).
+std::uint64_t transpose_vector_width(std::uint64_t rows, std::uint64_t cols);
+
+/// The tuning key of transpose: both sizes anchored to powers of two, and the widest vector that
+/// divides both (transpose_vector_width), so that odd shapes are not served by an aligned
+/// neighbour's pick.
 struct TransposeKey {
   BOOST_HANA_DEFINE_STRUCT(TransposeKey, (Anchored<std::uint64_t>, rows),
-                           (Anchored<std::uint64_t>, cols));
+                           (Anchored<std::uint64_t>, cols), (std::uint64_t, vector_width));
   /// The benchmark problem's work, at the anchored sizes.
   Work work() const { return transpose_work(rows.value(), cols.value()); }
 };
@@ -39,6 +47,9 @@ inline Work benchmark_work(const TransposeKey&, const DeviceMatrix& in, const De
 /// when the shapes do not fit, when a buffer belongs to another OpenCL context than the
 /// client's, or when `out` is `in` (not in place).
 void transpose(cl::Client& client, const DeviceMatrix& in, DeviceMatrix& out);
+
+/// The key of a rows x cols transpose (what the op tunes and caches it under).
+TransposeKey transpose_key(std::uint64_t rows, std::uint64_t cols);
 
 LocalTuner<TransposeKey>& transpose_tuner();
 
