@@ -107,19 +107,15 @@ TransposeKey key_of(const DeviceMatrix& in, const DeviceMatrix& out) {
   return transpose_key(in.rows, in.cols);
 }
 
-// The benchmark's shape: the key's anchored sizes, where the key's are whole 4-float vectors.
-// Where they are not, each anchor comes down by the key's vector width (8191 x 4097 is timed as
-// 8191 x 8191, 8190 x 4094 as 8190 x 8190): the twin then takes its kernels' element or narrow
-// vector paths as the caller's matrix does, and its rows' pitch is no power of two either (on the
-// H200, 8191 x 8192 and 8190 x 4096 chose tiles 8-11% slower at 8191 x 4097 and 8190 x 4094).
+// The benchmark's shape: the key's anchored sizes, with the rows brought down to the key's
+// vector width where both anchors are wider (8191 x 4097 is timed as 8191 x 8192, not as
+// 8192 x 8192, whose tiles take the vector path its own never take).
 std::pair<std::uint64_t, std::uint64_t> bench_shape(const TransposeKey& key) {
-  const std::uint64_t width = key.vector_width;
-  // An anchor (a power of two) that is a multiple of 2 x width, less width, is a multiple of
-  // width and of no wider vector; one that is not (1, or 2 at width 2) is already of the width.
-  const auto fitted = [width](std::uint64_t anchor) {
-    return width < 4 && anchor % (2 * width) == 0 ? anchor - width : anchor;
-  };
-  return {fitted(key.rows.value()), fitted(key.cols.value())};
+  const std::uint64_t rows = key.rows.value(), cols = key.cols.value();
+  if (transpose_vector_width(rows, cols) <= key.vector_width) return {rows, cols};
+  // The anchors are powers of two, both multiples of twice the width here: rows - width is a
+  // multiple of the width and of no wider vector.
+  return {rows - key.vector_width, cols};
 }
 
 // Random matrices of the key's benchmark shape (bench_shape); when they do not fit the device, the
