@@ -1,10 +1,11 @@
 // Sizes the shipped ops' kernels can take (int_argument), and benchmark inputs that fit the
 // device and the host: the shipped ops' input generators make random inputs (reduce and transpose
 // of the key's anchored shape, which can be twice the caller's in each dimension, transpose's
-// brought down to the key's vector width; matmul of the call's own). When the whole tuning's footprint (every set of inputs, the host copies made and
-// read back) does not fit next to the caller's buffers (counted: they are on the device already),
-// or the inputs cannot be allocated, tuning runs on the caller's own inputs instead: a call that
-// a candidate can serve must never fail because its benchmark twin is too large.
+// brought down to the key's vector width; matmul of the call's own). When the whole tuning's
+// footprint (every set of inputs, the host copies made and read back) does not fit next to the
+// caller's buffers (counted: they are on the device already), or the inputs cannot be allocated,
+// tuning runs on the caller's own inputs instead: a call that a candidate can serve must never fail
+// because its benchmark twin is too large.
 #pragma once
 
 #include <algorithm>
