@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <tunekit/cl/kernel_spec.hpp>
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/transpose.hpp>
 
@@ -42,6 +43,57 @@ TEST_CASE("reduce sums and maxes arrays of awkward lengths", "[ops][reduce][open
         CHECK(got == static_cast<float>(expected));
       else
         CHECK(std::fabs(got - expected) / magnitude < 1e-5);
+    }
+  }
+}
+
+TEST_CASE(
+    "reduce.cl's array kernel is right at every vector width on lengths of every remainder (whole "
+    "vectors, then the last elements), and its row kernel on rows that start off a vector",
+    "[ops][reduce][opencl]") {
+  auto& client = default_client();
+  // Lengths below, at and past a vector, with every remainder modulo 16; one group and several.
+  for (int vw : {1, 2, 4, 8, 16}) {
+    for (int unroll : {1, 4}) {
+      const std::string options =
+          "-DOP=0 -DWGS=64 -DVW=" + std::to_string(vw) + " -DUNROLL=" + std::to_string(unroll);
+      ::cl::Kernel kernel =
+          client.kernel(tunekit::cl::KernelSpec::embedded("reduce.cl", options, "reduce_multi"));
+      for (std::size_t n : {std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{17},
+                            std::size_t{1021}, std::size_t{4099}, std::size_t{65543}}) {
+        for (std::size_t groups : {std::size_t{1}, std::size_t{5}}) {
+          INFO("VW=" << vw << " UNROLL=" << unroll << " n=" << n << " groups=" << groups);
+          const auto values = tunekit::ops::random_values(n, n + groups);
+          const auto input = upload_vector(client, values);
+          auto partials = upload_vector(client, std::vector<float>(groups, 0.0f));
+          client.launch_with(kernel, ::cl::NDRange(groups * 64), ::cl::NDRange(64),
+                             static_cast<int>(n), input.buffer, partials.buffer);
+          double got = 0;
+          for (float p : client.download<float>(partials.buffer, groups)) got += p;
+          double magnitude = 0;
+          const double expected = host_reduce(values, 0, n, ReduceOp::sum, &magnitude);
+          CHECK(std::fabs(got - expected) / magnitude < 1e-5);
+        }
+      }
+    }
+  }
+  // Rows of whole vectors and rows that start off a vector's boundary.
+  for (int vw : {1, 4, 16}) {
+    ::cl::Kernel kernel = client.kernel(tunekit::cl::KernelSpec::embedded(
+        "reduce.cl", "-DOP=1 -DWGS=64 -DVW=" + std::to_string(vw), "reduce_rows"));
+    for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{3, 64}, {5, 67}, {2, 1}}) {
+      INFO("VW=" << vw << " " << rows << "x" << cols);
+      const auto values = tunekit::ops::random_values(rows * cols, rows * 3 + cols);
+      const auto matrix = upload_matrix(client, values, rows, cols);
+      auto out = upload_vector(client, std::vector<float>(rows, 0.0f));
+      client.launch_with(kernel, ::cl::NDRange(rows * 64), ::cl::NDRange(64),
+                         static_cast<int>(rows), static_cast<int>(cols), matrix.buffer, out.buffer);
+      const auto got = client.download<float>(out.buffer, rows);
+      for (std::size_t r = 0; r < rows; ++r) {
+        double magnitude = 0;
+        CHECK(got[r] ==
+              static_cast<float>(host_reduce(values, r * cols, cols, ReduceOp::max, &magnitude)));
+      }
     }
   }
 }
