@@ -52,15 +52,18 @@ TEST_CASE(
     "vectors, then the last elements), and its row kernel on rows that start off a vector",
     "[ops][reduce][opencl]") {
   auto& client = default_client();
-  // Lengths below, at and past a vector, with every remainder modulo 16; one group and several.
+  // Lengths 1 to 33 (below, at and past a vector, every remainder modulo 16), and longer ones
+  // past several grid strides; one group and several.
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 1; n <= 33; ++n) lengths.push_back(n);
+  for (std::size_t n : {1021, 4099, 65543}) lengths.push_back(n);
   for (int vw : {1, 2, 4, 8, 16}) {
     for (int unroll : {1, 4}) {
       const std::string options =
           "-DOP=0 -DWGS=64 -DVW=" + std::to_string(vw) + " -DUNROLL=" + std::to_string(unroll);
       ::cl::Kernel kernel =
           client.kernel(tunekit::cl::KernelSpec::embedded("reduce.cl", options, "reduce_multi"));
-      for (std::size_t n : {std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{17},
-                            std::size_t{1021}, std::size_t{4099}, std::size_t{65543}}) {
+      for (std::size_t n : lengths) {
         for (std::size_t groups : {std::size_t{1}, std::size_t{5}}) {
           INFO("VW=" << vw << " UNROLL=" << unroll << " n=" << n << " groups=" << groups);
           const auto values = tunekit::ops::random_values(n, n + groups);
