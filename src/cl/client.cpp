@@ -3,6 +3,7 @@
 #include "tunekit/cl/client.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -12,6 +13,7 @@
 
 #include "../warnings.hpp"
 #include "cache_root.hpp"
+#include "compiled_work_group.hpp"
 #include "tunekit/background.hpp"
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/cl/program_binaries.hpp"
@@ -175,15 +177,20 @@ void Client::check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& globa
     const std::size_t items = volume(local);
     std::size_t kernel_max = 0;
     kernel.getWorkGroupInfo(device_.device, CL_KERNEL_WORK_GROUP_SIZE, &kernel_max);
-    const std::size_t max = kernel_max > 0 ? std::min(kernel_max, device_.max_work_group_size)
-                                           : device_.max_work_group_size;
+    std::array<std::size_t, 3> compiled{}, launched{1, 1, 1};
+    for (cl_uint d = 0; d < local.dimensions() && d < 3; ++d) launched[d] = local[d];
+    const bool as_compiled =
+        clGetKernelWorkGroupInfo(kernel(), device_.device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                 sizeof compiled, compiled.data(), nullptr) == CL_SUCCESS &&
+        detail::launched_as_compiled(compiled, launched);
+    const std::size_t max =
+        detail::work_group_limit(kernel_max, device_.max_work_group_size, as_compiled);
     if (items > max) {
       throw AutotuneError(
           ErrorKind::out_of_resources,
           "work-group " + format_range(local) + " exceeds " +
-              (kernel_max > 0 && kernel_max < device_.max_work_group_size ? "the kernel's"
-                                                                          : "the device's") +
-              " maximum " + std::to_string(max) + " on " + device_.device_name + " (kernel '" +
+              (max < device_.max_work_group_size ? "the kernel's" : "the device's") + " maximum " +
+              std::to_string(max) + " on " + device_.device_name + " (kernel '" +
               kernel_name(kernel) + "')");
     }
     for (cl_uint d = 0; d < local.dimensions() && d < device_.max_work_item_sizes.size(); ++d) {

@@ -2,6 +2,7 @@
 // launch where possible; a failing candidate loses and tuning goes on.
 #include <catch2/catch.hpp>
 
+#include "../../src/cl/compiled_work_group.hpp"
 #include "support_cl.hpp"
 
 namespace tunekit::test {
@@ -73,6 +74,21 @@ TEST_CASE("a work-group over the kernel's maximum is out of resources, before la
   CHECK(e2.kind() == ErrorKind::out_of_resources);
   CHECK_THAT(e2.message(),
              Catch::Contains(std::to_string(too_many / 2) + "x2=" + std::to_string(too_many)));
+}
+
+TEST_CASE("a kernel compiled for its work-group is held to the device's maximum only", "[errors]") {
+  using cl::detail::launched_as_compiled;
+  using cl::detail::work_group_limit;
+  // NVIDIA reports 256 for every kernel, and runs those compiled for 512 or 1024 work-items.
+  CHECK(launched_as_compiled({32, 16, 1}, {32, 16, 1}));
+  CHECK_FALSE(launched_as_compiled({32, 16, 1}, {16, 32, 1}));  // another shape of 512
+  CHECK_FALSE(launched_as_compiled({32, 16, 1}, {32, 16, 2}));
+  CHECK_FALSE(launched_as_compiled({0, 0, 0}, {32, 16, 1}));  // compiled for none
+  CHECK(work_group_limit(256, 1024, true) == 1024);
+  CHECK(work_group_limit(256, 1024, false) == 256);
+  CHECK(work_group_limit(2048, 1024, true) == 1024);  // never past the device's
+  CHECK(work_group_limit(2048, 1024, false) == 1024);
+  CHECK(work_group_limit(0, 1024, false) == 1024);  // a driver that reports none
 }
 
 TEST_CASE("a kernel argument left unset is named by its index and name", "[opencl][errors]") {
