@@ -25,9 +25,9 @@
                                          NDRange: local WGS, global = WGS * ceil(rows / (WGS/sgsize)).
                                          Same availability as reduce_sg; with USE_NV_SHFL sgsize = 32.
   The whole-array kernels load n / VW whole vectors and the last n % VW elements one by one (the
-  array starts at a buffer's base, aligned to any vector); the row kernels load rows of whole
-  vectors (cols % VW == 0) by vectors, other rows element by element, as those rows do not start
-  on a vector's boundary. Any n >= 1, rows, cols >= 1.
+  array starts at a buffer's base, aligned to any vector); the row kernels load a row's elements
+  before its first vector boundary one by one (a row starts off one where cols % VW != 0), then
+  its whole vectors, then its last elements one by one. Any n >= 1, rows, cols >= 1.
 */
 #ifndef OP
 #define OP 0
@@ -81,32 +81,37 @@ static inline float group_tree(__local float* l, float s) {
   return l[0];
 }
 
-// Grid-stride partial of one work-item: elements i0, i0+stride, ... of in[0..n). With `vectors`
-// (`in` is VW-float aligned), the whole VW-float vectors go by vector loads and the last n % VW
-// elements one by one; without, every element one by one. The index is 64-bit: with n near 2^31,
-// i + (UNROLL-1)*stride would wrap an int and read out of bounds.
+// Grid-stride partial of one work-item: elements i0, i0+stride, ... of in[0..n), `in` VW-float
+// aligned: the whole VW-float vectors by vector loads, the last n % VW elements one by one. The
+// index is 64-bit: with n near 2^31, i + (UNROLL-1)*stride would wrap an int and read out of bounds.
 static inline float strided_partial(__global const float* restrict in, const int n, const int i0,
-                                    const int stride, const bool vectors) {
-  float s = IDENT;
-  long first_element = 0;  // the first element not in a vector
-  if (vectors) {
-    const int nv = n / VW;
-    first_element = (long)nv * VW;
-    floatV acc[UNROLL];
+                                    const int stride) {
+  const int nv = n / VW;
+  floatV acc[UNROLL];
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) acc[u] = (floatV)(IDENT);
-    long i = i0;
-    for (; i + (long)(UNROLL - 1) * stride < nv; i += (long)UNROLL * stride) {
+  for (int u = 0; u < UNROLL; ++u) acc[u] = (floatV)(IDENT);
+  long i = i0;
+  for (; i + (long)(UNROLL - 1) * stride < nv; i += (long)UNROLL * stride) {
 #pragma unroll
-      for (int u = 0; u < UNROLL; ++u) acc[u] = COMB(acc[u], VLOAD(in, (i + u * stride) * VW));
-    }
-    for (; i < nv; i += stride) acc[0] = COMB(acc[0], VLOAD(in, i * VW));
-#pragma unroll
-    for (int u = 1; u < UNROLL; ++u) acc[0] = COMB(acc[0], acc[u]);
-    s = HCOMB(acc[0]);
+    for (int u = 0; u < UNROLL; ++u) acc[u] = COMB(acc[u], VLOAD(in, (i + u * stride) * VW));
   }
-  for (long i = first_element + i0; i < n; i += stride) s = COMB(s, in[i]);
+  for (; i < nv; i += stride) acc[0] = COMB(acc[0], VLOAD(in, i * VW));
+#pragma unroll
+  for (int u = 1; u < UNROLL; ++u) acc[0] = COMB(acc[0], acc[u]);
+  float s = HCOMB(acc[0]);
+  for (long e = (long)nv * VW + i0; e < n; e += stride) s = COMB(s, in[e]);
   return s;
+}
+
+// Partial of lane `lane` of `lanes` over the row in[start..start+cols): a row whose length is not
+// whole vectors starts off a vector's boundary, so its elements before the first boundary go one
+// by one, then strided_partial from that boundary.
+static inline float row_partial(__global const float* restrict in, const long start,
+                                const int cols, const int lane, const int lanes) {
+  const int head = min(cols, (int)((VW - start % VW) % VW));
+  float s = IDENT;
+  for (int e = lane; e < head; e += lanes) s = COMB(s, in[start + e]);
+  return COMB(s, strided_partial(in + start + head, cols - head, lane, lanes));
 }
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
@@ -122,7 +127,7 @@ void reduce_tree(const int n, __global const float* restrict in, __global float*
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void reduce_multi(const int n, __global const float* restrict in, __global float* restrict out) {
   __local float l[WGS];
-  float s = strided_partial(in, n, get_global_id(0), get_global_size(0), true);
+  float s = strided_partial(in, n, get_global_id(0), get_global_size(0));
   s = group_tree(l, s);
   if (get_local_id(0) == 0) out[get_group_id(0)] = s;
 }
@@ -131,7 +136,7 @@ __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void reduce_rows(const int rows, const int cols, __global const float* restrict in, __global float* restrict out) {
   __local float l[WGS];
   const int r = get_group_id(0);
-  float s = strided_partial(in + (size_t)r * cols, cols, get_local_id(0), WGS, cols % VW == 0);
+  float s = row_partial(in, (long)r * cols, cols, get_local_id(0), WGS);
   s = group_tree(l, s);
   if (get_local_id(0) == 0) out[r] = s;
 }
@@ -189,7 +194,7 @@ static inline float group_sg(__local float* l, float s) {
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void reduce_sg(const int n, __global const float* restrict in, __global float* restrict out) {
   __local float l[WGS];  // needs only one slot per sub-group
-  float s = strided_partial(in, n, get_global_id(0), get_global_size(0), true);
+  float s = strided_partial(in, n, get_global_id(0), get_global_size(0));
   s = group_sg(l, s);
   if (get_local_id(0) == 0) out[get_group_id(0)] = s;
 }
@@ -199,7 +204,7 @@ void reduce_rows_sg(const int rows, const int cols, __global const float* restri
   const int nsg = SG_COUNT();
   const int r = get_group_id(0) * nsg + SG_ID();
   if (r >= rows) return;  // whole sub-groups leave together; no barrier follows
-  float s = strided_partial(in + (size_t)r * cols, cols, SG_LANE(), SG_SIZE(), cols % VW == 0);
+  float s = row_partial(in, (long)r * cols, cols, SG_LANE(), SG_SIZE());
   s = SG_REDUCE(s);
   if (SG_LANE() == 0) out[r] = s;
 }

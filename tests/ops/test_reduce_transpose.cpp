@@ -80,22 +80,42 @@ TEST_CASE(
       }
     }
   }
-  // Rows of whole vectors and rows that start off a vector's boundary.
-  for (int vw : {1, 4, 16}) {
-    ::cl::Kernel kernel = client.kernel(tunekit::cl::KernelSpec::embedded(
-        "reduce.cl", "-DOP=1 -DWGS=64 -DVW=" + std::to_string(vw), "reduce_rows"));
-    for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{3, 64}, {5, 67}, {2, 1}}) {
-      INFO("VW=" << vw << " " << rows << "x" << cols);
-      const auto values = tunekit::ops::random_values(rows * cols, rows * 3 + cols);
-      const auto matrix = upload_matrix(client, values, rows, cols);
-      auto out = upload_vector(client, std::vector<float>(rows, 0.0f));
-      client.launch_with(kernel, ::cl::NDRange(rows * 64), ::cl::NDRange(64),
-                         static_cast<int>(rows), static_cast<int>(cols), matrix.buffer, out.buffer);
-      const auto got = client.download<float>(out.buffer, rows);
-      for (std::size_t r = 0; r < rows; ++r) {
-        double magnitude = 0;
-        CHECK(got[r] ==
-              static_cast<float>(host_reduce(values, r * cols, cols, ReduceOp::max, &magnitude)));
+  // Rows of whole vectors, and rows that start off a vector's boundary: 17 rows of 67 (67 is odd
+  // modulo 16, so their starts take every remainder), rows shorter than a vector, work-groups of
+  // fewer work-items than a row's head. A sum misses any element lost or read twice.
+  for (int op : {0, 1}) {
+    for (int vw : {1, 2, 4, 8, 16}) {
+      for (int wgs : {2, 64}) {
+        ::cl::Kernel kernel = client.kernel(tunekit::cl::KernelSpec::embedded(
+            "reduce.cl",
+            "-DOP=" + std::to_string(op) + " -DWGS=" + std::to_string(wgs) +
+                " -DVW=" + std::to_string(vw),
+            "reduce_rows"));
+        for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{3, 64},
+                                  {17, 67},
+                                  {17, 1},
+                                  {17, 5},
+                                  {9, 1027},
+                                  {2, 1}}) {
+          INFO("OP=" << op << " VW=" << vw << " WGS=" << wgs << " " << rows << "x" << cols);
+          const auto values = tunekit::ops::random_values(rows * cols, rows * 3 + cols);
+          const auto matrix = upload_matrix(client, values, rows, cols);
+          auto out = upload_vector(client, std::vector<float>(rows, 0.0f));
+          client.launch_with(kernel, ::cl::NDRange(rows * wgs), ::cl::NDRange(wgs),
+                             static_cast<int>(rows), static_cast<int>(cols), matrix.buffer,
+                             out.buffer);
+          const auto got = client.download<float>(out.buffer, rows);
+          for (std::size_t r = 0; r < rows; ++r) {
+            INFO("row " << r);
+            double magnitude = 0;
+            const double expected = host_reduce(
+                values, r * cols, cols, op == 0 ? ReduceOp::sum : ReduceOp::max, &magnitude);
+            if (op == 1)
+              CHECK(got[r] == static_cast<float>(expected));
+            else
+              CHECK(std::fabs(got[r] - expected) / magnitude < 1e-5);
+          }
+        }
       }
     }
   }
