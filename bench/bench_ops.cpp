@@ -1,9 +1,12 @@
 // tunekit's shipped ops against the peer (CLBlast) on every OpenCL device, in one run: matmul
-// vs Gemm, reduce vs Sum, transpose vs Omatcopy, and a buffer copy for the bandwidth ceiling.
+// vs Gemm, reduce vs Sum, transpose vs Omatcopy, reduce_rows (sums) vs Gemv with a vector of
+// ones (CLBlast has no row reduction; Gemv reads the same matrix once), and a buffer copy for the
+// bandwidth ceiling.
 // Prints a table with ratios and writes it as JSON.
 // Usage: bench_ops [--device SUBSTRING] [--sizes 1024,2048]
 //                  [--shapes 1000x1000x1000,... | --shapes real | --shapes real-small]
-//                  [--reduce N] [--transpose N|ROWSxCOLS] [--reps R] [--json FILE]
+//                  [--reduce N] [--transpose N|ROWSxCOLS] [--reduce-rows ROWSxCOLS]
+//                  [--reps R] [--json FILE]
 //                  [--only OP]   (an op of tunekit::ops::shipped_ops() that has a benchmark here)
 //        bench_ops --print-shapes real|real-small   (the list, one MxNxK a line)
 // --shapes: only these shapes (and --sizes if given; without either, default squares);
@@ -11,6 +14,8 @@
 // the number of distinct keys tuned and the tuning time of them all. Times are wall-clock around
 // batches of back-to-back calls and clFinish, per call, for both sides (CLBlast enqueues several
 // kernels per call and returns the last one's event only), medians over R batches (wall_median).
+// reduce_rows runs only with --reduce-rows or --only reduce_rows (default 8192 x 8191 on a GPU,
+// 2048 x 2047 elsewhere: rows that are not whole vectors).
 #include <clblast.h>  // after CLHPP, which sets the OpenCL target version
 
 #include <algorithm>
@@ -45,6 +50,7 @@ struct Options {
   std::vector<std::size_t> sizes;
   std::vector<std::array<std::size_t, 3>> shapes;
   std::size_t reduce_n = 0, transpose_rows = 0, transpose_cols = 0;  // transpose: rows x cols
+  std::size_t row_reduce_rows = 0, row_reduce_cols = 0;
   int reps = 10;
   std::string json;
   std::string only;  // one op, or all when empty
@@ -238,6 +244,60 @@ void bench_transpose(Client& client, const Options& o, std::vector<Row>& rows) {
   rows.push_back(row);
 }
 
+void bench_reduce_rows(Client& client, const Options& o, std::vector<Row>& rows) {
+  const std::size_t m = o.row_reduce_rows, n = o.row_reduce_cols;
+  const auto values = ops::random_values(m * n, 8);
+  auto matrix = ops::upload_matrix(client, values, m, n);
+  auto sums = ops::upload_vector(client, std::vector<float>(m, 0.0f));
+  Row row(client.device().device_name, "reduce_rows (sum)",
+          std::to_string(m) + "x" + std::to_string(n), "GB/s");
+  const auto tuning_start = std::chrono::steady_clock::now();
+  ops::reduce_rows(client, matrix, ops::ReduceOp::sum, sums);
+  client.finish();
+  row.tuning_seconds = seconds_since(tuning_start);
+  row.winner = winner_of(ops::reduce_rows_tuner()
+                             .tuner(client.id())
+                             .report(ops::RowReduceKey{m, n, ops::ReduceOp::sum}));
+  const double bytes = 4.0 * double(m) * double(n);
+  row.tunekit = bytes /
+                wall_median(client, o.reps,
+                            [&] { ops::reduce_rows(client, matrix, ops::ReduceOp::sum, sums); }) /
+                1e9;
+  // Each row's error against the exact sum, relative to the sum of its magnitudes.
+  const auto error = [&](const std::vector<float>& got) {
+    double worst = 0;
+    for (std::size_t r = 0; r < m; ++r) {
+      double exact = 0, magnitude = 0;
+      for (std::size_t c = 0; c < n; ++c) {
+        exact += values[r * n + c];
+        magnitude += std::fabs(values[r * n + c]);
+      }
+      worst = std::max(worst, std::fabs(got[r] - exact) / magnitude);
+    }
+    return worst;
+  };
+  const double tunekit_error = error(client.download<float>(sums.buffer, m));
+  auto ones = ops::upload_vector(client, std::vector<float>(n, 1.0f));
+  cl_command_queue queue = client.queue()();
+  const auto gemv = [&] {
+    return clblast::Gemv<float>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, m, n, 1.0f,
+                                matrix.buffer(), 0, n, ones.buffer(), 0, 1, 0.0f, sums.buffer(), 0,
+                                1, &queue, nullptr);
+  };
+  char note[128];
+  if (gemv() == clblast::StatusCode::kSuccess) {
+    row.peer = bytes / wall_median(client, o.reps, [&] { gemv(); }) / 1e9;
+    std::snprintf(note, sizeof note, "max rel err %.1e (CLBlast Gemv %.1e)", tunekit_error,
+                  error(client.download<float>(sums.buffer, m)));
+  } else {
+    std::snprintf(note, sizeof note, "max rel err %.1e, CLBlast failed", tunekit_error);
+  }
+  row.note = note;
+  if (tunekit_error > 1e-5) row.note += " WRONG";
+  row.ceiling = copy_bandwidth(client, m * n * 4, o.reps);
+  rows.push_back(row);
+}
+
 std::vector<std::size_t> parse_list(const std::string& text) {
   std::vector<std::size_t> values;
   std::stringstream stream(text);
@@ -248,7 +308,7 @@ std::vector<std::size_t> parse_list(const std::string& text) {
 }  // namespace
 
 // The shipped ops (tunekit::ops::shipped_ops()) this benchmark compares with CLBlast.
-constexpr std::string_view benchmarked_ops[] = {"matmul", "reduce", "transpose"};
+constexpr std::string_view benchmarked_ops[] = {"matmul", "reduce", "transpose", "reduce_rows"};
 
 int main(int argc, char** argv) {
   Options o;
@@ -283,6 +343,14 @@ int main(int argc, char** argv) {
       o.transpose_rows = std::stoul(value.substr(0, x));
       o.transpose_cols =
           x == std::string::npos ? o.transpose_rows : std::stoul(value.substr(x + 1));
+    } else if (flag == "--reduce-rows") {
+      const auto x = value.find('x');
+      if (x == std::string::npos) {
+        std::fprintf(stderr, "bench_ops: --reduce-rows takes ROWSxCOLS\n");
+        return 2;
+      }
+      o.row_reduce_rows = std::stoul(value.substr(0, x));
+      o.row_reduce_cols = std::stoul(value.substr(x + 1));
     } else if (flag == "--reps")
       o.reps = std::stoi(value);
     else if (flag == "--json")
@@ -341,6 +409,14 @@ int main(int argc, char** argv) {
       if (!local.transpose_rows) local.transpose_rows = local.transpose_cols = gpu ? 8192 : 2048;
       if (runs("reduce")) bench_reduce(client, local, rows);
       if (runs("transpose")) bench_transpose(client, local, rows);
+      // Only when asked for: the scripts' default runs stay as they were.
+      if (o.only == "reduce_rows" || o.row_reduce_rows > 0) {
+        if (!local.row_reduce_rows) {
+          local.row_reduce_rows = gpu ? 8192 : 2048;
+          local.row_reduce_cols = local.row_reduce_rows - 1;
+        }
+        bench_reduce_rows(client, local, rows);
+      }
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_ops: %s\n", e.what());
