@@ -64,6 +64,10 @@ struct Row {
         unit(std::move(unit_)) {}
   std::string device, op, shape, unit, winner, key;
   double tunekit = 0, peer = 0, ceiling = 0, tuning_seconds = 0;
+  // The tuning's median for the winner (device busy time per call of the key's benchmark
+  // problem, launch gaps left out) and this run's wall time per call: where a call launches
+  // several kernels, the gaps between them are in the second only.
+  double tuned_median_us = 0, wall_per_call_us = 0;
   std::string note;
 };
 
@@ -121,6 +125,10 @@ std::string winner_of(const std::optional<tunekit::TuningReport>& report) {
   return report && report->winner() ? report->winner()->name : "?";
 }
 
+double winner_median_us(const std::optional<tunekit::TuningReport>& report) {
+  return report && report->winner() ? report->winner()->median * 1e6 : 0.0;
+}
+
 void bench_matmul(Client& client, const Options& o, std::size_t m, std::size_t n, std::size_t k,
                   std::vector<Row>& rows) {
   const auto ha = ops::random_values(m * k, 1), hb = ops::random_values(k * n, 2);
@@ -136,9 +144,13 @@ void bench_matmul(Client& client, const Options& o, std::size_t m, std::size_t n
   row.tuning_seconds = seconds_since(tuning_start);
   const auto key = ops::matmul_key(m, n, k, tunekit::DType::f32);
   row.key = tunekit::key_to_string(key);
-  row.winner = winner_of(ops::matmul_tuner().tuner(client.id()).report(key));
+  const auto report = ops::matmul_tuner().tuner(client.id()).report(key);
+  row.winner = winner_of(report);
+  row.tuned_median_us = winner_median_us(report);
   const double flops = 2.0 * double(m) * double(n) * double(k);
-  row.tunekit = flops / wall_median(client, o.reps, [&] { ops::matmul(client, a, b, c); }) / unit;
+  const double call_seconds = wall_median(client, o.reps, [&] { ops::matmul(client, a, b, c); });
+  row.wall_per_call_us = call_seconds * 1e6;
+  row.tunekit = flops / call_seconds / unit;
   const double tunekit_error = sampled_gemm_error(ha, hb, ops::download_matrix(client, c), m, n, k);
 
   cl_command_queue queue = client.queue()();
@@ -158,10 +170,12 @@ void bench_matmul(Client& client, const Options& o, std::size_t m, std::size_t n
   }
   if (tunekit_error > 1e-5) row.note += " WRONG";
   // A line as each shape finishes: a long list on a lent machine may be cut off.
-  std::printf("matmul %s: %.3f %s, CLBlast %.3f (%.2fx), first call %.1f s, %s, key %s, %s\n",
-              row.shape.c_str(), row.tunekit, row.unit.c_str(), row.peer,
-              row.peer > 0 ? row.tunekit / row.peer : 0.0, row.tuning_seconds, row.winner.c_str(),
-              row.key.c_str(), row.note.c_str());
+  std::printf(
+      "matmul %s: %.3f %s, CLBlast %.3f (%.2fx), first call %.1f s, %s, key %s, %s, wall %.1f us "
+      "a call, tuned median %.1f us (busy time of the key's benchmark problem)\n",
+      row.shape.c_str(), row.tunekit, row.unit.c_str(), row.peer,
+      row.peer > 0 ? row.tunekit / row.peer : 0.0, row.tuning_seconds, row.winner.c_str(),
+      row.key.c_str(), row.note.c_str(), row.wall_per_call_us, row.tuned_median_us);
   std::fflush(stdout);
   rows.push_back(row);
 }
@@ -464,7 +478,9 @@ int main(int argc, char** argv) {
            << r.shape << "\", \"unit\": \"" << r.unit << "\", \"tunekit\": " << r.tunekit
            << ", \"clblast\": " << r.peer << ", \"copy_ceiling_gbs\": " << r.ceiling
            << ", \"winner\": \"" << r.winner << "\", \"key\": \"" << r.key
-           << "\", \"tuning_seconds\": " << r.tuning_seconds << ", \"note\": \"" << r.note << "\"}"
+           << "\", \"tuning_seconds\": " << r.tuning_seconds
+           << ", \"wall_per_call_us\": " << r.wall_per_call_us
+           << ", \"tuned_median_us\": " << r.tuned_median_us << ", \"note\": \"" << r.note << "\"}"
            << (i + 1 < rows.size() || !keys.empty() ? ",\n" : "\n");
     }
     if (!keys.empty()) {
