@@ -359,12 +359,14 @@ int main(int argc, char** argv) {
           x == std::string::npos ? o.transpose_rows : std::stoul(value.substr(x + 1));
     } else if (flag == "--reduce-rows") {
       const auto x = value.find('x');
-      if (x == std::string::npos) {
-        std::fprintf(stderr, "bench_ops: --reduce-rows takes ROWSxCOLS\n");
+      if (x != std::string::npos) {
+        o.row_reduce_rows = std::stoul(value.substr(0, x));
+        o.row_reduce_cols = std::stoul(value.substr(x + 1));
+      }
+      if (x == std::string::npos || o.row_reduce_rows == 0 || o.row_reduce_cols == 0) {
+        std::fprintf(stderr, "bench_ops: --reduce-rows takes ROWSxCOLS, both from 1\n");
         return 2;
       }
-      o.row_reduce_rows = std::stoul(value.substr(0, x));
-      o.row_reduce_cols = std::stoul(value.substr(x + 1));
     } else if (flag == "--reps")
       o.reps = std::stoi(value);
     else if (flag == "--json")
@@ -424,7 +426,7 @@ int main(int argc, char** argv) {
       if (runs("reduce")) bench_reduce(client, local, rows);
       if (runs("transpose")) bench_transpose(client, local, rows);
       // Only when asked for: the scripts' default runs stay as they were.
-      if (o.only == "reduce_rows" || o.row_reduce_rows > 0) {
+      if (runs("reduce_rows") && (o.only == "reduce_rows" || o.row_reduce_rows > 0)) {
         if (!local.row_reduce_rows) {
           local.row_reduce_rows = gpu ? 8192 : 2048;
           local.row_reduce_cols = local.row_reduce_rows - 1;

@@ -182,7 +182,7 @@ void Client::check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& globa
     const bool as_compiled =
         clGetKernelWorkGroupInfo(kernel(), device_.device(), CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
                                  sizeof compiled, compiled.data(), nullptr) == CL_SUCCESS &&
-        detail::launched_as_compiled(compiled, launched);
+        detail::trusts_compiled_work_group(device_.nvidia, compiled, launched);
     const std::size_t max =
         detail::work_group_limit(kernel_max, device_.max_work_group_size, as_compiled);
     if (items > max) {

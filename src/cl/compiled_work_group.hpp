@@ -9,15 +9,18 @@
 
 namespace tunekit::cl::detail {
 
-/// Whether a kernel compiled for `compiled` (CL_KERNEL_COMPILE_WORK_GROUP_SIZE: zeros where the
-/// kernel names none) is launched on exactly that work-group (`local`, 1 past its dimensions).
-inline bool launched_as_compiled(const std::array<std::size_t, 3>& compiled,
-                                 const std::array<std::size_t, 3>& local) {
-  return compiled[0] != 0 && compiled == local;
+/// Whether a launch may pass the kernel's reported maximum: on NVIDIA only, whose driver the
+/// evidence is from (elsewhere the reported maximum can be a real limit: the kernel's registers,
+/// its SIMD width), and only on exactly the work-group the kernel was compiled for (`compiled`:
+/// CL_KERNEL_COMPILE_WORK_GROUP_SIZE, zeros where the kernel names none; `local` 1 past its
+/// dimensions).
+inline bool trusts_compiled_work_group(bool nvidia, const std::array<std::size_t, 3>& compiled,
+                                       const std::array<std::size_t, 3>& local) {
+  return nvidia && compiled[0] != 0 && compiled == local;
 }
 
 /// The most work-items the launch may have: the device's maximum, and the kernel's reported one
-/// unless the kernel was compiled for exactly this work-group. A reported maximum of 0 (a driver
+/// unless trusts_compiled_work_group holds. A reported maximum of 0 (a driver
 /// that gives none) is not a limit.
 inline std::size_t work_group_limit(std::size_t kernel_max, std::size_t device_max,
                                     bool as_compiled) {

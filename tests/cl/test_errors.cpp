@@ -76,14 +76,16 @@ TEST_CASE("a work-group over the kernel's maximum is out of resources, before la
              Catch::Contains(std::to_string(too_many / 2) + "x2=" + std::to_string(too_many)));
 }
 
-TEST_CASE("a kernel compiled for its work-group is held to the device's maximum only", "[errors]") {
-  using cl::detail::launched_as_compiled;
+TEST_CASE("on NVIDIA a kernel compiled for its work-group is held to the device's maximum only",
+          "[errors]") {
+  using cl::detail::trusts_compiled_work_group;
   using cl::detail::work_group_limit;
   // NVIDIA reports 256 for every kernel, and runs those compiled for 512 or 1024 work-items.
-  CHECK(launched_as_compiled({32, 16, 1}, {32, 16, 1}));
-  CHECK_FALSE(launched_as_compiled({32, 16, 1}, {16, 32, 1}));  // another shape of 512
-  CHECK_FALSE(launched_as_compiled({32, 16, 1}, {32, 16, 2}));
-  CHECK_FALSE(launched_as_compiled({0, 0, 0}, {32, 16, 1}));  // compiled for none
+  CHECK(trusts_compiled_work_group(true, {32, 16, 1}, {32, 16, 1}));
+  CHECK_FALSE(trusts_compiled_work_group(false, {32, 16, 1}, {32, 16, 1}));  // another vendor's
+  CHECK_FALSE(trusts_compiled_work_group(true, {32, 16, 1}, {16, 32, 1}));   // another shape of 512
+  CHECK_FALSE(trusts_compiled_work_group(true, {32, 16, 1}, {32, 16, 2}));
+  CHECK_FALSE(trusts_compiled_work_group(true, {0, 0, 0}, {32, 16, 1}));  // compiled for none
   CHECK(work_group_limit(256, 1024, true) == 1024);
   CHECK(work_group_limit(256, 1024, false) == 256);
   CHECK(work_group_limit(2048, 1024, true) == 1024);  // never past the device's

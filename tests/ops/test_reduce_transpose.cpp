@@ -82,38 +82,48 @@ TEST_CASE(
   }
   // Rows of whole vectors, and rows that start off a vector's boundary: 17 rows of 67 (67 is odd
   // modulo 16, so their starts take every remainder), rows shorter than a vector, work-groups of
-  // fewer work-items than a row's head. A sum misses any element lost or read twice.
-  for (int op : {0, 1}) {
-    for (int vw : {1, 2, 4, 8, 16}) {
-      for (int wgs : {2, 64}) {
-        ::cl::Kernel kernel = client.kernel(tunekit::cl::KernelSpec::embedded(
-            "reduce.cl",
-            "-DOP=" + std::to_string(op) + " -DWGS=" + std::to_string(wgs) +
-                " -DVW=" + std::to_string(vw),
-            "reduce_rows"));
-        for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{3, 64},
-                                  {17, 67},
-                                  {17, 1},
-                                  {17, 5},
-                                  {9, 1027},
-                                  {2, 1}}) {
-          INFO("OP=" << op << " VW=" << vw << " WGS=" << wgs << " " << rows << "x" << cols);
-          const auto values = tunekit::ops::random_values(rows * cols, rows * 3 + cols);
-          const auto matrix = upload_matrix(client, values, rows, cols);
-          auto out = upload_vector(client, std::vector<float>(rows, 0.0f));
-          client.launch_with(kernel, ::cl::NDRange(rows * wgs), ::cl::NDRange(wgs),
-                             static_cast<int>(rows), static_cast<int>(cols), matrix.buffer,
-                             out.buffer);
-          const auto got = client.download<float>(out.buffer, rows);
-          for (std::size_t r = 0; r < rows; ++r) {
-            INFO("row " << r);
-            double magnitude = 0;
-            const double expected = host_reduce(
-                values, r * cols, cols, op == 0 ? ReduceOp::sum : ReduceOp::max, &magnitude);
-            if (op == 1)
-              CHECK(got[r] == static_cast<float>(expected));
-            else
-              CHECK(std::fabs(got[r] - expected) / magnitude < 1e-5);
+  // fewer work-items than a row's head. A sum misses any element lost or read twice. On NVIDIA
+  // also the warp-per-row kernel (its shuffles through inline PTX; 32-wide warps).
+  std::vector<std::string> row_kernels{"reduce_rows"};
+  if (client.device().nvidia) row_kernels.push_back("reduce_rows_sg");
+  for (const std::string& name : row_kernels) {
+    const bool warps = name == "reduce_rows_sg";
+    for (int op : {0, 1}) {
+      for (int vw : {1, 2, 4, 8, 16}) {
+        for (int wgs : {2, 64}) {
+          if (warps && wgs < 32) continue;
+          ::cl::Kernel kernel = client.kernel(tunekit::cl::KernelSpec::embedded(
+              "reduce.cl",
+              "-DOP=" + std::to_string(op) + " -DWGS=" + std::to_string(wgs) +
+                  " -DVW=" + std::to_string(vw) + (warps ? " -DUSE_NV_SHFL=1" : ""),
+              name));
+          const std::size_t rows_per_group = warps ? wgs / 32 : 1;
+          for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{3, 64},
+                                    {17, 67},
+                                    {17, 1},
+                                    {17, 5},
+                                    {9, 1027},
+                                    {2, 1}}) {
+            INFO(name << " OP=" << op << " VW=" << vw << " WGS=" << wgs << " " << rows << "x"
+                      << cols);
+            const auto values = tunekit::ops::random_values(rows * cols, rows * 3 + cols);
+            const auto matrix = upload_matrix(client, values, rows, cols);
+            auto out = upload_vector(client, std::vector<float>(rows, 0.0f));
+            const std::size_t groups = (rows + rows_per_group - 1) / rows_per_group;
+            client.launch_with(kernel, ::cl::NDRange(groups * wgs), ::cl::NDRange(wgs),
+                               static_cast<int>(rows), static_cast<int>(cols), matrix.buffer,
+                               out.buffer);
+            const auto got = client.download<float>(out.buffer, rows);
+            for (std::size_t r = 0; r < rows; ++r) {
+              INFO("row " << r);
+              double magnitude = 0;
+              const double expected = host_reduce(
+                  values, r * cols, cols, op == 0 ? ReduceOp::sum : ReduceOp::max, &magnitude);
+              if (op == 1)
+                CHECK(got[r] == static_cast<float>(expected));
+              else
+                CHECK(std::fabs(got[r] - expected) / magnitude < 1e-5);
+            }
           }
         }
       }
