@@ -21,6 +21,10 @@
                                device has cl_khr_subgroups / __opencl_c_subgroups, or USE_NV_SHFL=1.
   Row kernels, out[r] = OP over row r of a rows x cols matrix (dense, row-major):
     reduce_rows(rows, cols, in, out)     one work-group per row; NDRange: local WGS, global WGS*rows.
+    reduce_rows_item(rows, cols, in, out)  one work-item per row, no local memory nor barrier
+                                         (short rows: a group tree per row would cost more
+                                         than the row); NDRange: local WGS, global WGS *
+                                         ceil(rows / WGS).
     reduce_rows_sg(rows, cols, in, out)  one sub-group (warp) per row, WGS/sgsize rows per group;
                                          NDRange: local WGS, global = WGS * ceil(rows / (WGS/sgsize)).
                                          Same availability as reduce_sg; with USE_NV_SHFL sgsize = 32.
@@ -139,6 +143,24 @@ void reduce_rows(const int rows, const int cols, __global const float* restrict 
   float s = row_partial(in, (long)r * cols, cols, get_local_id(0), WGS);
   s = group_tree(l, s);
   if (get_local_id(0) == 0) out[r] = s;
+}
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void reduce_rows_item(const int rows, const int cols, __global const float* restrict in, __global float* restrict out) {
+  const int r = get_global_id(0);
+  if (r >= rows) return;
+  __global const float* row = in + (size_t)r * cols;
+  // Four independent chains: loads in flight, not one dependent add after another.
+  float a0 = IDENT, a1 = IDENT, a2 = IDENT, a3 = IDENT;
+  int c = 0;
+  for (; c + 4 <= cols; c += 4) {
+    a0 = COMB(a0, row[c]);
+    a1 = COMB(a1, row[c + 1]);
+    a2 = COMB(a2, row[c + 2]);
+    a3 = COMB(a3, row[c + 3]);
+  }
+  for (; c < cols; ++c) a0 = COMB(a0, row[c]);
+  out[r] = COMB(COMB(a0, a1), COMB(a2, a3));
 }
 
 // ---- sub-group strategy ----------------------------------------------------------------------

@@ -82,9 +82,10 @@ TEST_CASE(
   }
   // Rows of whole vectors, and rows that start off a vector's boundary: 17 rows of 67 (67 is odd
   // modulo 16, so their starts take every remainder), rows shorter than a vector, work-groups of
-  // fewer work-items than a row's head. A sum misses any element lost or read twice. On NVIDIA
-  // also the warp-per-row kernel (its shuffles through inline PTX; 32-wide warps).
-  std::vector<std::string> row_kernels{"reduce_rows"};
+  // fewer work-items than a row's head. A sum misses any element lost or read twice. Also the
+  // work-item-per-row kernel, and on NVIDIA the warp-per-row one (its shuffles through inline
+  // PTX; 32-wide warps).
+  std::vector<std::string> row_kernels{"reduce_rows", "reduce_rows_item"};
   if (client.device().nvidia) row_kernels.push_back("reduce_rows_sg");
   for (const std::string& name : row_kernels) {
     const bool warps = name == "reduce_rows_sg";
@@ -97,7 +98,9 @@ TEST_CASE(
               "-DOP=" + std::to_string(op) + " -DWGS=" + std::to_string(wgs) +
                   " -DVW=" + std::to_string(vw) + (warps ? " -DUSE_NV_SHFL=1" : ""),
               name));
-          const std::size_t rows_per_group = warps ? wgs / 32 : 1;
+          const std::size_t rows_per_group = warps                        ? wgs / 32
+                                             : name == "reduce_rows_item" ? wgs
+                                                                          : 1;
           for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{3, 64},
                                     {17, 67},
                                     {17, 1},
