@@ -277,17 +277,18 @@ void bench_reduce_rows(Client& client, const Options& o, std::vector<Row>& rows)
                 wall_median(client, o.reps,
                             [&] { ops::reduce_rows(client, matrix, ops::ReduceOp::sum, sums); }) /
                 1e9;
-  // Each row's error against the exact sum, relative to the sum of its magnitudes.
+  // Each row's exact sum and the sum of its magnitudes, once; a result's error is its worst row's.
+  std::vector<double> exact(m, 0.0), magnitude(m, 0.0);
+  for (std::size_t r = 0; r < m; ++r) {
+    for (std::size_t c = 0; c < n; ++c) {
+      exact[r] += values[r * n + c];
+      magnitude[r] += std::fabs(values[r * n + c]);
+    }
+  }
   const auto error = [&](const std::vector<float>& got) {
     double worst = 0;
-    for (std::size_t r = 0; r < m; ++r) {
-      double exact = 0, magnitude = 0;
-      for (std::size_t c = 0; c < n; ++c) {
-        exact += values[r * n + c];
-        magnitude += std::fabs(values[r * n + c]);
-      }
-      worst = std::max(worst, std::fabs(got[r] - exact) / magnitude);
-    }
+    for (std::size_t r = 0; r < m; ++r)
+      worst = std::max(worst, std::fabs(got[r] - exact[r]) / magnitude[r]);
     return worst;
   };
   const double tunekit_error = error(client.download<float>(sums.buffer, m));
