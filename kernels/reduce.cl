@@ -6,6 +6,8 @@
     VW     4          vector width of the loads in reduce_multi / reduce_sg / reduce_rows* (1,2,4,8,16)
     UNROLL 4          independent vector loads in flight per work-item per loop trip (reduce_multi/_sg)
     USE_NV_SHFL 0     1: on NVIDIA, build the _sg kernels with inline-PTX warp shuffles (warp = 32)
+    TC     min(32, WGS)  reduce_rows_tile: columns per pass through local memory (power of two, <= WGS)
+    SG_ROWS max(1, WGS/32)  the rows a work-group owns in reduce_rows_sg (src/ops/row_rules.hpp)
   Local memory: WGS*4 bytes (tree kernels), (WGS/32 or WGS/sub-group size)*4 bytes (_sg kernels).
 
   Whole-array kernels, out[group] = OP over the group's elements; a second launch of the same kernel
@@ -25,9 +27,18 @@
                                          (short rows: a group tree per row would cost more
                                          than the row); NDRange: local WGS, global WGS *
                                          ceil(rows / WGS).
-    reduce_rows_sg(rows, cols, in, out)  one sub-group (warp) per row, WGS/sgsize rows per group;
-                                         NDRange: local WGS, global = WGS * ceil(rows / (WGS/sgsize)).
-                                         Same availability as reduce_sg; with USE_NV_SHFL sgsize = 32.
+    reduce_rows_tile(rows, cols, in, out)  one work-item per row as reduce_rows_item, but the
+                                         group's WGS rows pass through local memory TC columns at
+                                         a time, loaded by TC neighbouring work-items per row
+                                         (a GPU's loads then read whole lines, where one row per
+                                         work-item reads a line per element). NDRange as
+                                         reduce_rows_item; local memory WGS*(TC+1)*4 bytes.
+    reduce_rows_sg(rows, cols, in, out)  one sub-group (warp) per row at a time; a group owns
+                                         SG_ROWS = max(1, WGS/32) rows whatever the sub-group size
+                                         (its sub-groups take them in turn: 64-wide ones take two
+                                         each, 16-wide ones leave half of them idle). NDRange:
+                                         local WGS, global = WGS * ceil(rows / SG_ROWS). Same
+                                         availability as reduce_sg; with USE_NV_SHFL sgsize = 32.
   The whole-array kernels load n / VW whole vectors and the last n % VW elements one by one (the
   array starts at a buffer's base, aligned to any vector); the row kernels load a row's elements
   before its first vector boundary one by one (a row starts off one where cols % VW != 0), then
@@ -163,6 +174,36 @@ void reduce_rows_item(const int rows, const int cols, __global const float* rest
   out[r] = COMB(COMB(a0, a1), COMB(a2, a3));
 }
 
+#ifndef TC
+#define TC (WGS < 32 ? WGS : 32)
+#endif
+#if (TC & (TC - 1)) != 0 || TC > WGS
+#error "TC must be a power of two <= WGS"
+#endif
+
+__kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
+void reduce_rows_tile(const int rows, const int cols, __global const float* restrict in, __global float* restrict out) {
+  // Row stride TC + 1 (odd): work-items reading their own rows hit different banks.
+  __local float tile[WGS * (TC + 1)];
+  const int lid = get_local_id(0);
+  const int first = get_group_id(0) * WGS;
+  const int lane = lid % TC;  // the column this work-item loads in every pass
+  float acc[4] = {IDENT, IDENT, IDENT, IDENT};  // four chains, not one dependent combine
+  for (int c0 = 0; c0 < cols; c0 += TC) {  // the same trips for the whole group
+    const int c = c0 + lane;
+    for (int r = lid / TC; r < WGS; r += WGS / TC) {
+      const int row = first + r;
+      tile[r * (TC + 1) + lane] = row < rows && c < cols ? in[(long)row * cols + c] : IDENT;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __local const float* mine = tile + lid * (TC + 1);
+#pragma unroll
+    for (int j = 0; j < TC; ++j) acc[j % 4] = COMB(acc[j % 4], mine[j]);  // past the row: IDENT
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (first + lid < rows) out[first + lid] = COMB(COMB(acc[0], acc[1]), COMB(acc[2], acc[3]));
+}
+
 // ---- sub-group strategy ----------------------------------------------------------------------
 #if defined(cl_khr_subgroups) || defined(__opencl_c_subgroups)
 #if defined(cl_khr_subgroups)
@@ -221,13 +262,21 @@ void reduce_sg(const int n, __global const float* restrict in, __global float* r
   if (get_local_id(0) == 0) out[get_group_id(0)] = s;
 }
 
+// The rows a work-group owns, fixed so that the host can size the launch without knowing the
+// sub-group size the compiler chose (cl_khr_subgroups lets it vary per kernel: 8 to 64 lanes).
+#ifndef SG_ROWS
+#define SG_ROWS (WGS >= 32 ? WGS / 32 : 1)
+#endif
+
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void reduce_rows_sg(const int rows, const int cols, __global const float* restrict in, __global float* restrict out) {
-  const int nsg = SG_COUNT();
-  const int r = get_group_id(0) * nsg + SG_ID();
-  if (r >= rows) return;  // whole sub-groups leave together; no barrier follows
-  float s = row_partial(in, (long)r * cols, cols, SG_LANE(), SG_SIZE());
-  s = SG_REDUCE(s);
-  if (SG_LANE() == 0) out[r] = s;
+  const int first = get_group_id(0) * SG_ROWS;
+  const int end = min(rows, first + SG_ROWS);
+  // Whole sub-groups take the same trips and leave together; no barrier follows.
+  for (int r = first + SG_ID(); r < end; r += SG_COUNT()) {
+    float s = row_partial(in, (long)r * cols, cols, SG_LANE(), SG_SIZE());
+    s = SG_REDUCE(s);
+    if (SG_LANE() == 0) out[r] = s;
+  }
 }
 #endif

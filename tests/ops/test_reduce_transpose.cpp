@@ -6,9 +6,11 @@
 #include <tunekit/cl/kernel_spec.hpp>
 #include <tunekit/ops/reduce.hpp>
 #include <tunekit/ops/transpose.hpp>
+#include <tuple>
 
 #include "../../src/ops/bench_fit.hpp"
 #include "../../src/ops/host_references.hpp"
+#include "../../src/ops/row_rules.hpp"
 #include "ops_support.hpp"
 
 using namespace tunekit::ops;
@@ -83,32 +85,47 @@ TEST_CASE(
   // Rows of whole vectors, and rows that start off a vector's boundary: 17 rows of 67 (67 is odd
   // modulo 16, so their starts take every remainder), rows shorter than a vector, work-groups of
   // fewer work-items than a row's head. A sum misses any element lost or read twice. Also the
-  // work-item-per-row kernel, and on NVIDIA the warp-per-row one (its shuffles through inline
-  // PTX; 32-wide warps).
-  std::vector<std::string> row_kernels{"reduce_rows", "reduce_rows_item"};
-  if (client.device().nvidia) row_kernels.push_back("reduce_rows_sg");
-  for (const std::string& name : row_kernels) {
-    const bool warps = name == "reduce_rows_sg";
+  // work-item-per-row kernels (direct and through local memory; they read no vectors, so one
+  // width), and on NVIDIA the warp-per-row one (its shuffles through inline PTX; 32-wide warps).
+  using tunekit::ops::detail::RowStrategy;
+  std::vector<RowStrategy> row_strategies{RowStrategy::group, RowStrategy::item, RowStrategy::tile};
+  if (client.device().nvidia) row_strategies.push_back(RowStrategy::subgroup);
+  for (const RowStrategy strategy : row_strategies) {
+    const std::string name = tunekit::ops::detail::row_kernel(strategy);
+    const bool warps = strategy == RowStrategy::subgroup;
     for (int op : {0, 1}) {
       for (int vw : {1, 2, 4, 8, 16}) {
-        for (int wgs : {2, 64}) {
-          if (warps && wgs < 32) continue;
+        if (vw != 1 && (strategy == RowStrategy::item || strategy == RowStrategy::tile)) continue;
+        // The warp kernel's groups also own fewer rows than their warps (one idle) and more
+        // (each warp takes two in turn), as sub-groups of 64 or 16 lanes would make them; the
+        // tile kernel's passes are as wide as its group, or narrower (TC, default min(32, WGS)).
+        for (auto [wgs, sg_rows, tc] : {std::tuple<int, int, int>{2, 0, 0},
+                                        {64, 0, 0},
+                                        {64, 1, 0},
+                                        {64, 4, 0},
+                                        {64, 0, 16},
+                                        {8, 0, 4}}) {
+          if (warps ? wgs < 32 : sg_rows != 0) continue;
+          if (tc != 0 && strategy != RowStrategy::tile) continue;
           ::cl::Kernel kernel = client.kernel(tunekit::cl::KernelSpec::embedded(
               "reduce.cl",
               "-DOP=" + std::to_string(op) + " -DWGS=" + std::to_string(wgs) +
-                  " -DVW=" + std::to_string(vw) + (warps ? " -DUSE_NV_SHFL=1" : ""),
+                  " -DVW=" + std::to_string(vw) + (warps ? " -DUSE_NV_SHFL=1" : "") +
+                  (sg_rows != 0 ? " -DSG_ROWS=" + std::to_string(sg_rows) : "") +
+                  (tc != 0 ? " -DTC=" + std::to_string(tc) : ""),
               name));
-          const std::size_t rows_per_group = warps                        ? wgs / 32
-                                             : name == "reduce_rows_item" ? wgs
-                                                                          : 1;
+          const std::size_t rows_per_group =
+              sg_rows != 0
+                  ? static_cast<std::size_t>(sg_rows)
+                  : tunekit::ops::detail::rows_per_group(strategy, static_cast<std::size_t>(wgs));
           for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{3, 64},
                                     {17, 67},
                                     {17, 1},
                                     {17, 5},
                                     {9, 1027},
                                     {2, 1}}) {
-            INFO(name << " OP=" << op << " VW=" << vw << " WGS=" << wgs << " " << rows << "x"
-                      << cols);
+            INFO(name << " OP=" << op << " VW=" << vw << " WGS=" << wgs << " SG_ROWS=" << sg_rows
+                      << " TC=" << tc << " " << rows << "x" << cols);
             const auto values = tunekit::ops::random_values(rows * cols, rows * 3 + cols);
             const auto matrix = upload_matrix(client, values, rows, cols);
             auto out = upload_vector(client, std::vector<float>(rows, 0.0f));

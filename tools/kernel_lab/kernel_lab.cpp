@@ -1270,13 +1270,8 @@ void reduce_suite(Lab& lab, const Options& o) {
           row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "SKIP", " (" + why + ")");
           break;
         }
-        const size_t per_group =
-            c.kernel == "reduce_rows"
-                ? 1
-                : wgs / (lab.nvidia
-                             ? 32
-                             : k.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(
-                                   lab.dev));
+        // reduce_rows_sg's groups own SG_ROWS = max(1, WGS / 32) rows (kernels/reduce.cl).
+        const size_t per_group = c.kernel == "reduce_rows" ? 1 : std::max<size_t>(1, wgs / 32);
         const size_t groups = ceil_div(rows, per_group);
         k.setArg(0, int(rows));
         k.setArg(1, int(cols));
