@@ -14,10 +14,14 @@ enum class RowStrategy { group, subgroup, item, tile };
 
 inline const char* row_kernel(RowStrategy strategy) {
   switch (strategy) {
-    case RowStrategy::group: return "reduce_rows";
-    case RowStrategy::subgroup: return "reduce_rows_sg";
-    case RowStrategy::item: return "reduce_rows_item";
-    case RowStrategy::tile: return "reduce_rows_tile";
+    case RowStrategy::group:
+      return "reduce_rows";
+    case RowStrategy::subgroup:
+      return "reduce_rows_sg";
+    case RowStrategy::item:
+      return "reduce_rows_item";
+    case RowStrategy::tile:
+      return "reduce_rows_tile";
   }
   return "reduce_rows";
 }
@@ -27,10 +31,13 @@ inline const char* row_kernel(RowStrategy strategy) {
 // whatever the sub-group size).
 inline std::size_t rows_per_group(RowStrategy strategy, std::size_t wgs) {
   switch (strategy) {
-    case RowStrategy::group: return 1;
-    case RowStrategy::subgroup: return std::max<std::size_t>(1, wgs / 32);
+    case RowStrategy::group:
+      return 1;
+    case RowStrategy::subgroup:
+      return std::max<std::size_t>(1, wgs / 32);
     case RowStrategy::item:
-    case RowStrategy::tile: return wgs;
+    case RowStrategy::tile:
+      return wgs;
   }
   return 1;
 }
