@@ -27,7 +27,6 @@
 #include <fstream>
 #include <functional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <tunekit/cl.hpp>
@@ -313,19 +312,16 @@ void bench_reduce_rows(Client& client, const Options& o, std::vector<Row>& rows)
   rows.push_back(row);
 }
 
-std::vector<std::size_t> parse_list(const std::string& text) {
-  std::vector<std::size_t> values;
-  std::stringstream stream(text);
-  for (std::string item; std::getline(stream, item, ',');) values.push_back(std::stoul(item));
-  return values;
-}
-
 }  // namespace
 
 // The shipped ops (tunekit::ops::shipped_ops()) this benchmark compares with CLBlast.
 constexpr std::string_view benchmarked_ops[] = {"matmul", "reduce", "transpose", "reduce_rows"};
 
 int main(int argc, char** argv) {
+  const auto refuse = [](const char* flag, const std::string& value, const char* form) {
+    std::fprintf(stderr, "bench_ops: %s '%.200s': takes %s\n", flag, value.c_str(), form);
+    return 2;
+  };
   Options o;
   if (argc == 3 && std::string(argv[1]) == "--print-shapes") {  // for scripts: one list, one place
     const auto list = tunekit::bench::named_shapes(argv[2]);
@@ -336,13 +332,19 @@ int main(int argc, char** argv) {
     for (const auto& s : *list) std::printf("%zux%zux%zu\n", s[0], s[1], s[2]);
     return 0;
   }
+  if (argc % 2 == 0) {  // flags come with their values
+    std::fprintf(stderr, "bench_ops: %.200s needs a value\n", argv[argc - 1]);
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--device")
       o.device = value;
-    else if (flag == "--sizes")
-      o.sizes = parse_list(value);
-    else if (flag == "--shapes") {
+    else if (flag == "--sizes") {
+      const auto list = tunekit::bench::parse_comma_list(value, tunekit::bench::parse_size);
+      if (!list) return refuse("--sizes", value, "N,N,... (each from 1 to 2^31 - 1)");
+      o.sizes = *list;
+    } else if (flag == "--shapes") {
       const auto list = tunekit::bench::parse_shapes(value);
       if (!list) {
         std::fprintf(stderr,
@@ -350,27 +352,28 @@ int main(int argc, char** argv) {
         return 2;
       }
       o.shapes.insert(o.shapes.end(), list->begin(), list->end());
-    } else if (flag == "--reduce")
-      o.reduce_n = std::stoul(value);
-    else if (flag == "--transpose") {
-      // N (square) or ROWSxCOLS
-      const auto x = value.find('x');
-      o.transpose_rows = std::stoul(value.substr(0, x));
-      o.transpose_cols =
-          x == std::string::npos ? o.transpose_rows : std::stoul(value.substr(x + 1));
+    } else if (flag == "--reduce") {
+      const auto n = tunekit::bench::parse_size(value);
+      if (!n) return refuse("--reduce", value, "N (from 1 to 2^31 - 1)");
+      o.reduce_n = *n;
+    } else if (flag == "--transpose") {
+      const auto square = tunekit::bench::parse_size(value);
+      const auto shape =
+          square ? std::array{*square, *square}
+                 : tunekit::bench::parse_dims<2>(value).value_or(std::array<std::size_t, 2>{});
+      if (shape[0] == 0) return refuse("--transpose", value, "N or ROWSxCOLS (each from 1)");
+      o.transpose_rows = shape[0];
+      o.transpose_cols = shape[1];
     } else if (flag == "--reduce-rows") {
-      const auto x = value.find('x');
-      if (x != std::string::npos) {
-        o.row_reduce_rows = std::stoul(value.substr(0, x));
-        o.row_reduce_cols = std::stoul(value.substr(x + 1));
-      }
-      if (x == std::string::npos || o.row_reduce_rows == 0 || o.row_reduce_cols == 0) {
-        std::fprintf(stderr, "bench_ops: --reduce-rows takes ROWSxCOLS, both from 1\n");
-        return 2;
-      }
-    } else if (flag == "--reps")
-      o.reps = std::stoi(value);
-    else if (flag == "--json")
+      const auto shape = tunekit::bench::parse_dims<2>(value);
+      if (!shape) return refuse("--reduce-rows", value, "ROWSxCOLS (each from 1)");
+      o.row_reduce_rows = (*shape)[0];
+      o.row_reduce_cols = (*shape)[1];
+    } else if (flag == "--reps") {
+      const auto reps = tunekit::bench::parse_size(value);
+      if (!reps || *reps > 100000) return refuse("--reps", value, "R (from 1 to 100000)");
+      o.reps = static_cast<int>(*reps);
+    } else if (flag == "--json")
       o.json = value;
     else if (flag == "--only") {
       // The shipped ops are the registry's (ops/registry.hpp); this benchmark covers those with a

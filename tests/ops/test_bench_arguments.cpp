@@ -1,0 +1,43 @@
+// The strict readers of the benches' size arguments (bench/shape_lists.hpp): a command line is
+// hostile input, so a size is decimal digits from 1 to 2^31 - 1, and anything else is refused
+// rather than read as far as it goes or wrapped to a huge allocation.
+#include <catch2/catch.hpp>
+
+#include "../../bench/shape_lists.hpp"
+
+using tunekit::bench::parse_dims;
+using tunekit::bench::parse_shapes;
+using tunekit::bench::parse_size;
+
+TEST_CASE("a bench's size argument is plain decimal digits from 1 to 2^31 - 1", "[bench]") {
+  CHECK(parse_size("1") == 1u);
+  CHECK(parse_size("8192") == 8192u);
+  CHECK(parse_size("2147483647") == 2147483647u);
+  for (const char* refused : {"", "0", "2147483648", "99999999999", "-1", "+5", " 5", "5 ", "5k",
+                              "0x10", "1e3", "18446744073709551617"}) {
+    INFO("'" << refused << "'");
+    CHECK_FALSE(parse_size(refused).has_value());
+  }
+}
+
+TEST_CASE("a bench's ROWSxCOLS and MxNxK arguments take exactly their sizes", "[bench]") {
+  CHECK(parse_dims<2>("65536x67") == std::array<std::size_t, 2>{65536, 67});
+  CHECK(parse_dims<3>("997x1009x1013") == std::array<std::size_t, 3>{997, 1009, 1013});
+  for (const char* refused : {"64", "64x", "x64", "64x0", "0x64", "64x64x64", "64xx64", "64X64",
+                              "64x-1", "64x64 "}) {
+    INFO("'" << refused << "'");
+    CHECK_FALSE(parse_dims<2>(refused).has_value());
+  }
+  CHECK_FALSE(parse_dims<3>("64x64").has_value());
+  CHECK_FALSE(parse_dims<3>("64x64x64x64").has_value());
+
+  const auto shapes = parse_shapes("1x2x3,4x5x6");
+  REQUIRE(shapes.has_value());
+  CHECK(shapes->size() == 2);
+  CHECK((*shapes)[1] == tunekit::bench::Shape{4, 5, 6});
+  CHECK(parse_shapes("real").has_value());
+  for (const char* refused : {"", "1x2x3,", ",1x2x3", "1x2x3,,4x5x6", "1x2x3;4x5x6", "real,1x2x3"}) {
+    INFO("'" << refused << "'");
+    CHECK_FALSE(parse_shapes(refused).has_value());
+  }
+}
