@@ -38,6 +38,8 @@
 #include <tunekit/settings.hpp>
 #include <vector>
 
+#include "arguments.hpp"
+
 namespace tcl = tunekit::cl;
 namespace ops = tunekit::ops;
 namespace fs = std::filesystem;
@@ -186,15 +188,15 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--programs" && i + 1 < argc) {
-      programs = std::max(1ul, std::stoul(argv[++i]));
+      programs = tunekit::bench::unsigned_argument("bench_builds", arg, argv[++i], 1, 100000);
     } else if (arg == "--threads" && i + 1 < argc) {
-      threads = std::max(1ul, std::stoul(argv[++i]));
+      threads = tunekit::bench::unsigned_argument("bench_builds", arg, argv[++i], 1, 256);
     } else if (arg == "--device" && i + 1 < argc) {
       selector = argv[++i];
     } else if (arg == "--candidate" && i + 1 < argc) {
       candidate = argv[++i];
     } else if (arg == "--per-family" && i + 1 < argc) {
-      per_family = std::max(1ul, std::stoul(argv[++i]));
+      per_family = tunekit::bench::unsigned_argument("bench_builds", arg, argv[++i], 1, 100000);
     } else if (arg == "--families" && i + 1 < argc) {
       only_families = argv[++i];
     } else if (arg == "--names" && i + 1 < argc) {

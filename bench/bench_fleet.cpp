@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "../tests/cache/redis_server.hpp"
+#include "arguments.hpp"
 
 namespace {
 
@@ -126,20 +127,35 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "--child") {
-    tune_ms = std::stoi(argv[6]);
-    return child(argv[2], argv[3], std::stoull(argv[4]),
+  using tunekit::bench::unsigned_argument;
+  if (argc >= 2 && std::string(argv[1]) == "--child") {  // as the parent starts it, below
+    if (argc != 7) {
+      std::cerr << "bench_fleet: --child DIR URL KEY START TUNE_MS\n";
+      return 2;
+    }
+    tune_ms =
+        static_cast<int>(unsigned_argument("bench_fleet", "--child TUNE_MS", argv[6], 0, 600000));
+    return child(argv[2], argv[3],
+                 unsigned_argument("bench_fleet", "--child KEY", argv[4], 0, UINT64_MAX),
                  argv[5] == std::string("-") ? "" : argv[5]);
   }
   int runs = 21, processes = 8;
+  if (argc % 2 == 0) {  // flags come with their values
+    std::cerr << "bench_fleet: " << argv[argc - 1] << " needs a value\n";
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string arg = argv[i];
     if (arg == "--runs")
-      runs = std::stoi(argv[i + 1]);
+      runs = static_cast<int>(unsigned_argument("bench_fleet", arg, argv[i + 1], 1, 10000));
     else if (arg == "--processes")
-      processes = std::stoi(argv[i + 1]);
+      processes = static_cast<int>(unsigned_argument("bench_fleet", arg, argv[i + 1], 1, 256));
     else if (arg == "--tune-ms")
-      tune_ms = std::stoi(argv[i + 1]);
+      tune_ms = static_cast<int>(unsigned_argument("bench_fleet", arg, argv[i + 1], 0, 600000));
+    else {
+      std::cerr << "bench_fleet: unknown option " << arg << " (--runs, --processes, --tune-ms)\n";
+      return 2;
+    }
   }
   auto server = tunekit::test::RedisServer::start_if_installed();
   if (!server) {

@@ -37,6 +37,7 @@
 #include <tunekit/ops/transpose.hpp>
 #include <vector>
 
+#include "arguments.hpp"
 #include "shape_lists.hpp"
 
 namespace ops = tunekit::ops;
@@ -318,10 +319,6 @@ void bench_reduce_rows(Client& client, const Options& o, std::vector<Row>& rows)
 constexpr std::string_view benchmarked_ops[] = {"matmul", "reduce", "transpose", "reduce_rows"};
 
 int main(int argc, char** argv) {
-  const auto refuse = [](const char* flag, const std::string& value, const char* form) {
-    std::fprintf(stderr, "bench_ops: %s '%.200s': takes %s\n", flag, value.c_str(), form);
-    return 2;
-  };
   Options o;
   if (argc == 3 && std::string(argv[1]) == "--print-shapes") {  // for scripts: one list, one place
     const auto list = tunekit::bench::named_shapes(argv[2]);
@@ -342,7 +339,8 @@ int main(int argc, char** argv) {
       o.device = value;
     else if (flag == "--sizes") {
       const auto list = tunekit::bench::parse_comma_list(value, tunekit::bench::parse_size);
-      if (!list) return refuse("--sizes", value, "N,N,... (each from 1 to 2^31 - 1)");
+      if (!list)
+        tunekit::bench::refuse("bench_ops", "--sizes", value, "N,N,... (each from 1 to 2^31 - 1)");
       o.sizes = *list;
     } else if (flag == "--shapes") {
       const auto list = tunekit::bench::parse_shapes(value);
@@ -354,25 +352,26 @@ int main(int argc, char** argv) {
       o.shapes.insert(o.shapes.end(), list->begin(), list->end());
     } else if (flag == "--reduce") {
       const auto n = tunekit::bench::parse_size(value);
-      if (!n) return refuse("--reduce", value, "N (from 1 to 2^31 - 1)");
+      if (!n) tunekit::bench::refuse("bench_ops", "--reduce", value, "N (from 1 to 2^31 - 1)");
       o.reduce_n = *n;
     } else if (flag == "--transpose") {
       const auto square = tunekit::bench::parse_size(value);
       const auto shape =
           square ? std::array{*square, *square}
                  : tunekit::bench::parse_dims<2>(value).value_or(std::array<std::size_t, 2>{});
-      if (shape[0] == 0) return refuse("--transpose", value, "N or ROWSxCOLS (each from 1)");
+      if (shape[0] == 0)
+        tunekit::bench::refuse("bench_ops", "--transpose", value, "N or ROWSxCOLS (each from 1)");
       o.transpose_rows = shape[0];
       o.transpose_cols = shape[1];
     } else if (flag == "--reduce-rows") {
       const auto shape = tunekit::bench::parse_dims<2>(value);
-      if (!shape) return refuse("--reduce-rows", value, "ROWSxCOLS (each from 1)");
+      if (!shape)
+        tunekit::bench::refuse("bench_ops", "--reduce-rows", value, "ROWSxCOLS (each from 1)");
       o.row_reduce_rows = (*shape)[0];
       o.row_reduce_cols = (*shape)[1];
     } else if (flag == "--reps") {
-      const auto reps = tunekit::bench::parse_size(value);
-      if (!reps || *reps > 100000) return refuse("--reps", value, "R (from 1 to 100000)");
-      o.reps = static_cast<int>(*reps);
+      o.reps = static_cast<int>(
+          tunekit::bench::unsigned_argument("bench_ops", "--reps", value, 1, 100000));
     } else if (flag == "--json")
       o.json = value;
     else if (flag == "--only") {

@@ -33,6 +33,7 @@
 // Experiments, with --measure-once --names FILE: [--buffer-sets S] (each configuration on S sets
 // of matrices, interleaved), [--passes P] (the whole measurement P times in one process).
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,6 +50,8 @@
 #include <tunekit/local_tuner.hpp>
 #include <tunekit/ops/matmul.hpp>
 #include <vector>
+
+#include "arguments.hpp"
 
 namespace ops = tunekit::ops;
 
@@ -202,12 +205,32 @@ int measure_once(const Options& o) {
   return 0;
 }
 
-// Runs `command` and calls `record(kind, rest)` for each line of its output that holds a tab
-// (the children's records: "kind<TAB>rest"); true when it exited with 0.
+// Runs this program again with `args` (argv[1..]; no shell, so no argument is ever read as shell
+// text) and calls `record(kind, rest)` for each line of its output that holds a tab (the
+// children's records: "kind<TAB>rest"); true when it exited with 0.
 template <class Record>
-bool read_records(const std::string& command, Record record) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error("cannot start " + command);
+bool read_records(const std::vector<std::string>& args, Record record) {
+  std::vector<char*> argv{const_cast<char*>("bench_repeat")};
+  for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("cannot make a pipe for a child");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("cannot start a child");
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    ::execv("/proc/self/exe", argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  FILE* pipe = ::fdopen(fds[0], "r");
+  if (pipe == nullptr) {
+    ::close(fds[0]);
+    ::waitpid(pid, nullptr, 0);
+    throw std::runtime_error("cannot read a child's output");
+  }
   char line[4096];
   while (std::fgets(line, sizeof line, pipe) != nullptr) {
     std::string text(line);
@@ -215,7 +238,24 @@ bool read_records(const std::string& command, Record record) {
     const auto tab = text.find('\t');
     if (tab != std::string::npos) record(text.substr(0, tab), text.substr(tab + 1));
   }
-  return pclose(pipe) == 0;
+  std::fclose(pipe);
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// A child's record field as a number, or the child is not to be believed.
+double record_number(const std::string& text, const std::string& record) {
+  if (auto value = tunekit::bench::parse_number(text, 0, 1e300)) return *value;
+  throw std::runtime_error("a child's record '" + record + "' holds '" + text.substr(0, 80) +
+                           "', not a number");
+}
+
+// How a child was started, for messages.
+std::string describe(const std::vector<std::string>& args) {
+  std::string text = "bench_repeat";
+  for (const auto& arg : args) text += " " + arg;
+  return text;
 }
 
 // Each judge's ratios: per configuration, its time over that judge's best.
@@ -268,19 +308,26 @@ void print_judges_ceiling(const std::vector<JudgeRatios>& by_judge) {
 }
 
 // One judge: a fresh process measuring `names_file`'s configurations; their medians by name.
-std::map<std::string, double> run_judge(const char* self, const Options& o) {
-  std::string command = std::string("'") + self + "' --measure-once --size " + std::to_string(o.n) +
-                        " --rounds " + std::to_string(o.rounds) + " --sample " +
-                        std::to_string(o.sample) + " --names '" + o.names_file + "'" +
-                        " --judge-time " + (o.judge_by_span ? "span" : "busy");
-  if (!o.device.empty()) command += " --device '" + o.device + "'";
+std::map<std::string, double> run_judge(const Options& o) {
+  std::vector<std::string> args{"--measure-once",
+                                "--size",
+                                std::to_string(o.n),
+                                "--rounds",
+                                std::to_string(o.rounds),
+                                "--sample",
+                                std::to_string(o.sample),
+                                "--names",
+                                o.names_file,
+                                "--judge-time",
+                                o.judge_by_span ? "span" : "busy"};
+  if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
   std::map<std::string, double> median;
-  const bool exited = read_records(command, [&](const std::string& kind, const std::string& rest) {
+  const bool exited = read_records(args, [&](const std::string& kind, const std::string& rest) {
     if (kind != "time") return;
     const auto tab = rest.rfind('\t');
-    median[rest.substr(0, tab)] = std::stod(rest.substr(tab + 1));
+    median[rest.substr(0, tab)] = record_number(rest.substr(tab + 1), "time");
   });
-  if (!exited || median.empty()) throw std::runtime_error("a judge failed: " + command);
+  if (!exited || median.empty()) throw std::runtime_error("a judge failed: " + describe(args));
   return median;
 }
 
@@ -292,29 +339,29 @@ struct Child {
   std::map<std::string, double> seen;  // every configuration it measured that worked: its median
 };
 
-Child run_child(const char* self, const Options& o, const std::string& level,
-                const std::string& start_points) {
-  std::string command = std::string("'") + self + "' --tune-once --size " + std::to_string(o.n) +
-                        " --level " + level + " --start-points " + start_points + " --top " +
-                        std::to_string(o.top);
-  if (!o.device.empty()) command += " --device '" + o.device + "'";
-  if (o.min_sample > 0) command += " --min-sample " + std::to_string(o.min_sample);
+Child run_child(const Options& o, const std::string& level, const std::string& start_points) {
+  std::vector<std::string> args{"--tune-once", "--size", std::to_string(o.n),
+                                "--level",     level,    "--start-points",
+                                start_points,  "--top",  std::to_string(o.top)};
+  if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
+  if (o.min_sample > 0) args.insert(args.end(), {"--min-sample", std::to_string(o.min_sample)});
   Child child;
-  const bool exited = read_records(command, [&](const std::string& kind, const std::string& rest) {
+  const bool exited = read_records(args, [&](const std::string& kind, const std::string& rest) {
     if (kind == "winner") {
       const auto t1 = rest.find('\t'), t2 = rest.find('\t', t1 + 1);
+      if (t2 == std::string::npos) throw std::runtime_error("a child's winner record is short");
       child.winner = rest.substr(0, t1);
-      child.seconds = std::stod(rest.substr(t1 + 1, t2 - t1 - 1));
-      child.measured = std::stoul(rest.substr(t2 + 1));
+      child.seconds = record_number(rest.substr(t1 + 1, t2 - t1 - 1), "winner");
+      child.measured = static_cast<std::size_t>(record_number(rest.substr(t2 + 1), "winner"));
     } else if (kind == "top") {
       child.top.push_back(rest);
     } else if (kind == "seen") {
       const auto t = rest.find('\t');
-      child.seen[rest.substr(0, t)] = std::stod(rest.substr(t + 1));
+      child.seen[rest.substr(0, t)] = record_number(rest.substr(t + 1), "seen");
     }
   });
   if (!exited || child.winner.empty()) {
-    throw std::runtime_error("a tuning failed: " + command);
+    throw std::runtime_error("a tuning failed: " + describe(args));
   }
   return child;
 }
@@ -322,17 +369,19 @@ Child run_child(const char* self, const Options& o, const std::string& level,
 }  // namespace
 
 int main(int argc, char** argv) {
+  using tunekit::bench::number_argument, tunekit::bench::unsigned_argument;
+  const char* program = "bench_repeat";
   Options o;
   bool once = false, judge = false, reference_given = false;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     const auto is = [&](const char* flag) { return !std::strcmp(argv[i], flag) && has_value; };
     if (is("--size")) {
-      o.n = std::stoul(argv[++i]);
+      o.n = unsigned_argument(program, "--size", argv[++i], 1, 65536);
     } else if (is("--runs")) {
-      o.runs = std::stoul(argv[++i]);
+      o.runs = unsigned_argument(program, "--runs", argv[++i], 1, 1000);
     } else if (is("--rounds")) {
-      o.rounds = std::stoul(argv[++i]);
+      o.rounds = unsigned_argument(program, "--rounds", argv[++i], 1, 100000);
     } else if (is("--level")) {
       o.level = argv[++i];
     } else if (is("--device")) {
@@ -343,19 +392,19 @@ int main(int argc, char** argv) {
       o.reference = argv[++i];
       reference_given = true;
     } else if (is("--top")) {
-      o.top = std::stoul(argv[++i]);
+      o.top = unsigned_argument(program, "--top", argv[++i], 1, 1000);
     } else if (is("--run-top")) {
-      o.run_top = std::stoul(argv[++i]);
+      o.run_top = unsigned_argument(program, "--run-top", argv[++i], 0, 1000);
     } else if (is("--min-sample")) {
-      o.min_sample = std::stod(argv[++i]);
+      o.min_sample = number_argument(program, "--min-sample", argv[++i], 0, 10);
     } else if (is("--sample")) {
-      o.sample = std::stod(argv[++i]);
+      o.sample = number_argument(program, "--sample", argv[++i], 1e-6, 10);
     } else if (is("--names")) {
       o.names_file = argv[++i];
     } else if (is("--buffer-sets")) {
-      o.buffer_sets = std::max<std::size_t>(1, std::stoul(argv[++i]));
+      o.buffer_sets = unsigned_argument(program, "--buffer-sets", argv[++i], 1, 64);
     } else if (is("--passes")) {
-      o.passes = std::max<std::size_t>(1, std::stoul(argv[++i]));
+      o.passes = unsigned_argument(program, "--passes", argv[++i], 1, 1000);
     } else if (is("--judge-time")) {
       const std::string judge_time = argv[++i];
       if (judge_time != "span" && judge_time != "busy") {
@@ -364,7 +413,7 @@ int main(int argc, char** argv) {
       }
       o.judge_by_span = judge_time == "span";
     } else if (is("--judges")) {
-      o.judges = std::max<std::size_t>(1, std::stoul(argv[++i]));
+      o.judges = unsigned_argument(program, "--judges", argv[++i], 1, 64);
     } else if (!std::strcmp(argv[i], "--tune-once")) {
       once = true;
     } else if (!std::strcmp(argv[i], "--measure-once")) {
@@ -401,7 +450,7 @@ int main(int argc, char** argv) {
       if (!reference_given) o.reference = "none";
     }
     for (std::size_t r = 0; r < o.runs; ++r) {
-      runs.push_back(run_child(argv[0], o, o.level, o.start_points));
+      runs.push_back(run_child(o, o.level, o.start_points));
       std::printf("run %2zu: %-60s measured %3zu, tuned in %.1f s\n", r + 1,
                   runs.back().winner.c_str(), runs.back().measured, runs.back().seconds);
       std::fflush(stdout);
@@ -415,7 +464,7 @@ int main(int argc, char** argv) {
       }
     }
     if (o.reference != "none") {
-      const Child reference = run_child(argv[0], o, o.reference, "off");
+      const Child reference = run_child(o, o.reference, "off");
       std::printf("reference: level %s, start points off, tuned in %.1f s; its best %zu join\n",
                   o.reference.c_str(), reference.seconds, reference.top.size());
       names.insert(names.end(), reference.top.begin(), reference.top.end());
@@ -437,7 +486,7 @@ int main(int argc, char** argv) {
     judged.names_file = list_path;
     std::vector<JudgeRatios> by_judge;
     for (std::size_t j = 0; j < o.judges; ++j) {
-      const auto medians = run_judge(argv[0], judged);
+      const auto medians = run_judge(judged);
       double process_best = 1e300;
       for (const auto& [_, t] : medians) process_best = std::min(process_best, t);
       JudgeRatios& ratios = by_judge.emplace_back();

@@ -19,6 +19,8 @@
 #include <tunekit/tunekit.hpp>
 #include <vector>
 
+#include "arguments.hpp"
+
 namespace {
 
 // The recorded times, each evaluation multiplied by a log-normal factor: a live search sees
@@ -76,6 +78,12 @@ int main(int argc, char** argv) {
         argv[0]);
     return 2;
   }
+  using tunekit::bench::number_argument, tunekit::bench::unsigned_argument;
+  const char* program = "bench_search";
+  if (argc % 2 != 0) {  // TABLE, then flags with their values
+    std::fprintf(stderr, "bench_search: %.200s needs a value\n", argv[argc - 1]);
+    return 2;
+  }
   int seeds = 25;
   double time_fraction = 0.2;
   std::size_t evaluation_cap = 0, patience = 0;
@@ -86,27 +94,27 @@ int main(int argc, char** argv) {
   bool no_time_limit = false;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--seeds"))
-      seeds = std::stoi(argv[i + 1]);
+      seeds = static_cast<int>(unsigned_argument(program, argv[i], argv[i + 1], 1, 100000));
     else if (!std::strcmp(argv[i], "--time-fraction"))
-      time_fraction = std::stod(argv[i + 1]);
+      time_fraction = number_argument(program, argv[i], argv[i + 1], 1e-6, 1);
     else if (!std::strcmp(argv[i], "--evaluations"))
-      evaluation_cap = std::stoul(argv[i + 1]);
+      evaluation_cap = unsigned_argument(program, argv[i], argv[i + 1], 1, 100000000);
     else if (!std::strcmp(argv[i], "--patience"))
-      patience = std::stoul(argv[i + 1]);
+      patience = unsigned_argument(program, argv[i], argv[i + 1], 1, 100000000);
     else if (!std::strcmp(argv[i], "--level"))
       level = tunekit::parse_level(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--refine"))
-      refine = std::stoul(argv[i + 1]);
+      refine = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--first-sample"))
-      first_sample = std::stoul(argv[i + 1]);
+      first_sample = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--time-limit"))
       no_time_limit = !std::strcmp(argv[i + 1], "off");
     else if (!std::strcmp(argv[i], "--explore"))
-      explore = std::stoul(argv[i + 1]);
+      explore = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--confirm"))
-      confirm = std::stoul(argv[i + 1]);
+      confirm = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--noise"))
-      noise = std::stod(argv[i + 1]);
+      noise = number_argument(program, argv[i], argv[i + 1], 0, 10);
     else if (!std::strcmp(argv[i], "--start"))
       start_texts.emplace_back(argv[i + 1]);
     else {

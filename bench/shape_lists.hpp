@@ -1,7 +1,7 @@
 // The named lists of matmul shapes (M x N x K) that bench_ops --shapes takes and the ops tests
 // check: the shapes real programs hand a GEMM (issue 16). docs/benchmarks.md says where each
-// comes from. Also the strict readers of the benches' size arguments. Header-only, standard
-// library only.
+// comes from; `--shapes`' reader (each size as bench/arguments.hpp reads it). Header-only,
+// standard library only.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "arguments.hpp"
 
 namespace tunekit::bench {
 
@@ -47,52 +49,6 @@ inline std::optional<std::vector<Shape>> named_shapes(std::string_view name) {
   if (name == "real") return real_shapes();
   if (name == "real-small") return real_small_shapes();
   return std::nullopt;
-}
-
-/// The largest size a command line may give: the kernels index with 32-bit ints.
-inline constexpr std::size_t max_size = (std::size_t{1} << 31) - 1;
-
-/// One size of a command line: decimal digits only (no sign, space or suffix), from 1 to
-/// max_size; nothing otherwise.
-inline std::optional<std::size_t> parse_size(std::string_view text) {
-  if (text.empty() || text.size() > 10) return std::nullopt;
-  std::size_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    value = value * 10 + static_cast<std::size_t>(c - '0');
-  }
-  if (value == 0 || value > max_size) return std::nullopt;
-  return value;
-}
-
-/// `N` sizes joined by 'x' ("ROWSxCOLS", "MxNxK"), each as parse_size; nothing otherwise.
-template <std::size_t N>
-std::optional<std::array<std::size_t, N>> parse_dims(std::string_view text) {
-  std::array<std::size_t, N> dims{};
-  for (std::size_t i = 0; i < N; ++i) {
-    const std::size_t end = i + 1 < N ? text.find('x') : text.size();
-    if (end == std::string_view::npos) return std::nullopt;
-    const auto size = parse_size(text.substr(0, end));
-    if (!size) return std::nullopt;
-    dims[i] = *size;
-    text.remove_prefix(std::min(text.size(), end + 1));
-  }
-  return dims;
-}
-
-/// A comma-separated list of what `parse_item` reads, at least one; nothing if any item fails.
-template <typename Parse>
-auto parse_comma_list(std::string_view text, Parse parse_item)
-    -> std::optional<std::vector<typename decltype(parse_item(text))::value_type>> {
-  std::vector<typename decltype(parse_item(text))::value_type> items;
-  for (std::size_t start = 0; start <= text.size();) {
-    const std::size_t end = std::min(text.find(',', start), text.size());
-    const auto item = parse_item(text.substr(start, end - start));
-    if (!item) return std::nullopt;
-    items.push_back(*item);
-    start = end + 1;
-  }
-  return items;
 }
 
 /// A `--shapes` argument: a list's name, or MxNxK,... (each size as parse_size); nothing when it

@@ -1,13 +1,17 @@
-// The strict readers of the benches' size arguments (bench/shape_lists.hpp): a command line is
-// hostile input, so a size is decimal digits from 1 to 2^31 - 1, and anything else is refused
-// rather than read as far as it goes or wrapped to a huge allocation.
+// The strict readers of the benches' arguments (bench/arguments.hpp, and shape_lists.hpp's): a
+// command line is hostile input, so a size is decimal digits from 1 to 2^31 - 1, and anything else
+// is refused rather than read as far as it goes or wrapped to a huge allocation.
 #include <catch2/catch.hpp>
+#include <cstdint>
 
+#include "../../bench/arguments.hpp"
 #include "../../bench/shape_lists.hpp"
 
 using tunekit::bench::parse_dims;
+using tunekit::bench::parse_number;
 using tunekit::bench::parse_shapes;
 using tunekit::bench::parse_size;
+using tunekit::bench::parse_unsigned;
 
 TEST_CASE("a bench's size argument is plain decimal digits from 1 to 2^31 - 1", "[bench]") {
   CHECK(parse_size("1") == 1u);
@@ -23,8 +27,8 @@ TEST_CASE("a bench's size argument is plain decimal digits from 1 to 2^31 - 1", 
 TEST_CASE("a bench's ROWSxCOLS and MxNxK arguments take exactly their sizes", "[bench]") {
   CHECK(parse_dims<2>("65536x67") == std::array<std::size_t, 2>{65536, 67});
   CHECK(parse_dims<3>("997x1009x1013") == std::array<std::size_t, 3>{997, 1009, 1013});
-  for (const char* refused : {"64", "64x", "x64", "64x0", "0x64", "64x64x64", "64xx64", "64X64",
-                              "64x-1", "64x64 "}) {
+  for (const char* refused :
+       {"64", "64x", "x64", "64x0", "0x64", "64x64x64", "64xx64", "64X64", "64x-1", "64x64 "}) {
     INFO("'" << refused << "'");
     CHECK_FALSE(parse_dims<2>(refused).has_value());
   }
@@ -36,8 +40,25 @@ TEST_CASE("a bench's ROWSxCOLS and MxNxK arguments take exactly their sizes", "[
   CHECK(shapes->size() == 2);
   CHECK((*shapes)[1] == tunekit::bench::Shape{4, 5, 6});
   CHECK(parse_shapes("real").has_value());
-  for (const char* refused : {"", "1x2x3,", ",1x2x3", "1x2x3,,4x5x6", "1x2x3;4x5x6", "real,1x2x3"}) {
+  for (const char* refused :
+       {"", "1x2x3,", ",1x2x3", "1x2x3,,4x5x6", "1x2x3;4x5x6", "real,1x2x3"}) {
     INFO("'" << refused << "'");
     CHECK_FALSE(parse_shapes(refused).has_value());
+  }
+}
+
+TEST_CASE("a bench's count and number arguments are read whole and bounded", "[bench]") {
+  CHECK(parse_unsigned("0", 0, 10) == 0u);
+  CHECK(parse_unsigned("18446744073709551615", 0, UINT64_MAX) == UINT64_MAX);
+  CHECK_FALSE(parse_unsigned("18446744073709551616", 0, UINT64_MAX).has_value());  // no wrap
+  CHECK_FALSE(parse_unsigned("11", 0, 10).has_value());
+  CHECK_FALSE(parse_unsigned("0", 1, 10).has_value());
+  CHECK(parse_number("0.01", 0, 1) == 0.01);
+  CHECK(parse_number("2e-3", 0, 1) == 2e-3);
+  CHECK(parse_number("0", 0, 1) == 0.0);
+  for (const char* refused :
+       {"", "-0.5", "+1", ".5", "1.5", "nan", "inf", "1e999", "0.5s", " 0.5", "0x1p-3"}) {
+    INFO("'" << refused << "'");
+    CHECK_FALSE(parse_number(refused, 0, 1).has_value());
   }
 }
