@@ -96,6 +96,13 @@ auto parse_comma_list(std::string_view text, Parse parse_item)
   std::exit(2);
 }
 
+/// Says that `flag`, the command line's last argument, has no value, then exits with status 2.
+[[noreturn]] inline void refuse_missing_value(const char* program, std::string_view flag) {
+  std::fprintf(stderr, "%s: %.*s: no value follows it\n", program,
+               static_cast<int>(std::min<std::size_t>(flag.size(), 200)), flag.data());
+  std::exit(2);
+}
+
 /// `flag`'s value as parse_unsigned reads it, or the program refuses it.
 inline std::size_t unsigned_argument(const char* program, std::string_view flag,
                                      std::string_view value, std::size_t min, std::size_t max) {

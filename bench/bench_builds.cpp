@@ -209,6 +209,9 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
+      if (i + 1 == argc && argv[i][0] == '-')  // the last argument: a flag whose value is missing?
+        std::fprintf(stderr, "bench_builds: %.200s: no such option, or its value is missing\n",
+                     argv[i]);
       std::fprintf(stderr,
                    "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] "
                    "[--candidate NAME]\n       bench_builds --per-family N [--families A,B,...] "

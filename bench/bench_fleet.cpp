@@ -140,12 +140,9 @@ int main(int argc, char** argv) {
                  argv[5] == std::string("-") ? "" : argv[5]);
   }
   int runs = 21, processes = 8;
-  if (argc % 2 == 0) {  // flags come with their values
-    std::cerr << "bench_fleet: " << argv[argc - 1] << " needs a value\n";
-    return 2;
-  }
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     const std::string arg = argv[i];
+    if (i + 1 == argc) tunekit::bench::refuse_missing_value("bench_fleet", arg);
     if (arg == "--runs")
       runs = static_cast<int>(unsigned_argument("bench_fleet", arg, argv[i + 1], 1, 10000));
     else if (arg == "--processes")

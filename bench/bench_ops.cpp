@@ -329,11 +329,8 @@ int main(int argc, char** argv) {
     for (const auto& s : *list) std::printf("%zux%zux%zu\n", s[0], s[1], s[2]);
     return 0;
   }
-  if (argc % 2 == 0) {  // flags come with their values
-    std::fprintf(stderr, "bench_ops: %.200s needs a value\n", argv[argc - 1]);
-    return 2;
-  }
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (i + 1 == argc) tunekit::bench::refuse_missing_value("bench_ops", argv[i]);
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--device")
       o.device = value;

@@ -33,11 +33,13 @@
 // Experiments, with --measure-once --names FILE: [--buffer-sets S] (each configuration on S sets
 // of matrices, interleaved), [--passes P] (the whole measurement P times in one process).
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -214,34 +216,39 @@ bool read_records(const std::vector<std::string>& args, Record record) {
   for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error("cannot make a pipe for a child");
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot make a pipe for a child");
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("cannot start a child");
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);
+  if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);
+    throw std::runtime_error("cannot start a child");
+  }
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
     ::execv("/proc/self/exe", argv.data());
+    static const char message[] = "bench_repeat: cannot run /proc/self/exe again\n";
+    (void)!::write(STDERR_FILENO, message, sizeof message - 1);
     ::_exit(127);
   }
   ::close(fds[1]);
-  FILE* pipe = ::fdopen(fds[0], "r");
-  if (pipe == nullptr) {
+  // Every line first, then the child reaped, then the records read: a record that throws
+  // leaves no pipe open and no child unreaped.
+  std::vector<std::string> lines;
+  if (FILE* pipe = ::fdopen(fds[0], "r")) {
+    char line[4096];
+    while (std::fgets(line, sizeof line, pipe) != nullptr) lines.emplace_back(line);
+    std::fclose(pipe);
+  } else {
     ::close(fds[0]);
-    ::waitpid(pid, nullptr, 0);
-    throw std::runtime_error("cannot read a child's output");
   }
-  char line[4096];
-  while (std::fgets(line, sizeof line, pipe) != nullptr) {
-    std::string text(line);
+  int status = 0;
+  const bool reaped = ::waitpid(pid, &status, 0) == pid;
+  for (std::string& text : lines) {
     if (!text.empty() && text.back() == '\n') text.pop_back();
     const auto tab = text.find('\t');
     if (tab != std::string::npos) record(text.substr(0, tab), text.substr(tab + 1));
   }
-  std::fclose(pipe);
-  int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return false;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return reaped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // A child's record field as a number, or the child is not to be believed.
@@ -249,6 +256,13 @@ double record_number(const std::string& text, const std::string& record) {
   if (auto value = tunekit::bench::parse_number(text, 0, 1e300)) return *value;
   throw std::runtime_error("a child's record '" + record + "' holds '" + text.substr(0, 80) +
                            "', not a number");
+}
+
+// A number as a child reads it back exactly (std::to_string keeps 6 decimals: 5e-7 would be 0).
+std::string exact_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
 }
 
 // How a child was started, for messages.
@@ -315,7 +329,7 @@ std::map<std::string, double> run_judge(const Options& o) {
                                 "--rounds",
                                 std::to_string(o.rounds),
                                 "--sample",
-                                std::to_string(o.sample),
+                                exact_text(o.sample),
                                 "--names",
                                 o.names_file,
                                 "--judge-time",
@@ -344,7 +358,7 @@ Child run_child(const Options& o, const std::string& level, const std::string& s
                                 "--level",     level,    "--start-points",
                                 start_points,  "--top",  std::to_string(o.top)};
   if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
-  if (o.min_sample > 0) args.insert(args.end(), {"--min-sample", std::to_string(o.min_sample)});
+  if (o.min_sample > 0) args.insert(args.end(), {"--min-sample", exact_text(o.min_sample)});
   Child child;
   const bool exited = read_records(args, [&](const std::string& kind, const std::string& rest) {
     if (kind == "winner") {
@@ -352,7 +366,9 @@ Child run_child(const Options& o, const std::string& level, const std::string& s
       if (t2 == std::string::npos) throw std::runtime_error("a child's winner record is short");
       child.winner = rest.substr(0, t1);
       child.seconds = record_number(rest.substr(t1 + 1, t2 - t1 - 1), "winner");
-      child.measured = static_cast<std::size_t>(record_number(rest.substr(t2 + 1), "winner"));
+      const auto measured = tunekit::bench::parse_unsigned(rest.substr(t2 + 1), 0, SIZE_MAX);
+      if (!measured) throw std::runtime_error("a child's winner record has no count");
+      child.measured = *measured;
     } else if (kind == "top") {
       child.top.push_back(rest);
     } else if (kind == "seen") {
@@ -419,6 +435,9 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--measure-once")) {
       judge = true;
     } else {
+      if (i + 1 == argc && argv[i][0] == '-')  // the last argument: a flag whose value is missing?
+        std::fprintf(stderr, "bench_repeat: %.200s: no such option, or its value is missing\n",
+                     argv[i]);
       std::fprintf(stderr,
                    "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
                    "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] "

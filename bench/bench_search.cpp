@@ -67,6 +67,23 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// A level's name, or the bench refuses it.
+tunekit::Level level_argument(const char* text) {
+  try {
+    return tunekit::parse_level(text);
+  } catch (const std::exception&) {
+    tunekit::bench::refuse("bench_search", "--level", text,
+                           "a level's name (minimal, balanced, extensive, full)");
+  }
+}
+
+// "on" or "off", or the bench refuses it.
+bool on_off_argument(const char* flag, std::string_view text) {
+  if (text != "on" && text != "off")
+    tunekit::bench::refuse("bench_search", flag, text, "on or off");
+  return text == "on";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,10 +97,6 @@ int main(int argc, char** argv) {
   }
   using tunekit::bench::number_argument, tunekit::bench::unsigned_argument;
   const char* program = "bench_search";
-  if (argc % 2 != 0) {  // TABLE, then flags with their values
-    std::fprintf(stderr, "bench_search: %.200s needs a value\n", argv[argc - 1]);
-    return 2;
-  }
   int seeds = 25;
   double time_fraction = 0.2;
   std::size_t evaluation_cap = 0, patience = 0;
@@ -92,7 +105,8 @@ int main(int argc, char** argv) {
   double noise = 0;
   std::optional<std::size_t> refine, explore, first_sample, confirm;
   bool no_time_limit = false;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  for (int i = 2; i < argc; i += 2) {
+    if (i + 1 == argc) tunekit::bench::refuse_missing_value(program, argv[i]);
     if (!std::strcmp(argv[i], "--seeds"))
       seeds = static_cast<int>(unsigned_argument(program, argv[i], argv[i + 1], 1, 100000));
     else if (!std::strcmp(argv[i], "--time-fraction"))
@@ -102,13 +116,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--patience"))
       patience = unsigned_argument(program, argv[i], argv[i + 1], 1, 100000000);
     else if (!std::strcmp(argv[i], "--level"))
-      level = tunekit::parse_level(argv[i + 1]);
+      level = level_argument(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--refine"))
       refine = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--first-sample"))
       first_sample = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--time-limit"))
-      no_time_limit = !std::strcmp(argv[i + 1], "off");
+      no_time_limit = on_off_argument(argv[i], argv[i + 1]) == false;
     else if (!std::strcmp(argv[i], "--explore"))
       explore = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--confirm"))

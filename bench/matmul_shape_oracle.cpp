@@ -26,6 +26,7 @@
 #include <tunekit/settings.hpp>
 #include <vector>
 
+#include "arguments.hpp"
 #include "shape_lists.hpp"
 
 namespace ops = tunekit::ops;
@@ -51,7 +52,8 @@ struct Measured {
 int main(int argc, char** argv) {
   std::string device, families_text = "blocked,split,skinny", shapes_text = "real", out, only;
   std::size_t top = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    if (i + 1 == argc) tunekit::bench::refuse_missing_value("matmul_shape_oracle", argv[i]);
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--device")
       device = value;
@@ -60,7 +62,7 @@ int main(int argc, char** argv) {
     else if (flag == "--shapes")
       shapes_text = value;
     else if (flag == "--top")
-      top = std::max<std::size_t>(1, std::stoul(value));
+      top = tunekit::bench::unsigned_argument("matmul_shape_oracle", flag, value, 1, 1000);
     else if (flag == "--out")
       out = value;
     else if (flag == "--candidates")

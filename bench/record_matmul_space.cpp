@@ -24,6 +24,8 @@
 #include <tunekit/ops/matmul.hpp>
 #include <vector>
 
+#include "arguments.hpp"
+
 namespace ops = tunekit::ops;
 
 int main(int argc, char** argv) {
@@ -39,19 +41,27 @@ int main(int argc, char** argv) {
     else if (i + 1 < argc && flag == "--family")
       family = argv[++i];
     else if (i + 1 < argc && flag == "--size")
-      size = std::stoul(argv[++i]);
+      size = tunekit::bench::unsigned_argument("record_matmul_space", flag, argv[++i], 1, 65536);
     else if (i + 1 < argc && flag == "--out")
       out = argv[++i];
     else if (i + 1 < argc && flag == "--device")
       device = argv[++i];
     else if (i + 1 < argc && flag == "--limit")
-      limit = std::stoul(argv[++i]);
+      limit =
+          tunekit::bench::unsigned_argument("record_matmul_space", flag, argv[++i], 1, SIZE_MAX);
     else if (i + 1 < argc && flag == "--table")
       recorded = argv[++i];
-    else if (i + 1 < argc && flag == "--part" &&
-             std::sscanf(argv[i + 1], "%zu/%zu", &part, &parts) == 2 && part >= 1 &&
-             part <= parts) {
-      ++i;
+    else if (i + 1 < argc && flag == "--part") {  // I/N, 1 <= I <= N
+      const std::string_view text = argv[++i];
+      const auto slash = text.find('/');
+      const auto whole = tunekit::bench::parse_unsigned(text.substr(slash + 1), 1, 1000000);
+      const auto one = slash == std::string_view::npos
+                           ? std::nullopt
+                           : tunekit::bench::parse_unsigned(text.substr(0, slash), 1, 1000000);
+      if (!one || !whole || *one > *whole)
+        tunekit::bench::refuse("record_matmul_space", flag, text, "I/N, 1 <= I <= N");
+      part = *one;
+      parts = *whole;
     } else {
       std::fprintf(
           stderr,

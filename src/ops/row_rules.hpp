@@ -1,5 +1,5 @@
 // How reduce_rows' kernels (kernels/reduce.cl) share out a matrix's rows: the one host copy of
-// each kernel's rule, used by the op's launch and by the kernel test.
+// each kernel's rule, used by the op's launch, the kernel test and tools/kernel_lab.
 #pragma once
 
 #include <algorithm>

@@ -86,19 +86,22 @@ TEST_CASE(
   // modulo 16, so their starts take every remainder), rows shorter than a vector, work-groups of
   // fewer work-items than a row's head. A sum misses any element lost or read twice. Also the
   // work-item-per-row kernels (direct and through local memory; they read no vectors, so one
-  // width), and on NVIDIA the warp-per-row one (its shuffles through inline PTX; 32-wide warps).
+  // width), and the sub-group-per-row one where there are sub-groups (on NVIDIA through inline
+  // PTX shuffles, 32-wide warps). No kernel writes past the last row's result.
   using tunekit::ops::detail::RowStrategy;
   std::vector<RowStrategy> row_strategies{RowStrategy::group, RowStrategy::item, RowStrategy::tile};
-  if (client.device().nvidia) row_strategies.push_back(RowStrategy::subgroup);
+  if (client.device().nvidia || client.device().sub_groups)
+    row_strategies.push_back(RowStrategy::subgroup);
   for (const RowStrategy strategy : row_strategies) {
     const std::string name = tunekit::ops::detail::row_kernel(strategy);
     const bool warps = strategy == RowStrategy::subgroup;
+    const bool nv_shuffles = warps && client.device().nvidia;
     for (int op : {0, 1}) {
       for (int vw : {1, 2, 4, 8, 16}) {
         if (vw != 1 && (strategy == RowStrategy::item || strategy == RowStrategy::tile)) continue;
-        // The warp kernel's groups also own fewer rows than their warps (one idle) and more
-        // (each warp takes two in turn), as sub-groups of 64 or 16 lanes would make them; the
-        // tile kernel's passes are as wide as its group, or narrower (TC, default min(32, WGS)).
+        // The sub-group kernel's groups also own fewer rows than their sub-groups (one idle, as
+        // with 16-lane sub-groups) and more (each takes two in turn, as with 64 lanes); the tile
+        // kernel's passes are as wide as its group, or narrower (TC, default min(32, WGS)).
         for (auto [wgs, sg_rows, tc] : {std::tuple<int, int, int>{2, 0, 0},
                                         {64, 0, 0},
                                         {64, 1, 0},
@@ -110,7 +113,7 @@ TEST_CASE(
           ::cl::Kernel kernel = client.kernel(tunekit::cl::KernelSpec::embedded(
               "reduce.cl",
               "-DOP=" + std::to_string(op) + " -DWGS=" + std::to_string(wgs) +
-                  " -DVW=" + std::to_string(vw) + (warps ? " -DUSE_NV_SHFL=1" : "") +
+                  " -DVW=" + std::to_string(vw) + (nv_shuffles ? " -DUSE_NV_SHFL=1" : "") +
                   (sg_rows != 0 ? " -DSG_ROWS=" + std::to_string(sg_rows) : "") +
                   (tc != 0 ? " -DTC=" + std::to_string(tc) : ""),
               name));
@@ -128,12 +131,17 @@ TEST_CASE(
                       << " TC=" << tc << " " << rows << "x" << cols);
             const auto values = tunekit::ops::random_values(rows * cols, rows * 3 + cols);
             const auto matrix = upload_matrix(client, values, rows, cols);
-            auto out = upload_vector(client, std::vector<float>(rows, 0.0f));
+            // A group's worth of NaN past the last row: a write there shows.
+            std::vector<float> canary(rows + static_cast<std::size_t>(wgs), 0.0f);
+            std::fill(canary.begin() + static_cast<std::ptrdiff_t>(rows), canary.end(), NAN);
+            auto out = upload_vector(client, canary);
             const std::size_t groups = (rows + rows_per_group - 1) / rows_per_group;
             client.launch_with(kernel, ::cl::NDRange(groups * wgs), ::cl::NDRange(wgs),
                                static_cast<int>(rows), static_cast<int>(cols), matrix.buffer,
                                out.buffer);
-            const auto got = client.download<float>(out.buffer, rows);
+            const auto got = client.download<float>(out.buffer, canary.size());
+            CHECK(std::all_of(got.begin() + static_cast<std::ptrdiff_t>(rows), got.end(),
+                              [](float v) { return std::isnan(v); }));
             for (std::size_t r = 0; r < rows; ++r) {
               INFO("row " << r);
               double magnitude = 0;

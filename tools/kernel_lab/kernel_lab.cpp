@@ -43,6 +43,7 @@
 
 #include "../../src/ops/gemm_rules.hpp"      // the blocked kernel's rules, as the op applies them
 #include "../../src/ops/operand_passes.hpp"  // the op's passes before the staged product
+#include "../../src/ops/row_rules.hpp"       // the rows a row kernel's group reduces
 #include "../../src/ops/sizes.hpp"
 
 namespace {
@@ -1270,8 +1271,9 @@ void reduce_suite(Lab& lab, const Options& o) {
           row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "SKIP", " (" + why + ")");
           break;
         }
-        // reduce_rows_sg's groups own SG_ROWS = max(1, WGS / 32) rows (kernels/reduce.cl).
-        const size_t per_group = c.kernel == "reduce_rows" ? 1 : std::max<size_t>(1, wgs / 32);
+        using tunekit::ops::detail::RowStrategy;
+        const size_t per_group = tunekit::ops::detail::rows_per_group(
+            c.kernel == "reduce_rows" ? RowStrategy::group : RowStrategy::subgroup, wgs);
         const size_t groups = ceil_div(rows, per_group);
         k.setArg(0, int(rows));
         k.setArg(1, int(cols));
