@@ -9,7 +9,9 @@
     TC     min(32, WGS)  reduce_rows_tile: columns per pass through local memory (power of two, <= WGS)
     SG_ROWS max(1, WGS/32)  the rows a work-group owns in reduce_rows_sg (src/ops/row_rules.hpp)
   Local memory: WGS*4 bytes (tree kernels and reduce_sg), WGS*(TC+1)*4 (reduce_rows_tile), none
-  (reduce_rows_item, reduce_rows_sg). Rows and columns up to 2^31 - 1: row indices are 64-bit.
+  (reduce_rows_item, reduce_rows_sg). The row kernels index with 32-bit ints (the cheaper code on
+  GPUs): the host launches them only where rows + 2*WGS and cols + WGS stay under 2^31
+  (src/ops/row_rules.hpp).
 
   Whole-array kernels, out[group] = OP over the group's elements; a second launch of the same kernel
   with one work-group (global = WGS) over the partials gives the final value (reduce_tree needs
@@ -159,13 +161,13 @@ void reduce_rows(const int rows, const int cols, __global const float* restrict 
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void reduce_rows_item(const int rows, const int cols, __global const float* restrict in, __global float* restrict out) {
-  const long r = get_global_id(0);  // the last group's ids pass 2^31 when rows nears it
+  const int r = get_global_id(0);
   if (r >= rows) return;
-  __global const float* row = in + r * cols;
+  __global const float* row = in + (size_t)r * cols;
   // Four independent chains: loads in flight, not one dependent add after another.
   float a0 = IDENT, a1 = IDENT, a2 = IDENT, a3 = IDENT;
   int c = 0;
-  for (; c < cols - 3; c += 4) {  // not c + 4 <= cols: that wraps where cols nears 2^31
+  for (; c + 4 <= cols; c += 4) {
     a0 = COMB(a0, row[c]);
     a1 = COMB(a1, row[c + 1]);
     a2 = COMB(a2, row[c + 2]);
@@ -187,15 +189,14 @@ void reduce_rows_tile(const int rows, const int cols, __global const float* rest
   // Row stride TC + 1 (odd): work-items reading their own rows hit different banks.
   __local float tile[WGS * (TC + 1)];
   const int lid = get_local_id(0);
-  const long first = (long)get_group_id(0) * WGS;  // 64-bit: rows may near 2^31
+  const int first = get_group_id(0) * WGS;
   const int lane = lid % TC;  // the column this work-item loads in every pass
-  const int passes = (cols - 1) / TC + 1;  // the same for the whole group; c0 += TC could wrap
   float acc[4] = {IDENT, IDENT, IDENT, IDENT};  // four chains, not one dependent combine
-  for (int pass = 0; pass < passes; ++pass) {
-    const long c = (long)pass * TC + lane;
+  for (int c0 = 0; c0 < cols; c0 += TC) {  // the same trips for the whole group
+    const int c = c0 + lane;
     for (int r = lid / TC; r < WGS; r += WGS / TC) {
-      const long row = first + r;
-      tile[r * (TC + 1) + lane] = row < rows && c < cols ? in[row * cols + c] : IDENT;
+      const int row = first + r;
+      tile[r * (TC + 1) + lane] = row < rows && c < cols ? in[(long)row * cols + c] : IDENT;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     __local const float* my_row = tile + lid * (TC + 1);
@@ -278,11 +279,11 @@ void reduce_sg(const int n, __global const float* restrict in, __global float* r
 
 __kernel __attribute__((reqd_work_group_size(WGS, 1, 1)))
 void reduce_rows_sg(const int rows, const int cols, __global const float* restrict in, __global float* restrict out) {
-  const long first = (long)get_group_id(0) * SG_ROWS;  // 64-bit: rows may near 2^31
-  const long end = min((long)rows, first + SG_ROWS);
+  const int first = get_group_id(0) * SG_ROWS;
+  const int end = min(rows, first + SG_ROWS);
   // Whole sub-groups take the same trips and leave together; no barrier follows.
-  for (long r = first + SG_ID(); r < end; r += SG_COUNT()) {
-    float s = row_partial(in, r * cols, cols, SG_LANE(), SG_SIZE());
+  for (int r = first + SG_ID(); r < end; r += SG_COUNT()) {
+    float s = row_partial(in, (long)r * cols, cols, SG_LANE(), SG_SIZE());
     s = SG_REDUCE(s);
     if (SG_LANE() == 0) out[r] = s;
   }

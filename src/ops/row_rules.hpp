@@ -42,4 +42,15 @@ inline std::size_t rows_per_group(RowStrategy strategy, std::size_t wgs) {
   return 1;
 }
 
+// The work-item and sub-group row kernels index with 32-bit ints (the cheaper code on GPUs): a
+// launch is right while a group's worth of ids past the last row (two for the sub-group
+// kernel's loop) and a pass past the last column stay within 2^31 - 1. The group kernel counts
+// rows by group and strides a row with 64-bit indices: it takes any size.
+inline bool fits_32_bit_indices(RowStrategy strategy, std::size_t rows, std::size_t cols,
+                                std::size_t wgs) {
+  constexpr std::size_t limit = 2147483647;  // 2^31 - 1
+  if (strategy == RowStrategy::group) return rows <= limit && cols <= limit;
+  return wgs <= limit / 4 && rows <= limit - 2 * wgs && cols <= limit - wgs;
+}
+
 }  // namespace tunekit::ops::detail

@@ -159,6 +159,22 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("reduce_rows' work-item and sub-group kernels are launched only within 32-bit indices",
+          "[ops][reduce]") {
+  using tunekit::ops::detail::fits_32_bit_indices;
+  using tunekit::ops::detail::RowStrategy;
+  constexpr std::size_t limit = 2147483647;
+  for (RowStrategy strategy : {RowStrategy::item, RowStrategy::tile, RowStrategy::subgroup}) {
+    INFO(tunekit::ops::detail::row_kernel(strategy));
+    CHECK(fits_32_bit_indices(strategy, 65536, 67, 256));
+    CHECK(fits_32_bit_indices(strategy, limit - 512, limit - 256, 256));
+    CHECK_FALSE(fits_32_bit_indices(strategy, limit - 511, 67, 256));  // the last group's ids wrap
+    CHECK_FALSE(fits_32_bit_indices(strategy, 67, limit - 255, 256));  // the last pass wraps
+  }
+  CHECK(fits_32_bit_indices(RowStrategy::group, limit, limit, 256));
+  CHECK_FALSE(fits_32_bit_indices(RowStrategy::group, limit + 1, 1, 256));
+}
+
 TEST_CASE("reduce_rows reduces every row of a matrix", "[ops][reduce][opencl]") {
   tunekit::test::quick_tuning();
   auto& client = default_client();
