@@ -271,7 +271,7 @@ void bench_reduce_rows(Client& client, const Options& o, std::vector<Row>& rows)
   row.tuning_seconds = seconds_since(tuning_start);
   row.winner = winner_of(ops::reduce_rows_tuner()
                              .tuner(client.id())
-                             .report(ops::RowReduceKey{m, n, ops::ReduceOp::sum}));
+                             .report(ops::reduce_rows_key(m, n, ops::ReduceOp::sum)));
   const double bytes = 4.0 * double(m) * double(n);
   row.tunekit = bytes /
                 wall_median(client, o.reps,

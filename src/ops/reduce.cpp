@@ -338,7 +338,7 @@ RowReduceKey row_key(const DeviceMatrix& matrix, const ReduceOp& op, const Devic
   }
   check_matrix(matrix, "tunekit::ops::reduce_rows: the matrix");
   check_matrix(as_matrix(out), "tunekit::ops::reduce_rows: out");
-  return RowReduceKey{matrix.rows, matrix.cols, op};
+  return reduce_rows_key(matrix.rows, matrix.cols, op);
 }
 
 std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& key,
@@ -349,21 +349,22 @@ std::tuple<DeviceMatrix, ReduceOp, DeviceVector> row_inputs(const RowReduceKey& 
   const auto context = matrix.buffer.getInfo<CL_MEM_CONTEXT>();
   const std::string key_text = key_to_string(key);
   const auto seed = stable_hash(key_text);
+  const std::uint64_t cols = key.benchmark_cols();
   // When the anchored matrix does not fit the device: the caller's own (only read) instead.
   return detail::random_or_callers(
       context, "reduce_rows", key_text,
       // One set, as for reduce; validation holds a block of rows, the exact results (two
       // doubles a row) and a candidate's results.
       detail::Footprint{
-          {detail::bytes_of(key.rows, key.cols, sizeof(float)),
+          {detail::bytes_of(key.rows, cols, sizeof(float)),
            detail::bytes_of(key.rows, sizeof(float))},
           1,
-          detail::bytes_to_make(key.rows, key.cols, DType::f32),
+          detail::bytes_to_make(key.rows, cols, DType::f32),
           detail::sum_of(detail::bytes_of(exact_block_elements, sizeof(float)),
                          detail::bytes_of(key.rows, 2 * sizeof(double) + sizeof(float)))},
       {&matrix.buffer, &output.buffer},
       [&] {
-        return Inputs{terms_for(context, op, key.rows, key.cols, seed), op,
+        return Inputs{terms_for(context, op, key.rows, cols, seed), op,
                       random_vector(context, key.rows, seed + 1)};
       },
       [&] {
@@ -420,6 +421,18 @@ auto make_row_set() {
 }
 
 }  // namespace
+
+std::uint64_t RowReduceKey::benchmark_cols() const {
+  const std::uint64_t anchor = cols.value();
+  if (widest_vector(anchor) <= vector_width) return anchor;
+  // The anchor is a power of two and a multiple of twice the width here: anchor - width is a
+  // multiple of the width and of no wider vector.
+  return anchor - vector_width;
+}
+
+RowReduceKey reduce_rows_key(std::uint64_t rows, std::uint64_t cols, ReduceOp op) {
+  return RowReduceKey{rows, cols, widest_vector(cols), op};
+}
 
 LocalTuner<ReduceKey>& reduce_tuner() {
   static LocalTuner<ReduceKey> tuner("reduce");

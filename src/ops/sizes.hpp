@@ -1,5 +1,6 @@
 // Whole groups of a size: how many groups hold a count, and a count rounded up to whole groups (a
-// launch's global size of whole work-groups). One owner for the ops and tools/kernel_lab.
+// launch's global size of whole work-groups); the widest float vector that divides a row's length.
+// One owner for the ops and tools/kernel_lab.
 #pragma once
 
 #include <cstddef>
@@ -11,5 +12,11 @@ constexpr std::size_t ceil_div(std::size_t x, std::size_t by) { return (x + by -
 
 /// `x` rounded up to a multiple of `to` (> 0).
 constexpr std::size_t round_up(std::size_t x, std::size_t to) { return ceil_div(x, to) * to; }
+
+/// The widest vector, in floats (4, 2 or 1), that divides `size`: rows of that length start on
+/// such a boundary, and the kernels load them as vectors of it (or element by element before it).
+constexpr std::size_t widest_vector(std::size_t size) {
+  return size % 4 == 0 ? 4 : size % 2 == 0 ? 2 : 1;
+}
 
 }  // namespace tunekit::ops

@@ -2,6 +2,7 @@
 // against the naive kernel while tuning.
 #include "tunekit/ops/transpose.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -215,10 +216,7 @@ auto make_set() {
 }  // namespace
 
 std::uint64_t transpose_vector_width(std::uint64_t rows, std::uint64_t cols) {
-  for (std::uint64_t width : {4, 2}) {
-    if (rows % width == 0 && cols % width == 0) return width;
-  }
-  return 1;
+  return std::min(widest_vector(rows), widest_vector(cols));  // powers of two: the narrower divides
 }
 
 TransposeKey transpose_key(std::uint64_t rows, std::uint64_t cols) {

@@ -11,6 +11,7 @@
 #include "../../src/ops/bench_fit.hpp"
 #include "../../src/ops/host_references.hpp"
 #include "../../src/ops/row_rules.hpp"
+#include "../../src/ops/sizes.hpp"
 #include "ops_support.hpp"
 
 using namespace tunekit::ops;
@@ -173,6 +174,32 @@ TEST_CASE("reduce_rows' work-item and sub-group kernels are launched only within
   }
   CHECK(fits_32_bit_indices(RowStrategy::group, limit, limit, 256));
   CHECK_FALSE(fits_32_bit_indices(RowStrategy::group, limit + 1, 1, 256));
+}
+
+TEST_CASE("reduce_rows' key keeps the width of vector a row starts on, and so does its benchmark",
+          "[ops][reduce]") {
+  const auto text = [](std::uint64_t rows, std::uint64_t cols) {
+    return tunekit::key_to_string(reduce_rows_key(rows, cols, ReduceOp::sum));
+  };
+  CHECK(text(8192, 8192) == "rows=8192 cols=8192 vector_width=4 op=sum");
+  CHECK(text(8192, 8191) == "rows=8192 cols=8192 vector_width=1 op=sum");
+  CHECK(text(8000, 8190) == "rows=8192 cols=8192 vector_width=2 op=sum");
+  CHECK(text(65536, 67) == "rows=65536 cols=128 vector_width=1 op=sum");
+  // The benchmark problem's rows have the call's width: 8191 is timed as 8191, not 8192.
+  for (auto [cols, timed] : {std::pair<std::uint64_t, std::uint64_t>{8192, 8192},
+                             {8191, 8191},
+                             {8190, 8190},
+                             {8188, 8192},
+                             {67, 127},
+                             {6, 6},
+                             {3, 3},
+                             {2, 2},
+                             {1, 1}}) {
+    INFO(cols << " columns");
+    const auto key = reduce_rows_key(64, cols, ReduceOp::max);
+    CHECK(key.benchmark_cols() == timed);
+    CHECK(tunekit::ops::widest_vector(key.benchmark_cols()) == key.vector_width);
+  }
 }
 
 TEST_CASE("reduce_rows reduces every row of a matrix", "[ops][reduce][opencl]") {

@@ -38,13 +38,24 @@ struct ReduceKey {
   Work work() const { return reduce_work(n.value()); }
 };
 
-/// The tuning key of reduce_rows.
+/// The tuning key of reduce_rows: both sizes anchored to powers of two, the widest vector (4, 2
+/// or 1 floats) that divides the row's length, and the operation. Rows of a length that is not
+/// a multiple of 4 start off a vector's boundary, and another kernel wins there: on the H200
+/// 8192 x 8191 ran at 3120 GB/s with a pick that 8192 x 8192 ranks 1.05x from the best, and at
+/// 3843 with the best pick for 8191 (docs/benchmarks.md). Build it with reduce_rows_key().
 struct RowReduceKey {
   BOOST_HANA_DEFINE_STRUCT(RowReduceKey, (Anchored<std::uint64_t>, rows),
-                           (Anchored<std::uint64_t>, cols), (ReduceOp, op));
-  /// The benchmark problem's work, at the anchored sizes.
-  Work work() const { return row_reduce_work(rows.value(), cols.value()); }
+                           (Anchored<std::uint64_t>, cols), (std::uint64_t, vector_width),
+                           (ReduceOp, op));
+  /// The row length of the benchmark problem: the anchored one, brought down by the key's vector
+  /// width where the anchor is a multiple of a wider vector (8191 is timed as 8191, not 8192).
+  std::uint64_t benchmark_cols() const;
+  /// The benchmark problem's work: the anchored rows of benchmark_cols().
+  Work work() const { return row_reduce_work(rows.value(), benchmark_cols()); }
 };
+
+/// The key of a reduce_rows call on a rows x cols matrix.
+RowReduceKey reduce_rows_key(std::uint64_t rows, std::uint64_t cols, ReduceOp op);
 
 /// The work of the problem a tuning timed (throughput.hpp): the benchmark input's own size (the
 /// caller's where the anchored input does not fit the device).
