@@ -26,6 +26,7 @@
 
 #include "../tests/cache/redis_server.hpp"
 #include "arguments.hpp"
+#include "child_process.hpp"
 
 namespace {
 
@@ -88,34 +89,32 @@ struct Run {
   std::string winner;
 };
 
-/// Spawns this program as a child; returns its pid, its output going to `out`.
+/// Starts this program as a child (bench/child_process.hpp), its output going to `out`.
 pid_t spawn(const std::vector<std::string>& args, const fs::path& out) {
-  std::vector<std::string> all{"/proc/self/exe"};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd >= 0) ::dup2(fd, STDOUT_FILENO);
-    ::execv("/proc/self/exe", argv.data());
-    ::_exit(127);
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) throw std::runtime_error("cannot open " + out.string());
+  try {
+    const pid_t pid = tunekit::bench::start_self(args, fd);
+    ::close(fd);
+    return pid;
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
-  return pid;
 }
 
+/// Waits for a child and reads the line it printed: "us=... tuned=... winner=...".
 Run wait_for(pid_t pid, const fs::path& out) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  const bool exited = tunekit::bench::exited_cleanly(pid);
   std::ifstream in(out);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  std::getline(in, text);
   Run run;
-  if (std::sscanf(text.c_str(), "us=%lf", &run.us) != 1)
-    throw std::runtime_error("child failed: " + text);
-  run.tuned = text.find("tuned=1") != std::string::npos;
   const auto at = text.find("winner=");
-  run.winner = text.substr(at + 7, text.find('\n', at) - at - 7);
+  if (!exited || std::sscanf(text.c_str(), "us=%lf", &run.us) != 1 || at == std::string::npos)
+    throw std::runtime_error("a child failed: " + text.substr(0, 200));
+  run.tuned = text.find("tuned=1") != std::string::npos;
+  run.winner = text.substr(at + 7);
   return run;
 }
 

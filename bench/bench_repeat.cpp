@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "arguments.hpp"
+#include "child_process.hpp"
 
 namespace ops = tunekit::ops;
 
@@ -207,28 +208,20 @@ int measure_once(const Options& o) {
   return 0;
 }
 
-// Runs this program again with `args` (argv[1..]; no shell, so no argument is ever read as shell
-// text) and calls `record(kind, rest)` for each line of its output that holds a tab (the
-// children's records: "kind<TAB>rest"); true when it exited with 0.
+// Runs this program again with `args` (argv[1..]; bench/child_process.hpp) and calls `record(kind,
+// rest)` for each line of its output that holds a tab (the children's records: "kind<TAB>rest");
+// true when it exited with 0.
 template <class Record>
 bool read_records(const std::vector<std::string>& args, Record record) {
-  std::vector<char*> argv{const_cast<char*>("bench_repeat")};
-  for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot make a pipe for a child");
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  pid_t pid = -1;
+  try {
+    pid = tunekit::bench::start_self(args, fds[1]);  // dup2 clears close-on-exec on the copy
+  } catch (...) {
     ::close(fds[0]);
     ::close(fds[1]);
-    throw std::runtime_error("cannot start a child");
-  }
-  if (pid == 0) {
-    ::dup2(fds[1], STDOUT_FILENO);  // dup2 clears close-on-exec on the copy
-    ::execv("/proc/self/exe", argv.data());
-    static const char message[] = "bench_repeat: cannot run /proc/self/exe again\n";
-    (void)!::write(STDERR_FILENO, message, sizeof message - 1);
-    ::_exit(127);
+    throw;
   }
   ::close(fds[1]);
   // Every line first, then the child reaped, then the records read: a record that throws
@@ -241,14 +234,13 @@ bool read_records(const std::vector<std::string>& args, Record record) {
   } else {
     ::close(fds[0]);
   }
-  int status = 0;
-  const bool reaped = ::waitpid(pid, &status, 0) == pid;
+  const bool exited = tunekit::bench::exited_cleanly(pid);
   for (std::string& text : lines) {
     if (!text.empty() && text.back() == '\n') text.pop_back();
     const auto tab = text.find('\t');
     if (tab != std::string::npos) record(text.substr(0, tab), text.substr(tab + 1));
   }
-  return reaped && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return exited;
 }
 
 // A child's record field as a number, or the child is not to be believed.
