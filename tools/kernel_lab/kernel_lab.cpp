@@ -39,6 +39,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../../src/ops/gemm_rules.hpp"      // the blocked kernel's rules, as the op applies them
@@ -1239,11 +1240,15 @@ void reduce_suite(Lab& lab, const Options& o) {
 
   // Row reductions of a rows x cols matrix held in the same buffer.
   const std::vector<std::pair<size_t, size_t>> shapes =
-      lab.gpu ? std::vector<std::pair<size_t, size_t>>{{16384, 16384}, {1 << 20, 256}, {4099, 1027}}
-              : std::vector<std::pair<size_t, size_t>>{{2048, 8192}, {65536, 256}, {1031, 1027}};
+      lab.gpu ? std::vector<std::pair<size_t, size_t>>{{16384, 16384},
+                                                       {1 << 20, 256},
+                                                       {4099, 1027},
+                                                       {65536, 67}}
+              : std::vector<std::pair<size_t, size_t>>{
+                    {2048, 8192}, {65536, 256}, {1031, 1027}, {16384, 67}};
   cl::Buffer out(lab.ctx, CL_MEM_READ_WRITE, (size_t(1) << 20) * 4);
-  std::map<std::pair<int, size_t>, std::vector<std::pair<double, double>>>
-      row_refs;  // (op, rows) -> per row
+  std::map<std::tuple<int, size_t, size_t>, std::vector<std::pair<double, double>>>
+      row_refs;  // (op, rows, cols) -> per row
   for (int op : {0, 1}) {
     std::vector<RedCfg> cfgs;
     for (std::string k : {"reduce_rows", "reduce_rows_sg"})
@@ -1252,6 +1257,12 @@ void reduce_suite(Lab& lab, const Options& o) {
           if (o.quick && vw == 1) continue;
           cfgs.push_back({k, {{"OP", op}, {"WGS", wgs}, {"VW", vw}, {"USE_NV_SHFL", shfl}}});
         }
+    // One row per work-item, from memory or through local memory (they read no vectors).
+    for (int wgs : {64, 128, 256}) {
+      cfgs.push_back({"reduce_rows_item", {{"OP", op}, {"WGS", wgs}}});
+      for (int tc : {16, 32})
+        cfgs.push_back({"reduce_rows_tile", {{"OP", op}, {"WGS", wgs}, {"TC", tc}}});
+    }
     for (auto& c : cfgs) {
       if (!selected(c.kernel, params_text(c.p))) continue;
       const size_t wgs = param(c.p, "WGS", 256);
@@ -1272,8 +1283,11 @@ void reduce_suite(Lab& lab, const Options& o) {
           break;
         }
         using tunekit::ops::detail::RowStrategy;
-        const size_t per_group = tunekit::ops::detail::rows_per_group(
-            c.kernel == "reduce_rows" ? RowStrategy::group : RowStrategy::subgroup, wgs);
+        const RowStrategy strategy = c.kernel == "reduce_rows"        ? RowStrategy::group
+                                     : c.kernel == "reduce_rows_sg"   ? RowStrategy::subgroup
+                                     : c.kernel == "reduce_rows_item" ? RowStrategy::item
+                                                                      : RowStrategy::tile;
+        const size_t per_group = tunekit::ops::detail::rows_per_group(strategy, wgs);
         const size_t groups = ceil_div(rows, per_group);
         k.setArg(0, int(rows));
         k.setArg(1, int(cols));
@@ -1291,7 +1305,7 @@ void reduce_suite(Lab& lab, const Options& o) {
               o.reps);
           std::vector<float> got(rows);
           lab.q.enqueueReadBuffer(out, CL_TRUE, 0, rows * 4, got.data());
-          auto& rr = row_refs[{op, rows}];
+          auto& rr = row_refs[{op, rows, cols}];
           if (rr.empty()) {
             for (size_t r = 0; r < rows; ++r) {
               double ref = op ? -INFINITY : 0.0, mag = 0;
