@@ -103,6 +103,14 @@ auto parse_comma_list(std::string_view text, Parse parse_item)
   std::exit(2);
 }
 
+/// What a reader made of `flag`'s value, or the program refuses it, saying it takes `form`.
+template <typename T>
+T read_or_refuse(std::optional<T> read, const char* program, std::string_view flag,
+                 std::string_view value, const char* form) {
+  if (!read) refuse(program, flag, value, form);
+  return *read;
+}
+
 /// `flag`'s value as parse_unsigned reads it, or the program refuses it.
 inline std::size_t unsigned_argument(const char* program, std::string_view flag,
                                      std::string_view value, std::size_t min, std::size_t max) {

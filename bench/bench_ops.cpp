@@ -319,6 +319,8 @@ void bench_reduce_rows(Client& client, const Options& o, std::vector<Row>& rows)
 constexpr std::string_view benchmarked_ops[] = {"matmul", "reduce", "transpose", "reduce_rows"};
 
 int main(int argc, char** argv) {
+  using tunekit::bench::parse_comma_list, tunekit::bench::parse_dims, tunekit::bench::parse_size,
+      tunekit::bench::read_or_refuse;
   Options o;
   if (argc == 3 && std::string(argv[1]) == "--print-shapes") {  // for scripts: one list, one place
     const auto list = tunekit::bench::named_shapes(argv[2]);
@@ -335,10 +337,8 @@ int main(int argc, char** argv) {
     if (flag == "--device")
       o.device = value;
     else if (flag == "--sizes") {
-      const auto list = tunekit::bench::parse_comma_list(value, tunekit::bench::parse_size);
-      if (!list)
-        tunekit::bench::refuse("bench_ops", "--sizes", value, "N,N,... (each from 1 to 2^31 - 1)");
-      o.sizes = *list;
+      o.sizes = read_or_refuse(parse_comma_list(value, parse_size), "bench_ops", "--sizes", value,
+                               "N,N,... (each from 1 to 2^31 - 1)");
     } else if (flag == "--shapes") {
       const auto list = tunekit::bench::parse_shapes(value);
       if (!list) {
@@ -348,24 +348,20 @@ int main(int argc, char** argv) {
       }
       o.shapes.insert(o.shapes.end(), list->begin(), list->end());
     } else if (flag == "--reduce") {
-      const auto n = tunekit::bench::parse_size(value);
-      if (!n) tunekit::bench::refuse("bench_ops", "--reduce", value, "N (from 1 to 2^31 - 1)");
-      o.reduce_n = *n;
+      o.reduce_n = read_or_refuse(parse_size(value), "bench_ops", "--reduce", value,
+                                  "N (from 1 to 2^31 - 1)");
     } else if (flag == "--transpose") {
-      const auto square = tunekit::bench::parse_size(value);
-      const auto shape =
-          square ? std::array{*square, *square}
-                 : tunekit::bench::parse_dims<2>(value).value_or(std::array<std::size_t, 2>{});
-      if (shape[0] == 0)
-        tunekit::bench::refuse("bench_ops", "--transpose", value, "N or ROWSxCOLS (each from 1)");
+      const auto square = parse_size(value);  // N: a square
+      const auto shape = read_or_refuse(
+          square ? std::optional(std::array{*square, *square}) : parse_dims<2>(value), "bench_ops",
+          "--transpose", value, "N or ROWSxCOLS (each from 1)");
       o.transpose_rows = shape[0];
       o.transpose_cols = shape[1];
     } else if (flag == "--reduce-rows") {
-      const auto shape = tunekit::bench::parse_dims<2>(value);
-      if (!shape)
-        tunekit::bench::refuse("bench_ops", "--reduce-rows", value, "ROWSxCOLS (each from 1)");
-      o.row_reduce_rows = (*shape)[0];
-      o.row_reduce_cols = (*shape)[1];
+      const auto shape = read_or_refuse(parse_dims<2>(value), "bench_ops", "--reduce-rows", value,
+                                        "ROWSxCOLS (each from 1)");
+      o.row_reduce_rows = shape[0];
+      o.row_reduce_cols = shape[1];
     } else if (flag == "--reps") {
       o.reps = static_cast<int>(
           tunekit::bench::unsigned_argument("bench_ops", "--reps", value, 1, 100000));

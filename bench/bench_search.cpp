@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--first-sample"))
       first_sample = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--time-limit"))
-      no_time_limit = on_off_argument(argv[i], argv[i + 1]) == false;
+      no_time_limit = !on_off_argument(argv[i], argv[i + 1]);
     else if (!std::strcmp(argv[i], "--explore"))
       explore = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--confirm"))

@@ -150,7 +150,6 @@ class RowReduction {
 
   void operator()(cl::Client& client, const DeviceMatrix& matrix, const ReduceOp& op,
                   DeviceVector& out) const {
-    ::cl::Kernel kernel = client.kernel(spec(client, op));
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     if (!detail::fits_32_bit_indices(strategy_, matrix.rows, matrix.cols, wgs)) {
       throw AutotuneError(ErrorKind::launch,
@@ -159,6 +158,7 @@ class RowReduction {
                               std::to_string(matrix.cols) +
                               " is past them (rows + 2 x WGS and cols + WGS under 2^31)");
     }
+    ::cl::Kernel kernel = client.kernel(spec(client, op));  // built only for a launch that fits
     const std::size_t rows_per_group = detail::rows_per_group(strategy_, wgs);
     client.launch_with(kernel, ::cl::NDRange(wgs * ceil_div(matrix.rows, rows_per_group)),
                        ::cl::NDRange(wgs), detail::int_argument(matrix.rows, "rows"),

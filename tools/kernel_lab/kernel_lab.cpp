@@ -1283,10 +1283,9 @@ void reduce_suite(Lab& lab, const Options& o) {
           break;
         }
         using tunekit::ops::detail::RowStrategy;
-        const RowStrategy strategy = c.kernel == "reduce_rows"        ? RowStrategy::group
-                                     : c.kernel == "reduce_rows_sg"   ? RowStrategy::subgroup
-                                     : c.kernel == "reduce_rows_item" ? RowStrategy::item
-                                                                      : RowStrategy::tile;
+        RowStrategy strategy = RowStrategy::group;  // the one whose kernel this is
+        for (RowStrategy s : {RowStrategy::subgroup, RowStrategy::item, RowStrategy::tile})
+          if (c.kernel == tunekit::ops::detail::row_kernel(s)) strategy = s;
         const size_t per_group = tunekit::ops::detail::rows_per_group(strategy, wgs);
         const size_t groups = ceil_div(rows, per_group);
         k.setArg(0, int(rows));
