@@ -36,10 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto& peak = *decoded.peak;
     require(std::isfinite(peak.flops_per_second) && peak.flops_per_second >= 0);
     require(std::isfinite(peak.bytes_per_second) && peak.bytes_per_second > 0);
+    require(std::isfinite(peak.read_bytes_per_second) && peak.read_bytes_per_second >= 0);
     const auto again = tunekit::cl::detail::decode_stored_peak(
         tunekit::cl::detail::encode_stored_peak(identity, peak), identity);
     require(again.peak && again.peak->flops_per_second == peak.flops_per_second &&
-            again.peak->bytes_per_second == peak.bytes_per_second);
+            again.peak->bytes_per_second == peak.bytes_per_second &&
+            again.peak->read_bytes_per_second == peak.read_bytes_per_second);
   }
   return 0;
 }

@@ -9,25 +9,37 @@
 namespace tunekit {
 
 /// The most a device does per second: arithmetic (FLOP/s) and memory traffic (bytes/s). Zero
-/// means unknown. cl::Client::peak() measures both once per device.
+/// means unknown. cl::Client::peak() measures them once per device.
 struct DevicePeak {
   double flops_per_second = 0;
+  /// A copy's traffic: bytes read plus bytes written, per second.
   double bytes_per_second = 0;
   /// The device's memory cache (bytes; 0: unknown). Traffic that fits in it is not bound by
-  /// bytes_per_second, which is measured beyond it.
+  /// the memory peaks, which are measured beyond it.
   double cache_bytes = 0;
+  /// Bytes read per second by a kernel that only reads (0: unknown, taken as the copy's rate).
+  /// Memory reads faster than a copy moves (108% of it on the H200), so a reduction's bound is
+  /// this one, not the copy's.
+  double read_bytes_per_second = 0;
 };
 
 /// What one call of an op on a key's benchmark inputs does: FLOPs, and bytes it must move
 /// between the device's memory and its cores (each input read once, each output written once).
 struct Work {
   double flops = 0;
+  /// Every byte moved, read or written.
   double bytes = 0;
+  /// Of `bytes`, those written (the rest are read). 0 when unknown: the bound is then the
+  /// loosest, every byte at the read rate.
+  double bytes_written = 0;
 };
 
 /// The least time `work` can take on a device of `peak` (the roofline: the slower of its
-/// arithmetic and its memory traffic at their peaks); 0 when nothing is known. Traffic that may
-/// stay in the device's cache (up to twice its size) has no bound: it can beat the copy peak.
+/// arithmetic and its memory traffic at their peaks); 0 when nothing is known. Memory time is
+/// the bytes read at the read rate plus the bytes written at the write rate that a copy's time
+/// implies (a copy of B bytes takes B / read rate + B / write rate), so a copy-like op's bound is
+/// the copy's and a reduction's the read kernel's. Traffic that may stay in the device's cache
+/// (up to twice its size) has no bound: it can beat the measured peaks.
 double least_seconds(const Work& work, const DevicePeak& peak);
 
 /// A key that states the work of its benchmark problem (`key.work()`): its tunings may stop once

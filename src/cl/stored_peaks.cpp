@@ -21,7 +21,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view format_line = "tunekit-device-peak 1\n";
+// "tunekit-device-peak <version>\n": files of another version are not read.
+const std::string& format_line() {
+  static const std::string line =
+      "tunekit-device-peak " + std::to_string(StoredPeaks::format_version) + "\n";
+  return line;
+}
 constexpr std::size_t max_identity = 1 << 12;  // DeviceInfo::identity(): a few hundred bytes
 constexpr off_t max_file = 1 << 13;
 // Far above any device of today, so that only a forged or broken file is refused: 10 PB/s,
@@ -77,17 +82,18 @@ bool read_number(std::string_view text, double& value) {
 namespace detail {
 
 std::string encode_stored_peak(const std::string& identity, const DevicePeak& peak) {
-  std::string out(format_line);
+  std::string out(format_line());
   out += "identity " + std::to_string(identity.size()) + "\n" + identity + "\n";
   out += "flops_per_second " + number_text(peak.flops_per_second) + "\n";
   out += "bytes_per_second " + number_text(peak.bytes_per_second) + "\n";
+  out += "read_bytes_per_second " + number_text(peak.read_bytes_per_second) + "\n";
   out += "checksum " + tunekit::detail::hex64(stable_hash(out)) + "\n";
   return out;
 }
 
 DecodedPeak decode_stored_peak(std::string_view bytes, const std::string& identity) {
   const auto fail = [](std::string why) { return DecodedPeak{std::nullopt, std::move(why)}; };
-  if (!bytes.starts_with(format_line)) return fail("not a tunekit device peak of this version");
+  if (!bytes.starts_with(format_line())) return fail("not a tunekit device peak of this version");
   const auto checked = std::min(bytes.rfind("checksum "), bytes.size());  // none: cut short
   std::string_view trailer = bytes.substr(checked);
   const auto checksum = field(trailer, "checksum");
@@ -96,7 +102,7 @@ DecodedPeak decode_stored_peak(std::string_view bytes, const std::string& identi
       *expected != stable_hash(bytes.substr(0, checked))) {
     return fail("checksum mismatch (truncated or modified)");
   }
-  std::string_view rest = bytes.substr(format_line.size(), checked - format_line.size());
+  std::string_view rest = bytes.substr(format_line().size(), checked - format_line().size());
   const auto size_text = field(rest, "identity");
   std::size_t size = 0;
   if (!size_text ||
@@ -109,10 +115,12 @@ DecodedPeak decode_stored_peak(std::string_view bytes, const std::string& identi
   rest.remove_prefix(size + 1);
   const auto flops_text = field(rest, "flops_per_second");
   const auto bytes_text = field(rest, "bytes_per_second");
+  const auto read_text = field(rest, "read_bytes_per_second");
   DevicePeak peak;
-  if (!flops_text || !bytes_text || !rest.empty() ||
+  if (!flops_text || !bytes_text || !read_text || !rest.empty() ||
       !read_number(*flops_text, peak.flops_per_second) ||
-      !read_number(*bytes_text, peak.bytes_per_second)) {
+      !read_number(*bytes_text, peak.bytes_per_second) ||
+      !read_number(*read_text, peak.read_bytes_per_second)) {
     return fail("malformed peak");
   }
   if (stored_identity != identity) {
@@ -120,9 +128,11 @@ DecodedPeak decode_stored_peak(std::string_view bytes, const std::string& identi
   }
   // Positive, finite and below any real device: the only peaks a measurement gives.
   if (!(peak.flops_per_second >= 0 && peak.flops_per_second <= max_flops_per_second) ||
-      !(peak.bytes_per_second > 0 && peak.bytes_per_second <= max_bytes_per_second)) {
+      !(peak.bytes_per_second > 0 && peak.bytes_per_second <= max_bytes_per_second) ||
+      !(peak.read_bytes_per_second >= 0 && peak.read_bytes_per_second <= max_bytes_per_second)) {
     return fail("implausible peak (" + std::string(*flops_text) + " FLOP/s, " +
-                std::string(*bytes_text) + " B/s)");
+                std::string(*bytes_text) + " B/s copied, " + std::string(*read_text) +
+                " B/s read)");
   }
   return DecodedPeak{peak, {}};
 }
@@ -164,11 +174,14 @@ void StoredPeaks::raise(const std::string& identity, const DevicePeak& peak) con
   DevicePeak higher = peak;
   if (const auto stored = load(identity)) {
     if (stored->flops_per_second >= peak.flops_per_second &&
-        stored->bytes_per_second >= peak.bytes_per_second) {
+        stored->bytes_per_second >= peak.bytes_per_second &&
+        stored->read_bytes_per_second >= peak.read_bytes_per_second) {
       return;  // nothing to raise
     }
     higher.flops_per_second = std::max(higher.flops_per_second, stored->flops_per_second);
     higher.bytes_per_second = std::max(higher.bytes_per_second, stored->bytes_per_second);
+    higher.read_bytes_per_second =
+        std::max(higher.read_bytes_per_second, stored->read_bytes_per_second);
   }
   try {
     tunekit::detail::prepare_store_folders(dir_);

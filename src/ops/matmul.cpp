@@ -1305,7 +1305,8 @@ namespace {
 Work product_work(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dtype) {
   const double dm = static_cast<double>(m), dn = static_cast<double>(n),
                dk = static_cast<double>(k);
-  return {2 * dm * dn * dk, (dm * dk + dk * dn + dm * dn) * static_cast<double>(size_of(dtype))};
+  const double element = static_cast<double>(size_of(dtype));
+  return {2 * dm * dn * dk, (dm * dk + dk * dn + dm * dn) * element, dm * dn * element};
 }
 }  // namespace
 

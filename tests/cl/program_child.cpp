@@ -3,8 +3,8 @@
 // and says how many programs it compiled and how many it loaded from binaries.
 //
 //   program_child DIR|off OPTIONS...   (one program of the test kernels per OPTIONS string)
-//   program_child DIR|off --peak       (Client::peak(): "peak_bytes=B peak_flops=F " first)
-//   program_child DIR|off --peak-now   (Client::peak(), then the same of Client::peak_now())
+//   program_child DIR|off --peak       (Client::peak(): "peak_bytes=B peak_read=R peak_flops=F "
+//   first) program_child DIR|off --peak-now   (Client::peak(), then the same of Client::peak_now())
 //
 // Prints "builds=N loads=M" and exits 0; exits 2 on a usage error, 1 on a failure.
 #include <charconv>
@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
         return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
       };
       std::cout << "peak_bytes=" << exact(peak.bytes_per_second)
+                << " peak_read=" << exact(peak.read_bytes_per_second)
                 << " peak_flops=" << exact(peak.flops_per_second) << " ";
     } else {
       for (int i = 2; i < argc; ++i) {

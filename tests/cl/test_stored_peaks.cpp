@@ -16,7 +16,7 @@ namespace {
 
 // What `program_child DIR --peak` printed: the peak's text, and the programs it built or loaded.
 struct ChildPeak {
-  std::string bytes, flops;
+  std::string bytes, read, flops;
   int builds = -1, loads = -1;
 };
 
@@ -28,8 +28,10 @@ ChildPeak child_peak(const std::string& dir, const fs::path& output,
   const std::string text = read_text(output);
   std::smatch m;
   if (std::regex_search(
-          text, m, std::regex("peak_bytes=(\\S+) peak_flops=(\\S+) builds=(\\d+) loads=(\\d+)"))) {
-    peak = {m[1], m[2], std::stoi(m[3]), std::stoi(m[4])};
+          text, m,
+          std::regex(
+              "peak_bytes=(\\S+) peak_read=(\\S+) peak_flops=(\\S+) builds=(\\d+) loads=(\\d+)"))) {
+    peak = {m[1], m[2], m[3], std::stoi(m[4]), std::stoi(m[5])};
   }
   return peak;
 }
@@ -45,12 +47,14 @@ TEST_CASE("a later process takes its device's peak from disk and runs no peak ke
   REQUIRE(first.builds >= 0);
   CHECK(first.builds + first.loads >= 1);  // kernels/peak.cl, compiled or loaded, then run
   CHECK(std::stod(first.bytes) > 0);
+  CHECK(std::stod(first.read) > 0);
   CHECK(cl::StoredPeaks(dir.path()).count() == 1);
 
   const ChildPeak second = child_peak(dir.path().string(), dir / "second.txt");
   CHECK(second.builds == 0);
   CHECK(second.loads == 0);
   CHECK(second.bytes == first.bytes);  // exactly the stored figures
+  CHECK(second.read == first.read);
   CHECK(second.flops == first.flops);
 
   // With the persistent cache off, every process measures.
@@ -93,6 +97,13 @@ TEST_CASE("a stored peak only rises", "[opencl][stored-peaks]") {
   peaks.raise(device, DevicePeak{2e12, 4e10});  // each figure rises on its own
   CHECK(peaks.load(device)->flops_per_second == 2e12);
   CHECK(peaks.load(device)->bytes_per_second == 5e10);
+  CHECK(peaks.load(device)->read_bytes_per_second == 0);  // never measured: unknown
+  peaks.raise(device, DevicePeak{0, 3e10, 0, 6e10});      // the read rate rises alone
+  CHECK(peaks.load(device)->read_bytes_per_second == 6e10);
+  CHECK(peaks.load(device)->bytes_per_second == 5e10);
+  CHECK(peaks.load(device)->flops_per_second == 2e12);
+  peaks.raise(device, DevicePeak{0, 3e10, 0, 5.5e10});
+  CHECK(peaks.load(device)->read_bytes_per_second == 6e10);
   CHECK_FALSE(peaks.load("another device").has_value());
   CHECK(peaks.count() == 1);
   // Files of this user only, that no one else may read or write.
@@ -133,6 +144,15 @@ TEST_CASE("a bad stored peak is refused, said, and removed", "[opencl][stored-pe
   SECTION("an implausible figure with a right checksum") {
     bytes = cl::detail::encode_stored_peak(device, DevicePeak{1e12, 1e30});
     said = "implausible peak";
+  }
+  SECTION("a negative read rate with a right checksum") {
+    bytes = cl::detail::encode_stored_peak(device, DevicePeak{1e12, 5e10, 0, -1});
+    said = "implausible peak";
+  }
+  SECTION("a file of format 1 (no read rate), its checksum right") {
+    bytes = cl::detail::encode_stored_peak(device, DevicePeak{1e12, 5e10});
+    bytes.replace(0, bytes.find('\n'), "tunekit-device-peak 1");
+    said = "not a tunekit device peak of this version";
   }
   SECTION("not a number, with a right checksum") {
     bytes = cl::detail::encode_stored_peak(device, DevicePeak{std::nan(""), 5e10});

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "support_cl.hpp"
@@ -289,6 +290,53 @@ TEST_CASE("a device's peak is measured once per process, and can be declared",
   // Traffic that may stay in a 1 MB cache is not bound by the copy peak; beyond it, it is.
   CHECK(least_seconds({0, 2e6}, {1e12, 1e9, 1e6}) == 0);
   CHECK(least_seconds({0, 3e6}, {1e12, 1e9, 1e6}) == Approx(3e-3));
+}
+
+// Reads at the read rate, writes at the rate a copy's time implies: a reduction's bound is the
+// read kernel's, a copy-like op's stays the copy's.
+TEST_CASE("the memory roofline counts reads and writes at their own rates", "[timing][peak]") {
+  const DevicePeak peak{1e12, 1e9, 0, 1.25e9};  // copy 1 GB/s (read + written), reads 1.25 GB/s
+  CHECK(least_seconds({0, 1e9, 0}, peak) == Approx(0.8));    // read only
+  CHECK(least_seconds({0, 2e9, 1e9}, peak) == Approx(2.0));  // a copy's traffic: its time
+  // Written alone: 1 GB at the implied write rate (2 / 1e9 - 1 / 1.25e9 s per byte).
+  CHECK(least_seconds({0, 1e9, 1e9}, peak) == Approx(1.2));
+  CHECK(least_seconds({0, 1e9, 5e9}, peak) == Approx(1.2));  // never more written than moved
+  CHECK(least_seconds({0, 1e9, -1}, peak) == Approx(0.8));   // nor less than nothing
+  // No read figure, or one below the copy's: every byte at the copy's rate, as before.
+  CHECK(least_seconds({0, 1e9, 0}, {1e12, 1e9}) == Approx(1.0));
+  CHECK(least_seconds({0, 1e9, 0}, {1e12, 1e9, 0, 5e8}) == Approx(1.0));
+  CHECK(least_seconds({0, 2e9, 1e9}, {1e12, 1e9, 0, 5e8}) == Approx(2.0));
+  // The slower of arithmetic and traffic still bounds.
+  CHECK(least_seconds({3e12, 1e9, 0}, peak) == Approx(3.0));
+}
+
+// The memory peak is the faster of a copy and peak_read (a reduction's traffic); a read kernel
+// that skipped loads would report a peak no candidate can reach and stop tunings too late.
+TEST_CASE("peak.cl's read kernel sums every float4 a work-item is given",
+          "[opencl][timing][peak]") {
+  auto& client = shared_client();
+  constexpr std::size_t readers = 64;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> value(0.25f, 1.0f);  // never zero: a skipped load shows
+  for (const cl_int reads : {4, 8}) {
+    CAPTURE(reads);
+    const std::size_t floats = readers * 4 * static_cast<std::size_t>(reads);
+    std::vector<float> input(floats);
+    for (float& x : input) x = value(rng);
+    std::vector<float> want(readers);
+    for (std::size_t item = 0; item < readers; ++item) {
+      double sum = 0;  // float4 `item + k * readers`, all four lanes
+      for (std::size_t k = 0; k < static_cast<std::size_t>(reads); ++k) {
+        for (std::size_t lane = 0; lane < 4; ++lane) sum += input[(item + k * readers) * 4 + lane];
+      }
+      want[item] = static_cast<float>(sum);
+    }
+    auto in = client.upload(input);
+    auto out = client.upload(std::vector<float>(readers, -1.0f));
+    auto kernel = client.kernel(cl::KernelSpec::embedded("peak.cl", "", "peak_read"));
+    client.launch_with(kernel, ::cl::NDRange(readers), ::cl::NDRange(16), in, out, reads);
+    CHECK(max_error(client.download<float>(out, readers), want) < 1e-5);
+  }
 }
 
 }  // namespace tunekit::test

@@ -36,7 +36,9 @@ struct CommonOptions {
 Settings command_settings(const CommonOptions& common);
 
 /// `tunekit devices`
-int list_devices_command(const CommonOptions& common);
+/// `tunekit devices [--peak]`; with `peak`, each device's peak measured now (what a tuning's
+/// good-enough stop compares with).
+int list_devices_command(const CommonOptions& common, bool peak);
 
 /// `tunekit tune <op>`: what to tune and how.
 struct TuneOptions {

@@ -99,6 +99,10 @@ int main(int argc, char** argv) {
 
   CLI::App* devices = app.add_subcommand(
       "devices", "List the OpenCL platforms and devices, with their identity and limits.");
+  bool devices_peak = false;
+  devices->add_flag("--peak", devices_peak,
+                    "also measure each device's peak now (fp32 multiply-adds, a copy, a read-only "
+                    "sum): the roofline a tuning's good-enough stop uses");
   devices->footer(exit_help);
 
   TuneOptions tune_options;
@@ -173,7 +177,7 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (devices->parsed()) return list_devices_command(common);
+    if (devices->parsed()) return list_devices_command(common, devices_peak);
     if (tune->parsed()) {
       for (CLI::App* op : tune->get_subcommands()) tune_options.op = op->get_name();
       if (tune_options.op.empty()) {

@@ -37,9 +37,27 @@ std::string bytes_text(std::uint64_t bytes) {
   return text;
 }
 
+// The device's peak measured now (and kept in the cache directory, as a tuning's would be).
+void print_peak(const cl::DeviceInfo& device, const Settings& settings) {
+  set_global_settings(settings);
+  cl::Client client(device);
+  const DevicePeak measured = client.peak_now();
+  const auto figure = [](double value, double unit, const char* name) {
+    if (!(value > 0)) return std::string("unknown");
+    char text[48];
+    std::snprintf(text, sizeof text, "%.0f %s", value / unit, name);
+    return std::string(text);
+  };
+  std::cout << "      peak:     " << figure(measured.flops_per_second, 1e9, "GFLOP/s")
+            << " fp32 multiply-add, " << figure(measured.bytes_per_second, 1e9, "GB/s")
+            << " copied (read + written), " << figure(measured.read_bytes_per_second, 1e9, "GB/s")
+            << " read, cache " << bytes_text(static_cast<std::uint64_t>(measured.cache_bytes))
+            << "\n";
+}
+
 }  // namespace
 
-int list_devices_command(const CommonOptions& common) {
+int list_devices_command(const CommonOptions& common, bool peak) {
   const Settings settings = command_settings(common);
   const auto devices = cl::list_devices();
   if (devices.empty()) {
@@ -69,6 +87,7 @@ int list_devices_command(const CommonOptions& common) {
               << "), local memory " << bytes_text(d.local_memory) << ", global memory "
               << bytes_text(d.global_memory) << ", largest buffer " << bytes_text(d.max_allocation)
               << ", timer " << format_seconds(d.timer_resolution) << "\n";
+    if (peak) print_peak(d, settings);
   }
   if (!choice_problem.empty()) {
     std::cout << "TUNEKIT_DEVICE='" << printable(settings.device, 80)

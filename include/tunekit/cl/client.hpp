@@ -196,10 +196,10 @@ class Client {
   std::size_t last_measure_events() const noexcept { return last_event_count_; }
 
   /// The device's peak arithmetic (FLOP/s) and memory (bytes/s) throughput, for throughput
-  /// bounds: declared by declare_peak(), else measured at the first call (a multiply-add kernel
-  /// and a copy kernel, a few tens of milliseconds) and kept for every client of this device in
-  /// the process. A device on which the measurement fails has an unknown (zero) peak; so has a
-  /// CPU device's arithmetic (device_peak.cpp says why).
+  /// bounds: declared by declare_peak(), else measured at the first call (a multiply-add kernel,
+  /// and the faster of a copy and a read-only sum: a few tens of milliseconds) and kept for every
+  /// client of this device in the process. A device on which the measurement fails has an unknown
+  /// (zero) peak; so has a CPU device's arithmetic (device_peak.cpp says why).
   tunekit::DevicePeak peak();
   /// The peak measured again now, kept as the higher of it and what was known (a busy moment
   /// makes a measured peak low, never high), unless it was declared. A tuning calls it before

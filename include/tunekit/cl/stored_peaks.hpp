@@ -1,8 +1,8 @@
 // StoredPeaks: each device's measured peak (Client::peak) kept on disk under the cache directory
-// (<cache dir>/devices/v1/), so that a later process on the same device does not measure it again:
+// (<cache dir>/devices/v2/), so that a later process on the same device does not measure it again:
 // on PoCL that measurement (compiling and running kernels/peak.cl) was a third of a small tuning.
 //
-//  - One small text file per device identity: a format line, the identity in full, the two peaks,
+//  - One small text file per device identity: a format line, the identity in full, the peaks,
 //    and the XXH3 checksum of what precedes it. It is used only when all of that checks out and the
 //    values are plausible; a bad file is reported once and removed (the peak is measured again).
 //  - What is stored only rises (raise()): a peak measured in a busy moment is low, never high.
@@ -28,7 +28,7 @@ namespace tunekit::cl {
 class StoredPeaks {
  public:
   /// The format version this build reads and writes: files live in <root>/devices/v<version>.
-  static constexpr std::uint32_t format_version = 1;
+  static constexpr std::uint32_t format_version = 2;  // 2: the read rate
 
   /// Peaks under `cache_root` (Settings::resolved_cache_dir()). Creates nothing until raise().
   explicit StoredPeaks(std::filesystem::path cache_root);
@@ -36,7 +36,7 @@ class StoredPeaks {
   /// The stored peak of the device `identity` (DeviceInfo::identity()), or nothing (absent, or
   /// bad: then reported once, and removed when the file is ours). cache_bytes is not stored: 0.
   std::optional<DevicePeak> load(const std::string& identity) const;
-  /// Stores, for each of the two peaks, the higher of `peak` and what is stored. Failures are
+  /// Stores, for each of the peaks, the higher of `peak` and what is stored. Failures are
   /// reported once, not thrown. A peak of no bytes per second (a failed measurement) is not stored.
   void raise(const std::string& identity, const DevicePeak& peak) const;
 

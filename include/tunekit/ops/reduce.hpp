@@ -19,16 +19,17 @@ enum class ReduceOp : std::uint8_t { sum, max };
 constexpr std::string_view to_string(ReduceOp op) { return op == ReduceOp::sum ? "sum" : "max"; }
 inline std::ostream& operator<<(std::ostream& os, ReduceOp op) { return os << to_string(op); }
 
-/// The work of reducing n f32 values: each read once, one operation each.
+/// The work of reducing n f32 values: each read once, one operation each (the result written is
+/// left out: 4 bytes).
 inline Work reduce_work(std::uint64_t n) {
   const double n_ = static_cast<double>(n);
-  return {n_, 4 * n_};
+  return {n_, 4 * n_, 0};
 }
 /// The work of reducing every row of a rows x cols f32 matrix: read once, one value per row
 /// written.
 inline Work row_reduce_work(std::uint64_t rows, std::uint64_t cols) {
   const double rows_ = static_cast<double>(rows), cols_ = static_cast<double>(cols);
-  return {rows_ * cols_, 4 * (rows_ * cols_ + rows_)};
+  return {rows_ * cols_, 4 * (rows_ * cols_ + rows_), 4 * rows_};
 }
 
 /// The tuning key of reduce: the length anchored to a power of two, and the operation.

@@ -18,7 +18,8 @@ namespace tunekit::ops {
 
 /// The work of transposing a rows x cols f32 matrix: read once and written once; no arithmetic.
 inline Work transpose_work(std::uint64_t rows, std::uint64_t cols) {
-  return {0, 8 * static_cast<double>(rows) * static_cast<double>(cols)};
+  const double matrix = 4 * static_cast<double>(rows) * static_cast<double>(cols);
+  return {0, 2 * matrix, matrix};
 }
 
 /// The widest vector, in floats (4, 2 or 1), that divides both sizes of a rows x cols matrix.
