@@ -6,11 +6,11 @@
       overflow, no denormals); the sum is stored so that no compiler can drop them.
       NDRange: any.
   peak_copy(in, out)  one float4 per work-item. NDRange: global = elements / 4, any local.
-  peak_read(in, out, reads)  `reads` (a multiple of 4) float4s per work-item, a global size
-      apart (each step of the NDRange reads whole lines), summed in four chains; one float per
-      work-item stored, so that no compiler drops the loads. A reduction reads faster than a copy
-      moves (108% of it on the H200): its roofline is this one.
-      NDRange: global = elements / 4 / reads, any local.
+  peak_read(a, b, out, n)  sums the n float4s of a and of b (the copy's source and destination:
+      the same traffic as the copy), a global size apart (each step of the NDRange reads whole
+      lines), in four chains; one float per work-item stored, so that no compiler drops the
+      loads. A reduction reads faster than a copy moves (108% of it on the H200): its roofline is
+      this one. NDRange: any global (a few waves of the device), any local.
 */
 kernel void peak_fma(int iterations, float seed, global float* out) {
   const float s = seed + (float)get_global_id(0) * 1e-7f;
@@ -39,15 +39,20 @@ kernel void peak_copy(global const float4* in, global float4* out) {
   out[get_global_id(0)] = in[get_global_id(0)];
 }
 
-kernel void peak_read(global const float4* in, global float* out, int reads) {
+kernel void peak_read(global const float4* a, global const float4* b, global float* out,
+                      uint n) {
   const size_t stride = get_global_size(0);
-  size_t at = get_global_id(0);
+  size_t i = get_global_id(0);
   float4 s0 = (float4)(0.0f), s1 = s0, s2 = s0, s3 = s0;
-  for (int k = 0; k < reads; k += 4, at += 4 * stride) {
-    s0 += in[at];
-    s1 += in[at + stride];
-    s2 += in[at + 2 * stride];
-    s3 += in[at + 3 * stride];
+  for (; i + stride < n; i += 2 * stride) {
+    s0 += a[i];
+    s1 += b[i];
+    s2 += a[i + stride];
+    s3 += b[i + stride];
+  }
+  if (i < n) {
+    s0 += a[i];
+    s1 += b[i];
   }
   const float4 s = (s0 + s1) + (s2 + s3);
   out[get_global_id(0)] = (s.x + s.y) + (s.z + s.w);

@@ -310,31 +310,33 @@ TEST_CASE("the memory roofline counts reads and writes at their own rates", "[ti
   CHECK(least_seconds({3e12, 1e9, 0}, peak) == Approx(3.0));
 }
 
-// The memory peak is the faster of a copy and peak_read (a reduction's traffic); a read kernel
-// that skipped loads would report a peak no candidate can reach and stop tunings too late.
-TEST_CASE("peak.cl's read kernel sums every float4 a work-item is given",
-          "[opencl][timing][peak]") {
+// The read rate of the memory roofline comes from peak_read: a kernel that skipped loads would
+// report a rate no candidate reaches, and a reduction's tuning would never stop near it.
+TEST_CASE("peak.cl's read kernel sums every float4 of both buffers", "[opencl][timing][peak]") {
   auto& client = shared_client();
   constexpr std::size_t readers = 64;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> value(0.25f, 1.0f);  // never zero: a skipped load shows
-  for (const cl_int reads : {4, 8}) {
-    CAPTURE(reads);
-    const std::size_t floats = readers * 4 * static_cast<std::size_t>(reads);
-    std::vector<float> input(floats);
-    for (float& x : input) x = value(rng);
+  // Whole strides, one stride more (the loop's single step), and a part of a stride.
+  for (const std::size_t vectors : {readers * 4, readers * 5, readers * 6 + 3, readers / 2}) {
+    CAPTURE(vectors);
+    std::vector<float> a(vectors * 4), b(vectors * 4);
+    for (float& x : a) x = value(rng);
+    for (float& x : b) x = value(rng);
     std::vector<float> want(readers);
     for (std::size_t item = 0; item < readers; ++item) {
-      double sum = 0;  // float4 `item + k * readers`, all four lanes
-      for (std::size_t k = 0; k < static_cast<std::size_t>(reads); ++k) {
-        for (std::size_t lane = 0; lane < 4; ++lane) sum += input[(item + k * readers) * 4 + lane];
+      double sum = 0;  // float4s item, item + readers, ... of both, all four lanes
+      for (std::size_t v = item; v < vectors; v += readers) {
+        for (std::size_t lane = 0; lane < 4; ++lane)
+          sum += double{a[v * 4 + lane]} + b[v * 4 + lane];
       }
       want[item] = static_cast<float>(sum);
     }
-    auto in = client.upload(input);
+    auto in_a = client.upload(a), in_b = client.upload(b);
     auto out = client.upload(std::vector<float>(readers, -1.0f));
     auto kernel = client.kernel(cl::KernelSpec::embedded("peak.cl", "", "peak_read"));
-    client.launch_with(kernel, ::cl::NDRange(readers), ::cl::NDRange(16), in, out, reads);
+    client.launch_with(kernel, ::cl::NDRange(readers), ::cl::NDRange(16), in_a, in_b, out,
+                       static_cast<cl_uint>(vectors));
     CHECK(max_error(client.download<float>(out, readers), want) < 1e-5);
   }
 }
