@@ -240,14 +240,14 @@ TEST_CASE("a tuning stops once a candidate runs near the roofline twice", "[tune
   STATIC_REQUIRE(HasDevicePeak<PeakClient>);
   Settings settings = test::test_settings();
   settings.search = SearchSettings::for_level(Level::balanced);
-  REQUIRE(settings.search->good_enough == Approx(0.85));
+  REQUIRE(settings.search->good_enough == Approx(0.95));
   settings.benchmark->confirm_contenders = 0;  // every call below is the search's
   // The calls one measurement of "near the peak" makes: a tuning with no bound and the two
   // candidates alone. A stop must measure it once more (twice), so it calls it more.
   std::size_t near_calls = 0;
   const auto near_the_peak = [&](PeakClient& c, int&) {
     ++near_calls;
-    c.spend(1.1e-3);  // 91% of the roofline
+    c.spend(1.02e-3);  // 98% of the roofline
   };
   std::size_t one_measurement = 0;
   {
@@ -284,7 +284,7 @@ TEST_CASE("a tuning stops once a candidate runs near the roofline twice", "[tune
   INFO(format_report(*report));
   REQUIRE(report->winner());
   CHECK(report->winner()->name == "near the peak");
-  CHECK_THAT(report->stopped_early, Catch::Contains("near the peak") && Catch::Contains("91%"));
+  CHECK_THAT(report->stopped_early, Catch::Contains("near the peak") && Catch::Contains("98%"));
   CHECK(unmeasured_calls == 0);
   const auto& skipped = report->outcomes.back();
   CHECK(skipped.name == "never needed");
@@ -318,9 +318,9 @@ TEST_CASE("a peak measured in a busy moment does not stop a tuning: the stop mea
   const auto& set = tuner.init([&] {
     return TunableSet{work_key, work_inputs}
         .with(Tunable{"slow", costs<BusyPeakClient>(4e-3)})
-        // 91% of the busy moment's roofline (2 ms), 45% of the real one (1 ms)
-        .with(Tunable{"mediocre", costs<BusyPeakClient>(2.2e-3)})
-        .with(Tunable{"best", costs<BusyPeakClient>(1.05e-3)});
+        // 98% of the busy moment's roofline (2 ms), 49% of the real one (1 ms)
+        .with(Tunable{"mediocre", costs<BusyPeakClient>(2.04e-3)})
+        .with(Tunable{"best", costs<BusyPeakClient>(1.02e-3)});
   });
   tuner.execute(client.id(), client, set, 8);
   const auto report = tuner.tuner(client.id()).report(WorkKey{8});
@@ -369,6 +369,33 @@ TEST_CASE(
     REQUIRE(report);
     CHECK(report->stopped_early.empty());
     for (const auto& outcome : report->outcomes) CHECK(outcome.ok());
+  }
+}
+
+// A stop at a fraction f of the roofline may end on a pick 1 / f - 1 slower than the best: at
+// 85%, a transpose on the H200 stopped 12% behind its best. From balanced up, a leader must be
+// within 5% of the roofline.
+TEST_CASE("a balanced tuning does not stop on a candidate 10% short of the roofline",
+          "[tuner][good-enough][pick]") {
+  Settings settings = test::test_settings();
+  settings.benchmark->confirm_contenders = 0;
+  for (const Level level : {Level::balanced, Level::extensive}) {
+    CAPTURE(to_string(level));
+    settings.search = SearchSettings::for_level(level);
+    LocalTuner<WorkKey> tuner("ten percent short", settings);
+    PeakClient client;  // the roofline: 1 ms
+    const auto& set = tuner.init([&] {
+      return TunableSet{work_key, work_inputs}
+          .with(Tunable{"ten percent short", costs<PeakClient>(1.1e-3)})
+          .with(Tunable{"best", costs<PeakClient>(1.0e-3)});
+    });
+    tuner.execute(client.id(), client, set, 8);
+    const auto report = tuner.tuner(client.id()).report(WorkKey{8});
+    REQUIRE(report);
+    INFO(format_report(*report));
+    REQUIRE(report->winner());
+    CHECK(report->winner()->name == "best");
+    for (const auto& outcome : report->outcomes) CHECK(outcome.ok());  // both measured
   }
 }
 
