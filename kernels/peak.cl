@@ -9,8 +9,9 @@
   peak_read(a, b, out, n)  sums the n float4s of a and of b (the copy's source and destination:
       the same traffic as the copy), a global size apart (each step of the NDRange reads whole
       lines), in four chains; one float per work-item stored, so that no compiler drops the
-      loads. A reduction reads faster than a copy moves (108% of it on the H200): its roofline is
-      this one. NDRange: any global (a few waves of the device), any local.
+      loads. Memory reads faster than a copy moves (the reduce op at 105-108% of it on the H200):
+      a reduction's roofline is this rate. NDRange: any global (the host launches about one
+      wave of a GPU), any local.
 */
 kernel void peak_fma(int iterations, float seed, global float* out) {
   const float s = seed + (float)get_global_id(0) * 1e-7f;

@@ -21,7 +21,11 @@ double memory_seconds(const Work& work, const DevicePeak& peak) {
   const double seconds_per_written_byte = 2 / copy_rate - 1 / read_rate;
   const double written =
       std::isfinite(work.bytes_written) ? std::clamp(work.bytes_written, 0.0, work.bytes) : 0.0;
-  return (work.bytes - written) / read_rate + written * seconds_per_written_byte;
+  const double modelled = (work.bytes - written) / read_rate + written * seconds_per_written_byte;
+  // Never above the copy's bound (every byte at its rate): the model only loosens it. Work that
+  // writes more than it reads would else be bounded by the read figure, which a planted stored
+  // peak could raise to double the bound and stop a tuning on a candidate twice the best's time.
+  return std::min(modelled, work.bytes / copy_rate);
 }
 }  // namespace
 

@@ -18,8 +18,8 @@ struct DevicePeak {
   /// the memory peaks, which are measured beyond it.
   double cache_bytes = 0;
   /// Bytes read per second by a kernel that only reads (0: unknown, taken as the copy's rate).
-  /// Memory reads faster than a copy moves (108% of it on the H200), so a reduction's bound is
-  /// this one, not the copy's.
+  /// Memory reads faster than a copy moves (the reduce op at 105-108% of it on the H200), so a
+  /// reduction's bound is this one, not the copy's.
   double read_bytes_per_second = 0;
 };
 
@@ -37,9 +37,10 @@ struct Work {
 /// The least time `work` can take on a device of `peak` (the roofline: the slower of its
 /// arithmetic and its memory traffic at their peaks); 0 when nothing is known. Memory time is
 /// the bytes read at the read rate plus the bytes written at the write rate that a copy's time
-/// implies (a copy of B bytes takes B / read rate + B / write rate), so a copy-like op's bound is
-/// the copy's and a reduction's the read kernel's. Traffic that may stay in the device's cache
-/// (up to twice its size) has no bound: it can beat the measured peaks.
+/// implies (a copy of B bytes takes B / read rate + B / write rate), never more than every byte
+/// at the copy's rate: a copy-like op's bound is the copy's, a reduction's the read kernel's.
+/// Traffic that may stay in the device's cache (up to twice its size) has no bound: it can beat the
+/// measured peaks.
 double least_seconds(const Work& work, const DevicePeak& peak);
 
 /// A key that states the work of its benchmark problem (`key.work()`): its tunings may stop once

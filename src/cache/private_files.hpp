@@ -197,7 +197,7 @@ void prepare_private_directory(const std::filesystem::path& dir, Links links);
 /// program binaries) for reading or deleting in it: nothing when it is absent or passes
 /// check_private_directory(dir, Links::refuse); a link planted there is never followed.
 std::optional<std::string> private_folder_problem(const std::filesystem::path& dir);
-/// A store's versioned folder inside the cache (`<root>/programs/v2`, `<root>/devices/v1`): what
+/// A store's versioned folder inside the cache (`<root>/programs/v2`, `<root>/devices/v2`): what
 /// is wrong with it or its parent for reading or deleting in it (private_folder_problem of each);
 /// nothing when both are absent or ours.
 std::optional<std::string> store_folders_problem(const std::filesystem::path& dir);

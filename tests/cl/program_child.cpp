@@ -3,8 +3,9 @@
 // and says how many programs it compiled and how many it loaded from binaries.
 //
 //   program_child DIR|off OPTIONS...   (one program of the test kernels per OPTIONS string)
-//   program_child DIR|off --peak       (Client::peak(): "peak_bytes=B peak_read=R peak_flops=F "
-//   first) program_child DIR|off --peak-now   (Client::peak(), then the same of Client::peak_now())
+//   program_child DIR|off --peak       (Client::peak(): "peak_bytes=B peak_read=R
+//                                       peak_flops=F " first)
+//   program_child DIR|off --peak-now   (Client::peak(), then the same of Client::peak_now())
 //
 // Prints "builds=N loads=M" and exits 0; exits 2 on a usage error, 1 on a failure.
 #include <charconv>

@@ -3,12 +3,15 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <regex>
 
 #include "../cache/test_cache_support.hpp"  // TempDir, CapturedWarnings, Child (CACHE_CHILD_PATH)
 #include "support_cl.hpp"
 #include "tunekit/cl/stored_peaks.hpp"
+#include "tunekit/stable_hash.hpp"
 
 namespace tunekit::test {
 
@@ -148,6 +151,22 @@ TEST_CASE("a bad stored peak is refused, said, and removed", "[opencl][stored-pe
   SECTION("a negative read rate with a right checksum") {
     bytes = cl::detail::encode_stored_peak(device, DevicePeak{1e12, 5e10, 0, -1});
     said = "implausible peak";
+  }
+  SECTION("a read rate above any device's, or not a number, with a right checksum") {
+    bytes = cl::detail::encode_stored_peak(device,
+                                           DevicePeak{1e12, 5e10, 0, GENERATE(1e17, std::nan(""))});
+    said = "implausible peak";
+  }
+  SECTION("no read rate, with a right checksum") {
+    bytes = cl::detail::encode_stored_peak(device, DevicePeak{1e12, 5e10, 0, 6e10});
+    const auto line = bytes.find("read_bytes_per_second ");
+    bytes.erase(line, bytes.find('\n', line) + 1 - line);
+    bytes.erase(bytes.find("checksum "));
+    char checksum[32];
+    std::snprintf(checksum, sizeof checksum, "checksum %016llx\n",
+                  static_cast<unsigned long long>(stable_hash(bytes)));
+    bytes += checksum;
+    said = "malformed peak";
   }
   SECTION("a file of format 1 (no read rate), its checksum right") {
     bytes = cl::detail::encode_stored_peak(device, DevicePeak{1e12, 5e10});

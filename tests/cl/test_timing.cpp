@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <thread>
 
@@ -279,6 +280,9 @@ TEST_CASE("a device's peak is measured once per process, and can be declared",
   const DevicePeak again = other.peak();  // not measured again: the same figures
   CHECK(again.flops_per_second == measured.flops_per_second);
   CHECK(again.bytes_per_second == measured.bytes_per_second);
+  CHECK(again.read_bytes_per_second == measured.read_bytes_per_second);
+  CHECK(std::isfinite(measured.read_bytes_per_second));
+  CHECK(measured.read_bytes_per_second > 1e6);
   other.declare_peak({2e12, 3e11});
   CHECK(client.peak().flops_per_second == 2e12);
   CHECK(client.peak().bytes_per_second == 3e11);
@@ -287,7 +291,7 @@ TEST_CASE("a device's peak is measured once per process, and can be declared",
   CHECK(least_seconds({2e12, 0}, {2e12, 3e11}) == Approx(1.0));
   CHECK(least_seconds({2e12, 6e11}, {2e12, 3e11}) == Approx(2.0));
   CHECK(least_seconds({1, 1}, {}) == 0);  // unknown peak: no bound
-  // Traffic that may stay in a 1 MB cache is not bound by the copy peak; beyond it, it is.
+  // Traffic that may stay in a 1 MB cache is not bound by the memory peaks; beyond it, it is.
   CHECK(least_seconds({0, 2e6}, {1e12, 1e9, 1e6}) == 0);
   CHECK(least_seconds({0, 3e6}, {1e12, 1e9, 1e6}) == Approx(3e-3));
 }
@@ -298,10 +302,15 @@ TEST_CASE("the memory roofline counts reads and writes at their own rates", "[ti
   const DevicePeak peak{1e12, 1e9, 0, 1.25e9};  // copy 1 GB/s (read + written), reads 1.25 GB/s
   CHECK(least_seconds({0, 1e9, 0}, peak) == Approx(0.8));    // read only
   CHECK(least_seconds({0, 2e9, 1e9}, peak) == Approx(2.0));  // a copy's traffic: its time
-  // Written alone: 1 GB at the implied write rate (2 / 1e9 - 1 / 1.25e9 s per byte).
-  CHECK(least_seconds({0, 1e9, 1e9}, peak) == Approx(1.2));
-  CHECK(least_seconds({0, 1e9, 5e9}, peak) == Approx(1.2));  // never more written than moved
-  CHECK(least_seconds({0, 1e9, -1}, peak) == Approx(0.8));   // nor less than nothing
+  // Written alone: the implied write rate (2 / 1e9 - 1 / 1.25e9 s per byte) would give 1.2 s,
+  // above every byte at the copy's rate: the copy's bound stands (the model only loosens it).
+  CHECK(least_seconds({0, 1e9, 1e9}, peak) == Approx(1.0));
+  CHECK(least_seconds({0, 1e9, 1e9}, {1e12, 1e9, 0, 1e16}) == Approx(1.0));  // a planted rate
+  CHECK(least_seconds({0, 1e9, 5e9}, peak) == Approx(1.0));   // never more written than moved
+  CHECK(least_seconds({0, 1e9, -1e9}, peak) == Approx(0.8));  // nor less than nothing
+  CHECK(least_seconds({0, 1e9, std::nan("")}, peak) == Approx(0.8));  // unknown: all read
+  // Three quarters read, a quarter written: 0.75 / 1.25 + 0.25 * 1.2 s.
+  CHECK(least_seconds({0, 1e9, 0.25e9}, peak) == Approx(0.9));
   // No read figure, or one below the copy's: every byte at the copy's rate, as before.
   CHECK(least_seconds({0, 1e9, 0}, {1e12, 1e9}) == Approx(1.0));
   CHECK(least_seconds({0, 1e9, 0}, {1e12, 1e9, 0, 5e8}) == Approx(1.0));

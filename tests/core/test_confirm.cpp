@@ -399,6 +399,35 @@ TEST_CASE("a balanced tuning does not stop on a candidate 10% short of the roofl
   }
 }
 
+// Balanced stops within 5% of the roofline; extensive asks for more (2%).
+TEST_CASE("a candidate at 97% of the roofline ends a balanced tuning, not an extensive one",
+          "[tuner][good-enough]") {
+  Settings settings = test::test_settings();
+  settings.benchmark->confirm_contenders = 0;
+  for (const Level level : {Level::balanced, Level::extensive}) {
+    CAPTURE(to_string(level));
+    settings.search = SearchSettings::for_level(level);
+    LocalTuner<WorkKey> tuner("three percent short", settings);
+    PeakClient client;  // the roofline: 1 ms
+    const auto& set = tuner.init([&] {
+      return TunableSet{work_key, work_inputs}
+          .with(Tunable{"three percent short", costs<PeakClient>(1.03e-3)})
+          .with(Tunable{"best", costs<PeakClient>(1.0e-3)});
+    });
+    tuner.execute(client.id(), client, set, 8);
+    const auto report = tuner.tuner(client.id()).report(WorkKey{8});
+    REQUIRE(report);
+    INFO(format_report(*report));
+    REQUIRE(report->winner());
+    if (level == Level::balanced) {
+      CHECK(report->winner()->name == "three percent short");
+      CHECK_THAT(report->stopped_early, Catch::Contains("three percent short"));
+    } else {
+      CHECK(report->winner()->name == "best");
+    }
+  }
+}
+
 TEST_CASE("a candidate faster than the roofline turns the bound off: the tuning goes on",
           "[tuner][good-enough][pick]") {
   Settings settings = test::test_settings();

@@ -39,9 +39,15 @@ std::string bytes_text(std::uint64_t bytes) {
 
 // The device's peak measured now (and kept in the cache directory, as a tuning's would be).
 void print_peak(const cl::DeviceInfo& device, const Settings& settings) {
-  set_global_settings(settings);
-  cl::Client client(device);
-  const DevicePeak measured = client.peak_now();
+  DevicePeak measured;
+  try {
+    set_global_settings(settings);
+    cl::Client client(device);
+    measured = client.peak_now();
+  } catch (const std::exception& e) {  // one device's failure leaves the others' lines
+    std::cout << "      peak:     unknown (" << printable(e.what(), 200) << ")\n";
+    return;
+  }
   const auto figure = [](double value, double unit, const char* name) {
     if (!(value > 0)) return std::string("unknown");
     char text[48];

@@ -197,7 +197,7 @@ class Client {
 
   /// The device's peak arithmetic (FLOP/s) and memory (bytes/s) throughput, for throughput
   /// bounds: declared by declare_peak(), else measured at the first call (a multiply-add kernel,
-  /// and the faster of a copy and a read-only sum: a few tens of milliseconds) and kept for every
+  /// a copy and a read-only sum: a few tens of milliseconds) and kept for every
   /// client of this device in the process. A device on which the measurement fails has an unknown
   /// (zero) peak; so has a CPU device's arithmetic (device_peak.cpp says why).
   tunekit::DevicePeak peak();
