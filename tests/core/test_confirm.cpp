@@ -372,60 +372,55 @@ TEST_CASE(
   }
 }
 
+namespace {
+// A tuning at `level` of two candidates: "short" at `seconds`, measured first, then "best" at the
+// roofline (1 ms).
+TuningReport tune_short_then_best(Level level, double seconds) {
+  Settings settings = test::test_settings();
+  settings.benchmark->confirm_contenders = 0;
+  settings.search = SearchSettings::for_level(level);
+  LocalTuner<WorkKey> tuner("short, then best", settings);
+  PeakClient client;
+  const auto& set = tuner.init([&] {
+    return TunableSet{work_key, work_inputs}
+        .with(Tunable{"short", costs<PeakClient>(seconds)})
+        .with(Tunable{"best", costs<PeakClient>(1.0e-3)});
+  });
+  tuner.execute(client.id(), client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(WorkKey{8});
+  REQUIRE(report);
+  return *report;
+}
+}  // namespace
+
 // A stop at a fraction f of the roofline may end on a pick 1 / f - 1 slower than the best: at
 // 85%, a transpose on the H200 stopped 12% behind its best. From balanced up, a leader must be
 // within 5% of the roofline.
 TEST_CASE("a balanced tuning does not stop on a candidate 10% short of the roofline",
           "[tuner][good-enough][pick]") {
-  Settings settings = test::test_settings();
-  settings.benchmark->confirm_contenders = 0;
   for (const Level level : {Level::balanced, Level::extensive}) {
     CAPTURE(to_string(level));
-    settings.search = SearchSettings::for_level(level);
-    LocalTuner<WorkKey> tuner("ten percent short", settings);
-    PeakClient client;  // the roofline: 1 ms
-    const auto& set = tuner.init([&] {
-      return TunableSet{work_key, work_inputs}
-          .with(Tunable{"ten percent short", costs<PeakClient>(1.1e-3)})
-          .with(Tunable{"best", costs<PeakClient>(1.0e-3)});
-    });
-    tuner.execute(client.id(), client, set, 8);
-    const auto report = tuner.tuner(client.id()).report(WorkKey{8});
-    REQUIRE(report);
-    INFO(format_report(*report));
-    REQUIRE(report->winner());
-    CHECK(report->winner()->name == "best");
-    for (const auto& outcome : report->outcomes) CHECK(outcome.ok());  // both measured
+    const TuningReport report = tune_short_then_best(level, 1.1e-3);
+    INFO(format_report(report));
+    REQUIRE(report.winner());
+    CHECK(report.winner()->name == "best");
+    for (const auto& outcome : report.outcomes) CHECK(outcome.ok());  // both measured
   }
 }
 
 // Balanced stops within 5% of the roofline; extensive asks for more (2%).
 TEST_CASE("a candidate at 97% of the roofline ends a balanced tuning, not an extensive one",
           "[tuner][good-enough]") {
-  Settings settings = test::test_settings();
-  settings.benchmark->confirm_contenders = 0;
-  for (const Level level : {Level::balanced, Level::extensive}) {
-    CAPTURE(to_string(level));
-    settings.search = SearchSettings::for_level(level);
-    LocalTuner<WorkKey> tuner("three percent short", settings);
-    PeakClient client;  // the roofline: 1 ms
-    const auto& set = tuner.init([&] {
-      return TunableSet{work_key, work_inputs}
-          .with(Tunable{"three percent short", costs<PeakClient>(1.03e-3)})
-          .with(Tunable{"best", costs<PeakClient>(1.0e-3)});
-    });
-    tuner.execute(client.id(), client, set, 8);
-    const auto report = tuner.tuner(client.id()).report(WorkKey{8});
-    REQUIRE(report);
-    INFO(format_report(*report));
-    REQUIRE(report->winner());
-    if (level == Level::balanced) {
-      CHECK(report->winner()->name == "three percent short");
-      CHECK_THAT(report->stopped_early, Catch::Contains("three percent short"));
-    } else {
-      CHECK(report->winner()->name == "best");
-    }
-  }
+  const TuningReport balanced = tune_short_then_best(Level::balanced, 1.03e-3);
+  INFO(format_report(balanced));
+  REQUIRE(balanced.winner());
+  CHECK(balanced.winner()->name == "short");
+  CHECK_THAT(balanced.stopped_early, Catch::Contains("short"));
+  const TuningReport extensive = tune_short_then_best(Level::extensive, 1.03e-3);
+  INFO(format_report(extensive));
+  REQUIRE(extensive.winner());
+  CHECK(extensive.winner()->name == "best");
+  for (const auto& outcome : extensive.outcomes) CHECK(outcome.ok());  // both measured
 }
 
 TEST_CASE("a candidate faster than the roofline turns the bound off: the tuning goes on",
