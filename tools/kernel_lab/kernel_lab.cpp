@@ -1334,6 +1334,38 @@ void reduce_suite(Lab& lab, const Options& o) {
 
 // ===================================== transpose ==============================================
 
+// One read_vec4 configuration on the first n4 float4s of `a` and `b` (a copy of a's: another
+// buffer, so that no read of b meets a's lines in the cache): timed, its sums checked against
+// the host's.
+void read_run(Lab& lab, const std::string& dn, const RedCfg& c, const std::string& sz,
+              cl::Kernel& k, int n4, cl::Buffer& a, cl::Buffer& b, int reps) {
+  const size_t readers = std::min<size_t>(
+      size_t(n4), size_t(param(c.p, "waves", 1)) * 2048 * std::max<cl_uint>(lab.cus, 1));
+  std::vector<float> ha(size_t(n4) * 4);
+  lab.q.enqueueReadBuffer(a, CL_TRUE, 0, ha.size() * 4, ha.data());
+  lab.q.enqueueCopyBuffer(a, b, 0, 0, ha.size() * 4);
+  cl::Buffer sums(lab.ctx, CL_MEM_READ_WRITE, readers * 4);
+  k.setArg(0, n4);
+  k.setArg(1, a);
+  k.setArg(2, b);
+  k.setArg(3, sums);
+  const double ms = lab.time_ms(
+      [&](std::vector<cl::Event>& ev) {
+        ev.emplace_back();
+        lab.q.enqueueNDRangeKernel(k, cl::NullRange, cl::NDRange(readers), cl::NullRange, nullptr,
+                                   &ev.back());
+      },
+      reps);
+  std::vector<float> got(readers);
+  lab.q.enqueueReadBuffer(sums, CL_TRUE, 0, readers * 4, got.data());
+  double want = 0, total = 0;
+  for (float v : ha) want += 2.0 * double(v);
+  for (float v : got) total += v;
+  const double err = std::abs(total - want) / std::max(1.0, std::abs(want));
+  row(dn, c.kernel, params_text(c.p), sz, ms, fmt("%.1f GB/s", 2.0 * n4 * 16 / (ms * 1e6)), err,
+      err < 1e-4 ? "PASS" : "FAIL");
+}
+
 void transpose_suite(Lab& lab, const Options& o) {
   const std::string& dn = lab.dev_name;
   const std::vector<std::pair<size_t, size_t>> shapes =
@@ -1379,6 +1411,12 @@ void transpose_suite(Lab& lab, const Options& o) {
     for (int lx : {128, 256, 512}) cfgs.push_back({"copy_vec4", {{"ITEMS", items}, {"lx", lx}}});
   for (int swz : {0, 1})
     for (int ly : {2, 4, 8, 16}) cfgs.push_back({"transpose_swizzled", {{"LY", ly}, {"SWZ", swz}}});
+  // Read-only: peak.cl's peak_read form (STRIDES 2, one wave: 2048 work-items per compute unit)
+  // and wider steps or more waves; GB/s counts both buffers read, as the copy's counts its bytes
+  // read and written.
+  for (int strides : {1, 2, 4, 8})
+    for (int waves : {1, 2, 4})
+      cfgs.push_back({"read_vec4", {{"STRIDES", strides}, {"waves", waves}}});
   // The peers of the same run: the device's buffer copy (the bandwidth ceiling, bytes read and
   // written) and CLBlast's Omatcopy on the same buffers.
   for (auto [M, N] : shapes) {
@@ -1414,18 +1452,24 @@ void transpose_suite(Lab& lab, const Options& o) {
   for (auto& c : cfgs) {
     if (!selected(c.kernel, params_text(c.p))) continue;
     std::string why;
-    const bool lab_own = c.kernel == "copy_vec4" || c.kernel == "transpose_swizzled";
+    const bool lab_own =
+        c.kernel == "copy_vec4" || c.kernel == "transpose_swizzled" || c.kernel == "read_vec4";
     const bool copy = c.kernel == "copy_vec4";
+    const bool read = c.kernel == "read_vec4";
     cl::Program prog = lab.program(
         lab_own ? "../tools/kernel_lab/transpose_lab.cl" : "transpose.cl", build_options(c.p), why);
     for (auto [M, N] : shapes) {
       const std::string sz = std::to_string(M) + "x" + std::to_string(N);
-      if (copy && (M * N) % 4 != 0) continue;
+      if ((copy || read) && (M * N) % 4 != 0) continue;
       if (!prog()) {
         row(dn, c.kernel, params_text(c.p), sz, 0, "-", 0, "FAIL", " (" + why + ")");
         break;
       }
       cl::Kernel k(prog, c.kernel.c_str());
+      if (read) {
+        read_run(lab, dn, c, sz, k, int(M * N / 4), in, out, o.reps);
+        continue;
+      }
       if (copy) {
         k.setArg(0, int(M * N / 4));
         k.setArg(1, in);

@@ -6,6 +6,7 @@
 /*
   Macros (default)
     ITEMS 4   copy_vec4: float4s per work-item, all loaded before the first store
+    STRIDES 2 read_vec4: float4s each buffer gives a work-item per step of its loop
     LY 8      transpose_swizzled: work-items along dim 1 (16 along dim 0); each moves 64 / LY
               float4s in and as many out of a 64 x 64 tile
     SWZ 1     0: the same tile without the swizzle (its 8-way conflicts on the stores, for comparison)
@@ -13,6 +14,10 @@
     copy_vec4(n4, in, out)  out[i] = in[i] for float4 i < n4; work-group w copies the ITEMS * lx
         float4s from w * ITEMS * lx, consecutive work-items on consecutive float4s.
         NDRange: local lx; global = roundup(ceil(n4 / ITEMS), lx).
+    read_vec4(n4, a, b, out)  out[g] = the sum of float4s g, g + G, g + 2G, ... (< n4) of a and
+        b, G the global size: kernels/peak.cl's peak_read (STRIDES 2) and wider steps, to find
+        the form that reads as fast as the reduce op (peak_read: 102% of the H200's copy, the
+        reduce op 105-108%). NDRange: any.
     transpose_swizzled(M, N, in, out)  out (N x M) = in (M x N)^T, row-major, any M and N; whole
         tiles when M and N are multiples of 4, element by element otherwise.
         NDRange: local (16, LY); global = (ceil(N / 64) * 16, ceil(M / 64) * LY).
@@ -22,6 +27,9 @@
 #endif
 #ifndef LY
 #define LY 8
+#endif
+#ifndef STRIDES
+#define STRIDES 2
 #endif
 #ifndef SWZ
 #define SWZ 1
@@ -41,6 +49,23 @@ __kernel void copy_vec4(const int n4, __global const float4* restrict in,
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i)
     if (base + i * lx < n4) out[base + i * lx] = v[i];
+}
+
+__kernel void read_vec4(const int n4, __global const float4* restrict a,
+                        __global const float4* restrict b, __global float* restrict out) {
+  const int stride = get_global_size(0);
+  int i = get_global_id(0);
+  float4 s[STRIDES];
+#pragma unroll
+  for (int k = 0; k < STRIDES; ++k) s[k] = (float4)(0.0f);
+  for (; i + (STRIDES - 1) * stride < n4; i += STRIDES * stride) {
+#pragma unroll
+    for (int k = 0; k < STRIDES; ++k) s[k] += a[i + k * stride] + b[i + k * stride];
+  }
+  for (; i < n4; i += stride) s[0] += a[i] + b[i];
+#pragma unroll
+  for (int k = 1; k < STRIDES; ++k) s[0] += s[k];
+  out[get_global_id(0)] = (s[0].x + s[0].y) + (s[0].z + s[0].w);
 }
 
 // Float4 column x of tile row y: the swizzle spreads a column's 8 consecutive 4-row groups over
