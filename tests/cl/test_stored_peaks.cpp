@@ -4,10 +4,10 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <regex>
 
+#include "../../src/cache/format_internal.hpp"  // hex64: the checksum as the files write it
 #include "../cache/test_cache_support.hpp"  // TempDir, CapturedWarnings, Child (CACHE_CHILD_PATH)
 #include "support_cl.hpp"
 #include "tunekit/cl/stored_peaks.hpp"
@@ -162,10 +162,7 @@ TEST_CASE("a bad stored peak is refused, said, and removed", "[opencl][stored-pe
     const auto line = bytes.find("read_bytes_per_second ");
     bytes.erase(line, bytes.find('\n', line) + 1 - line);
     bytes.erase(bytes.find("checksum "));
-    char checksum[32];
-    std::snprintf(checksum, sizeof checksum, "checksum %016llx\n",
-                  static_cast<unsigned long long>(stable_hash(bytes)));
-    bytes += checksum;
+    bytes += "checksum " + tunekit::detail::hex64(stable_hash(bytes)) + "\n";
     said = "malformed peak";
   }
   SECTION("a file of format 1 (no read rate), its checksum right") {

@@ -35,7 +35,6 @@ struct CommonOptions {
 /// Throws AutotuneError(settings) naming a bad variable.
 Settings command_settings(const CommonOptions& common);
 
-/// `tunekit devices`
 /// `tunekit devices [--peak]`; with `peak`, each device's peak measured now (what a tuning's
 /// good-enough stop compares with).
 int list_devices_command(const CommonOptions& common, bool peak);

@@ -37,11 +37,11 @@ std::string bytes_text(std::uint64_t bytes) {
   return text;
 }
 
-// The device's peak measured now (and kept in the cache directory, as a tuning's would be).
-void print_peak(const cl::DeviceInfo& device, const Settings& settings) {
+// The device's peak measured now (and kept in the cache directory of the global settings, as a
+// tuning's would be).
+void print_peak(const cl::DeviceInfo& device) {
   DevicePeak measured;
   try {
-    set_global_settings(settings);
     cl::Client client(device);
     measured = client.peak_now();
   } catch (const std::exception& e) {  // one device's failure leaves the others' lines
@@ -78,6 +78,7 @@ int list_devices_command(const CommonOptions& common, bool peak) {
   } catch (const AutotuneError& e) {
     choice_problem = e.message();
   }
+  if (peak) set_global_settings(settings);  // the measured peaks are kept where it says
   std::string platform;
   for (const auto& d : devices) {
     if (d.platform_name != platform) {
@@ -93,7 +94,7 @@ int list_devices_command(const CommonOptions& common, bool peak) {
               << "), local memory " << bytes_text(d.local_memory) << ", global memory "
               << bytes_text(d.global_memory) << ", largest buffer " << bytes_text(d.max_allocation)
               << ", timer " << format_seconds(d.timer_resolution) << "\n";
-    if (peak) print_peak(d, settings);
+    if (peak) print_peak(d);
   }
   if (!choice_problem.empty()) {
     std::cout << "TUNEKIT_DEVICE='" << printable(settings.device, 80)

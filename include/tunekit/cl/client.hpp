@@ -197,9 +197,9 @@ class Client {
 
   /// The device's peak arithmetic (FLOP/s) and memory (bytes/s) throughput, for throughput
   /// bounds: declared by declare_peak(), else measured at the first call (a multiply-add kernel,
-  /// a copy and a read-only sum: a few tens of milliseconds) and kept for every
-  /// client of this device in the process. A device on which the measurement fails has an unknown
-  /// (zero) peak; so has a CPU device's arithmetic (device_peak.cpp says why).
+  /// a copy and a read-only sum: a few tens of milliseconds) and kept for every client of this
+  /// device in the process. A device on which the measurement fails has an unknown (zero) peak;
+  /// so has a CPU device's arithmetic (device_peak.cpp says why).
   tunekit::DevicePeak peak();
   /// The peak measured again now, kept as the higher of it and what was known (a busy moment
   /// makes a measured peak low, never high), unless it was declared. A tuning calls it before
