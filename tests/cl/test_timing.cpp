@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -205,8 +206,15 @@ TEST_CASE("work enqueued on the raw queue is timed with markers around it", "[op
   std::vector<float> want(input);
   for (float& x : want) x = busy_reference(x, 800);
   CHECK(max_error(client.download<float>(data, elements), want) < 1e-4);
-  const double with_events = min_time(client, [&] { launch_busy(client, kernel, data, 800); });
-  const double best_markers = std::min(through_markers, min_time(client, raw));
+  // Each way's best of 5, taken in turns: a busy moment of the host (a sanitizer's run beside
+  // other tests) then meets both ways, not only the one measured in it (once 2x apart).
+  double with_events = std::numeric_limits<double>::infinity(), best_markers = through_markers;
+  for (int turn = 0; turn < 5; ++turn) {
+    with_events =
+        std::min(with_events, min_time(
+                                  client, [&] { launch_busy(client, kernel, data, 800); }, 1, 1));
+    best_markers = std::min(best_markers, min_time(client, raw, 1, 1));
+  }
   INFO("markers " << best_markers << ", events " << with_events);
   // Markers must span the kernel (not read ~0); the bound leaves room for a loaded machine.
   CHECK(best_markers > 0.5 * with_events);
