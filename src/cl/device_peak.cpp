@@ -66,9 +66,10 @@ double measure_read(Client& client, const ::cl::Buffer& a, const ::cl::Buffer& b
   // Both buffers read (the copy's traffic, so that the two are timed alike). On a GPU by about
   // one wave of work-items (2048 per compute unit, the most one holds) striding through them:
   // one buffer read a work-item per 16 float4s ran at 3.8 TB/s on the H200, under its copy,
-  // while its reduce reads at 4.4. On a CPU by a work-item per two float4s of each (the loop's
-  // one step): PoCL read 128 MiB at 4 GB/s with the GPU's long loops, 22 with 8 float4s a
-  // work-item, 42 with two. At most 256 MiB a buffer: the count fits the kernel's uint.
+  // while its reduce reads at 4.4; a wave with eight strides a step at 4.2 (two: 4.0). On a CPU
+  // by a work-item per two float4s of each: PoCL read 128 MiB at 4 GB/s with the GPU's long
+  // loops, 22 with 8 float4s a work-item, 42 with two. At most 256 MiB a buffer: the count fits
+  // the kernel's uint.
   const std::uint64_t vectors = bytes / 16;
   const std::uint64_t readers = std::max<std::uint64_t>(
       1, std::min<std::uint64_t>(

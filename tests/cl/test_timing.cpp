@@ -334,8 +334,10 @@ TEST_CASE("peak.cl's read kernel sums every float4 of both buffers", "[opencl][t
   constexpr std::size_t readers = 64;
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> value(0.25f, 1.0f);  // never zero: a skipped load shows
-  // Whole strides, one stride more (the loop's single step), and a part of a stride.
-  for (const std::size_t vectors : {readers * 4, readers * 5, readers * 6 + 3, readers / 2}) {
+  // The loop's step is eight strides: one whole step, two, a step and a part of the next
+  // (whole strides and a part of one), and fewer vectors than work-items.
+  for (const std::size_t vectors :
+       {readers * 8, readers * 16, readers * 11 + 3, readers * 7 + 5, readers / 2}) {
     CAPTURE(vectors);
     std::vector<float> a(vectors * 4), b(vectors * 4);
     for (float& x : a) x = value(rng);
