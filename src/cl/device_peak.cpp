@@ -87,7 +87,7 @@ double measure_read(Client& client, const ::cl::Buffer& a, const ::cl::Buffer& b
 
 // The device's memory rates: a copy's (bytes read and written, per second) and a read-only
 // sum's (bytes read per second). Memory reads faster than a copy moves (on the H200 the reduce
-// op at 105-108% of the copy, peak_read at 102%): against the copy's figure alone, a reduction's
+// op at 105-108% of the copy, peak_read at 106%): against the copy's figure alone, a reduction's
 // tuning could stop "near the roofline" on a candidate well behind the best. A failed read
 // measurement leaves the read rate unknown (reads then count at the copy's rate).
 struct MemoryRates {
