@@ -83,6 +83,16 @@ auto parse_comma_list(std::string_view text, Parse parse_item)
   return items;
 }
 
+/// Whether the command line asks for help (`--help` or `-h`): a bench then prints its usage on
+/// stdout and exits 0, as a user expects, rather than refusing the flag or taking it as a value.
+inline bool asks_for_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") return true;
+  }
+  return false;
+}
+
 /// Says which argument `program` refuses and what `flag` takes, then exits with status 2. The
 /// value is shown shortened, its unprintable bytes as '?'.
 [[noreturn]] inline void refuse(const char* program, std::string_view flag, std::string_view value,

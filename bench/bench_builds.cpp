@@ -178,6 +178,11 @@ double timed_call(const std::string& name, tcl::Client& client, const ops::Devic
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr char usage[] =
+      "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] [--candidate NAME]\n"
+      "       bench_builds --per-family N [--families A,B,...] [--device SELECTOR]\n"
+      "       bench_builds --names FILE [--device SELECTOR]\n";
+  if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   std::size_t programs = 16;
   std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
   std::string selector;
@@ -212,11 +217,7 @@ int main(int argc, char** argv) {
       if (i + 1 == argc && argv[i][0] == '-')  // the last argument: a flag whose value is missing?
         std::fprintf(stderr, "bench_builds: %.200s: no such option, or its value is missing\n",
                      argv[i]);
-      std::fprintf(stderr,
-                   "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] "
-                   "[--candidate NAME]\n       bench_builds --per-family N [--families A,B,...] "
-                   "[--device SELECTOR]\n"
-                   "       bench_builds --names FILE [--device SELECTOR]\n");
+      std::fputs(usage, stderr);
       return 2;
     }
   }

@@ -127,6 +127,10 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   using tunekit::bench::unsigned_argument;
+  constexpr char usage[] =
+      "usage: bench_fleet [--runs R] [--processes P] [--tune-ms MS] (needs redis-server)\n";
+  if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
+
   if (argc >= 2 && std::string(argv[1]) == "--child") {  // as the parent starts it, below
     if (argc != 7) {
       std::cerr << "bench_fleet: --child DIR URL KEY START TUNE_MS\n";

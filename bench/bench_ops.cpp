@@ -3,19 +3,15 @@
 // ones (CLBlast has no row reduction; Gemv reads the same matrix once), and a buffer copy for the
 // bandwidth ceiling.
 // Prints a table with ratios and writes it as JSON.
-// Usage: bench_ops [--device SUBSTRING] [--sizes 1024,2048]
-//                  [--shapes 1000x1000x1000,... | --shapes real | --shapes real-small]
-//                  [--reduce N] [--transpose N|ROWSxCOLS] [--reduce-rows ROWSxCOLS]
-//                  [--reps R] [--json FILE]
-//                  [--only OP]   (an op of tunekit::ops::shipped_ops() that has a benchmark here)
-//        bench_ops --print-shapes real|real-small   (the list, one MxNxK a line)
-// --shapes: only these shapes (and --sizes if given; without either, default squares);
-// real / real-small are the named lists of bench/shape_lists.hpp. The matmul rows are followed by
-// the number of distinct keys tuned and the tuning time of them all. Times are wall-clock around
-// batches of back-to-back calls and clFinish, per call, for both sides (CLBlast enqueues several
-// kernels per call and returns the last one's event only), medians over R batches (wall_median).
-// reduce_rows runs only with --reduce-rows or --only reduce_rows (default 8192 x 8191 on a GPU,
-// 2048 x 2047 elsewhere: rows that are not whole vectors).
+// Usage: `bench_ops --help` (main's `usage`). --only: an op of tunekit::ops::shipped_ops() that
+// has a benchmark here; --print-shapes: the named list, one MxNxK a line. --shapes: only these
+// shapes (and --sizes if given; without either, default squares); real / real-small are the named
+// lists of bench/shape_lists.hpp. The matmul rows are followed by the number of distinct keys tuned
+// and the tuning time of them all. Times are wall-clock around batches of back-to-back calls and
+// clFinish, per call, for both sides (CLBlast enqueues several kernels per call and returns the
+// last one's event only), medians over R batches (wall_median). reduce_rows runs only with
+// --reduce-rows or --only reduce_rows (default 8192 x 8191 on a GPU, 2048 x 2047 elsewhere: rows
+// that are not whole vectors).
 #include <clblast.h>  // after CLHPP, which sets the OpenCL target version
 
 #include <algorithm>
@@ -321,6 +317,12 @@ constexpr std::string_view benchmarked_ops[] = {"matmul", "reduce", "transpose",
 int main(int argc, char** argv) {
   using tunekit::bench::parse_comma_list, tunekit::bench::parse_dims, tunekit::bench::parse_size,
       tunekit::bench::read_or_refuse;
+  constexpr char usage[] =
+      "usage: bench_ops [--only matmul|reduce|transpose|reduce_rows] [--device SUBSTRING] "
+      "[--sizes N,...] [--shapes MxNxK,...|real|real-small] [--reduce N] [--transpose N|RxC] "
+      "[--reduce-rows RxC] [--reps R] [--json FILE]\n"
+      "       bench_ops --print-shapes real|real-small\n";
+  if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   Options o;
   if (argc == 3 && std::string(argv[1]) == "--print-shapes") {  // for scripts: one list, one place
     const auto list = tunekit::bench::named_shapes(argv[2]);
@@ -385,7 +387,8 @@ int main(int argc, char** argv) {
       }
       o.only = value;
     } else {
-      std::fprintf(stderr, "bench_ops: unknown option %s\n", flag.c_str());
+      std::fprintf(stderr, "bench_ops: unknown option %.200s\n", flag.c_str());
+      std::fputs(usage, stderr);
       return 2;
     }
   }

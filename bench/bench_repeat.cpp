@@ -379,6 +379,13 @@ Child run_child(const Options& o, const std::string& level, const std::string& s
 int main(int argc, char** argv) {
   using tunekit::bench::number_argument, tunekit::bench::unsigned_argument;
   const char* program = "bench_repeat";
+  constexpr char usage[] =
+      "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
+      "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] [--top T] "
+      "[--run-top K] [--min-sample SECONDS] [--sample SECONDS] [--names FILE] [--judges P] "
+      "[--judge-time span|busy]\n";
+  if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
+
   Options o;
   bool once = false, judge = false, reference_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -430,11 +437,7 @@ int main(int argc, char** argv) {
       if (i + 1 == argc && argv[i][0] == '-')  // the last argument: a flag whose value is missing?
         std::fprintf(stderr, "bench_repeat: %.200s: no such option, or its value is missing\n",
                      argv[i]);
-      std::fprintf(stderr,
-                   "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
-                   "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] "
-                   "[--top T] [--run-top K] [--min-sample SECONDS] [--sample SECONDS] "
-                   "[--names FILE] [--judges P] [--judge-time span|busy]\n");
+      std::fputs(usage, stderr);
       return 2;
     }
   }

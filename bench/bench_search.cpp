@@ -87,12 +87,12 @@ bool on_off_argument(const char* flag, std::string_view text) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr char usage[] =
+      "usage: bench_search TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] "
+      "[--patience P] [--start CONFIG]...\n";
+  if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   if (argc < 2) {
-    std::fprintf(
-        stderr,
-        "usage: %s TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] [--patience P] "
-        "[--start CONFIG]...\n",
-        argv[0]);
+    std::fputs(usage, stderr);
     return 2;
   }
   using tunekit::bench::number_argument, tunekit::bench::unsigned_argument;

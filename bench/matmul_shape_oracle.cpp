@@ -52,6 +52,10 @@ struct Measured {
 int main(int argc, char** argv) {
   std::string device, families_text = "blocked,split,skinny", shapes_text = "real", out, only;
   std::size_t top = 5;
+  constexpr char usage[] =
+      "usage: matmul_shape_oracle [--device S] [--families F,...] [--shapes real|MxNxK,...] "
+      "[--top T] [--out TABLE.tsv] [--candidates FILE]\n";
+  if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   for (int i = 1; i < argc; i += 2) {
     if (i + 1 == argc) tunekit::bench::refuse_missing_value("matmul_shape_oracle", argv[i]);
     const std::string flag = argv[i], value = argv[i + 1];
@@ -68,10 +72,7 @@ int main(int argc, char** argv) {
     else if (flag == "--candidates")
       only = value;
     else {
-      std::fprintf(stderr,
-                   "usage: %s [--device S] [--families F,...] [--shapes real|MxNxK,...] "
-                   "[--top T] [--out TABLE.tsv] [--candidates FILE]\n",
-                   argv[0]);
+      std::fputs(usage, stderr);
       return 2;
     }
   }

@@ -29,6 +29,10 @@
 namespace ops = tunekit::ops;
 
 int main(int argc, char** argv) {
+  constexpr char usage[] =
+      "usage: record_matmul_space --family blocked|direct --size N --out TABLE.tsv [--live] "
+      "[--device S] [--part I/N] [--limit COUNT] [--table RECORDED.tsv]\n";
+  if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   std::string family = "blocked", out = "replay.tsv", device;
   std::size_t size = 1024;
   bool live = false;
@@ -63,11 +67,7 @@ int main(int argc, char** argv) {
       part = *one;
       parts = *whole;
     } else {
-      std::fprintf(
-          stderr,
-          "usage: %s --family blocked|direct --size N --out TABLE.tsv [--live] [--device S] "
-          "[--part I/N] [--limit COUNT] [--table RECORDED.tsv]\n",
-          argv[0]);
+      std::fputs(usage, stderr);
       return 2;
     }
   }
