@@ -20,7 +20,8 @@ void check_numbers(const tunekit::detail::ParsedFile& parsed) {
   for (const auto& entry : parsed.entries) {
     for (const auto& o : entry.result.outcomes) {
       if (!plausible(o.median) || !plausible(o.min) || !plausible(o.max) ||
-          !(std::isnan(o.spread) || plausible(o.spread))) {
+          !(std::isnan(o.spread) || plausible(o.spread)) || !plausible(o.low) ||
+          !plausible(o.high) || o.low > o.high) {
         std::abort();
       }
     }

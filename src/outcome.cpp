@@ -166,7 +166,7 @@ std::string format_time_spent(const TuningReport& report) {
 
 std::string interval_text(const AutotuneOutcome& outcome) {
   char text[48];
-  if (outcome.high > 0 && outcome.median > 0) {  // the median's interval, around it
+  if (outcome.has_interval() && outcome.median > 0) {  // the median's interval, around it
     std::snprintf(text, sizeof text, "-%.1f%% +%.1f%%", 100 * (1 - outcome.low / outcome.median),
                   100 * (outcome.high / outcome.median - 1));
   } else {  // a result read from a cache written before intervals: the spread

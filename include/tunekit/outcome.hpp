@@ -50,6 +50,9 @@ struct AutotuneOutcome {
   bool ok() const noexcept {
     return status == OutcomeStatus::measured || status == OutcomeStatus::dropped;
   }
+  /// Whether its median's interval is known: a result read from a cache written before caches
+  /// kept intervals has none (low = high = 0).
+  bool has_interval() const noexcept { return high > 0; }
 };
 
 /// Where a tuning's wall time went (TuningReport::time_spent), in seconds on the tuning thread:

@@ -85,6 +85,10 @@ void write_entry(Out& ar, const CacheEntry& entry) {
     ar(cereal::make_nvp("max", o.max));
     ar(cereal::make_nvp("samples", static_cast<std::uint64_t>(o.samples)));
     ar(cereal::make_nvp("batch", static_cast<std::uint64_t>(o.batch)));
+    if (o.has_interval()) {  // the median's 95% interval, as the tuning's table showed it
+      ar(cereal::make_nvp("low", o.low));
+      ar(cereal::make_nvp("high", o.high));
+    }
     if (o.error) {  // only failed and skipped candidates have one
       ar(cereal::make_nvp("error_kind", std::string(to_string(o.error->kind()))));
       ar(cereal::make_nvp("error", o.error->message()));
@@ -146,6 +150,11 @@ std::uint64_t entry_checksum(const CacheEntry& entry) {
       put(text, std::string_view("metrics"));
       put(text, std::uint64_t{o.metrics.size()});
       for (const double value : o.metrics) put(text, value);
+    }
+    if (o.has_interval()) {  // absent from older entries too
+      put(text, std::string_view("interval"));
+      put(text, o.low);
+      put(text, o.high);
     }
   }
   if (!entry.result.metric_names.empty()) {

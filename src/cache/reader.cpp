@@ -200,6 +200,20 @@ AutotuneOutcome read_outcome(const Value& v) {
       o.metrics.push_back(number);
     }
   }
+  // The median's interval: both bounds or neither (an older cache's outcomes have neither).
+  const bool has_low = find_member(v, "low") != nullptr;
+  if (has_low != (find_member(v, "high") != nullptr)) {
+    throw AutotuneError(ErrorKind::cache, "an outcome has one bound of its interval, not both");
+  }
+  if (has_low) {
+    o.low = number_field(v, "low");
+    o.high = number_field(v, "high");
+    check_seconds(o.low, "low");
+    check_seconds(o.high, "high");
+    if (!(o.low <= o.high && o.high > 0)) {
+      throw AutotuneError(ErrorKind::cache, "an outcome's interval is not low <= high, high > 0");
+    }
+  }
   check_numbers(o);
   return o;
 }

@@ -33,6 +33,8 @@ void check_same(const StoredResult& a, const StoredResult& b) {
     CHECK(x.spread == y.spread);
     CHECK(x.min == y.min);
     CHECK(x.max == y.max);
+    CHECK(x.low == y.low);
+    CHECK(x.high == y.high);
     CHECK(x.samples == y.samples);
     CHECK(x.batch == y.batch);
     REQUIRE(x.error.has_value() == y.error.has_value());
@@ -86,6 +88,48 @@ TEST_CASE("times of any valid magnitude survive the JSON round trip bit for bit"
   const auto last = fresh.load(entries.back().id);
   CHECK(last->outcomes[0].spread == 1e6);
   CHECK(std::isnan(last->outcomes[1].spread));
+}
+
+// `tunekit cache show` prints a stored table under the tuning's "95% interval" heading: the
+// interval itself must come back, not the spread in its place.
+TEST_CASE("each outcome's interval comes back from the cache, and a forged one is refused",
+          "[cache]") {
+  CacheEntry entry{EntryId{"device A", "op", "n=1", 7}, sample_result()};
+  for (auto& o : entry.result.outcomes) {
+    if (!o.ok()) continue;
+    o.low = o.median * 0.99;
+    o.high = o.median * 1.02;
+  }
+  const std::string text = detail::write_cache_file("op", {entry});
+  const auto good = detail::parse_cache_file(text);
+  REQUIRE(good.entries.size() == 1);
+  const auto& fast = good.entries[0].result.outcomes[0];
+  CHECK(fast.low == entry.result.outcomes[0].low);  // bit-exact
+  CHECK(fast.high == entry.result.outcomes[0].high);
+  CHECK_FALSE(good.entries[0].result.outcomes[2].has_interval());  // the failed one has none
+  CHECK(interval_text(fast) == "-1.0% +2.0%");
+  CHECK(detail::entry_checksum(entry) !=
+        detail::entry_checksum({entry.id, sample_result()}));  // the interval is checksummed
+  SECTION("one bound without the other") {
+    std::string one = text;
+    const auto at = one.find("\"high\"");
+    REQUIRE(at != std::string::npos);
+    one.replace(at, 6, "\"hihg\"");
+    const auto bad = detail::parse_cache_file(one);
+    CHECK(bad.entries.empty());
+    REQUIRE(bad.problems.size() == 1);
+    CHECK_THAT(bad.problems[0], Catch::Contains("one bound of its interval"));
+  }
+  SECTION("bounds the wrong way round, or not times") {
+    auto& o = entry.result.outcomes[0];
+    SECTION("low above high") { o.low = o.high * 2; }
+    SECTION("a negative bound") { o.low = -1e-3; }
+    SECTION("a bound past 1e6 s") { o.high = 2e6; }
+    // Written with a right checksum: the reader's own limits refuse it.
+    const auto bad = detail::parse_cache_file(detail::write_cache_file("op", {entry}));
+    CHECK(bad.entries.empty());
+    CHECK(bad.problems.size() == 1);
+  }
 }
 
 TEST_CASE("an entry applies only to its own device, op, key and set checksum", "[cache]") {

@@ -179,11 +179,22 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
     std::cout << format_report(
         report, settings.log >= LogLevel::debug ? ReportDetail::full : ReportDetail::summary);
     if (report.tuning_seconds == 0) {
+      // A stored result serves every level: say so where the user asked for one.
+      const std::string again =
+          options.level.empty() ? "" : " at " + std::string(to_string(settings.level));
       std::cout << "(from the "
                 << printable(report.source.empty() ? "persistent cache" : report.source, 600)
-                << "; `tunekit cache clear " << report.op << "` or --no-cache tunes again)\n";
+                << (options.level.empty() ? "" : "; a stored result serves every --level")
+                << "; `tunekit cache clear " << report.op << "` or --no-cache tunes again" << again
+                << ")\n";
     }
   }
+  // Every result read back from this cache directory: it was there already (the line above
+  // names it), and there is nothing new to keep.
+  const bool all_local = std::all_of(reports.begin(), reports.end(), [](const TuningReport& r) {
+    return r.tuning_seconds == 0 && r.source.starts_with("local cache");
+  });
+  if (all_local) return exit_ok;
   if (settings.persistent_cache) {
     // Say "kept" only of what is on disk: a full disk or an unusable cache directory leaves the
     // results in memory (the library warned why).
