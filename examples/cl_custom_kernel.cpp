@@ -2,9 +2,12 @@
 // work-item, float4 vectors — and lets tunekit pick the fastest on the default device.
 // Run: ./build/release/examples/cl_custom_kernel [n...]   (TUNEKIT_DEVICE picks another device,
 // TUNEKIT_CACHE=off re-tunes instead of reading earlier results)
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <tunekit/cl.hpp>
 #include <tunekit/tunekit.hpp>
@@ -103,6 +106,18 @@ void saxpy(tcl::Client& client, float a, const ::cl::Buffer& x, ::cl::Buffer& y,
   }
 }
 
+// A length from the command line: decimal digits only (no sign, exponent or suffix), from 1 to
+// 10^8; anything else is refused, naming it.
+std::size_t length_argument(const char* text) {
+  std::size_t n = 0;
+  const char* end = text + std::strlen(text);
+  const auto [stop, error] = std::from_chars(text, end, n);
+  if (error != std::errc() || stop != end || n == 0 || n > 100000000) {
+    throw std::invalid_argument(std::string("not a length from 1 to 100000000: '") + text + "'");
+  }
+  return n;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,7 +125,7 @@ int main(int argc, char** argv) {
     tcl::Client client;
     std::printf("device: %s\n", client.device().describe().c_str());
     std::vector<std::size_t> sizes;
-    for (int i = 1; i < argc; ++i) sizes.push_back(std::stoull(argv[i]));
+    for (int i = 1; i < argc; ++i) sizes.push_back(length_argument(argv[i]));
     if (sizes.empty()) sizes = {1000, 1 << 20};
     int failures = 0;
     for (const std::size_t n : sizes) {
@@ -133,7 +148,7 @@ int main(int argc, char** argv) {
       failures += wrong != 0;
     }
     return failures == 0 ? 0 : 1;
-  } catch (const std::exception& e) {  // an AutotuneError, or a size argument that is no number
+  } catch (const std::exception& e) {  // an AutotuneError, or a length that is refused
     std::fprintf(stderr, "cl_custom_kernel: %s\n", e.what());
     return 2;
   }

@@ -59,7 +59,7 @@ float dot(const Vector& a, const Vector& b) {
   return tuner.execute(host.id(), host, set, a, b);
 }
 
-int main() {
+int main() try {
   // Settings come from TUNEKIT_* variables; print each tuning's table unless TUNEKIT_LOG says.
   tunekit::Settings settings = tunekit::Settings::from_environment();
   if (!std::getenv("TUNEKIT_LOG")) settings.log = tunekit::LogLevel::info;
@@ -69,4 +69,7 @@ int main() {
     const Vector a(length, 2.0f), b(length, 0.25f);
     std::printf("dot of length %zu = %.1f\n\n", length, dot(a, b));
   }
+} catch (const tunekit::AutotuneError& e) {  // e.g. a bad TUNEKIT_* setting: named, not an abort
+  std::fprintf(stderr, "first_tunable_set: %s\n", e.what());
+  return 2;
 }

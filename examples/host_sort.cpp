@@ -1,8 +1,11 @@
 // Tunes between real sorting algorithms for plain C++ data: the engine with no GPU at all.
 // Run: ./build/release/examples/host_sort [size...]
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <tunekit/tunekit.hpp>
 #include <vector>
@@ -87,15 +90,27 @@ void sort(const std::vector<int>& values, std::vector<int>& sorted) {
   tuner.execute(host.id(), host, set, values, sorted);
 }
 
+// A length from the command line: decimal digits only (no sign, exponent or suffix), from 1 to
+// 10^8; anything else is refused, naming it.
+std::size_t length_argument(const char* text) {
+  std::size_t n = 0;
+  const char* end = text + std::strlen(text);
+  const auto [stop, error] = std::from_chars(text, end, n);
+  if (error != std::errc() || stop != end || n == 0 || n > 100000000) {
+    throw std::invalid_argument(std::string("not a length from 1 to 100000000: '") + text + "'");
+  }
+  return n;
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   tunekit::Settings settings = tunekit::Settings::from_environment();
   if (!std::getenv("TUNEKIT_LOG")) settings.log = tunekit::LogLevel::info;
   tunekit::set_global_settings(settings);
 
   std::vector<std::size_t> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(std::stoul(argv[i]));
+  for (int i = 1; i < argc; ++i) sizes.push_back(length_argument(argv[i]));
   if (sizes.empty()) sizes = {16, 1000, 100000};
   std::mt19937 rng(7);
   for (std::size_t n : sizes) {
@@ -112,4 +127,7 @@ int main(int argc, char** argv) {
       if (!ok) return 1;
     }
   }
+} catch (const std::exception& e) {  // a bad TUNEKIT_* setting or length: named, not an abort
+  std::fprintf(stderr, "host_sort: %s\n", e.what());
+  return 2;
 }

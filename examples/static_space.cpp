@@ -70,7 +70,7 @@ float sum(const Vector& values) {
   return sum_tuner().execute(host().id(), host(), set, values);
 }
 
-int main() {
+int main() try {
   // Settings come from TUNEKIT_* variables; print each tuning's table unless TUNEKIT_LOG says.
   tunekit::Settings settings = tunekit::Settings::from_environment();
   if (!std::getenv("TUNEKIT_LOG")) settings.log = tunekit::LogLevel::info;
@@ -82,4 +82,7 @@ int main() {
               report && report->winner() ? report->winner()->name.c_str() : "?");
   std::printf("again = %.1f (dispatched, not tuned)\n", sum(values));
   return total == 10000.0f ? EXIT_SUCCESS : EXIT_FAILURE;
+} catch (const tunekit::AutotuneError& e) {  // e.g. a bad TUNEKIT_* setting: named, not an abort
+  std::fprintf(stderr, "static_space: %s\n", e.what());
+  return 2;
 }
