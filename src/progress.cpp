@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -41,18 +42,27 @@ std::string format_progress_line(const TuningProgress& p, std::size_t width) {
                   p.elapsed_seconds);
   }
   const std::string time = p.best.empty() ? "" : " " + format_seconds(p.best_seconds);
+  const std::string_view start = p.finished ? "tuned " : "tuning ";
   const auto length = [&] {
-    return 7 + op.size() + 2 + key.size() + std::string_view(counts).size() + best.size() +
-           time.size();
+    return start.size() + op.size() + 2 + key.size() + std::string_view(counts).size() +
+           best.size() + time.size();
   };
-  // Shorten the longer of the key and the best name until the line fits or both are short.
-  constexpr std::size_t shortest = 12;
-  while (length() > limit && (key.size() > shortest || best.size() > shortest)) {
-    std::string& longer = key.size() >= best.size() ? key : best;
-    const std::size_t excess = length() - limit;
-    shorten(longer, longer.size() > shortest + excess ? longer.size() - excess : shortest);
+  // Shorten the longer of the key and the best name until the line fits or both are short;
+  // then the key, then the name, down to one character each: the counts, the time and the best
+  // time are what a person watches, and they are the last to go.
+  const auto fit = [&](std::size_t shortest) {
+    while (length() > limit && (key.size() > shortest || best.size() > shortest)) {
+      std::string& longer = key.size() >= best.size() ? key : best;
+      const std::size_t excess = length() - limit;
+      shorten(longer, longer.size() > shortest + excess ? longer.size() - excess : shortest);
+    }
+  };
+  fit(12);
+  for (std::string* part : {&key, &best}) {
+    const std::size_t excess = length() > limit ? length() - limit : 0;
+    if (excess > 0) shorten(*part, part->size() > excess + 1 ? part->size() - excess : 1);
   }
-  std::string line = (p.finished ? "tuned " : "tuning ") + op + " [" + key + counts + best + time;
+  std::string line = std::string(start) + op + " [" + key + counts + best + time;
   shorten(line, limit);
   return line;
 }
@@ -78,7 +88,7 @@ void ProgressLine::operator()(const TuningProgress& p) {
     // The end replaces the last state drawn and stays: "tuned ...: done, N candidates in ...".
     if (!drawn_) return;  // a tuning too short to have drawn anything says nothing at its end
     if (terminal_) clear_status_line();
-    draw_status_line(format_progress_line(p, terminal_columns()), /*in_place=*/false);
+    draw_status_line(format_progress_line(p, width()), /*in_place=*/false);
     drawn_ = false;
     return;
   }
@@ -87,8 +97,13 @@ void ProgressLine::operator()(const TuningProgress& p) {
   const auto every = terminal_ ? std::chrono::milliseconds(100) : std::chrono::seconds(5);
   if (drawn_ && now - last_ < every) return;
   last_ = now;
-  draw_status_line(format_progress_line(p, terminal_columns()), terminal_);
+  draw_status_line(format_progress_line(p, width()), terminal_);
   drawn_ = true;
+}
+
+std::size_t ProgressLine::width() const {
+  // A line in a file or a pipe wraps nowhere: whole, up to format_progress_line's own caps.
+  return terminal_ ? terminal_columns() : whole_line_width;
 }
 
 void ProgressLine::finish() {

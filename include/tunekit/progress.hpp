@@ -23,10 +23,10 @@ std::size_t terminal_columns();
 /// Whether stderr is a terminal.
 bool stderr_is_terminal();
 
-/// Draws format_progress_line on stderr: on a terminal, redrawn in place at most every 100 ms;
-/// elsewhere one line every 5 s. Nothing for a tuning that ends within half a second. A
-/// message of the library (warn(), the info table) first clears a line drawn in place, and
-/// so does finish() and the process's exit.
+/// Draws format_progress_line on stderr: on a terminal, redrawn in place at most every 100 ms
+/// and as wide as terminal_columns(); elsewhere one whole line every 5 s (no width to fit). Nothing
+/// for a tuning that ends within half a second. A message of the library (warn(), the info table)
+/// first clears a line drawn in place, and so does finish() and the process's exit.
 class ProgressLine {
  public:
   explicit ProgressLine(bool terminal = stderr_is_terminal()) : terminal_(terminal) {}
@@ -35,6 +35,9 @@ class ProgressLine {
   void finish();
 
  private:
+  /// The width of a line that is not on a terminal: beyond any line format_progress_line makes.
+  static constexpr std::size_t whole_line_width = 4096;
+  std::size_t width() const;
   bool terminal_;
   bool drawn_ = false;
   std::chrono::steady_clock::time_point last_;
