@@ -254,6 +254,15 @@ struct Settings {
   std::filesystem::path resolved_cache_dir() const;
 };
 
+/// Every TUNEKIT_* variable the library reads (from_environment, the store's password, the
+/// kernel search path): the list tools print (docs/settings.md has each one's values).
+inline constexpr std::string_view environment_variables[] = {
+    "TUNEKIT_LEVEL",       "TUNEKIT_SEARCH",         "TUNEKIT_START_POINTS",
+    "TUNEKIT_LOG",         "TUNEKIT_CACHE",          "TUNEKIT_CACHE_DIR",
+    "TUNEKIT_STORE",       "TUNEKIT_STORE_PASSWORD", "TUNEKIT_DEVICE",
+    "TUNEKIT_KERNEL_PATH", "TUNEKIT_BUILD_THREADS",  "TUNEKIT_TUNING",
+    "TUNEKIT_PROGRESS",    "TUNEKIT_RETRY_SECONDS",  "TUNEKIT_RETRY_MAX_SECONDS"};
+
 /// Parsers behind from_environment, public so that tools and tests can use them.
 /// Each throws AutotuneError(settings) naming `source` and the accepted values.
 Level parse_level(std::string_view text, std::string_view source = "TUNEKIT_LEVEL");

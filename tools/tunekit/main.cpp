@@ -12,6 +12,7 @@
 #include <tunekit/ops/matrix.hpp>
 #include <tunekit/ops/registry.hpp>
 #include <tunekit/outcome.hpp>
+#include <tunekit/settings.hpp>
 
 #include "commands.hpp"
 
@@ -19,14 +20,19 @@ namespace {
 
 using namespace tunekit::cli;
 
-constexpr const char* exit_help =
-    "Exit status: 0 ok; 1 runtime failure (no device, a tuning in which no candidate worked, "
-    "cache I/O); 2 usage error (bad arguments, or a bad TUNEKIT_* value).\n"
-    "Environment: TUNEKIT_LEVEL, TUNEKIT_SEARCH, TUNEKIT_LOG, TUNEKIT_CACHE, TUNEKIT_CACHE_DIR, "
-    "TUNEKIT_STORE, TUNEKIT_STORE_PASSWORD, TUNEKIT_DEVICE, TUNEKIT_BUILD_THREADS, "
-    "TUNEKIT_TUNING, TUNEKIT_PROGRESS; "
-    "under them the settings files ~/.config/tunekit/tunekit.toml, then ./tunekit.toml (see "
-    "docs/settings.md).";
+// The footer of every command's help: exit statuses, and the variables the library reads
+// (tunekit::environment_variables, their one list).
+const std::string exit_help = [] {
+  std::string text =
+      "Exit status: 0 ok; 1 runtime failure (no device, a tuning in which no candidate worked, "
+      "cache I/O); 2 usage error (bad arguments, or a bad TUNEKIT_* value).\nEnvironment: ";
+  for (const std::string_view name : tunekit::environment_variables) {
+    text += std::string(name) + (name == std::end(tunekit::environment_variables)[-1] ? "" : ", ");
+  }
+  return text +
+         "; under them the settings files ~/.config/tunekit/tunekit.toml, then ./tunekit.toml "
+         "(see docs/settings.md).";
+}();
 
 // Every text option and argument: an empty one is a usage error, never "the default" (an empty
 // --cache-dir or op once meant "clear everything").
