@@ -82,6 +82,29 @@ void add_tuning_options(CLI::App& op, TuneOptions& options) {
   op.footer(exit_help);
 }
 
+// What a parse error says, with a command CLI11 does not know named: it reports "A subcommand
+// is required" for `tunekit cache bogus` as for `tunekit cache`.
+std::string parse_error_message(CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_name() != "RequiredError") return e.what();
+  const auto every = [](CLI::App*) { return true; };
+  CLI::App* level = &app;  // the deepest command given that needs one of its own
+  for (CLI::App* sub : app.get_subcommands()) {
+    if (sub->get_require_subcommand_min() > 0 && sub->get_subcommands().empty()) level = sub;
+  }
+  if (level->get_require_subcommand_min() == 0 || !level->get_subcommands().empty()) {
+    return e.what();
+  }
+  std::string names;
+  for (const CLI::App* sub : level->get_subcommands(every)) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  const std::string path = level == &app ? "tunekit" : "tunekit " + level->get_name();
+  const auto rest = level->remaining();
+  if (rest.empty()) return "`" + path + "` needs a command: " + names;
+  return "'" + tunekit::printable(rest.front(), 80) + "' is not a command of `" + path +
+         "`: " + names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -179,7 +202,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? exit_ok : exit_usage;  // --help
+    std::cerr << "tunekit: " << tunekit::printable(parse_error_message(app, e), 2000, true)
+              << "\nRun with --help for more information.\n";
+    return exit_usage;
   }
 
   try {
