@@ -84,7 +84,7 @@ class LocalTuner {
   /// LocalTuners are fine.
   template <TimingClient Client, class Set, class... Inputs>
   decltype(auto) execute(const DeviceId& id, Client& client, const Set& set, Inputs&&... inputs) {
-    check_set<Client, Set, Inputs...>();
+    static_assert(check_set<Client, Set, Inputs...>());
     const Key key = set.make_key(std::as_const(inputs)...);
     return tuner(id).execute(client, set, key, inputs...);
   }
@@ -93,7 +93,7 @@ class LocalTuner {
   template <TimingClient Client, class Set, class... Inputs>
   PreparedDispatch<Set, Client> prepare(const DeviceId& id, Client& client, const Set& set,
                                         Inputs&&... inputs) {
-    check_set<Client, Set, Inputs...>();
+    static_assert(check_set<Client, Set, Inputs...>());
     const Key key = set.make_key(std::as_const(inputs)...);
     return PreparedDispatch<Set, Client>(set, tuner(id).winner(client, set, key, inputs...));
   }
@@ -138,14 +138,16 @@ class LocalTuner {
   }
 
  private:
+  // Evaluated in a static_assert before the set is used, so that its message is the first
+  // error a compiler prints (called as a statement, it came after the set's own errors).
   template <class Client, class Set, class... Inputs>
-  static constexpr void check_set() {
+  static constexpr bool check_set() {
     static_assert(
         requires(const Set& set, const std::remove_cvref_t<Inputs>&... inputs) {
           { set.make_key(inputs...) } -> std::convertible_to<Key>;
         },
-        "the set's key generator must be callable with the inputs passed to execute() "
-        "and return the LocalTuner's key type");
+        "the set's key generator must be callable with the inputs passed to execute(), as "
+        "const references, and return the LocalTuner's key type");
     static_assert(
         requires(const Set& set, Client& client, const Key& key,
                  const std::remove_cvref_t<Inputs>&... inputs) {
@@ -153,6 +155,7 @@ class LocalTuner {
         },
         "the set's input generator must be callable as (key, inputs passed to "
         "execute()...) or (client, key, inputs...)");
+    return true;
   }
 
   struct TunerNode {
