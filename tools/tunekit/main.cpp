@@ -136,12 +136,15 @@ int main(int argc, char** argv) {
 
   TuneOptions tune_options;
   CLI::App* tune = app.add_subcommand(
-      "tune", "Tune a shipped op for given sizes on one device and print every candidate's time.");
+      "tune",
+      "Tune a shipped op for given sizes on one device and print every candidate's time: "
+      "tunekit tune OP [SIZES] [TUNING OPTIONS]; `tunekit tune OP --help` lists the op's sizes and "
+      "the tuning options.");
   // At most one op; none, or a name that is no shipped op, is answered with the list of ops
   // (below), not with the parser's "A subcommand is required".
   tune->require_subcommand(0, 1);
   std::string unknown_op;
-  tune->add_option("op", unknown_op, "a shipped op (below)");
+  tune->add_option("op", unknown_op, "a shipped op: one of the commands below");
   tune->footer(exit_help);
   // One subcommand per shipped op (ops/registry.hpp), its options bound here until parsed.
   std::map<std::string, std::map<std::string, std::optional<std::uint64_t>>> sizes;
