@@ -166,6 +166,8 @@ std::string format_time_spent(const TuningReport& report) {
 
 std::string interval_text(const AutotuneOutcome& outcome) {
   char text[48];
+  // One sample bounds nothing: its "interval" would read -0.0% +0.0%, as if exact.
+  if (outcome.samples == 1) return "one sample";
   if (outcome.has_interval() && outcome.median > 0) {  // the median's interval, around it
     std::snprintf(text, sizeof text, "-%.1f%% +%.1f%%", 100 * (1 - outcome.low / outcome.median),
                   100 * (outcome.high / outcome.median - 1));

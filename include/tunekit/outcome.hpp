@@ -107,7 +107,8 @@ void rank(std::vector<AutotuneOutcome>& outcomes);
 void scale_times(AutotuneOutcome& outcome, double factor);
 
 /// A working outcome's 95% interval around its median, as the tables show it ("-2.4% +0.5%"),
-/// or its spread ("±1.2%") for a result read from a cache written before intervals.
+/// or its spread ("±1.2%") for a result read from a cache written before intervals, or "one
+/// sample" where a single sample bounds nothing.
 std::string interval_text(const AutotuneOutcome& outcome);
 
 /// How much format_report() shows.

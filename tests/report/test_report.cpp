@@ -53,6 +53,10 @@ TEST_CASE("the HTML report shows each candidate's 95% interval and a tie", "[rep
   CHECK_THAT(html, Catch::Contains("-2.0% +0.5%"));
   CHECK_THAT(html, Catch::Contains(", tied</td>"));
   CHECK(interval_text(report.outcomes[0]) == "-2.0% +0.5%");
+  report.outcomes[0].samples = 1;  // one sample: no interval, not "-0.0% +0.0%"
+  report.outcomes[0].low = report.outcomes[0].high = report.outcomes[0].median;
+  CHECK(interval_text(report.outcomes[0]) == "one sample");
+  CHECK_THAT(html_report({report}), Catch::Contains("one sample"));
 }
 
 TEST_CASE("the HTML report lists failed candidates with their reasons", "[report]") {
