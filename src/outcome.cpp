@@ -223,8 +223,17 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
     }
     text += "\n";
   }
+  // In a summary, candidates the device rules out (out of resources: a feature it lacks, a
+  // limit a configuration passes) are folded into one line per reason below the table, as the
+  // candidates never measured are: they say what the device is, not that something broke.
+  const auto ruled_out = [&](const AutotuneOutcome& o) {
+    return !full && &o != winner && o.status == OutcomeStatus::failed && o.error &&
+           o.error->kind() == ErrorKind::out_of_resources;
+  };
   // Failures shared by several candidates are numbered and written once, below the table.
-  const auto groups = failure_groups(report.outcomes);
+  auto groups = failure_groups(report.outcomes);
+  for (auto& group : groups) std::erase_if(group, [&](const auto* o) { return ruled_out(*o); });
+  std::erase_if(groups, [](const auto& group) { return group.empty(); });
   std::map<const AutotuneOutcome*, std::size_t> shared;  // outcome -> its failure's number
   std::size_t numbered = 0;
   for (const auto& group : groups) {
@@ -256,13 +265,17 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   // `shown_failed`, are folded too: a searched space measures dozens (the whole table is the
   // full detail's, TUNEKIT_LOG=debug).
   constexpr std::size_t shown_working = 20, shown_failed = 10;
-  std::map<std::string, std::size_t> not_measured;
+  std::map<std::string, std::size_t> not_measured, not_for_this_device;
   std::size_t working = 0, failed = 0, folded_working = 0, folded_failed = 0;
   double slowest_folded = 0;
   for (const auto& outcome : report.outcomes) {
     const char mark = &outcome == winner ? '*' : ' ';
     if (outcome.status == OutcomeStatus::skipped && &outcome != winner) {
       ++not_measured[outcome.error ? outcome.error->summary() : std::string("not measured")];
+      continue;
+    }
+    if (ruled_out(outcome)) {
+      ++not_for_this_device[outcome.error->summary()];
       continue;
     }
     if (!full && &outcome != winner &&
@@ -314,6 +327,10 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   for (const auto& [reason, count] : not_measured) {
     text += "    " + std::to_string(count) + (count == 1 ? " candidate" : " candidates") +
             " not measured: " + printable(reason, 300) + "\n";
+  }
+  for (const auto& [reason, count] : not_for_this_device) {
+    text += "    " + std::to_string(count) + (count == 1 ? " candidate" : " candidates") +
+            " not for this device (out of resources): " + printable(reason, 300) + "\n";
   }
   constexpr std::size_t names = 3;  // of the candidates that share a failure
   numbered = 0;

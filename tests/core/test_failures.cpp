@@ -55,7 +55,12 @@ TEST_CASE("a candidate returning an error Result fails with that error's kind",
   const auto report = *tuner.tuner(client.id()).report(SizeKey{1});
   REQUIRE(report.outcomes.back().error);
   CHECK(report.outcomes.back().error->kind() == ErrorKind::out_of_resources);
+  // A summary folds what the device rules out into one line per reason; the full table lists it.
   CHECK_THAT(format_report(report),
+             Catch::Contains("1 candidate not for this device (out of resources): 49152 bytes "
+                             "local memory") &&
+                 !Catch::Contains("FAILED"));
+  CHECK_THAT(format_report(report, ReportDetail::full),
              Catch::Contains("FAILED (out of resources: 49152 bytes local memory)"));
 }
 
