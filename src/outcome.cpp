@@ -164,6 +164,11 @@ std::string format_time_spent(const TuningReport& report) {
   return text;
 }
 
+bool ruled_out_by_device(const AutotuneOutcome& outcome) {
+  return outcome.status == OutcomeStatus::failed && outcome.error &&
+         outcome.error->kind() == ErrorKind::out_of_resources;
+}
+
 std::string interval_text(const AutotuneOutcome& outcome) {
   char text[48];
   // One sample bounds nothing: its "interval" would read -0.0% +0.0%, as if exact.
@@ -227,8 +232,7 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   // limit a configuration passes) are folded into one line per reason below the table, as the
   // candidates never measured are: they say what the device is, not that something broke.
   const auto ruled_out = [&](const AutotuneOutcome& o) {
-    return !full && &o != winner && o.status == OutcomeStatus::failed && o.error &&
-           o.error->kind() == ErrorKind::out_of_resources;
+    return !full && &o != winner && ruled_out_by_device(o);
   };
   // Failures shared by several candidates are numbered and written once, below the table.
   auto groups = failure_groups(report.outcomes);

@@ -106,6 +106,11 @@ void rank(std::vector<AutotuneOutcome>& outcomes);
 /// times brought into another measurement's units (a resumed record, the final race).
 void scale_times(AutotuneOutcome& outcome, double factor);
 
+/// Whether the device rules the candidate out: it failed as out of resources (a feature the
+/// device lacks, a limit its configuration passes) rather than breaking. Tables and reports
+/// count such candidates apart from failures ("not for this device").
+bool ruled_out_by_device(const AutotuneOutcome& outcome);
+
 /// A working outcome's 95% interval around its median, as the tables show it ("-2.4% +0.5%"),
 /// or its spread ("±1.2%") for a result read from a cache written before intervals, or "one
 /// sample" where a single sample bounds nothing.

@@ -67,6 +67,8 @@ std::string section(const TuningReport& report, std::size_t number,
   if (c.dropped > 0) html += " (" + std::to_string(c.dropped) + " dropped early)";
   html +=
       ", " + std::to_string(c.failed) + " failed, " + std::to_string(c.skipped) + " not measured";
+  if (c.not_for_device > 0)
+    html += ", " + std::to_string(c.not_for_device) + " not for this device";
   if (report.tuning_seconds > 0)
     html += " · tuning took " + escape(format_seconds(report.tuning_seconds));
   html += "</p>";
@@ -191,6 +193,8 @@ std::string text_summary(const std::vector<TuningReport>& given) {
     const Counts c = count(r);
     std::string counts = std::to_string(c.measured + c.dropped) + " measured";
     if (c.failed > 0) counts += ", " + std::to_string(c.failed) + " failed";
+    if (c.not_for_device > 0)
+      counts += ", " + std::to_string(c.not_for_device) + " not for this device";
     std::string speedup = "-";
     if (winner != nullptr && fallback != nullptr && fallback->ok() && winner->median > 0) {
       char ratio[32];

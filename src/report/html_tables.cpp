@@ -42,7 +42,7 @@ Counts count(const TuningReport& report) {
         ++c.dropped;
         break;
       case OutcomeStatus::failed:
-        ++c.failed;
+        ++(ruled_out_by_device(o) ? c.not_for_device : c.failed);
         break;
       case OutcomeStatus::skipped:
         ++c.skipped;
@@ -187,6 +187,8 @@ std::string summary_table(const std::vector<TuningReport>& reports) {
     html += "<td>" + std::to_string(c.measured + c.dropped) + " measured" +
             (c.failed > 0 ? ", <span class=\"bad\">" + std::to_string(c.failed) + " failed</span>"
                           : std::string()) +
+            (c.not_for_device > 0 ? ", " + std::to_string(c.not_for_device) + " not for this device"
+                                  : std::string()) +
             "</td></tr>";
   }
   return html + "</tbody></table>";

@@ -203,6 +203,23 @@ TEST_CASE("the text summary gives winner, time and speed-up per tuning", "[repor
   CHECK(occurrences(text, "\n") == 4);
 }
 
+// Candidates a device rules out (out of resources) are counted apart from the ones that broke.
+TEST_CASE("the summaries count what the device rules out apart from failures", "[report]") {
+  const auto matmul = test::sample_matmul_report();
+  std::size_t broke = 0, ruled_out = 0;
+  for (const auto& o : matmul.outcomes) {
+    if (o.status != OutcomeStatus::failed) continue;
+    ++(ruled_out_by_device(o) ? ruled_out : broke);
+  }
+  REQUIRE(ruled_out > 0);
+  REQUIRE(broke > 0);
+  const std::string counts = ", " + std::to_string(broke) + " failed, " +
+                             std::to_string(ruled_out) + " not for this device";
+  CHECK_THAT(text_summary({matmul}), Catch::Contains(counts));
+  CHECK_THAT(html_report({matmul}),
+             Catch::Contains(std::to_string(ruled_out) + " not for this device"));
+}
+
 TEST_CASE("cache entries become ranked reports", "[report]") {
   auto entries = test::sample_entries();
   std::reverse(entries[1].result.outcomes.begin(), entries[1].result.outcomes.end());
