@@ -131,6 +131,9 @@ class FileStore : public ResultStore {
   /// The cache directory as given, and the versioned folder holding the files.
   const std::filesystem::path& root() const noexcept { return root_; }
   const std::filesystem::path& directory() const noexcept { return dir_; }
+  /// What a result this store serves names as its source (StoredResult::source): "local cache
+  /// ROOT".
+  std::string source() const { return "local cache " + root_.string(); }
   /// The index file of `op`'s results.
   std::filesystem::path file_of(std::string_view op) const;
   /// The folder of `op`'s outcome tables, and the file of one entry's table.

@@ -89,8 +89,8 @@ struct TuningReport {
   /// The names of the set's derived metrics (metric.hpp: "GFLOP/s", ...), whose values each
   /// working outcome holds; empty when the set declares none.
   std::vector<std::string> metric_names = {};
-  /// Where the result came from (result_source.hpp): "computed", "local cache ...", "shared
-  /// store redis://...", "bundle ..."; empty when unknown.
+  /// Where the result came from (StoredResult::source, result_store.hpp): "computed", "local cache
+  /// ...", "shared store redis://...", "bundle ..."; empty when unknown.
   std::string source = {};
 
   /// The fastest working candidate, if any.

@@ -297,7 +297,7 @@ std::optional<StoredResult> FileStore::load(const EntryId& id) {
     refresh();  // it may have changed within the timestamp granularity: read it again
     found = find();
   }
-  if (found) found->source = "local cache " + root_.string();
+  if (found) found->source = source();
   return found;
 }
 

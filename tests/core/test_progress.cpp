@@ -77,6 +77,19 @@ std::string tune_slowly(const std::string& op, ProgressMode mode) {
   return captured.text.str();
 }
 
+// A transpose's tuning, `done` of 60 candidates after `elapsed` seconds, its best at 1.045 us.
+TuningProgress transpose_progress(std::size_t done, double elapsed) {
+  TuningProgress p;
+  p.op = "transpose";
+  p.key = "rows=512 cols=512 vector_width=4";
+  p.done = done;
+  p.total = 60;
+  p.elapsed_seconds = elapsed;
+  p.best = "blocked[BLK=8,LX=16,LY=1]";
+  p.best_seconds = 1.045e-6;
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("the progress line fits the width it is given", "[progress]") {
@@ -115,14 +128,7 @@ TEST_CASE("the progress line fits the width it is given", "[progress]") {
 // At a terminal's 80 columns a long op, key and name are shortened before the counts and the
 // times: the end of a transpose's tuning on PoCL read "winner blocked[B~" with its time cut off.
 TEST_CASE("a shortened progress line keeps its counts and times", "[progress]") {
-  TuningProgress p;
-  p.op = "transpose";
-  p.key = "rows=512 cols=512 vector_width=4";
-  p.done = 34;
-  p.total = 60;
-  p.elapsed_seconds = 1.6;
-  p.best = "blocked[BLK=8,LX=16,LY=1]";
-  p.best_seconds = 1.045e-6;
+  TuningProgress p = transpose_progress(34, 1.6);
   p.finished = true;
   for (std::size_t width : {70u, 80u, 100u}) {  // 70: the counts and times leave one byte each
     const std::string line = format_progress_line(p, width);
@@ -140,14 +146,7 @@ TEST_CASE("a shortened progress line keeps its counts and times", "[progress]") 
 // A line in a log file wraps nowhere: the whole key and name, whatever COLUMNS says.
 TEST_CASE("the progress line off a terminal is whole", "[progress]") {
   ScopedEnv columns("COLUMNS", "40");
-  TuningProgress p;
-  p.op = "transpose";
-  p.key = "rows=512 cols=512 vector_width=4";
-  p.done = 3;
-  p.total = 60;
-  p.elapsed_seconds = 0.75;
-  p.best = "blocked[BLK=8,LX=16,LY=1]";
-  p.best_seconds = 1.045e-6;
+  TuningProgress p = transpose_progress(3, 0.75);
   std::string text;
   {
     CapturedStderr captured;

@@ -189,12 +189,6 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
                 << ")\n";
     }
   }
-  // Every result read back from this cache directory: it was there already (the line above
-  // names it), and there is nothing new to keep.
-  const bool all_local = std::all_of(reports.begin(), reports.end(), [](const TuningReport& r) {
-    return r.tuning_seconds == 0 && r.source.starts_with("local cache");
-  });
-  if (all_local) return exit_ok;
   if (settings.persistent_cache) {
     // Say "kept" only of what is on disk: a full disk or an unusable cache directory leaves the
     // results in memory (the library warned why).
@@ -210,6 +204,13 @@ int tune_command(const CommonOptions& common, const TuneOptions& options) {
         });
       });
     } catch (const AutotuneError&) {
+    }
+    // Every result read back from this directory: it was there already (the line above names
+    // it), and there is nothing new to keep.
+    if (kept && std::all_of(reports.begin(), reports.end(), [&](const TuningReport& report) {
+          return report.tuning_seconds == 0 && report.source == store->source();
+        })) {
+      return exit_ok;
     }
     if (!kept) {
       std::cerr << "tunekit: error: the results could not be written to the persistent cache"
