@@ -7,7 +7,7 @@
 #
 # Targets: cache_loader (the default; `fuzz/run.sh 180` still fuzzes it), report (forged
 # entries through the HTML report; seeds: the cache loader's), settings, replay_table, stored_peak,
-# device_selector (needs an OpenCL device: PoCL in CI). Every input is given at most 10 s: the
+# build_reply (a build helper's replies), device_selector (needs an OpenCL device: PoCL in CI). Every input is given at most 10 s: the
 # report target exists to catch loops that never end.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -19,7 +19,8 @@ grep -qx '/.carry/' "$exclude" 2>/dev/null || echo '/.carry/' >> "$exclude"
 required=(tests/tunekit_core_tests tests/tunekit_cache_tests tests/tunekit_cache_child
           tests/tunekit_report_tests tests/cl/tunekit_cl_tests tests/cl/tunekit_program_child
           tests/ops/tunekit_ops_tests tests/tunekit_redis_tests
-          examples/cl_custom_kernel examples/cl_softmax examples/cl_conv1d tunekit)
+          examples/cl_custom_kernel examples/cl_softmax examples/cl_conv1d tunekit
+          tunekit-build-helper)
 optional=(bench/bench_ops bench/bench_search bench/record_matmul_space bench/matmul_shape_oracle bench/bench_builds
           bench/bench_cache bench/bench_repeat)
 for b in "${required[@]}"; do cp "$build/$b" "$out/"; done

@@ -41,6 +41,13 @@ std::string_view to_string(ErrorKind kind) {
   return "error";
 }
 
+std::optional<ErrorKind> error_kind_named(std::string_view text) {
+  for (int k = 0; k <= static_cast<int>(ErrorKind::invalid_key); ++k) {
+    if (to_string(static_cast<ErrorKind>(k)) == text) return static_cast<ErrorKind>(k);
+  }
+  return std::nullopt;
+}
+
 std::vector<std::vector<std::size_t>> group_failures(
     const std::vector<const AutotuneError*>& errors) {
   std::vector<std::vector<std::size_t>> groups;

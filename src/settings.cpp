@@ -166,6 +166,16 @@ std::size_t parse_build_threads(std::string_view text, std::string_view source) 
   return value;
 }
 
+std::size_t parse_build_processes(std::string_view text, std::string_view source) {
+  std::size_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value > 64) {
+    bad_value(source, text,
+              "a whole number of helper processes from 0 (build in this process) to 64");
+  }
+  return value;
+}
+
 double parse_retry_seconds(std::string_view text, std::string_view source) {
   double value = 0;
   const auto [end, error] =
@@ -203,6 +213,9 @@ Settings Settings::from_environment(Settings base) {
   }
   if (const char* v = std::getenv("TUNEKIT_BUILD_THREADS"); v && *v) {
     base.build_threads = parse_build_threads(v);
+  }
+  if (const char* v = std::getenv("TUNEKIT_BUILD_PROCESSES"); v && *v) {
+    base.build_processes = parse_build_processes(v);
   }
   if (const char* v = std::getenv("TUNEKIT_TUNING"); v && *v) base.tuning = parse_tuning_mode(v);
   if (const char* v = std::getenv("TUNEKIT_RETRY_SECONDS"); v && *v) {

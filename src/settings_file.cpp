@@ -125,6 +125,16 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
     settings.device_source = source;
   } else if (key == "build_threads") {
     settings.build_threads = parse_build_threads(value, source);
+  } else if (key == "build_processes") {
+    settings.build_processes = parse_build_processes(value, source);
+  } else if (key == "build_helper") {
+    // A settings file may sit in whatever directory a program runs from: it names no program to
+    // run.
+    throw AutotuneError(ErrorKind::settings,
+                        source +
+                            " is not read from a settings file (a file in the working "
+                            "directory would choose a program to run): set "
+                            "TUNEKIT_BUILD_HELPER in the environment");
   } else if (key == "tuning") {
     settings.tuning = parse_tuning_mode(value, source);
   } else if (key == "retry_seconds") {
@@ -142,8 +152,8 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
 }
 
 constexpr std::string_view known_keys =
-    "level, log, search, start_points, cache, cache_dir, store, device, build_threads, tuning, "
-    "progress, retry_seconds, retry_max_seconds";
+    "level, log, search, start_points, cache, cache_dir, store, device, build_threads, "
+    "build_processes, tuning, progress, retry_seconds, retry_max_seconds";
 
 }  // namespace
 

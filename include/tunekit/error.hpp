@@ -2,6 +2,7 @@
 #pragma once
 
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -24,10 +25,13 @@ enum class ErrorKind {
   cache,                ///< the persistent cache could not be read or written
   device,               ///< no usable device (e.g. no OpenCL platform)
   invalid_key,          ///< the key cannot identify a tuning (a NaN field, a size out of range)
+                        ///< (the last: error_kind_named() walks the kinds up to it)
 };
 
 /// "build", "out of resources", ...
 std::string_view to_string(ErrorKind kind);
+/// The kind whose to_string() is `text` (as a cache entry or a build helper writes it), if any.
+std::optional<ErrorKind> error_kind_named(std::string_view text);
 
 /// A failed candidate or a failed tuning: a kind, the tunable's name, and a message a person
 /// understands. `no_valid_candidate` errors carry every candidate's own error, whole, in

@@ -205,6 +205,12 @@ struct Settings {
   /// others. Unset: the hardware threads, at most 4. 0: none (a candidate builds in its first
   /// call, on the tuning thread).
   std::optional<std::size_t> build_threads;
+  /// Helper processes (tunekit-build-helper) that compile a device's programs, at most this many
+  /// at once; 0 (the default): every program is compiled in this process. Where a driver builds
+  /// one program at a time in a process (NVIDIA's), they build several at once. Used only where
+  /// a helper executable is found (TUNEKIT_BUILD_HELPER, beside the program, or installed); else
+  /// a warning, and the builds stay here (docs/opencl.md, "Building in helper processes").
+  std::size_t build_processes = 0;
   /// blocking: execute() on an untuned key tunes it first. background: it answers at once with a
   /// provisional candidate (the winner of a neighbouring key of the op on this device, else the
   /// first candidate the plan would measure) while the key is tuned on the tuner's background
@@ -256,12 +262,23 @@ struct Settings {
 
 /// Every TUNEKIT_* variable the library reads (from_environment, the store's password, the
 /// kernel search path): the list tools print (docs/settings.md has each one's values).
-inline constexpr std::string_view environment_variables[] = {
-    "TUNEKIT_LEVEL",       "TUNEKIT_SEARCH",         "TUNEKIT_START_POINTS",
-    "TUNEKIT_LOG",         "TUNEKIT_CACHE",          "TUNEKIT_CACHE_DIR",
-    "TUNEKIT_STORE",       "TUNEKIT_STORE_PASSWORD", "TUNEKIT_DEVICE",
-    "TUNEKIT_KERNEL_PATH", "TUNEKIT_BUILD_THREADS",  "TUNEKIT_TUNING",
-    "TUNEKIT_PROGRESS",    "TUNEKIT_RETRY_SECONDS",  "TUNEKIT_RETRY_MAX_SECONDS"};
+inline constexpr std::string_view environment_variables[] = {"TUNEKIT_LEVEL",
+                                                             "TUNEKIT_SEARCH",
+                                                             "TUNEKIT_START_POINTS",
+                                                             "TUNEKIT_LOG",
+                                                             "TUNEKIT_CACHE",
+                                                             "TUNEKIT_CACHE_DIR",
+                                                             "TUNEKIT_STORE",
+                                                             "TUNEKIT_STORE_PASSWORD",
+                                                             "TUNEKIT_DEVICE",
+                                                             "TUNEKIT_KERNEL_PATH",
+                                                             "TUNEKIT_BUILD_THREADS",
+                                                             "TUNEKIT_TUNING",
+                                                             "TUNEKIT_PROGRESS",
+                                                             "TUNEKIT_RETRY_SECONDS",
+                                                             "TUNEKIT_RETRY_MAX_SECONDS",
+                                                             "TUNEKIT_BUILD_PROCESSES",
+                                                             "TUNEKIT_BUILD_HELPER"};
 
 /// Parsers behind from_environment, public so that tools and tests can use them.
 /// Each throws AutotuneError(settings) naming `source` and the accepted values.
@@ -279,6 +296,9 @@ ProgressMode parse_progress_mode(std::string_view text,
 /// A number of build threads: 0 to 256.
 std::size_t parse_build_threads(std::string_view text,
                                 std::string_view source = "TUNEKIT_BUILD_THREADS");
+/// A number of build helper processes: 0 to 64.
+std::size_t parse_build_processes(std::string_view text,
+                                  std::string_view source = "TUNEKIT_BUILD_PROCESSES");
 /// Seconds a failure of the moment waits (Settings::retry_seconds, retry_max_seconds): a decimal
 /// number from 0 to 86400 (a day).
 double parse_retry_seconds(std::string_view text,

@@ -51,18 +51,6 @@ inline std::optional<std::uint64_t> parse_hex64(std::string_view text) {
 
 inline constexpr std::array all_statuses{OutcomeStatus::measured, OutcomeStatus::dropped,
                                          OutcomeStatus::failed, OutcomeStatus::skipped};
-inline constexpr std::array all_kinds{ErrorKind::build,
-                                      ErrorKind::launch,
-                                      ErrorKind::out_of_resources,
-                                      ErrorKind::allocation,
-                                      ErrorKind::runtime,
-                                      ErrorKind::wrong_output,
-                                      ErrorKind::invalid_measurement,
-                                      ErrorKind::skipped,
-                                      ErrorKind::no_valid_candidate,
-                                      ErrorKind::settings,
-                                      ErrorKind::cache,
-                                      ErrorKind::device};
 
 /// The enum value whose to_string() is `text`.
 template <class Enum, std::size_t N>

@@ -179,7 +179,7 @@ AutotuneOutcome read_outcome(const Value& v) {
   const auto kind = has_kind ? text_field(v, "error_kind") : std::string_view();
   auto message = has_message ? string_field(v, "error") : std::string();
   if (has_kind || has_message) {
-    const auto parsed_kind = enum_from(all_kinds, kind);
+    const auto parsed_kind = error_kind_named(kind);
     if (!parsed_kind) {
       throw AutotuneError(ErrorKind::cache, "unknown error kind '" + printable(kind, 100) + "'");
     }

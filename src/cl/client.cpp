@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../warnings.hpp"
+#include "build_processes.hpp"
 #include "cache_root.hpp"
 #include "compiled_work_group.hpp"
 #include "tunekit/background.hpp"
@@ -76,6 +77,26 @@ std::size_t volume(const ::cl::NDRange& range) {
 std::shared_ptr<const ProgramBinaries> program_binaries() {
   const auto root = client_cache_root("program binaries");
   return root ? std::make_shared<const ProgramBinaries>(*root) : nullptr;
+}
+
+// Helper processes that compile this device's programs, where Settings::build_processes asks for
+// them and a helper may be run; else none (every build in this process).
+std::shared_ptr<BuildProcesses> build_processes(const DeviceInfo& device) {
+  const std::size_t processes = global_settings().build_processes;
+  if (processes == 0) return nullptr;
+  std::string why_not;
+  auto helper = find_build_helper(why_not);
+  if (!helper) {
+    warn_once("tunekit: TUNEKIT_BUILD_PROCESSES=" + std::to_string(processes) + " asks for build " +
+              "helpers, but " + why_not + "; programs are built in this process");
+    return nullptr;
+  }
+  BuildProcessOptions options;
+  options.helper = *helper;
+  options.processes = processes;
+  options.device_identity = device.identity();
+  options.device_index = device.index;
+  return std::make_shared<BuildProcesses>(std::move(options));
 }
 
 }  // namespace
@@ -144,7 +165,7 @@ Client::Client(DeviceInfo device)
       // On a CPU device (PoCL) asking for a binary compiles a work-group function, ~5x a build
       // (docs/opencl.md): only the programs a tuning keeps (its winner's) are stored there.
       programs_(context_, device_.device, device_.device_name, id_.identity(), program_binaries(),
-                !device_.is_cpu()),
+                !device_.is_cpu(), build_processes(device_)),
       profiler_(std::make_unique<Profiler>(*this)),
       recording_(std::make_unique<Recording>()) {
   recording_->events.reserve(64);

@@ -282,3 +282,24 @@ TEST_CASE("TUNEKIT_BUILD_THREADS is a number of threads from 0 to 256", "[settin
   s.build_threads = 0;
   CHECK(s.build_thread_count() == 0);
 }
+
+TEST_CASE("TUNEKIT_BUILD_PROCESSES is a number of helper processes from 0 to 64",
+          "[settings][build-processes]") {
+  CHECK(Settings{}.build_processes == 0);  // builds stay in the process unless asked
+  CHECK(parse_build_processes("0") == 0);
+  CHECK(parse_build_processes("64") == 64);
+  for (const char* bad : {"", "-1", "65", "4x", "auto", " 2"}) {
+    CHECK_THROWS_WITH(parse_build_processes(bad),
+                      Catch::Contains("TUNEKIT_BUILD_PROCESSES='") &&
+                          Catch::Contains("0 (build in this process) to 64"));
+  }
+  std::vector<std::string> problems;
+  const Settings s = apply_settings_text(Settings{},
+                                         "build_processes = 4\n"
+                                         "build_helper = \"/tmp/x\"\n",
+                                         "tunekit.toml", problems);
+  CHECK(s.build_processes == 4);
+  REQUIRE(problems.size() == 1);  // a file in the working directory chooses no program to run
+  CHECK_THAT(problems[0], Catch::Contains("build_helper is not read from a settings file") &&
+                              Catch::Contains("TUNEKIT_BUILD_HELPER"));
+}

@@ -29,6 +29,7 @@ inline constexpr std::string_view ptx_sm90a_option = "-DTUNEKIT_PTX_SM90A=1";
 inline constexpr std::string_view ptx_sm90a_marker = "//sm_90a:";
 
 class ProgramBinaries;  // tunekit/cl/program_binaries.hpp
+class BuildProcesses;   // src/cl/build_processes.hpp: helper processes that compile
 struct ProgramKey;
 
 /// The programs of one context and device, keyed by (hash of the source, build options).
@@ -39,9 +40,12 @@ class ProgramCache {
   /// Also loads a program from `binaries` (under `device_identity`, DeviceInfo::identity())
   /// before compiling its source, and stores there every program it compiles, or with
   /// `store_when_built` false only those keep() names (storing costs PoCL more than a build).
+  /// With `helpers`, a program is compiled in one of those processes and made here from its
+  /// binary (where one process builds one program at a time, several build at once); when none
+  /// answers, it is compiled here.
   ProgramCache(::cl::Context context, ::cl::Device device, std::string device_name,
                std::string device_identity, std::shared_ptr<const ProgramBinaries> binaries,
-               bool store_when_built = true);
+               bool store_when_built = true, std::shared_ptr<BuildProcesses> helpers = nullptr);
   ProgramCache(const ProgramCache&) = delete;
   ProgramCache& operator=(const ProgramCache&) = delete;
   ~ProgramCache();
@@ -66,6 +70,8 @@ class ProgramCache {
   std::size_t builds() const noexcept;
   /// How many programs were loaded from stored binaries (ProgramBinaries).
   std::size_t binary_loads() const noexcept;
+  /// How many of builds() a helper process compiled (the rest were compiled here).
+  std::size_t helper_builds() const noexcept;
   /// How many programs (built or failed) the cache holds.
   std::size_t size() const;
   /// Forgets every program (the next request builds again).
@@ -86,7 +92,9 @@ class ProgramCache {
                         std::string_view options, std::string_view origin, bool store);
   ::cl::Program build(std::string_view source, std::string_view options, std::string_view origin,
                       bool& loaded);
-  std::optional<::cl::Program> load_binary(const ProgramKey& key, const std::string& where);
+  std::optional<::cl::Program> load_binary(const ProgramKey& key, std::string_view origin);
+  std::optional<::cl::Program> build_in_helper(std::string_view source, std::string_view options,
+                                               std::string_view origin);
   void remember_source(std::uint64_t source_hash, std::string_view source,
                        const ::cl::Program& program);
   void save_binary(const ProgramKey& key, const ::cl::Program& program);
@@ -97,6 +105,7 @@ class ProgramCache {
   std::string device_identity_;
   std::shared_ptr<const ProgramBinaries> binaries_;  // null: nothing on disk
   bool store_when_built_ = true;
+  std::shared_ptr<BuildProcesses> helpers_;  // null: every build here
   std::unique_ptr<Table> table_;
 };
 

@@ -1,0 +1,163 @@
+// The build helpers' messages: encoding, a bounded reader, sockets without SIGPIPE, and the
+// check of a reply to `build` (build_protocol.hpp).
+#include "build_protocol.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "tunekit/outcome.hpp"  // printable
+
+namespace tunekit::cl::detail {
+
+namespace {
+
+void put_u32(std::string& out, std::uint32_t value) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>((value >> (8 * i)) & 0xff);
+}
+
+void put_u64(std::string& out, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((value >> (8 * i)) & 0xff);
+}
+
+std::uint64_t little_endian(const char* bytes, int size) {
+  std::uint64_t value = 0;
+  for (int i = size - 1; i >= 0; --i) {
+    value = value << 8 | static_cast<unsigned char>(bytes[i]);
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string encode_message(const std::vector<std::string_view>& fields) {
+  std::size_t size = 4;
+  for (std::string_view field : fields) size += 8 + field.size();
+  std::string out;
+  out.reserve(size);
+  put_u32(out, static_cast<std::uint32_t>(fields.size()));
+  for (std::string_view field : fields) {
+    put_u64(out, field.size());
+    out += field;
+  }
+  return out;
+}
+
+std::vector<std::string> read_message(const ByteSource& source, std::string& problem) {
+  char header[8];
+  if (!source(header, 4, problem)) return {};
+  const std::uint64_t count = little_endian(header, 4);
+  if (count == 0 || count > max_message_fields) {
+    problem = "a message of " + std::to_string(count) + " fields (1 to " +
+              std::to_string(max_message_fields) + " expected)";
+    return {};
+  }
+  std::vector<std::string> fields;
+  std::size_t total = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (!source(header, 8, problem)) return {};
+    const std::uint64_t length = little_endian(header, 8);
+    // Checked before anything is allocated for it.
+    if (length > max_message_bytes - total) {
+      problem = "a field of " + std::to_string(length) + " bytes (a message holds at most " +
+                std::to_string(max_message_bytes) + ")";
+      return {};
+    }
+    total += static_cast<std::size_t>(length);
+    // Grown as the bytes arrive: a length the sender does not follow with bytes costs nothing.
+    constexpr std::size_t chunk = std::size_t{1} << 20;
+    std::string field;
+    while (field.size() < length) {
+      const std::size_t part = std::min<std::size_t>(chunk, length - field.size());
+      field.resize(field.size() + part);
+      if (!source(field.data() + field.size() - part, part, problem)) return {};
+    }
+    fields.push_back(std::move(field));
+  }
+  return fields;
+}
+
+bool send_all(int fd, std::string_view bytes, std::string& problem) {
+  while (!bytes.empty()) {
+    const ssize_t sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      problem = std::string("sending failed: ") + std::strerror(errno);
+      return false;
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(sent));
+  }
+  return true;
+}
+
+ByteSource socket_source(int fd, std::chrono::steady_clock::time_point deadline) {
+  return [fd, deadline](char* into, std::size_t size, std::string& problem) {
+    while (size > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        problem = "no answer in time";
+        return false;
+      }
+      pollfd ready{fd, POLLIN, 0};
+      const int polled =
+          ::poll(&ready, 1, static_cast<int>(std::min<long long>(left.count(), 60000)));
+      if (polled < 0 && errno != EINTR) {
+        problem = std::string("waiting failed: ") + std::strerror(errno);
+        return false;
+      }
+      if (polled <= 0) continue;
+      const ssize_t got = ::recv(fd, into, size, 0);
+      // A peer that exits with our bytes unread resets the connection: closed all the same.
+      if (got == 0 || (got < 0 && errno == ECONNRESET)) {
+        problem = "the other side closed";
+        return false;
+      }
+      if (got < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        problem = std::string("receiving failed: ") + std::strerror(errno);
+        return false;
+      }
+      into += got;
+      size -= static_cast<std::size_t>(got);
+    }
+    return true;
+  };
+}
+
+std::optional<BuildReply> read_build_reply(const std::vector<std::string>& fields,
+                                           std::string& problem) {
+  const std::string_view name = fields.empty() ? std::string_view() : fields.front();
+  if (name == "binary" && fields.size() == 2) {
+    if (fields[1].empty() || fields[1].size() > ProgramBinaries::max_binary_bytes) {
+      problem = "a binary of " + std::to_string(fields[1].size()) + " bytes";
+      return std::nullopt;
+    }
+    BuildReply reply;
+    reply.binary.assign(fields[1].begin(), fields[1].end());
+    return reply;
+  }
+  if (name == "failed" && fields.size() == 3) {
+    const auto kind = error_kind_named(fields[1]);
+    if (!kind || fields[2].empty() || fields[2].size() > max_text_field_bytes) {
+      problem = "a failure of kind '" + printable(fields[1], 100) + "' with a " +
+                std::to_string(fields[2].size()) + "-byte message";
+      return std::nullopt;
+    }
+    BuildReply reply;
+    reply.failure = AutotuneError(*kind, fields[2]);
+    return reply;
+  }
+  if (name == "unable" && fields.size() == 2) {
+    problem = "the helper could not build it: " + printable(fields[1], 400);
+    return std::nullopt;
+  }
+  problem = "an answer '" + printable(name, 40) + "' of " + std::to_string(fields.size()) +
+            " fields, not one to a build";
+  return std::nullopt;
+}
+
+}  // namespace tunekit::cl::detail

@@ -1,0 +1,79 @@
+// The messages between a process that builds programs and its build helpers (the executable
+// tunekit-build-helper, tools/build_helper/): their one format, their bounds and how long each
+// side waits. build_processes.cpp speaks for the tuning process, the helper for itself;
+// fuzz/fuzz_build_reply.cpp feeds the reader and the reply's check any bytes.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tunekit/cl/program_binaries.hpp"
+#include "tunekit/error.hpp"
+
+namespace tunekit::cl::detail {
+
+/// Raised whenever a message changes: a helper of another version refuses to serve (the process
+/// then builds its programs itself).
+inline constexpr std::uint32_t build_protocol_version = 1;
+
+/// A message is a little-endian u32 count of fields (1 to max_message_fields), then each field
+/// as a little-endian u64 length and its bytes. The first field names the message:
+///   to a helper:   hello VERSION IDENTITY INDEX   (the device: DeviceInfo::identity(), index)
+///                  build SOURCE OPTIONS ORIGIN     (ProgramCache::program's arguments)
+///   from a helper: ready VERSION | refused REASON  (to hello)
+///                  binary BYTES | failed KIND MESSAGE | unable REASON  (to build)
+/// `failed` is the build's AutotuneError (KIND: to_string(ErrorKind)), to be thrown as it is;
+/// `unable` means the helper could not say (no binary from its driver): the program is built in
+/// the asking process.
+inline constexpr std::size_t max_message_fields = 4;
+/// All of one message's fields together: a program binary and a little more.
+inline constexpr std::size_t max_message_bytes =
+    ProgramBinaries::max_binary_bytes + (std::size_t{1} << 22);
+/// Any field but a binary or a source: a reason, an error message with its build log.
+inline constexpr std::size_t max_text_field_bytes = std::size_t{1} << 22;
+
+/// How long the tuning process waits for a helper to start (its device's context included).
+inline constexpr std::chrono::seconds helper_start_patience{30};
+/// How long it waits for one build; past it the helper is stopped and the program built here.
+inline constexpr std::chrono::seconds helper_build_patience{300};
+/// A helper that has had no request for this long exits (it holds a context on the device).
+inline constexpr std::chrono::seconds helper_idle_exit{20};
+/// The tuning process retires a helper idle this long, before the helper would leave by itself.
+inline constexpr std::chrono::seconds helper_idle_retire{15};
+
+/// Gives exactly `size` bytes into `into`, or false (the other side closed, failed or was too
+/// slow: `problem` says which).
+using ByteSource = std::function<bool(char* into, std::size_t size, std::string& problem)>;
+
+/// One message as bytes.
+std::string encode_message(const std::vector<std::string_view>& fields);
+
+/// The next message from `source`; empty with `problem` set when there is none (closed, too
+/// slow) or the bytes are no message (a count or a length past the bounds above). Allocates no
+/// more than the lengths it has checked, and about as much as it has received (a megabyte at a
+/// time).
+std::vector<std::string> read_message(const ByteSource& source, std::string& problem);
+
+/// Sends all of `bytes` on the socket `fd`, without a SIGPIPE when the other side is gone; false
+/// (with `problem`) when it is.
+bool send_all(int fd, std::string_view bytes, std::string& problem);
+
+/// A ByteSource reading the socket `fd` until `deadline`.
+ByteSource socket_source(int fd, std::chrono::steady_clock::time_point deadline);
+
+/// What a helper answered to `build`: the binary, or the build's error, or nothing with
+/// `problem` set (the helper could not say, or the reply is none of the three).
+struct BuildReply {
+  std::vector<unsigned char> binary;
+  std::optional<AutotuneError> failure;
+};
+std::optional<BuildReply> read_build_reply(const std::vector<std::string>& fields,
+                                           std::string& problem);
+
+}  // namespace tunekit::cl::detail

@@ -1,0 +1,301 @@
+// Build helper processes (BuildProcesses, tools/build_helper): a program compiled in a helper is
+// made here from its binary and runs as one compiled here; its build error reads the same; a
+// helper that fails, lies or stays silent leaves the builds to this process; only an executable
+// no one else could have planted is run; the messages' reader refuses what they cannot be.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <thread>
+
+#include "../../src/cl/build_processes.hpp"
+#include "../cache/test_cache_support.hpp"  // TempDir
+#include "../support.hpp"                   // CapturedWarnings
+#include "../unprivileged.hpp"
+#include "support_cl.hpp"
+
+namespace tunekit::test {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+// The helper the build made; where the tests run away from the build tree (the GPU machine's
+// carried binaries), the one beside this test.
+fs::path built_helper() {
+  const fs::path built = TUNEKIT_TEST_BUILD_HELPER;
+  if (fs::exists(built)) return built;
+  return fs::read_symlink("/proc/self/exe").parent_path() / built.filename();
+}
+
+cl::BuildProcessOptions helper_options(std::size_t processes = 1,
+                                       fs::path helper = built_helper()) {
+  auto& client = shared_client();
+  cl::BuildProcessOptions options;
+  options.helper = std::move(helper);
+  options.processes = processes;
+  options.device_identity = client.device().identity();
+  options.device_index = client.device().index;
+  return options;
+}
+
+// A program cache of the shared client's device with `helpers` and no binaries on disk.
+std::unique_ptr<cl::ProgramCache> cache_with(std::shared_ptr<cl::BuildProcesses> helpers) {
+  auto& client = shared_client();
+  return std::make_unique<cl::ProgramCache>(client.context(), client.device().device,
+                                            client.device().device_name, client.device().identity(),
+                                            nullptr, false, std::move(helpers));
+}
+
+// An add kernel whose result names its source (a binary of another source computes another).
+cl::KernelSpec tagged_add(int tag) {
+  return cl::KernelSpec::from_text(
+      "__kernel void add(__global float* data, float amount) {\n"
+      "  data[get_global_id(0)] += amount + " +
+          std::to_string(tag) + ".0f;\n}\n",
+      "", "add", "tagged_add_" + std::to_string(tag));
+}
+bool tagged_add_works(cl::ProgramCache& cache, int tag) {
+  auto& client = shared_client();
+  auto kernel = cache.kernel(tagged_add(tag));
+  auto buffer = client.upload(std::vector<float>(64, 1.0f));
+  client.launch_with(kernel, ::cl::NDRange(64), ::cl::NullRange, buffer, 2.0f);
+  const auto out = client.download<float>(buffer, 64);
+  return std::all_of(out.begin(), out.end(), [&](float v) { return v == 3.0f + float(tag); });
+}
+
+// An executable shell script at `path` (mode 0700) running `body`.
+fs::path script(const fs::path& path, const std::string& body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  fs::permissions(path, fs::perms::owner_all, fs::perm_options::replace);
+  return path;
+}
+
+std::string message_of(const std::function<void()>& build) {
+  try {
+    build();
+  } catch (const AutotuneError& error) {
+    return std::string(to_string(error.kind())) + ": " + error.message();
+  }
+  return "no error";
+}
+
+// A ByteSource over `bytes`, as a socket that then closes.
+cl::detail::ByteSource bytes_source(std::string bytes) {
+  auto left = std::make_shared<std::string>(std::move(bytes));
+  return [left](char* into, std::size_t size, std::string& problem) {
+    if (left->size() < size) {
+      problem = "the other side closed";
+      return false;
+    }
+    std::copy_n(left->data(), size, into);
+    left->erase(0, size);
+    return true;
+  };
+}
+
+std::string u32(std::uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+std::string u64(std::uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
+
+}  // namespace
+
+TEST_CASE("a program compiled in a helper process runs as one compiled here",
+          "[opencl][build-processes]") {
+  auto helpers = std::make_shared<cl::BuildProcesses>(helper_options());
+  auto cache = cache_with(helpers);
+  CHECK(tagged_add_works(*cache, 11));
+  CHECK(cache->builds() == 1);
+  CHECK(cache->helper_builds() == 1);
+  CHECK(helpers->started() == 1);
+  CHECK(helpers->unavailable().empty());
+}
+
+TEST_CASE("a build error from a helper is the error a build here throws",
+          "[opencl][build-processes]") {
+  const auto broken = cl::KernelSpec::from_text(
+      "__kernel void add(__global float* data) {\n  data[0] = undeclared_name;\n}\n", "-DX=1",
+      "add", "broken_add");
+  const std::string here = message_of([&] { (void)cache_with(nullptr)->program(broken); });
+  auto helpers = std::make_shared<cl::BuildProcesses>(helper_options());
+  auto cache = cache_with(helpers);
+  const std::string there = message_of([&] { (void)cache->program(broken); });
+  CHECK_THAT(here, Catch::Contains("build failed: ") && Catch::Contains("broken_add"));
+  CHECK(there == here);
+  CHECK(helpers->unavailable().empty());  // an error of the source is no failure of the helper
+}
+
+TEST_CASE("threads building at once share at most the helpers asked for",
+          "[opencl][build-processes]") {
+  auto helpers = std::make_shared<cl::BuildProcesses>(helper_options(2));
+  auto cache = cache_with(helpers);
+  std::vector<std::thread> threads;
+  std::atomic<int> working{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2; ++i) working += tagged_add_works(*cache, 20 + 2 * t + i) ? 1 : 0;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(working == 8);
+  CHECK(cache->helper_builds() == 8);
+  CHECK(helpers->started() >= 1);
+  CHECK(helpers->started() <= 2);
+}
+
+TEST_CASE("a helper idle past its retirement is replaced by a new one",
+          "[opencl][build-processes]") {
+  auto options = helper_options();
+  options.idle_retire = 100ms;
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  CHECK(tagged_add_works(*cache, 31));
+  CHECK(tagged_add_works(*cache, 32));  // at once: the same helper
+  CHECK(helpers->started() == 1);
+  std::this_thread::sleep_for(300ms);
+  CHECK(tagged_add_works(*cache, 33));
+  CHECK(helpers->started() == 2);
+  CHECK(cache->helper_builds() == 3);
+}
+
+TEST_CASE("a helper that fails, lies or stays silent leaves the builds to this process",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  auto options = helper_options();
+  options.start_patience = 300ms;
+  std::string expected;
+  SECTION("it exits at once") {
+    options.helper = script(dir / "exits", "exit 0");
+    expected = "gave no answer to its start (the other side closed)";
+  }
+  SECTION("it sends bytes that are no message") {
+    options.helper = script(dir / "garbage", "printf 'garbage!' >&3; sleep 5");
+    expected = "a message of 1651663207 fields (1 to 4 expected)";
+  }
+  SECTION("it says a field longer than a message may be") {
+    options.helper = script(dir / "huge",
+                            "printf '\\001\\000\\000\\000\\377\\377\\377\\377\\377\\377\\377\\377' "
+                            ">&3; sleep 5");
+    expected = "a field of 18446744073709551615 bytes";
+  }
+  SECTION("it refuses") {
+    options.helper = script(dir / "refuses",
+                            "printf '\\002\\000\\000\\000\\007\\000\\000\\000\\000\\000\\000\\000"
+                            "refused\\004\\000\\000\\000\\000\\000\\000\\000nope' >&3; sleep 5");
+    expected = "refused: nope";
+  }
+  SECTION("it stays silent") {
+    options.helper = script(dir / "silent", "sleep 5");
+    expected = "gave no answer to its start (no answer in time)";
+  }
+  CapturedWarnings warnings;
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  CHECK(tagged_add_works(*cache, 41));
+  CHECK(tagged_add_works(*cache, 42));
+  CHECK(cache->builds() == 2);
+  CHECK(cache->helper_builds() == 0);
+  CHECK(helpers->started() == 0);  // not asked again after the first could not start
+  CHECK_THAT(helpers->unavailable(), Catch::Contains(expected));
+  CHECK(warnings.count("tunekit: build helpers: a helper could not start") == 1);
+}
+
+TEST_CASE("the tunekit-build-helper executable refuses a device it does not have",
+          "[opencl][build-processes]") {
+  auto options = helper_options();
+  options.device_identity = "OpenCL | no such platform";
+  CapturedWarnings warnings;
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  CHECK(tagged_add_works(*cache, 51));
+  CHECK(cache->helper_builds() == 0);
+  CHECK_THAT(helpers->unavailable(), Catch::Contains("refused: no device #"));
+}
+
+TEST_CASE("only a helper executable no one else could have planted is run",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  const fs::path good = script(dir / "helper", "exit 0");
+  CHECK(cl::untrusted_executable(good).empty());
+  CHECK(cl::untrusted_executable(dir / "absent") ==
+        "it cannot be read (No such file or directory)");
+  fs::create_symlink(good, dir / "link");
+  CHECK(cl::untrusted_executable(dir / "link") == "it is a symbolic link (not followed)");
+  fs::create_directory(dir / "sub");
+  CHECK(cl::untrusted_executable(dir / "sub") == "it is not a regular file");
+  fs::permissions(good, fs::perms::group_write, fs::perm_options::add);
+  CHECK(cl::untrusted_executable(good) == "its group or others may write to it");
+  fs::permissions(good, fs::perms::group_write, fs::perm_options::remove);
+  fs::permissions(good, fs::perms::owner_exec, fs::perm_options::remove);
+  if (::geteuid() != 0) CHECK(cl::untrusted_executable(good) == "it is not executable");
+  fs::permissions(good, fs::perms::owner_exec, fs::perm_options::add);
+  fs::permissions(dir.path(), fs::perms::all, fs::perm_options::replace);
+  CHECK(cl::untrusted_executable(good) == "others may write to its directory");
+  fs::permissions(dir.path(), fs::perms::sticky_bit, fs::perm_options::add);
+  CHECK(cl::untrusted_executable(good).empty());  // a sticky directory keeps others' hands off
+  fs::permissions(dir.path(), fs::perms::owner_all, fs::perm_options::replace);
+  if (::geteuid() == 0) {
+    give_to_unprivileged(good);
+    CHECK_THAT(cl::untrusted_executable(good), Catch::StartsWith("it belongs to another user"));
+  }
+}
+
+TEST_CASE("TUNEKIT_BUILD_HELPER names the helper, and only a usable one",
+          "[opencl][build-processes]") {
+  const char* old = std::getenv("TUNEKIT_BUILD_HELPER");
+  const std::string saved = old ? old : "";
+  std::string why_not;
+  ::setenv("TUNEKIT_BUILD_HELPER", built_helper().c_str(), 1);
+  CHECK(cl::find_build_helper(why_not) == built_helper());
+  ::setenv("TUNEKIT_BUILD_HELPER", "tunekit-build-helper", 1);
+  CHECK_FALSE(cl::find_build_helper(why_not));
+  CHECK(why_not ==
+        "TUNEKIT_BUILD_HELPER='tunekit-build-helper' is not used: it is not an "
+        "absolute path");
+  ::unsetenv("TUNEKIT_BUILD_HELPER");
+  // Beside the program (the GPU machine's carried tests), else where tunekit is installed.
+  const auto found = cl::find_build_helper(why_not);
+  if (!found) CHECK_THAT(why_not, Catch::Contains("tunekit-build-helper"));
+  old ? ::setenv("TUNEKIT_BUILD_HELPER", saved.c_str(), 1) : ::unsetenv("TUNEKIT_BUILD_HELPER");
+}
+
+TEST_CASE("the helpers' messages: what the reader refuses", "[build-processes]") {
+  namespace d = cl::detail;
+  std::string problem;
+  const auto read = [&](std::string bytes) {
+    problem.clear();
+    return d::read_message(bytes_source(std::move(bytes)), problem);
+  };
+  CHECK(read(d::encode_message({"binary", "abc"})) == std::vector<std::string>{"binary", "abc"});
+  CHECK(read(u32(0)).empty());
+  CHECK(problem == "a message of 0 fields (1 to 4 expected)");
+  CHECK(read(u32(5)).empty());
+  CHECK(read(u32(1) + u64(d::max_message_bytes + 1)).empty());
+  CHECK_THAT(problem, Catch::StartsWith("a field of "));
+  // Two fields together past the bound, each under it: refused before the second is read.
+  CHECK(read(u32(2) + u64(1) + "x" + u64(d::max_message_bytes)).empty());
+  CHECK_THAT(problem, Catch::StartsWith("a field of "));
+  CHECK(read(u32(1) + u64(10) + "short").empty());
+  CHECK(problem == "the other side closed");
+
+  using Fields = std::vector<std::string>;
+  auto binary = d::read_build_reply(Fields{"binary", "\x01\x02"}, problem);
+  REQUIRE(binary);
+  CHECK(binary->binary == std::vector<unsigned char>{1, 2});
+  CHECK_FALSE(binary->failure);
+  CHECK_FALSE(d::read_build_reply(Fields{"binary", ""}, problem));
+  auto failure = d::read_build_reply(Fields{"failed", "build failed", "the log"}, problem);
+  REQUIRE(failure);
+  REQUIRE(failure->failure);
+  CHECK(failure->failure->kind() == ErrorKind::build);
+  CHECK(failure->failure->message() == "the log");
+  CHECK_FALSE(d::read_build_reply(Fields{"failed", "no such kind", "the log"}, problem));
+  CHECK(problem == "a failure of kind 'no such kind' with a 7-byte message");
+  CHECK_FALSE(d::read_build_reply(Fields{"failed", "build failed", ""}, problem));
+  CHECK_FALSE(d::read_build_reply(Fields{"unable", "no binary"}, problem));
+  CHECK(problem == "the helper could not build it: no binary");
+  CHECK_FALSE(d::read_build_reply(Fields{"ready", "1"}, problem));
+  CHECK(problem == "an answer 'ready' of 2 fields, not one to a build");
+}
+
+}  // namespace tunekit::test
