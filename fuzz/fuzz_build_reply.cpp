@@ -40,7 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::string_view> views(fields.begin(), fields.end());
   require(d::encode_message(views) == bytes.substr(0, at));
   problem.clear();
-  const auto reply = d::read_build_reply(fields, problem);
+  auto copy = fields;
+  const auto reply = d::read_build_reply(std::move(copy), problem);
   require(reply.has_value() == problem.empty());
   if (reply) {
     require(reply->binary.empty() == reply->failure.has_value());

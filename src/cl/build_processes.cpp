@@ -3,10 +3,12 @@
 #include "build_processes.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include <thread>
 
 #include "../warnings.hpp"
+#include "program_build.hpp"    // program_description
 #include "tunekit/outcome.hpp"  // printable
 #include "tunekit/settings.hpp"
 
@@ -32,33 +35,34 @@ constexpr std::size_t failures_before_giving_up = 3;
 // The descriptor a helper finds its socket on (its standard streams point at /dev/null, so that
 // nothing a driver prints can fall into the messages).
 constexpr int helper_socket_fd = 3;
+// waitid's P_PIDFD (Linux 5.4), which not every C library's idtype_t names.
+constexpr int idtype_pidfd = 3;
+// How long an ended helper (its socket closed) may take to exit before it is killed.
+constexpr std::chrono::milliseconds exit_patience{500};
 
 void warn_unavailable(const std::string& why) {
   warn_once("tunekit: build helpers: " + why + "; programs are built in this process");
 }
 
-// Waits for `pid` to end, for at most `patience`; then kills it and waits.
-void reap(pid_t pid, std::chrono::milliseconds patience) {
-  const auto deadline = Clock::now() + patience;
-  for (;;) {
-    const pid_t done = ::waitpid(pid, nullptr, WNOHANG);
-    if (done == pid) return;
-    // ECHILD: already reaped (SIGCHLD ignored by the program): nothing of ours to kill.
-    if (done < 0 && errno != EINTR) return;
-    if (Clock::now() >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  ::kill(pid, SIGKILL);
-  while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-  }
-}
-
 std::string errno_text() { return std::strerror(errno); }
+
+// A process descriptor for `pid` (Linux 5.3+), or -1: signals and waits through it can never
+// reach another process that was given the same pid after this one was reaped elsewhere (a
+// program that ignores SIGCHLD reaps its children itself).
+int pidfd_of(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
 
 }  // namespace
 
 struct BuildProcesses::Helper {
   pid_t pid = -1;
+  int pidfd = -1;
   int socket = -1;
   std::size_t builds = 0;  // answered so far
   Clock::time_point last_used = Clock::now();
@@ -66,11 +70,79 @@ struct BuildProcesses::Helper {
   Helper() = default;
   Helper(const Helper&) = delete;
   Helper& operator=(const Helper&) = delete;
-  // Closing the socket is what tells it to exit.
-  ~Helper() {
+  ~Helper() { (void)end(); }
+
+  // Closes its socket (what tells it to exit), waits for it a moment, kills it past that, and
+  // reaps it. The signal that ended it, or 0 (it exited, or was reaped by the program already).
+  int end() {
     if (socket >= 0) ::close(socket);
-    if (pid > 0) reap(pid, std::chrono::milliseconds(500));
+    socket = -1;
+    if (pid <= 0) return 0;
+    int signal = 0;
+    if (pidfd >= 0) {
+      pollfd ended{pidfd, POLLIN, 0};
+      if (::poll(&ended, 1, static_cast<int>(exit_patience.count())) <= 0) {
+        ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      }
+      siginfo_t info{};
+      while (::waitid(static_cast<idtype_t>(idtype_pidfd), static_cast<id_t>(pidfd), &info,
+                      WEXITED) < 0 &&
+             errno == EINTR) {
+      }
+      if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) signal = info.si_status;
+      ::close(pidfd);
+    } else {
+      signal = reap_by_pid();
+    }
+    pid = -1;
+    pidfd = -1;
+    return signal;
   }
+
+ private:
+  int reap_by_pid() {
+    const auto deadline = Clock::now() + exit_patience;
+    int status = 0;
+    for (;;) {
+      const pid_t done = ::waitpid(pid, &status, WNOHANG);
+      if (done == pid) return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+      // ECHILD: reaped by the program already; nothing of ours left to kill.
+      if (done < 0 && errno != EINTR) return 0;
+      if (Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) return 0;
+    }
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  }
+};
+
+// A helper taken from the pool: given back when it answered well, else ended, and its place in
+// the pool freed whatever happens (an exception included).
+class BuildProcesses::Lease {
+ public:
+  Lease(BuildProcesses& owner, std::unique_ptr<Helper> helper)
+      : owner_(owner), helper_(std::move(helper)) {}
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease() {
+    if (helper_) owner_.discard(std::move(helper_));
+  }
+  explicit operator bool() const { return helper_ != nullptr; }
+  Helper* operator->() const { return helper_.get(); }
+  void give_back() { owner_.give_back(std::move(helper_)); }
+  // Ends the helper now; the signal that ended it, or 0.
+  int end() {
+    const int signal = helper_->end();
+    owner_.discard(std::move(helper_));
+    return signal;
+  }
+
+ private:
+  BuildProcesses& owner_;
+  std::unique_ptr<Helper> helper_;
 };
 
 BuildProcesses::BuildProcesses(BuildProcessOptions options) : options_(std::move(options)) {
@@ -95,6 +167,11 @@ std::size_t BuildProcesses::started() const {
   return started_;
 }
 
+std::size_t BuildProcesses::answered() const {
+  std::lock_guard lock(mutex_);
+  return answered_;
+}
+
 std::string BuildProcesses::unavailable() const {
   std::lock_guard lock(mutex_);
   return unavailable_;
@@ -103,40 +180,71 @@ std::string BuildProcesses::unavailable() const {
 std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
                                                         std::string_view options,
                                                         std::string_view origin) {
-  const std::string request = detail::encode_message({"build", source, options, origin});
-  // A helper that served before may have left meanwhile (idle): a fresh one is asked once more.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    std::unique_ptr<Helper> helper = take();
-    if (!helper) return std::nullopt;
-    const bool served_before = helper->builds > 0;
-    std::string problem;
-    std::vector<std::string> reply;
-    if (detail::send_all(helper->socket, request, problem)) {
-      reply = detail::read_message(
-          detail::socket_source(helper->socket, Clock::now() + options_.build_patience), problem);
+  const std::string what = detail::program_description(origin, options, options_.device_name);
+  try {
+    const std::string request = detail::encode_message({"build", source, options, origin});
+    int crashed_with = 0;  // the signal that ended the first helper asked, if one did
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      Lease helper(*this, take());
+      if (!helper) return std::nullopt;
+      const auto deadline = Clock::now() + options_.build_patience;
+      std::string problem;
+      if (!detail::send_all(helper->socket, request, deadline, problem)) {
+        // Gone before it took the request (ended or killed while idle): a new one is asked.
+        helper.end();
+        if (attempt == 0 && problem == detail::peer_closed) continue;
+        failed("a helper took no request to build " + printable(what, 300) + " (" + problem + ")");
+        return std::nullopt;
+      }
+      auto reply = detail::read_message(detail::socket_source(helper->socket, deadline), problem);
+      if (reply.empty()) {
+        const bool closed = problem == detail::peer_closed;
+        const int signal = helper.end();
+        if (closed && signal != 0) {
+          // The compiler crashed on this program (or the helper was killed): once more, then
+          // it is the program's failure, not compiled here where it would end this process.
+          if (attempt == 0) {
+            crashed_with = signal;
+            continue;
+          }
+          detail::BuildReply crash;
+          crash.failure = AutotuneError(
+              ErrorKind::build, "the compiler crashed compiling " + what +
+                                    " in a build helper process, twice (signal " +
+                                    std::to_string(crashed_with) + ", then " +
+                                    std::to_string(signal) + ": " + ::strsignal(signal) +
+                                    "); not compiled in this process, which it would end too");
+          return crash;
+        }
+        failed("a helper gave no answer to a build of " + printable(what, 300) + " (" + problem +
+               ")");
+        return std::nullopt;
+      }
+      const bool unable = reply.front() == "unable";
+      auto answer = detail::read_build_reply(std::move(reply), problem);
+      if (!answer) {
+        // A helper that says it cannot is well, and stays; any other answer ends it.
+        if (unable) helper.give_back();
+        failed("a helper's answer to a build of " + printable(what, 300) + ": " + problem);
+        return std::nullopt;
+      }
+      ++helper->builds;
+      helper.give_back();
+      answered(answer->failure.has_value());
+      return answer;
     }
-    if (reply.empty()) {
-      discard(std::move(helper));
-      if (served_before && attempt == 0) continue;
-      failed("a helper gave no answer to a build of " + printable(origin, 200) + " (" + problem +
-             ")");
-      return std::nullopt;
-    }
-    auto answer = detail::read_build_reply(reply, problem);
-    if (!answer) {
-      discard(std::move(helper));
-      failed("a helper's answer to a build of " + printable(origin, 200) + ": " + problem);
-      return std::nullopt;
-    }
-    ++helper->builds;
-    give_back(std::move(helper));
-    succeeded();
-    return answer;
+  } catch (const std::exception& error) {  // bad_alloc, most likely: this process builds it
+    failed("asking a helper to build " + printable(what, 300) + ": " + error.what());
   }
   return std::nullopt;
 }
 
 void BuildProcesses::binary_refused(const std::string& why) { failed(why); }
+
+void BuildProcesses::binary_used() {
+  std::lock_guard lock(mutex_);
+  failures_in_a_row_ = 0;
+}
 
 std::unique_ptr<BuildProcesses::Helper> BuildProcesses::take() {
   std::vector<std::unique_ptr<Helper>> retired;  // ended outside the lock
@@ -160,7 +268,12 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::take() {
       lock.unlock();
       retired.clear();
       std::string problem;
-      std::unique_ptr<Helper> helper = start(problem);
+      std::unique_ptr<Helper> helper;
+      try {
+        helper = start(problem);
+      } catch (const std::exception& error) {
+        problem = error.what();
+      }
       lock.lock();
       if (helper) {
         ++started_;
@@ -175,7 +288,10 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::take() {
       return nullptr;
     }
     // Every helper builds: wait for one, as long as a build may take.
-    if (freed_.wait_until(lock, deadline) == std::cv_status::timeout) return nullptr;
+    if (freed_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
+        busy_ >= options_.processes) {
+      return nullptr;
+    }
   }
 }
 
@@ -190,12 +306,12 @@ void BuildProcesses::give_back(std::unique_ptr<Helper> helper) {
 }
 
 void BuildProcesses::discard(std::unique_ptr<Helper> helper) {
+  helper.reset();  // ended and reaped before its place is freed: never more than N at once
   {
     std::lock_guard lock(mutex_);
     --busy_;
   }
   freed_.notify_one();
-  helper.reset();  // its socket closed, the process ended
 }
 
 void BuildProcesses::failed(const std::string& problem) {
@@ -209,9 +325,11 @@ void BuildProcesses::failed(const std::string& problem) {
   }
 }
 
-void BuildProcesses::succeeded() {
+void BuildProcesses::answered(bool with_build_error) {
   std::lock_guard lock(mutex_);
-  failures_in_a_row_ = 0;
+  ++answered_;
+  // A binary counts once the caller could use it (binary_used); a build error is an answer.
+  if (with_build_error) failures_in_a_row_ = 0;
 }
 
 std::unique_ptr<BuildProcesses::Helper> BuildProcesses::start(std::string& problem) {
@@ -240,12 +358,24 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::start(std::string& probl
   // Nothing else of this process (a lock file, another helper's socket) reaches the helper.
   posix_spawn_file_actions_addclosefrom_np(&actions, helper_socket_fd + 1);
 #endif
+  // Whatever the spawning thread blocks or this program ignores, the helper starts with every
+  // signal at its default and none blocked: it can be stopped like any process.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigset_t all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &all);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   const std::string path = options_.helper.string();
   const std::string socket_arg = std::to_string(helper_socket_fd);
   char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("--socket"),
                   const_cast<char*>(socket_arg.c_str()), nullptr};
   pid_t pid = -1;
-  const int spawned = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, environ);
+  const int spawned = ::posix_spawn(&pid, path.c_str(), &actions, &attributes, argv, environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   ::close(child_end);
   if (spawned != 0) {
@@ -253,13 +383,14 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::start(std::string& probl
     return nullptr;
   }
   helper->pid = pid;
+  helper->pidfd = pidfd_of(pid);
+  const auto deadline = Clock::now() + options_.start_patience;
   const std::string hello =
       detail::encode_message({"hello", std::to_string(detail::build_protocol_version),
                               options_.device_identity, std::to_string(options_.device_index)});
   std::vector<std::string> reply;
-  if (detail::send_all(helper->socket, hello, problem)) {
-    reply = detail::read_message(
-        detail::socket_source(helper->socket, Clock::now() + options_.start_patience), problem);
+  if (detail::send_all(helper->socket, hello, deadline, problem)) {
+    reply = detail::read_message(detail::socket_source(helper->socket, deadline), problem);
   }
   if (reply.empty()) {
     problem = path + " gave no answer to its start (" + problem + ")";
@@ -281,6 +412,27 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::start(std::string& probl
   return nullptr;
 }
 
+namespace {
+
+// Why the directory `dir` (links resolved) or one above it lets someone else change what is in
+// it; empty: none does.
+std::string unsafe_directories(const std::filesystem::path& dir) {
+  const uid_t me = ::geteuid();
+  for (std::filesystem::path at = dir;; at = at.parent_path()) {
+    struct stat status {};
+    if (::stat(at.c_str(), &status) != 0) return "its directory " + at.string() + " cannot be read";
+    if (status.st_uid != me && status.st_uid != 0) {
+      return "its directory " + at.string() + " belongs to another user";
+    }
+    if ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (status.st_mode & S_ISVTX) == 0) {
+      return "its group or others may write to its directory " + at.string();
+    }
+    if (at == at.root_path() || !at.has_relative_path()) return {};
+  }
+}
+
+}  // namespace
+
 std::string untrusted_executable(const std::filesystem::path& path) {
   struct stat file {};
   if (::lstat(path.c_str(), &file) != 0) return "it cannot be read (" + errno_text() + ")";
@@ -291,23 +443,31 @@ std::string untrusted_executable(const std::filesystem::path& path) {
     return "it belongs to another user (uid " + std::to_string(file.st_uid) + ")";
   }
   if ((file.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "its group or others may write to it";
-  if (::access(path.c_str(), X_OK) != 0) return "it is not executable";
-  struct stat dir {};
-  const std::filesystem::path parent = path.parent_path().empty() ? "." : path.parent_path();
-  if (::stat(parent.c_str(), &dir) != 0) return "its directory cannot be read";
-  if (dir.st_uid != me && dir.st_uid != 0) return "its directory belongs to another user";
-  if ((dir.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (dir.st_mode & S_ISVTX) == 0) {
-    return "others may write to its directory";
-  }
-  return {};
+  if (::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) != 0) return "it is not executable";
+  std::error_code error;
+  const auto dir = std::filesystem::canonical(
+      path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path(), error);
+  if (error) return "its directory cannot be resolved (" + error.message() + ")";
+  return unsafe_directories(dir);
 }
+
+namespace {
+
+// `path` with its directories resolved (the ones untrusted_executable checked).
+std::filesystem::path resolved(const std::filesystem::path& path) {
+  std::error_code error;
+  const auto dir = std::filesystem::canonical(path.parent_path(), error);
+  return error ? path : dir / path.filename();
+}
+
+}  // namespace
 
 std::optional<std::filesystem::path> find_build_helper(std::string& why_not) {
   if (const char* set = std::getenv("TUNEKIT_BUILD_HELPER"); set && *set) {
     const std::filesystem::path path(set);
     std::string problem =
         path.is_absolute() ? untrusted_executable(path) : std::string("it is not an absolute path");
-    if (problem.empty()) return path;
+    if (problem.empty()) return resolved(path);
     why_not = "TUNEKIT_BUILD_HELPER='" + printable(set, 200) + "' is not used: " + problem;
     return std::nullopt;
   }
@@ -325,7 +485,7 @@ std::optional<std::filesystem::path> find_build_helper(std::string& why_not) {
       continue;
     }
     const std::string problem = untrusted_executable(place);
-    if (problem.empty()) return place;
+    if (problem.empty()) return resolved(place);
     why_not += " " + place.string() + ": " + problem + ";";
   }
   why_not.pop_back();

@@ -27,6 +27,7 @@ struct BuildProcessOptions {
   std::size_t processes = 1;     ///< at most this many at once (Settings::build_processes)
   std::string device_identity;   ///< DeviceInfo::identity(): the helper builds for this device,
   std::size_t device_index = 0;  ///< found at this index of its list_devices()
+  std::string device_name;       ///< DeviceInfo::device_name, in the errors it names a program by
   std::chrono::milliseconds start_patience = detail::helper_start_patience;
   std::chrono::milliseconds build_patience = detail::helper_build_patience;
   std::chrono::milliseconds idle_retire = detail::helper_idle_retire;
@@ -42,29 +43,37 @@ class BuildProcesses {
   BuildProcesses& operator=(const BuildProcesses&) = delete;
 
   /// The program's build by a helper (started on first need, at most `processes` at once, a
-  /// caller waiting for a free one): its binary or its build error. Nothing when no helper
-  /// answered: none could start, it ended, was silent past the patience, or its answer was no
-  /// answer; the caller then compiles the program itself. A helper that fails so three builds in
-  /// a row, or cannot start, is not asked again: the process warns once and builds itself.
+  /// caller waiting for a free one as long as a build may take): its binary or its build error.
+  /// A helper that a signal ends while it compiles is asked once more, on a new helper; a second
+  /// such end is the program's build error ("the compiler crashed ..."): compiled here, it would
+  /// end this process. Nothing when no helper answered otherwise: none could start, it ended
+  /// before the request, was silent past the patience, or its answer was no answer; the caller
+  /// then compiles the program itself. Three such failures in a row, or a helper that cannot
+  /// start, and the helpers are not asked again: the process warns once and builds itself.
   std::optional<detail::BuildReply> build(std::string_view source, std::string_view options,
                                           std::string_view origin);
   /// The caller could not make a program from a helper's binary (`why`): counted as a failed
   /// build of the helpers.
   void binary_refused(const std::string& why);
+  /// The caller made the program from a helper's binary: the helpers work.
+  void binary_used();
 
   /// Helper processes started so far.
   std::size_t started() const;
+  /// Builds a helper answered (a binary or a build error).
+  std::size_t answered() const;
   /// Why no helper is asked any more; empty while they are.
   std::string unavailable() const;
 
  private:
   struct Helper;
+  class Lease;
   std::unique_ptr<Helper> take();
   void give_back(std::unique_ptr<Helper> helper);
   void discard(std::unique_ptr<Helper> helper);
   std::unique_ptr<Helper> start(std::string& problem);
   void failed(const std::string& problem);
-  void succeeded();
+  void answered(bool with_build_error);
 
   BuildProcessOptions options_;
   mutable std::mutex mutex_;
@@ -72,19 +81,24 @@ class BuildProcesses {
   std::vector<std::unique_ptr<Helper>> idle_;
   std::size_t busy_ = 0;  // taken (building, or starting)
   std::size_t started_ = 0;
+  std::size_t answered_ = 0;
   std::size_t failures_in_a_row_ = 0;
   std::string unavailable_;
 };
 
 /// The helper executable to run, if one may be: $TUNEKIT_BUILD_HELPER when set (and then only
 /// it), else tunekit-build-helper beside the running program, else in the libexec directory
-/// tunekit was installed with. Each must pass untrusted_executable(). Nothing, with `why_not`
-/// saying what was looked at and why it is not used, when none is found.
+/// tunekit was configured with. Each must pass untrusted_executable(); the path returned has its
+/// directories resolved (those untrusted_executable() checked, so that the run goes through no
+/// link of anyone's). Nothing, with `why_not` saying what was looked at and why it is not used,
+/// when none is found.
 std::optional<std::filesystem::path> find_build_helper(std::string& why_not);
 
 /// Why `path` may not be run for us (empty: it may): not a regular file (a symbolic link is not
-/// followed), another user's (not root's), writable by its group or others, not executable, or
-/// in a directory of another user or that others may write to without the sticky bit.
+/// followed), another user's (not root's), writable by its group or others, not executable by
+/// this process, or below a directory (any of them up to /, links resolved) of another user or
+/// that its group or others may write to without the sticky bit: then someone else could put
+/// another program in its place between this check and the run.
 std::string untrusted_executable(const std::filesystem::path& path);
 
 }  // namespace tunekit::cl

@@ -80,15 +80,36 @@ std::vector<std::string> read_message(const ByteSource& source, std::string& pro
   return fields;
 }
 
-bool send_all(int fd, std::string_view bytes, std::string& problem) {
+bool send_all(int fd, std::string_view bytes, std::chrono::steady_clock::time_point deadline,
+              std::string& problem) {
   while (!bytes.empty()) {
-    const ssize_t sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    if (sent < 0) {
-      if (errno == EINTR) continue;
+    const ssize_t sent = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent >= 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(sent));
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EPIPE || errno == ECONNRESET) {
+      problem = peer_closed;
+      return false;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
       problem = std::string("sending failed: ") + std::strerror(errno);
       return false;
     }
-    bytes.remove_prefix(static_cast<std::size_t>(sent));
+    // The other side reads no more for now: wait for room, as long as the deadline allows.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      problem = "no room to send in time";
+      return false;
+    }
+    pollfd room{fd, POLLOUT, 0};
+    if (::poll(&room, 1, static_cast<int>(std::min<long long>(left.count(), 60000))) < 0 &&
+        errno != EINTR) {
+      problem = std::string("waiting failed: ") + std::strerror(errno);
+      return false;
+    }
   }
   return true;
 }
@@ -113,7 +134,7 @@ ByteSource socket_source(int fd, std::chrono::steady_clock::time_point deadline)
       const ssize_t got = ::recv(fd, into, size, 0);
       // A peer that exits with our bytes unread resets the connection: closed all the same.
       if (got == 0 || (got < 0 && errno == ECONNRESET)) {
-        problem = "the other side closed";
+        problem = peer_closed;
         return false;
       }
       if (got < 0) {
@@ -128,7 +149,7 @@ ByteSource socket_source(int fd, std::chrono::steady_clock::time_point deadline)
   };
 }
 
-std::optional<BuildReply> read_build_reply(const std::vector<std::string>& fields,
+std::optional<BuildReply> read_build_reply(std::vector<std::string>&& fields,
                                            std::string& problem) {
   const std::string_view name = fields.empty() ? std::string_view() : fields.front();
   if (name == "binary" && fields.size() == 2) {
@@ -137,18 +158,18 @@ std::optional<BuildReply> read_build_reply(const std::vector<std::string>& field
       return std::nullopt;
     }
     BuildReply reply;
-    reply.binary.assign(fields[1].begin(), fields[1].end());
+    reply.binary = std::move(fields[1]);
     return reply;
   }
   if (name == "failed" && fields.size() == 3) {
     const auto kind = error_kind_named(fields[1]);
-    if (!kind || fields[2].empty() || fields[2].size() > max_text_field_bytes) {
+    if (kind != ErrorKind::build || fields[2].empty() || fields[2].size() > max_text_field_bytes) {
       problem = "a failure of kind '" + printable(fields[1], 100) + "' with a " +
                 std::to_string(fields[2].size()) + "-byte message";
       return std::nullopt;
     }
     BuildReply reply;
-    reply.failure = AutotuneError(*kind, fields[2]);
+    reply.failure = AutotuneError(ErrorKind::build, std::move(fields[2]));
     return reply;
   }
   if (name == "unable" && fields.size() == 2) {

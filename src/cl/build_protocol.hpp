@@ -47,6 +47,10 @@ inline constexpr std::chrono::seconds helper_idle_exit{20};
 /// The tuning process retires a helper idle this long, before the helper would leave by itself.
 inline constexpr std::chrono::seconds helper_idle_retire{15};
 
+/// The problem a reader or a sender gives when the other side has closed (ended, or was never
+/// there): a helper gone, as distinct from one that is slow or lies.
+inline constexpr std::string_view peer_closed = "the other side closed";
+
 /// Gives exactly `size` bytes into `into`, or false (the other side closed, failed or was too
 /// slow: `problem` says which).
 using ByteSource = std::function<bool(char* into, std::size_t size, std::string& problem)>;
@@ -60,20 +64,22 @@ std::string encode_message(const std::vector<std::string_view>& fields);
 /// time).
 std::vector<std::string> read_message(const ByteSource& source, std::string& problem);
 
-/// Sends all of `bytes` on the socket `fd`, without a SIGPIPE when the other side is gone; false
-/// (with `problem`) when it is.
-bool send_all(int fd, std::string_view bytes, std::string& problem);
+/// Sends all of `bytes` on the socket `fd` by `deadline`, without a SIGPIPE when the other side is
+/// gone; false (with `problem`: "the other side closed", "no room to send in time", ...) when
+/// it cannot.
+bool send_all(int fd, std::string_view bytes, std::chrono::steady_clock::time_point deadline,
+              std::string& problem);
 
 /// A ByteSource reading the socket `fd` until `deadline`.
 ByteSource socket_source(int fd, std::chrono::steady_clock::time_point deadline);
 
-/// What a helper answered to `build`: the binary, or the build's error, or nothing with
-/// `problem` set (the helper could not say, or the reply is none of the three).
+/// What a helper answered to `build`: the binary, or the build's error (of kind build only: any
+/// other kind is the helper's own trouble, its memory or its context, not the program's), or
+/// nothing with `problem` set (the helper could not say, or the reply is none of these).
 struct BuildReply {
-  std::vector<unsigned char> binary;
+  std::string binary;  // moved out of the message's field
   std::optional<AutotuneError> failure;
 };
-std::optional<BuildReply> read_build_reply(const std::vector<std::string>& fields,
-                                           std::string& problem);
+std::optional<BuildReply> read_build_reply(std::vector<std::string>&& fields, std::string& problem);
 
 }  // namespace tunekit::cl::detail

@@ -96,6 +96,7 @@ std::shared_ptr<BuildProcesses> build_processes(const DeviceInfo& device) {
   options.processes = processes;
   options.device_identity = device.identity();
   options.device_index = device.index;
+  options.device_name = device.device_name;
   return std::make_shared<BuildProcesses>(std::move(options));
 }
 

@@ -134,12 +134,11 @@ DriverBinary binary_of(const ::cl::Program& program) {
 }
 
 std::variant<::cl::Program, std::string> program_from_binary(
-    const ::cl::Context& context, const ::cl::Device& device,
-    const std::vector<unsigned char>& binary, std::string_view source, std::string_view options) {
+    const ::cl::Context& context, const ::cl::Device& device, const unsigned char* binary,
+    std::size_t size, std::string_view source, std::string_view options) {
   cl_int code = CL_SUCCESS;
   cl_int status = CL_SUCCESS;
-  const unsigned char* bytes = binary.data();
-  const std::size_t size = binary.size();
+  const unsigned char* bytes = binary;
   cl_device_id id = device();
   cl_program raw = clCreateProgramWithBinary(context(), 1, &id, &size, &bytes, &status, &code);
   if (code != CL_SUCCESS || status != CL_SUCCESS) {

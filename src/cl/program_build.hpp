@@ -33,8 +33,8 @@ DriverBinary binary_of(const ::cl::Program& program);
 /// `options` (it holds their stamp kernel); else why not (the driver refused it, or it is another
 /// program's), for a person.
 std::variant<::cl::Program, std::string> program_from_binary(
-    const ::cl::Context& context, const ::cl::Device& device,
-    const std::vector<unsigned char>& binary, std::string_view source, std::string_view options);
+    const ::cl::Context& context, const ::cl::Device& device, const unsigned char* binary,
+    std::size_t size, std::string_view source, std::string_view options);
 
 /// "<origin> with options '<options>' on <device>": how errors name a program.
 std::string program_description(std::string_view origin, std::string_view options,

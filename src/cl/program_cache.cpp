@@ -183,13 +183,16 @@ std::optional<::cl::Program> ProgramCache::build_in_helper(std::string_view sour
   auto reply = helpers_->build(source, options, origin);
   if (!reply) return std::nullopt;
   if (reply->failure) throw *reply->failure;
-  auto made = detail::program_from_binary(context_, device_, reply->binary, source, options);
+  auto made = detail::program_from_binary(
+      context_, device_, reinterpret_cast<const unsigned char*>(reply->binary.data()),
+      reply->binary.size(), source, options);
   if (auto* refused = std::get_if<std::string>(&made)) {
     helpers_->binary_refused("the binary of " +
                              detail::program_description(origin, options, device_name_) + ": " +
                              *refused);
     return std::nullopt;
   }
+  helpers_->binary_used();
   table_->helper_builds.fetch_add(1, std::memory_order_relaxed);
   return std::get<::cl::Program>(std::move(made));
 }
@@ -200,8 +203,8 @@ std::optional<::cl::Program> ProgramCache::load_binary(const ProgramKey& key,
                                                        std::string_view origin) {
   auto stored = binaries_->load(key);
   if (!stored) return std::nullopt;
-  auto made =
-      detail::program_from_binary(context_, device_, stored->binary, key.source, key.options);
+  auto made = detail::program_from_binary(context_, device_, stored->binary.data(),
+                                          stored->binary.size(), key.source, key.options);
   if (auto* refused = std::get_if<std::string>(&made)) {
     binaries_->discard(
         key,

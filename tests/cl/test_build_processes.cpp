@@ -37,6 +37,7 @@ cl::BuildProcessOptions helper_options(std::size_t processes = 1,
   options.processes = processes;
   options.device_identity = client.device().identity();
   options.device_index = client.device().index;
+  options.device_name = client.device().device_name;
   return options;
 }
 
@@ -95,6 +96,20 @@ cl::detail::ByteSource bytes_source(std::string bytes) {
   };
 }
 
+// A shell command that sends the message of `fields` on the helper's socket (descriptor 3).
+std::string send_command(const std::vector<std::string_view>& fields) {
+  std::string format;
+  for (unsigned char byte : cl::detail::encode_message(fields)) {
+    char octal[8];
+    std::snprintf(octal, sizeof octal, "\\%03o", byte);
+    format += octal;
+  }
+  return "printf '" + format + "' >&3";
+}
+// What a helper's shell script sends to start well.
+const std::string ready_reply =
+    send_command({"ready", std::to_string(cl::detail::build_protocol_version)});
+
 std::string u32(std::uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
 std::string u64(std::uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
 
@@ -122,6 +137,8 @@ TEST_CASE("a build error from a helper is the error a build here throws",
   const std::string there = message_of([&] { (void)cache->program(broken); });
   CHECK_THAT(here, Catch::Contains("build failed: ") && Catch::Contains("broken_add"));
   CHECK(there == here);
+  CHECK(helpers->answered() == 1);        // the helper's answer, not a build here
+  CHECK(cache->helper_builds() == 0);     // no binary
   CHECK(helpers->unavailable().empty());  // an error of the source is no failure of the helper
 }
 
@@ -146,13 +163,13 @@ TEST_CASE("threads building at once share at most the helpers asked for",
 TEST_CASE("a helper idle past its retirement is replaced by a new one",
           "[opencl][build-processes]") {
   auto options = helper_options();
-  options.idle_retire = 100ms;
+  options.idle_retire = 2s;
   auto helpers = std::make_shared<cl::BuildProcesses>(options);
   auto cache = cache_with(helpers);
-  CHECK(tagged_add_works(*cache, 31));
-  CHECK(tagged_add_works(*cache, 32));  // at once: the same helper
+  (void)cache->program(tagged_add(31));
+  (void)cache->program(tagged_add(32));  // within the retirement: the same helper
   CHECK(helpers->started() == 1);
-  std::this_thread::sleep_for(300ms);
+  std::this_thread::sleep_for(2500ms);
   CHECK(tagged_add_works(*cache, 33));
   CHECK(helpers->started() == 2);
   CHECK(cache->helper_builds() == 3);
@@ -162,7 +179,6 @@ TEST_CASE("a helper that fails, lies or stays silent leaves the builds to this p
           "[opencl][build-processes]") {
   TempDir dir;
   auto options = helper_options();
-  options.start_patience = 300ms;
   std::string expected;
   SECTION("it exits at once") {
     options.helper = script(dir / "exits", "exit 0");
@@ -179,13 +195,12 @@ TEST_CASE("a helper that fails, lies or stays silent leaves the builds to this p
     expected = "a field of 18446744073709551615 bytes";
   }
   SECTION("it refuses") {
-    options.helper = script(dir / "refuses",
-                            "printf '\\002\\000\\000\\000\\007\\000\\000\\000\\000\\000\\000\\000"
-                            "refused\\004\\000\\000\\000\\000\\000\\000\\000nope' >&3; sleep 5");
+    options.helper = script(dir / "refuses", send_command({"refused", "nope"}) + "; sleep 5");
     expected = "refused: nope";
   }
   SECTION("it stays silent") {
     options.helper = script(dir / "silent", "sleep 5");
+    options.start_patience = 300ms;
     expected = "gave no answer to its start (no answer in time)";
   }
   CapturedWarnings warnings;
@@ -198,6 +213,54 @@ TEST_CASE("a helper that fails, lies or stays silent leaves the builds to this p
   CHECK(helpers->started() == 0);  // not asked again after the first could not start
   CHECK_THAT(helpers->unavailable(), Catch::Contains(expected));
   CHECK(warnings.count("tunekit: build helpers: a helper could not start") == 1);
+}
+
+TEST_CASE("a helper that starts well and then fails its builds is left after three",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  auto options = helper_options();
+  std::string expected;
+  SECTION("it answers with bytes that are no program") {
+    options.helper =
+        script(dir / "junk", ready_reply + "; for i in 1 2 3; do " +
+                                 send_command({"binary", "junk"}) + "; done; sleep 30");
+    expected = "the driver rejected it";
+  }
+  SECTION("it exits in the middle of each build") {
+    options.helper = script(dir / "exits", ready_reply + "; sleep 1; exit 0");
+    expected = "gave no answer to a build of tagged_add_6";
+  }
+  SECTION("it is silent past the build's patience") {
+    options.helper = script(dir / "silent", ready_reply + "; sleep 30");
+    options.build_patience = 500ms;
+    expected = "(no answer in time)";
+  }
+  CapturedWarnings warnings;
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  for (int tag = 61; tag <= 64; ++tag) CHECK(tagged_add_works(*cache, tag));
+  CHECK(cache->builds() == 4);
+  CHECK(cache->helper_builds() == 0);
+  CHECK_THAT(helpers->unavailable(),
+             Catch::StartsWith("3 builds in a row failed in them") && Catch::Contains(expected));
+  CHECK(warnings.count("tunekit: build helpers: 3 builds in a row failed") == 1);
+}
+
+TEST_CASE("a compiler that crashes twice in helpers fails that program, and nothing else",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  auto options = helper_options();
+  // Ready, then killed by SIGSEGV once the build request has come: as a compiler that crashes.
+  options.helper = script(dir / "crashes", ready_reply + "; sleep 2; kill -SEGV $$");
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  const std::string error = message_of([&] { (void)cache->program(tagged_add(71)); });
+  CHECK_THAT(error, Catch::StartsWith("build failed: the compiler crashed compiling "
+                                      "tagged_add_71") &&
+                        Catch::Contains("twice (signal 11, then 11") &&
+                        Catch::Contains("not compiled in this process"));
+  CHECK(helpers->started() == 2);
+  CHECK(helpers->unavailable().empty());
 }
 
 TEST_CASE("the tunekit-build-helper executable refuses a device it does not have",
@@ -230,7 +293,8 @@ TEST_CASE("only a helper executable no one else could have planted is run",
   if (::geteuid() != 0) CHECK(cl::untrusted_executable(good) == "it is not executable");
   fs::permissions(good, fs::perms::owner_exec, fs::perm_options::add);
   fs::permissions(dir.path(), fs::perms::all, fs::perm_options::replace);
-  CHECK(cl::untrusted_executable(good) == "others may write to its directory");
+  CHECK(cl::untrusted_executable(good) ==
+        "its group or others may write to its directory " + fs::canonical(dir.path()).string());
   fs::permissions(dir.path(), fs::perms::sticky_bit, fs::perm_options::add);
   CHECK(cl::untrusted_executable(good).empty());  // a sticky directory keeps others' hands off
   fs::permissions(dir.path(), fs::perms::owner_all, fs::perm_options::replace);
@@ -255,7 +319,12 @@ TEST_CASE("TUNEKIT_BUILD_HELPER names the helper, and only a usable one",
   ::unsetenv("TUNEKIT_BUILD_HELPER");
   // Beside the program (the GPU machine's carried tests), else where tunekit is installed.
   const auto found = cl::find_build_helper(why_not);
-  if (!found) CHECK_THAT(why_not, Catch::Contains("tunekit-build-helper"));
+  if (found) {
+    CHECK(cl::untrusted_executable(*found).empty());
+  } else {
+    CHECK_THAT(why_not, Catch::StartsWith("no tunekit-build-helper may be run: ") &&
+                            Catch::Contains("(TUNEKIT_BUILD_HELPER names another)"));
+  }
   old ? ::setenv("TUNEKIT_BUILD_HELPER", saved.c_str(), 1) : ::unsetenv("TUNEKIT_BUILD_HELPER");
 }
 
@@ -281,7 +350,7 @@ TEST_CASE("the helpers' messages: what the reader refuses", "[build-processes]")
   using Fields = std::vector<std::string>;
   auto binary = d::read_build_reply(Fields{"binary", "\x01\x02"}, problem);
   REQUIRE(binary);
-  CHECK(binary->binary == std::vector<unsigned char>{1, 2});
+  CHECK(binary->binary == "\x01\x02");
   CHECK_FALSE(binary->failure);
   CHECK_FALSE(d::read_build_reply(Fields{"binary", ""}, problem));
   auto failure = d::read_build_reply(Fields{"failed", "build failed", "the log"}, problem);
@@ -291,6 +360,9 @@ TEST_CASE("the helpers' messages: what the reader refuses", "[build-processes]")
   CHECK(failure->failure->message() == "the log");
   CHECK_FALSE(d::read_build_reply(Fields{"failed", "no such kind", "the log"}, problem));
   CHECK(problem == "a failure of kind 'no such kind' with a 7-byte message");
+  // Another kind is the helper's own trouble (its memory, its context): built here instead.
+  CHECK_FALSE(d::read_build_reply(Fields{"failed", "out of resources", "the log"}, problem));
+  CHECK_FALSE(d::read_build_reply(Fields{"failed", "wrong output", "the log"}, problem));
   CHECK_FALSE(d::read_build_reply(Fields{"failed", "build failed", ""}, problem));
   CHECK_FALSE(d::read_build_reply(Fields{"unable", "no binary"}, problem));
   CHECK(problem == "the helper could not build it: no binary");

@@ -24,7 +24,7 @@ run("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 foreach(file include/tunekit/tunekit.hpp include/tunekit/report.hpp include/tunekit/cl/client.hpp
              include/tunekit/ops/matmul.hpp lib/cmake/tunekit/tunekitConfig.cmake
              lib/cmake/tunekit/tunekitConfigVersion.cmake lib/cmake/tunekit/tunekitTargets.cmake
-             share/tunekit/kernels/matmul_tiled.cl bin/tunekit
+             share/tunekit/kernels/matmul_tiled.cl bin/tunekit libexec/tunekit-build-helper
              lib/cmake/tunekit/TunekitProgramKernels.cmake
              lib/cmake/tunekit/tunekit_embed_program_kernel.cmake)
   if(NOT EXISTS "${prefix}/${file}")
@@ -53,3 +53,19 @@ if(NOT status EQUAL 0)
                       "failed (${status}):\n${out}")
 endif()
 message(STATUS "run the OpenCL consumer from another directory: ok\n${out}")
+# The installed build helper compiles the consumer's kernel (docs/opencl.md, "Building in helper
+# processes"): named by TUNEKIT_BUILD_HELPER, since the install went to another prefix than the
+# one the library was configured with.
+if(out MATCHES "embedded consumer.cl: ran")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env TUNEKIT_BUILD_PROCESSES=1 TUNEKIT_LOG=debug
+                          TUNEKIT_CACHE=off "TUNEKIT_BUILD_HELPER=${prefix}/libexec/tunekit-build-helper"
+                          "${consumer_build}/consumer_cl"
+                  WORKING_DIRECTORY "${WORK_DIR}/elsewhere"
+                  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
+  if(NOT status EQUAL 0 OR NOT out MATCHES "build helper [0-9]+ started" OR
+     NOT out MATCHES "embedded consumer.cl: ran")
+    message(FATAL_ERROR "the OpenCL consumer with the installed build helper failed "
+                        "(${status}):\n${out}")
+  endif()
+  message(STATUS "the OpenCL consumer, its kernel compiled by the installed helper: ok")
+endif()

@@ -3,8 +3,10 @@
 // process (NVIDIA's) builds several at once across processes. Not for people: it speaks
 // build_protocol.hpp's messages on the socket `--socket N` names, builds each program exactly as
 // the asking process would (detail::compile_program) and sends its binary or its build error back.
-// It leaves when the socket closes (its parent closed it, or ended), or after helper_idle_exit
-// without a request.
+// It leaves when the socket closes (its parent closed it, or ended), in the middle of a build too,
+// or after helper_idle_exit without a request.
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "build_protocol.hpp"
 #include "program_build.hpp"
@@ -26,7 +29,22 @@ namespace detail = tunekit::cl::detail;
 
 bool reply(int socket, const std::vector<std::string_view>& fields) {
   std::string problem;
-  return detail::send_all(socket, detail::encode_message(fields), problem);
+  return detail::send_all(socket, detail::encode_message(fields),
+                          Clock::now() + detail::helper_build_patience, problem);
+}
+
+// Ends the helper as soon as the other side closes the socket (or ends), even while a build
+// runs: a driver's compile that never returns does not keep the helper, and its context on the
+// device, alive after the program is gone.
+void leave_when_closed(int socket) {
+  std::thread([socket] {
+    for (;;) {
+      pollfd closed{socket, POLLRDHUP, 0};
+      if (::poll(&closed, 1, -1) > 0 && (closed.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) {
+        ::_exit(0);
+      }
+    }
+  }).detach();
 }
 
 // The socket's descriptor from `--socket N`, or -1.
@@ -62,6 +80,9 @@ int main(int argc, char** argv) {
                  "--socket N (docs/opencl.md)\n");
     return 2;
   }
+  // Not passed on to whatever a driver's compiler runs: its copy would keep the socket open.
+  ::fcntl(socket, F_SETFD, FD_CLOEXEC);
+  leave_when_closed(socket);
   std::string problem;
   const auto hello = detail::read_message(
       detail::socket_source(socket, Clock::now() + detail::helper_start_patience), problem);
