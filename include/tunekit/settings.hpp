@@ -205,11 +205,12 @@ struct Settings {
   /// others. Unset: the hardware threads, at most 4. 0: none (a candidate builds in its first
   /// call, on the tuning thread).
   std::optional<std::size_t> build_threads;
-  /// Helper processes (tunekit-build-helper) that compile a device's programs, at most this many
-  /// at once; 0 (the default): every program is compiled in this process. Where a driver builds
-  /// one program at a time in a process (NVIDIA's), they build several at once. Used only where
-  /// a helper executable is found (TUNEKIT_BUILD_HELPER, beside the program, or installed); else
-  /// a warning, and the builds stay here (docs/opencl.md, "Building in helper processes").
+  /// Helper processes (tunekit-build-helper) that compile a GPU's programs, at most this many at
+  /// once; 0 (the default): every program is compiled in this process. Where a driver builds one
+  /// program at a time in a process (NVIDIA's), they build several at once. Not used on a CPU
+  /// device (PoCL builds in parallel in one process), nor where no helper executable may be run
+  /// (TUNEKIT_BUILD_HELPER, beside the program, or installed): said once, and the builds stay here
+  /// (docs/opencl.md, "Building in helper processes").
   std::size_t build_processes = 0;
   /// blocking: execute() on an untuned key tunes it first. background: it answers at once with a
   /// provisional candidate (the winner of a neighbouring key of the op on this device, else the

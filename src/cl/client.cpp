@@ -80,10 +80,19 @@ std::shared_ptr<const ProgramBinaries> program_binaries() {
 }
 
 // Helper processes that compile this device's programs, where Settings::build_processes asks for
-// them and a helper may be run; else none (every build in this process).
+// them, the device is no CPU and a helper may be run; else none (every build in this process).
 std::shared_ptr<BuildProcesses> build_processes(const DeviceInfo& device) {
   const std::size_t processes = global_settings().build_processes;
   if (processes == 0) return nullptr;
+  if (device.is_cpu()) {
+    // PoCL builds in parallel in one process already, a binary costs it a compile of its own,
+    // and with its kernel cache off a helper that releases its program deletes the files the
+    // program made here from its binary shares (PoCL then aborts at a launch).
+    warn_once("tunekit: TUNEKIT_BUILD_PROCESSES=" + std::to_string(processes) + " is not used on " +
+              device.device_name + ": a CPU device builds in parallel in one process; programs " +
+              "are built in this process");
+    return nullptr;
+  }
   std::string why_not;
   auto helper = find_build_helper(why_not);
   if (!helper) {

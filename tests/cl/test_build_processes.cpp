@@ -41,6 +41,18 @@ cl::BuildProcessOptions helper_options(std::size_t processes = 1,
   return options;
 }
 
+// PoCL with its kernel cache off shares a program's files between a helper and this process,
+// and the helper's release deletes them (docs/opencl.md, "Building in helper processes"): the
+// cases that build through a real helper then do not run (ctest leaves the cache on).
+bool helpers_unsafe_here() {
+  const char* cache = std::getenv("POCL_KERNEL_CACHE");
+  if (shared_client().device().is_cpu() && cache != nullptr && std::string(cache) == "0") {
+    WARN("not run: POCL_KERNEL_CACHE=0 on a CPU device");
+    return true;
+  }
+  return false;
+}
+
 // A program cache of the shared client's device with `helpers` and no binaries on disk.
 std::unique_ptr<cl::ProgramCache> cache_with(std::shared_ptr<cl::BuildProcesses> helpers) {
   auto& client = shared_client();
@@ -117,6 +129,7 @@ std::string u64(std::uint64_t v) { return std::string(reinterpret_cast<const cha
 
 TEST_CASE("a program compiled in a helper process runs as one compiled here",
           "[opencl][build-processes]") {
+  if (helpers_unsafe_here()) return;
   auto helpers = std::make_shared<cl::BuildProcesses>(helper_options());
   auto cache = cache_with(helpers);
   CHECK(tagged_add_works(*cache, 11));
@@ -128,6 +141,7 @@ TEST_CASE("a program compiled in a helper process runs as one compiled here",
 
 TEST_CASE("a build error from a helper is the error a build here throws",
           "[opencl][build-processes]") {
+  if (helpers_unsafe_here()) return;
   const auto broken = cl::KernelSpec::from_text(
       "__kernel void add(__global float* data) {\n  data[0] = undeclared_name;\n}\n", "-DX=1",
       "add", "broken_add");
@@ -144,6 +158,7 @@ TEST_CASE("a build error from a helper is the error a build here throws",
 
 TEST_CASE("threads building at once share at most the helpers asked for",
           "[opencl][build-processes]") {
+  if (helpers_unsafe_here()) return;
   auto helpers = std::make_shared<cl::BuildProcesses>(helper_options(2));
   auto cache = cache_with(helpers);
   std::vector<std::thread> threads;
@@ -162,6 +177,7 @@ TEST_CASE("threads building at once share at most the helpers asked for",
 
 TEST_CASE("a helper idle past its retirement is replaced by a new one",
           "[opencl][build-processes]") {
+  if (helpers_unsafe_here()) return;
   auto options = helper_options();
   options.idle_retire = 2s;
   auto helpers = std::make_shared<cl::BuildProcesses>(options);

@@ -53,19 +53,12 @@ if(NOT status EQUAL 0)
                       "failed (${status}):\n${out}")
 endif()
 message(STATUS "run the OpenCL consumer from another directory: ok\n${out}")
-# The installed build helper compiles the consumer's kernel (docs/opencl.md, "Building in helper
-# processes"): named by TUNEKIT_BUILD_HELPER, since the install went to another prefix than the
-# one the library was configured with.
-if(out MATCHES "embedded consumer.cl: ran")
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env TUNEKIT_BUILD_PROCESSES=1 TUNEKIT_LOG=debug
-                          TUNEKIT_CACHE=off "TUNEKIT_BUILD_HELPER=${prefix}/libexec/tunekit-build-helper"
-                          "${consumer_build}/consumer_cl"
-                  WORKING_DIRECTORY "${WORK_DIR}/elsewhere"
-                  RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT status EQUAL 0 OR NOT out MATCHES "build helper [0-9]+ started" OR
-     NOT out MATCHES "embedded consumer.cl: ran")
-    message(FATAL_ERROR "the OpenCL consumer with the installed build helper failed "
-                        "(${status}):\n${out}")
-  endif()
-  message(STATUS "the OpenCL consumer, its kernel compiled by the installed helper: ok")
+# The installed build helper runs (it is for GPU devices, docs/opencl.md "Building in helper
+# processes"; its builds are tested in tests/cl/test_build_processes.cpp): without the socket a
+# tuning process gives it, it says what it is and exits 2.
+execute_process(COMMAND "${prefix}/libexec/tunekit-build-helper"
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE out)
+if(NOT status EQUAL 2 OR NOT out MATCHES "not for people")
+  message(FATAL_ERROR "the installed tunekit-build-helper did not answer as expected (${status}):\n${out}")
 endif()
+message(STATUS "the installed build helper: ok")
