@@ -46,6 +46,19 @@ void warn_unavailable(const std::string& why) {
 
 std::string errno_text() { return std::strerror(errno); }
 
+// "signal 11 (SIGSEGV)": a signal's number and, for those a crash sends, its name (strsignal is
+// not thread-safe).
+std::string signal_name(int signal) {
+  const char* name = signal == SIGSEGV   ? "SIGSEGV"
+                     : signal == SIGABRT ? "SIGABRT"
+                     : signal == SIGBUS  ? "SIGBUS"
+                     : signal == SIGILL  ? "SIGILL"
+                     : signal == SIGFPE  ? "SIGFPE"
+                     : signal == SIGKILL ? "SIGKILL"
+                                         : nullptr;
+  return "signal " + std::to_string(signal) + (name ? std::string(" (") + name + ")" : "");
+}
+
 // A process descriptor for `pid` (Linux 5.3+), or -1: signals and waits through it can never
 // reach another process that was given the same pid after this one was reaped elsewhere (a
 // program that ignores SIGCHLD reaps its children itself).
@@ -183,8 +196,9 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
   const std::string what = detail::program_description(origin, options, options_.device_name);
   try {
     const std::string request = detail::encode_message({"build", source, options, origin});
-    int crashed_with = 0;  // the signal that ended the first helper asked, if one did
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    bool replaced_gone = false;  // a helper found gone at the send was replaced once already
+    int crashed_with = 0;        // the signal that ended the first helper that crashed, if one did
+    for (;;) {
       Lease helper(*this, take());
       if (!helper) return std::nullopt;
       const auto deadline = Clock::now() + options_.build_patience;
@@ -192,7 +206,10 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
       if (!detail::send_all(helper->socket, request, deadline, problem)) {
         // Gone before it took the request (ended or killed while idle): a new one is asked.
         helper.end();
-        if (attempt == 0 && problem == detail::peer_closed) continue;
+        if (!replaced_gone && problem == detail::peer_closed) {
+          replaced_gone = true;
+          continue;
+        }
         failed("a helper took no request to build " + printable(what, 300) + " (" + problem + ")");
         return std::nullopt;
       }
@@ -203,16 +220,15 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
         if (closed && signal != 0) {
           // The compiler crashed on this program (or the helper was killed): once more, then
           // it is the program's failure, not compiled here where it would end this process.
-          if (attempt == 0) {
+          if (crashed_with == 0) {
             crashed_with = signal;
             continue;
           }
           detail::BuildReply crash;
           crash.failure = AutotuneError(
               ErrorKind::build, "the compiler crashed compiling " + what +
-                                    " in a build helper process, twice (signal " +
-                                    std::to_string(crashed_with) + ", then " +
-                                    std::to_string(signal) + ": " + ::strsignal(signal) +
+                                    " in a build helper process, twice (" +
+                                    signal_name(crashed_with) + ", then " + signal_name(signal) +
                                     "); not compiled in this process, which it would end too");
           return crash;
         }

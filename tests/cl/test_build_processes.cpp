@@ -273,7 +273,7 @@ TEST_CASE("a compiler that crashes twice in helpers fails that program, and noth
   const std::string error = message_of([&] { (void)cache->program(tagged_add(71)); });
   CHECK_THAT(error, Catch::StartsWith("build failed: the compiler crashed compiling "
                                       "tagged_add_71") &&
-                        Catch::Contains("twice (signal 11, then 11") &&
+                        Catch::Contains("twice (signal 11 (SIGSEGV), then signal 11 (SIGSEGV))") &&
                         Catch::Contains("not compiled in this process"));
   CHECK(helpers->started() == 2);
   CHECK(helpers->unavailable().empty());
