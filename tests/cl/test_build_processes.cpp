@@ -175,6 +175,35 @@ TEST_CASE("threads building at once share at most the helpers asked for",
   CHECK(helpers->started() <= 2);
 }
 
+TEST_CASE("while every helper builds, a caller starts another, up to the number asked for",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  auto options = helper_options(2);
+  // Each answer takes a second (a build error, whatever was asked): the first caller's helper is
+  // busy while the others ask.
+  options.helper =
+      script(dir / "slow", ready_reply + "; while true; do sleep 1; " +
+                               send_command({"failed", "build failed", "slow"}) + "; done");
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2; ++i) {
+        if (message_of([&] { (void)cache->program(tagged_add(80 + 2 * t + i)); }) ==
+            "build failed: slow") {
+          ++failed;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failed == 8);
+  CHECK(helpers->answered() == 8);
+  CHECK(helpers->started() == 2);
+}
+
 TEST_CASE("a helper idle past its retirement is replaced by a new one",
           "[opencl][build-processes]") {
   if (helpers_unsafe_here()) return;
