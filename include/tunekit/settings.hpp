@@ -208,7 +208,7 @@ struct Settings {
   /// Helper processes (tunekit-build-helper) that compile a GPU's programs, at most this many at
   /// once; 0 (the default): every program is compiled in this process. Where a driver builds one
   /// program at a time in a process (NVIDIA's), they build several at once. Not used on a CPU
-  /// device (PoCL builds in parallel in one process), nor where no helper executable may be run
+  /// device nor on PoCL's (it builds in parallel in one process), nor where no helper may be run
   /// (TUNEKIT_BUILD_HELPER, beside the program, or installed): said once, and the builds stay here
   /// (docs/opencl.md, "Building in helper processes").
   std::size_t build_processes = 0;

@@ -37,8 +37,10 @@ constexpr std::size_t failures_before_giving_up = 3;
 constexpr int helper_socket_fd = 3;
 // waitid's P_PIDFD (Linux 5.4), which not every C library's idtype_t names.
 constexpr int idtype_pidfd = 3;
-// How long an ended helper (its socket closed) may take to exit before it is killed.
+// How long an ended helper (its socket closed) may take to exit before it is killed, and how
+// long a killed one is waited for.
 constexpr std::chrono::milliseconds exit_patience{500};
+constexpr std::chrono::milliseconds kill_patience{2000};
 
 void warn_unavailable(const std::string& why) {
   warn_once("tunekit: build helpers: " + why + "; programs are built in this process");
@@ -46,17 +48,27 @@ void warn_unavailable(const std::string& why) {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// "signal 11 (SIGSEGV)": a signal's number and, for those a crash sends, its name (strsignal is
-// not thread-safe).
-std::string signal_name(int signal) {
-  const char* name = signal == SIGSEGV   ? "SIGSEGV"
-                     : signal == SIGABRT ? "SIGABRT"
-                     : signal == SIGBUS  ? "SIGBUS"
-                     : signal == SIGILL  ? "SIGILL"
-                     : signal == SIGFPE  ? "SIGFPE"
-                     : signal == SIGKILL ? "SIGKILL"
-                                         : nullptr;
-  return "signal " + std::to_string(signal) + (name ? std::string(" (") + name + ")" : "");
+// The name of a signal a process sends itself when it crashes, or null for any other (SIGKILL
+// from the OOM killer, a SIGTERM: no sign of the program's). Not strsignal: not thread-safe.
+const char* crash_signal_name(int signal) {
+  switch (signal) {
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGILL:
+      return "SIGILL";
+    case SIGFPE:
+      return "SIGFPE";
+    default:
+      return nullptr;
+  }
+}
+
+std::string signal_text(int signal) {
+  return "signal " + std::to_string(signal) + " (" + crash_signal_name(signal) + ")";
 }
 
 // A process descriptor for `pid` (Linux 5.3+), or -1: signals and waits through it can never
@@ -69,6 +81,18 @@ int pidfd_of(pid_t pid) {
   (void)pid;
   return -1;
 #endif
+}
+
+}  // namespace
+
+namespace {
+
+detail::BuildReply crash_reply(const std::string& what, const std::string& how) {
+  detail::BuildReply crash;
+  crash.failure = AutotuneError(
+      ErrorKind::build, "the compiler crashed compiling " + what + " in a build helper process (" +
+                            how + "); not compiled in this process, which it would end");
+  return crash;
 }
 
 }  // namespace
@@ -91,44 +115,52 @@ struct BuildProcesses::Helper {
     if (socket >= 0) ::close(socket);
     socket = -1;
     if (pid <= 0) return 0;
-    int signal = 0;
-    if (pidfd >= 0) {
-      pollfd ended{pidfd, POLLIN, 0};
-      if (::poll(&ended, 1, static_cast<int>(exit_patience.count())) <= 0) {
-        ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-      }
-      siginfo_t info{};
-      while (::waitid(static_cast<idtype_t>(idtype_pidfd), static_cast<id_t>(pidfd), &info,
-                      WEXITED) < 0 &&
-             errno == EINTR) {
-      }
-      if (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED) signal = info.si_status;
-      ::close(pidfd);
-    } else {
-      signal = reap_by_pid();
-    }
+    const int signal = pidfd >= 0 ? reap_by_pidfd() : reap_by_pid();
+    if (pidfd >= 0) ::close(pidfd);
     pid = -1;
     pidfd = -1;
     return signal;
   }
 
  private:
+  // Each wait is bounded: a helper stuck in its driver beyond a kill (a device gone) is left to
+  // the system rather than holding the build thread.
+  int reap_by_pidfd() {
+    pollfd ended{pidfd, POLLIN, 0};
+    if (::poll(&ended, 1, static_cast<int>(exit_patience.count())) <= 0) {
+      ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+      ended.revents = 0;
+      (void)::poll(&ended, 1, static_cast<int>(kill_patience.count()));
+    }
+    siginfo_t info{};
+    if (::waitid(static_cast<idtype_t>(idtype_pidfd), static_cast<id_t>(pidfd), &info,
+                 WEXITED | WNOHANG) != 0) {
+      // EINVAL: a kernel with pidfd_open (5.3) but not waitid's P_PIDFD (5.4); ECHILD: reaped
+      // by the program. The pid is still ours while unreaped: waited for by it.
+      return errno == EINVAL ? reap_by_pid() : 0;
+    }
+    return info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED ? info.si_status : 0;
+  }
+
   int reap_by_pid() {
-    const auto deadline = Clock::now() + exit_patience;
     int status = 0;
-    for (;;) {
-      const pid_t done = ::waitpid(pid, &status, WNOHANG);
-      if (done == pid) return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-      // ECHILD: reaped by the program already; nothing of ours left to kill.
-      if (done < 0 && errno != EINTR) return 0;
-      if (Clock::now() >= deadline) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const auto wait_for = [&](std::chrono::milliseconds patience) {
+      const auto deadline = Clock::now() + patience;
+      for (;;) {
+        const pid_t done = ::waitpid(pid, &status, WNOHANG);
+        if (done == pid) return 1;
+        // ECHILD: reaped by the program already; nothing of ours left to kill.
+        if (done < 0 && errno != EINTR) return -1;
+        if (Clock::now() >= deadline) return 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    };
+    int reaped = wait_for(exit_patience);
+    if (reaped == 0) {
+      ::kill(pid, SIGKILL);
+      reaped = wait_for(kill_patience);
     }
-    ::kill(pid, SIGKILL);
-    while (::waitpid(pid, &status, 0) < 0) {
-      if (errno != EINTR) return 0;
-    }
-    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return reaped == 1 && WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   }
 };
 
@@ -200,7 +232,13 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
     int crashed_with = 0;        // the signal that ended the first helper that crashed, if one did
     for (;;) {
       Lease helper(*this, take());
-      if (!helper) return std::nullopt;
+      if (!helper) {
+        // A program that crashed one helper is not compiled here, even when no other can try.
+        if (crashed_with != 0) {
+          return crash_reply(what, signal_text(crashed_with) + "; no other helper could try it");
+        }
+        return std::nullopt;
+      }
       const auto deadline = Clock::now() + options_.build_patience;
       std::string problem;
       if (!detail::send_all(helper->socket, request, deadline, problem)) {
@@ -217,23 +255,17 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
       if (reply.empty()) {
         const bool closed = problem == detail::peer_closed;
         const int signal = helper.end();
-        if (closed && signal != 0) {
-          // The compiler crashed on this program (or the helper was killed): once more, then
-          // it is the program's failure, not compiled here where it would end this process.
+        if (closed && crash_signal_name(signal) != nullptr) {
+          // The compiler crashed on this program: once more, then it is the program's failure,
+          // never compiled here, where it would end this process.
           if (crashed_with == 0) {
             crashed_with = signal;
             continue;
           }
-          detail::BuildReply crash;
-          crash.failure = AutotuneError(
-              ErrorKind::build, "the compiler crashed compiling " + what +
-                                    " in a build helper process, twice (" +
-                                    signal_name(crashed_with) + ", then " + signal_name(signal) +
-                                    "); not compiled in this process, which it would end too");
-          return crash;
+          return crash_reply(what, signal_text(crashed_with) + ", then " + signal_text(signal));
         }
         failed("a helper gave no answer to a build of " + printable(what, 300) + " (" + problem +
-               ")");
+               (signal != 0 ? ", ended by signal " + std::to_string(signal) : std::string()) + ")");
         return std::nullopt;
       }
       const bool unable = reply.front() == "unable";
@@ -375,7 +407,9 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::start(std::string& probl
   posix_spawn_file_actions_addclosefrom_np(&actions, helper_socket_fd + 1);
 #endif
   // Whatever the spawning thread blocks or this program ignores, the helper starts with every
-  // signal at its default and none blocked: it can be stopped like any process.
+  // signal at its default and none blocked, in a process group of its own: a Ctrl-C or a hangup
+  // of the terminal reaches this program, whose end then ends the helpers, and is never taken for
+  // a compiler's crash.
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   sigset_t none;
@@ -384,7 +418,9 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::start(std::string& probl
   sigfillset(&all);
   posix_spawnattr_setsigmask(&attributes, &none);
   posix_spawnattr_setsigdefault(&attributes, &all);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   const std::string path = options_.helper.string();
   const std::string socket_arg = std::to_string(helper_socket_fd);
   char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("--socket"),
@@ -447,43 +483,59 @@ std::string unsafe_directories(const std::filesystem::path& dir) {
   }
 }
 
-}  // namespace
-
-std::string untrusted_executable(const std::filesystem::path& path) {
-  struct stat file {};
-  if (::lstat(path.c_str(), &file) != 0) return "it cannot be read (" + errno_text() + ")";
-  if (S_ISLNK(file.st_mode)) return "it is a symbolic link (not followed)";
-  if (!S_ISREG(file.st_mode)) return "it is not a regular file";
-  const uid_t me = ::geteuid();
-  if (file.st_uid != me && file.st_uid != 0) {
-    return "it belongs to another user (uid " + std::to_string(file.st_uid) + ")";
-  }
-  if ((file.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "its group or others may write to it";
-  if (::faccessat(AT_FDCWD, path.c_str(), X_OK, AT_EACCESS) != 0) return "it is not executable";
+// `path` with its directory resolved (links and `..` gone), if it may be run: then no one else
+// can put another program in its place before the run, which goes through this very path. Else
+// nothing, and `problem` says why.
+std::optional<std::filesystem::path> runnable(const std::filesystem::path& path,
+                                              std::string& problem) {
   std::error_code error;
   const auto dir = std::filesystem::canonical(
       path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path(), error);
-  if (error) return "its directory cannot be resolved (" + error.message() + ")";
-  return unsafe_directories(dir);
-}
-
-namespace {
-
-// `path` with its directories resolved (the ones untrusted_executable checked).
-std::filesystem::path resolved(const std::filesystem::path& path) {
-  std::error_code error;
-  const auto dir = std::filesystem::canonical(path.parent_path(), error);
-  return error ? path : dir / path.filename();
+  if (error) {
+    problem = "its directory cannot be resolved (" + error.message() + ")";
+    return std::nullopt;
+  }
+  const std::filesystem::path file = dir / path.filename();
+  struct stat status {};
+  if (::lstat(file.c_str(), &status) != 0) {
+    problem = "it cannot be read (" + errno_text() + ")";
+    return std::nullopt;
+  }
+  const uid_t me = ::geteuid();
+  if (S_ISLNK(status.st_mode)) {
+    problem = "it is a symbolic link (not followed)";
+  } else if (!S_ISREG(status.st_mode)) {
+    problem = "it is not a regular file";
+  } else if (status.st_uid != me && status.st_uid != 0) {
+    problem = "it belongs to another user (uid " + std::to_string(status.st_uid) + ")";
+  } else if ((status.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    problem = "its group or others may write to it";
+  } else if (::faccessat(AT_FDCWD, file.c_str(), X_OK, AT_EACCESS) != 0) {
+    problem = "it is not executable";
+  } else {
+    problem = unsafe_directories(dir);
+  }
+  if (!problem.empty()) return std::nullopt;
+  return file;
 }
 
 }  // namespace
 
+std::string untrusted_executable(const std::filesystem::path& path) {
+  std::string problem;
+  (void)runnable(path, problem);
+  return problem;
+}
+
 std::optional<std::filesystem::path> find_build_helper(std::string& why_not) {
+  std::string problem;
   if (const char* set = std::getenv("TUNEKIT_BUILD_HELPER"); set && *set) {
     const std::filesystem::path path(set);
-    std::string problem =
-        path.is_absolute() ? untrusted_executable(path) : std::string("it is not an absolute path");
-    if (problem.empty()) return resolved(path);
+    if (!path.is_absolute()) {
+      problem = "it is not an absolute path";
+    } else if (auto file = runnable(path, problem)) {
+      return file;
+    }
     why_not = "TUNEKIT_BUILD_HELPER='" + printable(set, 200) + "' is not used: " + problem;
     return std::nullopt;
   }
@@ -500,8 +552,7 @@ std::optional<std::filesystem::path> find_build_helper(std::string& why_not) {
       why_not += " none at " + place.string() + ";";
       continue;
     }
-    const std::string problem = untrusted_executable(place);
-    if (problem.empty()) return resolved(place);
+    if (auto file = runnable(place, problem)) return file;
     why_not += " " + place.string() + ": " + problem + ";";
   }
   why_not.pop_back();

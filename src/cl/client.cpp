@@ -15,6 +15,7 @@
 #include "build_processes.hpp"
 #include "cache_root.hpp"
 #include "compiled_work_group.hpp"
+#include "compiler_chatter.hpp"  // pocl_platform
 #include "tunekit/background.hpp"
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/cl/program_binaries.hpp"
@@ -80,17 +81,19 @@ std::shared_ptr<const ProgramBinaries> program_binaries() {
 }
 
 // Helper processes that compile this device's programs, where Settings::build_processes asks for
-// them, the device is no CPU and a helper may be run; else none (every build in this process).
+// them, the device is a GPU of a driver other than PoCL's, and a helper may be run; else none
+// (every build in this process).
 std::shared_ptr<BuildProcesses> build_processes(const DeviceInfo& device) {
   const std::size_t processes = global_settings().build_processes;
   if (processes == 0) return nullptr;
-  if (device.is_cpu()) {
-    // PoCL builds in parallel in one process already, a binary costs it a compile of its own,
-    // and with its kernel cache off a helper that releases its program deletes the files the
-    // program made here from its binary shares (PoCL then aborts at a launch).
+  if (!device.is_gpu() || detail::pocl_platform(device.platform_name)) {
+    // A CPU builds in parallel in one process already, and PoCL (on any device) asks a compile
+    // of its own for a binary; with its kernel cache off, a helper that releases its program
+    // deletes the files the program made here from its binary shares (PoCL then aborts at a
+    // launch).
     warn_once("tunekit: TUNEKIT_BUILD_PROCESSES=" + std::to_string(processes) + " is not used on " +
-              device.device_name + ": a CPU device builds in parallel in one process; programs " +
-              "are built in this process");
+              device.device_name + ": build helpers are for GPUs of drivers other than PoCL's; " +
+              "programs are built in this process");
     return nullptr;
   }
   std::string why_not;

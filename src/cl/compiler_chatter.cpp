@@ -56,9 +56,11 @@ void write_all(int fd, std::string_view text) {
 
 }  // namespace
 
-bool chatty_compiler(std::string_view platform_name) {
+bool pocl_platform(std::string_view platform_name) {
   return platform_name.find("Portable Computing Language") != std::string_view::npos;
 }
+
+bool chatty_compiler(std::string_view platform_name) { return pocl_platform(platform_name); }
 
 std::string without_compiler_summaries(std::string_view text) {
   std::string kept;

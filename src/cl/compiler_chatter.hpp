@@ -10,7 +10,10 @@
 
 namespace tunekit::cl::detail {
 
-/// Whether `platform_name` is PoCL's, whose compiler talks on stderr.
+/// Whether `platform_name` is PoCL's (the one test of it: its compiler talks on stderr here, and
+/// client.cpp gives it no build helpers).
+bool pocl_platform(std::string_view platform_name);
+/// Whether `platform_name`'s compiler talks on stderr: PoCL's.
 bool chatty_compiler(std::string_view platform_name);
 
 /// Holds stderr aside for the lifetime of the guard (when `active`; else does nothing).

@@ -73,6 +73,19 @@ bool holds_kernel(std::string_view names, std::string_view name) {
 
 }  // namespace
 
+void check_sm90a_marker(std::string_view source, std::string_view options,
+                        const std::string& where) {
+  // Instructions hidden behind the marker stay PTX comments unless the program is raised: the
+  // kernel would build and compute something else.
+  if (source.find(ptx_sm90a_marker) != std::string_view::npos && !wants_ptx_sm90a(options)) {
+    throw AutotuneError(ErrorKind::build, "building " + where + ": its source hides instructions " +
+                                              "behind " + std::string(ptx_sm90a_marker) +
+                                              ", but its options do not name " +
+                                              std::string(ptx_sm90a_option) +
+                                              "; without it they would stay comments");
+  }
+}
+
 std::string program_description(std::string_view origin, std::string_view options,
                                 std::string_view device_name) {
   return std::string(origin) + " with options '" + std::string(options) + "' on " +
@@ -98,15 +111,7 @@ DriverBinary binary_of(const ::cl::Program& program) {
                               std::string_view device_name, std::string_view source,
                               std::string_view options, std::string_view origin) {
   const std::string where = program_description(origin, options, device_name);
-  // Instructions hidden behind the marker stay PTX comments unless the program is raised: the
-  // kernel would build and compute something else.
-  if (source.find(ptx_sm90a_marker) != std::string_view::npos && !wants_ptx_sm90a(options)) {
-    throw AutotuneError(ErrorKind::build, "building " + where + ": its source hides instructions " +
-                                              "behind " + std::string(ptx_sm90a_marker) +
-                                              ", but its options do not name " +
-                                              std::string(ptx_sm90a_option) +
-                                              "; without it they would stay comments");
-  }
+  check_sm90a_marker(source, options, where);
   cl_int code = CL_SUCCESS;
   const std::string compiled = named_source(source, origin) + "\n__kernel void " +
                                stamp_kernel(source, options) + "(void) {}\n";

@@ -36,6 +36,12 @@ std::variant<::cl::Program, std::string> program_from_binary(
     const ::cl::Context& context, const ::cl::Device& device, const unsigned char* binary,
     std::size_t size, std::string_view source, std::string_view options);
 
+/// Throws AutotuneError(build) naming `where` when `source` hides instructions behind
+/// ptx_sm90a_marker and `options` do not ask for them to be raised (they would stay comments).
+/// compile_program checks it; the program cache checks it before it counts a build.
+void check_sm90a_marker(std::string_view source, std::string_view options,
+                        const std::string& where);
+
 /// "<origin> with options '<options>' on <device>": how errors name a program.
 std::string program_description(std::string_view origin, std::string_view options,
                                 std::string_view device_name);

@@ -168,6 +168,9 @@ void ProgramCache::keep(const KernelSpec& spec) {
       return *program;
     }
   }
+  // A source refused before any compile is no build (builds() counts compiles started).
+  detail::check_sm90a_marker(source, options,
+                             detail::program_description(origin, options, device_name_));
   table_->builds.fetch_add(1, std::memory_order_relaxed);
   if (helpers_) {
     if (auto program = build_in_helper(source, options, origin)) return *program;

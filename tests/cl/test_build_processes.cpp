@@ -278,7 +278,7 @@ TEST_CASE("a helper that starts well and then fails its builds is left after thr
   SECTION("it is silent past the build's patience") {
     options.helper = script(dir / "silent", ready_reply + "; sleep 30");
     options.build_patience = 500ms;
-    expected = "(no answer in time)";
+    expected = "(no answer in time, ended by signal 9)";  // killed: it never exits by itself
   }
   CapturedWarnings warnings;
   auto helpers = std::make_shared<cl::BuildProcesses>(options);
@@ -302,9 +302,47 @@ TEST_CASE("a compiler that crashes twice in helpers fails that program, and noth
   const std::string error = message_of([&] { (void)cache->program(tagged_add(71)); });
   CHECK_THAT(error, Catch::StartsWith("build failed: the compiler crashed compiling "
                                       "tagged_add_71") &&
-                        Catch::Contains("twice (signal 11 (SIGSEGV), then signal 11 (SIGSEGV))") &&
-                        Catch::Contains("not compiled in this process"));
+                        Catch::Contains("in a build helper process (signal 11 (SIGSEGV), then "
+                                        "signal 11 (SIGSEGV)); not compiled in this process"));
   CHECK(helpers->started() == 2);
+  CHECK(helpers->unavailable().empty());
+}
+
+TEST_CASE("a helper that takes no more bytes holds a build no longer than its patience",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  auto options = helper_options();
+  options.helper = script(dir / "deaf", ready_reply + "; sleep 60");  // never reads
+  options.build_patience = 300ms;
+  CapturedWarnings warnings;
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  // Sources of 8 MiB (a comment, then the kernel): far past what a socket buffers.
+  for (int tag = 91; tag <= 93; ++tag) {
+    const auto spec = cl::KernelSpec::from_text(
+        "/*" + std::string(8 << 20, 'x') + "*/\n" + std::string(tagged_add(tag).source()), "",
+        "add", "big_add_" + std::to_string(tag));
+    CHECK_NOTHROW(cache->program(spec));  // built here
+  }
+  CHECK(cache->helper_builds() == 0);
+  CHECK_THAT(helpers->unavailable(), Catch::Contains("(no room to send in time)"));
+}
+
+TEST_CASE("a helper found gone when a build is sent is replaced, and nothing fails",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  auto options = helper_options();
+  // Answers its first build, then exits: idle in the pool, but gone.
+  options.helper =
+      script(dir / "once", ready_reply + "; sleep 0.3; " +
+                               send_command({"failed", "build failed", "once"}) + "; exit 0");
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  CHECK(message_of([&] { (void)cache->program(tagged_add(101)); }) == "build failed: once");
+  std::this_thread::sleep_for(500ms);
+  CHECK(message_of([&] { (void)cache->program(tagged_add(102)); }) == "build failed: once");
+  CHECK(helpers->started() == 2);
+  CHECK(helpers->answered() == 2);
   CHECK(helpers->unavailable().empty());
 }
 
@@ -343,6 +381,17 @@ TEST_CASE("only a helper executable no one else could have planted is run",
   fs::permissions(dir.path(), fs::perms::sticky_bit, fs::perm_options::add);
   CHECK(cl::untrusted_executable(good).empty());  // a sticky directory keeps others' hands off
   fs::permissions(dir.path(), fs::perms::owner_all, fs::perm_options::replace);
+  // Any directory above it counts, not the nearest alone; a link to a directory is resolved.
+  fs::create_directories(dir / "a" / "b");
+  const fs::path deep = script(dir / "a" / "b" / "helper", "exit 0");
+  fs::create_directory_symlink(dir / "a" / "b", dir / "to_b");
+  CHECK(cl::untrusted_executable(dir / "to_b" / "helper").empty());
+  fs::permissions(dir / "a", fs::perms::all, fs::perm_options::replace);
+  CHECK(cl::untrusted_executable(deep) ==
+        "its group or others may write to its directory " + fs::canonical(dir / "a").string());
+  CHECK(cl::untrusted_executable(dir / "to_b" / "helper") ==
+        "its group or others may write to its directory " + fs::canonical(dir / "a").string());
+  fs::permissions(dir / "a", fs::perms::owner_all, fs::perm_options::replace);
   if (::geteuid() == 0) {
     give_to_unprivileged(good);
     CHECK_THAT(cl::untrusted_executable(good), Catch::StartsWith("it belongs to another user"));
@@ -355,7 +404,12 @@ TEST_CASE("TUNEKIT_BUILD_HELPER names the helper, and only a usable one",
   const std::string saved = old ? old : "";
   std::string why_not;
   ::setenv("TUNEKIT_BUILD_HELPER", built_helper().c_str(), 1);
-  CHECK(cl::find_build_helper(why_not) == built_helper());
+  CHECK(cl::find_build_helper(why_not) == fs::canonical(built_helper()));
+  // Named through a link to its directory: the path run is the resolved one that was checked.
+  TempDir dir;
+  fs::create_directory_symlink(built_helper().parent_path(), dir / "bin");
+  ::setenv("TUNEKIT_BUILD_HELPER", (dir / "bin" / built_helper().filename()).c_str(), 1);
+  CHECK(cl::find_build_helper(why_not) == fs::canonical(built_helper()));
   ::setenv("TUNEKIT_BUILD_HELPER", "tunekit-build-helper", 1);
   CHECK_FALSE(cl::find_build_helper(why_not));
   CHECK(why_not ==

@@ -135,8 +135,9 @@ int main(int argc, char** argv) {
         if (!reply(socket, {"failed", tunekit::to_string(error.kind()), message})) return 0;
       }
     }
-  } catch (const std::exception& error) {
-    reply(socket, {"unable", std::string("the helper failed: ") + error.what()});
+  } catch (const std::exception&) {
+    // Out of memory, most likely: it leaves without a word, and the program builds this one
+    // itself (an "unable" would keep a dying helper in its pool).
     return 1;
   }
 }
