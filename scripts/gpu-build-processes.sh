@@ -5,12 +5,13 @@
 # off (CUDA_CACHE_DISABLE=1), and on in a fresh, empty CUDA_CACHE_PATH for each tuning (a user's
 # first run: the cache is the driver's default, and nothing of an earlier run is in it). A fresh
 # tunekit cache directory each. Prints each tuning's wall time, its report's "tuned in", "time:"
-# and winner lines and how many candidates it measured.
+# and winner lines and how many candidates it measured; in the first round, the GPU memory of
+# every process 6 s into each tuning (the helpers' contexts).
 # Usage (repository root there, binaries from scripts/gpu-carry.sh, which carries the helper):
 #   scripts/gpu-build-processes.sh ROUNDS "0 4" MxNxK...
 set -uo pipefail
 if (($# < 3)); then
-  sed -n '2,10p' "$0" >&2
+  sed -n '2,12p' "$0" >&2
   exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,11 +35,24 @@ for ((round = 1; round <= rounds; ++round)); do
         else
           cache_env=(CUDA_CACHE_DISABLE=0 "CUDA_CACHE_PATH=$(mktemp -d "$work/nv.XXXXXX")")
         fi
-        started=$EPOCHREALTIME
-        env "${cache_env[@]}" TUNEKIT_BUILD_PROCESSES="$p" timeout 300 "$bin" --cache-dir "$dir" \
-          tune matmul --m "$m" --n "$n" --k "$k" --no-progress > "$dir.log" 2>&1
-        status=$?
-        wall=$(wall_since "$started")
+        # The wall time taken beside the tuning, so that the sampling below does not add to it.
+        (
+          started=$EPOCHREALTIME
+          env "${cache_env[@]}" TUNEKIT_BUILD_PROCESSES="$p" timeout 300 "$bin" --cache-dir "$dir" \
+            tune matmul --m "$m" --n "$n" --k "$k" --no-progress > "$dir.log" 2>&1
+          echo $? > "$dir.status"
+          wall_since "$started" > "$dir.wall"
+        ) &
+        tuning=$!
+        # The GPU memory each process holds 6 s in (a helper keeps a context), first round only.
+        if ((round == 1)) && command -v nvidia-smi > /dev/null; then
+          sleep 6
+          nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader |
+            sed 's/^/  gpu memory: /'
+        fi
+        wait "$tuning"
+        status=$(cat "$dir.status")
+        wall=$(cat "$dir.wall")
         echo "round $round, $shape, driver cache $driver_cache, build processes $p: exit $status, $wall s wall, $(measured_count "$dir.log") measured"
         ((status == 0)) || tail -3 "$dir.log"
         grep -m1 "build helpers" "$dir.log"
