@@ -45,10 +45,13 @@ for ((round = 1; round <= rounds; ++round)); do
         ) &
         tuning=$!
         # The GPU memory each process holds 6 s in (a helper keeps a context), first round only.
-        if ((round == 1)) && command -v nvidia-smi > /dev/null; then
+        if ((round == 1)); then
           sleep 6
-          nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader |
-            sed 's/^/  gpu memory: /'
+          echo "  helper processes 6 s in: $(pgrep -c -f tunekit-build-helper || true)"
+          if command -v nvidia-smi > /dev/null; then
+            nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader |
+              sed 's/^/  gpu memory: /'
+          fi
         fi
         wait "$tuning"
         status=$(cat "$dir.status")
