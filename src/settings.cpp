@@ -157,23 +157,29 @@ bool parse_start_points(std::string_view text, std::string_view source) {
   return parse_cache_switch(text, source);  // the same words: on/off, 1/0, true/false
 }
 
-std::size_t parse_build_threads(std::string_view text, std::string_view source) {
+namespace {
+
+// A whole number from 0 to `max`, all of `text`; else the error naming `source` and `accepted`.
+std::size_t count_up_to(std::string_view text, std::size_t max, std::string_view source,
+                        std::string_view accepted) {
   std::size_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value > 256) {
-    bad_value(source, text, "a whole number of threads from 0 (build on the tuning thread) to 256");
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value > max) {
+    bad_value(source, text, accepted);
   }
   return value;
 }
 
+}  // namespace
+
+std::size_t parse_build_threads(std::string_view text, std::string_view source) {
+  return count_up_to(text, 256, source,
+                     "a whole number of threads from 0 (build on the tuning thread) to 256");
+}
+
 std::size_t parse_build_processes(std::string_view text, std::string_view source) {
-  std::size_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || value > 64) {
-    bad_value(source, text,
-              "a whole number of helper processes from 0 (build in this process) to 64");
-  }
-  return value;
+  return count_up_to(text, 64, source,
+                     "a whole number of helper processes from 0 (build in this process) to 64");
 }
 
 double parse_retry_seconds(std::string_view text, std::string_view source) {

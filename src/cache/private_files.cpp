@@ -3,6 +3,7 @@
 #include "private_files.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -192,6 +193,17 @@ void move_aside(const fs::path& path, const std::string& why) {
   }
   warn("tunekit: cache file " + quoted(path) + " " + why + "; kept it as " + quoted(aside) +
        " and started a new one");
+}
+
+int poll_until(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return 0;
+    pollfd ready{fd, events, 0};
+    const int n = ::poll(&ready, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
+    if (n < 0 && errno == EINTR) continue;
+    return n;
+  }
 }
 
 bool lock_until(int fd, Clock::time_point deadline, WaitNotice* notice) {

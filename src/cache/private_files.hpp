@@ -134,6 +134,11 @@ std::string timestamp();
 /// Renames an unusable cache file aside so that nothing in it is lost, and says where.
 void move_aside(const std::filesystem::path& path, const std::string& why);
 
+/// poll() for `events` on the descriptor `fd` until `deadline` (EINTR waited through): > 0 ready,
+/// 0 the deadline passed, < 0 failed (errno set). The Redis client's sockets and the build
+/// helpers' (src/cl/build_protocol.cpp) wait with it.
+int poll_until(int fd, short events, Clock::time_point deadline);
+
 /// Takes an exclusive flock on `fd`, polling with a growing sleep (1 ms to 50 ms) until
 /// `deadline`. The kernel drops a dead process's flock, so no lock outlives its holder.
 /// Called once when a wait for a lock has lasted `after`: a waiter says what it waits for.

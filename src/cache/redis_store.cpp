@@ -33,6 +33,7 @@
 
 #include "../warnings.hpp"
 #include "format_internal.hpp"
+#include "private_files.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/outcome.hpp"
 
@@ -99,18 +100,6 @@ std::string_view text_of(const redisReply* reply) { return {reply->str, reply->l
 
 /// Milliseconds, for messages.
 std::string ms(std::chrono::milliseconds t) { return std::to_string(t.count()) + " ms"; }
-
-/// poll() for `events` on `fd` until `deadline`: > 0 ready, 0 the deadline passed, < 0 failed.
-int wait_for(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return 0;
-    pollfd ready{fd, events, 0};
-    const int n = ::poll(&ready, 1, static_cast<int>(std::min<long long>(left, 1 << 30)));
-    if (n < 0 && errno == EINTR) continue;
-    return n;
-  }
-}
 
 /// Whether an open connection with no command in flight has something to read: the server
 /// closed it (its `timeout` for idle clients, a restart, a proxy's idle limit) or sent bytes
@@ -354,7 +343,7 @@ struct RedisStore::Impl {
       if (::connect(s, a->ai_addr, a->ai_addrlen) != 0) {
         error = errno;
         if (error == EINPROGRESS) {
-          const int ready = wait_for(s, POLLOUT, until);
+          const int ready = detail::poll_until(s, POLLOUT, until);
           socklen_t length = sizeof error;
           if (ready == 0) {
             error = ETIMEDOUT;
@@ -402,7 +391,7 @@ struct RedisStore::Impl {
       if (n > 0) {
         sent += static_cast<std::size_t>(n);
       } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        const int ready = wait_for(socket, POLLOUT, until);
+        const int ready = detail::poll_until(socket, POLLOUT, until);
         if (ready <= 0) {
           why = ready == 0 ? timed_out() : std::string(std::strerror(errno));
           return nullptr;
@@ -422,7 +411,7 @@ struct RedisStore::Impl {
     std::size_t received = 0;
     char buffer[16384];
     for (;;) {
-      const int ready = wait_for(socket, POLLIN, until);
+      const int ready = detail::poll_until(socket, POLLIN, until);
       if (ready <= 0) {
         why = ready == 0 ? timed_out() : std::string(std::strerror(errno));
         return nullptr;

@@ -14,9 +14,9 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <thread>
 
+#include "../cache/private_files.hpp"  // errno_text
 #include "../warnings.hpp"
 #include "program_build.hpp"    // program_description
 #include "tunekit/outcome.hpp"  // printable
@@ -45,8 +45,6 @@ constexpr std::chrono::milliseconds kill_patience{2000};
 void warn_unavailable(const std::string& why) {
   warn_once("tunekit: build helpers: " + why + "; programs are built in this process");
 }
-
-std::string errno_text() { return std::strerror(errno); }
 
 // The name of a signal a process sends itself when it crashes, or null for any other (SIGKILL
 // from the OOM killer, a SIGTERM: no sign of the program's). Not strsignal: not thread-safe.
@@ -383,7 +381,7 @@ void BuildProcesses::answered(bool with_build_error) {
 std::unique_ptr<BuildProcesses::Helper> BuildProcesses::start(std::string& problem) {
   int ends[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
-    problem = "socketpair: " + errno_text();
+    problem = "socketpair: " + tunekit::detail::errno_text(errno);
     return nullptr;
   }
   auto helper = std::make_unique<Helper>();
@@ -393,7 +391,7 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::start(std::string& probl
   const int child_end = ::fcntl(ends[1], F_DUPFD_CLOEXEC, 10);
   ::close(ends[1]);
   if (child_end < 0) {
-    problem = "fcntl: " + errno_text();
+    problem = "fcntl: " + tunekit::detail::errno_text(errno);
     return nullptr;
   }
   posix_spawn_file_actions_t actions;
@@ -431,7 +429,7 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::start(std::string& probl
   posix_spawn_file_actions_destroy(&actions);
   ::close(child_end);
   if (spawned != 0) {
-    problem = "running " + path + ": " + std::strerror(spawned);
+    problem = "running " + path + ": " + tunekit::detail::errno_text(spawned);
     return nullptr;
   }
   helper->pid = pid;
@@ -498,7 +496,7 @@ std::optional<std::filesystem::path> runnable(const std::filesystem::path& path,
   const std::filesystem::path file = dir / path.filename();
   struct stat status {};
   if (::lstat(file.c_str(), &status) != 0) {
-    problem = "it cannot be read (" + errno_text() + ")";
+    problem = "it cannot be read (" + tunekit::detail::errno_text(errno) + ")";
     return std::nullopt;
   }
   const uid_t me = ::geteuid();

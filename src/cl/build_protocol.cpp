@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 
-#include "tunekit/outcome.hpp"  // printable
+#include "../cache/private_files.hpp"  // poll_until, errno_text
+#include "tunekit/outcome.hpp"         // printable
 
 namespace tunekit::cl::detail {
 
@@ -94,20 +94,17 @@ bool send_all(int fd, std::string_view bytes, std::chrono::steady_clock::time_po
       return false;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      problem = std::string("sending failed: ") + std::strerror(errno);
+      problem = "sending failed: " + tunekit::detail::errno_text(errno);
       return false;
     }
     // The other side reads no more for now: wait for room, as long as the deadline allows.
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    const int room = tunekit::detail::poll_until(fd, POLLOUT, deadline);
+    if (room == 0) {
       problem = "no room to send in time";
       return false;
     }
-    pollfd room{fd, POLLOUT, 0};
-    if (::poll(&room, 1, static_cast<int>(std::min<long long>(left.count(), 60000))) < 0 &&
-        errno != EINTR) {
-      problem = std::string("waiting failed: ") + std::strerror(errno);
+    if (room < 0) {
+      problem = "waiting failed: " + tunekit::detail::errno_text(errno);
       return false;
     }
   }
@@ -117,20 +114,15 @@ bool send_all(int fd, std::string_view bytes, std::chrono::steady_clock::time_po
 ByteSource socket_source(int fd, std::chrono::steady_clock::time_point deadline) {
   return [fd, deadline](char* into, std::size_t size, std::string& problem) {
     while (size > 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
+      const int ready = tunekit::detail::poll_until(fd, POLLIN, deadline);
+      if (ready == 0) {
         problem = "no answer in time";
         return false;
       }
-      pollfd ready{fd, POLLIN, 0};
-      const int polled =
-          ::poll(&ready, 1, static_cast<int>(std::min<long long>(left.count(), 60000)));
-      if (polled < 0 && errno != EINTR) {
-        problem = std::string("waiting failed: ") + std::strerror(errno);
+      if (ready < 0) {
+        problem = "waiting failed: " + tunekit::detail::errno_text(errno);
         return false;
       }
-      if (polled <= 0) continue;
       const ssize_t got = ::recv(fd, into, size, 0);
       // A peer that exits with our bytes unread resets the connection: closed all the same.
       if (got == 0 || (got < 0 && errno == ECONNRESET)) {
@@ -139,7 +131,7 @@ ByteSource socket_source(int fd, std::chrono::steady_clock::time_point deadline)
       }
       if (got < 0) {
         if (errno == EINTR || errno == EAGAIN) continue;
-        problem = std::string("receiving failed: ") + std::strerror(errno);
+        problem = "receiving failed: " + tunekit::detail::errno_text(errno);
         return false;
       }
       into += got;

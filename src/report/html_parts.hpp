@@ -51,8 +51,8 @@ const AutotuneOutcome* default_of(const TuningReport& report);
 std::string metrics_text(const TuningReport& report, const AutotuneOutcome& outcome);
 struct Counts {
   std::size_t measured = 0, dropped = 0, failed = 0, skipped = 0;
-  std::size_t not_for_device =
-      0;  ///< failed as out of resources (ruled_out_by_device), not in failed
+  /// Failed as out of resources (ruled_out_by_device): counted here, not in `failed`.
+  std::size_t not_for_device = 0;
 };
 Counts count(const TuningReport& report);
 std::string reason_cell(const AutotuneOutcome& o);
