@@ -525,6 +525,13 @@ std::string untrusted_executable(const std::filesystem::path& path) {
   return problem;
 }
 
+namespace detail {
+std::size_t automatic_build_processes(bool nvidia_gpu, std::string_view cuda_cache_disable,
+                                      std::size_t build_threads) {
+  return nvidia_gpu && cuda_cache_disable != "1" ? build_threads : 0;
+}
+}  // namespace detail
+
 std::optional<std::filesystem::path> find_build_helper(std::string& why_not) {
   std::string problem;
   if (const char* set = std::getenv("TUNEKIT_BUILD_HELPER"); set && *set) {

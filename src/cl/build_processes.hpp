@@ -20,6 +20,20 @@
 
 #include "build_protocol.hpp"
 
+namespace tunekit::cl::detail {
+
+/// Settings::build_processes when it is unset: `build_threads` helpers on an NVIDIA GPU whose
+/// compile cache is on (`cuda_cache_disable`, the variable's value, is not "1": NVIDIA's driver
+/// honours only that), else 0. With the cache on, a helper's build leaves the machine code where
+/// this process's load of the binary finds it (H200, cold matmul 2048: 12.2-15.2 s with 4
+/// helpers, 36.6-38.5 s without); with it off, this process compiles each helper's PTX again, one
+/// at a time, and the helpers lose (28.7-36.9 s against 32.0-32.6 s). Other drivers: not
+/// measured (docs/opencl.md, "Building in helper processes").
+std::size_t automatic_build_processes(bool nvidia_gpu, std::string_view cuda_cache_disable,
+                                      std::size_t build_threads);
+
+}  // namespace tunekit::cl::detail
+
 namespace tunekit::cl {
 
 struct BuildProcessOptions {

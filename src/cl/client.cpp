@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 #include <mutex>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/cl/program_binaries.hpp"
 #include "tunekit/engine/background_queue.hpp"
+#include "tunekit/log.hpp"
 #include "tunekit/outcome.hpp"
 #include "tunekit/settings.hpp"
 
@@ -81,10 +83,17 @@ std::shared_ptr<const ProgramBinaries> program_binaries() {
 }
 
 // Helper processes that compile this device's programs, where Settings::build_processes asks for
-// them, the device is a GPU of a driver other than PoCL's, and a helper may be run; else none
-// (every build in this process).
+// them (or, unset, detail::automatic_build_processes does), the device is a GPU of a driver other
+// than PoCL's, and a helper may be run; else none (every build in this process). Only what was
+// asked for is said when it is not done.
 std::shared_ptr<BuildProcesses> build_processes(const DeviceInfo& device) {
-  const std::size_t processes = global_settings().build_processes;
+  const auto& asked = global_settings().build_processes;
+  const char* cuda_cache_disable = std::getenv("CUDA_CACHE_DISABLE");
+  const std::size_t processes =
+      asked ? *asked
+            : detail::automatic_build_processes(device.nvidia && device.is_gpu(),
+                                                cuda_cache_disable ? cuda_cache_disable : "",
+                                                global_settings().build_thread_count());
   if (processes == 0) return nullptr;
   if (!device.is_gpu() || detail::pocl_platform(device.platform_name)) {
     // A CPU builds in parallel in one process already, and PoCL (on any device) asks a compile
@@ -99,8 +108,13 @@ std::shared_ptr<BuildProcesses> build_processes(const DeviceInfo& device) {
   std::string why_not;
   auto helper = find_build_helper(why_not);
   if (!helper) {
-    warn_once("tunekit: TUNEKIT_BUILD_PROCESSES=" + std::to_string(processes) + " asks for build " +
-              "helpers, but " + why_not + "; programs are built in this process");
+    if (asked) {
+      warn_once("tunekit: TUNEKIT_BUILD_PROCESSES=" + std::to_string(processes) +
+                " asks for build helpers, but " + why_not + "; programs are built in this process");
+    } else if (global_settings().log == LogLevel::debug) {
+      inform("tunekit: no build helpers on " + device.device_name + ": " + why_not +
+             "; programs are built in this process\n");
+    }
     return nullptr;
   }
   BuildProcessOptions options;

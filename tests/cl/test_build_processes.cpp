@@ -127,6 +127,18 @@ std::string u64(std::uint64_t v) { return std::string(reinterpret_cast<const cha
 
 }  // namespace
 
+TEST_CASE(
+    "unset, the build processes are the build threads on an NVIDIA GPU whose compile cache is "
+    "on, and none elsewhere",
+    "[build-processes]") {
+  using cl::detail::automatic_build_processes;
+  CHECK(automatic_build_processes(true, "", 4) == 4);
+  CHECK(automatic_build_processes(true, "0", 3) == 3);
+  CHECK(automatic_build_processes(true, "1", 4) == 0);  // CUDA_CACHE_DISABLE=1: helpers lose
+  CHECK(automatic_build_processes(false, "", 4) == 0);  // not measured elsewhere
+  CHECK(automatic_build_processes(true, "", 0) == 0);   // no build threads: nothing in parallel
+}
+
 TEST_CASE("a program compiled in a helper process runs as one compiled here",
           "[opencl][build-processes]") {
   if (helpers_unsafe_here()) return;

@@ -285,7 +285,7 @@ TEST_CASE("TUNEKIT_BUILD_THREADS is a number of threads from 0 to 256", "[settin
 
 TEST_CASE("TUNEKIT_BUILD_PROCESSES is a number of helper processes from 0 to 64",
           "[settings][build-processes]") {
-  CHECK(Settings{}.build_processes == 0);  // builds stay in the process unless asked
+  CHECK_FALSE(Settings{}.build_processes);  // unset: automatic (automatic_build_processes)
   CHECK(parse_build_processes("0") == 0);
   CHECK(parse_build_processes("64") == 64);
   for (const char* bad : {"", "-1", "65", "4x", "auto", " 2"}) {
