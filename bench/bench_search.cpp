@@ -9,6 +9,8 @@
 //                    its recorded time: how often it is within 5% and 10% of the optimum)
 //                    [--confirm K]  (the final race's contenders; the level's by default)
 //                    [--refine N] [--explore N] [--first-sample N] [--time-limit off]
+//                    [--climb on|off]  (the tuner's climb from the confirmed winner's adjacent
+//                    configurations, within the refinement's allowance; on by default)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include <random>
 #include <string>
 #include <tunekit/tunekit.hpp>
+#include <tuple>
 #include <vector>
 
 #include "arguments.hpp"
@@ -104,6 +107,7 @@ int main(int argc, char** argv) {
   std::optional<tunekit::Level> level;
   double noise = 0;
   std::optional<std::size_t> refine, explore, first_sample, confirm;
+  bool climb = true;  // the tuner's climb from the confirmed winner (tuning_run.hpp)
   bool no_time_limit = false;
   for (int i = 2; i < argc; i += 2) {
     if (i + 1 == argc) tunekit::bench::refuse_missing_value(program, argv[i]);
@@ -125,6 +129,8 @@ int main(int argc, char** argv) {
       no_time_limit = !on_off_argument(argv[i], argv[i + 1]);
     else if (!std::strcmp(argv[i], "--explore"))
       explore = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
+    else if (!std::strcmp(argv[i], "--climb"))
+      climb = on_off_argument(argv[i], argv[i + 1]);
     else if (!std::strcmp(argv[i], "--confirm"))
       confirm = unsigned_argument(program, argv[i], argv[i + 1], 0, 100000000);
     else if (!std::strcmp(argv[i], "--noise"))
@@ -202,26 +208,52 @@ int main(int argc, char** argv) {
                                             static_cast<std::uint64_t>(seed), starts);
         // Recorded (true) times of what the search evaluated; the pick: the best few it saw,
         // measured again (the tuner's confirmation) with a third of the spread.
-        std::vector<std::pair<double, double>> seen;  // (seen, recorded)
+        std::vector<std::tuple<double, double, std::size_t>> seen;  // (seen, recorded, config)
         double best_recorded = 1e300;
+        std::vector<char> visited(space.size(), 0);
         for (std::size_t c : result.evaluated) {
+          visited[c] = 1;
           const auto& e = table.at(space[c].to_string());
           if (!e.time) continue;
           best_recorded = std::min(best_recorded, *e.time);
-          seen.emplace_back(evaluator.seen(c), *e.time);
+          seen.emplace_back(evaluator.seen(c), *e.time, c);
         }
         std::sort(seen.begin(), seen.end());
         if (seen.size() > contenders) seen.resize(contenders);
         std::mt19937_64 confirm(static_cast<std::uint64_t>(seed) * 31u);
         std::normal_distribution<double> again(0, noise / 3);
         double pick_seen = 1e300, pick = 1e300;
-        for (const auto& [_, recorded] : seen) {
+        std::size_t pick_config = 0;
+        for (const auto& [s_, recorded, c] : seen) {
           const double t = recorded * std::exp(again(confirm));
-          if (t < pick_seen) pick_seen = t, pick = recorded;
+          if (t < pick_seen) pick_seen = t, pick = recorded, pick_config = c;
+        }
+        std::size_t extra = 0;
+        if (climb && !seen.empty()) {
+          // The confirmed winner's adjacent configurations not measured yet, then a race of the
+          // winner and those that measured within the contenders' range.
+          const double worst_seen = std::get<0>(seen.back());
+          const std::size_t evaluated = result.evaluated.size();
+          const std::size_t allowance =
+              std::min(budget.refine,
+                       budget.max_evaluations > evaluated ? budget.max_evaluations - evaluated : 0);
+          for (std::size_t c : space.adjacent(pick_config)) {
+            if (visited[c] || extra >= allowance) continue;
+            visited[c] = 1;
+            ++extra;
+            const auto t = evaluator.evaluate(c);
+            const auto& e = table.at(space[c].to_string());
+            if (!t || !e.time) continue;
+            best_recorded = std::min(best_recorded, *e.time);
+            if (*t <= worst_seen) {
+              const double r = *e.time * std::exp(again(confirm));
+              if (r < pick_seen) pick_seen = r, pick = *e.time;
+            }
+          }
         }
         row.reached.push_back(optimum / best_recorded);
         row.picked.push_back(optimum / pick);
-        row.evaluations.push_back(static_cast<double>(result.evaluated.size()));
+        row.evaluations.push_back(static_cast<double>(result.evaluated.size() + extra));
         row.seconds.push_back(evaluator.spent_seconds());
       }
       const auto reached_within = [&](double bound) {

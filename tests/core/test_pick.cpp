@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tunekit/tunekit.hpp>
@@ -345,4 +346,45 @@ TEST_CASE("a resumed tuning compares recorded times only on this tuning's proble
   REQUIRE(report.winner());
   CHECK(report.winner()->name == "fast");
   CHECK(report.winner()->median == Approx(1.0e-3));
+}
+
+TEST_CASE("a race that crowns another configuration climbs from it", "[tuner][pick][search]") {
+  // X=2 and X=5 start the search, and X=5 measures 2% slower in it (its first calls are slow, as
+  // a driver's first launches can be) but 2% faster in the race. The refinement climbs from X=2,
+  // whose steps are slower; X=6, a step from X=5, is twice as fast: only a climb from the race's
+  // winner finds it.
+  Settings settings = test::test_settings();
+  SearchSettings search{SearchStrategy::exhaustive, 0.0, 6, 1e9};
+  search.patience = 0;  // the strategy ends after the start points
+  search.refine = 2;    // the refinement measures X=2's steps, X=1 and X=3
+  settings.search = search;
+  LocalTuner<test::SizeKey> tuner("climb from the race", settings);
+  VirtualClient client;
+  auto calls_of_five = std::make_shared<std::size_t>(0);
+  const auto& set = tuner.init([calls_of_five] {
+    return TunableSet{size_key, size_inputs}.with(
+        Space(space("s")
+                  .parameter("X", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+                  .start_at("X=2")
+                  .start_at("X=5")),
+        [calls_of_five](const Config& c) {
+          const std::int64_t x = c["X"];
+          return [x, calls_of_five](VirtualClient& client, int&) {
+            double t = 2e-3;
+            if (x == 2) t = 1.00e-3;
+            if (x == 5) t = ++*calls_of_five <= 6 ? 1.02e-3 : 0.98e-3;
+            if (x == 6) t = 0.5e-3;
+            client.spend(t);
+          };
+        });
+  });
+  tuner.execute(client.id(), client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{8});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "s[X=6]");
+  std::size_t measured = 0;
+  for (const auto& outcome : report->outcomes) measured += outcome.ok() ? 1 : 0;
+  CHECK(measured == 6);  // 2, 5, then 1 and 3, then 4 and 6: within the budget of 6
 }

@@ -174,6 +174,17 @@ class TuningRun {
       if (found) break;
     }
     if (!found) throw_if_undecided();
+    if (ahead_) {
+      ahead_->settle();  // nothing builds while the best are re-measured
+      report_.time_spent.programs_prepared = ahead_->submitted();
+    }
+    throw_if_stopped();
+    std::optional<std::size_t> winner;
+    {
+      const detail::Stopwatch confirming{report_.time_spent.confirming};
+      winner = confirm_winner();
+    }
+    if (winner) climb_from_the_confirmed(plan, *winner);
     for (auto& outcome : outcomes_) {
       if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
         outcome.error =
@@ -184,15 +195,6 @@ class TuningRun {
                                                          : "a candidate of higher priority works",
                           outcome.name);
       }
-    }
-    if (ahead_) {
-      ahead_->settle();  // nothing builds while the best are re-measured
-      report_.time_spent.programs_prepared = ahead_->submitted();
-    }
-    throw_if_stopped();
-    {
-      const detail::Stopwatch confirming{report_.time_spent.confirming};
-      confirm_winner();
     }
     rank(outcomes_);
     if (!outcomes_.empty() && outcomes_.front().ok()) {
@@ -563,12 +565,22 @@ class TuningRun {
     report_.stopped_early = "'" + outcomes_[i].name + text;
   }
 
+  // The candidate that works with the lowest median, if one works.
+  std::optional<std::size_t> fastest() const {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < outcomes_.size(); ++i) {
+      if (outcomes_[i].ok() && (!best || outcomes_[i].median < outcomes_[*best].median)) best = i;
+    }
+    return best;
+  }
+
   // Before the winner is declared: the best few, each within confirm_within of the best, are
   // re-measured together in interleaved rounds, and ranked by those (measure_interleaved).
-  void confirm_winner() {
+  // Returns the winner: the race's, else (no race) the fastest as measured.
+  std::optional<std::size_t> confirm_winner() {
     const std::size_t most = bench_.confirm_contenders;
     const std::size_t rounds = bench_.confirm_rounds;
-    if (most < 2 || rounds == 0) return;
+    if (most < 2 || rounds == 0) return fastest();
     std::vector<std::size_t> best;
     for (std::size_t i = 0; i < outcomes_.size(); ++i) {
       if (outcomes_[i].ok()) best.push_back(i);
@@ -581,14 +593,14 @@ class TuningRun {
                                 bench_.confirm_within * outcomes_[best.front()].median)) {
       best.pop_back();
     }
-    if (best.size() < 2) return;
+    if (best.size() < 2) return fastest();
     // Their benchmark inputs: the shared ones, or fresh ones for each (in-place candidates).
     std::vector<std::optional<Bench>> own(best.size());
     std::vector<Bench*> benches;
     try {
       for (std::size_t k = 0; k < best.size(); ++k) benches.push_back(&bench_inputs(own[k]));
     } catch (...) {
-      return;  // no inputs to confirm with: the ranking stands as measured
+      return fastest();  // no inputs to confirm with: the ranking stands as measured
     }
     std::vector<BenchCall> calls;
     calls.reserve(best.size());  // the contenders below refer to these
@@ -654,6 +666,64 @@ class TuningRun {
     scale_to_the_race(best, race.best, winner_searched);
     report_.confirmed = best.size();
     report_.confirm_rounds = race.rounds;
+    return outcomes_[best[race.best]].ok() ? std::optional<std::size_t>(best[race.best])
+                                           : fastest();
+  }
+
+  // The confirmed winner's adjacent configurations that nothing measured are measured now, and
+  // one that comes within confirm_within of it races it again. A search climbs from whichever of
+  // near-tied configurations measured fastest, and the race may crown another whose own steps
+  // were never tried: a cold matmul 2048 on the H200 measured two staged configurations 0.2%
+  // apart, and the A_DIRECT step beside the one the race preferred ran 3% faster; a run found it
+  // or not as the search's noise fell (docs/benchmarks.md, 2026-12-05). Replayed on the recorded
+  // spaces: 1-3 more measurements (median), picks within 5% as often or more often. Within the
+  // space's budget: its refinement's allowance (none: no climb) and its evaluations.
+  void climb_from_the_confirmed(const TuningPlan& plan, std::size_t winner) {
+    if (finished_ || !outcomes_[winner].ok() || !searched_whole(plan, winner)) return;
+    const std::size_t entry_index = plan.entry_of(winner);
+    const PlanEntry& entry = plan.entries()[entry_index];
+    const SearchBudget budget = plan.budget(entry_index);
+    std::size_t evaluated = 0;
+    for (std::size_t i = entry.first; i < entry.first + entry.size; ++i) {
+      if (!unmeasured(i)) ++evaluated;
+    }
+    const std::size_t allowance = std::min(
+        budget.refine, budget.max_evaluations > evaluated ? budget.max_evaluations - evaluated : 0);
+    std::vector<std::size_t> steps;
+    for (std::size_t c : entry.space->adjacent(winner - entry.first)) {
+      if (steps.size() < allowance && unmeasured(entry.first + c)) steps.push_back(entry.first + c);
+    }
+    if (steps.empty()) return;
+    plan_builds(steps);
+    for (std::size_t i : steps) {
+      measure_one(i);
+      if (outcomes_[i].ok()) scale_times(outcomes_[i], to_race_);  // the race's kind of time
+    }
+    if (ahead_) {
+      ahead_->settle();
+      report_.time_spent.programs_prepared = ahead_->submitted();
+    }
+    const double bound = bench_.confirm_within * outcomes_[winner].median;
+    if (std::any_of(steps.begin(), steps.end(), [&](std::size_t i) {
+          return outcomes_[i].ok() && outcomes_[i].median <= bound;
+        })) {
+      throw_if_stopped();
+      const detail::Stopwatch confirming{report_.time_spent.confirming};
+      confirm_winner();
+    }
+  }
+
+  // Whether candidate `index` is a configuration of a space searched whole (every configuration
+  // of it in one priority level): its adjacent ones are then candidates of that level too.
+  static bool searched_whole(const TuningPlan& plan, std::size_t index) {
+    if (!plan.in_space(index)) return false;
+    const std::size_t entry = plan.entry_of(index);
+    for (const PlannedLevel& level : plan.levels()) {
+      for (const PlannedSpace& space : level.spaces) {
+        if (space.entry == entry && space.whole) return true;
+      }
+    }
+    return false;
   }
 
   // The race's times are not the search's: its samples batch calls back to back, and on a device
@@ -668,6 +738,7 @@ class TuningRun {
     const AutotuneOutcome& winner = outcomes_[raced[race_winner]];
     if (!winner.ok() || !(winner.median > 0) || !(winner_searched > 0)) return;
     const double scale = winner.median / winner_searched;
+    to_race_ *= scale;
     for (std::size_t i = 0; i < outcomes_.size(); ++i) {
       if (outcomes_[i].ok() && std::find(raced.begin(), raced.end(), i) == raced.end()) {
         scale_times(outcomes_[i], scale);
@@ -735,6 +806,8 @@ class TuningRun {
   double roofline_seconds_ = 0;     // the key's work at the device's peak (0: unknown)
   double good_enough_seconds_ = 0;  // a leader this fast (twice) finishes the tuning; 0: never
   bool finished_ = false;
+  // A searched time times this is the last race's kind of time (scale_to_the_race).
+  double to_race_ = 1;
   TuningProgress progress_;
   Validation validation_{client_, set_, [this] { return make_bench_inputs(); }, report_.time_spent};
   bool measured_beside_ = false;            // a turn's wait ran out (said once)
