@@ -384,6 +384,8 @@ TEST_CASE("a race that crowns another configuration climbs from it", "[tuner][pi
   INFO(format_report(*report));
   REQUIRE(report->winner());
   CHECK(report->winner()->name == "s[X=6]");
+  CHECK(report->winner()->median == Approx(0.5e-3).epsilon(0.01));  // the race's time of it
+  CHECK(report->confirmed >= 2);  // raced again: X=6 against the first race's winner
   std::size_t measured = 0;
   for (const auto& outcome : report->outcomes) measured += outcome.ok() ? 1 : 0;
   CHECK(measured == 6);  // 2, 5, then 1 and 3, then 4 and 6: within the budget of 6

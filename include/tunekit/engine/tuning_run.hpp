@@ -660,6 +660,7 @@ class TuningRun {
       outcome.samples += times[k].samples.size();
       outcome.paired = false;  // its times are now the interleaved rounds'
     }
+    for (std::size_t i : best) outcomes_[i].tied = false;  // an earlier race's say, if any
     if (!race.separated && race.best != race.runner_up) {
       outcomes_[best[race.best]].tied = outcomes_[best[race.runner_up]].tied = true;
     }
@@ -677,7 +678,9 @@ class TuningRun {
   // apart, and the A_DIRECT step beside the one the race preferred ran 3% faster; a run found it
   // or not as the search's noise fell (docs/benchmarks.md, 2026-12-05). Replayed on the recorded
   // spaces: 1-3 more measurements (median), picks within 5% as often or more often. Within the
-  // space's budget: its refinement's allowance (none: no climb) and its evaluations.
+  // space's budget: its refinement's allowance afresh (none: no climb) and its evaluations; where
+  // the search's refinement climbed from the winner already, its steps are measured and nothing
+  // is left to do.
   void climb_from_the_confirmed(const TuningPlan& plan, std::size_t winner) {
     if (finished_ || !outcomes_[winner].ok() || !searched_whole(plan, winner)) return;
     const std::size_t entry_index = plan.entry_of(winner);
@@ -694,10 +697,16 @@ class TuningRun {
       if (steps.size() < allowance && unmeasured(entry.first + c)) steps.push_back(entry.first + c);
     }
     if (steps.empty()) return;
+    // The steps are paired with the winner, in the race's kind of time (the search's leader may
+    // have lost the race, or failed in it); one measured alone is scaled into it. No stop for good
+    // enough now: the tuning is past that.
+    leader_index_ = winner;
+    leader_ = outcomes_[winner].median;
+    good_enough_seconds_ = 0;
     plan_builds(steps);
     for (std::size_t i : steps) {
       measure_one(i);
-      if (outcomes_[i].ok()) scale_times(outcomes_[i], to_race_);  // the race's kind of time
+      if (outcomes_[i].ok() && !outcomes_[i].paired) scale_times(outcomes_[i], to_race_);
     }
     if (ahead_) {
       ahead_->settle();
