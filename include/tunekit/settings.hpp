@@ -98,6 +98,8 @@ struct SearchBudget {
   /// its best adjacent configuration, step by step, within max_evaluations and max_seconds;
   /// where no step gains, they try its trades (ExpandedSpace::trades), unless a start point
   /// worked and nothing beat it by `margin` (the start points are then trusted as they are).
+  /// After the confirmation race, as many again at most measure the race winner's adjacent
+  /// configurations that nothing measured (TuningRun's climb from the confirmed winner).
   std::size_t refine = 0;
   /// SearchStrategy::model: the random configurations measured before the model chooses (the
   /// start points count towards them).
