@@ -233,10 +233,7 @@ int main(int argc, char** argv) {
           // The confirmed winner's adjacent configurations not measured yet, then a race of the
           // winner and those that measured within the contenders' range.
           const double worst_seen = std::get<0>(seen.back());
-          const std::size_t evaluated = result.evaluated.size();
-          const std::size_t allowance =
-              std::min(budget.refine,
-                       budget.max_evaluations > evaluated ? budget.max_evaluations - evaluated : 0);
+          const std::size_t allowance = budget.climb_allowance(result.evaluated.size());
           for (std::size_t c : space.adjacent(pick_config)) {
             if (visited[c] || extra >= allowance) continue;
             visited[c] = 1;

@@ -113,6 +113,13 @@ struct SearchBudget {
   /// seeded patience throughout (it goes on as long as it gains), and refined only if its best
   /// comes within the margin of the leader.
   bool trails = false;
+
+  /// The evaluations the climb from the confirmed winner may make once a space's search made
+  /// `evaluated`: the refinement's allowance, within what is left of max_evaluations.
+  std::size_t climb_allowance(std::size_t evaluated) const noexcept {
+    const std::size_t left = max_evaluations > evaluated ? max_evaluations - evaluated : 0;
+    return refine < left ? refine : left;
+  }
 };
 
 /// The search settings of a tuning level: a strategy, and a budget that is a fraction of the

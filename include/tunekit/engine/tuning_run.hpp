@@ -690,8 +690,7 @@ class TuningRun {
     for (std::size_t i = entry.first; i < entry.first + entry.size; ++i) {
       if (!unmeasured(i)) ++evaluated;
     }
-    const std::size_t allowance = std::min(
-        budget.refine, budget.max_evaluations > evaluated ? budget.max_evaluations - evaluated : 0);
+    const std::size_t allowance = budget.climb_allowance(evaluated);
     std::vector<std::size_t> steps;
     for (std::size_t c : entry.space->adjacent(winner - entry.first)) {
       if (steps.size() < allowance && unmeasured(entry.first + c)) steps.push_back(entry.first + c);
