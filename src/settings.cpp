@@ -173,13 +173,15 @@ std::size_t count_up_to(std::string_view text, std::size_t max, std::string_view
 }  // namespace
 
 std::size_t parse_build_threads(std::string_view text, std::string_view source) {
-  return count_up_to(text, 256, source,
-                     "a whole number of threads from 0 (build on the tuning thread) to 256");
+  return count_up_to(text, max_build_threads, source,
+                     "a whole number of threads from 0 (build on the tuning thread) to " +
+                         std::to_string(max_build_threads));
 }
 
 std::size_t parse_build_processes(std::string_view text, std::string_view source) {
-  return count_up_to(text, 64, source,
-                     "a whole number of helper processes from 0 (build in this process) to 64");
+  return count_up_to(text, max_build_processes, source,
+                     "a whole number of helper processes from 0 (build in this process) to " +
+                         std::to_string(max_build_processes));
 }
 
 double parse_retry_seconds(std::string_view text, std::string_view source) {

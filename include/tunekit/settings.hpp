@@ -306,10 +306,14 @@ bool parse_start_points(std::string_view text, std::string_view source = "TUNEKI
 /// auto, on, off (also 1/0, true/false).
 ProgressMode parse_progress_mode(std::string_view text,
                                  std::string_view source = "TUNEKIT_PROGRESS");
-/// A number of build threads: 0 to 256.
+/// The most build threads and build helper processes a setting may ask for (each a thread, or a
+/// process holding its own context on the GPU).
+inline constexpr std::size_t max_build_threads = 256;
+inline constexpr std::size_t max_build_processes = 64;
+/// A number of build threads: 0 to max_build_threads.
 std::size_t parse_build_threads(std::string_view text,
                                 std::string_view source = "TUNEKIT_BUILD_THREADS");
-/// A number of build helper processes: 0 to 64.
+/// A number of build helper processes: 0 to max_build_processes.
 std::size_t parse_build_processes(std::string_view text,
                                   std::string_view source = "TUNEKIT_BUILD_PROCESSES");
 /// Seconds a failure of the moment waits (Settings::retry_seconds, retry_max_seconds): a decimal

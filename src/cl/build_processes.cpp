@@ -12,11 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <thread>
 
-#include "../cache/private_files.hpp"  // errno_text
+#include "../cache/private_files.hpp"  // errno_text, poll_until
 #include "../warnings.hpp"
 #include "program_build.hpp"    // program_description
 #include "tunekit/outcome.hpp"  // printable
@@ -123,12 +124,14 @@ struct BuildProcesses::Helper {
  private:
   // Each wait is bounded: a helper stuck in its driver beyond a kill (a device gone) is left to
   // the system rather than holding the build thread.
+  // The waits go on through signals (a program's own handlers interrupt a poll): a helper that
+  // was leaving well is not killed for one, nor dropped unreaped, nor a crash taken for an exit.
   int reap_by_pidfd() {
-    pollfd ended{pidfd, POLLIN, 0};
-    if (::poll(&ended, 1, static_cast<int>(exit_patience.count())) <= 0) {
-      ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
-      ended.revents = 0;
-      (void)::poll(&ended, 1, static_cast<int>(kill_patience.count()));
+    if (tunekit::detail::poll_until(pidfd, POLLIN, Clock::now() + exit_patience) == 0) {
+      // Not exited, so not reaped by anyone: its pid is still its own if the pidfd cannot send
+      // (a filter of the program's system calls).
+      if (::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) != 0) ::kill(pid, SIGKILL);
+      (void)tunekit::detail::poll_until(pidfd, POLLIN, Clock::now() + kill_patience);
     }
     siginfo_t info{};
     if (::waitid(static_cast<idtype_t>(idtype_pidfd), static_cast<id_t>(pidfd), &info,
@@ -196,8 +199,11 @@ BuildProcesses::~BuildProcesses() {
   std::vector<std::unique_ptr<Helper>> helpers;
   {
     std::lock_guard lock(mutex_);
+    stopping_ = true;
     helpers.swap(idle_);
   }
+  retire_wake_.notify_all();
+  if (retirer_.joinable()) retirer_.join();
   // Every socket closed first, so that they all exit at once, then each waited for.
   for (auto& helper : helpers) {
     ::close(helper->socket);
@@ -224,6 +230,11 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
                                                         std::string_view options,
                                                         std::string_view origin) {
   const std::string what = detail::program_description(origin, options, options_.device_name);
+  // A request no helper would take (past a message's bounds) is built here, and is no failure of
+  // the helpers: sent, it would end each helper that read it.
+  if (source.size() + options.size() + origin.size() > detail::max_message_bytes - 8) {
+    return std::nullopt;
+  }
   try {
     const std::string request = detail::encode_message({"build", source, options, origin});
     bool replaced_gone = false;  // a helper found gone at the send was replaced once already
@@ -347,8 +358,47 @@ void BuildProcesses::give_back(std::unique_ptr<Helper> helper) {
     std::lock_guard lock(mutex_);
     --busy_;
     idle_.push_back(std::move(helper));
+    if (!retirer_.joinable()) {
+      try {
+        retirer_ = std::thread([this] { retire_idle(); });
+      } catch (const std::system_error&) {
+        // No thread to be had: idle helpers are then retired when a build next takes one.
+      }
+    }
   }
   freed_.notify_one();
+  retire_wake_.notify_one();
+}
+
+// The retirer thread: ends each helper idle past idle_retire, whether or not anything asks for
+// a build again. A helper leaves by itself after helper_idle_exit, and an exited child that no one
+// waits for stays a zombie for the program's life: so this process ends it first, and reaps it.
+void BuildProcesses::retire_idle() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (idle_.empty()) {
+      retire_wake_.wait(lock);
+      continue;
+    }
+    Clock::time_point oldest = idle_.front()->last_used;
+    for (const auto& helper : idle_) oldest = std::min(oldest, helper->last_used);
+    if (Clock::now() - oldest < options_.idle_retire) {
+      retire_wake_.wait_until(lock, oldest + options_.idle_retire);
+      continue;
+    }
+    std::vector<std::unique_ptr<Helper>> retired;
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      if (Clock::now() - (*it)->last_used >= options_.idle_retire) {
+        retired.push_back(std::move(*it));
+        it = idle_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    lock.unlock();
+    retired.clear();  // each ended and reaped, outside the lock
+    lock.lock();
+  }
 }
 
 void BuildProcesses::discard(std::unique_ptr<Helper> helper) {
@@ -528,7 +578,8 @@ std::string untrusted_executable(const std::filesystem::path& path) {
 namespace detail {
 std::size_t automatic_build_processes(bool nvidia_gpu, std::string_view cuda_cache_disable,
                                       std::size_t build_threads) {
-  return nvidia_gpu && cuda_cache_disable != "1" ? build_threads : 0;
+  if (!nvidia_gpu || cuda_cache_disable == "1") return 0;
+  return std::min(build_threads, max_build_processes);
 }
 }  // namespace detail
 
@@ -551,12 +602,26 @@ std::optional<std::filesystem::path> find_build_helper(std::string& why_not) {
     places.push_back(program.parent_path() / TUNEKIT_BUILD_HELPER_NAME);
   }
   places.push_back(std::filesystem::path(TUNEKIT_INSTALL_LIBEXECDIR) / TUNEKIT_BUILD_HELPER_NAME);
+  return detail::first_runnable(places, why_not);
+}
+
+namespace detail {
+std::optional<std::filesystem::path> first_runnable(
+    const std::vector<std::filesystem::path>& places, std::string& why_not) {
   why_not = "no " TUNEKIT_BUILD_HELPER_NAME " may be run:";
   for (const auto& place : places) {
-    if (!std::filesystem::exists(std::filesystem::symlink_status(place))) {
-      why_not += " none at " + place.string() + ";";
+    // lstat, not filesystem's status: a place that cannot be looked at (a directory on the way
+    // closed to this user, a name too long) is one more place without a helper, not an exception
+    // out of the client's construction.
+    struct stat status {};
+    if (::lstat(place.c_str(), &status) != 0) {
+      why_not += errno == ENOENT || errno == ENOTDIR
+                     ? " none at " + place.string() + ";"
+                     : " " + place.string() + ": it cannot be looked at (" +
+                           tunekit::detail::errno_text(errno) + ");";
       continue;
     }
+    std::string problem;
     if (auto file = runnable(place, problem)) return file;
     why_not += " " + place.string() + ": " + problem + ";";
   }
@@ -564,5 +629,6 @@ std::optional<std::filesystem::path> find_build_helper(std::string& why_not) {
   why_not += " (TUNEKIT_BUILD_HELPER names another)";
   return std::nullopt;
 }
+}  // namespace detail
 
 }  // namespace tunekit::cl

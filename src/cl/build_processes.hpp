@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "build_protocol.hpp"
@@ -31,6 +32,11 @@ namespace tunekit::cl::detail {
 /// measured (docs/opencl.md, "Building in helper processes").
 std::size_t automatic_build_processes(bool nvidia_gpu, std::string_view cuda_cache_disable,
                                       std::size_t build_threads);
+
+/// The first of `places` that may be run (find_build_helper's search past the variable); nothing,
+/// with `why_not` naming each place and why not, when none may.
+std::optional<std::filesystem::path> first_runnable(
+    const std::vector<std::filesystem::path>& places, std::string& why_not);
 
 }  // namespace tunekit::cl::detail
 
@@ -51,7 +57,8 @@ class BuildProcesses {
  public:
   explicit BuildProcesses(BuildProcessOptions options);
   /// Ends every helper (each exits when its socket closes; one that does not within a moment is
-  /// killed) and waits for them.
+  /// killed) and waits for them. Meanwhile a helper idle for `idle_retire` is ended as well,
+  /// whether or not a build comes (so that none exits unreaped, a zombie, on its own clock).
   ~BuildProcesses();
   BuildProcesses(const BuildProcesses&) = delete;
   BuildProcesses& operator=(const BuildProcesses&) = delete;
@@ -88,6 +95,7 @@ class BuildProcesses {
   std::unique_ptr<Helper> start(std::string& problem);
   void failed(const std::string& problem);
   void answered(bool with_build_error);
+  void retire_idle();
 
   BuildProcessOptions options_;
   mutable std::mutex mutex_;
@@ -98,6 +106,9 @@ class BuildProcesses {
   std::size_t answered_ = 0;
   std::size_t failures_in_a_row_ = 0;
   std::string unavailable_;
+  std::condition_variable retire_wake_;  // a helper went idle, or the pool ends
+  bool stopping_ = false;
+  std::thread retirer_;  // started with the first idle helper: retire_idle()
 };
 
 /// The helper executable to run, if one may be: $TUNEKIT_BUILD_HELPER when set (and then only

@@ -68,11 +68,20 @@ std::vector<std::string> read_message(const ByteSource& source, std::string& pro
     }
     total += static_cast<std::size_t>(length);
     // Grown as the bytes arrive: a length the sender does not follow with bytes costs nothing.
+    // Doubled by hand up to the length and no further (a string's own growth doubles past it: a
+    // 257 MiB field held 512 MiB).
     constexpr std::size_t chunk = std::size_t{1} << 20;
     std::string field;
     while (field.size() < length) {
       const std::size_t part = std::min<std::size_t>(chunk, length - field.size());
-      field.resize(field.size() + part);
+      const std::size_t wanted = field.size() + part;
+      if (wanted > field.capacity()) {
+        std::string larger;
+        larger.reserve(std::min<std::size_t>(length, std::max(wanted, 2 * field.size())));
+        larger.append(field);
+        field.swap(larger);
+      }
+      field.resize(wanted);
       if (!source(field.data() + field.size() - part, part, problem)) return {};
     }
     fields.push_back(std::move(field));

@@ -90,7 +90,7 @@ std::shared_ptr<BuildProcesses> build_processes(const DeviceInfo& device) {
   const auto& asked = global_settings().build_processes;
   const char* cuda_cache_disable = std::getenv("CUDA_CACHE_DISABLE");
   const std::size_t processes =
-      asked ? *asked
+      asked ? std::min(*asked, max_build_processes)
             : detail::automatic_build_processes(device.nvidia && device.is_gpu(),
                                                 cuda_cache_disable ? cuda_cache_disable : "",
                                                 global_settings().build_thread_count());
@@ -111,6 +111,9 @@ std::shared_ptr<BuildProcesses> build_processes(const DeviceInfo& device) {
     if (asked) {
       warn_once("tunekit: TUNEKIT_BUILD_PROCESSES=" + std::to_string(processes) +
                 " asks for build helpers, but " + why_not + "; programs are built in this process");
+    } else if (const char* named = std::getenv("TUNEKIT_BUILD_HELPER"); named && *named) {
+      // A helper named and not usable is said, helpers asked for or not.
+      warn_once("tunekit: " + why_not + "; programs are built in this process");
     } else if (global_settings().log == LogLevel::debug) {
       inform("tunekit: no build helpers on " + device.device_name + ": " + why_not +
              "; programs are built in this process\n");

@@ -16,6 +16,7 @@
 
 #include "../cache/private_files.hpp"
 #include "../warnings.hpp"
+#include "tunekit/outcome.hpp"  // printable
 #include "tunekit/stable_hash.hpp"
 
 namespace tunekit::cl {
@@ -109,14 +110,22 @@ FileBytes read_own_file(const fs::path& path) {
   } else {
     out.bytes.resize(static_cast<std::size_t>(info.st_size));
     std::size_t done = 0;
+    int read_error = 0;
     while (done < out.bytes.size()) {
       const ssize_t got = ::read(fd, out.bytes.data() + done, out.bytes.size() - done);
       if (got < 0 && errno == EINTR) continue;
+      if (got < 0) read_error = errno;
       if (got <= 0) break;
       done += static_cast<std::size_t>(got);
     }
-    out.bytes.resize(done);  // a file shrunk meanwhile reads short: the checksum says so
-    out.status = ReadStatus::ok;
+    if (read_error != 0) {
+      // The disk's trouble, not the file's: said as it is, and the file left where it is.
+      out.bytes.clear();
+      out.problem = "cannot read it: " + errno_text(read_error);
+    } else {
+      out.bytes.resize(done);  // a file shrunk meanwhile reads short: the checksum says so
+      out.status = ReadStatus::ok;
+    }
   }
   ::close(fd);
   return out;
@@ -199,7 +208,7 @@ DecodedBinary decode_program_binary(std::string_view bytes, const ProgramKey& ke
   const auto binary = in.text(binary_size);
   if (in.bad || in.at != in.bytes.size()) return fail("malformed header");
   if (device != key.device)
-    return fail("compiled for another device ('" + std::string(device) + "')");
+    return fail("compiled for another device ('" + printable(device, 200) + "')");
   if (options != key.options || source_size != key.source.size() ||
       source_hash != stable_hash(key.source)) {
     return fail("compiled from another source or with other options");

@@ -2,11 +2,18 @@
 // made here from its binary and runs as one compiled here; its build error reads the same; a
 // helper that fails, lies or stays silent leaves the builds to this process; only an executable
 // no one else could have planted is run; the messages' reader refuses what they cannot be.
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "../../src/cl/build_processes.hpp"
@@ -14,6 +21,8 @@
 #include "../support.hpp"                   // CapturedWarnings
 #include "../unprivileged.hpp"
 #include "support_cl.hpp"
+
+extern char** environ;
 
 namespace tunekit::test {
 
@@ -137,6 +146,8 @@ TEST_CASE(
   CHECK(automatic_build_processes(true, "1", 4) == 0);  // CUDA_CACHE_DISABLE=1: helpers lose
   CHECK(automatic_build_processes(false, "", 4) == 0);  // not measured elsewhere
   CHECK(automatic_build_processes(true, "", 0) == 0);   // no build threads: nothing in parallel
+  // Never past what TUNEKIT_BUILD_PROCESSES may ask for (each helper a context on the GPU).
+  CHECK(automatic_build_processes(true, "", max_build_threads) == max_build_processes);
 }
 
 TEST_CASE("a program compiled in a helper process runs as one compiled here",
@@ -230,6 +241,82 @@ TEST_CASE("a helper idle past its retirement is replaced by a new one",
   CHECK(tagged_add_works(*cache, 33));
   CHECK(helpers->started() == 2);
   CHECK(cache->helper_builds() == 3);
+}
+
+TEST_CASE("a helper idle past its retirement is ended and reaped, though no build comes",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  auto options = helper_options();
+  options.idle_retire = 300ms;
+  const fs::path pid_file = dir / "pid";
+  const std::string answer = send_command({"failed", "build failed", "once"});
+  SECTION("it leaves by itself after its answer") {
+    options.helper =
+        script(dir / "leaves", "echo $$ > '" + pid_file.string() + "'; " + ready_reply +
+                                   "; sleep 0.3; " + answer + "; exit 0");
+  }
+  SECTION("it stays") {
+    options.helper = script(dir / "stays", "echo $$ > '" + pid_file.string() + "'; " + ready_reply +
+                                               "; sleep 0.3; " + answer + "; sleep 30");
+  }
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  CHECK(message_of([&] { (void)cache->program(tagged_add(111)); }) == "build failed: once");
+  const pid_t pid = static_cast<pid_t>(std::stol(read_text(pid_file)));
+  // Retired at 300 ms, its exit waited for (a stayer is killed after half a second): gone, and
+  // no zombie of it left for the program's life.
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  siginfo_t info{};
+  bool reaped = false;
+  while (!reaped && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(50ms);
+    info = {};
+    reaped = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 &&
+             errno == ECHILD;
+  }
+  CHECK(reaped);
+  CHECK(helpers->started() == 1);
+}
+
+namespace {
+void ignore_signal(int) {}
+}  // namespace
+
+TEST_CASE("a helper leaving well is waited for through the program's signals, not killed",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  auto options = helper_options();
+  const fs::path mark = dir / "left well";
+  // After its answer it reads until its socket closes, then takes 0.2 s to leave: within the
+  // half second a leaving helper is given.
+  options.helper =
+      script(dir / "slow exit",
+             ready_reply + "; sleep 0.3; " + send_command({"failed", "build failed", "slow exit"}) +
+                 "; cat <&3 >/dev/null; sleep 0.2; touch '" + mark.string() + "'");
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  CHECK(message_of([&] { (void)cache->program(tagged_add(121)); }) == "build failed: slow exit");
+  // A signal every millisecond at this thread, whose handler (no SA_RESTART) interrupts each
+  // wait, while the helpers are ended.
+  struct sigaction quiet {};
+  struct sigaction old {};
+  quiet.sa_handler = ignore_signal;
+  sigemptyset(&quiet.sa_mask);
+  ::sigaction(SIGUSR2, &quiet, &old);
+  const pthread_t self = ::pthread_self();
+  std::atomic<bool> done{false};
+  std::thread poker([&] {
+    while (!done) {
+      ::pthread_kill(self, SIGUSR2);
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  cache.reset();
+  helpers.reset();  // ends the helper, and waits for it
+  done = true;
+  poker.join();
+  ::sigaction(SIGUSR2, &old, nullptr);
+  CHECK(fs::exists(mark));
 }
 
 TEST_CASE("a helper that fails, lies or stays silent leaves the builds to this process",
@@ -370,6 +457,34 @@ TEST_CASE("the tunekit-build-helper executable refuses a device it does not have
   CHECK_THAT(helpers->unavailable(), Catch::Contains("refused: no device #"));
 }
 
+TEST_CASE("the tunekit-build-helper executable says why it will not start", "[build-processes]") {
+  // Run as a tuning process runs it, its socket on descriptor 3; the start message is no hello.
+  int ends[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) == 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, ends[1], 3);
+  const std::string path = built_helper().string();
+  char* argv[] = {const_cast<char*>(path.c_str()), const_cast<char*>("--socket"),
+                  const_cast<char*>("3"), nullptr};
+  pid_t pid = -1;
+  REQUIRE(::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, environ) == 0);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(ends[1]);
+  std::string problem;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  REQUIRE(cl::detail::send_all(ends[0], cl::detail::encode_message({"goodbye", "1", "x", "0"}),
+                               deadline, problem));
+  const auto reply =
+      cl::detail::read_message(cl::detail::socket_source(ends[0], deadline), problem);
+  ::close(ends[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(reply == std::vector<std::string>{"refused", "a start message that is no hello"});
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+}
+
 TEST_CASE("only a helper executable no one else could have planted is run",
           "[opencl][build-processes]") {
   TempDir dir;
@@ -439,6 +554,33 @@ TEST_CASE("TUNEKIT_BUILD_HELPER names the helper, and only a usable one",
   old ? ::setenv("TUNEKIT_BUILD_HELPER", saved.c_str(), 1) : ::unsetenv("TUNEKIT_BUILD_HELPER");
 }
 
+TEST_CASE("a program no helper would take is built here, and no helper is the worse for it",
+          "[opencl][build-processes]") {
+  TempDir dir;
+  auto options = helper_options();
+  options.helper = script(dir / "never", "exit 1");  // would fail the helpers if started
+  cl::BuildProcesses helpers(options);
+  const std::string source(cl::detail::max_message_bytes, 'x');
+  CHECK_FALSE(helpers.build(source, "", "past a message"));
+  CHECK(helpers.started() == 0);
+  CHECK(helpers.unavailable().empty());
+}
+
+TEST_CASE("a place to look for the helper that cannot be looked at is no helper, not an error",
+          "[build-processes]") {
+  TempDir dir;
+  const fs::path too_long = dir / std::string(300, 'a') / "tunekit-build-helper";
+  const fs::path absent = dir / "absent";
+  std::string why_not;
+  std::optional<fs::path> found;
+  CHECK_NOTHROW(found = cl::detail::first_runnable({too_long, absent}, why_not));
+  CHECK_FALSE(found);
+  CHECK_THAT(why_not, Catch::Contains(too_long.string() + ": it cannot be looked at (") &&
+                          Catch::Contains("none at " + absent.string()));
+  const fs::path good = script(dir / "helper", "exit 0");
+  CHECK(cl::detail::first_runnable({too_long, good}, why_not) == fs::canonical(good));
+}
+
 TEST_CASE("the helpers' messages: what the reader refuses", "[build-processes]") {
   namespace d = cl::detail;
   std::string problem;
@@ -457,6 +599,11 @@ TEST_CASE("the helpers' messages: what the reader refuses", "[build-processes]")
   CHECK_THAT(problem, Catch::StartsWith("a field of "));
   CHECK(read(u32(1) + u64(10) + "short").empty());
   CHECK(problem == "the other side closed");
+  // A long field is held in about its length, not in a string's doubled growth past it.
+  const auto nine_mib = read(d::encode_message({"binary", std::string(9 << 20, 'b')}));
+  REQUIRE(nine_mib.size() == 2);
+  CHECK(nine_mib[1].size() == (9u << 20));
+  CHECK(nine_mib[1].capacity() < (10u << 20));
 
   using Fields = std::vector<std::string>;
   auto binary = d::read_build_reply(Fields{"binary", "\x01\x02"}, problem);

@@ -120,6 +120,11 @@ TEST_CASE("a corrupt, truncated or foreign binary is reported, removed and rebui
         key_of(spec, "some other device"), std::vector<unsigned char>(good.begin(), good.end()));
     expected = "compiled for another device";
   }
+  SECTION("a well-formed file for a device whose name holds a terminal's control bytes") {
+    damaged = cl::detail::encode_program_binary(
+        key_of(spec, "other\x1b[2J device"), std::vector<unsigned char>(good.begin(), good.end()));
+    expected = "compiled for another device ('other\\x1b[2J device')";
+  }
   SECTION("a well-formed file whose binary the driver rejects") {
     damaged =
         cl::detail::encode_program_binary(key_of(spec), std::vector<unsigned char>(100, 0xab));
@@ -132,6 +137,8 @@ TEST_CASE("a corrupt, truncated or foreign binary is reported, removed and rebui
   CHECK(cache->builds() == 1);
   CHECK(cache->binary_loads() == 0);
   CHECK(warnings.count(expected) == 1);
+  CHECK(warnings.text().find('\x1b') ==
+        std::string::npos);  // a file's bytes never reach a terminal raw
   // Rebuilt from source and stored again: the next cache loads it.
   auto next = cache_under(dir.path());
   (void)next->program(spec);

@@ -1,6 +1,8 @@
 // A winner that is not noise: the contenders for the win are re-measured interleaved, so that
 // moments of the machine (a slow second) fall on all of them alike.
 #include <catch2/catch.hpp>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <tunekit/tunekit.hpp>
@@ -214,6 +216,51 @@ TEST_CASE(
   const AutotuneOutcome* third = report->outcome("third");
   REQUIRE(third);
   CHECK(third->median == Approx(1.54e-3));
+}
+
+TEST_CASE("a step the climb measures after the race is recorded in the search's kind of time",
+          "[tuner][confirm][resume]") {
+  // The race's batches time each launch's host cost (0.5 ms), the search's lone calls do not.
+  // The climb measures X=6 beside the race's winner X=5; the in-progress record (what an
+  // interrupted tuning resumes from) keeps it in the kind of time the search recorded X=5 in, so
+  // that the two rank as they ran (0.9 against 0.98 ms): not in the race's, 1.4x longer, which
+  // would rank X=6 behind X=5's recorded time.
+  Settings settings = test::test_settings();
+  SearchSettings search{SearchStrategy::exhaustive, 0.0, 6, 1e9};
+  search.patience = 0;
+  search.refine = 2;
+  settings.search = search;
+  settings.benchmark->confirm_sample_seconds = 4.5e-3;
+  LaunchGapClient client(0.5e-3);
+  auto calls_of_five = std::make_shared<std::size_t>(0);
+  auto set = TunableSet{size_key, size_inputs}.with(
+      Space(space("s")
+                .parameter("X", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+                .start_at("X=2")
+                .start_at("X=5")),
+      [calls_of_five](const Config& c) {
+        const std::int64_t x = c["X"];
+        return [x, calls_of_five](LaunchGapClient& gap_client, int&) {
+          double t = x == 2 ? 1.00e-3 : 2e-3;
+          if (x == 5) t = ++*calls_of_five <= 6 ? 1.02e-3 : 0.98e-3;
+          if (x == 6) t = 0.9e-3;
+          gap_client.spend(t);
+        };
+      });
+  const test::SizeKey key{8};
+  int n = 8;
+  const std::string op = "climb record", device = "virtual";
+  TuningRun<test::SizeKey, LaunchGapClient, decltype(set), int> run(op, device, settings, client,
+                                                                    set, key, {}, 1, n);
+  std::map<std::string, double> recorded;
+  run.on_measured([&](const AutotuneOutcome& outcome) { recorded[outcome.name] = outcome.median; });
+  const TuningReport report = run.run();
+  INFO(format_report(report));
+  REQUIRE(report.winner());
+  CHECK(report.winner()->name == "s[X=6]");
+  REQUIRE(recorded.count("s[X=6]") == 1);
+  REQUIRE(recorded.count("s[X=5]") == 1);
+  CHECK(recorded["s[X=6]"] / recorded["s[X=5]"] == Approx(0.9 / 0.98).epsilon(0.01));
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tunekit/tunekit.hpp>
@@ -348,45 +349,149 @@ TEST_CASE("a resumed tuning compares recorded times only on this tuning's proble
   CHECK(report.winner()->median == Approx(1.0e-3));
 }
 
+namespace {
+
+// A tunable set of one space, X = 0 to 9, starting at `starts`, each call of X costing
+// `time_of(x)` (a function that may count calls, to be slower at first).
+auto climb_set(std::vector<std::string> starts, std::function<double(std::int64_t)> time_of) {
+  auto s = space("s").parameter("X", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  for (const auto& start : starts) s.start_at(start);
+  return TunableSet{size_key, size_inputs}.with(Space(std::move(s)), [time_of](const Config& c) {
+    const std::int64_t x = c["X"];
+    return [x, time_of](VirtualClient& client, int&) { client.spend(time_of(x)); };
+  });
+}
+
+// Search settings that measure the start points, then refine from the best with `refine`
+// evaluations, within `evaluations` in all.
+Settings climbing(std::size_t evaluations, std::size_t refine, double seconds = 1e9) {
+  Settings settings = test::test_settings();
+  SearchSettings search{SearchStrategy::exhaustive, 0.0, evaluations, seconds};
+  search.patience = 0;  // the strategy ends after the start points
+  search.refine = refine;
+  settings.search = search;
+  return settings;
+}
+
+// Tunes key 8 of the set that `make_set` makes, with `settings`: its report.
+template <typename MakeSet>
+TuningReport tuned(const std::string& op, const Settings& settings, MakeSet make_set) {
+  LocalTuner<test::SizeKey> tuner(op, settings);
+  VirtualClient client;
+  const auto& set = tuner.init(make_set);
+  tuner.execute(client.id(), client, set, 8);
+  auto report = tuner.tuner(client.id()).report(test::SizeKey{8});
+  REQUIRE(report);
+  return *report;
+}
+
+// A configuration whose first 6 calls (the search's) take 1.02 ms and the later ones (the
+// race's) 0.98 ms, as a driver's first launches can be slower; `calls` counts them.
+double slow_at_first(std::size_t& calls) { return ++calls <= 6 ? 1.02e-3 : 0.98e-3; }
+
+std::size_t measured_count(const TuningReport& report) {
+  std::size_t measured = 0;
+  for (const auto& outcome : report.outcomes) measured += outcome.ok() ? 1 : 0;
+  return measured;
+}
+
+}  // namespace
+
 TEST_CASE("a race that crowns another configuration climbs from it", "[tuner][pick][search]") {
   // X=2 and X=5 start the search, and X=5 measures 2% slower in it (its first calls are slow, as
-  // a driver's first launches can be) but 2% faster in the race. The refinement climbs from X=2,
-  // whose steps are slower; X=6, a step from X=5, is twice as fast: only a climb from the race's
-  // winner finds it.
-  Settings settings = test::test_settings();
-  SearchSettings search{SearchStrategy::exhaustive, 0.0, 6, 1e9};
-  search.patience = 0;  // the strategy ends after the start points
-  search.refine = 2;    // the refinement measures X=2's steps, X=1 and X=3
-  settings.search = search;
-  LocalTuner<test::SizeKey> tuner("climb from the race", settings);
-  VirtualClient client;
+  // a driver's first launches can be) but 2% faster in the race. The refinement (2 evaluations)
+  // climbs from X=2, whose steps X=1 and X=3 are slower; X=6, a step from X=5, is 8% faster than
+  // it: only a climb from the race's winner finds it, and a second race confirms it.
   auto calls_of_five = std::make_shared<std::size_t>(0);
-  const auto& set = tuner.init([calls_of_five] {
-    return TunableSet{size_key, size_inputs}.with(
+  const TuningReport report = tuned("climb from the race", climbing(6, 2), [calls_of_five] {
+    return climb_set({"X=2", "X=5"}, [calls_of_five](std::int64_t x) {
+      if (x == 2) return 1.00e-3;
+      if (x == 5) return slow_at_first(*calls_of_five);
+      if (x == 6) return 0.9e-3;
+      return 2e-3;
+    });
+  });
+  INFO(format_report(report));
+  REQUIRE(report.winner());
+  CHECK(report.winner()->name == "s[X=6]");
+  CHECK(report.winner()->median == Approx(0.9e-3).epsilon(0.01));
+  CHECK_FALSE(report.winner()->paired);  // its time is the second race's
+  CHECK(report.confirmed >= 2);          // raced again: X=6 against the first race's winner
+  CHECK(measured_count(report) == 6);    // 2, 5, then 1 and 3, then 4 and 6: the budget of 6
+}
+
+TEST_CASE("a climb's step far ahead of the race's winner wins without the race's marks",
+          "[tuner][pick][search]") {
+  // X=5 and X=7 tie in the race (the same times); the climb from the race's winner finds X=6,
+  // twice as fast as either: no race is needed to crown it, and neither the tie nor the race's
+  // figures are said of it.
+  auto calls_of_five = std::make_shared<std::size_t>(0);
+  auto calls_of_seven = std::make_shared<std::size_t>(0);
+  const TuningReport report = tuned("climb far ahead", climbing(7, 2), [=] {
+    return climb_set({"X=2", "X=5", "X=7"}, [=](std::int64_t x) {
+      if (x == 2) return 1.00e-3;
+      if (x == 5) return slow_at_first(*calls_of_five);
+      if (x == 7) return slow_at_first(*calls_of_seven);
+      if (x == 6) return 0.5e-3;
+      return 2e-3;
+    });
+  });
+  INFO(format_report(report));
+  REQUIRE(report.winner());
+  CHECK(report.winner()->name == "s[X=6]");
+  CHECK(report.winner()->median == Approx(0.5e-3).epsilon(0.01));
+  for (const auto& outcome : report.outcomes) CHECK_FALSE(outcome.tied);
+  CHECK(report.confirmed == 0);  // no race decided it
+  CHECK(report.confirm_rounds == 0);
+}
+
+TEST_CASE("the climb from the race's winner keeps to the space's time limit",
+          "[tuner][pick][search]") {
+  // A limit of a nanosecond: the search ends after its start point, and no climb follows, though
+  // its step X=3 is twice as fast and the refinement's allowance is unspent.
+  const TuningReport report = tuned("climb out of time", climbing(10, 2, 1e-9), [] {
+    return climb_set({"X=2"}, [](std::int64_t x) { return x == 3 ? 0.5e-3 : 1e-3; });
+  });
+  INFO(format_report(report));
+  REQUIRE(report.winner());
+  CHECK(report.winner()->name == "s[X=2]");
+  CHECK(measured_count(report) == 1);
+}
+
+TEST_CASE("an input generator that fails during the climb leaves the race's winner",
+          "[tuner][pick][search]") {
+  // The inputs can be made until the race runs (X=5's seventh call), then not: the climb that
+  // would measure X=5's steps stops, and the race's pick is the tuning's, not an error.
+  auto calls_of_five = std::make_shared<std::size_t>(0);
+  auto inputs_gone = std::make_shared<bool>(false);
+  const auto make_set = [=] {
+    auto inputs = [inputs_gone](const test::SizeKey& key, const int& n) {
+      if (*inputs_gone) throw std::runtime_error("the inputs are gone");
+      return size_inputs(key, n);
+    };
+    return TunableSet{size_key, inputs}.with(
         Space(space("s")
                   .parameter("X", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
                   .start_at("X=2")
                   .start_at("X=5")),
-        [calls_of_five](const Config& c) {
+        [=](const Config& c) {
           const std::int64_t x = c["X"];
-          return [x, calls_of_five](VirtualClient& client, int&) {
-            double t = 2e-3;
-            if (x == 2) t = 1.00e-3;
-            if (x == 5) t = ++*calls_of_five <= 6 ? 1.02e-3 : 0.98e-3;
+          return [=](VirtualClient& client, int&) {
+            double t = x == 2 ? 1.00e-3 : 2e-3;
+            if (x == 5) {
+              t = slow_at_first(*calls_of_five);
+              if (*calls_of_five == 7) *inputs_gone = true;  // the race has begun
+            }
             if (x == 6) t = 0.5e-3;
             client.spend(t);
           };
         });
-  });
-  tuner.execute(client.id(), client, set, 8);
-  const auto report = tuner.tuner(client.id()).report(test::SizeKey{8});
-  REQUIRE(report);
-  INFO(format_report(*report));
-  REQUIRE(report->winner());
-  CHECK(report->winner()->name == "s[X=6]");
-  CHECK(report->winner()->median == Approx(0.5e-3).epsilon(0.01));  // the race's time of it
-  CHECK(report->confirmed >= 2);  // raced again: X=6 against the first race's winner
-  std::size_t measured = 0;
-  for (const auto& outcome : report->outcomes) measured += outcome.ok() ? 1 : 0;
-  CHECK(measured == 6);  // 2, 5, then 1 and 3, then 4 and 6: within the budget of 6
+  };
+  std::optional<TuningReport> tuning;
+  REQUIRE_NOTHROW(tuning = tuned("climb without inputs", climbing(6, 2), make_set));
+  const TuningReport& report = *tuning;
+  INFO(format_report(report));
+  REQUIRE(report.winner());
+  CHECK(report.winner()->name == "s[X=5]");
+  CHECK(report.outcome("s[X=6]")->status == OutcomeStatus::skipped);
 }

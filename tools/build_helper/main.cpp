@@ -86,15 +86,27 @@ int main(int argc, char** argv) {
   std::string problem;
   const auto hello = detail::read_message(
       detail::socket_source(socket, Clock::now() + detail::helper_start_patience), problem);
-  if (hello.size() != 4 || hello[0] != "hello") return 1;
+  if (hello.size() != 4 || hello[0] != "hello") {
+    reply(socket, {"refused", hello.empty() ? "no hello (" + problem + ")"
+                                            : "a start message that is no hello"});
+    return 1;
+  }
   const std::string version = std::to_string(detail::build_protocol_version);
   if (hello[1] != version) {
     reply(socket, {"refused", "this helper speaks version " + version + " of the messages, not " +
                                   hello[1].substr(0, 20)});
     return 1;
   }
+  // What fails before the helper is ready is said (refused), so that the process that started it
+  // can name why it builds its programs itself.
+  std::vector<tunekit::cl::DeviceInfo> devices;
   try {
-    const auto devices = tunekit::cl::list_devices();
+    devices = tunekit::cl::list_devices();
+  } catch (const std::exception& error) {
+    reply(socket, {"refused", std::string("listing the devices: ") + error.what()});
+    return 1;
+  }
+  try {
     const std::size_t index = index_of(hello[3]);
     if (index >= devices.size() || devices[index].identity() != hello[2]) {
       reply(socket, {"refused", "no device #" + hello[3].substr(0, 20) + " with that identity " +

@@ -467,6 +467,8 @@ class TuningRun {
     budget.trails = std::isfinite(best_start) && clearly_faster(leader_, best_start, budget.margin);
     tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator,
                     budget, seed_, extra_starts, plan.search_settings().start_points);
+    if (search_seconds_.size() <= space.entry) search_seconds_.resize(space.entry + 1, 0.0);
+    search_seconds_[space.entry] += evaluator.spent_seconds();
   }
 
   // Work whose rates are no numbers (NaN): what the metrics show where it is not known.
@@ -593,7 +595,14 @@ class TuningRun {
                                 bench_.confirm_within * outcomes_[best.front()].median)) {
       best.pop_back();
     }
-    if (best.size() < 2) return fastest();
+    if (best.size() < 2) {
+      // No race decides the winner (after the climb: a step far ahead of the last race's
+      // winner): what an earlier race said of others is no longer said of this winner.
+      for (auto& outcome : outcomes_) outcome.tied = false;
+      report_.confirmed = 0;
+      report_.confirm_rounds = 0;
+      return fastest();
+    }
     // Their benchmark inputs: the shared ones, or fresh ones for each (in-place candidates).
     std::vector<std::optional<Bench>> own(best.size());
     std::vector<Bench*> benches;
@@ -680,12 +689,18 @@ class TuningRun {
   // spaces: 1-3 more measurements (median), picks within 5% as often or more often. Within the
   // space's budget: its refinement's allowance afresh (none: no climb) and its evaluations; where
   // the search's refinement climbed from the winner already, its steps are measured and nothing
-  // is left to do.
+  // is left to do. Within the space's time too: the search's seconds count against it.
   void climb_from_the_confirmed(const TuningPlan& plan, std::size_t winner) {
     if (finished_ || !outcomes_[winner].ok() || !searched_whole(plan, winner)) return;
     const std::size_t entry_index = plan.entry_of(winner);
     const PlanEntry& entry = plan.entries()[entry_index];
     const SearchBudget budget = plan.budget(entry_index);
+    const double searched = entry_index < search_seconds_.size() ? search_seconds_[entry_index] : 0;
+    const auto climbing = std::chrono::steady_clock::now();
+    const auto out_of_time = [&] {
+      return searched + detail::seconds_since(climbing) >= budget.max_seconds;
+    };
+    if (out_of_time()) return;
     std::size_t evaluated = 0;
     for (std::size_t i = entry.first; i < entry.first + entry.size; ++i) {
       if (!unmeasured(i)) ++evaluated;
@@ -696,23 +711,35 @@ class TuningRun {
       if (steps.size() < allowance && unmeasured(entry.first + c)) steps.push_back(entry.first + c);
     }
     if (steps.empty()) return;
-    // The steps are paired with the winner, in the race's kind of time (the search's leader may
-    // have lost the race, or failed in it); one measured alone is scaled into it. No stop for good
-    // enough now: the tuning is past that.
+    // The steps are paired with the winner (the search's leader may have lost the race, or failed
+    // in it), at the winner's time in the search's kind, so that a step's time is recorded as
+    // every searched one is (an interrupted tuning resumes from them); then all are scaled into
+    // the race's kind. No stop for good enough now: the tuning is past that.
     leader_index_ = winner;
-    leader_ = outcomes_[winner].median;
+    leader_ = outcomes_[winner].median / to_race_;
     good_enough_seconds_ = 0;
     plan_builds(steps);
+    std::vector<std::size_t> measured;
     for (std::size_t i : steps) {
-      measure_one(i);
-      if (outcomes_[i].ok() && !outcomes_[i].paired) scale_times(outcomes_[i], to_race_);
+      if (out_of_time()) break;
+      try {
+        measure_one(i);
+      } catch (const AutotuneError&) {
+        // The input generator failed (a candidate's own failure is its outcome): the race has
+        // decided already, and its winner stands, as when a race finds no inputs.
+        break;
+      }
+      measured.push_back(i);
+    }
+    for (std::size_t i : measured) {
+      if (outcomes_[i].ok()) scale_times(outcomes_[i], to_race_);
     }
     if (ahead_) {
       ahead_->settle();
       report_.time_spent.programs_prepared = ahead_->submitted();
     }
     const double bound = bench_.confirm_within * outcomes_[winner].median;
-    if (std::any_of(steps.begin(), steps.end(), [&](std::size_t i) {
+    if (std::any_of(measured.begin(), measured.end(), [&](std::size_t i) {
           return outcomes_[i].ok() && outcomes_[i].median <= bound;
         })) {
       throw_if_stopped();
@@ -816,6 +843,7 @@ class TuningRun {
   bool finished_ = false;
   // A searched time times this is the last race's kind of time (scale_to_the_race).
   double to_race_ = 1;
+  std::vector<double> search_seconds_;  // by plan entry: its search's time (the time limit's)
   TuningProgress progress_;
   Validation validation_{client_, set_, [this] { return make_bench_inputs(); }, report_.time_spent};
   bool measured_beside_ = false;            // a turn's wait ran out (said once)
