@@ -225,4 +225,15 @@ inline cl_int int_argument(std::uint64_t value, const std::string& what) {
   return static_cast<cl_int>(value);
 }
 
+/// Tiled kernels step past their last index (k0 + TS, K + KWG - 1, r0 + TILE_M, c0 + BLK): a size
+/// within a tile of 2^31 would wrap an int there. Each leaves this much room (every shipped tile
+/// is smaller); the naive kernels, which step by one, serve the sizes past it.
+inline constexpr std::uint64_t tile_headroom = 1024;
+
+/// `largest` (a call's largest size) with a tile's room: an AutotuneError(launch) naming `what`
+/// when it would wrap a tiled kernel's int.
+inline void require_tile_headroom(std::uint64_t largest, const std::string& what) {
+  (void)int_argument(largest + tile_headroom, what + " plus a tile");
+}
+
 }  // namespace tunekit::ops::detail

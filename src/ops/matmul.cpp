@@ -213,11 +213,8 @@ class GemmKernel {
       detail::int_argument(std::uint64_t{m} * n, "M*N (elements of C)");
     }
     if (algorithm_ != Algorithm::naive) {
-      // Tile loops step past their last index (k0 + TS, K + KWG - 1, k + KDIMC): a size within
-      // a tile of 2^31 would wrap an int there. The naive kernel serves such a size.
-      constexpr std::uint64_t tile_headroom = 1024;
-      detail::int_argument(std::uint64_t{std::max({m, n, k})} + tile_headroom,
-                           "the largest of M, N and K plus a tile");
+      // The naive kernel serves a size within a tile of 2^31.
+      detail::require_tile_headroom(std::max({m, n, k}), "the largest of M, N and K");
     }
     require_demands(client, a.dtype, n, k, math);
     ::cl::Kernel kernel = client.kernel(spec(a.dtype));
@@ -300,6 +297,20 @@ class GemmKernel {
     for (const cl::KernelSpec* other : companions(a.dtype)) client.programs().keep(*other);
   }
   const cl::KernelSpec& spec(DType dtype) const { return specs_.of(dtype); }
+  // C = beta * C (0 where beta is 0, C unread), with no product: BLAS's meaning of alpha = 0,
+  // which reads neither A nor B (an infinity or a NaN in them changes nothing). The slices' sum
+  // over no slices; false where C is past its 32-bit indexes (the product then computes it).
+  static bool scale_only(cl::Client& client, DeviceMatrix& c, float beta) {
+    const std::uint64_t mn = std::uint64_t{c.rows} * c.cols;
+    if (mn > 2147483647) return false;
+    ::cl::Kernel sum = client.kernel(sum_spec(c.dtype));
+    const auto range = operand_passes::sum_range(c.rows, c.cols);
+    client.launch_with(sum, ::cl::NDRange(range.global[0], range.global[1]),
+                       ::cl::NDRange(range.local[0], range.local[1]), static_cast<cl_int>(mn),
+                       static_cast<cl_int>(c.cols), static_cast<cl_int>(c.cols), cl_int{0}, 0.0f,
+                       beta, c.buffer, c.buffer);
+    return true;
+  }
 
  private:
   // What a family demands of the call and the device (tensor cores, cp.async), refused before
@@ -1415,8 +1426,9 @@ std::size_t checked_candidate(std::string_view candidate, cl::Client& client, co
 void matmul_with(std::string_view candidate, cl::Client& client, const DeviceMatrix& a,
                  const DeviceMatrix& b, DeviceMatrix& c, float alpha, float beta, MatmulMath math) {
   const auto& set = matmul_set();
-  set.call(set.locate(checked_candidate(candidate, client, a, b, c, alpha, beta, math)), client, a,
-           b, c, alpha, beta, math);
+  const std::size_t index = checked_candidate(candidate, client, a, b, c, alpha, beta, math);
+  if (alpha == 0.0f && GemmKernel::scale_only(client, c, beta)) return;
+  set.call(set.locate(index), client, a, b, c, alpha, beta, math);
 }
 
 void detail::prepare_matmul_with(std::string_view candidate, cl::Client& client,
@@ -1443,6 +1455,10 @@ std::vector<std::pair<std::string, cl::KernelSpec>> matmul_kernels(DType dtype) 
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
             float alpha, float beta, MatmulMath math) {
   check_matmul_call(client, a, b, c);
+  if (alpha == 0.0f) {
+    (void)key_of(a, b, c, alpha, beta, math);  // the call's checks, as a tuned call's
+    if (GemmKernel::scale_only(client, c, beta)) return;
+  }
   matmul_tuner().execute(client.id(), client, matmul_set(), a, b, c, alpha, beta, math);
 }
 

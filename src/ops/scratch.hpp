@@ -30,11 +30,16 @@ class Scratch {
     std::lock_guard lock(mutex_);
     auto& slot = slots_[{client.context()(), std::this_thread::get_id()}];
     if (slot.bytes < bytes) {
-      slot.bytes = std::max<std::size_t>(bytes, 1);
-      for (auto& buffer : slot.buffers) {
-        buffer = client.allocate(slot.bytes);
-        if (contents_ == Contents::zeros) client.fill(buffer, std::uint8_t{0}, slot.bytes);
+      // All made before the slot says so: an allocation that fails (past the device's largest)
+      // leaves the slot as it was, not claiming a size its buffers do not have.
+      const std::size_t size = std::max<std::size_t>(bytes, 1);
+      std::array<::cl::Buffer, Count> made;
+      for (auto& buffer : made) {
+        buffer = client.allocate(size);
+        if (contents_ == Contents::zeros) client.fill(buffer, std::uint8_t{0}, size);
       }
+      slot.buffers = std::move(made);
+      slot.bytes = size;
     }
     return slot.buffers;
   }

@@ -54,7 +54,11 @@ class TransposeKernel {
         local = ::cl::NDRange(p("LX"), p("LY"));
         break;
     }
-    // Offsets are 64-bit in the kernels; each dimension must fit an int.
+    // Offsets are 64-bit in the kernels; each dimension must fit an int, and for the tiled and
+    // blocked kernels (edge tests such as r0 + TILE_M <= M) with a tile's room.
+    if (layout_ != Layout::naive) {
+      detail::require_tile_headroom(std::max(in.rows, in.cols), "the larger of rows and columns");
+    }
     client.launch_with(kernel, global, local, detail::int_argument(in.rows, "rows"),
                        detail::int_argument(in.cols, "cols"), in.buffer, out.buffer);
   }

@@ -366,6 +366,35 @@ TEST_CASE("a NaN or infinite alpha gives its product and leaves the key's tuning
   matmul(client, a, b, c, std::numeric_limits<float>::infinity());  // no throw: inf or NaN
 }
 
+TEST_CASE("alpha = 0 gives beta * C and reads neither A nor B, as BLAS does",
+          "[ops][matmul][opencl]") {
+  // A holds an infinity and B a NaN: a product would put NaN in C wherever alpha * (A B) was
+  // computed. The tuned op and a named candidate alike; beta = 0 leaves no NaN of C either.
+  tunekit::cl::Client& client = test::default_client();
+  test::quick_tuning();
+  const std::size_t m = 9, n = 11, k = 7;
+  auto a_values = random_values(m * k, 4), b_values = random_values(k * n, 5);
+  a_values[0] = std::numeric_limits<float>::infinity();
+  b_values[3] = std::nanf("");
+  const auto a = upload_matrix(client, a_values, m, k);
+  const auto b = upload_matrix(client, b_values, k, n);
+  const auto c_values = random_values(m * n, 6);
+  const std::string named = matmul_candidates().front();
+  for (const bool tuned : {true, false}) {
+    INFO((tuned ? "matmul" : "matmul_with " + named));
+    const auto call = [&](DeviceMatrix& c, float beta) {
+      tuned ? matmul(client, a, b, c, 0.0f, beta) : matmul_with(named, client, a, b, c, 0.0f, beta);
+    };
+    auto c = upload_matrix(client, c_values, m, n);
+    call(c, 0.5f);
+    const auto halved = download_matrix(client, c);
+    for (std::size_t i = 0; i < m * n; ++i) CHECK(halved[i] == 0.5f * c_values[i]);
+    auto with_nan = upload_matrix(client, std::vector<float>(m * n, std::nanf("")), m, n);
+    call(with_nan, 0.0f);
+    for (const float v : download_matrix(client, with_nan)) CHECK(v == 0.0f);
+  }
+}
+
 TEST_CASE("ops refuse a buffer of another context and an output that is an input",
           "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();

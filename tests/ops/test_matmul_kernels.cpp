@@ -20,6 +20,7 @@
 #include "../../src/ops/gemm_rules.hpp"
 #include "../../src/ops/matmul_prepare.hpp"
 #include "../../src/ops/operand_passes.hpp"
+#include "../../src/ops/scratch.hpp"
 #include "../../src/ops/tf32_operands.hpp"
 #include "../../src/ops/transposed_operand.hpp"
 #include "matmul_support.hpp"
@@ -1164,6 +1165,19 @@ TEST_CASE("a K split of 16-bit matrices keeps its slices' partial products in f3
 // directly (tuning would benchmark a 65536 x 65536 twin, 17 GB, for every candidate): the
 // kernels with 32-bit offsets refuse it before launch, naming 2^31, and the 64-bit ones serve it;
 // every element past index 2^31 is checked.
+TEST_CASE("a scratch buffer that could not grow keeps the size it has", "[ops][opencl]") {
+  // An allocation past the device's largest fails; the slot must not then claim that size, or
+  // the next call of a size between gets the old, smaller buffers and writes past them.
+  auto& client = tunekit::test::default_client();
+  tunekit::ops::detail::Scratch<2> scratch;
+  (void)scratch.buffers(client, 16);
+  CHECK_THROWS_AS(scratch.buffers(client, client.device().max_allocation + 1),
+                  tunekit::AutotuneError);
+  for (const auto& buffer : scratch.buffers(client, 4096)) {
+    CHECK(buffer.template getInfo<CL_MEM_SIZE>() >= 4096);
+  }
+}
+
 TEST_CASE("matmul of 46341 x 46341 x 1: C over 2^31 elements is right to its last element",
           "[.][gpu][gpu-large]") {
   auto& client = tunekit::test::default_client();

@@ -363,6 +363,18 @@ TEST_CASE("reduce rejects empty input and a short output with clear messages",
                     Catch::Contains("out holds 2 values for 3 rows"));
 }
 
+TEST_CASE("a size within a tile of 2^31 is refused to the tiled kernels, naming the limit",
+          "[ops][transpose][matmul]") {
+  // transpose's tiled and blocked kernels and matmul's tiled ones test r0 + TILE_M <= M and the
+  // like in int: a size within a tile of 2^31 would wrap there and index past the buffers.
+  using tunekit::ops::detail::require_tile_headroom;
+  using tunekit::ops::detail::tile_headroom;
+  constexpr std::uint64_t limit = 2147483647;
+  CHECK_NOTHROW(require_tile_headroom(limit - tile_headroom, "the larger of rows and columns"));
+  CHECK_THROWS_WITH(require_tile_headroom(limit - 4, "the larger of rows and columns"),
+                    Catch::Contains("the larger of rows and columns plus a tile is 2147484667"));
+}
+
 TEST_CASE("every transpose candidate is exact on odd and edge-block sizes",
           "[ops][transpose][opencl]") {
   auto& client = default_client();

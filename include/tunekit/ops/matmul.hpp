@@ -87,8 +87,9 @@ MatmulKey matmul_key(std::uint64_t m, std::uint64_t n, std::uint64_t k, DType dt
 /// f32 arithmetic). Throws std::invalid_argument when the shapes or types do not fit together,
 /// when a buffer belongs to another OpenCL context than the client's, or when C is A or B (no
 /// kernel computes in place). A NaN or infinite alpha gives its product (the tuning runs with
-/// alpha = 1: the winner does not depend on it). `math` tf32 lets f32 products use TF32
-/// (MatmulMath).
+/// alpha = 1: the winner does not depend on it); alpha = 0 gives beta * C (0 for beta = 0) and
+/// reads neither A nor B, as BLAS does: an infinity or a NaN in them does not reach C. `math` tf32
+/// lets f32 products use TF32 (MatmulMath).
 void matmul(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
             float alpha = 1.0f, float beta = 0.0f, MatmulMath math = MatmulMath::ieee);
 
