@@ -10,7 +10,8 @@
 //                    [--confirm K]  (the final race's contenders; the level's by default)
 //                    [--refine N] [--explore N] [--first-sample N] [--time-limit off]
 //                    [--climb on|off]  (the tuner's climb from the confirmed winner's adjacent
-//                    configurations, within the refinement's allowance; on by default)
+//                    configurations and trades, within the refinement's allowance; on by
+//                    default)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -230,11 +231,17 @@ int main(int argc, char** argv) {
         }
         std::size_t extra = 0;
         if (climb && !seen.empty()) {
-          // The confirmed winner's adjacent configurations not measured yet, then a race of the
-          // winner and those that measured within the contenders' range.
+          // The confirmed winner's adjacent configurations, then its trades unless the search
+          // trusted its start points, not measured yet; then a race of the winner and those that
+          // measured within the contenders' range.
           const double worst_seen = std::get<0>(seen.back());
           const std::size_t allowance = budget.climb_allowance(result.evaluated.size());
-          for (std::size_t c : space.adjacent(pick_config)) {
+          std::vector<std::size_t> around = space.adjacent(pick_config);
+          if (!result.trusts_start_points) {
+            const auto trades = space.trades(pick_config);
+            around.insert(around.end(), trades.begin(), trades.end());
+          }
+          for (std::size_t c : around) {
             if (visited[c] || extra >= allowance) continue;
             visited[c] = 1;
             ++extra;

@@ -197,7 +197,10 @@ class BudgetedSearch {
     return *times_[i];
   }
 
-  SearchResult take() { return std::move(result_); }
+  SearchResult take() {
+    result_.trusts_start_points = !on_its_own();
+    return std::move(result_);
+  }
 
  private:
   SearchEvaluator& evaluator_;

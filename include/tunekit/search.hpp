@@ -60,6 +60,9 @@ struct SearchResult {
   std::vector<std::size_t> evaluated;
   std::optional<std::size_t> best;
   double best_time = std::numeric_limits<double>::infinity();
+  /// A start point worked and nothing beat it by the margin: the refinement tried no trades
+  /// (the start points trusted as they are), and nor does the tuner's climb after its race.
+  bool trusts_start_points = false;
 };
 
 /// Runs `strategy` over `space` within `budget`; never evaluates a configuration twice. The

@@ -445,6 +445,59 @@ TEST_CASE("a climb's step far ahead of the race's winner wins without the race's
   CHECK(report.confirm_rounds == 0);
 }
 
+namespace {
+
+// X = 0 to 2 by Y = 0 to 3, searched in that order (Y fastest), with the patience of 2 and the
+// refinement's allowance `refine`: X=0,Y=2 (1 ms) is best of what the search reaches, and X=1,Y=1
+// (0.5 ms), its one trade (X a step up, Y a step down), is the best of all.
+TuningReport tuned_beside_a_trade(const std::string& op, std::size_t refine,
+                                  std::vector<std::string> starts) {
+  Settings settings = test::test_settings();
+  SearchSettings search{SearchStrategy::exhaustive, 0.0, 12, 1e9};
+  search.patience = 2;
+  search.refine = refine;
+  search.start_points = !starts.empty();
+  settings.search = search;
+  return tuned(op, settings, [starts] {
+    auto s = space("s").parameter("X", {0, 1, 2}).parameter("Y", {0, 1, 2, 3});
+    for (const auto& start : starts) s.start_at(start);
+    return TunableSet{size_key, size_inputs}.with(Space(std::move(s)), [](const Config& c) {
+      const std::int64_t x = c["X"], y = c["Y"];
+      return [x, y](VirtualClient& client, int&) {
+        double t = 1.8e-3;
+        if (x == 0 && y == 0) t = 2.0e-3;
+        if (x == 0 && y == 1) t = 1.6e-3;
+        if (x == 0 && y == 2) t = 1.0e-3;
+        if (x == 1 && y == 1) t = 0.5e-3;
+        client.spend(t);
+      };
+    });
+  });
+}
+
+}  // namespace
+
+TEST_CASE("the climb from the race's winner tries its trades where the search found it alone",
+          "[tuner][pick][search]") {
+  // No start points: the search ends at X=0,Y=2 with its refinement's one evaluation spent on a
+  // step, before its trades; the climb's own allowance reaches the trade.
+  const TuningReport report = tuned_beside_a_trade("climb to a trade", 1, {});
+  INFO(format_report(report));
+  REQUIRE(report.winner());
+  CHECK(report.winner()->name == "s[X=1,Y=1]");
+}
+
+TEST_CASE("the climb from the race's winner tries no trades where the search trusted its start",
+          "[tuner][pick][search]") {
+  // X=0,Y=2 is a start point that nothing beat: as the refinement, the climb trusts it (the
+  // warm patience's reasoning) and measures no trade, though its allowance is unspent.
+  const TuningReport report = tuned_beside_a_trade("climb trusting its start", 2, {"X=0,Y=2"});
+  INFO(format_report(report));
+  REQUIRE(report.winner());
+  CHECK(report.winner()->name == "s[X=0,Y=2]");
+  CHECK(report.outcome("s[X=1,Y=1]")->status == OutcomeStatus::skipped);
+}
+
 TEST_CASE("the climb from the race's winner keeps to the space's time limit",
           "[tuner][pick][search]") {
   // A limit of a nanosecond: the search ends after its start point, and no climb follows, though

@@ -465,10 +465,12 @@ class TuningRun {
     const std::vector<std::size_t> extra_starts = plan.known_configs(space.entry, known_);
     SearchBudget budget = plan.budget(space.entry);
     budget.trails = std::isfinite(best_start) && clearly_faster(leader_, best_start, budget.margin);
-    tunekit::search(plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator,
-                    budget, seed_, extra_starts, plan.search_settings().start_points);
-    if (search_seconds_.size() <= space.entry) search_seconds_.resize(space.entry + 1, 0.0);
-    search_seconds_[space.entry] += evaluator.spent_seconds();
+    const SearchResult result = tunekit::search(
+        plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator, budget,
+        seed_, extra_starts, plan.search_settings().start_points);
+    if (searched_.size() <= space.entry) searched_.resize(space.entry + 1);
+    searched_[space.entry].seconds += evaluator.spent_seconds();
+    searched_[space.entry].trusts_start_points = result.trusts_start_points;
   }
 
   // Work whose rates are no numbers (NaN): what the metrics show where it is not known.
@@ -680,13 +682,14 @@ class TuningRun {
                                            : fastest();
   }
 
-  // The confirmed winner's adjacent configurations that nothing measured are measured now, and
-  // one that comes within confirm_within of it races it again. A search climbs from whichever of
+  // The confirmed winner's adjacent configurations and trades (as the refinement's: none where
+  // the search trusted its start points) that nothing measured are measured now, and one that
+  // comes within confirm_within of it races it again. A search climbs from whichever of
   // near-tied configurations measured fastest, and the race may crown another whose own steps
   // were never tried: a cold matmul 2048 on the H200 measured two staged configurations 0.2%
   // apart, and the A_DIRECT step beside the one the race preferred ran 3% faster; a run found it
   // or not as the search's noise fell (docs/benchmarks.md, 2026-12-05). Replayed on the recorded
-  // spaces: 1-3 more measurements (median), picks within 5% as often or more often. Within the
+  // spaces: 0-10 more measurements (median), picks within 5% as often or more often. Within the
   // space's budget: its refinement's allowance afresh (none: no climb) and its evaluations; where
   // the search's refinement climbed from the winner already, its steps are measured and nothing
   // is left to do. Within the space's time too: the search's seconds count against it.
@@ -695,10 +698,10 @@ class TuningRun {
     const std::size_t entry_index = plan.entry_of(winner);
     const PlanEntry& entry = plan.entries()[entry_index];
     const SearchBudget budget = plan.budget(entry_index);
-    const double searched = entry_index < search_seconds_.size() ? search_seconds_[entry_index] : 0;
+    const Searched searched = entry_index < searched_.size() ? searched_[entry_index] : Searched{};
     const auto climbing = std::chrono::steady_clock::now();
     const auto out_of_time = [&] {
-      return searched + detail::seconds_since(climbing) >= budget.max_seconds;
+      return searched.seconds + detail::seconds_since(climbing) >= budget.max_seconds;
     };
     if (out_of_time()) return;
     std::size_t evaluated = 0;
@@ -706,9 +709,22 @@ class TuningRun {
       if (!unmeasured(i)) ++evaluated;
     }
     const std::size_t allowance = budget.climb_allowance(evaluated);
+    // Its steps, then (unless the search trusted its start points, as the refinement does) its
+    // trades: on an AVX-512 PoCL at 512, a search that ended at WPTM=6,NVEC=1 (1.19x the best)
+    // had the best, WPTM=4,NVEC=2, a trade away from the race's winner and from no configuration
+    // the refinement climbed from (docs/benchmarks.md, 2026-12-05).
+    std::vector<std::size_t> around = entry.space->adjacent(winner - entry.first);
+    if (!searched.trusts_start_points) {
+      const auto trades = entry.space->trades(winner - entry.first);
+      around.insert(around.end(), trades.begin(), trades.end());
+    }
     std::vector<std::size_t> steps;
-    for (std::size_t c : entry.space->adjacent(winner - entry.first)) {
-      if (steps.size() < allowance && unmeasured(entry.first + c)) steps.push_back(entry.first + c);
+    for (std::size_t c : around) {
+      const std::size_t i = entry.first + c;
+      if (steps.size() < allowance && unmeasured(i) &&
+          std::find(steps.begin(), steps.end(), i) == steps.end()) {
+        steps.push_back(i);
+      }
     }
     if (steps.empty()) return;
     // The steps are paired with the winner (the search's leader may have lost the race, or failed
@@ -843,7 +859,12 @@ class TuningRun {
   bool finished_ = false;
   // A searched time times this is the last race's kind of time (scale_to_the_race).
   double to_race_ = 1;
-  std::vector<double> search_seconds_;  // by plan entry: its search's time (the time limit's)
+  // By plan entry: what its search says to the climb after the race.
+  struct Searched {
+    double seconds = 0;                // its time (the space's time limit counts it)
+    bool trusts_start_points = false;  // SearchResult's: no trades then
+  };
+  std::vector<Searched> searched_;
   TuningProgress progress_;
   Validation validation_{client_, set_, [this] { return make_bench_inputs(); }, report_.time_spent};
   bool measured_beside_ = false;            // a turn's wait ran out (said once)
