@@ -287,12 +287,12 @@ TEST_CASE("a helper leaving well is waited for through the program's signals, no
   TempDir dir;
   auto options = helper_options();
   const fs::path mark = dir / "left well";
-  // After its answer it reads until its socket closes, then takes 0.2 s to leave: within the
+  // After its answer it reads until its socket closes, then takes 50 ms to leave: well within the
   // half second a leaving helper is given.
   options.helper =
       script(dir / "slow exit",
              ready_reply + "; sleep 0.3; " + send_command({"failed", "build failed", "slow exit"}) +
-                 "; cat <&3 >/dev/null; sleep 0.2; touch '" + mark.string() + "'");
+                 "; cat <&3 >/dev/null; sleep 0.05; touch '" + mark.string() + "'");
   auto helpers = std::make_shared<cl::BuildProcesses>(options);
   auto cache = cache_with(helpers);
   CHECK(message_of([&] { (void)cache->program(tagged_add(121)); }) == "build failed: slow exit");
@@ -477,9 +477,10 @@ TEST_CASE("the tunekit-build-helper executable says why it will not start", "[bu
                                deadline, problem));
   const auto reply =
       cl::detail::read_message(cl::detail::socket_source(ends[0], deadline), problem);
-  ::close(ends[0]);
+  // Waited for before the socket closes: a close would make its watcher thread end it with 0.
   int status = 0;
   ::waitpid(pid, &status, 0);
+  ::close(ends[0]);
   CHECK(reply == std::vector<std::string>{"refused", "a start message that is no hello"});
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 1);
