@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -17,6 +19,7 @@
 #include "cache_root.hpp"
 #include "compiled_work_group.hpp"
 #include "compiler_chatter.hpp"  // pocl_platform
+#include "context_release.hpp"
 #include "tunekit/background.hpp"
 #include "tunekit/cl/profiling.hpp"
 #include "tunekit/cl/program_binaries.hpp"
@@ -206,7 +209,65 @@ Client::~Client() {
   tunekit::detail::finish_background_tunings_using(this);
   queue_.finish();  // nothing of ours may still run when the buffers and events go
   release_recorded();
+  detail::context_released(context_());
 }
+
+namespace detail {
+namespace {
+
+// The hooks of caches keyed by a context. Never destroyed (a static Client may end after the
+// caches' statics, whose destructors have removed their hooks by then); `running` counts the
+// calls in progress, so that a removal waits for them.
+struct ReleaseHooks {
+  std::mutex mutex;
+  std::condition_variable idle;
+  std::map<std::size_t, std::function<void(cl_context)>> hooks;
+  std::size_t next = 0;
+  std::size_t running = 0;
+};
+ReleaseHooks& release_hooks() {
+  static auto* hooks = new ReleaseHooks;
+  return *hooks;
+}
+
+}  // namespace
+
+std::size_t on_context_release(std::function<void(cl_context)> drop) {
+  auto& all = release_hooks();
+  std::lock_guard lock(all.mutex);
+  all.hooks.emplace(all.next, std::move(drop));
+  return all.next++;
+}
+
+void forget_context_release(std::size_t handle) {
+  auto& all = release_hooks();
+  std::unique_lock lock(all.mutex);
+  all.idle.wait(lock, [&] { return all.running == 0; });
+  all.hooks.erase(handle);
+}
+
+void context_released(cl_context context) {
+  auto& all = release_hooks();
+  std::vector<std::function<void(cl_context)>> hooks;
+  {
+    std::lock_guard lock(all.mutex);
+    for (const auto& [handle, hook] : all.hooks) hooks.push_back(hook);
+    ++all.running;
+  }
+  for (const auto& hook : hooks) {
+    try {
+      hook(context);
+    } catch (...) {  // a cache that cannot drop its buffers keeps them: nothing else is lost
+    }
+  }
+  {
+    std::lock_guard lock(all.mutex);
+    --all.running;
+  }
+  all.idle.notify_all();
+}
+
+}  // namespace detail
 
 cl_event* Client::event_slot() {
   if (!recording_->measuring.load(std::memory_order_acquire)) [[likely]]

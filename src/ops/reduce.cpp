@@ -452,9 +452,8 @@ void reduce_into(cl::Client& client, const DeviceVector& input, ReduceOp op, Dev
 }
 
 float reduce(cl::Client& client, const DeviceVector& input, ReduceOp op) {
-  thread_local std::map<cl_context, DeviceVector> results;  // one 4-byte buffer per context
-  auto& out = results[client.context()()];
-  if (out.size == 0) out = DeviceVector{client.allocate(sizeof(float)), 1};
+  static detail::Scratch<1> results;  // one 4-byte buffer per context and thread
+  DeviceVector out{results.buffers(client, sizeof(float))[0], 1};
   reduce_into(client, input, op, out);
   float result = 0;
   client.read(out.buffer, &result, sizeof(float));

@@ -1,5 +1,6 @@
 // Device buffers kept between calls of a shipped op (allocating them on every call costs more
-// than a small reduction or product): `Count` buffers per context and thread, grown on demand.
+// than a small reduction or product): `Count` buffers per context and thread, grown on demand,
+// dropped when the client of their context ends (context_release.hpp).
 // Calls from one thread run in queue order, so reusing its buffers is safe; another thread gets
 // its own.
 #pragma once
@@ -13,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "../cl/context_release.hpp"
 #include "tunekit/cl/client.hpp"
 
 namespace tunekit::ops::detail {
@@ -23,7 +25,12 @@ class Scratch {
   enum class Contents { any, zeros };
   /// `zeros`: each buffer is filled with zero bytes when it is made (through the caller's queue,
   /// ahead of what the caller enqueues next): for counts that every use leaves zero again.
-  explicit Scratch(Contents contents = Contents::any) : contents_(contents) {}
+  explicit Scratch(Contents contents = Contents::any)
+      : contents_(contents),
+        release_(cl::detail::on_context_release([this](cl_context context) { drop(context); })) {}
+  ~Scratch() { cl::detail::forget_context_release(release_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
 
   /// `Count` buffers of at least `bytes` bytes each.
   std::array<::cl::Buffer, Count> buffers(cl::Client& client, std::size_t bytes) {
@@ -45,11 +52,18 @@ class Scratch {
   }
 
  private:
+  // A client's context ends with the client: its buffers go, with every thread's.
+  void drop(cl_context context) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(slots_, [&](const auto& slot) { return slot.first.first == context; });
+  }
+
   struct Slot {
     std::size_t bytes = 0;
     std::array<::cl::Buffer, Count> buffers;
   };
   Contents contents_;
+  std::size_t release_;  // the hook that drops a context's buffers
   std::mutex mutex_;
   std::map<std::pair<cl_context, std::thread::id>, Slot> slots_;
 };

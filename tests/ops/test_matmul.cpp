@@ -2,11 +2,14 @@
 // argument checks, against a host reference in double precision on random non-zero inputs. The
 // candidates' kernels one by one: test_matmul_kernels.cpp.
 #include <array>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <thread>
 #include <tunekit/cl.hpp>
 #include <tunekit/local_tuner.hpp>
 #include <tunekit/ops/matmul.hpp>
@@ -393,6 +396,38 @@ TEST_CASE("alpha = 0 gives beta * C and reads neither A nor B, as BLAS does",
     call(with_nan, 0.0f);
     for (const float v : download_matrix(client, with_nan)) CHECK(v == 0.0f);
   }
+}
+
+namespace {
+void CL_CALLBACK mark_released(cl_context, void* flag) {
+  static_cast<std::atomic<bool>*>(flag)->store(true);
+}
+}  // namespace
+
+TEST_CASE("a client's end releases its context, with the buffers the ops kept for it",
+          "[ops][opencl]") {
+  // reduce keeps a result buffer per context, a split product its partial products: each buffer
+  // holds its context. A program that makes a client per job kept every job's context before.
+  test::quick_tuning();
+  std::atomic<bool> released{false};
+  {
+    tunekit::cl::Client client;
+    const auto input = upload_vector(client, random_values(4096, 9));
+    CHECK(std::isfinite(reduce(client, input, ReduceOp::sum)));
+    const auto a = upload_matrix(client, random_values(64 * 64, 1), 64, 64);
+    auto c = upload_matrix(client, random_values(64 * 64, 2), 64, 64);
+    matmul_with("split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=2]",
+                client, a, a, c);
+    REQUIRE(clSetContextDestructorCallback(client.context()(), mark_released, &released) ==
+            CL_SUCCESS);
+  }  // the caller's buffers go first, then the client
+  // The driver may let go of its last commands a moment later, on its own threads (under load,
+  // PoCL's release came after the client's end: the check then failed without this wait).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!released && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(released);
 }
 
 TEST_CASE("ops refuse a buffer of another context and an output that is an input",
