@@ -5,10 +5,10 @@
 // that makes a client per job kept every job's context and scratch before).
 #pragma once
 
-#include "tunekit/cl/opencl.hpp"
-
 #include <cstddef>
 #include <functional>
+
+#include "tunekit/cl/opencl.hpp"
 
 namespace tunekit::cl::detail {
 
