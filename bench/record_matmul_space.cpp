@@ -6,8 +6,12 @@
 //                            that a slow compiler's recording fits in several calls; the parts'
 //                            tables concatenate into the whole (`cat part*.tsv > all.tsv`)
 //          [--table FILE]    no recording: compare the live search with a recorded table
+//          [--build-threads T]  threads that build the programs first (default: the hardware's);
+//                            1 for PoCL's basic (serial) device, whose driver hung with two
+//                            threads launching on one queue (docs/benchmarks.md, 2026-12-05)
 // Configurations over the device's limits (work-group size, local memory) are left out before
 // anything is built: a live search rejects them at no cost, so they are not part of its space.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -31,12 +35,13 @@ namespace ops = tunekit::ops;
 int main(int argc, char** argv) {
   constexpr char usage[] =
       "usage: record_matmul_space --family blocked|direct --size N --out TABLE.tsv [--live] "
-      "[--device S] [--part I/N] [--limit COUNT] [--table RECORDED.tsv]\n";
+      "[--device S] [--part I/N] [--limit COUNT] [--table RECORDED.tsv] [--build-threads T]\n";
   if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   std::string family = "blocked", out = "replay.tsv", device;
   std::size_t size = 1024;
   bool live = false;
   std::size_t limit = 0, part = 1, parts = 1;
+  std::size_t build_threads = std::max(1u, std::thread::hardware_concurrency());
   std::string recorded;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
@@ -55,6 +60,9 @@ int main(int argc, char** argv) {
           tunekit::bench::unsigned_argument("record_matmul_space", flag, argv[++i], 1, SIZE_MAX);
     else if (i + 1 < argc && flag == "--table")
       recorded = argv[++i];
+    else if (i + 1 < argc && flag == "--build-threads")
+      build_threads =
+          tunekit::bench::unsigned_argument("record_matmul_space", flag, argv[++i], 1, 256);
     else if (i + 1 < argc && flag == "--part") {  // I/N, 1 <= I <= N
       const std::string_view text = argv[++i];
       const auto slash = text.find('/');
@@ -108,8 +116,7 @@ int main(int argc, char** argv) {
       std::mutex mutex;
       std::atomic<std::size_t> next{0};
       std::vector<std::thread> builders;
-      const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-      for (unsigned t = 0; t < threads; ++t) {
+      for (std::size_t t = 0; t < build_threads; ++t) {
         builders.emplace_back([&] {
           auto ta = ops::upload_matrix(client, ops::random_values(1, 1), 1, 1);
           auto tc = ops::upload_matrix(client, ops::random_values(1, 1), 1, 1);
