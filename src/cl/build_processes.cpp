@@ -232,11 +232,10 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
   const std::string what = detail::program_description(origin, options, options_.device_name);
   // A request no helper would take (past a message's bounds) is built here, and is no failure of
   // the helpers: sent, it would end each helper that read it.
-  if (source.size() + options.size() + origin.size() > detail::max_message_bytes - 8) {
-    return std::nullopt;
-  }
+  const std::vector<std::string_view> fields{"build", source, options, origin};
+  if (!detail::fits_a_message(fields)) return std::nullopt;
   try {
-    const std::string request = detail::encode_message({"build", source, options, origin});
+    const std::string request = detail::encode_message(fields);
     bool replaced_gone = false;  // a helper found gone at the send was replaced once already
     int crashed_with = 0;        // the signal that ended the first helper that crashed, if one did
     for (;;) {
@@ -314,7 +313,7 @@ std::unique_ptr<BuildProcesses::Helper> BuildProcesses::take() {
       idle_.pop_back();
       // Retired before it would leave by itself (helper_idle_exit), so that none is asked just
       // as it exits.
-      if (Clock::now() - helper->last_used < options_.idle_retire) {
+      if (!idle_too_long(*helper, Clock::now())) {
         ++busy_;
         return helper;
       }
@@ -370,6 +369,10 @@ void BuildProcesses::give_back(std::unique_ptr<Helper> helper) {
   retire_wake_.notify_one();
 }
 
+bool BuildProcesses::idle_too_long(const Helper& helper, Clock::time_point now) const {
+  return now - helper.last_used >= options_.idle_retire;
+}
+
 // The retirer thread: ends each helper idle past idle_retire, whether or not anything asks for
 // a build again. A helper leaves by itself after helper_idle_exit, and an exited child that no one
 // waits for stays a zombie for the program's life: so this process ends it first, and reaps it.
@@ -387,8 +390,9 @@ void BuildProcesses::retire_idle() {
       continue;
     }
     std::vector<std::unique_ptr<Helper>> retired;
+    const auto now = Clock::now();
     for (auto it = idle_.begin(); it != idle_.end();) {
-      if (Clock::now() - (*it)->last_used >= options_.idle_retire) {
+      if (idle_too_long(**it, now)) {
         retired.push_back(std::move(*it));
         it = idle_.erase(it);
       } else {

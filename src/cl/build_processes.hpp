@@ -96,6 +96,9 @@ class BuildProcesses {
   void failed(const std::string& problem);
   void answered(bool with_build_error);
   void retire_idle();
+  // Whether `helper`, idle in the pool, is past its retirement (idle_retire) at `now`: take()
+  // and the retirer thread retire by this one rule.
+  bool idle_too_long(const Helper& helper, std::chrono::steady_clock::time_point now) const;
 
   BuildProcessOptions options_;
   mutable std::mutex mutex_;

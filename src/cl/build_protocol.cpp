@@ -46,6 +46,16 @@ std::string encode_message(const std::vector<std::string_view>& fields) {
   return out;
 }
 
+bool fits_a_message(const std::vector<std::string_view>& fields) {
+  if (fields.empty() || fields.size() > max_message_fields) return false;
+  std::size_t total = 0;
+  for (std::string_view field : fields) {
+    if (field.size() > max_message_bytes - total) return false;
+    total += field.size();
+  }
+  return true;
+}
+
 std::vector<std::string> read_message(const ByteSource& source, std::string& problem) {
   char header[8];
   if (!source(header, 4, problem)) return {};

@@ -58,6 +58,10 @@ using ByteSource = std::function<bool(char* into, std::size_t size, std::string&
 /// One message as bytes.
 std::string encode_message(const std::vector<std::string_view>& fields);
 
+/// Whether `fields` make a message read_message takes (their count and their bytes together
+/// within the bounds above).
+bool fits_a_message(const std::vector<std::string_view>& fields);
+
 /// The next message from `source`; empty with `problem` set when there is none (closed, too
 /// slow) or the bytes are no message (a count or a length past the bounds above). Allocates no
 /// more than the lengths it has checked, and about as much as it has received (a megabyte at a

@@ -216,9 +216,10 @@ auto random_or_callers(const ::cl::Context& context, const std::string& op, cons
 
 /// `value` as a kernel's `int` argument; beyond 2^31 - 1 an AutotuneError(launch) naming the
 /// limit, before anything is launched (a wrapped size would index out of the buffers).
+inline constexpr std::uint64_t int_argument_limit = 2147483647;  // 2^31 - 1
+
 inline cl_int int_argument(std::uint64_t value, const std::string& what) {
-  constexpr std::uint64_t limit = 2147483647;  // 2^31 - 1
-  if (value > limit) {
+  if (value > int_argument_limit) {
     throw AutotuneError(ErrorKind::launch, what + " is " + std::to_string(value) +
                                                ", over the kernels' 32-bit limit of 2^31 - 1");
   }

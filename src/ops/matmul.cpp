@@ -301,14 +301,8 @@ class GemmKernel {
   // which reads neither A nor B (an infinity or a NaN in them changes nothing). The slices' sum
   // over no slices; false where C is past its 32-bit indexes (the product then computes it).
   static bool scale_only(cl::Client& client, DeviceMatrix& c, float beta) {
-    const std::uint64_t mn = std::uint64_t{c.rows} * c.cols;
-    if (mn > 2147483647) return false;
-    ::cl::Kernel sum = client.kernel(sum_spec(c.dtype));
-    const auto range = operand_passes::sum_range(c.rows, c.cols);
-    client.launch_with(sum, ::cl::NDRange(range.global[0], range.global[1]),
-                       ::cl::NDRange(range.local[0], range.local[1]), static_cast<cl_int>(mn),
-                       static_cast<cl_int>(c.cols), static_cast<cl_int>(c.cols), cl_int{0}, 0.0f,
-                       beta, c.buffer, c.buffer);
+    if (std::uint64_t{c.rows} * c.cols > detail::int_argument_limit) return false;
+    sum_slices(client, c.dtype, c.rows, c.cols, c.rows, c.cols, 0, 0.0f, beta, c.buffer, c.buffer);
     return true;
   }
 
@@ -333,12 +327,19 @@ class GemmKernel {
   void add_slices(cl::Client& client, DType dtype, std::size_t m, std::size_t n, std::size_t mi,
                   std::size_t ni, float alpha, float beta, const ::cl::Buffer& partials,
                   const ::cl::Buffer& c) const {
-    const auto MN = static_cast<cl_int>(std::size_t{m} * n);  // split_partials checked it
+    sum_slices(client, dtype, m, n, mi, ni, splits_, alpha, beta, partials, c);
+  }
+  // matmul_sum.cl's launch: C = alpha * (the sum of `splits` slices of partials) + beta * C on
+  // the first mi rows' first ni columns of an m x n C (m * n checked to fit an int by the caller).
+  static void sum_slices(cl::Client& client, DType dtype, std::size_t m, std::size_t n,
+                         std::size_t mi, std::size_t ni, std::size_t splits, float alpha,
+                         float beta, const ::cl::Buffer& partials, const ::cl::Buffer& c) {
     ::cl::Kernel sum = client.kernel(sum_spec(dtype));
     const auto range = operand_passes::sum_range(mi, ni);
     client.launch_with(sum, ::cl::NDRange(range.global[0], range.global[1]),
-                       ::cl::NDRange(range.local[0], range.local[1]), MN, static_cast<cl_int>(n),
-                       static_cast<cl_int>(ni), static_cast<cl_int>(splits_), alpha, beta, partials,
+                       ::cl::NDRange(range.local[0], range.local[1]),
+                       static_cast<cl_int>(std::size_t{m} * n), static_cast<cl_int>(n),
+                       static_cast<cl_int>(ni), static_cast<cl_int>(splits), alpha, beta, partials,
                        c);
   }
 

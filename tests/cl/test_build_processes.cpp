@@ -563,6 +563,11 @@ TEST_CASE("a program no helper would take is built here, and no helper is the wo
   cl::BuildProcesses helpers(options);
   const std::string source(cl::detail::max_message_bytes, 'x');
   CHECK_FALSE(helpers.build(source, "", "past a message"));
+  // The bound is the reader's: all fields' bytes together, at most max_message_bytes.
+  const std::string_view all(source);
+  CHECK(cl::detail::fits_a_message({all.substr(0, 5), all.substr(5)}));
+  CHECK_FALSE(cl::detail::fits_a_message({"build", all}));
+  CHECK_FALSE(cl::detail::fits_a_message({}));
   CHECK(helpers.started() == 0);
   CHECK(helpers.unavailable().empty());
 }
