@@ -178,12 +178,18 @@ int main(int argc, char** argv) {
                 tunekit::format_seconds(optimum).c_str());
     if (patience) std::printf("patience: %zu evaluations without a 2%% gain\n", patience);
     for (const auto& text : start_texts) std::printf("start point: %s\n", text.c_str());
-    if (evaluation_cap)
+    // One line for the budget in force: a level's, a cap of evaluations, or a share of the time.
+    const std::string time_limit =
+        no_time_limit ? std::string("no time limit")
+                      : tunekit::format_seconds(budget.max_seconds) + " at most";
+    if (level)
+      std::printf("budget: level %s, %s; %d seeds\n\n",
+                  std::string(tunekit::to_string(*level)).c_str(), time_limit.c_str(), seeds);
+    else if (evaluation_cap)
       std::printf("budget: %zu evaluations; %d seeds\n\n", evaluation_cap, seeds);
     else
-      std::printf("budget: %.0f%% of the exhaustive tuning time (%.1f s); %d seeds\n\n",
-                  100 * time_fraction, budget.max_seconds, seeds);
-    if (level) std::printf("budget: level %s\n", std::string(tunekit::to_string(*level)).c_str());
+      std::printf("budget: %.0f%% of the exhaustive tuning time, %s; %d seeds\n\n",
+                  100 * time_fraction, time_limit.c_str(), seeds);
     // The tuner's final race: its contenders, the level's (or --confirm's).
     const std::size_t contenders = std::max<std::size_t>(
         1, confirm ? *confirm
