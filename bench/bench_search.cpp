@@ -179,9 +179,9 @@ int main(int argc, char** argv) {
     if (patience) std::printf("patience: %zu evaluations without a 2%% gain\n", patience);
     for (const auto& text : start_texts) std::printf("start point: %s\n", text.c_str());
     // One line for the budget in force: a level's, a cap of evaluations, or a share of the time.
-    const std::string time_limit =
-        no_time_limit ? std::string("no time limit")
-                      : tunekit::format_seconds(budget.max_seconds) + " at most";
+    const std::string time_limit = no_time_limit
+                                       ? std::string("no time limit")
+                                       : tunekit::format_seconds(budget.max_seconds) + " at most";
     if (level)
       std::printf("budget: level %s, %s; %d seeds\n\n",
                   std::string(tunekit::to_string(*level)).c_str(), time_limit.c_str(), seeds);

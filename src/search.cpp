@@ -349,7 +349,8 @@ void refine(BudgetedSearch& s, const ExpandedSpace& space, std::size_t allowance
 // A model of a configuration's time: a ridge regression of its logarithm on one indicator per
 // parameter value (each parameter's first value is the baseline), so additive in the parameters,
 // which is how a kernel's time mostly moves with its tile sizes and vector widths. Refitted after
-// every batch (model_batch): a few dozen unknowns cost microseconds beside a measurement.
+// every batch (model_batch): a few dozen unknowns cost microseconds beside a measurement. It also
+// draws weights from the fit's uncertainty (draw), which is how the search explores.
 class TimeModel {
  public:
   explicit TimeModel(const ExpandedSpace& space) : space_(space) {
@@ -380,13 +381,41 @@ class TimeModel {
     // The ridge keeps values seen once or never near the baseline; the intercept is free.
     for (std::size_t a = 1; a < n; ++a) normal[a * n + a] += 1.0;
     normal[0] += 1e-9;
+    factor_ = cholesky(normal, n);
     weights_ = solve(std::move(normal), std::move(rhs), n);
+    double squares = 0;
+    for (const auto& [config, seconds] : samples) {
+      const double residual =
+          std::log(std::isfinite(seconds) ? seconds : 4 * slowest) - predict(config);
+      squares += residual * residual;
+    }
+    spread_ = std::sqrt(squares / static_cast<double>(samples.size()));
   }
   bool fitted() const { return !weights_.empty(); }
-  double predict(std::size_t config) const {
+  double predict(std::size_t config) const { return predict(weights_, config); }
+  double predict(const std::vector<double>& weights, std::size_t config) const {
     double log_time = 0;
-    for (std::size_t a : indicators(config)) log_time += weights_[a];
+    for (std::size_t a : indicators(config)) log_time += weights[a];
     return log_time;
+  }
+  // Weights drawn from the fit's posterior, a Gaussian around its weights with covariance
+  // (scale * spread)^2 A^-1 (A: the ridge's normal matrix, spread: the residuals' RMS).
+  // Values seen rarely are uncertain, and a draw may favour them where the fit does not.
+  std::vector<double> draw(std::mt19937_64& rng, double scale) const {
+    const std::size_t n = weights_.size();
+    std::normal_distribution<double> unit(0, 1);
+    std::vector<double> z(n);
+    for (double& v : z) v = unit(rng);
+    // x = L^-T z has covariance (L L^T)^-1 = A^-1.
+    std::vector<double> w = weights_;
+    std::vector<double> x(n, 0.0);
+    for (std::size_t r = n; r-- > 0;) {
+      double sum = z[r];
+      for (std::size_t c = r + 1; c < n; ++c) sum -= factor_[c * n + r] * x[c];
+      x[r] = sum / factor_[r * n + r];
+      w[r] += scale * spread_ * x[r];
+    }
+    return w;
   }
 
  private:
@@ -397,6 +426,23 @@ class TimeModel {
       if (v > 0) x.push_back(first_[p] + v - 1);
     }
     return x;
+  }
+  // The lower triangle L with L L^T = m (positive definite: the ridge; a pivot that rounding
+  // made tiny is held above zero).
+  static std::vector<double> cholesky(const std::vector<double>& m, std::size_t n) {
+    std::vector<double> l(n * n, 0.0);
+    for (std::size_t j = 0; j < n; ++j) {
+      double d = m[j * n + j];
+      for (std::size_t k = 0; k < j; ++k) d -= l[j * n + k] * l[j * n + k];
+      d = std::sqrt(std::max(d, 1e-12));
+      l[j * n + j] = d;
+      for (std::size_t i = j + 1; i < n; ++i) {
+        double v = m[i * n + j];
+        for (std::size_t k = 0; k < j; ++k) v -= l[i * n + k] * l[j * n + k];
+        l[i * n + j] = v / d;
+      }
+    }
+    return l;
   }
   // Gaussian elimination with partial pivoting (the matrix is positive definite: the ridge).
   static std::vector<double> solve(std::vector<double> m, std::vector<double> b, std::size_t n) {
@@ -430,11 +476,23 @@ class TimeModel {
   std::vector<std::size_t> first_;  // each parameter's first unknown
   std::size_t unknowns_ = 1;        // unknown 0: the intercept
   std::vector<double> weights_;
+  std::vector<double> factor_;  // the normal matrix's Cholesky factor (draw)
+  double spread_ = 0;           // the fit's residuals' RMS, in log time
 };
 
 // How many configurations the model names at a time: the build threads' default
 // (Settings::build_thread_count), which build them side by side.
 constexpr std::size_t model_batch = 4;
+// Of each batch, how many are the fastest under weights drawn from the model's uncertainty
+// (Thompson sampling) rather than under its fit, and how far the draws reach (a multiple of the
+// fit's residual spread). Always taking the fit's fastest settled in basins that an additive model
+// cannot see past: on PoCL's direct space at 128, WPTM=6 is the best only with VWN=8 and NVEC=1,
+// and 27 of 200 searches without start points stayed at WPTM=2,VWN=8,NVEC=4 or
+// WPTM=8,VWN=16,NVEC=1. Replayed on four recorded spaces, start points off and on, 0.5-10%
+// noise, 600 seeds each (docs/benchmarks.md, "The model search explores"): 109 more picks within
+// 5% of 14,400 (pocl-direct-128 off: +24 to +31 of 600 a cell), 2% more evaluations.
+constexpr std::size_t model_drawn = 2;
+constexpr double model_draw_reach = 2;
 
 // A random first sample (the start points count towards it), then always the few configurations
 // the model predicts fastest among those not measured. Replayed with noise on recorded spaces, it
@@ -480,10 +538,22 @@ void model_search(BudgetedSearch& s, const ExpandedSpace& space, std::size_t fir
     // measurement left builds behind that nothing measured (on NVIDIA, where a process compiles
     // one program at a time, each delayed the builds that were measured).
     const std::size_t ahead = std::min(model_batch, ranked.size());
-    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(ahead),
+    const std::size_t fitted_fastest = ahead - std::min(model_drawn, ahead);
+    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(fitted_fastest),
                       ranked.end());
     std::vector<std::size_t> next;
-    for (std::size_t k = 0; k < ahead; ++k) next.push_back(ranked[k].second);
+    for (std::size_t k = 0; k < fitted_fastest; ++k) next.push_back(ranked[k].second);
+    while (next.size() < ahead) {
+      const auto drawn = model.draw(rng, model_draw_reach);
+      std::optional<std::pair<double, std::size_t>> fastest;
+      for (std::size_t k = fitted_fastest; k < ranked.size(); ++k) {
+        const std::size_t i = ranked[k].second;
+        if (std::find(next.begin(), next.end(), i) != next.end()) continue;
+        const double t = model.predict(drawn, i);
+        if (!fastest || t < fastest->first) fastest = std::pair{t, i};
+      }
+      next.push_back(fastest->second);
+    }
     s.prefetch(next, true);
     for (std::size_t i : next) {
       if (s.exhausted()) return;
