@@ -383,13 +383,15 @@ class TimeModel {
     normal[0] += 1e-9;
     factor_ = cholesky(normal, n);
     weights_ = solve(std::move(normal), std::move(rhs), n);
+    // The spread of the times that were measured (a failure's stand-in time is no measurement).
     double squares = 0;
+    std::size_t measured = 0;
     for (const auto& [config, seconds] : samples) {
-      const double residual =
-          std::log(std::isfinite(seconds) ? seconds : 4 * slowest) - predict(config);
-      squares += residual * residual;
+      if (!std::isfinite(seconds)) continue;
+      const double residual = std::log(seconds) - predict(config);
+      squares += residual * residual, ++measured;
     }
-    spread_ = std::sqrt(squares / static_cast<double>(samples.size()));
+    spread_ = std::sqrt(squares / static_cast<double>(measured));
   }
   bool fitted() const { return !weights_.empty(); }
   double predict(std::size_t config) const { return predict(weights_, config); }
