@@ -116,7 +116,15 @@ std::string AutotuneError::summary() const {
 
 AutotuneError AutotuneError::named(std::string tunable) const {
   if (!tunable_.empty()) return *this;
-  return AutotuneError(kind_, message_, std::move(tunable), causes_);
+  AutotuneError same(kind_, message_, std::move(tunable), causes_);
+  same.refused_inputs_ = refused_inputs_;
+  return same;
+}
+
+AutotuneError unsupported_inputs(std::string message, std::string tunable) {
+  AutotuneError refusal(ErrorKind::launch, std::move(message), std::move(tunable));
+  refusal.refused_inputs_ = true;
+  return refusal;
 }
 
 AutotuneError error_from_exception(std::exception_ptr failure, const std::string& tunable) {

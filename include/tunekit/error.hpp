@@ -55,12 +55,26 @@ class AutotuneError : public std::runtime_error {
   /// The same error, attributed to `tunable` (kept if already named).
   AutotuneError named(std::string tunable) const;
 
+  /// Whether the candidate refused the call's inputs before anything ran (unsupported_inputs).
+  bool refused_inputs() const noexcept { return refused_inputs_; }
+
  private:
+  friend AutotuneError unsupported_inputs(std::string message, std::string tunable);
+
   ErrorKind kind_;
   std::string message_;
   std::string tunable_;
   std::vector<AutotuneError> causes_;
+  bool refused_inputs_ = false;
 };
+
+/// What a candidate throws (or returns through a Failure) for inputs it does not take, checked
+/// before anything runs: a size past its kernels' 32-bit indices, a shape it needs whole tiles
+/// of. Its kind is `launch`, and a tuning counts it as that candidate's failure; at dispatch the
+/// call falls back to the next-ranked candidate as on any failure, but the winner gets no strike
+/// towards its demotion: the inputs, not the candidate, are at fault, and the key's other calls
+/// keep their winner.
+AutotuneError unsupported_inputs(std::string message, std::string tunable = {});
 
 /// The AutotuneError an exception in flight stands for: an AutotuneError keeps its kind,
 /// std::bad_alloc is an allocation failure, anything else a runtime failure with its what().

@@ -214,14 +214,15 @@ auto random_or_callers(const ::cl::Context& context, const std::string& op, cons
   return source == InputSource::random ? random() : callers();
 }
 
-/// `value` as a kernel's `int` argument; beyond 2^31 - 1 an AutotuneError(launch) naming the
-/// limit, before anything is launched (a wrapped size would index out of the buffers).
+/// `value` as a kernel's `int` argument; beyond 2^31 - 1 a refusal of the inputs
+/// (unsupported_inputs, kind launch) naming the limit, before anything is launched (a wrapped
+/// size would index out of the buffers).
 inline constexpr std::uint64_t int_argument_limit = 2147483647;  // 2^31 - 1
 
 inline cl_int int_argument(std::uint64_t value, const std::string& what) {
   if (value > int_argument_limit) {
-    throw AutotuneError(ErrorKind::launch, what + " is " + std::to_string(value) +
-                                               ", over the kernels' 32-bit limit of 2^31 - 1");
+    throw unsupported_inputs(what + " is " + std::to_string(value) +
+                             ", over the kernels' 32-bit limit of 2^31 - 1");
   }
   return static_cast<cl_int>(value);
 }
@@ -231,7 +232,7 @@ inline cl_int int_argument(std::uint64_t value, const std::string& what) {
 /// is smaller); the naive kernels, which step by one, serve the sizes past it.
 inline constexpr std::uint64_t tile_headroom = 1024;
 
-/// `largest` (a call's largest size) with a tile's room: an AutotuneError(launch) naming `what`
+/// `largest` (a call's largest size) with a tile's room: a refusal (int_argument's) naming `what`
 /// when it would wrap a tiled kernel's int.
 inline void require_tile_headroom(std::uint64_t largest, const std::string& what) {
   (void)int_argument(largest + tile_headroom, what + " plus a tile");

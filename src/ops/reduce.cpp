@@ -152,11 +152,10 @@ class RowReduction {
                   DeviceVector& out) const {
     const std::size_t wgs = static_cast<std::size_t>(config_["WGS"]);
     if (!detail::fits_32_bit_indices(strategy_, matrix.rows, matrix.cols, wgs)) {
-      throw AutotuneError(ErrorKind::launch,
-                          std::string(detail::row_kernel(strategy_)) +
-                              " indexes with 32-bit ints: " + std::to_string(matrix.rows) + " x " +
-                              std::to_string(matrix.cols) +
-                              " is past them (rows + 2 x WGS and cols + WGS under 2^31)");
+      throw unsupported_inputs(std::string(detail::row_kernel(strategy_)) +
+                               " indexes with 32-bit ints: " + std::to_string(matrix.rows) + " x " +
+                               std::to_string(matrix.cols) +
+                               " is past them (rows + 2 x WGS and cols + WGS under 2^31)");
     }
     ::cl::Kernel kernel = client.kernel(spec(client, op));  // built only for a launch that fits
     const std::size_t rows_per_group = detail::rows_per_group(strategy_, wgs);

@@ -311,6 +311,41 @@ TEST_CASE("a winner failing repeatedly where another candidate serves is demoted
   CHECK(run(tuner, client, set, 1000) == 2);
 }
 
+TEST_CASE("a winner that refuses a call's inputs falls back without a strike towards demotion",
+          "[tuner][fallback]") {
+  // As fussy_set, but "fussy" declares 1000 past it (unsupported_inputs) instead of failing,
+  // once by throwing and once through a Result.
+  for (const bool through_result : {false, true}) {
+    INFO((through_result ? "returned as a Failure" : "thrown"));
+    LocalTuner<SizeKey> tuner(through_result ? "refusal returned" : "refusal thrown",
+                              test::test_settings());
+    VirtualClient client;
+    const auto& set = tuner.init([through_result] {
+      return TunableSet{key_of_size, bench_inputs}
+          .with(Tunable{"general", costs(3e-3, 0)})
+          .with(Tunable{"fussy",
+                        [through_result](VirtualClient& c, int& n) -> Result<int> {
+                          if (n % 1024 != 0) {
+                            auto refusal = unsupported_inputs("needs multiples of 1024");
+                            if (through_result) return Failure{refusal};
+                            throw refusal;
+                          }
+                          c.spend(1e-3);
+                          return 1;
+                        }})
+          .with(Tunable{"decent", costs(2e-3, 2)});
+    });
+    for (unsigned i = 0; i <= demote_after_failures; ++i) {
+      CHECK(run(tuner, client, set, 1000) == 2);  // served by the next-ranked
+      CHECK(run(tuner, client, set, 1024) == 1);  // the winner keeps its place
+    }
+    const auto refusal = unsupported_inputs("past it");
+    CHECK(refusal.kind() == ErrorKind::launch);
+    CHECK(refusal.named("fussy").refused_inputs());
+    CHECK_FALSE(AutotuneError(ErrorKind::launch, "failed").refused_inputs());
+  }
+}
+
 TEST_CASE(
     "when every candidate fails on the caller's inputs, the caller's error is rethrown "
     "and the ranking kept",

@@ -373,6 +373,13 @@ TEST_CASE("a size within a tile of 2^31 is refused to the tiled kernels, naming 
   CHECK_NOTHROW(require_tile_headroom(limit - tile_headroom, "the larger of rows and columns"));
   CHECK_THROWS_WITH(require_tile_headroom(limit - 4, "the larger of rows and columns"),
                     Catch::Contains("the larger of rows and columns plus a tile is 2147484667"));
+  // A refusal of the call's inputs: a winner refusing them gets no strike (tuner.hpp, recover).
+  try {
+    require_tile_headroom(limit - 4, "the larger of rows and columns");
+    FAIL("no refusal");
+  } catch (const tunekit::AutotuneError& e) {
+    CHECK(e.refused_inputs());
+  }
 }
 
 TEST_CASE("every transpose candidate is exact on odd and edge-block sizes",

@@ -135,9 +135,10 @@ class Tuner {
   }
 
   // The winner failed on the caller's inputs. For this call only, the other working candidates
-  // are tried in ranking order. If one serves the call, the winner gets a strike; after
-  // `demote_after_failures` strikes it is demoted, in memory and on disk. If none serves it,
-  // the inputs are at fault: the winner's own exception is rethrown and the ranking kept.
+  // are tried in ranking order. If one serves the call, the winner gets a strike (none where it
+  // refused the inputs: unsupported_inputs); after `demote_after_failures` strikes it is
+  // demoted, in memory and on disk. If none serves it, the inputs are at fault: the winner's own
+  // exception is rethrown and the ranking kept.
   template <class Client, class Set, class... Inputs>
   execute_result_t<Set, Client, Inputs...> recover(std::exception_ptr failure,
                                                    const Decision& decision, Client& client,
@@ -175,6 +176,7 @@ class Tuner {
   void strike(std::exception_ptr failure, std::uint32_t failed, std::uint32_t served,
               const Set& set, const Key& key) {
     const AutotuneError error = error_from_exception(failure, set.name(failed));
+    if (error.refused_inputs()) return;  // these inputs are past it: no fault of the winner's
     std::optional<Decision> demoted;
     {
       std::lock_guard lock(decisions_mutex_);
