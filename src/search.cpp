@@ -492,7 +492,9 @@ constexpr std::size_t model_batch = 4;
 // and 27 of 200 searches without start points stayed at WPTM=2,VWN=8,NVEC=4 or
 // WPTM=8,VWN=16,NVEC=1. Replayed on four recorded spaces, start points off and on, 0.5-10%
 // noise, 600 seeds each (docs/benchmarks.md, "The model search explores"): 109 more picks within
-// 5% of 14,400 (pocl-direct-128 off: +24 to +31 of 600 a cell), 2% more evaluations.
+// 5% of 14,400 (pocl-direct-128 off: +24 to +31 of 600 a cell), 2% more evaluations; on two
+// spaces recorded afterwards, 52 fewer of 7,200 (short searches that another device's start
+// points misled lost most).
 constexpr std::size_t model_drawn = 2;
 constexpr double model_draw_reach = 2;
 
