@@ -381,8 +381,9 @@ class TimeModel {
     // The ridge keeps values seen once or never near the baseline; the intercept is free.
     for (std::size_t a = 1; a < n; ++a) normal[a * n + a] += 1.0;
     normal[0] += 1e-9;
+    // One factorisation serves the fit and its draws.
     factor_ = cholesky(normal, n);
-    weights_ = solve(std::move(normal), std::move(rhs), n);
+    weights_ = solve(factor_, std::move(rhs), n);
     // The spread of the times that were measured (a failure's stand-in time is no measurement).
     double squares = 0;
     std::size_t measured = 0;
@@ -446,32 +447,18 @@ class TimeModel {
     }
     return l;
   }
-  // Gaussian elimination with partial pivoting (the matrix is positive definite: the ridge).
-  static std::vector<double> solve(std::vector<double> m, std::vector<double> b, std::size_t n) {
-    for (std::size_t col = 0; col < n; ++col) {
-      std::size_t pivot = col;
-      for (std::size_t r = col + 1; r < n; ++r) {
-        if (std::abs(m[r * n + col]) > std::abs(m[pivot * n + col])) pivot = r;
-      }
-      if (m[pivot * n + col] == 0) continue;
-      if (pivot != col) {
-        for (std::size_t c = 0; c < n; ++c) std::swap(m[col * n + c], m[pivot * n + c]);
-        std::swap(b[col], b[pivot]);
-      }
-      for (std::size_t r = col + 1; r < n; ++r) {
-        const double f = m[r * n + col] / m[col * n + col];
-        if (f == 0) continue;
-        for (std::size_t c = col; c < n; ++c) m[r * n + c] -= f * m[col * n + c];
-        b[r] -= f * b[col];
-      }
+  // The solution of (L L^T) w = b: L y = b forward, then L^T w = y back.
+  static std::vector<double> solve(const std::vector<double>& l, std::vector<double> b,
+                                   std::size_t n) {
+    for (std::size_t r = 0; r < n; ++r) {
+      for (std::size_t c = 0; c < r; ++c) b[r] -= l[r * n + c] * b[c];
+      b[r] /= l[r * n + r];
     }
-    std::vector<double> w(n, 0.0);
     for (std::size_t r = n; r-- > 0;) {
-      double sum = b[r];
-      for (std::size_t c = r + 1; c < n; ++c) sum -= m[r * n + c] * w[c];
-      w[r] = m[r * n + r] != 0 ? sum / m[r * n + r] : 0;
+      for (std::size_t c = r + 1; c < n; ++c) b[r] -= l[c * n + r] * b[c];
+      b[r] /= l[r * n + r];
     }
-    return w;
+    return b;
   }
 
   const ExpandedSpace& space_;
