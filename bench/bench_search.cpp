@@ -3,6 +3,8 @@
 // worst over seeds), at a budget of a fraction of the exhaustive tuning time.
 // Usage: bench_search TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] [--patience P]
 //                    [--start CONFIG]...  (start points, as a family's Space::start_at)
+//                    [--foreign-start CONFIG]...  (start points found on another device: measured
+//                    first, vouching for nothing; Space::start_at's found_on)
 //                    [--level minimal|balanced|extensive]  (that level's budget instead)
 //                    [--noise S]  (each evaluation's time is the recorded one times a log-normal
 //                    factor of spread S, as a measured median varies; the pick is then judged by
@@ -93,7 +95,7 @@ bool on_off_argument(const char* flag, std::string_view text) {
 int main(int argc, char** argv) {
   constexpr char usage[] =
       "usage: bench_search TABLE.tsv [--seeds N] [--time-fraction F] [--evaluations E] "
-      "[--patience P] [--start CONFIG]...\n";
+      "[--patience P] [--start CONFIG]... [--foreign-start CONFIG]...\n";
   if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   if (argc < 2) {
     std::fputs(usage, stderr);
@@ -104,7 +106,7 @@ int main(int argc, char** argv) {
   int seeds = 25;
   double time_fraction = 0.2;
   std::size_t evaluation_cap = 0, patience = 0;
-  std::vector<std::string> start_texts;
+  std::vector<std::string> start_texts, foreign_texts;
   std::optional<tunekit::Level> level;
   double noise = 0;
   std::optional<std::size_t> refine, explore, first_sample, confirm;
@@ -138,6 +140,8 @@ int main(int argc, char** argv) {
       noise = number_argument(program, argv[i], argv[i + 1], 0, 10);
     else if (!std::strcmp(argv[i], "--start"))
       start_texts.emplace_back(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--foreign-start"))
+      foreign_texts.emplace_back(argv[i + 1]);
     else {
       std::fprintf(stderr, "bench_search: unknown option '%s'\n", argv[i]);
       return 2;
@@ -160,24 +164,30 @@ int main(int argc, char** argv) {
     if (explore) budget.explore = *explore;
     if (first_sample) budget.first_sample = *first_sample;
     if (no_time_limit) budget.max_seconds = 1e300;
-    std::vector<std::size_t> starts;
-    for (const auto& text : start_texts) {
-      std::size_t found = space.size();
-      for (std::size_t c = 0; c < space.size(); ++c) {
-        if (space[c].to_string() == text) found = c;
+    tunekit::SearchStarts starts;
+    for (const auto* texts : {&start_texts, &foreign_texts}) {
+      for (const auto& text : *texts) {
+        std::size_t found = space.size();
+        for (std::size_t c = 0; c < space.size(); ++c) {
+          if (space[c].to_string() == text) found = c;
+        }
+        if (found == space.size()) {
+          std::fprintf(stderr,
+                       "bench_search: start point '%s' is not a configuration of the table\n",
+                       text.c_str());
+          return 2;
+        }
+        (texts == &start_texts ? starts.vouched : starts.unvouched).push_back(found);
       }
-      if (found == space.size()) {
-        std::fprintf(stderr, "bench_search: --start '%s' is not a configuration of the table\n",
-                     text.c_str());
-        return 2;
-      }
-      starts.push_back(found);
     }
     std::printf("table %s: %zu configurations (%zu work), exhaustive tuning %.1f s, optimum %s\n",
                 argv[1], space.size(), working, exhaustive_seconds,
                 tunekit::format_seconds(optimum).c_str());
     if (patience) std::printf("patience: %zu evaluations without a 2%% gain\n", patience);
     for (const auto& text : start_texts) std::printf("start point: %s\n", text.c_str());
+    for (const auto& text : foreign_texts) {
+      std::printf("start point found on another device: %s\n", text.c_str());
+    }
     // One line for the budget in force: a level's, a cap of evaluations, or a share of the time.
     const std::string time_limit = no_time_limit
                                        ? std::string("no time limit")

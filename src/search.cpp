@@ -132,15 +132,30 @@ class BudgetedSearch {
     return left;
   }
   // From now on, evaluations that do not beat the best by more than the margin count towards
-  // the patience (the start points never do: they are what is known).
-  void start_counting_patience() {
+  // the patience (the start points never do: they are what is known). The seeded patience
+  // applies while a start point found on this device leads.
+  void start_counting_patience(const SearchStarts& starts) {
     counting_patience_ = true;
     without_gain_ = 0;
     starts_ = result_.evaluated.size();
-    a_start_worked_ = std::isfinite(result_.best_time);
-    start_best_time_ = result_.best_time;
-    patience_ =
-        a_start_worked_ ? std::min(budget_.patience, budget_.seeded_patience) : budget_.patience;
+    any_start_worked_ = std::isfinite(result_.best_time);
+    a_start_worked_ = false;
+    for (std::size_t i : starts.vouched) {
+      if (visited(i) && std::isfinite(*times_[i])) {
+        a_start_worked_ = true;
+        start_best_time_ = std::min(start_best_time_, *times_[i]);
+      }
+    }
+    // Another device's start point clearly faster than this device's: the latter are not its best.
+    for (std::size_t i : starts.unvouched) {
+      if (a_start_worked_ && visited(i) && std::isfinite(*times_[i]) &&
+          clearly_faster(std::max(*times_[i], evaluator_.upper(i)), start_best_time_,
+                         budget_.margin)) {
+        starts_beaten_ = true;
+      }
+    }
+    const bool seeded = a_start_worked_ && !(starts_beaten_ && budget_.seeded_until_beaten);
+    patience_ = seeded ? std::min(budget_.patience, budget_.seeded_patience) : budget_.patience;
   }
   // The strategy has ended; refine() climbs from its best, within its own allowance.
   void start_refining() { refining_ = true; }
@@ -211,10 +226,11 @@ class BudgetedSearch {
   std::size_t without_gain_ = 0;
   std::size_t patience_ = 0;  // the budget's, or its seeded one while a start point leads
   std::size_t starts_ = 0;    // start points evaluated
-  bool a_start_worked_ = false;
-  bool starts_beaten_ = false;  // a configuration beat the best start point by the margin
+  bool any_start_worked_ = false;
+  bool a_start_worked_ = false;  // a vouched start point worked
+  bool starts_beaten_ = false;   // a configuration beat the best vouched start point by the margin
   bool refining_ = false;
-  double start_best_time_ = std::numeric_limits<double>::infinity();  // the best start point's
+  double start_best_time_ = std::numeric_limits<double>::infinity();  // the best vouched start's
 
   // Whether abandoning is on and this space's best is abandon_factor times behind the leader.
   bool behind_leader() const {
@@ -222,10 +238,10 @@ class BudgetedSearch {
            !(result_.best_time <= budget_.abandon_factor * evaluator_.leader_time());
   }
   // The evaluations after which a space behind the leader is abandoned: judged by the start
-  // points when one of them works (they are the space's best known configurations), else by the
-  // first abandon_after configurations.
+  // points when one of them works (they are the space's best known configurations, on this
+  // device or another), else by the first abandon_after configurations.
   std::size_t abandon_point() const {
-    const bool judged_by_starts = starts_ > 0 && a_start_worked_;
+    const bool judged_by_starts = starts_ > 0 && any_start_worked_;
     return judged_by_starts ? std::min(starts_, budget_.abandon_after) : budget_.abandon_after;
   }
 };
@@ -555,18 +571,43 @@ void model_search(BudgetedSearch& s, const ExpandedSpace& space, std::size_t fir
 
 }  // namespace
 
+SearchStarts search_starts(const ExpandedSpace& space, std::string_view device,
+                           const std::vector<std::size_t>& known, bool own) {
+  SearchStarts starts;
+  const auto listed = [&](std::size_t i) {
+    return std::find(starts.vouched.begin(), starts.vouched.end(), i) != starts.vouched.end();
+  };
+  if (own) {
+    for (std::size_t i : space.starts()) {
+      (space.vouches(i, device) ? starts.vouched : starts.unvouched).push_back(i);
+    }
+  }
+  for (std::size_t i : known) {
+    if (i < space.size() && !listed(i)) starts.vouched.push_back(i);
+  }
+  std::erase_if(starts.unvouched, listed);
+  return starts;
+}
+
 SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchEvaluator& evaluator,
                     const SearchBudget& budget, std::uint64_t seed,
                     const std::vector<std::size_t>& extra_starts, bool own_starts) {
+  return search(strategy, space, evaluator, budget, seed,
+                search_starts(space, {}, extra_starts, own_starts));
+}
+
+SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchEvaluator& evaluator,
+                    const SearchBudget& budget, std::uint64_t seed, const SearchStarts& given) {
   BudgetedSearch s(evaluator, budget, space.size());
   if (space.size() == 0) return s.take();
   std::mt19937_64 rng(seed);
-  // The start points first, whatever the strategy: they are the best known somewhere (the
-  // space's own, then the caller's: e.g. the winners of neighbouring keys).
+  // The start points first, whatever the strategy: they are the best known, here (vouched) or
+  // on another device.
   std::vector<std::size_t> starts;
-  if (own_starts) starts.assign(space.starts().begin(), space.starts().end());
-  for (std::size_t i : extra_starts) {
-    if (i < space.size()) starts.push_back(i);
+  for (const auto* list : {&given.vouched, &given.unvouched}) {
+    for (std::size_t i : *list) {
+      if (i < space.size()) starts.push_back(i);
+    }
   }
   std::vector<std::size_t> planned = starts;
   std::vector<std::size_t> order;
@@ -585,7 +626,7 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchE
     if (s.exhausted()) break;
     s.time(i);
   }
-  s.start_counting_patience();
+  s.start_counting_patience(given);
   switch (strategy) {
     case SearchStrategy::exhaustive:
       for (std::size_t i = 0; i < space.size() && !s.exhausted(); ++i) s.time(i);

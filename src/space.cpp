@@ -145,8 +145,15 @@ Space& Space::local_memory(std::function<std::size_t(const Config&)> bytes) {
   return *this;
 }
 
-Space& Space::start_at(std::string config) {
+Space& Space::start_at(std::string config, std::vector<std::string> found_on) {
+  for (const auto& device : found_on) {
+    if (device.empty()) {
+      throw std::invalid_argument("space " + name_ + ": start point " + config +
+                                  " names an empty device (found_on names parts of identities)");
+    }
+  }
   starts_.push_back(std::move(config));
+  found_on_.push_back(std::move(found_on));
   return *this;
 }
 
@@ -223,14 +230,33 @@ ExpandedSpace Space::expand() const {
     expanded.codes_.push_back(code);
     expanded.index_of_code_.emplace(code, i);
   }
-  for (const auto& start : starts_) {
-    const std::size_t index = resolve_start(start, expanded);
-    if (std::find(expanded.starts_.begin(), expanded.starts_.end(), index) ==
-        expanded.starts_.end()) {
+  for (std::size_t k = 0; k < starts_.size(); ++k) {
+    const std::size_t index = resolve_start(starts_[k], expanded);
+    const auto at = std::find(expanded.starts_.begin(), expanded.starts_.end(), index);
+    if (at == expanded.starts_.end()) {
       expanded.starts_.push_back(index);
+      expanded.found_on_.push_back(found_on_[k]);
+      continue;
+    }
+    // A repeat counts once, found on the devices of both (any device, if either says so).
+    auto& devices = expanded.found_on_[static_cast<std::size_t>(at - expanded.starts_.begin())];
+    if (found_on_[k].empty()) {
+      devices.clear();
+    } else if (!devices.empty()) {
+      devices.insert(devices.end(), found_on_[k].begin(), found_on_[k].end());
     }
   }
   return expanded;
+}
+
+bool ExpandedSpace::vouches(std::size_t config, std::string_view device) const {
+  const auto at = std::find(starts_.begin(), starts_.end(), config);
+  if (at == starts_.end()) return false;
+  const auto& devices = found_on_[static_cast<std::size_t>(at - starts_.begin())];
+  if (device.empty() || devices.empty()) return true;
+  return std::any_of(devices.begin(), devices.end(), [&](const std::string& name) {
+    return device.find(name) != std::string_view::npos;
+  });
 }
 
 // The index of start point `text` ("A=1,B=2") among the valid configurations; throws naming

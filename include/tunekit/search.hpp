@@ -65,12 +65,34 @@ struct SearchResult {
   bool trusts_start_points = false;
 };
 
+/// The configurations a search measures first (indices into its space), in order.
+struct SearchStarts {
+  /// Known good on this device: a search that then finds nothing clearly faster than the best of
+  /// them ends after the seeded patience (SearchBudget::seeded_patience) and trusts them
+  /// (SearchResult::trusts_start_points).
+  std::vector<std::size_t> vouched;
+  /// Known good on other devices (Space::start_at's found_on): measured after the vouched ones,
+  /// but the search keeps its whole patience.
+  std::vector<std::size_t> unvouched;
+};
+
+/// The start points of a search of `space` on the device of identity `device` (empty: unknown,
+/// every start point vouches for it): the space's own (Space::start_at; none when `own` is false,
+/// SearchSettings::start_points), then `known` (e.g. the winners of neighbouring keys on this
+/// device, which vouch). A configuration listed twice is measured once, vouched if either says so.
+SearchStarts search_starts(const ExpandedSpace& space, std::string_view device,
+                           const std::vector<std::size_t>& known = {}, bool own = true);
+
 /// Runs `strategy` over `space` within `budget`; never evaluates a configuration twice. The
-/// space's start points (Space::start_at), then `extra_starts` (indices into `space`), are
-/// measured first; annealing walks on from the best. The search stops early once
-/// `budget.patience` evaluations after them gained nothing beyond `budget.margin`, and at least
-/// `budget.explore` were evaluated. `own_starts` false: the space's start points are not used
-/// (SearchSettings::start_points).
+/// start points are measured first; annealing walks on from the best. The search stops early
+/// once `budget.patience` evaluations after them gained nothing beyond `budget.margin` (the
+/// seeded patience while a vouched start point leads), and at least `budget.explore` were
+/// evaluated.
+SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchEvaluator& evaluator,
+                    const SearchBudget& budget, std::uint64_t seed, const SearchStarts& starts);
+
+/// The same from the space's own start points (unless `own_starts` is false), then
+/// `extra_starts`, all vouching: search_starts(space, "", extra_starts, own_starts).
 SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchEvaluator& evaluator,
                     const SearchBudget& budget, std::uint64_t seed,
                     const std::vector<std::size_t>& extra_starts = {}, bool own_starts = true);

@@ -85,6 +85,10 @@ class ExpandedSpace {
   std::uint64_t unconstrained_size() const noexcept { return unconstrained_; }
   /// Indices of the configurations a search measures first (Space::start_at), in that order.
   const std::vector<std::size_t>& starts() const noexcept { return starts_; }
+  /// Whether start point `config` vouches for the device of identity `device`: it was found on
+  /// a device whose name `device` contains, or its Space::start_at named none (any device). An
+  /// empty `device` is unknown: every start point vouches for it. False for a non-start.
+  bool vouches(std::size_t config, std::string_view device) const;
 
  private:
   friend class Space;
@@ -94,6 +98,7 @@ class ExpandedSpace {
   std::unordered_map<std::uint64_t, std::size_t> index_of_code_;
   std::uint64_t unconstrained_ = 0;
   std::vector<std::size_t> starts_;
+  std::vector<std::vector<std::string>> found_on_;  // starts_' devices; empty: any
 };
 
 /// A parameter space. Build it with parameter(...) and constraints, then expand().
@@ -123,7 +128,16 @@ class Space {
   /// gives it ("TM=8,TN=4", every parameter named): typically the best one known on some
   /// device, so that a small budget still finds it there and a search elsewhere starts from a
   /// good region. expand() throws std::invalid_argument when it is not a valid configuration.
-  Space& start_at(std::string config);
+  ///
+  /// `found_on`: the devices it was found on, each a part of their identity (DeviceId, e.g.
+  /// "NVIDIA H100", "Portable Computing Language"); none: any device. On a device it names, a
+  /// search that finds nothing clearly faster than it ends after the level's warm patience. On
+  /// another it is measured first all the same but vouches for nothing: the search keeps its
+  /// whole patience, since another device's best can be a local best far from this one's (the
+  /// H100's start points on PoCL's blocked space: 1.26x off its best, and searches that trusted
+  /// them stopped there; docs/benchmarks.md, "Start points vouch for the devices they were found
+  /// on"). Throws std::invalid_argument on an empty name (it would name every device).
+  Space& start_at(std::string config, std::vector<std::string> found_on = {});
 
   /// Every configuration satisfying the constraints, in lexicographic order of value indices.
   ExpandedSpace expand() const;
@@ -151,6 +165,7 @@ class Space {
   std::function<std::size_t(const Config&)> work_group_size_;
   std::function<std::size_t(const Config&)> local_memory_;
   std::vector<std::string> starts_;
+  std::vector<std::vector<std::string>> found_on_;  // starts_' devices; empty: any
 };
 
 /// Starts a space: `tunekit::space("blocked").parameter("TM", {2, 4, 8})...`

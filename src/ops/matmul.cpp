@@ -13,6 +13,7 @@
 
 #include "bench_fit.hpp"
 #include "call_checks.hpp"
+#include "found_on.hpp"
 #include "gemm_rules.hpp"
 #include "host_references.hpp"
 #include "matmul_prepare.hpp"
@@ -568,9 +569,9 @@ Space direct_space() {
       .work_group_size([](const Config& c) { return static_cast<std::size_t>(c["LX"] * c["LY"]); })
       // PoCL's best at 128 (docs/data/pocl-direct-128.tsv) and the H100's best direct at 2048
       // (docs/data/h100-time-to-tuned-tables.log): the family is judged by them, and a search
-      // that starts from one that works needs only the level's seeded patience.
-      .start_at("WPTM=6,VWN=8,NVEC=1,LX=16,LY=8")
-      .start_at("WPTM=8,VWN=8,NVEC=1,LX=16,LY=16");
+      // on the device one was found on, starting from it, needs only the level's seeded patience.
+      .start_at("WPTM=6,VWN=8,NVEC=1,LX=16,LY=8", found_on_pocl())
+      .start_at("WPTM=8,VWN=8,NVEC=1,LX=16,LY=16", found_on_hopper());
 }
 
 // The blocked kernel's macros of a configuration (the padding is the op's, not a parameter).
@@ -631,11 +632,11 @@ Space blocked_space() {
       // Last, 32 x 32 tiles for products of few tiles (128 x 768 x 768: 96 work-groups): the
       // best of three H100 tunings there (17 us against 22-27 us from 64-row tiles), a region
       // the walk from the larger tiles reached in one tuning of three (docs/benchmarks.md).
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,VW=4,DB=1")
-      .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1")
-      .start_at("MWG=64,NWG=128,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1")
-      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,VW=4,DB=1")
-      .start_at("MWG=32,NWG=32,KWG=32,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1");
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,VW=4,DB=1", found_on_hopper())
+      .start_at("MWG=128,NWG=64,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,VW=4,DB=1", found_on_hopper())
+      .start_at("MWG=64,NWG=128,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1", found_on_hopper())
+      .start_at("MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,VW=4,DB=1", found_on_hopper())
+      .start_at("MWG=32,NWG=32,KWG=32,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1", found_on_hopper());
 }
 
 // Split K: the blocked kernel on KSPLIT slices of K at once (global dim 2), the last work-group
@@ -661,9 +662,12 @@ Space split_space() {
       .parameter("DB", {1})
       .parameter("KSPLIT", {2, 3, 4, 8, 16, 32, 64});
   return blocked_rules(s)
-      .start_at("MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8")
-      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8")
-      .start_at("MWG=64,NWG=128,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=3");
+      .start_at("MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8",
+                found_on_hopper())
+      .start_at("MWG=128,NWG=128,KWG=16,MDIMC=8,NDIMC=32,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8",
+                found_on_hopper())
+      .start_at("MWG=64,NWG=128,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=3",
+                found_on_hopper());
 }
 
 // Split K is measured where C has at most 2^22 elements (2048 x 2048) and K is long against it:
@@ -715,8 +719,8 @@ Space skinny_space() {
       })
       // A GEMV: K split 64 ways, in 128 work-items (the H100's winner at 1 x 4096 x 4096; the
       // 512 of KDIMC=16 are more than NVIDIA builds this kernel for, 256).
-      .start_at("WPTM=1,VWN=2,NDIMC=32,KDIMC=4,KSPLIT=16")
-      .start_at("WPTM=8,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4");
+      .start_at("WPTM=1,VWN=2,NDIMC=32,KDIMC=4,KSPLIT=16", found_on_hopper())
+      .start_at("WPTM=8,VWN=4,NDIMC=32,KDIMC=4,KSPLIT=4", found_on_hopper());
 }
 
 // The skinny family is measured for keys of at most 64 rows (the anchor: every call it serves
@@ -748,10 +752,10 @@ Space tensor_space() {
       .work_group_size(
           [](const Config& c) { return gemm::tensor_work_group_size(tensor_params(c)); })
       .local_memory([](const Config& c) { return gemm::tensor_local_memory(tensor_params(c)); });
-  return s.start_at("BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=8")
-      .start_at("BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=0")
-      .start_at("BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2,GROUP_M=0")
-      .start_at("BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4,GROUP_M=0");
+  return s.start_at("BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=8", found_on_hopper())
+      .start_at("BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=2,GROUP_M=0", found_on_hopper())
+      .start_at("BM=128,BN=128,BK=32,WM=32,WN=64,STAGES=2,GROUP_M=0", found_on_hopper())
+      .start_at("BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=4,GROUP_M=0", found_on_hopper());
 }
 
 // Hopper's warpgroup MMA (kernels/matmul_wgmma.cl): wgmma.m64nBNk16 with f32 accumulation from
@@ -786,11 +790,11 @@ Space wgmma_space() {
              [](const Config& c) { return gemm::wgmma_two_per_multiprocessor(wgmma_params(c)); })
       .work_group_size(
           [](const Config& c) { return gemm::wgmma_work_group_size(wgmma_params(c)); });
-  return s.start_at("BM=128,BN=128,BK=32,STAGES=4,GROUP_M=16,WM=128")
-      .start_at("BM=64,BN=256,BK=32,STAGES=4,GROUP_M=16,WM=64")
-      .start_at("BM=128,BN=128,BK=32,STAGES=2,GROUP_M=8,WM=128")
-      .start_at("BM=64,BN=128,BK=32,STAGES=3,GROUP_M=16,WM=64")
-      .start_at("BM=64,BN=256,BK=16,STAGES=4,GROUP_M=16,WM=64");
+  return s.start_at("BM=128,BN=128,BK=32,STAGES=4,GROUP_M=16,WM=128", found_on_hopper())
+      .start_at("BM=64,BN=256,BK=32,STAGES=4,GROUP_M=16,WM=64", found_on_hopper())
+      .start_at("BM=128,BN=128,BK=32,STAGES=2,GROUP_M=8,WM=128", found_on_hopper())
+      .start_at("BM=64,BN=128,BK=32,STAGES=3,GROUP_M=16,WM=64", found_on_hopper())
+      .start_at("BM=64,BN=256,BK=16,STAGES=4,GROUP_M=16,WM=64", found_on_hopper());
 }
 
 // TF32 through Hopper's warpgroup MMA (kernels/matmul_wgmma.cl with TF32=1): wgmma's .tf32 form
@@ -816,9 +820,9 @@ Space wgmma_tf32_space() {
           [](const Config& c) { return gemm::wgmma_two_per_multiprocessor(wgmma_tf32_params(c)); })
       .work_group_size(
           [](const Config& c) { return gemm::wgmma_work_group_size(wgmma_tf32_params(c)); });
-  return s.start_at("BM=64,BN=128,BK=16,STAGES=3,GROUP_M=16,WM=64")
-      .start_at("BM=128,BN=64,BK=16,STAGES=3,GROUP_M=8,WM=64")
-      .start_at("BM=128,BN=128,BK=16,STAGES=2,GROUP_M=8,WM=64");
+  return s.start_at("BM=64,BN=128,BK=16,STAGES=3,GROUP_M=16,WM=64", found_on_hopper())
+      .start_at("BM=128,BN=64,BK=16,STAGES=3,GROUP_M=8,WM=64", found_on_hopper())
+      .start_at("BM=128,BN=128,BK=16,STAGES=2,GROUP_M=8,WM=64", found_on_hopper());
 }
 
 // TF32 on the tensor cores for f32 storage (kernels/matmul_tf32.cl): mma.sync m16n8k8 from tiles
@@ -841,10 +845,10 @@ Space tf32_space() {
              [](const Config& c) { return gemm::tf32_builds(tf32_params(c)); })
       .work_group_size([](const Config& c) { return gemm::tf32_work_group_size(tf32_params(c)); })
       .local_memory([](const Config& c) { return gemm::tf32_local_memory(tf32_params(c)); });
-  return s.start_at("BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=2,GROUP_M=8")
-      .start_at("BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=2,GROUP_M=8")
-      .start_at("BM=128,BN=64,BK=16,WM=64,WN=32,STAGES=3,GROUP_M=8")
-      .start_at("BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0");
+  return s.start_at("BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=2,GROUP_M=8", found_on_hopper())
+      .start_at("BM=128,BN=128,BK=16,WM=64,WN=32,STAGES=2,GROUP_M=8", found_on_hopper())
+      .start_at("BM=128,BN=64,BK=16,WM=64,WN=32,STAGES=3,GROUP_M=8", found_on_hopper())
+      .start_at("BM=64,BN=64,BK=32,WM=32,WN=32,STAGES=2,GROUP_M=0", found_on_hopper());
 }
 
 // Whether N and K of every call the key serves are multiples of `step`.

@@ -9,6 +9,7 @@
 
 #include "bench_fit.hpp"
 #include "call_checks.hpp"
+#include "found_on.hpp"
 #include "host_references.hpp"
 #include "named_candidate.hpp"
 #include "sizes.hpp"
@@ -186,17 +187,18 @@ auto make_set() {
                 // The kernel lab's best two on the H200 at 8192 (docs/benchmarks.md, issue 32),
                 // the H100's best at 8192 before the vector widths, and the lab's best on the
                 // H200 at 8191 x 4097.
-                .start_at("TILE=64,TILE_M=64,ROWS=16,PAD=1,VW=4")
-                .start_at("TILE=64,TILE_M=64,ROWS=16,PAD=1,VW=2")
-                .start_at("TILE=64,TILE_M=64,ROWS=4,PAD=1,VW=1")
-                .start_at("TILE=32,TILE_M=128,ROWS=16,PAD=1,VW=1"),
+                .start_at("TILE=64,TILE_M=64,ROWS=16,PAD=1,VW=4", found_on_hopper())
+                .start_at("TILE=64,TILE_M=64,ROWS=16,PAD=1,VW=2", found_on_hopper())
+                .start_at("TILE=64,TILE_M=64,ROWS=4,PAD=1,VW=1", found_on_hopper())
+                .start_at("TILE=32,TILE_M=128,ROWS=16,PAD=1,VW=1", found_on_hopper()),
             factory(Layout::tiled))
       .with(space("blocked")
                 .parameter("BLK", {4, 8})
                 .parameter("LX", {1, 4, 16})
                 .parameter("LY", {1, 4, 16})
                 .work_group_size(work_items)
-                .start_at("BLK=8,LX=16,LY=16"),  // PoCL's best at 2048 (docs/benchmarks.md)
+                .start_at("BLK=8,LX=16,LY=16",
+                          found_on_pocl()),  // PoCL's best at 2048 (docs/benchmarks.md)
             factory(Layout::blocked))
       // Against the input itself, read and transposed once per tuning: every element of a
       // candidate's output must be the input's, exactly (a transpose only moves values).

@@ -157,11 +157,13 @@ namespace {
 // `leader` is what the tuning found elsewhere.
 struct ScriptedEvaluator final : SearchEvaluator {
   std::size_t calls = 0, gain_at = 0, failing = 0;  // the first `failing` evaluations fail
+  bool gain_once = false;  // only the gain_at-th evaluation is faster, not those after it
   double leader = std::numeric_limits<double>::infinity();
   std::optional<double> evaluate(std::size_t) override {
     ++calls;
     if (calls <= failing) return std::nullopt;
-    return calls >= gain_at && gain_at > 0 ? 0.95e-3 : 1e-3;
+    const bool faster = gain_once ? calls == gain_at : calls >= gain_at;
+    return faster && gain_at > 0 ? 0.95e-3 : 1e-3;
   }
   double spent_seconds() const override { return 0; }
   double leader_time() const override { return leader; }
@@ -252,6 +254,81 @@ TEST_CASE("a search that starts from a working start point stops after the seede
   budget.seeded_patience = 50;
   ScriptedEvaluator longer;
   CHECK(search(SearchStrategy::random, started, longer, budget, 3).evaluated.size() == 2 + 10);
+}
+
+TEST_CASE("a start point vouches only for the devices it was found on", "[search]") {
+  const std::string found_at_1 = "TM=1,TN=16,WG=256,VW=1,KW=1",
+                    found_at_2 = "TM=8,TN=8,WG=64,VW=4,KW=4";
+  const auto started = gemm_like_space()
+                           .start_at(found_at_1, {"Device A"})
+                           .start_at(found_at_2, {"Device A", "Device C"})
+                           .expand();
+  const std::string device_a = "OpenCL | Vendor | OpenCL 3.0 | Device A 80GB | driver 1 | 4 CUs";
+  const std::string device_b = "OpenCL | Vendor | OpenCL 3.0 | Device B | driver 1 | 4 CUs";
+  const std::string device_c = "OpenCL | Vendor | OpenCL 3.0 | Device C | driver 1 | 4 CUs";
+  REQUIRE(started.starts().size() == 2);
+  const std::size_t first = started.starts()[0], second = started.starts()[1];
+  CHECK(started.vouches(first, device_a));
+  CHECK_FALSE(started.vouches(first, device_c));
+  CHECK(started.vouches(second, device_c));
+  CHECK(started.vouches(first, ""));  // an unknown device: every start point vouches
+  CHECK_FALSE(started.vouches(first == 0 ? 1 : 0, device_a));  // not a start point
+  SearchBudget budget{200};
+  budget.patience = 10;
+  budget.seeded_patience = 3;
+  for (auto strategy : {SearchStrategy::random, SearchStrategy::annealing, SearchStrategy::model}) {
+    INFO(to_string(strategy));
+    // On the device they were found on: both, then the seeded patience.
+    ScriptedEvaluator here;
+    const auto at_home =
+        search(strategy, started, here, budget, 3, search_starts(started, device_a));
+    CHECK(at_home.evaluated.size() == 2 + 3);
+    CHECK(at_home.trusts_start_points);
+    // Elsewhere they are measured first all the same, but the whole patience applies.
+    ScriptedEvaluator elsewhere;
+    const auto away =
+        search(strategy, started, elsewhere, budget, 3, search_starts(started, device_b));
+    REQUIRE(away.evaluated.size() == 2 + 10);
+    CHECK(away.evaluated[0] == first);
+    CHECK(away.evaluated[1] == second);
+    CHECK_FALSE(away.trusts_start_points);
+    // One of them found here is enough; the one found elsewhere is measured after it.
+    ScriptedEvaluator one;
+    const auto mixed = search(strategy, started, one, budget, 3, search_starts(started, device_c));
+    CHECK(mixed.evaluated.size() == 2 + 3);
+    CHECK(mixed.evaluated[0] == second);
+    // ...unless the one from elsewhere is clearly faster (5%, margin 2%): then what was found
+    // here is not this device's best either.
+    ScriptedEvaluator overtaken;
+    overtaken.gain_at = 2;
+    overtaken.gain_once = true;
+    CHECK(search(strategy, started, overtaken, budget, 3, search_starts(started, device_c))
+              .evaluated.size() == 2 + 10);
+    // A neighbouring key's winner on this device vouches wherever the space's were found.
+    ScriptedEvaluator neighbour;
+    const std::size_t known = first == 5 || second == 5 ? 6 : 5;
+    const auto from_known =
+        search(strategy, started, neighbour, budget, 3, search_starts(started, device_b, {known}));
+    CHECK(from_known.evaluated.size() == 3 + 3);
+    CHECK(from_known.evaluated[0] == known);
+  }
+  // Listed twice, a configuration is measured once and vouches if either list says so.
+  const auto twice = search_starts(started, device_b, {first});
+  CHECK(twice.vouched == std::vector<std::size_t>{first});
+  CHECK(twice.unvouched == std::vector<std::size_t>{second});
+  // A repeated start_at counts once, found on the devices of both.
+  const auto repeated = gemm_like_space()
+                            .start_at(found_at_1, {"Device A"})
+                            .start_at(found_at_1, {"Device B"})
+                            .start_at(found_at_2, {"Device A"})
+                            .start_at(found_at_2)
+                            .expand();
+  CHECK(repeated.vouches(repeated.starts()[0], device_b));
+  CHECK_FALSE(repeated.vouches(repeated.starts()[0], device_c));
+  CHECK(repeated.vouches(repeated.starts()[1], device_c));  // once for any device
+  // An empty name would name every device.
+  CHECK_THROWS_WITH(gemm_like_space().start_at(found_at_1, {""}),
+                    Catch::Contains(found_at_1) && Catch::Contains("empty device"));
 }
 
 namespace {

@@ -309,6 +309,48 @@ TEST_CASE("a family whose start points trail the leader's is searched without th
   }
 }
 
+TEST_CASE("the tuner trusts a start point only on the devices it was found on", "[tuner]") {
+  // A flat family (nothing gains on the start point): on the device the start point names, its
+  // search ends after the warm patience; on another the start point is measured first, but the
+  // whole patience applies (its identity is the client's: VirtualClient's "virtual device").
+  SearchSettings search{SearchStrategy::model, 1.0, 64, 1e9};
+  search.explore = 0, search.patience = 20, search.warm_patience = 4, search.refine = 0;
+  const auto measured = [&](const std::string& found_on) {
+    Settings settings = test::test_settings();
+    settings.search = search;
+    LocalTuner<SizeKey> tuner("found on " + found_on, settings);
+    VirtualClient client;
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of_size, bench_inputs}.with(
+          space("s")
+              .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
+              .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
+              .start_at("A=4,B=4", {found_on}),
+          [](const Config&) {
+            return [](VirtualClient& client, int&) {
+              client.spend(1e-3);
+              return 0;
+            };
+          });
+    });
+    run(tuner, client, set, 8);
+    const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+    REQUIRE(report);
+    std::size_t ok = 0;
+    bool start_measured = false;
+    for (const auto& outcome : report->outcomes) {
+      ok += outcome.ok() ? 1 : 0;
+      start_measured |= outcome.ok() && outcome.name == "s[A=4,B=4]";
+    }
+    CHECK(start_measured);  // either way
+    return ok;
+  };
+  const std::size_t here = measured("virtual device"), elsewhere = measured("another device");
+  INFO("found here: " << here << " measured; found elsewhere: " << elsewhere);
+  CHECK(here == 1 + search.warm_patience);
+  CHECK(elsewhere == 1 + search.patience);
+}
+
 TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {
   VirtualClient client;
   int made = 0;

@@ -462,12 +462,15 @@ class TuningRun {
     } evaluator;
     evaluator.run = this;
     evaluator.first = plan.entries()[space.entry].first;
-    const std::vector<std::size_t> extra_starts = plan.known_configs(space.entry, known_);
+    const ExpandedSpace& expanded = *plan.entries()[space.entry].space;
+    // This device's start points vouch; other devices' are measured but trusted for nothing.
+    const SearchStarts starts =
+        search_starts(expanded, report_.device, plan.known_configs(space.entry, known_),
+                      plan.search_settings().start_points);
     SearchBudget budget = plan.budget(space.entry);
     budget.trails = std::isfinite(best_start) && clearly_faster(leader_, best_start, budget.margin);
-    const SearchResult result = tunekit::search(
-        plan.search_settings().strategy, *plan.entries()[space.entry].space, evaluator, budget,
-        seed_, extra_starts, plan.search_settings().start_points);
+    const SearchResult result = tunekit::search(plan.search_settings().strategy, expanded,
+                                                evaluator, budget, seed_, starts);
     if (searched_.size() <= space.entry) searched_.resize(space.entry + 1);
     searched_[space.entry].seconds += evaluator.spent_seconds();
     searched_[space.entry].trusts_start_points = result.trusts_start_points;
