@@ -154,7 +154,10 @@ class BudgetedSearch {
         starts_beaten_ = true;
       }
     }
-    const bool seeded = a_start_worked_ && !(starts_beaten_ && budget_.seeded_until_beaten);
+    // A space that trails the leader keeps the seeded patience whoever found its start points:
+    // it is a side bet, searched only while it gains (SearchBudget::trails).
+    const bool seeded = (a_start_worked_ || (budget_.trails && any_start_worked_)) &&
+                        !(starts_beaten_ && budget_.seeded_until_beaten);
     patience_ = seeded ? std::min(budget_.patience, budget_.seeded_patience) : budget_.patience;
   }
   // The strategy has ended; refine() climbs from its best, within its own allowance.

@@ -304,6 +304,12 @@ TEST_CASE("a start point vouches only for the devices it was found on", "[search
     overtaken.gain_once = true;
     CHECK(search(strategy, started, overtaken, budget, 3, search_starts(started, device_c))
               .evaluated.size() == 2 + 10);
+    // A space that trails the leader keeps the seeded patience whoever found its start points.
+    ScriptedEvaluator trailing;
+    SearchBudget side_bet = budget;
+    side_bet.trails = true;
+    CHECK(search(strategy, started, trailing, side_bet, 3, search_starts(started, device_b))
+              .evaluated.size() == 2 + 3);
     // A neighbouring key's winner on this device vouches wherever the space's were found.
     ScriptedEvaluator neighbour;
     const std::size_t known = first == 5 || second == 5 ? 6 : 5;
