@@ -84,6 +84,40 @@ int pidfd_of(pid_t pid) {
 
 }  // namespace
 
+namespace detail {
+
+LateReaps& LateReaps::instance() {
+  static auto* reaps = new LateReaps;  // never destroyed: a helper may end during exit
+  return *reaps;
+}
+
+void LateReaps::keep(int pidfd) {
+  std::lock_guard lock(mutex_);
+  if (pidfds_.size() >= capacity) {
+    ::close(pidfd);  // given up: more stuck helpers than a program should ever see
+    return;
+  }
+  pidfds_.push_back(pidfd);
+}
+
+std::size_t LateReaps::reap() {
+  std::lock_guard lock(mutex_);
+  std::erase_if(pidfds_, [](int pidfd) {
+    siginfo_t info{};
+    const int done = ::waitid(static_cast<idtype_t>(idtype_pidfd), static_cast<id_t>(pidfd), &info,
+                              WEXITED | WNOHANG);
+    // Exited and reaped now, or reaped by the program (ECHILD): done with it. EINTR: next time.
+    if ((done == 0 && info.si_pid != 0) || (done != 0 && errno != EINTR)) {
+      ::close(pidfd);
+      return true;
+    }
+    return false;
+  });
+  return pidfds_.size();
+}
+
+}  // namespace detail
+
 namespace {
 
 detail::BuildReply crash_reply(const std::string& what, const std::string& how) {
@@ -114,8 +148,14 @@ struct BuildProcesses::Helper {
     if (socket >= 0) ::close(socket);
     socket = -1;
     if (pid <= 0) return 0;
-    const int signal = pidfd >= 0 ? reap_by_pidfd() : reap_by_pid();
-    if (pidfd >= 0) ::close(pidfd);
+    bool alive = false;
+    const int signal = pidfd >= 0 ? reap_by_pidfd(alive) : reap_by_pid();
+    if (alive) {
+      detail::LateReaps::instance().keep(pidfd);  // reaped once it dies
+    } else if (pidfd >= 0) {
+      ::close(pidfd);
+    }
+    (void)detail::LateReaps::instance().reap();
     pid = -1;
     pidfd = -1;
     return signal;
@@ -126,7 +166,8 @@ struct BuildProcesses::Helper {
   // the system rather than holding the build thread.
   // The waits go on through signals (a program's own handlers interrupt a poll): a helper that
   // was leaving well is not killed for one, nor dropped unreaped, nor a crash taken for an exit.
-  int reap_by_pidfd() {
+  // `alive`: it had not exited even after the kill's wait (reaped later: LateReaps).
+  int reap_by_pidfd(bool& alive) {
     if (tunekit::detail::poll_until(pidfd, POLLIN, Clock::now() + exit_patience) == 0) {
       // Not exited, so not reaped by anyone: its pid is still its own if the pidfd cannot send
       // (a filter of the program's system calls).
@@ -140,6 +181,7 @@ struct BuildProcesses::Helper {
       // by the program. The pid is still ours while unreaped: waited for by it.
       return errno == EINVAL ? reap_by_pid() : 0;
     }
+    alive = info.si_pid == 0;  // WNOHANG: no child of it has exited
     return info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED ? info.si_status : 0;
   }
 

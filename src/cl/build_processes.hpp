@@ -38,6 +38,25 @@ std::size_t automatic_build_processes(bool nvidia_gpu, std::string_view cuda_cac
 std::optional<std::filesystem::path> first_runnable(
     const std::vector<std::filesystem::path>& places, std::string& why_not);
 
+/// Helpers still alive when the wait after their SIGKILL ran out (a process stuck in a driver
+/// call, for a device that went away): their process descriptors, kept so that each is reaped
+/// once it dies instead of staying a zombie for the program's life. A helper's end reaps those
+/// dead by then; at most `capacity` are kept (past that one is given up, as before: the system
+/// reaps it when the program exits). One list for the process, never destroyed.
+class LateReaps {
+ public:
+  static constexpr std::size_t capacity = 16;
+  static LateReaps& instance();
+  /// Takes `pidfd` (a process descriptor of this process's child that has not exited).
+  void keep(int pidfd);
+  /// Reaps those that exited since; how many are still waited for.
+  std::size_t reap();
+
+ private:
+  std::mutex mutex_;
+  std::vector<int> pidfds_;
+};
+
 }  // namespace tunekit::cl::detail
 
 namespace tunekit::cl {

@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -632,6 +633,71 @@ TEST_CASE("the helpers' messages: what the reader refuses", "[build-processes]")
   CHECK(problem == "the helper could not build it: no binary");
   CHECK_FALSE(d::read_build_reply(Fields{"ready", "1"}, problem));
   CHECK(problem == "an answer 'ready' of 2 fields, not one to a build");
+}
+
+namespace {
+// A child that sleeps `seconds` and exits, and a process descriptor of it; nothing without
+// pidfd_open (Linux 5.3), the child then reaped here.
+std::optional<std::pair<pid_t, int>> child_for(double seconds) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::usleep(static_cast<useconds_t>(seconds * 1e6));  // async-signal-safe only, after a fork
+    ::_exit(0);
+  }
+  if (child < 0) return std::nullopt;
+#ifdef SYS_pidfd_open
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, child, 0));
+#else
+  const int pidfd = -1;
+#endif
+  if (pidfd < 0) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    return std::nullopt;
+  }
+  return std::pair{child, pidfd};
+}
+
+bool reaped(pid_t child) {
+  errno = 0;
+  return ::waitpid(child, nullptr, WNOHANG) == -1 && errno == ECHILD;
+}
+}  // namespace
+
+TEST_CASE("a helper still alive after its kill's wait is reaped once it dies: no zombie is left",
+          "[build-processes]") {
+  // What a helper's end hands to the late reaps when the wait after its SIGKILL ran out (a
+  // process stuck in a driver call): here a child alive when handed over, dead 200 ms later.
+  auto& reaps = cl::detail::LateReaps::instance();
+  const std::size_t before = reaps.reap();
+  const auto child = child_for(0.2);
+  if (!child) {
+    WARN("no pidfd_open here: nothing to test");
+    return;
+  }
+  reaps.keep(child->second);
+  CHECK(reaps.reap() == before + 1);  // alive: kept, not waited for
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (reaps.reap() > before && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(reaps.reap() == before);
+  CHECK(reaped(child->first));  // by the late reaps: no zombie left for the program's life
+  // At most `capacity` are kept: past that one is given up (its descriptor closed at once).
+  std::vector<std::pair<pid_t, int>> children;
+  for (std::size_t i = reaps.reap(); i <= cl::detail::LateReaps::capacity; ++i) {
+    const auto another = child_for(1);
+    REQUIRE(another);
+    children.push_back(*another);
+    reaps.keep(another->second);
+  }
+  CHECK(reaps.reap() == cl::detail::LateReaps::capacity);  // all alive for a second
+  while (reaps.reap() > before && std::chrono::steady_clock::now() < deadline + 10s) {
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(reaps.reap() == before);
+  ::waitpid(children.back().first, nullptr, 0);  // the one given up: reaped here
+  for (const auto& [pid, pidfd] : children) CHECK(reaped(pid));
 }
 
 }  // namespace tunekit::test
