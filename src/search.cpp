@@ -605,13 +605,13 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchE
   if (space.size() == 0) return s.take();
   std::mt19937_64 rng(seed);
   // The start points first, whatever the strategy: they are the best known, here (vouched) or
-  // on another device.
-  std::vector<std::size_t> starts;
-  for (const auto* list : {&given.vouched, &given.unvouched}) {
-    for (std::size_t i : *list) {
-      if (i < space.size()) starts.push_back(i);
-    }
-  }
+  // on another device. An index past the space is no start point.
+  SearchStarts within = given;
+  const auto outside = [&](std::size_t i) { return i >= space.size(); };
+  std::erase_if(within.vouched, outside);
+  std::erase_if(within.unvouched, outside);
+  std::vector<std::size_t> starts = within.vouched;
+  starts.insert(starts.end(), within.unvouched.begin(), within.unvouched.end());
   std::vector<std::size_t> planned = starts;
   std::vector<std::size_t> order;
   if (strategy == SearchStrategy::random) {
@@ -629,7 +629,7 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchE
     if (s.exhausted()) break;
     s.time(i);
   }
-  s.start_counting_patience(given);
+  s.start_counting_patience(within);
   switch (strategy) {
     case SearchStrategy::exhaustive:
       for (std::size_t i = 0; i < space.size() && !s.exhausted(); ++i) s.time(i);

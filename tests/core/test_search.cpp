@@ -318,6 +318,11 @@ TEST_CASE("a start point vouches only for the devices it was found on", "[search
     CHECK(from_known.evaluated.size() == 3 + 3);
     CHECK(from_known.evaluated[0] == known);
   }
+  // An index past the space is no start point: the search goes on as without any.
+  ScriptedEvaluator outside;
+  CHECK(search(SearchStrategy::random, started, outside, budget, 3,
+               SearchStarts{{started.size() + 5}, {started.size()}})
+            .evaluated.size() == 1 + 10);
   // Listed twice, a configuration is measured once and vouches if either list says so.
   const auto twice = search_starts(started, device_b, {first});
   CHECK(twice.vouched == std::vector<std::size_t>{first});
