@@ -1,7 +1,8 @@
 // Records a replay table: measures every configuration of one matmul family (exhaustively, on
 // one device and size), then optionally tunes the same key live with the default strategy and
 // compares it with the exhaustive optimum (issue: search strategies).
-// Usage: record_matmul_space --family blocked|direct --size N --out TABLE.tsv [--live] [--device S]
+// Usage: record_matmul_space --family NAME --size N --out TABLE.tsv [--live] [--device S]
+//          (NAME: a matmul space, as candidates name it: blocked, direct, staged, split, ...)
 //          [--part I/N]      record every N-th configuration from the I-th (1-based) only, so
 //                            that a slow compiler's recording fits in several calls; the parts'
 //                            tables concatenate into the whole (`cat part*.tsv > all.tsv`)
@@ -34,7 +35,7 @@ namespace ops = tunekit::ops;
 
 int main(int argc, char** argv) {
   constexpr char usage[] =
-      "usage: record_matmul_space --family blocked|direct --size N --out TABLE.tsv [--live] "
+      "usage: record_matmul_space --family NAME --size N --out TABLE.tsv [--live] "
       "[--device S] [--part I/N] [--limit COUNT] [--table RECORDED.tsv] [--build-threads T]\n";
   if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   std::string family = "blocked", out = "replay.tsv", device;
@@ -100,6 +101,10 @@ int main(int argc, char** argv) {
       return parts && parts->space == family;
     };
     for (const auto& name : ops::matmul_candidates()) in_family += of_family(name);
+    if (in_family == 0) {
+      std::fprintf(stderr, "record_matmul_space: matmul has no family '%s'\n", family.c_str());
+      return 2;
+    }
     std::vector<std::string> names;
     std::size_t fitting = 0;
     for (const auto& name : ops::matmul_candidates(client.limits())) {
