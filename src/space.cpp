@@ -152,8 +152,7 @@ Space& Space::start_at(std::string config, std::vector<std::string> found_on) {
                                   " names an empty device (found_on names parts of identities)");
     }
   }
-  starts_.push_back(std::move(config));
-  found_on_.push_back(std::move(found_on));
+  starts_.push_back({std::move(config), std::move(found_on)});
   return *this;
 }
 
@@ -230,20 +229,20 @@ ExpandedSpace Space::expand() const {
     expanded.codes_.push_back(code);
     expanded.index_of_code_.emplace(code, i);
   }
-  for (std::size_t k = 0; k < starts_.size(); ++k) {
-    const std::size_t index = resolve_start(starts_[k], expanded);
+  for (const auto& start : starts_) {
+    const std::size_t index = resolve_start(start.config, expanded);
     const auto at = std::find(expanded.starts_.begin(), expanded.starts_.end(), index);
     if (at == expanded.starts_.end()) {
       expanded.starts_.push_back(index);
-      expanded.found_on_.push_back(found_on_[k]);
+      expanded.found_on_.push_back(start.found_on);
       continue;
     }
     // A repeat counts once, found on the devices of both (any device, if either says so).
     auto& devices = expanded.found_on_[static_cast<std::size_t>(at - expanded.starts_.begin())];
-    if (found_on_[k].empty()) {
+    if (start.found_on.empty()) {
       devices.clear();
     } else if (!devices.empty()) {
-      devices.insert(devices.end(), found_on_[k].begin(), found_on_[k].end());
+      devices.insert(devices.end(), start.found_on.begin(), start.found_on.end());
     }
   }
   return expanded;

@@ -164,8 +164,11 @@ class Space {
   std::vector<Constraint> constraints_;
   std::function<std::size_t(const Config&)> work_group_size_;
   std::function<std::size_t(const Config&)> local_memory_;
-  std::vector<std::string> starts_;
-  std::vector<std::vector<std::string>> found_on_;  // starts_' devices; empty: any
+  struct StartPoint {
+    std::string config;
+    std::vector<std::string> found_on;  // empty: any device
+  };
+  std::vector<StartPoint> starts_;
 };
 
 /// Starts a space: `tunekit::space("blocked").parameter("TM", {2, 4, 8})...`
