@@ -269,17 +269,35 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   // `shown_failed`, are folded too: a searched space measures dozens (the whole table is the
   // full detail's, TUNEKIT_LOG=debug).
   constexpr std::size_t shown_working = 20, shown_failed = 10;
-  std::map<std::string, std::size_t> not_measured, not_for_this_device;
+  // By reason; a device's limit folds by the reason's words, the first met the example (the
+  // staged space on the H200 leaves 2,181 configurations over its limits, at dozens of sizes).
+  struct Folded {
+    std::size_t count = 0;
+    std::string example;
+    bool alike = false;  // another with other numbers folded in
+  };
+  std::map<std::string, Folded> not_measured, not_for_this_device;
+  const auto fold = [](std::map<std::string, Folded>& into, const AutotuneError* error) {
+    const std::string reason = error ? error->summary() : std::string("not measured");
+    std::string words = reason;
+    if (error && error->kind() == ErrorKind::out_of_resources) {
+      std::replace_if(
+          words.begin(), words.end(), [](char c) { return c >= '0' && c <= '9'; }, '#');
+    }
+    Folded& f = into[words];
+    if (f.count++ == 0) f.example = reason;
+    f.alike = f.alike || reason != f.example;
+  };
   std::size_t working = 0, failed = 0, folded_working = 0, folded_failed = 0;
   double slowest_folded = 0;
   for (const auto& outcome : report.outcomes) {
     const char mark = &outcome == winner ? '*' : ' ';
     if (outcome.status == OutcomeStatus::skipped && &outcome != winner) {
-      ++not_measured[outcome.error ? outcome.error->summary() : std::string("not measured")];
+      fold(not_measured, outcome.error ? &*outcome.error : nullptr);
       continue;
     }
     if (ruled_out(outcome)) {
-      ++not_for_this_device[outcome.error->summary()];
+      fold(not_for_this_device, &*outcome.error);
       continue;
     }
     if (!full && &outcome != winner &&
@@ -328,13 +346,13 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   if (folded_failed > 0) {
     text += "    " + std::to_string(folded_failed) + " more failed (their errors below)\n";
   }
-  for (const auto& [reason, count] : not_measured) {
-    text += "    " + std::to_string(count) + (count == 1 ? " candidate" : " candidates") +
-            " not measured: " + printable(reason, 300) + "\n";
-  }
-  for (const auto& [reason, count] : not_for_this_device) {
-    text += "    " + std::to_string(count) + (count == 1 ? " candidate" : " candidates") +
-            " not for this device (out of resources): " + printable(reason, 300) + "\n";
+  const auto folded_line = [](const Folded& f, const char* what) {
+    return "    " + std::to_string(f.count) + (f.count == 1 ? " candidate" : " candidates") + what +
+           printable(f.example, 300) + (f.alike ? " (and the like)" : "") + "\n";
+  };
+  for (const auto& [words, f] : not_measured) text += folded_line(f, " not measured: ");
+  for (const auto& [words, f] : not_for_this_device) {
+    text += folded_line(f, " not for this device (out of resources): ");
   }
   constexpr std::size_t names = 3;  // of the candidates that share a failure
   numbered = 0;

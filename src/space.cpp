@@ -258,6 +258,52 @@ bool ExpandedSpace::vouches(std::size_t config, std::string_view device) const {
   });
 }
 
+ExpandedSpace ExpandedSpace::subset(const std::vector<std::size_t>& kept) const {
+  ExpandedSpace part;
+  part.radix_ = radix_;
+  part.unconstrained_ = unconstrained_;
+  part.configs_.reserve(kept.size());
+  part.codes_.reserve(kept.size());
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    if (kept[k] >= size() || (k > 0 && kept[k] <= kept[k - 1])) {
+      throw std::invalid_argument(
+          "tunekit: a subset of a space takes ascending indices within it (index " +
+          std::to_string(kept[k]) + " of " + std::to_string(size()) + ")");
+    }
+    part.index_of_code_.emplace(codes_[kept[k]], k);
+    part.configs_.push_back(configs_[kept[k]]);
+    part.codes_.push_back(codes_[kept[k]]);
+  }
+  for (std::size_t s = 0; s < starts_.size(); ++s) {
+    const auto at = std::lower_bound(kept.begin(), kept.end(), starts_[s]);
+    if (at == kept.end() || *at != starts_[s]) continue;
+    part.starts_.push_back(static_cast<std::size_t>(at - kept.begin()));
+    part.found_on_.push_back(found_on_[s]);
+  }
+  return part;
+}
+
+SpacePart::SpacePart(const ExpandedSpace& whole, std::vector<std::size_t> kept) : whole_(&whole) {
+  if (kept.size() == whole.size()) return;  // all of it: no copy (subset checks the order)
+  part_ = whole.subset(kept);
+  kept_ = std::move(kept);
+}
+
+std::optional<std::size_t> SpacePart::index_of(std::size_t whole) const {
+  if (!part_) return whole < whole_->size() ? std::optional<std::size_t>(whole) : std::nullopt;
+  const auto at = std::lower_bound(kept_.begin(), kept_.end(), whole);
+  if (at == kept_.end() || *at != whole) return std::nullopt;
+  return static_cast<std::size_t>(at - kept_.begin());
+}
+
+std::vector<std::size_t> SpacePart::indices_of(const std::vector<std::size_t>& whole) const {
+  std::vector<std::size_t> part;
+  for (std::size_t i : whole) {
+    if (const auto at = index_of(i)) part.push_back(*at);
+  }
+  return part;
+}
+
 // The index of start point `text` ("A=1,B=2") among the valid configurations; throws naming
 // what is wrong with it (a typo in a shipped start point must not pass silently).
 std::size_t Space::resolve_start(const std::string& text, const ExpandedSpace& expanded) const {

@@ -122,9 +122,4 @@ std::vector<std::size_t> TuningPlan::known_configs(std::size_t entry,
   return configs;
 }
 
-SearchBudget TuningPlan::budget(std::size_t entry) const {
-  const PlanEntry& e = entries_.at(entry);
-  return search_.budget_for(e.space != nullptr ? e.space->size() : e.size);
-}
-
 }  // namespace tunekit

@@ -89,6 +89,10 @@ class ExpandedSpace {
   /// a device whose name `device` contains, or its Space::start_at named none (any device). An
   /// empty `device` is unknown: every start point vouches for it. False for a non-start.
   bool vouches(std::size_t config, std::string_view device) const;
+  /// The configurations `kept` (indices of this space, ascending) as a space of their own, in
+  /// that order: the same parameters and values, so its neighbours are the nearest of them, and
+  /// the start points among them. Throws std::invalid_argument on indices out of order or range.
+  ExpandedSpace subset(const std::vector<std::size_t>& kept) const;
 
  private:
   friend class Space;
@@ -99,6 +103,31 @@ class ExpandedSpace {
   std::uint64_t unconstrained_ = 0;
   std::vector<std::size_t> starts_;
   std::vector<std::vector<std::string>> found_on_;  // starts_' devices; empty: any
+};
+
+/// The part of a space that a search walks: the configurations a device can run, where its
+/// limits rule the others out. A configuration over them is no part of the search (it would
+/// spend the search's patience and teach its model that large tiles fail). Indices of the part
+/// map to indices of the whole space and back.
+class SpacePart {
+ public:
+  /// The whole of `whole` (kept alive by the caller).
+  explicit SpacePart(const ExpandedSpace& whole) : whole_(&whole) {}
+  /// `kept`: indices of `whole`, ascending (as ExpandedSpace::subset).
+  SpacePart(const ExpandedSpace& whole, std::vector<std::size_t> kept);
+
+  const ExpandedSpace& space() const noexcept { return part_ ? *part_ : *whole_; }
+  /// The index in the whole space of the part's configuration `i`.
+  std::size_t whole_index(std::size_t i) const { return part_ ? kept_.at(i) : i; }
+  /// The part's index of the whole space's configuration `whole`; none when it is left out.
+  std::optional<std::size_t> index_of(std::size_t whole) const;
+  /// The part's indices of `whole` (the whole space's), in order, those left out dropped.
+  std::vector<std::size_t> indices_of(const std::vector<std::size_t>& whole) const;
+
+ private:
+  const ExpandedSpace* whole_;
+  std::optional<ExpandedSpace> part_;  // none: every configuration is kept
+  std::vector<std::size_t> kept_;
 };
 
 /// A parameter space. Build it with parameter(...) and constraints, then expand().

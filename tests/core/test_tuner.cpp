@@ -351,6 +351,62 @@ TEST_CASE("the tuner trusts a start point only on the devices it was found on", 
   CHECK(elsewhere == 1 + search.patience);
 }
 
+namespace {
+struct LimitedClient : VirtualClient {
+  DeviceLimits limits() const { return {128, 16384}; }  // work-group size, local memory bytes
+};
+}  // namespace
+
+TEST_CASE("a search walks only the configurations within the device's limits", "[tuner]") {
+  // 64 configurations, of which the 34 with A * B <= 16 fit work-groups of 128. All run in the
+  // same time, so nothing gains: a search measures its patience (or its budget) and stops. The
+  // configurations over the limits are skipped for their reason and spend neither.
+  const auto tune = [](SearchSettings search) {
+    Settings settings = test::test_settings();
+    settings.search = search;
+    LocalTuner<SizeKey> tuner("within limits", settings);
+    LimitedClient client;
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of_size, bench_inputs}.with(
+          space("s")
+              .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
+              .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
+              .work_group_size(
+                  [](const Config& c) { return static_cast<std::size_t>(8 * c["A"] * c["B"]); }),
+          [](const Config&) {
+            return [](LimitedClient& client, int&) {
+              client.spend(1e-3);
+              return 0;
+            };
+          });
+    });
+    tuner.execute(client.id(), client, set, 8);
+    const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+    REQUIRE(report);
+    std::size_t ok = 0, over_limits = 0;
+    for (const auto& outcome : report->outcomes) {
+      ok += outcome.ok() ? 1 : 0;
+      if (outcome.error && outcome.error->kind() == ErrorKind::out_of_resources) {
+        CHECK(outcome.status == OutcomeStatus::skipped);
+        ++over_limits;
+      }
+    }
+    CHECK(over_limits == 64 - 34);  // every one of them says why, searched or not
+    // and the summary says it once, with one of their sizes as the example
+    CHECK_THAT(format_report(*report),
+               Catch::Contains("30 candidates not measured: work-group of ") &&
+                   Catch::Contains("(and the like)"));
+    return ok;
+  };
+  SearchSettings patient{SearchStrategy::model, 1.0, 1, 1e9};
+  patient.explore = 0, patient.refine = 0, patient.patience = 20;
+  CHECK(tune(patient) == 1 + patient.patience);  // the first, then its patience
+  // The budget is a fraction of the configurations the device can run: a quarter of 34.
+  SearchSettings budgeted{SearchStrategy::model, 0.25, 1, 1e9};
+  budgeted.refine = 0;
+  CHECK(tune(budgeted) == 9);
+}
+
 TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {
   VirtualClient client;
   int made = 0;

@@ -135,14 +135,6 @@ TEST_CASE("a plan's start points: the space's own, then other keys' winners insi
   CHECK(plan.known_configs(0, known) == Indices{0});
 }
 
-TEST_CASE("a plan's budget is warm when other keys' winners start the search", "[plan]") {
-  const ExpandedSpace big = six();
-  const TuningPlan plan({{0, 6, &big}}, Priorities(6, CandidatePriority{}), small_budget());
-  CHECK(plan.budget(0).patience == 9);
-  CHECK(plan.budget(0).seeded_patience == 2);
-  CHECK(plan.budget(0).max_evaluations == 4);
-}
-
 TEST_CASE("a plan knows which entry each candidate belongs to", "[plan]") {
   const ExpandedSpace big = six();
   const TuningPlan plan({{0, 1, nullptr}, {1, 6, &big}, {7, 1, nullptr}},

@@ -1,5 +1,6 @@
-// TuningPlan: which candidates a tuning measures, in which order, under which budget. Pure: it
-// sees the set's shape and the candidates' priorities, never a device, a client or a timing, so
+// TuningPlan: which candidates a tuning measures, in which order, under which search settings (a
+// space's budget counts the part of it the device can run: the tuning run's). Pure: it sees the
+// set's shape and the candidates' priorities, never a device, a client or a timing, so
 // it is unit-tested on its own (tests/core/test_tuning_plan.cpp). The tuning run (tuning_run.hpp)
 // follows it and adds what only measuring can tell.
 #pragma once
@@ -78,8 +79,6 @@ class TuningPlan {
   /// The members of `known` inside space entry `entry`, as configuration indices of its space.
   std::vector<std::size_t> known_configs(std::size_t entry,
                                          const std::vector<std::size_t>& known) const;
-  /// The search budget of space entry `entry`.
-  SearchBudget budget(std::size_t entry) const;
 
   const SearchSettings& search_settings() const noexcept { return search_; }
 
