@@ -361,9 +361,14 @@ TEST_CASE("a search walks only the configurations within the device's limits", "
   // 64 configurations, of which the 34 with A * B <= 16 fit work-groups of 128. All run in the
   // same time, so nothing gains: a search measures its patience (or its budget) and stops. The
   // configurations over the limits are skipped for their reason and spend neither.
-  const auto tune = [](SearchSettings search) {
+  std::size_t first_total = 0;  // the progress's estimate once the search began
+  const auto tune = [&](SearchSettings search) {
     Settings settings = test::test_settings();
     settings.search = search;
+    first_total = 0;
+    settings.on_progress = [&](const TuningProgress& p) {
+      if (first_total == 0 && p.done > 0) first_total = p.total;
+    };
     LocalTuner<SizeKey> tuner("within limits", settings);
     LimitedClient client;
     const auto& set = tuner.init([&] {
@@ -405,6 +410,7 @@ TEST_CASE("a search walks only the configurations within the device's limits", "
   SearchSettings budgeted{SearchStrategy::model, 0.25, 1, 1e9};
   budgeted.refine = 0;
   CHECK(tune(budgeted) == 9);
+  CHECK(first_total == 9);  // the budget of the part, not of the whole space (16)
 }
 
 TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {

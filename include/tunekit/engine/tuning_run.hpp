@@ -515,6 +515,14 @@ class TuningRun {
     }
     searched.part = SpacePart(*e.space, std::move(kept));
     searched.made = true;
+    if (settings_.on_progress) {  // the plan expected the whole space's budget
+      const auto expected = [&](std::size_t size) {
+        return std::min(size, plan.search_settings().budget_for(size).max_evaluations);
+      };
+      const std::size_t fewer = expected(e.size) - expected(searched.part.space().size());
+      progress_.total =
+          std::max(progress_.done, progress_.total - std::min(progress_.total, fewer));
+    }
     return searched;
   }
 
