@@ -169,6 +169,16 @@ bool ruled_out_by_device(const AutotuneOutcome& outcome) {
          outcome.error->kind() == ErrorKind::out_of_resources;
 }
 
+std::string folded_reason(const AutotuneError* error) {
+  if (error == nullptr) return "not measured";
+  std::string words = error->summary();
+  if (error->kind() == ErrorKind::out_of_resources) {
+    std::replace_if(
+        words.begin(), words.end(), [](char c) { return c >= '0' && c <= '9'; }, '#');
+  }
+  return words;
+}
+
 std::string interval_text(const AutotuneOutcome& outcome) {
   char text[48];
   // One sample bounds nothing: its "interval" would read -0.0% +0.0%, as if exact.
@@ -269,8 +279,7 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   // `shown_failed`, are folded too: a searched space measures dozens (the whole table is the
   // full detail's, TUNEKIT_LOG=debug).
   constexpr std::size_t shown_working = 20, shown_failed = 10;
-  // By reason; a device's limit folds by the reason's words, the first met the example (the
-  // staged space on the H200 leaves 2,181 configurations over its limits, at dozens of sizes).
+  // By folded_reason, the first met the example.
   struct Folded {
     std::size_t count = 0;
     std::string example;
@@ -279,12 +288,7 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   std::map<std::string, Folded> not_measured, not_for_this_device;
   const auto fold = [](std::map<std::string, Folded>& into, const AutotuneError* error) {
     const std::string reason = error ? error->summary() : std::string("not measured");
-    std::string words = reason;
-    if (error && error->kind() == ErrorKind::out_of_resources) {
-      std::replace_if(
-          words.begin(), words.end(), [](char c) { return c >= '0' && c <= '9'; }, '#');
-    }
-    Folded& f = into[words];
+    Folded& f = into[folded_reason(error)];
     if (f.count++ == 0) f.example = reason;
     f.alike = f.alike || reason != f.example;
   };

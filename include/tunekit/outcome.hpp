@@ -111,6 +111,11 @@ void scale_times(AutotuneOutcome& outcome, double factor);
 /// count such candidates apart from failures ("not for this device").
 bool ruled_out_by_device(const AutotuneOutcome& outcome);
 
+/// What folds the reasons of candidates never measured into one line: the reason's summary, and
+/// for a device's limit (out of resources) its words alone, its numbers masked ("# bytes local
+/// memory, device has #"): a space leaves configurations over a limit at dozens of sizes.
+std::string folded_reason(const AutotuneError* error);
+
 /// A working outcome's 95% interval around its median, as the tables show it ("-2.4% +0.5%"),
 /// or its spread ("±1.2%") for a result read from a cache written before intervals, or "one
 /// sample" where a single sample bounds nothing.

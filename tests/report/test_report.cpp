@@ -255,3 +255,18 @@ TEST_CASE("keys are listed in numeric order, not as text", "[report]") {
   CHECK(html.find("rows=64") < html.find("rows=128"));
   CHECK(html.find("rows=128") < html.find("rows=256"));
 }
+
+TEST_CASE("a device's limit is said once for every size it rules out", "[report]") {
+  auto report = test::sample_reduce_report();
+  for (const char* bytes : {"53248", "65536", "81920"}) {
+    report.outcomes.push_back(test::failed_outcome(
+        std::string("s[B=") + bytes + "]", report.outcomes.size(), ErrorKind::out_of_resources,
+        std::string(bytes) + " bytes local memory, device has 49152", OutcomeStatus::skipped));
+  }
+  const std::string html = html_report({report});
+  CHECK_THAT(html, Catch::Contains("3 53248 bytes local memory, device has 49152 (and the like)"));
+  CHECK_FALSE(occurrences(html, "65536 bytes local memory"));
+  CHECK_THAT(format_report(report),
+             Catch::Contains("3 candidates not measured: 53248 bytes local memory, device has "
+                             "49152 (and the like)"));
+}
