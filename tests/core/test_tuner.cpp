@@ -413,6 +413,46 @@ TEST_CASE("a search walks only the configurations within the device's limits", "
   CHECK(first_total == 9);  // the budget of the part, not of the whole space (16)
 }
 
+TEST_CASE("a space none of whose configurations fits the device fails its key naming the limit",
+          "[tuner]") {
+  // Nothing to search: the key fails as every candidate failing does, with the limit as the
+  // reason, and another tunable of the set still wins where there is one.
+  const auto make = [](bool other_fits) {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(space("s").parameter("A", {4, 8}).work_group_size([](const Config& c) {
+          return static_cast<std::size_t>(64 * c["A"]);  // 256 or 512, over the client's 128
+        }),
+              [](const Config&) {
+                return [](LimitedClient& client, int&) {
+                  client.spend(1e-3);
+                  return 0;
+                };
+              })
+        .with(Tunable{"other", [other_fits](LimitedClient& client, int&) {
+                        if (!other_fits) {
+                          throw AutotuneError(ErrorKind::out_of_resources, "too big");
+                        }
+                        client.spend(2e-3);
+                        return 0;
+                      }});
+  };
+  LimitedClient client;
+  {
+    LocalTuner<SizeKey> tuner("nothing fits", test::test_settings());
+    const auto& set = tuner.init([&] { return make(false); });
+    const auto text = reason_of([&] { tuner.execute(client.id(), client, set, 8); },
+                                ErrorKind::no_valid_candidate);
+    CHECK_THAT(text, Catch::Contains("exceeds the device's 128"));
+  }
+  LocalTuner<SizeKey> tuner("nothing fits but another", test::test_settings());
+  const auto& set = tuner.init([&] { return make(true); });
+  tuner.execute(client.id(), client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+  REQUIRE(report);
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "other");
+}
+
 TEST_CASE("each candidate gets fresh benchmark inputs unless the set shares them", "[tuner]") {
   VirtualClient client;
   int made = 0;
