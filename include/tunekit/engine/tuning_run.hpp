@@ -422,15 +422,10 @@ class TuningRun {
   // By plan entry: the part of its space the device can run, and what its search says to the
   // climb after the race.
   struct Searched {
-    SpacePart part{empty_space()};     // what its search walks (searched_space)
-    bool made = false;                 // part is made
+    std::optional<SpacePart> part;     // what its search walks (searched_space), once made
     double seconds = 0;                // its time (the space's time limit counts it)
     bool trusts_start_points = false;  // SearchResult's: no trades then
   };
-  static const ExpandedSpace& empty_space() {
-    static const ExpandedSpace empty;
-    return empty;
-  }
 
   // Searches `space`'s members with the configured strategy, measuring each configuration the
   // strategy asks for (those measured already, such as the start points, count with their
@@ -445,7 +440,7 @@ class TuningRun {
       return;
     }
     Searched& searched = searched_space(plan, space.entry);
-    const ExpandedSpace& expanded = searched.part.space();
+    const ExpandedSpace& expanded = searched.part->space();
     if (expanded.size() == 0) return;  // every configuration is over the device's limits
     struct LiveEvaluator final : SearchEvaluator {
       TuningRun* run;
@@ -476,11 +471,12 @@ class TuningRun {
     } evaluator;
     evaluator.run = this;
     evaluator.first = plan.entries()[space.entry].first;
-    evaluator.part = &searched.part;
+    evaluator.part = &*searched.part;
     // This device's start points vouch; other devices' are measured but trusted for nothing.
-    const SearchStarts starts = search_starts(
-        expanded, report_.device, searched.part.indices_of(plan.known_configs(space.entry, known_)),
-        plan.search_settings().start_points);
+    const SearchStarts starts =
+        search_starts(expanded, report_.device,
+                      searched.part->indices_of(plan.known_configs(space.entry, known_)),
+                      plan.search_settings().start_points);
     SearchBudget budget = plan.search_settings().budget_for(expanded.size());
     budget.trails = std::isfinite(best_start) && clearly_faster(leader_, best_start, budget.margin);
     const SearchResult result = tunekit::search(plan.search_settings().strategy, expanded,
@@ -499,7 +495,7 @@ class TuningRun {
   Searched& searched_space(const TuningPlan& plan, std::size_t entry) {
     if (searched_.size() < plan.entries().size()) searched_.resize(plan.entries().size());
     Searched& searched = searched_[entry];
-    if (searched.made) return searched;
+    if (searched.part) return searched;
     const PlanEntry& e = plan.entries()[entry];
     std::vector<std::size_t> kept;
     kept.reserve(e.size);
@@ -513,13 +509,12 @@ class TuningRun {
       }
       if (unmeasured(i)) outcomes_[i].error = std::move(error);  // skipped, as measure_one does
     }
-    searched.part = SpacePart(*e.space, std::move(kept));
-    searched.made = true;
+    searched.part.emplace(*e.space, std::move(kept));
     if (settings_.on_progress) {  // the plan expected the whole space's budget
       const auto expected = [&](std::size_t size) {
         return std::min(size, plan.search_settings().budget_for(size).max_evaluations);
       };
-      const std::size_t fewer = expected(e.size) - expected(searched.part.space().size());
+      const std::size_t fewer = expected(e.size) - expected(searched.part->space().size());
       progress_.total =
           std::max(progress_.done, progress_.total - std::min(progress_.total, fewer));
     }
@@ -751,7 +746,7 @@ class TuningRun {
     const std::size_t entry_index = plan.entry_of(winner);
     const PlanEntry& entry = plan.entries()[entry_index];
     const Searched& searched = searched_space(plan, entry_index);
-    const SpacePart& part = searched.part;
+    const SpacePart& part = *searched.part;
     const SearchBudget budget = plan.search_settings().budget_for(part.space().size());
     const auto climbing = std::chrono::steady_clock::now();
     const auto out_of_time = [&] {
