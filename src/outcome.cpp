@@ -287,8 +287,9 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   };
   std::map<std::string, Folded> not_measured, not_for_this_device;
   const auto fold = [](std::map<std::string, Folded>& into, const AutotuneError* error) {
-    const std::string reason = error ? error->summary() : std::string("not measured");
-    Folded& f = into[folded_reason(error)];
+    const std::string words = folded_reason(error);
+    const std::string reason = error ? error->summary() : words;  // the example: numbers kept
+    Folded& f = into[words];
     if (f.count++ == 0) f.example = reason;
     f.alike = f.alike || reason != f.example;
   };

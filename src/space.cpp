@@ -284,7 +284,8 @@ ExpandedSpace ExpandedSpace::subset(const std::vector<std::size_t>& kept) const 
 }
 
 SpacePart::SpacePart(const ExpandedSpace& whole, std::vector<std::size_t> kept) : whole_(&whole) {
-  if (kept.size() == whole.size()) return;  // all of it: no copy (subset checks the order)
+  // As many as the whole, ascending and within it: all of it, kept without a copy.
+  if (kept.size() == whole.size()) return;
   part_ = whole.subset(kept);
   kept_ = std::move(kept);
 }

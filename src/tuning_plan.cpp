@@ -61,8 +61,7 @@ TuningPlan::TuningPlan(std::vector<PlanEntry> entries,
       const std::size_t space_size = entries_[entry].space->size();
       const bool whole = members.size() == space_size;
       level.planned_measurements +=
-          whole ? std::min(space_size, search_.budget_for(space_size).max_evaluations)
-                : members.size();
+          whole ? search_.budget_for(space_size).max_evaluations : members.size();
       level.spaces.push_back({entry, std::move(members), whole});
     }
     levels_.push_back(std::move(level));

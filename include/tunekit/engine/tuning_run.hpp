@@ -511,10 +511,9 @@ class TuningRun {
     }
     searched.part.emplace(*e.space, std::move(kept));
     if (settings_.on_progress) {  // the plan expected the whole space's budget
-      const auto expected = [&](std::size_t size) {
-        return std::min(size, plan.search_settings().budget_for(size).max_evaluations);
-      };
-      const std::size_t fewer = expected(e.size) - expected(searched.part->space().size());
+      const SearchSettings& search = plan.search_settings();
+      const std::size_t fewer = search.budget_for(e.size).max_evaluations -
+                                search.budget_for(searched.part->space().size()).max_evaluations;
       progress_.total =
           std::max(progress_.done, progress_.total - std::min(progress_.total, fewer));
     }
