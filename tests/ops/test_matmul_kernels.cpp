@@ -990,9 +990,13 @@ TEST_CASE(
   staged.push_back(
       "staged[MWG=128,NWG=128,KWG=16,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=1,A_DIRECT=1,"
       "SPREAD_COPIES=0]");
-  // The copies spread between the rows: cuBLAS's 256 x 128 x 8 tile, and 2 groups of work-items.
+  // The copies spread between the rows: cuBLAS's 256 x 128 x 8 tile (with the passes, and
+  // without them with VWN=2: both start points), and 2 groups of work-items.
   staged.push_back(
       "staged[MWG=256,NWG=128,KWG=8,MDIMC=16,NDIMC=16,VWM=4,VWN=4,STAGES=3,KSLICE=1,A_DIRECT=0,"
+      "SPREAD_COPIES=1]");
+  staged.push_back(
+      "staged[MWG=256,NWG=128,KWG=8,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=1,A_DIRECT=1,"
       "SPREAD_COPIES=1]");
   staged.push_back(
       "staged[MWG=64,NWG=64,KWG=32,MDIMC=8,NDIMC=16,VWM=4,VWN=2,STAGES=2,KSLICE=2,A_DIRECT=1,"
