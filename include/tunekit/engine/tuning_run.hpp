@@ -489,9 +489,9 @@ class TuningRun {
   // over the device's limits are skipped at once, for their reason, as measure_one would, and
   // are no part of the search. On the H200 the staged space holds 4,032 configurations, 1,852
   // within the local memory; a search that met the others as failures spent its patience on
-  // them, and its model learnt that large tiles fail. Replayed at 2048, start points off: picks
-  // within 5% 238 of 400 with them, 396 without (docs/benchmarks.md, "A search walks only what
-  // the device can run").
+  // them, and its model learnt that large tiles fail. Replayed at 2048, balanced, start points
+  // off, noise 0.03: picks within 5% 174 of 300 with them, 293 without (docs/benchmarks.md, "A
+  // search walks only what the device can run").
   Searched& searched_space(const TuningPlan& plan, std::size_t entry) {
     if (searched_.size() < plan.entries().size()) searched_.resize(plan.entries().size());
     Searched& searched = searched_[entry];
