@@ -83,6 +83,17 @@ bool TuningPlan::in_space(std::size_t index) const {
   return entries_[entry_of(index)].space != nullptr;
 }
 
+bool TuningPlan::searched_whole(std::size_t index) const {
+  if (!in_space(index)) return false;
+  const std::size_t entry = entry_of(index);
+  for (const PlannedLevel& level : levels_) {
+    for (const PlannedSpace& space : level.spaces) {
+      if (space.entry == entry && space.whole) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<std::size_t> TuningPlan::starts(std::size_t entry,
                                             const std::vector<std::size_t>& known) const {
   const PlanEntry& e = entries_.at(entry);

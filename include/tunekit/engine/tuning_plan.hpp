@@ -64,6 +64,9 @@ class TuningPlan {
   std::size_t entry_of(std::size_t index) const;
   /// Whether candidate `index` is a configuration of a space (false past the set's end).
   bool in_space(std::size_t index) const;
+  /// Whether candidate `index` is a configuration of a space searched whole (every configuration
+  /// of it in one level): its adjacent configurations are then candidates of that level too.
+  bool searched_whole(std::size_t index) const;
 
   /// The set indices a search of space entry `entry` measures first: the space's own start
   /// points (Space::start_at), then those of `known` (winners of other keys) inside it.

@@ -27,6 +27,7 @@
 #include "tunekit/detail/function_ref.hpp"
 #include "tunekit/engine/build_pool.hpp"
 #include "tunekit/engine/candidate_validation.hpp"
+#include "tunekit/engine/confirmation.hpp"
 #include "tunekit/engine/measurement_turn.hpp"
 #include "tunekit/engine/tuning_plan.hpp"
 #include "tunekit/error.hpp"
@@ -617,13 +618,7 @@ class TuningRun {
   }
 
   // The candidate that works with the lowest median, if one works.
-  std::optional<std::size_t> fastest() const {
-    std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < outcomes_.size(); ++i) {
-      if (outcomes_[i].ok() && (!best || outcomes_[i].median < outcomes_[*best].median)) best = i;
-    }
-    return best;
-  }
+  std::optional<std::size_t> fastest() const { return detail::fastest_working(outcomes_); }
 
   // Before the winner is declared: the best few, each within confirm_within of the best, are
   // re-measured together in interleaved rounds, and ranked by those (measure_interleaved).
@@ -632,18 +627,8 @@ class TuningRun {
     const std::size_t most = bench_.confirm_contenders;
     const std::size_t rounds = bench_.confirm_rounds;
     if (most < 2 || rounds == 0) return fastest();
-    std::vector<std::size_t> best;
-    for (std::size_t i = 0; i < outcomes_.size(); ++i) {
-      if (outcomes_[i].ok()) best.push_back(i);
-    }
-    std::stable_sort(best.begin(), best.end(), [&](std::size_t a, std::size_t b) {
-      return outcomes_[a].median < outcomes_[b].median;
-    });
-    if (best.size() > most) best.resize(most);
-    while (best.size() > 1 && !(outcomes_[best.back()].median <=
-                                bench_.confirm_within * outcomes_[best.front()].median)) {
-      best.pop_back();
-    }
+    const std::vector<std::size_t> best =
+        detail::race_contenders(outcomes_, most, bench_.confirm_within);
     if (best.size() < 2) {
       // No race decides the winner (after the climb: a step far ahead of the last race's
       // winner): what an earlier race said of others is no longer said of this winner.
@@ -686,43 +671,7 @@ class TuningRun {
                               seed_ ^ 0x5eedu);
     }();
     throw_if_stopped();  // a race cut short decides nothing
-    const auto& times = race.times;
-    const double best_median =
-        times[race.best].samples.empty() ? 0.0 : summarize(times[race.best].samples).median;
-    const double winner_searched = outcomes_[best[race.best]].median;
-    for (std::size_t k = 0; k < best.size(); ++k) {
-      AutotuneOutcome& outcome = outcomes_[best[k]];
-      if (times[k].error) {  // it worked alone but not beside the others: not a winner
-        outcome.status = OutcomeStatus::failed;
-        outcome.error = AutotuneError(
-            times[k].error->kind(),
-            "failed when re-measured with the best: " + times[k].error->message(), outcome.name);
-        continue;
-      }
-      SampleSummary summary = summarize(times[k].samples);
-      if (race.left_out[k] && best_median > 0 && summary.median > 0 &&
-          std::isfinite(race.versus_best[k])) {
-        // Left out after fewer rounds, at a moment the best's later rounds did not share: its
-        // time is the best's in all rounds times its ratio to the best in the rounds it ran.
-        const double scale = best_median * race.versus_best[k] / summary.median;
-        for (double* t : {&summary.median, &summary.low, &summary.high, &summary.spread}) {
-          *t *= scale;
-        }
-      }
-      outcome.median = summary.median;
-      outcome.low = summary.low;
-      outcome.high = summary.high;
-      outcome.spread = summary.spread;
-      outcome.min = std::min(outcome.min, summary.min);
-      outcome.max = std::max(outcome.max, summary.max);
-      outcome.samples += times[k].samples.size();
-      outcome.paired = false;  // its times are now the interleaved rounds'
-    }
-    for (std::size_t i : best) outcomes_[i].tied = false;  // an earlier race's say, if any
-    if (!race.separated && race.best != race.runner_up) {
-      outcomes_[best[race.best]].tied = outcomes_[best[race.runner_up]].tied = true;
-    }
-    scale_to_the_race(best, race.best, winner_searched);
+    to_race_ *= detail::record_race(outcomes_, best, race);
     report_.confirmed = best.size();
     report_.confirm_rounds = race.rounds;
     return outcomes_[best[race.best]].ok() ? std::optional<std::size_t>(best[race.best])
@@ -741,7 +690,7 @@ class TuningRun {
   // the search's refinement climbed from the winner already, its steps are measured and nothing
   // is left to do. Within the space's time too: the search's seconds count against it.
   void climb_from_the_confirmed(const TuningPlan& plan, std::size_t winner) {
-    if (finished_ || !outcomes_[winner].ok() || !searched_whole(plan, winner)) return;
+    if (finished_ || !outcomes_[winner].ok() || !plan.searched_whole(winner)) return;
     const std::size_t entry_index = plan.entry_of(winner);
     const PlanEntry& entry = plan.entries()[entry_index];
     const Searched& searched = searched_space(plan, entry_index);
@@ -814,39 +763,6 @@ class TuningRun {
     }
   }
 
-  // Whether candidate `index` is a configuration of a space searched whole (every configuration
-  // of it in one priority level): its adjacent ones are then candidates of that level too.
-  static bool searched_whole(const TuningPlan& plan, std::size_t index) {
-    if (!plan.in_space(index)) return false;
-    const std::size_t entry = plan.entry_of(index);
-    for (const PlannedLevel& level : plan.levels()) {
-      for (const PlannedSpace& space : level.spaces) {
-        if (space.entry == entry && space.whole) return true;
-      }
-    }
-    return false;
-  }
-
-  // The race's times are not the search's: its samples batch calls back to back, and on a device
-  // with a cost per launch (PoCL: tens of microseconds) a batch's time can hold some of it while
-  // a lone call's events do not (a 100 us matmul raced at 1.5x its searched time on a 16-core
-  // Xeon, timed by spans, and a candidate left out of the race then ranked first). So that one
-  // ranking holds one kind of time, every candidate outside the race is scaled by the race winner's
-  // ratio of race to search time: each was slower than the winner in the search, so none can rank
-  // ahead of it now.
-  void scale_to_the_race(const std::vector<std::size_t>& raced, std::size_t race_winner,
-                         double winner_searched) {
-    const AutotuneOutcome& winner = outcomes_[raced[race_winner]];
-    if (!winner.ok() || !(winner.median > 0) || !(winner_searched > 0)) return;
-    const double scale = winner.median / winner_searched;
-    to_race_ *= scale;
-    for (std::size_t i = 0; i < outcomes_.size(); ++i) {
-      if (outcomes_[i].ok() && std::find(raced.begin(), raced.end(), i) == raced.end()) {
-        scale_times(outcomes_[i], scale);
-      }
-    }
-  }
-
   // Benchmark inputs, validation, then the measurement (racing against the leader).
   AutotuneOutcome measure(std::size_t index) {
     const std::string name = set_.name(index);
@@ -907,7 +823,7 @@ class TuningRun {
   double roofline_seconds_ = 0;     // the key's work at the device's peak (0: unknown)
   double good_enough_seconds_ = 0;  // a leader this fast (twice) finishes the tuning; 0: never
   bool finished_ = false;
-  // A searched time times this is the last race's kind of time (scale_to_the_race).
+  // A searched time times this is the last race's kind of time (detail::record_race).
   double to_race_ = 1;
   std::vector<Searched> searched_;
   TuningProgress progress_;
