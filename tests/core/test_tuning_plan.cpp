@@ -113,6 +113,13 @@ TEST_CASE(
   REQUIRE(last.spaces.size() == 1);
   CHECK(last.spaces[0].members == Indices{9});
   CHECK(last.planned_measurements == 1);
+
+  // What a climb from a winner may step to: the configurations of a space searched whole.
+  for (std::size_t i = 1; i <= 6; ++i) CHECK(plan.searched_whole(i));
+  for (const std::size_t i : {0, 7, 8, 9, 10, 11}) {
+    INFO(i);
+    CHECK_FALSE(plan.searched_whole(i));  // singles, a space split across levels, past the end
+  }
 }
 
 TEST_CASE("a whole space smaller than its budget plans every configuration", "[plan]") {
