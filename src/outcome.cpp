@@ -169,7 +169,10 @@ bool ruled_out_by_device(const AutotuneOutcome& outcome) {
          outcome.error->kind() == ErrorKind::out_of_resources;
 }
 
-std::string folded_reason(const AutotuneError* error) {
+namespace {
+
+// What a reason folds by: its summary, and for a device's limit its words, numbers masked.
+std::string folded_words(const AutotuneError* error) {
   if (error == nullptr) return "not measured";
   std::string words = error->summary();
   if (error->kind() == ErrorKind::out_of_resources) {
@@ -177,6 +180,27 @@ std::string folded_reason(const AutotuneError* error) {
         words.begin(), words.end(), [](char c) { return c >= '0' && c <= '9'; }, '#');
   }
   return words;
+}
+
+}  // namespace
+
+std::vector<ReasonFold> fold_reasons(const std::vector<const AutotuneOutcome*>& outcomes,
+                                     std::string (*reason)(const AutotuneOutcome&)) {
+  std::map<std::string, ReasonFold> by_words;
+  for (const AutotuneOutcome* o : outcomes) {
+    ReasonFold& f = by_words[folded_words(o->error ? &*o->error : nullptr)];
+    std::string said = reason(*o);
+    if (f.outcomes.empty()) {
+      f.example = std::move(said);
+    } else {
+      f.alike = f.alike || said != f.example;
+    }
+    f.outcomes.push_back(o);
+  }
+  std::vector<ReasonFold> folds;
+  folds.reserve(by_words.size());
+  for (auto& [words, f] : by_words) folds.push_back(std::move(f));
+  return folds;
 }
 
 std::string interval_text(const AutotuneOutcome& outcome) {
@@ -279,30 +303,17 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   // `shown_failed`, are folded too: a searched space measures dozens (the whole table is the
   // full detail's, TUNEKIT_LOG=debug).
   constexpr std::size_t shown_working = 20, shown_failed = 10;
-  // By folded_reason, the first met the example.
-  struct Folded {
-    std::size_t count = 0;
-    std::string example;
-    bool alike = false;  // another with other numbers folded in
-  };
-  std::map<std::string, Folded> not_measured, not_for_this_device;
-  const auto fold = [](std::map<std::string, Folded>& into, const AutotuneError* error) {
-    const std::string words = folded_reason(error);
-    const std::string reason = error ? error->summary() : words;  // the example: numbers kept
-    Folded& f = into[words];
-    if (f.count++ == 0) f.example = reason;
-    f.alike = f.alike || reason != f.example;
-  };
+  std::vector<const AutotuneOutcome*> not_measured, not_for_this_device;  // folded below
   std::size_t working = 0, failed = 0, folded_working = 0, folded_failed = 0;
   double slowest_folded = 0;
   for (const auto& outcome : report.outcomes) {
     const char mark = &outcome == winner ? '*' : ' ';
     if (outcome.status == OutcomeStatus::skipped && &outcome != winner) {
-      fold(not_measured, outcome.error ? &*outcome.error : nullptr);
+      not_measured.push_back(&outcome);
       continue;
     }
     if (ruled_out(outcome)) {
-      fold(not_for_this_device, &*outcome.error);
+      not_for_this_device.push_back(&outcome);
       continue;
     }
     if (!full && &outcome != winner &&
@@ -351,14 +362,20 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
   if (folded_failed > 0) {
     text += "    " + std::to_string(folded_failed) + " more failed (their errors below)\n";
   }
-  const auto folded_line = [](const Folded& f, const char* what) {
-    return "    " + std::to_string(f.count) + (f.count == 1 ? " candidate" : " candidates") + what +
-           printable(f.example, 300) + (f.alike ? " (and the like)" : "") + "\n";
+  // The example names each fold: the reason's summary (numbers kept).
+  const auto summary = [](const AutotuneOutcome& o) {
+    return o.error ? o.error->summary() : std::string("not measured");
   };
-  for (const auto& [words, f] : not_measured) text += folded_line(f, " not measured: ");
-  for (const auto& [words, f] : not_for_this_device) {
-    text += folded_line(f, " not for this device (out of resources): ");
-  }
+  const auto folded_lines = [&](const std::vector<const AutotuneOutcome*>& outcomes,
+                                const char* what) {
+    for (const ReasonFold& f : fold_reasons(outcomes, summary)) {
+      const std::size_t count = f.outcomes.size();
+      text += "    " + std::to_string(count) + (count == 1 ? " candidate" : " candidates") + what +
+              printable(f.example, 300) + std::string(f.suffix()) + "\n";
+    }
+  };
+  folded_lines(not_measured, " not measured: ");
+  folded_lines(not_for_this_device, " not for this device (out of resources): ");
   constexpr std::size_t names = 3;  // of the candidates that share a failure
   numbered = 0;
   for (const auto& group : groups) {

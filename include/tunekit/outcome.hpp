@@ -111,10 +111,22 @@ void scale_times(AutotuneOutcome& outcome, double factor);
 /// count such candidates apart from failures ("not for this device").
 bool ruled_out_by_device(const AutotuneOutcome& outcome);
 
-/// What folds the reasons of candidates never measured into one line: the reason's summary, and
-/// for a device's limit (out of resources) its words alone, its numbers masked ("# bytes local
-/// memory, device has #"): a space leaves configurations over a limit at dozens of sizes.
-std::string folded_reason(const AutotuneError* error);
+/// Candidates never measured (or ruled out by the device) whose reasons fold into one line: the
+/// same reason, or for a device's limit (out of resources) the same words with other numbers
+/// ("# bytes local memory, device has #"): a space leaves configurations over a limit at dozens
+/// of sizes. What the text summary and the HTML report's "Not measured" both list.
+struct ReasonFold {
+  std::string example;  ///< the reason of the first met, as the caller words it
+  bool alike = false;   ///< another with another reason folded in
+  std::vector<const AutotuneOutcome*> outcomes;
+  /// What follows the example: " (and the like)" where others folded in, else nothing.
+  std::string_view suffix() const noexcept { return alike ? " (and the like)" : ""; }
+};
+
+/// `outcomes` folded (ReasonFold), in the order of their folded words; each fold's example is
+/// `reason` of its first outcome, and it is alike where another's `reason` differs.
+std::vector<ReasonFold> fold_reasons(const std::vector<const AutotuneOutcome*>& outcomes,
+                                     std::string (*reason)(const AutotuneOutcome&));
 
 /// A working outcome's 95% interval around its median, as the tables show it ("-2.4% +0.5%"),
 /// or its spread ("±1.2%") for a result read from a cache written before intervals, or "one

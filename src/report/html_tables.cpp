@@ -103,19 +103,14 @@ std::string failures(const TuningReport& report) {
 }
 
 std::string skipped(const TuningReport& report) {
-  // By folded_reason (a limit's reasons at every size in one), named by the first met.
-  std::map<std::string, std::vector<const AutotuneOutcome*>> folded;
+  // Folded (fold_reasons: a limit's reasons at every size in one), by their label.
+  std::vector<const AutotuneOutcome*> never_measured;
   for (const auto& o : report.outcomes) {
-    if (o.status == OutcomeStatus::skipped) {
-      folded[folded_reason(o.error ? &*o.error : nullptr)].push_back(&o);
-    }
+    if (o.status == OutcomeStatus::skipped) never_measured.push_back(&o);
   }
   std::map<std::string, std::vector<const AutotuneOutcome*>> by_reason;
-  for (auto& [words, list] : folded) {
-    const std::string first = reason_of(*list.front());
-    const bool alike = std::any_of(
-        list.begin(), list.end(), [&](const AutotuneOutcome* o) { return reason_of(*o) != first; });
-    by_reason[alike ? first + " (and the like)" : first] = std::move(list);
+  for (ReasonFold& f : fold_reasons(never_measured, reason_of)) {
+    by_reason[f.example + std::string(f.suffix())] = std::move(f.outcomes);
   }
   if (by_reason.empty()) return {};
   std::string html = "<details class=\"skipped\"><summary>Not measured:";
