@@ -32,7 +32,7 @@ AutotuneOutcome failed(std::string name) {
   return o;
 }
 
-// A race whose contender k ran `rounds` rounds of time per_round[k] (an empty list: it failed).
+// A race whose contender k was timed samples[k] (an empty list: it failed in the race).
 RaceResult race_of(const std::vector<std::vector<double>>& samples, std::size_t best,
                    std::size_t runner_up, bool separated) {
   RaceResult race;
