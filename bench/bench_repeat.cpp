@@ -449,13 +449,6 @@ int main(int argc, char** argv) {
     if (!o.device.empty()) settings.device = o.device;
     tunekit::set_global_settings(settings);
     tunekit::cl::Client client;
-    std::printf(
-        "device: %s\nmatmul %zu^3 f32, level %s, start points %s, %zu tunings (a process each), "
-        "POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s\n",
-        client.device().describe().c_str(), o.n, o.level.c_str(), o.start_points.c_str(), o.runs,
-        std::getenv("POCL_KERNEL_CACHE") ? std::getenv("POCL_KERNEL_CACHE") : "(unset)",
-        std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
-    std::fflush(stdout);
     std::vector<Child> runs;
     std::vector<std::string> names;
     if (!o.names_file.empty()) {
@@ -463,6 +456,17 @@ int main(int argc, char** argv) {
       o.runs = 0;
       if (!reference_given) o.reference = "none";
     }
+    // What this call does: tunings, or only a re-measurement of --names.
+    const std::string plan = o.names_file.empty()
+                                 ? "level " + o.level + ", start points " + o.start_points + ", " +
+                                       std::to_string(o.runs) + " tunings (a process each)"
+                                 : "no tunings: the " + std::to_string(names.size()) +
+                                       " configurations of " + o.names_file + " re-measured";
+    std::printf("device: %s\nmatmul %zu^3 f32, %s, POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s\n",
+                client.device().describe().c_str(), o.n, plan.c_str(),
+                std::getenv("POCL_KERNEL_CACHE") ? std::getenv("POCL_KERNEL_CACHE") : "(unset)",
+                std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
+    std::fflush(stdout);
     for (std::size_t r = 0; r < o.runs; ++r) {
       runs.push_back(run_child(o, o.level, o.start_points));
       std::printf("run %2zu: %-60s measured %3zu, tuned in %.1f s\n", r + 1,
@@ -555,6 +559,7 @@ int main(int argc, char** argv) {
           r + 1, ratio, nearest, nearest_name.c_str(), 1e6 * run.seen.at(run.winner),
           nearest_name.empty() ? 0.0 : 1e6 * run.seen.at(nearest_name));
     }
+    if (runs.empty()) return 0;  // --names: the ranking above is the answer
     std::printf("%zu of %zu runs measured a configuration within 5%% of the best\n", reached,
                 runs.size());
     std::sort(seconds.begin(), seconds.end());

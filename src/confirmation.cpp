@@ -92,7 +92,9 @@ double record_race(std::vector<AutotuneOutcome>& outcomes, const std::vector<std
     outcome.samples += times[k].samples.size();
     outcome.paired = false;  // its times are now the interleaved rounds'
   }
-  for (std::size_t i : raced) outcomes[i].tied = false;  // an earlier race's say, if any
+  // Only the last race says who is tied: an earlier race's tie is cleared on every candidate,
+  // raced now or not (one it tied may be out of this race).
+  for (AutotuneOutcome& outcome : outcomes) outcome.tied = false;
   if (!race.separated && race.best != race.runner_up) {
     outcomes[raced[race.best]].tied = outcomes[raced[race.runner_up]].tied = true;
   }

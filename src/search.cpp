@@ -273,7 +273,10 @@ void anneal(BudgetedSearch& s, const ExpandedSpace& space, const std::vector<std
     if (i >= space.size() || !s.visited(i) || !std::isfinite(s.time(i))) continue;
     if (!start || s.time(i) < s.time(*start)) start = i;
   }
-  if (!start) start = random_unvisited(s, space.size(), rng);
+  if (!start) {
+    if (s.exhausted()) return;  // the start points spent the budget: measure nothing more
+    start = random_unvisited(s, space.size(), rng);
+  }
   if (!start) return;
   std::size_t current = *start;
   double current_time = s.time(current);
@@ -707,9 +710,11 @@ ReplayTable parse_replay_table(std::string_view text, std::string_view source) {
     RecordedEvaluation e;
     if (time != "failed") {
       e.time = replay_seconds(time);
-      if (!e.time) {
+      // A kernel never runs in no time (a live measurement of 0 is refused as invalid), and a 0
+      // would make the model's fit of log times NaN.
+      if (!e.time || *e.time <= 0) {
         throw bad_line(number, "the time '" + printable(time, 40) +
-                                   "' is not a finite number of seconds, at least 0, nor 'failed'");
+                                   "' is not a finite number of seconds above 0, nor 'failed'");
       }
     }
     const auto spent = replay_seconds(cost);

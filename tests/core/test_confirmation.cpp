@@ -101,8 +101,9 @@ TEST_CASE(
   CHECK(outcomes[1].status == OutcomeStatus::failed);  // untouched
 }
 
-TEST_CASE("a race that cannot tell the best two apart marks them tied, and clears an earlier tie",
-          "[confirmation]") {
+TEST_CASE(
+    "a race that cannot tell the best two apart marks them tied, and clears every earlier tie",
+    "[confirmation]") {
   std::vector<AutotuneOutcome> outcomes{measured("a", 1.0), measured("b", 1.01),
                                         measured("c", 1.02)};
   outcomes[2].tied = true;  // said by an earlier race
@@ -111,6 +112,12 @@ TEST_CASE("a race that cannot tell the best two apart marks them tied, and clear
   CHECK(outcomes[0].tied);
   CHECK(outcomes[1].tied);
   CHECK_FALSE(outcomes[2].tied);
+  // A later race without c, which a first race had tied: only the last race says who is tied.
+  std::vector<AutotuneOutcome> again{measured("a", 1.0), measured("b", 1.2), measured("c", 1.01)};
+  again[0].tied = again[2].tied = true;
+  (void)detail::record_race(again, {0, 1}, race_of({{1.0}, {1.2}}, 0, 1, true));
+  CHECK_FALSE(again[0].tied);
+  CHECK_FALSE(again[2].tied);
 }
 
 TEST_CASE(

@@ -41,6 +41,31 @@ TEST_CASE("a search stops at its time budget", "[search]") {
   CHECK(result.evaluated.size() < expanded.size());
 }
 
+TEST_CASE("every strategy keeps to its budget when the start points spent it and none worked",
+          "[search]") {
+  const auto expanded =
+      space("s").parameter("X", {0, 1, 2, 3, 4, 5, 6, 7}).start_at("X=1").start_at("X=2").expand();
+  // The start points fail; each evaluation costs a second.
+  struct FailingStarts final : SearchEvaluator {
+    std::size_t calls = 0;
+    std::optional<double> evaluate(std::size_t config) override {
+      ++calls;
+      if (config == 1 || config == 2) return std::nullopt;
+      return 1e-3 * static_cast<double>(config + 1);
+    }
+    double spent_seconds() const override { return static_cast<double>(calls); }
+  };
+  for (auto strategy : {SearchStrategy::random, SearchStrategy::model, SearchStrategy::annealing}) {
+    INFO(to_string(strategy));
+    FailingStarts by_count;
+    CHECK(search(strategy, expanded, by_count, SearchBudget{2}, 1).evaluated.size() == 2);
+    CHECK(by_count.calls == 2);
+    FailingStarts by_time;
+    CHECK(search(strategy, expanded, by_time, SearchBudget{100, 2.0}, 1).evaluated.size() == 2);
+    CHECK(by_time.calls == 2);
+  }
+}
+
 TEST_CASE("annealing reaches within 3% of the optimum on 20% of the exhaustive time", "[search]") {
   const auto expanded = gemm_like_space().expand();
   const auto table = synthetic_table(expanded);
@@ -110,15 +135,17 @@ TEST_CASE("a replay table survives a save and load, a bad line is named", "[sear
   CHECK_FALSE(loaded.at("A=2,B=2").time);
   std::ofstream(dir / "bad.tsv") << "A=1\t0.5\n";
   CHECK_THROWS_WITH(load_replay_table(dir / "bad.tsv"), Catch::Contains("bad.tsv:1"));
-  // Times the search would rank as numbers must be finite seconds; a line must not repeat.
+  // Times the search would rank as numbers must be finite seconds above 0 (a 0 would make the
+  // model's fit of log times NaN); a line must not repeat. A cost may be 0.
   for (const std::string_view line :
-       {"A=1\tnan\t0.1", "A=1\t-1e-3\t0.1", "A=1\t1.5xyz\t0.1", "A=1\tinf\t0.1", "A=1\t1e-3\t-2",
-        "A=1\t1e-3\t0.1\nA=1\t2e-3\t0.1"}) {
+       {"A=1\tnan\t0.1", "A=1\t-1e-3\t0.1", "A=1\t0\t0.1", "A=1\t0.0e0\t0.1", "A=1\t1.5xyz\t0.1",
+        "A=1\tinf\t0.1", "A=1\t1e-3\t-2", "A=1\t1e-3\t0.1\nA=1\t2e-3\t0.1"}) {
     CAPTURE(line);
     CHECK_THROWS_WITH(parse_replay_table(line, "t.tsv"),
                       Catch::Contains("not a finite number") || Catch::Contains("listed twice"));
   }
   CHECK(parse_replay_table("A=1\t1e-3\t0.1\r\n", "t.tsv").at("A=1").time == Approx(1e-3));
+  CHECK(parse_replay_table("A=1\t1e-3\t0", "t.tsv").at("A=1").cost_seconds == 0);
   CHECK_THROWS_WITH(load_replay_table(dir), Catch::Contains("is a directory"));
   std::filesystem::remove_all(dir);
 }
