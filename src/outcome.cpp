@@ -262,6 +262,12 @@ std::string format_report(const TuningReport& report, ReportDetail detail) {
     }
     text += "\n";
   }
+  // The table cuts names to its column, but the winner's whole name is what a caller pins (a
+  // named candidate: matmul_with and the like): where it is cut, it gets a line of its own.
+  constexpr std::size_t max_winner_name = 160;
+  if (winner != nullptr && winner->name.size() > max_name) {
+    text += "    winner: " + printable(winner->name, max_winner_name) + "\n";
+  }
   // In a summary, candidates the device rules out (out of resources: a feature it lacks, a
   // limit a configuration passes) are folded into one line per reason below the table, as the
   // candidates never measured are: they say what the device is, not that something broke.

@@ -270,3 +270,22 @@ TEST_CASE("a device's limit is said once for every size it rules out", "[report]
              Catch::Contains("3 candidates not measured: 53248 bytes local memory, device has "
                              "49152 (and the like)"));
 }
+
+TEST_CASE("a winner whose name the table cuts is named whole on a line of its own", "[report]") {
+  auto report = test::sample_reduce_report();
+  const AutotuneOutcome* winner = report.winner();
+  REQUIRE(winner != nullptr);
+  const std::size_t at = static_cast<std::size_t>(winner - report.outcomes.data());
+  CHECK_FALSE(Catch::Contains("    winner: ").match(format_report(report)));  // a short name
+  const std::string name =
+      "staged[MWG=256,NWG=128,KWG=8,MDIMC=16,NDIMC=16,VWM=4,VWN=2,STAGES=3,KSLICE=1,A_DIRECT=1,"
+      "SPREAD_COPIES=1]";
+  report.outcomes[at].name = name;
+  const std::string text = format_report(report);
+  CHECK_THAT(text, Catch::Contains("    winner: " + name + "\n"));
+  CHECK_FALSE(Catch::Contains(name + " ").match(text));  // the table's row is cut
+  // A hostile name is still cut, on that line too.
+  report.outcomes[at].name = std::string(1 << 16, 'n');
+  CHECK_THAT(format_report(report),
+             Catch::Contains("    winner: " + std::string(160, 'n') + "...\n"));
+}
