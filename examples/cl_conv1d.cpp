@@ -72,9 +72,11 @@ void conv1d(tcl::Client& client, const ::cl::Buffer& x, const ::cl::Buffer& w, :
 }
 
 int main() try {  // convolutions of random signals, checked against the host
-  tunekit::Settings settings = tunekit::Settings::from_environment();
-  settings.log = tunekit::LogLevel::info;  // print each tuning's table
-  tunekit::set_global_settings(settings);
+  // This program's default under the settings files and TUNEKIT_* variables (they win): print
+  // each tuning's table unless a file or TUNEKIT_LOG says otherwise.
+  tunekit::Settings defaults;
+  defaults.log = tunekit::LogLevel::info;
+  tunekit::set_global_settings(tunekit::Settings::from_environment(defaults));
   tcl::Client client;
   int wrong = 0;
   for (const auto& [n, taps] : {std::pair<std::size_t, std::size_t>{100000, 7}, {4097, 31}}) {

@@ -71,9 +71,11 @@ auto variant(const char* kernel, int per_item) {
 // The op: y = a*x + y on the device, with the fastest variant for n.
 void saxpy(tcl::Client& client, float a, const ::cl::Buffer& x, ::cl::Buffer& y, std::size_t n) {
   static tunekit::LocalTuner<SaxpyKey> tuner("example_saxpy", [] {
-    tunekit::Settings settings = tunekit::global_settings();
-    settings.log = tunekit::LogLevel::info;  // print each tuning's table
-    return settings;
+    // This op's own default, under the settings files and TUNEKIT_* variables (they win): print
+    // each tuning's table unless a file or TUNEKIT_LOG says otherwise.
+    tunekit::Settings defaults = tunekit::global_settings();
+    defaults.log = tunekit::LogLevel::info;
+    return tunekit::Settings::from_environment(defaults);
   }());
   const auto& set = tuner.init([] {
     auto key_of = [](const float&, const ::cl::Buffer&, const ::cl::Buffer&, const std::size_t& n) {

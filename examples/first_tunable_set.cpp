@@ -60,10 +60,11 @@ float dot(const Vector& a, const Vector& b) {
 }
 
 int main() try {
-  // Settings come from TUNEKIT_* variables; print each tuning's table unless TUNEKIT_LOG says.
-  tunekit::Settings settings = tunekit::Settings::from_environment();
-  if (!std::getenv("TUNEKIT_LOG")) settings.log = tunekit::LogLevel::info;
-  tunekit::set_global_settings(settings);
+  // This program's default under the settings files and TUNEKIT_* variables (they win): print
+  // each tuning's table unless a file or TUNEKIT_LOG says otherwise.
+  tunekit::Settings defaults;
+  defaults.log = tunekit::LogLevel::info;
+  tunekit::set_global_settings(tunekit::Settings::from_environment(defaults));
 
   for (std::size_t length : {1000, 100000, 1000000}) {
     const Vector a(length, 2.0f), b(length, 0.25f);

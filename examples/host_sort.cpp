@@ -105,9 +105,11 @@ std::size_t length_argument(const char* text) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  tunekit::Settings settings = tunekit::Settings::from_environment();
-  if (!std::getenv("TUNEKIT_LOG")) settings.log = tunekit::LogLevel::info;
-  tunekit::set_global_settings(settings);
+  // This program's default under the settings files and TUNEKIT_* variables (they win): print
+  // each tuning's table unless a file or TUNEKIT_LOG says otherwise.
+  tunekit::Settings defaults;
+  defaults.log = tunekit::LogLevel::info;
+  tunekit::set_global_settings(tunekit::Settings::from_environment(defaults));
 
   std::vector<std::size_t> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(length_argument(argv[i]));

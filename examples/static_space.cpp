@@ -71,10 +71,11 @@ float sum(const Vector& values) {
 }
 
 int main() try {
-  // Settings come from TUNEKIT_* variables; print each tuning's table unless TUNEKIT_LOG says.
-  tunekit::Settings settings = tunekit::Settings::from_environment();
-  if (!std::getenv("TUNEKIT_LOG")) settings.log = tunekit::LogLevel::info;
-  tunekit::set_global_settings(settings);
+  // This program's default under the settings files and TUNEKIT_* variables (they win): print
+  // each tuning's table unless a file or TUNEKIT_LOG says otherwise.
+  tunekit::Settings defaults;
+  defaults.log = tunekit::LogLevel::info;
+  tunekit::set_global_settings(tunekit::Settings::from_environment(defaults));
   const Vector values(20000, 0.5f);
   const float total = sum(values);  // tunes on the first call of a key (or reads the cache)
   const auto report = sum_tuner().tuner(host().id()).report(SumKey{values.size()});

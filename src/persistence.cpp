@@ -111,7 +111,8 @@ std::optional<Decision> Persistence::load(const EntryId& id, const CandidateName
     failed.source = intern(report.source);
     warn(about(op_, id.key) +
          "every candidate failed in an earlier tuning "
-         "(remembered in the persistent cache until the set changes; `tunekit cache clear " +
+         "(remembered in the persistent cache until the set changes: its candidates' names, "
+         "kernels or version; `tunekit cache clear " +
          op_ + "` tries again)");
     remember(std::move(report), /*replace=*/false);
     return failed;

@@ -153,6 +153,11 @@ bool parse_cache_switch(std::string_view text, std::string_view source) {
   bad_value(source, text, "on, off (also 1/0, true/false)");
 }
 
+std::string parse_cache_dir(std::string_view text, std::string_view source) {
+  if (text.empty() || text.front() != '/') bad_value(source, text, "an absolute path");
+  return std::string(text);
+}
+
 bool parse_start_points(std::string_view text, std::string_view source) {
   return parse_cache_switch(text, source);  // the same words: on/off, 1/0, true/false
 }
@@ -208,7 +213,7 @@ Settings Settings::from_environment(Settings base) {
                           "TUNEKIT_CACHE_DIR is set but empty; unset it for the default location "
                           "or give a directory");
     }
-    base.cache_dir = v;
+    base.cache_dir = parse_cache_dir(v);
   }
   if (const char* v = std::getenv("TUNEKIT_STORE"); v && *v) {
     (void)parse_store_url(v);  // a bad URL is an error here, not a warning at the first tuning

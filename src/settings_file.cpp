@@ -105,12 +105,7 @@ bool apply(Settings& settings, std::string_view key, const std::string& value,
   } else if (key == "cache") {
     settings.persistent_cache = parse_cache_switch(value, source);
   } else if (key == "cache_dir") {
-    // Relative to what? The directory the program happens to run in would move the cache.
-    if (value.empty() || value.front() != '/') {
-      throw AutotuneError(ErrorKind::settings,
-                          source + "='" + shown(value) + "' is not valid: an absolute path");
-    }
-    settings.cache_dir = value;
+    settings.cache_dir = parse_cache_dir(value, source);
   } else if (key == "store") {
     (void)parse_store_url(value, source);
     settings.store = value;

@@ -301,6 +301,9 @@ bool parse_cache_switch(std::string_view text, std::string_view source = "TUNEKI
 SearchStrategy parse_search_strategy(std::string_view text,
                                      std::string_view source = "TUNEKIT_SEARCH");
 TuningMode parse_tuning_mode(std::string_view text, std::string_view source = "TUNEKIT_TUNING");
+/// A cache directory (Settings::cache_dir): an absolute path. A relative one would move with the
+/// directory the program runs in: another cache, tuned again, wherever it starts.
+std::string parse_cache_dir(std::string_view text, std::string_view source = "TUNEKIT_CACHE_DIR");
 /// on or off (TUNEKIT_START_POINTS: SearchSettings::start_points).
 bool parse_start_points(std::string_view text, std::string_view source = "TUNEKIT_START_POINTS");
 /// auto, on, off (also 1/0, true/false).

@@ -112,6 +112,7 @@ class TunableSet {
         std::move(entries_));
     validated.share_inputs_ = share_inputs_;
     validated.metrics_ = std::move(metrics_);
+    validated.version_ = std::move(version_);
     return validated;
   }
 
@@ -193,6 +194,18 @@ class TunableSet {
     return std::move(*this);
   }
   bool shares_inputs() const noexcept { return share_inputs_; }
+
+  /// A text the set's checksum covers beside its names and kernels (docs/cache.md, "What an entry
+  /// is"). The checksum cannot see host code: change the version when a host candidate's body,
+  /// a kernel's launch, or the key or input generator changes what a candidate does, and the
+  /// results cached for the set (failures included) are tuned again. Empty, the default, adds
+  /// nothing to the checksum, so results cached before a set had a version still hold.
+  auto version(std::string text) && {
+    version_ = std::move(text);
+    return std::move(*this);
+  }
+  auto version(std::string text) const& { return TunableSet(*this).version(std::move(text)); }
+  const std::string& version() const noexcept { return version_; }
 
   /// Number of candidates (a space counts one per valid configuration).
   std::size_t size() const noexcept { return offsets_.back(); }
@@ -288,10 +301,12 @@ class TunableSet {
     });
   }
 
-  /// Everything that decides whether a cached result still applies: names in order and every
-  /// candidate's fingerprint (kernel sources, build options). Hashed by the tuner.
+  /// Everything that decides whether a cached result still applies: the version (if any), names
+  /// in order and every candidate's fingerprint (kernel sources, build options). Hashed by the
+  /// tuner.
   std::string checksum_text() const {
     std::string text = "tunekit-set-v1\n";
+    if (!version_.empty()) text += "version " + version_ + "\n";
     for (std::size_t i = 0; i < size(); ++i) {
       text += name(i);
       text += '\n';
@@ -370,6 +385,7 @@ class TunableSet {
         std::tuple_cat(std::move(entries_), std::tuple<Entry>(std::move(entry))));
     bigger.share_inputs_ = share_inputs_;
     bigger.metrics_ = std::move(metrics_);
+    bigger.version_ = std::move(version_);
     return bigger;
   }
 
@@ -431,6 +447,7 @@ class TunableSet {
   std::tuple<Entries...> entries_;
   std::array<std::size_t, sizeof...(Entries) + 1> offsets_{};
   bool share_inputs_ = false;
+  std::string version_;  // TunableSet::version
 };
 
 template <class KeyGen, class InputGen>

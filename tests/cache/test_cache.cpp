@@ -611,9 +611,11 @@ namespace {
 
 // One program whose candidates all throw (std::bad_alloc when `Memory`, else a runtime_error):
 // returns the error's text; counts input-generator calls (one per candidate per tuning) in
-// `generated`. `changed` changes the set's checksum.
+// `generated`. `changed` changes the set's checksum, as an edited kernel does; `version` is the
+// set's version (TunableSet::version), what its author changes with its host code.
 template <bool Memory>
-std::string run_failing_program(const fs::path& dir, int& generated, bool changed = false) {
+std::string run_failing_program(const fs::path& dir, int& generated, bool changed = false,
+                                std::string version = "") {
   LocalTuner<SizeKey> tuner("failing_op", cache_settings(dir));
   VirtualClient client;
   const auto& set = tuner.init([&] {
@@ -625,7 +627,8 @@ std::string run_failing_program(const fs::path& dir, int& generated, bool change
     };
     return TunableSet{key_of, inputs}
         .with(Tunable{"a", fails})
-        .with(Tunable{"b", fails}.fingerprint(changed ? "changed" : ""));
+        .with(Tunable{"b", fails}.fingerprint(changed ? "changed" : ""))
+        .version(version);
   });
   try {
     return std::to_string(tuner.execute(client.id(), client, set, 100));
@@ -637,8 +640,9 @@ std::string run_failing_program(const fs::path& dir, int& generated, bool change
 
 }  // namespace
 
-TEST_CASE("a key whose candidates all failed is remembered on disk until its set changes",
-          "[cache][failure]") {
+TEST_CASE(
+    "a key whose candidates all failed is remembered on disk until its set or its version changes",
+    "[cache][failure]") {
   TempDir dir;
   int generated = 0;
   const auto first = run_failing_program<false>(dir.path(), generated);
@@ -654,6 +658,11 @@ TEST_CASE("a key whose candidates all failed is remembered on disk until its set
   // Another set (here a changed fingerprint, as an edited kernel gives) is tuned again.
   CHECK(run_failing_program<false>(dir.path(), generated, true) == first);
   CHECK(generated == 4);
+  // A new version of the set (host code the checksum cannot see) is tuned again, once.
+  CHECK(run_failing_program<false>(dir.path(), generated, true, "2") == first);
+  CHECK(generated == 6);
+  CHECK(run_failing_program<false>(dir.path(), generated, true, "2") == first);
+  CHECK(generated == 6);
 }
 
 TEST_CASE("a key that failed for want of memory is not remembered on disk", "[cache][failure]") {

@@ -113,6 +113,17 @@ TEST_CASE("a bad TUNEKIT_LOG or TUNEKIT_CACHE is a clear error", "[settings]") {
     CHECK_THAT(message_of([] { tunekit::Settings::from_environment(); }),
                Catch::Contains("TUNEKIT_CACHE_DIR"));
   }
+  {
+    // A relative directory would be another cache in every directory the program starts in.
+    ScopedEnv dir("TUNEKIT_CACHE_DIR", "relcache");
+    CHECK_THAT(message_of([] { tunekit::Settings::from_environment(); }),
+               Catch::Contains("TUNEKIT_CACHE_DIR='relcache' is not valid") &&
+                   Catch::Contains("an absolute path"));
+  }
+  {
+    ScopedEnv dir("TUNEKIT_CACHE_DIR", "/abs/cache");
+    CHECK(tunekit::Settings::from_environment().cache_dir == "/abs/cache");
+  }
 }
 
 TEST_CASE("the cache directory defaults to XDG_CACHE_HOME, then HOME", "[settings]") {

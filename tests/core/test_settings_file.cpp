@@ -167,7 +167,9 @@ TEST_CASE("what a settings file cannot set is named in a problem and skipped",
                                    "accepted values: minimal, balanced, extensive, full"));
   CHECK_THAT(text, Catch::Contains(":3: log: the value 'debug' is not a \"quoted string\""));
   CHECK_THAT(text, Catch::Contains(":4: '[tunekit]' is not a `key = value` line"));
-  CHECK_THAT(text, Catch::Contains(":5: cache_dir='relative/dir' is not valid: an absolute path"));
+  CHECK_THAT(text,
+             Catch::Contains(
+                 ":5: cache_dir='relative/dir' is not valid; accepted values: an absolute path"));
   CHECK_THAT(text, Catch::Contains(":6: store"));
   CHECK_THAT(text, Catch::Contains(":7: build_threads='9999' is not valid"));
   CHECK_THAT(text, Catch::Contains(":8: device: an escape other than"));

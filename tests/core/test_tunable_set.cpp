@@ -33,6 +33,27 @@ TEST_CASE("the set checksum covers names in order and fingerprints", "[tuner][ch
   CHECK(h(base) != h(edited));
 }
 
+TEST_CASE("a set's version is in its checksum, kept through later calls, and empty adds nothing",
+          "[tuner][set]") {
+  const auto make = [] {
+    return TunableSet{key_of_size, bench_inputs}.with(Tunable{"a", costs(1, 0)});
+  };
+  const auto h = [](const auto& s) { return stable_hash(s.checksum_text()); };
+  CHECK(h(make().version("")) == h(make()));
+  CHECK(h(make().version("2")) != h(make()));
+  CHECK(h(make().version("2")) != h(make().version("3")));
+  const auto versioned = make().version("2");
+  CHECK(versioned.version() == "2");
+  // Set after the candidates or before more of them, through validate_with: the same text.
+  const auto later = TunableSet{key_of_size, bench_inputs}
+                         .version("2")
+                         .with(Tunable{"a", costs(1, 0)})
+                         .validate_with([](int a, int b) { return a == b; });
+  CHECK(later.version() == "2");
+  CHECK(h(later) == h(versioned));
+  CHECK(versioned.with(Tunable{"b", costs(1, 1)}).version() == "2");  // a named set's copy
+}
+
 TEST_CASE("a named set takes .with() and the others, leaving itself as it was", "[tuner][set]") {
   const auto base = TunableSet{key_of_size, bench_inputs}.with(Tunable{"slow", costs(3e-3, 0)});
   const auto more = base.with(Tunable{"fast", costs(1e-3, 1)});
