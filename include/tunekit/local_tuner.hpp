@@ -14,6 +14,7 @@
 #include "tunekit/call_report.hpp"
 #include "tunekit/device_id.hpp"
 #include "tunekit/engine/tuner.hpp"
+#include "tunekit/error.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/progress.hpp"
 #include "tunekit/result_store.hpp"
@@ -24,7 +25,8 @@
 namespace tunekit {
 
 /// A callable bound to the winner of one key on one device: for hot loops that call an op with
-/// the same shapes many times. It skips the key generator and the lookup (and so the fallback).
+/// the same shapes many times. It skips the key generator and the lookup (and so the fallback):
+/// an AutotuneError the winner raises reaches the caller, named after the winner.
 template <class Set, class Client>
 class PreparedDispatch {
  public:
@@ -32,7 +34,13 @@ class PreparedDispatch {
 
   template <class... Inputs>
   decltype(auto) operator()(Client& client, Inputs&&... inputs) const {
-    return set_->call(winner_, client, inputs...);
+    try {
+      return set_->call(winner_, client, inputs...);
+    } catch (const AutotuneError& failure) {
+      // No fallback and no table here: the error names the candidate that raised it.
+      if (!failure.tunable().empty()) throw;
+      throw failure.named(set_->name(set_->entry_range(winner_.entry).first + winner_.variant));
+    }
   }
   CandidateLocation winner() const noexcept { return winner_; }
 

@@ -221,6 +221,32 @@ TEST_CASE("prepare returns a callable bound to the winner", "[tuner]") {
   CHECK(dispatch(client, n) == 1);
 }
 
+TEST_CASE("a prepared dispatch's error names the candidate it called", "[tuner]") {
+  LocalTuner<SizeKey> tuner("prepared_refusal", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    auto even_only = [](VirtualClient& c, int& n) {
+      if (n % 2 != 0) throw unsupported_inputs("n = " + std::to_string(n) + " is odd");
+      return costs(1e-3, 1)(c, n);
+    };
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"any", costs(2e-3, 0)})
+        .with(Tunable{"even", even_only});
+  });
+  int n = 32;
+  const auto dispatch = tuner.prepare(client.id(), client, set, n);
+  REQUIRE(dispatch.winner().entry == 1);
+  int odd = 33;
+  try {
+    (void)dispatch(client, odd);
+    FAIL("the refusal was not thrown");
+  } catch (const AutotuneError& e) {
+    CHECK(e.tunable() == "even");
+    CHECK(e.refused_inputs());
+    CHECK_THAT(std::string(e.what()), Catch::StartsWith("'even': ") && Catch::Contains("is odd"));
+  }
+}
+
 TEST_CASE("a new key's search moves through the configurations earlier keys built", "[tuner]") {
   Settings settings = test::test_settings();
   settings.search = SearchSettings{SearchStrategy::annealing, 0.0, 12, 1e9};
