@@ -195,6 +195,9 @@ std::string text_summary(const std::vector<TuningReport>& given) {
     if (c.failed > 0) counts += ", " + std::to_string(c.failed) + " failed";
     if (c.not_for_device > 0)
       counts += ", " + std::to_string(c.not_for_device) + " not for this device";
+    // The rest of the set: a search leaves most of a large space, and a reader of "20 measured"
+    // should not take it for the whole set (`cache show` gives their reasons).
+    if (c.skipped > 0) counts += ", " + std::to_string(c.skipped) + " not measured";
     std::string speedup = "-";
     if (winner != nullptr && fallback != nullptr && fallback->ok() && winner->median > 0) {
       char ratio[32];

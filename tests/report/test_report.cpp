@@ -1,5 +1,6 @@
 // The HTML report and the text summary: what they show, what they escape, and that they are
 // reproducible. Rendering in a real browser is tested by tests/cli/browser_test.sh.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <regex>
@@ -201,6 +202,22 @@ TEST_CASE("the text summary gives winner, time and speed-up per tuning", "[repor
   CHECK_THAT(text, Catch::Contains("reduce") && Catch::Contains("vector4") &&
                        Catch::Contains("95.000 us") && Catch::Contains("2.21x"));
   CHECK(occurrences(text, "\n") == 4);
+}
+
+TEST_CASE("the text summary counts the candidates a tuning left unmeasured", "[report]") {
+  auto report = test::sample_reduce_report();
+  const auto skipped =
+      std::count_if(report.outcomes.begin(), report.outcomes.end(),
+                    [](const auto& o) { return o.status == OutcomeStatus::skipped; });
+  CHECK_THAT(text_summary({report}),
+             Catch::Contains(", " + std::to_string(skipped) + " not measured"));
+  for (int i = 0; i < 3; ++i) {
+    report.outcomes.push_back(test::failed_outcome(
+        "s[B=" + std::to_string(i) + "]", report.outcomes.size(), ErrorKind::skipped,
+        "not reached by the search", OutcomeStatus::skipped));
+  }
+  CHECK_THAT(text_summary({report}),
+             Catch::Contains(", " + std::to_string(skipped + 3) + " not measured"));
 }
 
 // Candidates a device rules out (out of resources) are counted apart from the ones that broke.
