@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -161,7 +162,10 @@ class BudgetedSearch {
     patience_ = seeded ? std::min(budget_.patience, budget_.seeded_patience) : budget_.patience;
   }
   // The strategy has ended; refine() climbs from its best, within its own allowance.
-  void start_refining() { refining_ = true; }
+  void start_refining() {
+    refining_ = true;
+    result_.ended_by = ending();
+  }
   // Whether refining is worth it: the space does not trail the leader, or its best has come
   // within the margin of it.
   bool worth_refining() const {
@@ -213,6 +217,39 @@ class BudgetedSearch {
       }
     }
     return *times_[i];
+  }
+
+  // Why the strategy ended short of the whole space (SearchResult::ended_by); empty where it
+  // measured everything or was ended from outside (the tuning says why: good enough, a stop).
+  std::string ending() const {
+    const std::size_t done = result_.evaluated.size();
+    if (done >= times_.size() || evaluator_.finished()) return {};
+    const auto percent = [](double fraction) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g%%", 100 * fraction);
+      return std::string(text);
+    };
+    if (abandoned()) {
+      char factor[32];
+      std::snprintf(factor, sizeof factor, "%gx", budget_.abandon_factor);
+      return "the space was left: its best ran past " + std::string(factor) +
+             " the leader's time elsewhere";
+    }
+    if (done >= budget_.max_evaluations) {
+      return "the search's budget of " + std::to_string(budget_.max_evaluations) +
+             " configurations was spent";
+    }
+    if (evaluator_.spent_seconds() >= budget_.max_seconds) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g s", budget_.max_seconds);
+      return "the search's time limit of " + std::string(seconds) + " was spent";
+    }
+    if (counting_patience_ && without_gain_ >= patience_ && done >= budget_.explore) {
+      return "the search's " + std::string(patience_ < budget_.patience ? "warm " : "") +
+             "patience ended it: " + std::to_string(without_gain_) +
+             " configurations in a row gained less than " + percent(budget_.margin);
+    }
+    return {};
   }
 
   SearchResult take() {

@@ -63,6 +63,11 @@ struct SearchResult {
   /// A start point worked and nothing beat it by the margin: the refinement tried no trades
   /// (the start points trusted as they are), and nor does the tuner's climb after its race.
   bool trusts_start_points = false;
+  /// What ended the strategy before it measured the whole space: its patience, its budget of
+  /// configurations or seconds, or the space left far behind the leader (empty where it measured
+  /// everything, or the tuning ended it from outside). What a report says of the configurations
+  /// it never reached.
+  std::string ended_by;
 };
 
 /// The configurations a search measures first (indices into its space), in order.

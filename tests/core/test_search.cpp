@@ -230,6 +230,26 @@ TEST_CASE("a search stops when its patience runs out without a gain beyond the m
         200);
 }
 
+TEST_CASE("a search says what ended it short of the whole space", "[search]") {
+  const auto expanded = gemm_like_space().expand();
+  SearchBudget budget{200};
+  budget.patience = 10;
+  ScriptedEvaluator flat;  // nothing gains: the patience ends it
+  CHECK_THAT(search(SearchStrategy::random, expanded, flat, budget, 3).ended_by,
+             Catch::Contains("patience ended it: 10 configurations in a row gained less than 2%"));
+  ScriptedEvaluator patient;  // no patience: the budget
+  CHECK(search(SearchStrategy::random, expanded, patient, SearchBudget{50}, 3).ended_by ==
+        "the search's budget of 50 configurations was spent");
+  ScriptedEvaluator behind;  // 2.5x behind the leader elsewhere: left
+  behind.leader = 0.4e-3;
+  SearchBudget abandoning{100};
+  abandoning.abandon_after = 6;
+  CHECK_THAT(search(SearchStrategy::annealing, expanded, behind, abandoning, 1).ended_by,
+             Catch::StartsWith("the space was left"));
+  ScriptedEvaluator whole;  // every configuration measured: nothing to say
+  CHECK(search(SearchStrategy::exhaustive, expanded, whole, SearchBudget{}, 1).ended_by.empty());
+}
+
 TEST_CASE("a search that starts from a working start point stops after the seeded patience",
           "[search]") {
   const auto started = gemm_like_space()

@@ -192,7 +192,7 @@ class TuningRun {
             AutotuneError(ErrorKind::skipped,
                           !found                         ? "skipped by priority"
                           : finished_                    ? "the tuning stopped early (good enough)"
-                          : plan.in_space(outcome.index) ? "not reached by the search"
+                          : plan.in_space(outcome.index) ? not_reached(plan, outcome.index)
                                                          : "a candidate of higher priority works",
                           outcome.name);
       }
@@ -426,6 +426,7 @@ class TuningRun {
     std::optional<SpacePart> part;     // what its search walks (searched_space), once made
     double seconds = 0;                // its time (the space's time limit counts it)
     bool trusts_start_points = false;  // SearchResult's: no trades then
+    std::string ended_by;              // SearchResult's: what the report says of the rest
   };
 
   // Searches `space`'s members with the configured strategy, measuring each configuration the
@@ -484,6 +485,7 @@ class TuningRun {
                                                 evaluator, budget, seed_, starts);
     searched.seconds += evaluator.spent_seconds();
     searched.trusts_start_points = result.trusts_start_points;
+    searched.ended_by = result.ended_by;
   }
 
   // Plan entry `entry`'s space as this device sees it (made once per tuning): its configurations
@@ -493,6 +495,15 @@ class TuningRun {
   // them, and its model learnt that large tiles fail. Replayed at 2048, balanced, start points
   // off, noise 0.03: picks within 5% 174 of 300 with them, 293 without (docs/benchmarks.md, "A
   // search walks only what the device can run").
+  // The reason a configuration of a space was never measured: the search did not reach it,
+  // and what ended that search where it knows (its patience, its budget, the space left).
+  std::string not_reached(const TuningPlan& plan, std::size_t index) const {
+    const std::size_t entry = plan.entry_of(index);
+    const std::string* why = entry < searched_.size() ? &searched_[entry].ended_by : nullptr;
+    return why == nullptr || why->empty() ? "not reached by the search"
+                                          : "not reached by the search (" + *why + ")";
+  }
+
   Searched& searched_space(const TuningPlan& plan, std::size_t entry) {
     if (searched_.size() < plan.entries().size()) searched_.resize(plan.entries().size());
     Searched& searched = searched_[entry];
