@@ -224,30 +224,26 @@ class BudgetedSearch {
   std::string ending() const {
     const std::size_t done = result_.evaluated.size();
     if (done >= times_.size() || evaluator_.finished()) return {};
-    const auto percent = [](double fraction) {
+    const auto number = [](double value) {  // 2, 0.5, 120: no trailing zeros
       char text[32];
-      std::snprintf(text, sizeof text, "%g%%", 100 * fraction);
+      std::snprintf(text, sizeof text, "%g", value);
       return std::string(text);
     };
     if (abandoned()) {
-      char factor[32];
-      std::snprintf(factor, sizeof factor, "%gx", budget_.abandon_factor);
-      return "the space was left: its best ran past " + std::string(factor) +
-             " the leader's time elsewhere";
+      return "the space was left: its best ran past " + number(budget_.abandon_factor) +
+             "x the leader's time elsewhere";
     }
     if (done >= budget_.max_evaluations) {
       return "the search's budget of " + std::to_string(budget_.max_evaluations) +
              " configurations was spent";
     }
     if (evaluator_.spent_seconds() >= budget_.max_seconds) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g s", budget_.max_seconds);
-      return "the search's time limit of " + std::string(seconds) + " was spent";
+      return "the search's time limit of " + number(budget_.max_seconds) + " s was spent";
     }
     if (counting_patience_ && without_gain_ >= patience_ && done >= budget_.explore) {
       return "the search's " + std::string(patience_ < budget_.patience ? "warm " : "") +
              "patience ended it: " + std::to_string(without_gain_) +
-             " configurations in a row gained less than " + percent(budget_.margin);
+             " configurations in a row gained less than " + number(100 * budget_.margin) + "%";
     }
     return {};
   }

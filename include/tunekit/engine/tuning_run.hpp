@@ -488,6 +488,17 @@ class TuningRun {
     searched.ended_by = result.ended_by;
   }
 
+  // The reason a configuration of a space was never measured: the search did not reach it,
+  // and what ended that search where it knows (its patience, its budget, the space left).
+  std::string not_reached(const TuningPlan& plan, std::size_t index) const {
+    std::string reason = "not reached by the search";
+    const std::size_t entry = plan.entry_of(index);
+    if (entry < searched_.size() && !searched_[entry].ended_by.empty()) {
+      reason += " (" + searched_[entry].ended_by + ")";
+    }
+    return reason;
+  }
+
   // Plan entry `entry`'s space as this device sees it (made once per tuning): its configurations
   // over the device's limits are skipped at once, for their reason, as measure_one would, and
   // are no part of the search. On the H200 the staged space holds 4,032 configurations, 1,852
@@ -495,15 +506,6 @@ class TuningRun {
   // them, and its model learnt that large tiles fail. Replayed at 2048, balanced, start points
   // off, noise 0.03: picks within 5% 174 of 300 with them, 293 without (docs/benchmarks.md, "A
   // search walks only what the device can run").
-  // The reason a configuration of a space was never measured: the search did not reach it,
-  // and what ended that search where it knows (its patience, its budget, the space left).
-  std::string not_reached(const TuningPlan& plan, std::size_t index) const {
-    const std::size_t entry = plan.entry_of(index);
-    const std::string* why = entry < searched_.size() ? &searched_[entry].ended_by : nullptr;
-    return why == nullptr || why->empty() ? "not reached by the search"
-                                          : "not reached by the search (" + *why + ")";
-  }
-
   Searched& searched_space(const TuningPlan& plan, std::size_t entry) {
     if (searched_.size() < plan.entries().size()) searched_.resize(plan.entries().size());
     Searched& searched = searched_[entry];
