@@ -896,7 +896,13 @@ std::shared_ptr<ResultStore> make_result_store(const Settings& settings) {
   if (!settings.persistent_cache) return nullptr;
   std::shared_ptr<ResultStore> local;
   try {
-    local = std::make_shared<FileStore>(settings.resolved_cache_dir());
+    const std::filesystem::path root = settings.resolved_cache_dir();
+    // An unusable directory is said once for everything kept there (program binaries too).
+    if (const auto problem = cache_root_problem(root)) {
+      warn_once(unusable_cache_root_warning(*problem));
+    } else {
+      local = std::make_shared<FileStore>(root);
+    }
   } catch (const AutotuneError& e) {
     warn_once("tunekit: " + e.message() + "; running without the persistent cache");
   }

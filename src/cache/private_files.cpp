@@ -325,6 +325,23 @@ std::optional<std::string> private_folder_problem(const fs::path& dir) {
   }
 }
 
+std::optional<std::string> cache_root_problem(const fs::path& root) {
+  struct stat st {};
+  if (::lstat(root.c_str(), &st) != 0) return std::nullopt;  // absent: made at the first write
+  try {
+    check_private_directory(root, Links::follow);
+    return std::nullopt;
+  } catch (const AutotuneError& e) {
+    return e.message();
+  }
+}
+
+std::string unusable_cache_root_warning(std::string_view problem) {
+  return "tunekit: " + std::string(problem) +
+         "; running without the persistent cache (no tuning result, program binary or device "
+         "peak is kept)";
+}
+
 std::optional<std::string> store_folders_problem(const fs::path& dir) {
   for (const fs::path& folder : {dir.parent_path(), dir}) {
     if (auto wrong = private_folder_problem(folder)) return wrong;

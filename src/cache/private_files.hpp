@@ -202,6 +202,13 @@ void prepare_private_directory(const std::filesystem::path& dir, Links links);
 /// program binaries) for reading or deleting in it: nothing when it is absent or passes
 /// check_private_directory(dir, Links::refuse); a link planted there is never followed.
 std::optional<std::string> private_folder_problem(const std::filesystem::path& dir);
+/// What makes the cache directory `root` unusable (check_private_directory, the user's own link
+/// followed), or nothing when it is fine or absent (made at its first write).
+std::optional<std::string> cache_root_problem(const std::filesystem::path& root);
+/// The one warning for an unusable cache directory, the same text from every part that keeps
+/// files there (the results' store, the program binaries, the device peaks), so that warn_once
+/// says it once: "tunekit: <problem>; running without the persistent cache (...)".
+std::string unusable_cache_root_warning(std::string_view problem);
 /// A store's versioned folder inside the cache (`<root>/programs/v2`, `<root>/devices/v2`): what
 /// is wrong with it or its parent for reading or deleting in it (private_folder_problem of each);
 /// nothing when both are absent or ours.

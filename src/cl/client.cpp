@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../cache/private_files.hpp"  // cache_root_problem
 #include "../warnings.hpp"
 #include "build_processes.hpp"
 #include "cache_root.hpp"
@@ -138,7 +139,13 @@ std::optional<std::filesystem::path> client_cache_root(const char* what) {
   const Settings settings = global_settings();
   if (!settings.persistent_cache) return std::nullopt;
   try {
-    return settings.resolved_cache_dir();
+    std::filesystem::path root = settings.resolved_cache_dir();
+    // Said in the same words as the results' store says it, so once for both.
+    if (const auto problem = tunekit::detail::cache_root_problem(root)) {
+      warn_once(tunekit::detail::unusable_cache_root_warning(*problem));
+      return std::nullopt;
+    }
+    return root;
   } catch (const std::exception& e) {  // no cache directory (no HOME, say): nothing kept
     warn_once(std::string("tunekit: ") + what + " are not kept: " + e.what());
     return std::nullopt;

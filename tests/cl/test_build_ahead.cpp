@@ -37,8 +37,7 @@ auto candidate(const std::string& name, const std::string& options) {
 
 // Tunes the candidates on a fresh client (its own program cache) with `threads` build threads;
 // returns each candidate's "name status kind".
-std::vector<std::string> tune_with(std::size_t threads) {
-  Settings settings = test_settings();
+std::vector<std::string> tune_with(std::size_t threads, Settings settings = test_settings()) {
   settings.build_threads = threads;
   LocalTuner<SizeKey> tuner("build ahead cl " + std::to_string(threads), settings);
   cl::Client client(shared_client().device());
@@ -102,6 +101,27 @@ TEST_CASE("a tuning keeps its winner's program binary, a GPU keeps every program
   // Three programs compile (the fourth fails): a CPU device stores the winner's only.
   const auto stored = cl::ProgramBinaries(dir.path()).usage().files;
   CHECK(stored == (shared_client().measures_on_host_cores() ? 1u : 3u));
+}
+
+// The results' store, the program binaries and the device peaks all keep files there: one
+// warning, naming all three, instead of one from each.
+TEST_CASE("a cache directory others can write is warned about once, and nothing is kept there",
+          "[opencl][program-binaries][cache]") {
+  TempDir dir;
+  std::filesystem::permissions(dir.path(), std::filesystem::perms::all);  // 0777
+  const Settings before = global_settings();
+  Settings settings = test_settings();
+  settings.persistent_cache = true;
+  settings.cache_dir = dir.path();
+  set_global_settings(settings);  // the Client's binaries and peaks go to `dir`
+  CapturedWarnings warnings;
+  const auto outcomes = tune_with(2, settings);
+  set_global_settings(before);
+  CHECK(std::find(outcomes.begin(), outcomes.end(), "winner fast") != outcomes.end());
+  CHECK(warnings.count(dir.path().string()) == 1);
+  CHECK(warnings.count("writable by other users") == 1);
+  CHECK(warnings.count("no tuning result, program binary or device peak is kept") == 1);
+  CHECK(std::filesystem::is_empty(dir.path()));
 }
 
 }  // namespace tunekit::test
