@@ -33,23 +33,33 @@ std::string format_progress_line(const TuningProgress& p, std::size_t width) {
   std::string best = !p.best.empty() ? printable(p.best, 1000)
                      : p.finished    ? std::string("none")
                                      : std::string("none yet");
-  char counts[96];
-  if (p.finished) {
-    std::snprintf(counts, sizeof counts, "]: done, %zu candidates in %.1f s, winner ", p.done,
-                  p.elapsed_seconds);
-  } else {
-    std::snprintf(counts, sizeof counts, "]: %zu/%zu candidates, %.1f s, best ", p.done, p.total,
-                  p.elapsed_seconds);
-  }
+  // The counts in words, or, where the line would not fit, in numbers only ("34 in 1.6 s").
+  const auto counts_text = [&](bool compact) {
+    char text[96];
+    if (p.finished) {
+      std::snprintf(
+          text, sizeof text,
+          compact ? ": %zu in %.1f s, winner " : ": done, %zu candidates in %.1f s, winner ",
+          p.done, p.elapsed_seconds);
+    } else {
+      std::snprintf(text, sizeof text,
+                    compact ? ": %zu/%zu, %.1f s, best " : ": %zu/%zu candidates, %.1f s, best ",
+                    p.done, p.total, p.elapsed_seconds);
+    }
+    return std::string(text);
+  };
+  std::string counts = counts_text(false);
   const std::string time = p.best.empty() ? "" : " " + format_seconds(p.best_seconds);
-  const std::string_view start = p.finished ? "tuned " : "tuning ";
+  const std::string_view start = p.finished ? "tuned" : "tuning";
+  bool named = true;  // " op [key]" after `start`
   const auto length = [&] {
-    return start.size() + op.size() + 2 + key.size() + std::string_view(counts).size() +
-           best.size() + time.size();
+    return start.size() + (named ? op.size() + 4 + key.size() : 0) + counts.size() + best.size() +
+           time.size();
   };
   // Shorten the longer of the key and the best name until the line fits or both are short;
-  // then the key, then the name, down to one character each: the counts, the time and the best
-  // time are what a person watches, and they are the last to go.
+  // then the counts lose their words, the key goes down to one character, the op and the key
+  // go (the person started that tuning; the best's name is what they cannot know), and last the
+  // name: the counts, the time and the best time are what a person watches.
   const auto fit = [&](std::size_t shortest) {
     while (length() > limit && (key.size() > shortest || best.size() > shortest)) {
       std::string& longer = key.size() >= best.size() ? key : best;
@@ -57,12 +67,21 @@ std::string format_progress_line(const TuningProgress& p, std::size_t width) {
       shorten(longer, longer.size() > shortest + excess ? longer.size() - excess : shortest);
     }
   };
-  fit(12);
-  for (std::string* part : {&key, &best}) {
+  const auto shorten_by_excess = [&](std::string& part) {
     const std::size_t excess = length() > limit ? length() - limit : 0;
-    if (excess > 0) shorten(*part, part->size() > excess + 1 ? part->size() - excess : 1);
+    if (excess > 0) shorten(part, part.size() > excess + 1 ? part.size() - excess : 1);
+  };
+  fit(12);
+  if (length() > limit) {
+    counts = counts_text(true);
+    fit(12);
   }
-  std::string line = std::string(start) + op + " [" + key + counts + best + time;
+  shorten_by_excess(key);
+  if (length() > limit) named = false;
+  shorten_by_excess(best);
+  std::string line(start);
+  if (named) line += " " + op + " [" + key + "]";
+  line += counts + best + time;
   shorten(line, limit);
   return line;
 }

@@ -107,11 +107,12 @@ TEST_CASE("the progress line fits the width it is given", "[progress]") {
     const std::string line = format_progress_line(p, width);
     INFO(line);
     CHECK(line.size() <= width - 1);
-    CHECK_THAT(line, Catch::StartsWith("tuning "));
+    CHECK_THAT(line, Catch::StartsWith("tuning"));
   }
   CHECK_THAT(format_progress_line(p, 80), Catch::Contains("matmul [kkk") &&
-                                              Catch::Contains("]: 3/120 candidates, 12.2 s") &&
+                                              Catch::Contains("]: 3/120, 12.2 s, best blocked[") &&
                                               Catch::Contains("~"));
+  CHECK_THAT(format_progress_line(p, 132), Catch::Contains("]: 3/120 candidates, 12.2 s"));
   CHECK(format_progress_line(p, 400) ==
         "tuning matmul [" + key + "]: 3/120 candidates, 12.2 s, best " + best + " 1.230 ms");
   p.key = "n=1024";
@@ -130,13 +131,19 @@ TEST_CASE("the progress line fits the width it is given", "[progress]") {
 TEST_CASE("a shortened progress line keeps its counts and times", "[progress]") {
   TuningProgress p = transpose_progress(34, 1.6);
   p.finished = true;
-  for (std::size_t width : {70u, 80u, 100u}) {  // 70: the counts and times leave one byte each
+  CHECK_THAT(
+      format_progress_line(p, 100),
+      Catch::Contains("34 candidates in 1.6 s, winner blocked[") && Catch::EndsWith(" 1.045 us"));
+  // Narrower, the counts lose their words, and the key and the op go before the winner's name
+  // (which had been cut to one character while "transpose" and the counts' words stayed).
+  for (std::size_t width : {50u, 60u, 70u, 80u}) {
     const std::string line = format_progress_line(p, width);
     INFO(line);
     CHECK(line.size() <= width - 1);
     CHECK_THAT(line,
-               Catch::Contains("34 candidates in 1.6 s, winner ") && Catch::EndsWith(" 1.045 us"));
+               Catch::Contains(": 34 in 1.6 s, winner blocked[") && Catch::EndsWith(" 1.045 us"));
   }
+  CHECK(format_progress_line(p, 40) == "tuned: 34 in 1.6 s, winner bl~ 1.045 us");
   CHECK(format_progress_line(p, 200) ==
         "tuned transpose [rows=512 cols=512 vector_width=4]: done, "
         "34 candidates in 1.6 s, winner blocked[BLK=8,LX=16,LY=1] "
