@@ -314,26 +314,28 @@ void prepare_private_directory(const fs::path& dir, Links links) {
   check_private_directory(dir, links);
 }
 
-std::optional<std::string> private_folder_problem(const fs::path& dir) {
+namespace {
+
+// What check_private_directory(dir, links) refuses, or nothing when `dir` is absent or passes.
+std::optional<std::string> directory_problem(const fs::path& dir, Links links) {
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) return std::nullopt;  // absent: nothing in it
+  if (::lstat(dir.c_str(), &st) != 0) return std::nullopt;  // absent: nothing in it yet
   try {
-    check_private_directory(dir, Links::refuse);
+    check_private_directory(dir, links);
     return std::nullopt;
   } catch (const AutotuneError& e) {
     return e.message();
   }
 }
 
+}  // namespace
+
+std::optional<std::string> private_folder_problem(const fs::path& dir) {
+  return directory_problem(dir, Links::refuse);
+}
+
 std::optional<std::string> cache_root_problem(const fs::path& root) {
-  struct stat st {};
-  if (::lstat(root.c_str(), &st) != 0) return std::nullopt;  // absent: made at the first write
-  try {
-    check_private_directory(root, Links::follow);
-    return std::nullopt;
-  } catch (const AutotuneError& e) {
-    return e.message();
-  }
+  return directory_problem(root, Links::follow);  // the user's own link to it is fine
 }
 
 std::string unusable_cache_root_warning(std::string_view problem) {
