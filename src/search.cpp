@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <random>
@@ -628,6 +629,14 @@ SearchStarts search_starts(const ExpandedSpace& space, std::string_view device,
   return starts;
 }
 
+std::vector<std::size_t> scouts_of(std::size_t size, std::size_t count, std::uint64_t seed) {
+  std::vector<std::size_t> all(size), picked;
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  std::mt19937_64 rng(seed);
+  std::sample(all.begin(), all.end(), std::back_inserter(picked), count, rng);
+  return picked;
+}
+
 SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchEvaluator& evaluator,
                     const SearchBudget& budget, std::uint64_t seed,
                     const std::vector<std::size_t>& extra_starts, bool own_starts) {
@@ -641,14 +650,17 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchE
   if (space.size() == 0) return s.take();
   std::mt19937_64 rng(seed);
   // The start points first, whatever the strategy: they are the best known, here (vouched) or
-  // on another device. An index past the space is no start point.
+  // on another device. Then the scouts, as the strategy's first draws. An index past the space
+  // is neither.
   SearchStarts within = given;
   const auto outside = [&](std::size_t i) { return i >= space.size(); };
   std::erase_if(within.vouched, outside);
   std::erase_if(within.unvouched, outside);
+  std::erase_if(within.scouted, outside);
   std::vector<std::size_t> starts = within.vouched;
   starts.insert(starts.end(), within.unvouched.begin(), within.unvouched.end());
   std::vector<std::size_t> planned = starts;
+  planned.insert(planned.end(), within.scouted.begin(), within.scouted.end());
   std::vector<std::size_t> order;
   if (strategy == SearchStrategy::random) {
     order.resize(space.size());
@@ -666,6 +678,10 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchE
     s.time(i);
   }
   s.start_counting_patience(within);
+  for (std::size_t i : within.scouted) {
+    if (s.exhausted()) break;
+    s.time(i);
+  }
   switch (strategy) {
     case SearchStrategy::exhaustive:
       for (std::size_t i = 0; i < space.size() && !s.exhausted(); ++i) s.time(i);
@@ -675,6 +691,7 @@ SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchE
       break;
     }
     case SearchStrategy::annealing:
+      starts.insert(starts.end(), within.scouted.begin(), within.scouted.end());
       anneal(s, space, starts, std::min(budget.max_evaluations, space.size()), rng);
       break;
     case SearchStrategy::model:

@@ -79,6 +79,11 @@ struct SearchStarts {
   /// Known good on other devices (Space::start_at's found_on): measured after the vouched ones,
   /// but the search keeps its whole patience.
   std::vector<std::size_t> unvouched;
+  /// Random configurations the tuning measured to rank the spaces of a space without start points
+  /// (SearchSettings::scouts): the search's first draws, measured after the start points. They
+  /// vouch for nothing and count like any configuration the strategy picks (towards the patience,
+  /// the first sample, and the first abandon_after that judge a space behind the leader).
+  std::vector<std::size_t> scouted;
 };
 
 /// The start points of a search of `space` on the device of identity `device` (empty: unknown,
@@ -87,6 +92,10 @@ struct SearchStarts {
 /// device, which vouch). A configuration listed twice is measured once, vouched if either says so.
 SearchStarts search_starts(const ExpandedSpace& space, std::string_view device,
                            const std::vector<std::size_t>& known = {}, bool own = true);
+
+/// `count` distinct configurations of a space of `size`, at random from `seed`, in ascending
+/// order (all of them when the space holds no more): a space's scouts (SearchStarts::scouted).
+std::vector<std::size_t> scouts_of(std::size_t size, std::size_t count, std::uint64_t seed);
 
 /// Runs `strategy` over `space` within `budget`; never evaluates a configuration twice. The
 /// start points are measured first; annealing walks on from the best. The search stops early

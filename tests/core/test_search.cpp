@@ -357,6 +357,20 @@ TEST_CASE("a start point vouches only for the devices it was found on", "[search
     side_bet.trails = true;
     CHECK(search(strategy, started, trailing, side_bet, 3, search_starts(started, device_b))
               .evaluated.size() == 2 + 3);
+    // Scouts come after the start points, as the strategy's first draws: they count towards
+    // its patience (here the seeded one, 3) and vouch for nothing.
+    std::vector<std::size_t> scouts;
+    for (std::size_t i = 5; scouts.size() < 2; ++i) {
+      if (i != first && i != second) scouts.push_back(i);
+    }
+    SearchStarts with_scouts = search_starts(started, device_a);
+    with_scouts.scouted = scouts;
+    ScriptedEvaluator scouting;
+    const auto scouted = search(strategy, started, scouting, budget, 3, with_scouts);
+    REQUIRE(scouted.evaluated.size() == 2 + 3);
+    CHECK(scouted.evaluated[2] == scouts[0]);
+    CHECK(scouted.evaluated[3] == scouts[1]);
+    CHECK(scouted.trusts_start_points);
     // A neighbouring key's winner on this device vouches wherever the space's were found.
     ScriptedEvaluator neighbour;
     const std::size_t known = first == 5 || second == 5 ? 6 : 5;
@@ -365,10 +379,10 @@ TEST_CASE("a start point vouches only for the devices it was found on", "[search
     CHECK(from_known.evaluated.size() == 3 + 3);
     CHECK(from_known.evaluated[0] == known);
   }
-  // An index past the space is no start point: the search goes on as without any.
+  // An index past the space is no start point nor scout: the search goes on as without any.
   ScriptedEvaluator outside;
   CHECK(search(SearchStrategy::random, started, outside, budget, 3,
-               SearchStarts{{started.size() + 5}, {started.size()}})
+               SearchStarts{{started.size() + 5}, {started.size()}, {started.size() + 1}})
             .evaluated.size() == 1 + 10);
   // Listed twice, a configuration is measured once and vouches if either list says so.
   const auto twice = search_starts(started, device_b, {first});

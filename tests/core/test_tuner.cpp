@@ -1,6 +1,7 @@
 // The tuning engine on a virtual clock: ranking, racing, dispatch of a tuned key, devices,
 // generated inputs, prepared dispatch, a set of one (engine/tuner.hpp, engine/tuning_run.hpp).
 #include <catch2/catch.hpp>
+#include <map>
 #include <set>
 #include <tunekit/tunekit.hpp>
 
@@ -286,6 +287,28 @@ TEST_CASE("a new key's search moves through the configurations earlier keys buil
   CHECK(shared >= 9);
 }
 
+namespace {
+
+// A family whose every configuration takes `seconds` (flat: none gains on another).
+auto flat(double seconds) {
+  return [seconds](const Config&) {
+    return [seconds](VirtualClient& client, int&) {
+      client.spend(seconds);
+      return 0;
+    };
+  };
+}
+
+// An 8 x 8 space that starts at its middle.
+auto family(const std::string& name) {
+  return space(name)
+      .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
+      .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
+      .start_at("A=4,B=4");
+}
+
+}  // namespace
+
 TEST_CASE("a family whose start points trail the leader's is searched without the floor",
           "[tuner]") {
   // Two flat families (no configuration gains on another): the leading one's search runs to the
@@ -303,20 +326,6 @@ TEST_CASE("a family whose start points trail the leader's is searched without th
     settings.search = search;
     LocalTuner<SizeKey> tuner("trailing family " + std::to_string(search.warm_patience), settings);
     VirtualClient client;
-    const auto flat = [](double seconds) {
-      return [seconds](const Config&) {
-        return [seconds](VirtualClient& client, int&) {
-          client.spend(seconds);
-          return 0;
-        };
-      };
-    };
-    const auto family = [](const std::string& name) {
-      return space(name)
-          .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
-          .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
-          .start_at("A=4,B=4");
-    };
     const auto& set = tuner.init([&] {
       return TunableSet{key_of_size, bench_inputs}
           .with(family("trail"), flat(1.5e-3))
@@ -333,6 +342,40 @@ TEST_CASE("a family whose start points trail the leader's is searched without th
     CHECK(lead >= search.explore);             // the floor
     CHECK(trail == 1 + search.warm_patience);  // its start, then the warm patience
   }
+}
+
+TEST_CASE("spaces without start points are ranked by their scouts before they are searched",
+          "[tuner]") {
+  // Two flat families, start points off, the one 3x slower declared first. Its scouts rank it
+  // second, so it is searched against the other's leader and left after abandon_after
+  // configurations (its scouts among them). Without scouts the set's order decides: searched
+  // first, it leads until the other is reached, and runs to its floor and patience.
+  const auto measured = [](std::size_t scouts) {
+    SearchSettings search = SearchSettings::for_level(Level::balanced);
+    search.start_points = false;
+    search.scouts = scouts;
+    Settings settings = test::test_settings();
+    settings.search = search;
+    LocalTuner<SizeKey> tuner("scouted " + std::to_string(scouts), settings);
+    VirtualClient client;
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of_size, bench_inputs}
+          .with(family("slow"), flat(3e-3))
+          .with(family("fast"), flat(1e-3));
+    });
+    run(tuner, client, set, 8);
+    const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+    REQUIRE(report);
+    std::map<std::string, std::size_t> count;
+    for (const auto& outcome : report->outcomes) {
+      if (outcome.ok()) ++count[outcome.name.substr(0, outcome.name.find('['))];
+    }
+    CHECK(count["fast"] >= search.explore);
+    return std::pair{count["slow"], search.abandon_after};
+  };
+  const auto [scouted, abandon_after] = measured(4);
+  CHECK(scouted == abandon_after);
+  CHECK(measured(0).first > abandon_after);
 }
 
 TEST_CASE("the tuner trusts a start point only on the devices it was found on", "[tuner]") {

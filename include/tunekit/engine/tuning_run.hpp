@@ -147,25 +147,38 @@ class TuningRun {
       if (settings_.on_progress) progress_.total += level.planned_measurements;
       plan_builds(level.singles);
       for (std::size_t i : level.singles) measure_one(i);
-      // Then every space's start points (its own and the neighbours' winners), so that the
-      // spaces are searched best first: a family whose best is far behind the leader is then
-      // abandoned early (SearchBudget::abandon_after) instead of being searched in full.
-      std::vector<std::pair<double, const PlannedSpace*>> order;  // (best start time, space)
+      // Then every space's start points (its own and the neighbours' winners), or the scouts of
+      // one without them, so that the spaces are searched best first: a family whose best is far
+      // behind the leader is then abandoned early (SearchBudget::abandon_after) instead of being
+      // searched in full.
+      const bool several = std::count_if(level.spaces.begin(), level.spaces.end(),
+                                         [](const PlannedSpace& s) { return s.whole; }) > 1;
+      struct Ranked {
+        double rank;        // the best time of its start points or scouts
+        double best_start;  // of its start points alone (SearchBudget::trails)
+        const PlannedSpace* space;
+      };
+      std::vector<Ranked> order;
       for (const PlannedSpace& space : level.spaces) {
-        double best = std::numeric_limits<double>::infinity();
+        Ranked ranked{std::numeric_limits<double>::infinity(),
+                      std::numeric_limits<double>::infinity(), &space};
         if (space.whole) {
-          const auto starts = plan.opening(space, known_);
+          auto starts = plan.opening(space, known_);
+          const bool scouting = starts.empty() && several;
+          if (scouting) starts = scout(plan, space);
           plan_builds(starts);
           for (std::size_t i : starts) {
             if (unmeasured(i)) measure_one(i);
-            if (outcomes_[i].ok()) best = std::min(best, outcomes_[i].median);
+            if (outcomes_[i].ok()) ranked.rank = std::min(ranked.rank, outcomes_[i].median);
           }
+          // Random configurations say little of a family's best: no side bet is judged by them.
+          if (!scouting) ranked.best_start = ranked.rank;
         }
-        order.emplace_back(best, &space);
+        order.push_back(ranked);
       }
       std::stable_sort(order.begin(), order.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [best, space] : order) search_space(plan, *space, best);
+                       [](const Ranked& a, const Ranked& b) { return a.rank < b.rank; });
+      for (const Ranked& ranked : order) search_space(plan, *ranked.space, ranked.best_start);
       // A search that ran out of budget with nothing working has not shown that nothing works:
       // the configurations it never ran are measured in order, up to a cap.
       if (!std::isfinite(leader_)) {
@@ -424,6 +437,7 @@ class TuningRun {
   // climb after the race.
   struct Searched {
     std::optional<SpacePart> part;     // what its search walks (searched_space), once made
+    std::vector<std::size_t> scouts;   // of the part, measured to rank it (scout)
     double seconds = 0;                // its time (the space's time limit counts it)
     bool trusts_start_points = false;  // SearchResult's: no trades then
     std::string ended_by;              // SearchResult's: what the report says of the rest
@@ -475,10 +489,11 @@ class TuningRun {
     evaluator.first = plan.entries()[space.entry].first;
     evaluator.part = &*searched.part;
     // This device's start points vouch; other devices' are measured but trusted for nothing.
-    const SearchStarts starts =
+    SearchStarts starts =
         search_starts(expanded, report_.device,
                       searched.part->indices_of(plan.known_configs(space.entry, known_)),
                       plan.search_settings().start_points);
+    starts.scouted = searched.scouts;
     SearchBudget budget = plan.search_settings().budget_for(expanded.size());
     budget.trails = std::isfinite(best_start) && clearly_faster(leader_, best_start, budget.margin);
     const SearchResult result = tunekit::search(plan.search_settings().strategy, expanded,
@@ -486,6 +501,20 @@ class TuningRun {
     searched.seconds += evaluator.spent_seconds();
     searched.trusts_start_points = result.trusts_start_points;
     searched.ended_by = result.ended_by;
+  }
+
+  // A space without start points, where the level searches several: a few random configurations
+  // it can run (SearchSettings::scouts), measured to rank it among the others. Its search takes
+  // them as its first draws (SearchStarts::scouted), so the space that leads pays nothing more.
+  std::vector<std::size_t> scout(const TuningPlan& plan, const PlannedSpace& space) {
+    Searched& searched = searched_space(plan, space.entry);
+    searched.scouts = scouts_of(searched.part->space().size(), plan.search_settings().scouts,
+                                seed_ ^ (0x5c0u + space.entry));
+    std::vector<std::size_t> candidates;
+    for (std::size_t c : searched.scouts) {
+      candidates.push_back(plan.entries()[space.entry].first + searched.part->whole_index(c));
+    }
+    return candidates;
   }
 
   // The reason a configuration of a space was never measured: the search did not reach it,
