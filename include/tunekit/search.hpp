@@ -79,10 +79,11 @@ struct SearchStarts {
   /// Known good on other devices (Space::start_at's found_on): measured after the vouched ones,
   /// but the search keeps its whole patience.
   std::vector<std::size_t> unvouched;
-  /// Random configurations the tuning measured to rank the spaces of a space without start points
-  /// (SearchSettings::scouts): the search's first draws, measured after the start points. They
-  /// vouch for nothing and count like any configuration the strategy picks (towards the patience,
-  /// the first sample, and the first abandon_after that judge a space behind the leader).
+  /// Random configurations of a space without start points, which the tuning measured to rank
+  /// it among its other spaces (SearchSettings::scouts): the search's first draws, measured after
+  /// the start points. They vouch for nothing and count like any configuration the strategy picks
+  /// (towards the patience, the first sample, and the first abandon_after that judge a space
+  /// behind the leader), but not towards the space's time limit, as the start points do not.
   std::vector<std::size_t> scouted;
 };
 
@@ -98,10 +99,10 @@ SearchStarts search_starts(const ExpandedSpace& space, std::string_view device,
 std::vector<std::size_t> scouts_of(std::size_t size, std::size_t count, std::uint64_t seed);
 
 /// Runs `strategy` over `space` within `budget`; never evaluates a configuration twice. The
-/// start points are measured first; annealing walks on from the best. The search stops early
-/// once `budget.patience` evaluations after them gained nothing beyond `budget.margin` (the
-/// seeded patience while a vouched start point leads), and at least `budget.explore` were
-/// evaluated.
+/// start points are measured first, then the scouts; annealing walks on from the best of them. The
+/// search stops early once `budget.patience` evaluations after them gained nothing beyond
+/// `budget.margin` (the seeded patience while a vouched start point leads), and at least
+/// `budget.explore` were evaluated.
 SearchResult search(SearchStrategy strategy, const ExpandedSpace& space, SearchEvaluator& evaluator,
                     const SearchBudget& budget, std::uint64_t seed, const SearchStarts& starts);
 

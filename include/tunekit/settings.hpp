@@ -148,9 +148,10 @@ struct SearchSettings {
   std::size_t refine = 0;
   /// SearchStrategy::model's first random sample (SearchBudget::first_sample).
   std::size_t first_sample = 16;
-  /// Random configurations measured of each space without start points, where a tuning searches
-  /// several, before it orders them best first (SearchStarts::scouted): a space far behind the
-  /// one searched before it is then left after abandon_after configurations. Without them the
+  /// Random configurations measured of each space without start points (its own or other keys'
+  /// winners), where a priority level searches several whole spaces, before the tuning orders
+  /// them best first (SearchStarts::scouted): a space far behind the leader found before it is
+  /// then left after abandon_after configurations. Without them the
   /// spaces went in the set's order: on the H100 a matmul 2048 with start points off searched
   /// a CPU family (direct, 2.5x behind the winner) first and in full, 109 configurations.
   std::size_t scouts = 4;

@@ -371,6 +371,20 @@ TEST_CASE("a start point vouches only for the devices it was found on", "[search
     CHECK(scouted.evaluated[2] == scouts[0]);
     CHECK(scouted.evaluated[3] == scouts[1]);
     CHECK(scouted.trusts_start_points);
+    // Scouts alone, as a tuning gives a space without start points: the whole patience (the
+    // first gains, then 10 more), nothing trusted; and far behind the leader, the space is left
+    // after abandon_after configurations, scouts included.
+    const SearchStarts only_scouts{{}, {}, scouts};
+    ScriptedEvaluator alone;
+    const auto unstarted = search(strategy, started, alone, budget, 3, only_scouts);
+    REQUIRE(unstarted.evaluated.size() == 1 + 10);
+    CHECK(unstarted.evaluated[0] == scouts[0]);
+    CHECK_FALSE(unstarted.trusts_start_points);
+    SearchBudget behind = budget;
+    behind.abandon_after = 6;
+    ScriptedEvaluator left;
+    left.leader = 0.1e-3;  // 10x faster elsewhere
+    CHECK(search(strategy, started, left, behind, 3, only_scouts).evaluated.size() == 6);
     // A neighbouring key's winner on this device vouches wherever the space's were found.
     ScriptedEvaluator neighbour;
     const std::size_t known = first == 5 || second == 5 ? 6 : 5;

@@ -37,7 +37,8 @@ struct PlannedLevel {
   /// Single tunables, measured first (their times make racing inside the spaces effective),
   /// in priority order.
   std::vector<std::size_t> singles;
-  /// The spaces of the level, by entry (the tuning run orders them by their start points' best).
+  /// The spaces of the level, by entry (the tuning run orders them by the best of their start
+  /// points, or of their scouts where they have none: TuningRun::scout).
   std::vector<PlannedSpace> spaces;
   /// How many measurements the level expects: a whole space counts its search budget (for
   /// progress reports only).
@@ -76,8 +77,9 @@ class TuningPlan {
   std::vector<std::size_t> opening(const PlannedSpace& space,
                                    const std::vector<std::size_t>& known) const;
   /// What a tuning measures first, level by level: each level's singles, then each of its spaces'
-  /// opening (without other keys' winners). What serves a key while it is tuned in the
-  /// background (engine/background_tuning.hpp).
+  /// opening (without other keys' winners, nor the scouts of a space without start points, which
+  /// are random). What serves a key while it is tuned in the background
+  /// (engine/background_tuning.hpp).
   std::vector<std::size_t> measured_first() const;
   /// The members of `known` inside space entry `entry`, as configuration indices of its space.
   std::vector<std::size_t> known_configs(std::size_t entry,
