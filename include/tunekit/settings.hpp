@@ -151,9 +151,9 @@ struct SearchSettings {
   /// Random configurations measured of each space without start points (its own or other keys'
   /// winners), where a priority level searches several whole spaces, before the tuning orders
   /// them best first (SearchStarts::scouted): a space far behind the leader found before it is
-  /// then left after abandon_after configurations. Without them the
-  /// spaces went in the set's order: on the H100 a matmul 2048 with start points off searched
-  /// a CPU family (direct, 2.5x behind the winner) first and in full, 109 configurations.
+  /// then left after abandon_after configurations. Without them the spaces went in the set's
+  /// order, and a CPU family led a GPU's search in full (docs/benchmarks.md, "Spaces ranked by
+  /// scouts").
   std::size_t scouts = 4;
   /// Whether the spaces' own start points (Space::start_at) and the winners of the op's other
   /// keys on this device are measured first. Off (TUNEKIT_START_POINTS=off): a tuning that finds
