@@ -1,8 +1,10 @@
 // The tuning engine on a virtual clock: ranking, racing, dispatch of a tuned key, devices,
 // generated inputs, prepared dispatch, a set of one (engine/tuner.hpp, engine/tuning_run.hpp).
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 #include <tunekit/tunekit.hpp>
 
 #include "../support.hpp"
@@ -386,6 +388,52 @@ TEST_CASE("spaces without start points are ranked by their scouts before they ar
   SearchSettings short_patience = balanced;
   short_patience.patience = 8;
   CHECK(slow_count(short_patience, 1.5e-3) >= short_patience.explore);
+  // Scouting never measures more than the space's search would before it is judged: no more
+  // than its budget, nor than abandon_after (the slow family is then left at once).
+  SearchSettings two_each{SearchStrategy::model, 0.0, 2, 1e9};
+  two_each.refine = 0;
+  CHECK(slow_count(two_each, 3e-3) == 2);
+  SearchSettings abandon_at_three = balanced;
+  abandon_at_three.abandon_after = 3;
+  CHECK(slow_count(abandon_at_three, 3e-3) == 3);
+}
+
+TEST_CASE("a space's time limit counts the seconds its scouts took", "[tuner]") {
+  // Every call sleeps 5 ms of wall time (the limit's clock), and a measurement makes at least 4
+  // calls: each family's 4 scouts spend its 0.08 s, so its search measures nothing more. Counted
+  // from the search's start instead (the mutant), each search measured more.
+  SearchSettings search = SearchSettings::for_level(Level::balanced);
+  search.start_points = false;
+  search.max_seconds = 0.08;
+  REQUIRE(search.scouts == 4);
+  Settings settings = test::test_settings();
+  settings.search = search;
+  LocalTuner<SizeKey> tuner("scouts in the time limit", settings);
+  VirtualClient client;
+  const auto sleeping = [](double seconds) {
+    return [seconds](const Config&) {
+      return [seconds](VirtualClient& client, int&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        client.spend(seconds);
+        return 0;
+      };
+    };
+  };
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(family("a"), sleeping(1e-3))
+        .with(family("b"), sleeping(1.2e-3));
+  });
+  run(tuner, client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  std::map<std::string, std::size_t> count;
+  for (const auto& outcome : report->outcomes) {
+    if (outcome.ok()) ++count[outcome.name.substr(0, outcome.name.find('['))];
+  }
+  CHECK(count["a"] == search.scouts);
+  CHECK(count["b"] == search.scouts);
 }
 
 TEST_CASE("the tuner trusts a start point only on the devices it was found on", "[tuner]") {
@@ -490,6 +538,49 @@ TEST_CASE("a search walks only the configurations within the device's limits", "
   budgeted.refine = 0;
   CHECK(tune(budgeted) == 9);
   CHECK(first_total == 9);  // the budget of the part, not of the whole space (16)
+}
+
+TEST_CASE("a space whose start points are all over the device's limits is ranked by scouts",
+          "[tuner]") {
+  // The fast family starts at A=8,B=8, a work-group of 512 over the client's 128; the slow one
+  // (3x), declared first, at a configuration that fits. Ranked by its scouts, the fast family is
+  // searched first, and the slow one is left after its start point. Ranked last for want of a
+  // start point that ran (the mutant), the slow family led its own search to the floor.
+  SearchSettings search = SearchSettings::for_level(Level::balanced);
+  REQUIRE(search.start_points);
+  Settings settings = test::test_settings();
+  settings.search = search;
+  LocalTuner<SizeKey> tuner("start points over the limits", settings);
+  LimitedClient client;
+  const auto fits = [](const Config& c) { return static_cast<std::size_t>(8 * c["A"] * c["B"]); };
+  const auto limited = [&](const std::string& name, const std::string& start) {
+    return space(name)
+        .parameter("A", {1, 2, 3, 4, 5, 6, 7, 8})
+        .parameter("B", {1, 2, 3, 4, 5, 6, 7, 8})
+        .start_at(start)
+        .work_group_size(fits);
+  };
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(limited("slow", "A=1,B=1"),
+              [](const Config&) { return test::costs<LimitedClient>(3e-3); })
+        .with(limited("fast", "A=8,B=8"),
+              [](const Config&) { return test::costs<LimitedClient>(1e-3); });
+  });
+  tuner.execute(client.id(), client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  std::map<std::string, std::size_t> count;
+  for (const auto& outcome : report->outcomes) {
+    if (outcome.ok()) ++count[outcome.name.substr(0, outcome.name.find('['))];
+  }
+  const auto start = report->outcome("fast[A=8,B=8]");
+  REQUIRE(start);
+  REQUIRE(start->error);
+  CHECK(start->error->kind() == ErrorKind::out_of_resources);
+  CHECK(count["fast"] >= search.explore);
+  CHECK(count["slow"] == 1);
 }
 
 TEST_CASE("a space none of whose configurations fits the device fails its key naming the limit",

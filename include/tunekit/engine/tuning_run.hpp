@@ -164,12 +164,18 @@ class TuningRun {
                       std::numeric_limits<double>::infinity(), &space};
         if (space.whole) {
           auto starts = plan.opening(space, known_);
-          const bool scouting = starts.empty() && several;
+          // Start points over the device's limits rank nothing: they are skipped unmeasured.
+          const bool scouting = several && !runs_any(plan, space, starts);
           if (scouting) starts = scout(plan, space);
+          const auto measuring = std::chrono::steady_clock::now();
           plan_builds(starts);
           for (std::size_t i : starts) {
             if (unmeasured(i)) measure_one(i);
             if (outcomes_[i].ok()) ranked.rank = std::min(ranked.rank, outcomes_[i].median);
+          }
+          // Scouts are the search's first draws: its time limit counts them.
+          if (scouting) {
+            searched_space(plan, space.entry).seconds += detail::seconds_since(measuring);
           }
           // Random configurations say little of a family's best: no side bet is judged by them.
           if (!scouting) ranked.best_start = ranked.rank;
@@ -476,7 +482,8 @@ class TuningRun {
         if (!outcome.ok()) return std::nullopt;
         return outcome.median;
       }
-      double spent_seconds() const override { return detail::seconds_since(started); }
+      double before = 0;  // the space's seconds spent before its search: its scouts'
+      double spent_seconds() const override { return before + detail::seconds_since(started); }
       double upper(std::size_t config) const override { return run->outcomes_[index(config)].high; }
       bool cheap(std::size_t config) const override {
         const std::size_t i = index(config);
@@ -488,6 +495,7 @@ class TuningRun {
     evaluator.run = this;
     evaluator.first = plan.entries()[space.entry].first;
     evaluator.part = &*searched.part;
+    evaluator.before = searched.seconds;
     // This device's start points vouch; other devices' are measured but trusted for nothing.
     SearchStarts starts =
         search_starts(expanded, report_.device,
@@ -498,7 +506,7 @@ class TuningRun {
     budget.trails = std::isfinite(best_start) && clearly_faster(leader_, best_start, budget.margin);
     const SearchResult result = tunekit::search(plan.search_settings().strategy, expanded,
                                                 evaluator, budget, seed_, starts);
-    searched.seconds += evaluator.spent_seconds();
+    searched.seconds = evaluator.spent_seconds();
     searched.trusts_start_points = result.trusts_start_points;
     searched.ended_by = result.ended_by;
   }
@@ -506,15 +514,29 @@ class TuningRun {
   // A space without start points, where the level searches several: a few random configurations
   // it can run (SearchSettings::scouts), measured to rank it among the others. Its search takes
   // them as its first draws (SearchStarts::scouted), so the space that leads pays nothing more.
+  // As many as the space's search could measure before it is judged (its budget and
+  // abandon_after), so that scouting never spends more than the search itself would.
   std::vector<std::size_t> scout(const TuningPlan& plan, const PlannedSpace& space) {
     Searched& searched = searched_space(plan, space.entry);
-    searched.scouts = scouts_of(searched.part->space().size(), plan.search_settings().scouts,
-                                seed_ ^ (0x5c0u + space.entry));
+    const std::size_t size = searched.part->space().size();
+    const SearchBudget budget = plan.search_settings().budget_for(size);
+    const std::size_t count =
+        std::min({plan.search_settings().scouts, budget.max_evaluations, budget.abandon_after});
+    searched.scouts = scouts_of(size, count, seed_ ^ (0x5c0u + space.entry));
     std::vector<std::size_t> candidates;
     for (std::size_t c : searched.scouts) {
       candidates.push_back(plan.entries()[space.entry].first + searched.part->whole_index(c));
     }
     return candidates;
+  }
+
+  // Whether any of `candidates` (a whole space's) lies within the device's limits.
+  bool runs_any(const TuningPlan& plan, const PlannedSpace& space,
+                const std::vector<std::size_t>& candidates) {
+    const SpacePart& part = *searched_space(plan, space.entry).part;
+    const std::size_t first = plan.entries()[space.entry].first;
+    return std::any_of(candidates.begin(), candidates.end(),
+                       [&](std::size_t i) { return part.index_of(i - first).has_value(); });
   }
 
   // The reason a configuration of a space was never measured: the search did not reach it,
