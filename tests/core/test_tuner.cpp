@@ -301,6 +301,15 @@ auto flat(double seconds) {
   };
 }
 
+// The working candidates of `report` by family: the name before its '['.
+std::map<std::string, std::size_t> working_by_family(const TuningReport& report) {
+  std::map<std::string, std::size_t> count;
+  for (const auto& outcome : report.outcomes) {
+    if (outcome.ok()) ++count[outcome.name.substr(0, outcome.name.find('['))];
+  }
+  return count;
+}
+
 // An 8 x 8 space that starts at its middle.
 auto family(const std::string& name) {
   return space(name)
@@ -369,10 +378,7 @@ TEST_CASE("spaces without start points are ranked by their scouts before they ar
     run(tuner, client, set, 8);
     const auto report = tuner.tuner(client.id()).report(SizeKey{8});
     REQUIRE(report);
-    std::map<std::string, std::size_t> count;
-    for (const auto& outcome : report->outcomes) {
-      if (outcome.ok()) ++count[outcome.name.substr(0, outcome.name.find('['))];
-    }
+    auto count = working_by_family(*report);
     CHECK(count["fast"] >= search.explore);
     return count["slow"];
   };
@@ -428,10 +434,7 @@ TEST_CASE("a space's time limit counts the seconds its scouts took", "[tuner]") 
   const auto report = tuner.tuner(client.id()).report(SizeKey{8});
   REQUIRE(report);
   INFO(format_report(*report));
-  std::map<std::string, std::size_t> count;
-  for (const auto& outcome : report->outcomes) {
-    if (outcome.ok()) ++count[outcome.name.substr(0, outcome.name.find('['))];
-  }
+  auto count = working_by_family(*report);
   CHECK(count["a"] == search.scouts);
   CHECK(count["b"] == search.scouts);
 }
@@ -571,10 +574,7 @@ TEST_CASE("a space whose start points are all over the device's limits is ranked
   const auto report = tuner.tuner(client.id()).report(SizeKey{8});
   REQUIRE(report);
   INFO(format_report(*report));
-  std::map<std::string, std::size_t> count;
-  for (const auto& outcome : report->outcomes) {
-    if (outcome.ok()) ++count[outcome.name.substr(0, outcome.name.find('['))];
-  }
+  auto count = working_by_family(*report);
   const auto start = report->outcome("fast[A=8,B=8]");
   REQUIRE(start);
   REQUIRE(start->error);
