@@ -79,11 +79,12 @@ struct SearchStarts {
   /// Known good on other devices (Space::start_at's found_on): measured after the vouched ones,
   /// but the search keeps its whole patience.
   std::vector<std::size_t> unvouched;
-  /// Random configurations of a space without start points, which the tuning measured to rank
-  /// it among its other spaces (SearchSettings::scouts): the search's first draws, measured after
-  /// the start points. They vouch for nothing and count like any configuration the strategy picks
-  /// (towards the patience, the first sample, and the first abandon_after that judge a space
-  /// behind the leader), but not towards the space's time limit, as the start points do not.
+  /// Random configurations of a space without a start point that works, which the tuning
+  /// measured to rank it among its other spaces (SearchSettings::scouts): the search's first
+  /// draws, measured after the start points. They vouch for nothing and count like any
+  /// configuration the strategy picks (towards the patience, the first sample, and the first
+  /// abandon_after that judge a space behind the leader); in a tuning, their seconds count
+  /// towards the space's time limit (TuningRun counts them; the start points' do not).
   std::vector<std::size_t> scouted;
 };
 

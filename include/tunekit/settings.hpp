@@ -148,13 +148,13 @@ struct SearchSettings {
   std::size_t refine = 0;
   /// SearchStrategy::model's first random sample (SearchBudget::first_sample).
   std::size_t first_sample = 16;
-  /// Random configurations measured of each space without start points the device can run (its
-  /// own or other keys' winners), where a priority level searches several whole spaces, before
-  /// the tuning orders them best first (SearchStarts::scouted): a space far behind the leader
-  /// found before it is then left after abandon_after configurations. Never more than the
-  /// space's budget or abandon_after; its time limit counts them. Without them the spaces went in
-  /// the set's order, and a CPU family led a GPU's search in full (docs/benchmarks.md, "Spaces
-  /// ranked by scouts").
+  /// Random configurations measured of each space without a start point that works (its own or
+  /// other keys' winners; none, all over the device's limits, or all failing), where a priority
+  /// level searches several whole spaces, before the tuning orders them best first
+  /// (SearchStarts::scouted): a space far behind the leader found before it is then left after
+  /// abandon_after configurations. Never more than the space's budget or abandon_after; its time
+  /// limit counts them. Without them the spaces went in the set's order, and a CPU family led a
+  /// GPU's search in full (docs/benchmarks.md, "Spaces ranked by scouts").
   std::size_t scouts = 4;
   /// Whether the spaces' own start points (Space::start_at) and the winners of the op's other
   /// keys on this device are measured first. Off (TUNEKIT_START_POINTS=off): a tuning that finds

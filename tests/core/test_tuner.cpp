@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <tunekit/tunekit.hpp>
 
@@ -405,14 +406,15 @@ TEST_CASE("spaces without start points are ranked by their scouts before they ar
 }
 
 TEST_CASE("a space's time limit counts the seconds its scouts took", "[tuner]") {
-  // Every call sleeps 5 ms of wall time (the limit's clock), and a measurement makes at least 4
-  // calls: each family's 4 scouts spend its 0.08 s, so its search measures nothing more. Counted
-  // from the search's start instead (the mutant), each search measured more.
+  // Every call sleeps at least 5 ms of wall time (the limit's clock), and a measurement makes at
+  // least 4 calls: each family's 4 scouts spend more than its 0.06 s, so its search measures
+  // nothing more. Counted from the search's start instead (the mutant), each search measured
+  // more. No final race: it would only sleep longer.
   SearchSettings search = SearchSettings::for_level(Level::balanced);
   search.start_points = false;
-  search.max_seconds = 0.08;
+  search.max_seconds = 0.06;
   REQUIRE(search.scouts == 4);
-  Settings settings = test::test_settings();
+  Settings settings = test::counting_settings();
   settings.search = search;
   LocalTuner<SizeKey> tuner("scouts in the time limit", settings);
   VirtualClient client;
@@ -579,6 +581,40 @@ TEST_CASE("a space whose start points are all over the device's limits is ranked
   REQUIRE(start);
   REQUIRE(start->error);
   CHECK(start->error->kind() == ErrorKind::out_of_resources);
+  CHECK(count["fast"] >= search.explore);
+  CHECK(count["slow"] == 1);
+}
+
+TEST_CASE("a space whose start points all fail is ranked by scouts", "[tuner]") {
+  // The fast family's start point fails when it runs (as a kernel another device's compiler
+  // rejects would); the slow one's (3x), declared first, works. Ranked by its scouts, the fast
+  // family is searched first, and the slow one is left after its start point. Ranked last for
+  // want of a start point that worked (the mutant), the slow family led its search to the floor.
+  SearchSettings search = SearchSettings::for_level(Level::balanced);
+  Settings settings = test::test_settings();
+  settings.search = search;
+  LocalTuner<SizeKey> tuner("start points that fail", settings);
+  VirtualClient client;
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(family("slow"), flat(3e-3))
+        .with(family("fast"), [](const Config& c) {
+          const bool start = c["A"] == 4 && c["B"] == 4;
+          return [start](VirtualClient& client, int&) {
+            if (start) throw std::runtime_error("rejected by this device's compiler");
+            client.spend(1e-3);
+            return 0;
+          };
+        });
+  });
+  run(tuner, client, set, 8);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{8});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  const auto start = report->outcome("fast[A=4,B=4]");
+  REQUIRE(start);
+  CHECK(start->status == OutcomeStatus::failed);
+  auto count = working_by_family(*report);
   CHECK(count["fast"] >= search.explore);
   CHECK(count["slow"] == 1);
 }

@@ -148,9 +148,9 @@ class TuningRun {
       plan_builds(level.singles);
       for (std::size_t i : level.singles) measure_one(i);
       // Then every space's start points (its own and the neighbours' winners), or the scouts of
-      // one without them, so that the spaces are searched best first: a family whose best is far
-      // behind the leader is then abandoned early (SearchBudget::abandon_after) instead of being
-      // searched in full.
+      // one without any that runs, so that the spaces are searched best first: a family whose best
+      // is far behind the leader is then abandoned early (SearchBudget::abandon_after) instead of
+      // being searched in full.
       const bool several = std::count_if(level.spaces.begin(), level.spaces.end(),
                                          [](const PlannedSpace& s) { return s.whole; }) > 1;
       struct Ranked {
@@ -163,22 +163,23 @@ class TuningRun {
         Ranked ranked{std::numeric_limits<double>::infinity(),
                       std::numeric_limits<double>::infinity(), &space};
         if (space.whole) {
+          // Start points over the device's limits are skipped unmeasured, and ones that all
+          // fail (a kernel another device's compiler rejects) say nothing of the space's best:
+          // where several spaces are ranked, the space is then scouted as one without any.
           auto starts = plan.opening(space, known_);
-          // Start points over the device's limits rank nothing: they are skipped unmeasured.
-          const bool scouting = several && !runs_any(plan, space, starts);
-          if (scouting) starts = scout(plan, space);
-          const auto measuring = std::chrono::steady_clock::now();
-          plan_builds(starts);
-          for (std::size_t i : starts) {
-            if (unmeasured(i)) measure_one(i);
-            if (outcomes_[i].ok()) ranked.rank = std::min(ranked.rank, outcomes_[i].median);
+          bool scouting = several && !runs_any(plan, space, starts);
+          if (!scouting) {
+            ranked.rank = best_of(starts);
+            scouting = several && !std::isfinite(ranked.rank);
+            // Random configurations say little of a family's best: no side bet is judged by them.
+            if (!scouting) ranked.best_start = ranked.rank;
           }
-          // Scouts are the search's first draws: its time limit counts them.
           if (scouting) {
+            const auto measuring = std::chrono::steady_clock::now();
+            ranked.rank = best_of(scout(plan, space));
+            // They are the search's first draws: its time limit counts them.
             searched_space(plan, space.entry).seconds += detail::seconds_since(measuring);
           }
-          // Random configurations say little of a family's best: no side bet is judged by them.
-          if (!scouting) ranked.best_start = ranked.rank;
         }
         order.push_back(ranked);
       }
@@ -528,6 +529,18 @@ class TuningRun {
       candidates.push_back(plan.entries()[space.entry].first + searched.part->whole_index(c));
     }
     return candidates;
+  }
+
+  // Measures those of `candidates` not measured yet; the best median of those that work
+  // (infinite when none does).
+  double best_of(const std::vector<std::size_t>& candidates) {
+    plan_builds(candidates);
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t i : candidates) {
+      if (unmeasured(i)) measure_one(i);
+      if (outcomes_[i].ok()) best = std::min(best, outcomes_[i].median);
+    }
+    return best;
   }
 
   // Whether any of `candidates` (a whole space's) lies within the device's limits.
