@@ -163,22 +163,18 @@ class TuningRun {
         Ranked ranked{std::numeric_limits<double>::infinity(),
                       std::numeric_limits<double>::infinity(), &space};
         if (space.whole) {
-          // Start points over the device's limits are skipped unmeasured, and ones that all
-          // fail (a kernel another device's compiler rejects) say nothing of the space's best:
-          // where several spaces are ranked, the space is then scouted as one without any.
-          auto starts = plan.opening(space, known_);
-          bool scouting = several && !runs_any(plan, space, starts);
-          if (!scouting) {
-            ranked.rank = best_of(starts);
-            scouting = several && !std::isfinite(ranked.rank);
-            // Random configurations say little of a family's best: no side bet is judged by them.
-            if (!scouting) ranked.best_start = ranked.rank;
-          }
-          if (scouting) {
+          // Start points that never ran (over the device's limits: skipped unmeasured) or that
+          // all failed (a kernel another device's compiler rejects) say nothing of the space's
+          // best: where several spaces are ranked, the space is then scouted as one without any.
+          ranked.rank = best_of(plan.opening(space, known_));
+          if (several && !std::isfinite(ranked.rank)) {
             const auto measuring = std::chrono::steady_clock::now();
             ranked.rank = best_of(scout(plan, space));
             // They are the search's first draws: its time limit counts them.
             searched_space(plan, space.entry).seconds += detail::seconds_since(measuring);
+          } else {
+            // Only start points judge a side bet (trails): random scouts say little of a best.
+            ranked.best_start = ranked.rank;
           }
         }
         order.push_back(ranked);
@@ -541,15 +537,6 @@ class TuningRun {
       if (outcomes_[i].ok()) best = std::min(best, outcomes_[i].median);
     }
     return best;
-  }
-
-  // Whether any of `candidates` (a whole space's) lies within the device's limits.
-  bool runs_any(const TuningPlan& plan, const PlannedSpace& space,
-                const std::vector<std::size_t>& candidates) {
-    const SpacePart& part = *searched_space(plan, space.entry).part;
-    const std::size_t first = plan.entries()[space.entry].first;
-    return std::any_of(candidates.begin(), candidates.end(),
-                       [&](std::size_t i) { return part.index_of(i - first).has_value(); });
   }
 
   // The reason a configuration of a space was never measured: the search did not reach it,
