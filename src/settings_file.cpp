@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -301,7 +302,16 @@ Settings apply_settings_files(Settings base) {
     if (const auto text = read_settings_file(path, problems)) {
       base = apply_settings_text(std::move(base), *text, path.string(), problems);
     }
-    for (const auto& problem : problems) warn_once("tunekit: settings file " + problem);
+    // A file of nonsense lines (a binary or a wrong file named) says a few, then how many more.
+    constexpr std::size_t max_problems_said = 8;
+    for (std::size_t i = 0; i < std::min(problems.size(), max_problems_said); ++i) {
+      warn_once("tunekit: settings file " + problems[i]);
+    }
+    if (problems.size() > max_problems_said) {
+      warn_once("tunekit: settings file " + path.string() + ": " +
+                std::to_string(problems.size() - max_problems_said) +
+                " more problems not shown (each such line is skipped)");
+    }
   }
   return base;
 }

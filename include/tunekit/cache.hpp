@@ -56,7 +56,7 @@ class FileStore : public ResultStore {
   static constexpr int format_version = 2;
   /// The most bytes an entry's key, device identity or op name may have (a matmul key is ~40):
   /// a longer one is refused on write and on import, naming the limit, so that imports cannot
-  /// push an op's index towards the reader's limit (1 GiB).
+  /// push an op's index past Options::max_index_bytes.
   static constexpr std::size_t max_key_bytes = 64 * 1024;
 
   struct Options {
@@ -65,8 +65,9 @@ class FileStore : public ResultStore {
     /// How long a write waits for the op's file lock before giving up (the result stays in
     /// memory). The lock is only held for the short read-merge-write of one file.
     std::chrono::milliseconds write_lock_timeout = std::chrono::seconds(30);
-    /// The largest index a write makes (a quarter of what the reader reads): a write that would
-    /// make it larger is refused and the index stays as it was, readable.
+    /// The largest index a write makes and a read reads (parsing costs several times a file's
+    /// size in memory): a write that would make it larger is refused and the index stays as it
+    /// was, readable; a larger one is not read (its keys are re-tuned, said once).
     std::size_t max_index_bytes = std::size_t{256} << 20;
   };
 
@@ -97,7 +98,9 @@ class FileStore : public ResultStore {
   void drop_progress(const EntryId& id) override;
 
   /// Stores many entries at once (one read-merge-write per op file). Returns how many were
-  /// written. Throws AutotuneError(cache) when a file cannot be written.
+  /// written. Throws AutotuneError(cache) when a file cannot be written. A merge adds and never
+  /// prunes: only a tuning's save() pushes a key's oldest build out (a bundle of older builds,
+  /// whose tables would count as the newest, would otherwise push out the builds in use).
   std::size_t save_entries(const std::vector<CacheEntry>& entries,
                            ImportMode mode = ImportMode::replace);
 
@@ -145,6 +148,9 @@ class FileStore : public ResultStore {
 
  private:
   std::vector<CacheEntry> entries_in(const std::filesystem::path& index, std::string_view op) const;
+  enum class Pruning { none, older_builds };
+  std::size_t write_entries(const std::vector<CacheEntry>& entries, ImportMode mode,
+                            Pruning pruning);
   struct OpState;
   OpState& state_of(const std::string& op) const;
 

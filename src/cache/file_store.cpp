@@ -147,6 +147,13 @@ void warn_unreadable(const FileRead& read, const fs::path& path, std::string_vie
   }
 }
 
+/// An op's index, read only up to the largest index a store writes (Options::max_index_bytes):
+/// parsing costs several times a file's size in memory, and no writer makes a larger one.
+FileRead read_index(const fs::path& path, std::size_t limit) {
+  return read_file(path, Links::refuse,
+                   static_cast<off_t>(std::min<std::size_t>(limit, max_file_size)));
+}
+
 /// The parsed index, checked to hold `op`; throws AutotuneError(cache) when unusable.
 std::unique_ptr<detail::IndexedFile> parse_for(std::string bytes, std::string_view op) {
   auto file = detail::IndexedFile::parse(std::move(bytes));
@@ -261,7 +268,7 @@ std::optional<StoredResult> FileStore::load(const EntryId& id) {
   std::lock_guard lock(state.mutex);
   const fs::path path = file_of(id.op);
   const auto refresh = [&] {
-    FileRead read = read_file(path);
+    FileRead read = read_index(path, options_.max_index_bytes);
     state.file.reset();
     state.stamp = read.stamp;
     state.racy = is_racy(read.stamp);
@@ -303,7 +310,7 @@ std::optional<StoredResult> FileStore::load(const EntryId& id) {
 
 void FileStore::save(const EntryId& id, const StoredResult& result) {
   try {
-    save_entries({CacheEntry{id, result}});
+    write_entries({CacheEntry{id, result}}, ImportMode::replace, Pruning::older_builds);
   } catch (const AutotuneError& e) {
     warn_once("tunekit: could not write the cache of '" + id.op +
               "', the result is kept in memory only: " + e.message());
@@ -318,6 +325,11 @@ void remove_stale_files(const fs::path& dir, const fs::path& locks);
 }  // namespace
 
 std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, ImportMode mode) {
+  return write_entries(entries, mode, Pruning::none);
+}
+
+std::size_t FileStore::write_entries(const std::vector<CacheEntry>& entries, ImportMode mode,
+                                     Pruning pruning) {
   std::map<std::string, std::vector<const CacheEntry*>> by_op;
   for (const auto& entry : entries) {
     for (const auto& [what, text] :
@@ -335,14 +347,17 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
     by_op[entry.id.op].push_back(&entry);
   }
   // Every op's places are checked before the first op is written: what would refuse one op
-  // (a folder or a link where its file belongs, a tables folder that is not ours) refuses the
-  // whole import while nothing has changed yet.
+  // (a folder or a link where its index, its lock or a table belongs, a tables folder that is
+  // not ours) refuses the whole import while nothing has changed yet.
   for (const auto& [op, items] : by_op) {
-    struct stat st {};
-    const fs::path path = file_of(op);
-    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-      throw AutotuneError(ErrorKind::cache, quoted(path) + " is " + file_kind(st.st_mode) +
-                                                ", not a regular file; nothing written");
+    std::vector<fs::path> files{file_of(op), file_of(op).string() + ".lock"};
+    for (const CacheEntry* entry : items) files.push_back(table_of(entry->id));
+    for (const fs::path& file : files) {
+      struct stat st {};
+      if (::lstat(file.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        throw AutotuneError(ErrorKind::cache, quoted(file) + " is " + file_kind(st.st_mode) +
+                                                  ", not a regular file; nothing written");
+      }
     }
     if (auto wrong = private_folder_problem(tables_of(op))) {
       throw AutotuneError(ErrorKind::cache, *wrong + "; nothing written");
@@ -361,7 +376,7 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
                           "another process held the lock of " + quoted(path) + " for too long");
     }
     // Re-read under the lock: other processes' entries are merged, never lost.
-    const FileRead read = read_file(path);
+    const FileRead read = read_index(path, options_.max_index_bytes);
     if (read.kind == FileRead::directory) {
       throw AutotuneError(ErrorKind::cache, quoted(path) + " is a directory, not a cache file");
     }
@@ -400,22 +415,41 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
     prepare_private_directory(tables, Links::refuse);
     remove_stale_files(dir_, dir_ / "locks");
     remove_stale_files(tables, {});
+    const auto write_index = [&] {
+      std::vector<detail::IndexRecord> all;
+      all.reserve(merged.size());
+      for (const auto& [key, record] : merged) all.push_back(record);
+      write_atomically(path, detail::write_cache_index(op, all));
+    };
     // Each entry's table first, then the index that names it: a reader never finds a record
     // without its table (a crash in between leaves only an unnamed table, replaced later).
-    for (const CacheEntry* entry : items) {
-      auto key = key_of(entry->id);
-      if (mode == ImportMode::keep_existing && merged.contains(key)) continue;
-      const fs::path table = table_of(entry->id);
-      keep_aside_if_unusable(table);
-      write_atomically(table, detail::write_cache_file(op, {*entry}));
-      merged.insert_or_assign(std::move(key), detail::record_of(*entry));
-      prune(merged, entry->id, tables);
-      ++count;
+    try {
+      for (const CacheEntry* entry : items) {
+        auto key = key_of(entry->id);
+        if (mode == ImportMode::keep_existing && merged.contains(key)) continue;
+        const fs::path table = table_of(entry->id);
+        keep_aside_if_unusable(table);
+        write_atomically(table, detail::write_cache_file(op, {*entry}));
+        merged.insert_or_assign(std::move(key), detail::record_of(*entry));
+        if (pruning == Pruning::older_builds) prune(merged, entry->id, tables);
+        ++count;
+      }
+    } catch (const AutotuneError& e) {
+      // A table replaced already no longer holds what the old index names: the index is
+      // written for those (a full disk may refuse it too), then the failure said.
+      if (count == 0) throw;
+      state.loaded = false;
+      state.file.reset();
+      try {
+        write_index();
+      } catch (const AutotuneError&) {
+        throw e;
+      }
+      throw AutotuneError(ErrorKind::cache, e.message() + " (" + std::to_string(count) + " of '" +
+                                                printable(op, 200) +
+                                                "''s entries written before it)");
     }
-    std::vector<detail::IndexRecord> all;
-    all.reserve(merged.size());
-    for (auto& [key, record] : merged) all.push_back(std::move(record));
-    write_atomically(path, detail::write_cache_index(op, all));
+    write_index();
 
     state.loaded = false;  // the next load parses the new index once
     state.file.reset();
@@ -432,9 +466,9 @@ std::size_t FileStore::save_entries(const std::vector<CacheEntry>& entries, Impo
       std::string names;
       for (const auto& name : done)
         names += (names.empty() ? "'" : ", '") + printable(name, 200) + "'";
-      throw AutotuneError(ErrorKind::cache, e.message() + " (written before it: " + names +
-                                                "; nothing of '" + printable(op, 200) +
-                                                "' or of the ops after it)");
+      throw AutotuneError(ErrorKind::cache, e.message() + " (ops written before it: " + names +
+                                                "; nothing of the ops after '" +
+                                                printable(op, 200) + "')");
     }
   }
   return written;
@@ -483,7 +517,8 @@ std::unique_ptr<TuningLock> FileStore::lock_for_tuning(const EntryId& id) {
   // A holder that is stopped (not dead) keeps its lock: after a second, say whom we wait for.
   WaitNotice notice{
       std::chrono::seconds(1), [&] {
-        std::string holder = read_file(path).bytes;
+        // "pid N\n", as held_for_tuning writes it: a larger file is not read (pid unknown).
+        std::string holder = read_file(path, Links::refuse, 64).bytes;
         if (holder.ends_with('\n')) holder.pop_back();
         // Threads of one process that meet one new key wait here too.
         const bool this_process = holder == "pid " + std::to_string(::getpid());
@@ -662,11 +697,29 @@ std::optional<std::string> op_in(const FileRead& read) {
     return std::nullopt;
   }
 }
+
+/// The op whose index `file` is: the op its content names, when `file` bears that op's name.
+/// Anything else (a copy, a file renamed by hand) is passed over, said once, so that no entry
+/// is listed, exported or counted twice. Unusable content: said as records_in says it.
+std::optional<std::string> op_of_index(const fs::path& file, const FileRead& read) {
+  auto op = op_in(read);
+  if (!op) {
+    (void)records_in(read, file, "");  // tells what is wrong
+    return std::nullopt;
+  }
+  if (file.filename() != detail::op_file_name(*op)) {
+    warn_once("tunekit: ignoring " + quoted(file) + ": it holds the results of '" +
+              printable(*op, 100) + "', whose index is named '" + detail::op_file_name(*op) +
+              "' (a copy or a renamed file?)");
+    return std::nullopt;
+  }
+  return op;
+}
 }  // namespace
 
 std::vector<CacheEntry> FileStore::entries_in(const fs::path& path, std::string_view op) const {
   std::vector<CacheEntry> found;
-  for (const auto& record : records_in(read_file(path), path, op)) {
+  for (const auto& record : records_in(read_index(path, options_.max_index_bytes), path, op)) {
     std::string problem;
     if (auto entry = read_table(table_of(record.id), record, problem)) {
       found.push_back(std::move(*entry));
@@ -680,7 +733,9 @@ std::vector<CacheEntry> FileStore::entries_in(const fs::path& path, std::string_
 std::vector<CacheEntry> FileStore::entries() const {
   std::vector<CacheEntry> all;
   for (const auto& file : cache_files(dir_)) {
-    auto found = entries_in(file, op_in(read_file(file)).value_or(""));
+    const auto op = op_of_index(file, read_index(file, options_.max_index_bytes));
+    if (!op) continue;
+    auto found = entries_in(file, *op);
     all.insert(all.end(), std::make_move_iterator(found.begin()),
                std::make_move_iterator(found.end()));
   }
@@ -699,7 +754,7 @@ std::vector<std::string> FileStore::winners(const std::string& device, const std
   std::map<std::string, std::size_t> count;
   try {  // the index alone: no outcome table is read
     const fs::path path = file_of(op);
-    for (const auto& record : records_in(read_file(path), path, op)) {
+    for (const auto& record : records_in(read_index(path, options_.max_index_bytes), path, op)) {
       if (record.id.device == device && record.id.checksum == checksum && !record.winner.empty()) {
         ++count[record.winner];
       }
@@ -717,7 +772,9 @@ std::vector<std::string> FileStore::winners(const std::string& device, const std
 std::vector<EntryId> FileStore::ids(std::string_view op) const {
   std::vector<EntryId> found;
   const fs::path path = file_of(op);
-  for (auto& record : records_in(read_file(path), path, op)) found.push_back(std::move(record.id));
+  for (auto& record : records_in(read_index(path, options_.max_index_bytes), path, op)) {
+    found.push_back(std::move(record.id));
+  }
   return found;
 }
 
@@ -826,10 +883,11 @@ std::vector<CacheEntry> FileStore::progress() const {
 std::vector<std::string> FileStore::ops() const {
   std::vector<std::string> names;
   for (const auto& file : cache_files(dir_)) {
-    const FileRead read = read_file(file);
-    auto op = op_in(read);
-    (void)records_in(read, file, op.value_or(""));  // tells what is wrong
-    if (op) names.push_back(std::move(*op));
+    const FileRead read = read_index(file, options_.max_index_bytes);
+    auto op = op_of_index(file, read);
+    if (!op) continue;
+    (void)records_in(read, file, *op);  // tells what is wrong
+    names.push_back(std::move(*op));
   }
   std::sort(names.begin(), names.end());
   return names;

@@ -224,8 +224,6 @@ bool lock_until(int fd, Clock::time_point deadline, WaitNotice* notice) {
   }
 }
 
-/// Opens (creating it 0600) the lock file `path`: never through a symbolic link, and only a
-/// regular file of this user, so that a planted link or file cannot make us write elsewhere.
 Fd open_lock_file(const fs::path& path) {
   Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600));
   if (!fd && errno == ELOOP) {
@@ -239,6 +237,12 @@ Fd open_lock_file(const fs::path& path) {
   if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
     throw AutotuneError(ErrorKind::cache, "the lock file " + quoted(path) +
                                               " is not a regular file of this user (remove it)");
+  }
+  if (st.st_nlink > 1) {
+    throw AutotuneError(ErrorKind::cache,
+                        "the lock file " + quoted(path) + " has " + std::to_string(st.st_nlink) +
+                            " names (a hard link to a file elsewhere); tunekit "
+                            "never writes through a link in its cache (remove it)");
   }
   return fd;
 }

@@ -149,7 +149,8 @@ struct WaitNotice {
 bool lock_until(int fd, Clock::time_point deadline, WaitNotice* notice = nullptr);
 
 /// Opens (creating it 0600) the lock file `path`: never through a symbolic link, and only a
-/// regular file of this user, so that a planted link or file cannot make us write elsewhere.
+/// regular file of this user with no other name (a hard link), so that a planted link or file
+/// cannot make us write elsewhere (a tuning's holder writes its pid into the file).
 Fd open_lock_file(const std::filesystem::path& path);
 
 /// An exclusive lock on the file `path` (created if needed), or nothing after `timeout`.

@@ -780,6 +780,35 @@ TEST_CASE("a key keeps the entries of its three newest set checksums, older ones
   CHECK(tables == 4);  // the pruned entries' tables are gone too
 }
 
+TEST_CASE("an import never prunes a key's builds, the next tuning's write does", "[cache]") {
+  TempDir dir;
+  FileStore store(dir / "cache");
+  const auto start = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (std::uint64_t checksum = 1; checksum <= 2; ++checksum) {  // the builds in use here
+    store.save(id_of("m=1", "device A", checksum), sample_result());
+    fs::last_write_time(store.table_of(id_of("m=1", "device A", checksum)),
+                        start + std::chrono::minutes(checksum));
+  }
+  // A bundle of three other builds of the key: their tables are written now, the newest.
+  std::vector<CacheEntry> older;
+  for (std::uint64_t checksum = 11; checksum <= 13; ++checksum) {
+    older.push_back(CacheEntry{id_of("m=1", "device A", checksum), sample_result()});
+  }
+  write_text(dir / "bundle.json", detail::write_cache_bundle({{"matmul", older, {}}}));
+  CHECK(store.import_from(dir / "bundle.json", ImportMode::keep_existing) == 3);
+  const auto checksums = [&] {
+    std::vector<std::uint64_t> kept;
+    for (const auto& e : store.entries("matmul")) kept.push_back(e.id.checksum);
+    return kept;
+  };
+  CHECK(checksums() == std::vector<std::uint64_t>{1, 2, 11, 12, 13});
+  CHECK(store.load(id_of("m=1", "device A", 1)));
+  // A tuning of a new build keeps the key's three newest, itself counted.
+  store.save(id_of("m=1", "device A", 20), sample_result());
+  CHECK(checksums().size() == 3);
+  CHECK(store.load(id_of("m=1", "device A", 20)));
+}
+
 TEST_CASE("a bundle exported by format 1 imports into format 2", "[cache]") {
   TempDir dir;
   std::string bundle =

@@ -552,6 +552,113 @@ TEST_CASE("an import that one op's place refuses writes no op at all", "[cache][
   CHECK(store.entries().empty());  // not even the op before it
 }
 
+TEST_CASE("an import that a table's place refuses replaces no table of the op", "[cache][attack]") {
+  TempDir dir;
+  const EntryId second{id.device, id.op, "n=2", id.checksum};
+  FileStore store(dir / "cache");
+  store.save(id, sample_result());
+  store.save(second, sample_result());
+  StoredResult other = sample_result();  // another winner for both keys
+  other.winner = other.outcomes[0].name = "faster";
+  write_text(dir / "bundle.json",
+             detail::write_cache_bundle(
+                 {{id.op, {CacheEntry{id, other}, CacheEntry{second, other}}, {}}}));
+  fs::remove(store.table_of(second));
+  fs::create_directories(store.table_of(second) / "inside");  // a folder where a table belongs
+  try {
+    store.import_from(dir / "bundle.json");
+    FAIL("imported");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::cache);
+    CHECK_THAT(e.message(), Catch::Contains("a directory") && Catch::Contains("nothing written"));
+  }
+  // The first key's table was not replaced behind its index's back: it still serves.
+  const auto kept = store.load(id);
+  REQUIRE(kept);
+  CHECK(kept->winner == sample_result().winner);
+}
+
+TEST_CASE("a hard link planted at a tuning lock file is never written through", "[cache][attack]") {
+  TempDir dir;
+  const fs::path cache = dir / "cache";
+  {
+    FileStore store(cache);
+    (void)store.lock_for_tuning(id);  // makes the locks folder; the file goes on release
+  }
+  const fs::path victim = dir / "victim.txt";
+  write_text(victim, "the user's own file");
+  // The lock file's name, as a holder leaves it while it tunes.
+  std::string name;
+  {
+    FileStore store(cache);
+    const auto held = store.lock_for_tuning(id);
+    for (const auto& e : fs::directory_iterator(cache / "v2" / "locks")) {
+      name = e.path().filename().string();
+    }
+  }
+  REQUIRE_FALSE(name.empty());
+  fs::create_hard_link(victim, cache / "v2" / "locks" / name);
+  FileStore store(cache);
+  try {
+    (void)store.lock_for_tuning(id);
+    FAIL("locked through a hard link");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::cache);
+    CHECK_THAT(e.message(), Catch::Contains("hard link"));
+  }
+  CHECK(read_text(victim) == "the user's own file");
+}
+
+TEST_CASE("a waiter reads only the first bytes of a huge tuning lock file", "[cache][attack]") {
+  TempDir dir;
+  FileStore holder(dir.path());
+  FileStore::Options options;
+  options.tuning_lock_timeout = std::chrono::milliseconds(1200);  // past the 1 s notice
+  FileStore waiter(dir.path(), options);
+  const auto held = holder.lock_for_tuning(id);
+  const fs::path lock_file = *fs::directory_iterator(dir / "v2" / "locks");
+  write_text(lock_file, "pid 1" + std::string(1 << 20, ' '));  // not what a holder writes
+  CapturedWarnings warnings;
+  { auto same = waiter.lock_for_tuning(id); }
+  INFO(warnings.text());
+  CHECK(warnings.count("waiting for another process (pid unknown)") == 1);
+}
+
+TEST_CASE("a copy of an index under another name is neither listed nor exported twice",
+          "[cache][attack]") {
+  TempDir dir;
+  FileStore store(dir / "cache");
+  store.save(id, sample_result());
+  fs::copy_file(store.file_of(id.op), store.directory() / "zz_copy.json");
+  CapturedWarnings warnings;
+  CHECK(store.entries().size() == 1);
+  CHECK(store.ops() == std::vector<std::string>{id.op});
+  CHECK(store.export_to(dir / "bundle.json") == 1);
+  INFO(warnings.text());
+  CHECK(warnings.count("zz_copy.json") == 1);  // said once
+  CHECK(warnings.count("a copy or a renamed file") == 1);
+}
+
+TEST_CASE("an index larger than a store writes is not read, naming the limit", "[cache][attack]") {
+  TempDir dir;
+  FileStore writer(dir.path());
+  for (int n = 0; n < 8; ++n) {
+    writer.save(EntryId{id.device, id.op, "n=" + std::to_string(n), id.checksum}, sample_result());
+  }
+  const auto size = fs::file_size(writer.file_of(id.op));
+  FileStore::Options options;
+  options.max_index_bytes = size - 1;
+  FileStore reader(dir.path(), options);
+  CapturedWarnings warnings;
+  CHECK_FALSE(reader.load(id));
+  CHECK(reader.entries().empty());
+  INFO(warnings.text());
+  CHECK(warnings.count("larger than " + std::to_string(size - 1) + " bytes") >= 1);
+  options.max_index_bytes = size;  // exactly the limit: read
+  FileStore exact(dir.path(), options);
+  CHECK(exact.load(id));
+}
+
 TEST_CASE("every library warning reaches the terminal escaped, its lines kept", "[cache][attack]") {
   CapturedWarnings warnings;
   warn("tunekit: a key \x1b[2J\x1b]0;pwned\a from a cache file\nsecond line \xc2\x9b");

@@ -42,6 +42,15 @@ store=("$tunekit" --store "$url")
 "${store[@]}" cache export "$work/remote.json" | grep -q "exported 3 results from $url" || fail "export"
 "${store[@]}" cache clear matmul | grep -q "removed 1 results of 'matmul'" || fail "clear matmul"
 if "${store[@]}" cache show matmul >/dev/null 2>&1; then fail "show of a cleared op succeeded"; fi
+# A bad value under an entry's key is warned of on lines of its own: the listing of the store's
+# ops for the message runs before the message is begun, so its warnings never land inside it.
+if command -v redis-cli >/dev/null; then
+  redis-cli -p "$port" set tunekit:v2:entry:matmul:0123456789abcdef garbage >/dev/null
+  if "${store[@]}" cache show matmul >"$work/show_bad.out" 2>&1; then fail "show of a bad entry succeeded"; fi
+  grep -Eq "^tunekit: no results for op 'matmul' in $url \(ops with results: [^()]+\)$" \
+    "$work/show_bad.out" || fail "the no-results line is broken: $(cat "$work/show_bad.out")"
+  redis-cli -p "$port" del tunekit:v2:entry:matmul:0123456789abcdef >/dev/null
+fi
 "${store[@]}" cache clear | grep -q "removed 2 results of every op" || fail "clear"
 "${store[@]}" cache import "$work/remote.json" | grep -q "imported 3 results" || fail "import of the export"
 # The local cache was not touched by any of it.

@@ -12,6 +12,7 @@
 #include <tunekit/tunekit.hpp>
 #include <vector>
 
+#include "../support.hpp"
 #include "../unprivileged.hpp"
 
 namespace tunekit::test {
@@ -214,6 +215,20 @@ TEST_CASE("settings files: the user's, then the current directory's, then the en
   ScopedEnv no_xdg("XDG_CONFIG_HOME", nullptr);
   ScopedEnv home("HOME", "/home/someone");
   CHECK(settings_files().front() == fs::path("/home/someone/.config/tunekit/tunekit.toml"));
+}
+
+TEST_CASE("a settings file of many bad lines says eight, then how many more",
+          "[settings][settings-file]") {
+  WorkDir dir;
+  ScopedEnv xdg("XDG_CONFIG_HOME", (dir.path / "config").c_str());
+  std::string text;
+  for (int i = 0; i < 20; ++i) text += "not a setting " + std::to_string(i) + "\n";
+  WorkDir::write(dir.path / "tunekit.toml", text);
+  CapturedWarnings warnings;
+  (void)Settings::from_environment();
+  INFO(warnings.text());
+  CHECK(warnings.count("tunekit: settings file") == 9);
+  CHECK(warnings.count("12 more problems not shown") == 1);
 }
 
 TEST_CASE("a settings file that others may write is not read", "[settings][settings-file]") {

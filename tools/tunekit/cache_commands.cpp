@@ -1,7 +1,11 @@
 // `tunekit cache ...` and `tunekit report`: the persistent cache, read and moved through FileStore,
 // or the shared store that --store / TUNEKIT_STORE names (RedisStore).
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -24,14 +28,20 @@ std::filesystem::path cache_dir(const CommonOptions& common) {
   return command_settings(common).resolved_cache_dir();
 }
 
-// Whether there is no cache directory yet; one that is there but is not a directory is an error.
+// Whether there is no cache directory yet; one that is there but is not a directory, or that
+// cannot be reached (a folder on its path this user may not search), is an error.
 bool cache_absent(const std::filesystem::path& dir) {
-  std::error_code error;
-  if (std::filesystem::is_directory(dir, error)) return false;
-  if (std::filesystem::exists(std::filesystem::symlink_status(dir, error))) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return false;
+  const int error = errno;
+  if (::lstat(dir.c_str(), &st) == 0) {  // there, but not a directory (or a link to nothing)
     throw AutotuneError(ErrorKind::cache, "the cache directory " + dir.string() +
                                               " is not a directory; remove it or choose another "
                                               "one (--cache-dir, TUNEKIT_CACHE_DIR)");
+  }
+  if (error != ENOENT && error != ENOTDIR) {
+    throw AutotuneError(ErrorKind::cache, "cannot reach the cache directory " + dir.string() +
+                                              ": " + std::strerror(error));
   }
   return true;
 }
@@ -59,6 +69,16 @@ std::string known_ops(const Store& store) {
   std::string text;
   for (const auto& op : store.ops()) text += (text.empty() ? "" : ", ") + printable(op, 200);
   return text.empty() ? "none" : text;
+}
+
+// `op` has no results in `where`: one line, the store's ops listed before it is begun (a listing
+// may warn of bad entries, which must not land inside the line).
+template <class Store>
+int no_results(const std::string& op, const std::string& where, const Store& store) {
+  const std::string ops = known_ops(store);
+  std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in " << where
+            << " (ops with results: " << ops << ")\n";
+  return exit_failure;
 }
 
 }  // namespace
@@ -145,22 +165,13 @@ int cache_show_command(const CommonOptions& common, const std::string& op) {
   std::vector<CacheEntry> entries;
   if (const auto remote = remote_store(common)) {
     entries = remote->entries(op);
-    if (entries.empty()) {
-      std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in "
-                << remote->address().url() << " (ops with results: " << known_ops(*remote) << ")\n";
-      return exit_failure;
-    }
+    if (entries.empty()) return no_results(op, remote->address().url(), *remote);
   } else {
     const auto dir = cache_dir(common);
     if (cache_is_missing(dir)) return exit_failure;
     FileStore store(dir);
     entries = store.entries(op);
-    if (entries.empty()) {
-      std::cerr << "tunekit: no results for op '" << printable(op, 200) << "' in "
-                << store.directory().string() << " (ops with results: " << known_ops(store)
-                << ")\n";
-      return exit_failure;
-    }
+    if (entries.empty()) return no_results(op, store.directory().string(), store);
   }
   const auto reports = reports_from_cache(entries);
   const ReportDetail detail =
@@ -211,7 +222,14 @@ int cache_clear_command(const CommonOptions& common, const std::string& op) {
   FileStore store(dir);
   std::size_t unfinished = 0;  // in-progress records, cleared with the results
   for (const auto& record : store.progress()) unfinished += op.empty() || record.id.op == op;
-  if (!op.empty() && unfinished == 0 && store.ids(op).empty()) {
+  // An op whose index is unusable (cut short, a link, a FIFO) still has files to clear.
+  const auto op_files_there = [&] {
+    struct stat st {};
+    return ::lstat(store.file_of(op).c_str(), &st) == 0 ||
+           ::lstat(store.tables_of(op).c_str(), &st) == 0;
+  };
+  const bool unusable = !op.empty() && store.ids(op).empty() && op_files_there();
+  if (!op.empty() && unfinished == 0 && store.ids(op).empty() && !unusable) {
     return nothing_matched(op, store.directory().string(), known_ops(store));
   }
   if (unfinished > 0) std::cout << "removed " << unfinished << " interrupted tunings' records\n";
@@ -229,7 +247,8 @@ int cache_clear_command(const CommonOptions& common, const std::string& op) {
     const std::size_t count = store.entries(op).size();
     store.clear(op);
     std::cout << "removed " << count << " results of '" << printable(op, 200) << "' from "
-              << store.directory().string() << "\n";
+              << store.directory().string()
+              << (unusable ? " (its index was unusable: its files were removed)" : "") << "\n";
   }
   return exit_ok;
 }
@@ -270,19 +289,12 @@ int report_command(const CommonOptions& common, const ReportOptions& options) {
   const std::string source = remote ? remote->address().url() : cache_dir(common).string();
   if (remote) {
     entries = options.op.empty() ? remote->entries() : remote->entries(options.op);
-    if (!options.op.empty() && entries.empty()) {
-      std::cerr << "tunekit: no results for op '" << printable(options.op, 200) << "' in " << source
-                << " (ops with results: " << known_ops(*remote) << ")\n";
-      return exit_failure;
-    }
+    if (!options.op.empty() && entries.empty()) return no_results(options.op, source, *remote);
   } else if (const auto dir = cache_dir(common); !cache_absent(dir)) {
     FileStore store(dir);
     entries = options.op.empty() ? store.entries() : store.entries(options.op);
     if (!options.op.empty() && entries.empty()) {
-      std::cerr << "tunekit: no results for op '" << printable(options.op, 200) << "' in "
-                << store.directory().string() << " (ops with results: " << known_ops(store)
-                << ")\n";
-      return exit_failure;
+      return no_results(options.op, store.directory().string(), store);
     }
   }
   const auto reports = reports_from_cache(entries);
