@@ -574,9 +574,13 @@ bool is_leftover_of(std::string_view name, std::string_view other) {
   return other.front() == '-' && is_unique_suffix(other.substr(1));
 }
 
-/// Whether `name` is "<file>.tmp.<pid>.<n>" or ".probe.<pid>.<n>" of a process that is gone:
-/// what a writer killed mid-write leaves.
-bool is_stale_temporary(std::string_view name) {
+/// Whether `path` is "<file>.tmp.<pid>.<n>" or ".probe.<pid>.<n>" of a process that is gone,
+/// untouched for 10 minutes: what a writer killed mid-write leaves. The age, because a pid says
+/// nothing across PID namespaces: a writer in another container sharing the cache looks gone,
+/// and its file must not vanish between its write and its rename (a write takes well under it).
+bool is_stale_temporary(const fs::path& path) {
+  const std::string full_name = path.filename().string();
+  const std::string_view name = full_name;
   std::string_view suffix;
   if (const auto at = name.rfind(".tmp."); at != std::string_view::npos) {
     suffix = name.substr(at + 5);
@@ -586,7 +590,13 @@ bool is_stale_temporary(std::string_view name) {
   if (!is_unique_suffix(suffix)) return false;
   long pid = 0;
   std::from_chars(suffix.data(), suffix.data() + suffix.find('.'), pid);
-  return pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) {
+    return false;
+  }
+  struct stat st {};
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return ::lstat(path.c_str(), &st) == 0 &&
+         now - std::chrono::seconds(st.st_mtim.tv_sec) >= std::chrono::minutes(10);
 }
 
 /// The next writer cleans up after killed processes: temporary files in `dir` whose writer is
@@ -595,7 +605,7 @@ bool is_stale_temporary(std::string_view name) {
 void remove_stale_files(const fs::path& dir, const fs::path& locks) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (is_stale_temporary(it->path().filename().string())) ::unlink(it->path().c_str());
+    if (is_stale_temporary(it->path())) ::unlink(it->path().c_str());
   }
   // A locks folder planted as a link (or not ours) is left alone: its *.lock files are someone
   // else's (a project's Cargo.lock), and lock_for_tuning refuses the folder with the reason.

@@ -381,6 +381,12 @@ TEST_CASE("the next writer removes temporary and lock files that killed processe
   write_text(dir / ("v2/cached_op.json.tmp." + dead + ".0"), std::string(1000, 'x'));
   write_text(tables / ("0123456789abcdef.json.tmp." + dead + ".3"), "half");
   write_text(dir / ("v2/cached_op.json.tmp." + alive + ".9"), "a write in progress");
+  // Written an hour ago by the dead writer; a fresh one of a pid that looks gone may be a writer
+  // in another PID namespace (a container sharing the cache): it stays.
+  const auto hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  fs::last_write_time(dir / ("v2/cached_op.json.tmp." + dead + ".0"), hour_ago);
+  fs::last_write_time(tables / ("0123456789abcdef.json.tmp." + dead + ".3"), hour_ago);
+  write_text(dir / ("v2/cached_op.json.tmp." + dead + ".1"), "another namespace's write");
   write_text(dir / "v2/locks/cached_op.0123456789abcdef.lock", "pid " + dead + "\n");
   const auto held = store.lock_for_tuning(id);  // a live holder's lock file stays
   std::size_t locks_before = 0;
@@ -391,6 +397,7 @@ TEST_CASE("the next writer removes temporary and lock files that killed processe
   CHECK_FALSE(fs::exists(dir / ("v2/cached_op.json.tmp." + dead + ".0")));
   CHECK_FALSE(fs::exists(tables / ("0123456789abcdef.json.tmp." + dead + ".3")));
   CHECK(fs::exists(dir / ("v2/cached_op.json.tmp." + alive + ".9")));
+  CHECK(fs::exists(dir / ("v2/cached_op.json.tmp." + dead + ".1")));
   CHECK_FALSE(fs::exists(dir / "v2/locks/cached_op.0123456789abcdef.lock"));
   std::size_t locks_after = 0;
   for (const auto& e : fs::directory_iterator(dir / "v2/locks")) locks_after += e.is_regular_file();
