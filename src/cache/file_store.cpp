@@ -261,6 +261,38 @@ void prune(std::map<EntryKey, detail::IndexRecord>& merged, const EntryId& id,
   }
 }
 
+/// Adds to `merged` the entries whose outcome tables are in `tables` but that it does not name:
+/// what an index that was unusable (moved aside) or never written (a crash between a table and
+/// its index) named. A table must pass the checks a load makes, hold one entry of `op` and bear
+/// that entry's own name. Those of `writing` (replaced by the write) are left out. Returns how
+/// many were added.
+std::size_t recover_tables(const fs::path& tables, std::string_view op,
+                           const std::vector<const CacheEntry*>& writing,
+                           std::map<EntryKey, detail::IndexRecord>& merged) {
+  if (private_folder_problem(tables)) return 0;
+  std::size_t recovered = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(tables, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path path = it->path();
+    if (!is_cache_file_name(path.filename().string())) continue;
+    const FileRead read = read_file(path);
+    if (read.kind != FileRead::ok) continue;
+    try {
+      auto parsed = detail::parse_cache_file(read.bytes);
+      if (!parsed.problems.empty() || parsed.op != op || parsed.entries.size() != 1) continue;
+      const CacheEntry& entry = parsed.entries.front();
+      if (path.filename() != entry_hash(entry.id) + ".json") continue;
+      if (std::any_of(writing.begin(), writing.end(),
+                      [&](const CacheEntry* e) { return key_of(e->id) == key_of(entry.id); })) {
+        continue;
+      }
+      recovered += merged.try_emplace(key_of(entry.id), detail::record_of(entry)).second;
+    } catch (const AutotuneError&) {
+    }
+  }
+  return recovered;
+}
+
 }  // namespace
 
 std::optional<StoredResult> FileStore::load(const EntryId& id) {
@@ -390,6 +422,14 @@ std::size_t FileStore::write_entries(const std::vector<CacheEntry>& entries, Imp
       merged.insert_or_assign(std::move(key), std::move(record));
     }
     if (bad) move_aside(path, "had unusable content");
+    if (bad || read.kind == FileRead::absent) {
+      if (const std::size_t n = recover_tables(
+              tables_of(op), op,
+              mode == ImportMode::replace ? items : std::vector<const CacheEntry*>{}, merged)) {
+        warn("tunekit: cache of '" + printable(op, 200) + "': " + std::to_string(n) +
+             " entries its index did not name were taken back from their outcome tables");
+      }
+    }
     {
       // The index it would make, before anything is written (pruning left out: at most this).
       std::map<EntryKey, detail::IndexRecord> would = merged;

@@ -60,6 +60,24 @@ TEST_CASE("a truncated cache file is reported once, re-tuned and kept aside", "[
   check_bad_file_is_ignored_and_kept(dir, text.substr(0, text.size() / 2), "not valid JSON");
 }
 
+TEST_CASE("an unusable index loses no result: its tables are named again by the next write",
+          "[cache][corrupt]") {
+  TempDir dir;
+  CHECK(run_program(dir.path(), {1, 2, 3}) == 3);
+  const std::string text = read_text(op_file(dir));
+  write_text(op_file(dir), text.substr(0, text.size() / 2));
+  {
+    CapturedWarnings warnings;
+    CHECK(run_program(dir.path(), {1}) == 1);  // its key re-tuned, as the index is unusable
+    INFO(warnings.text());
+    CHECK(warnings.count("kept it as") == 1);
+    CHECK(warnings.count("2 entries its index did not name were taken back") == 1);
+  }
+  CapturedWarnings warnings;
+  CHECK(run_program(dir.path(), {1, 2, 3}) == 0);  // the other keys' results were not lost
+  CHECK(warnings.text().empty());
+}
+
 TEST_CASE("a cache file of garbage bytes is reported once, re-tuned and kept aside",
           "[cache][corrupt]") {
   TempDir dir;
