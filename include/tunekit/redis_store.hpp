@@ -72,8 +72,9 @@ class RedisStore : public ResultStore {
     std::chrono::milliseconds connect_timeout{500};
     /// The deadline of one command: connect, send and the whole reply.
     std::chrono::milliseconds command_timeout{2000};
-    /// The deadline of one listing (the SCAN rounds of `cache ls`, `export`, `report`, ...): a
-    /// server whose cursor never ends, each round within command_timeout, does not hold us.
+    /// The deadline of one listing (`cache ls`, `export`, `report`, `clear`, ...): its SCAN
+    /// rounds and every key's read or delete after them. A server whose cursor never ends, or
+    /// that answers each command just within command_timeout, does not hold us.
     std::chrono::milliseconds listing_timeout = std::chrono::minutes(2);
     /// A lease not renewed for this long expires: how long a crashed tuner holds a key up.
     /// It is renewed every third of it while the tuning runs.

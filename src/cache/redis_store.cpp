@@ -265,6 +265,8 @@ struct RedisStore::Impl {
   bool command_mode = false;
   std::string last_failure;
   std::size_t last_value_bytes = 0;  // of the last value read(): a listing counts them
+  // The end of the listing in progress (Listing), else max(): no command of it runs past it.
+  Clock::time_point listing_ends = Clock::time_point::max();
   // try_lock_for_tuning's memory of bad values met under entries' keys (entry_there's
   // `bad_length`), so that its tries do not read one again until it changed; at most
   // max_remembered_bad_lengths keys.
@@ -284,6 +286,19 @@ struct RedisStore::Impl {
     CommandMode& operator=(const CommandMode&) = delete;
   };
 
+  /// For the duration of one listing (under the mutex): its SCAN and every key's read or delete
+  /// after it end by listing_timeout from now. A server answering each command just within its
+  /// own deadline would otherwise hold `cache ls` for 2 s a key, up to max_scan_keys keys.
+  struct Listing {
+    Impl& impl;
+    explicit Listing(Impl& i) : impl(i) {
+      impl.listing_ends = Clock::now() + impl.options.listing_timeout;
+    }
+    ~Listing() { impl.listing_ends = Clock::time_point::max(); }
+    Listing(const Listing&) = delete;
+    Listing& operator=(const Listing&) = delete;
+  };
+
   Impl(StoreAddress a, Options o)
       : address(std::move(a)),
         options(std::move(o)),
@@ -296,8 +311,22 @@ struct RedisStore::Impl {
     socket = -1;
   }
 
-  /// The deadline of a command starting now: connect, send and the whole reply.
-  Clock::time_point deadline() const { return Clock::now() + options.command_timeout; }
+  /// The deadline of a command starting now: connect, send and the whole reply; in a listing,
+  /// no later than the listing's.
+  Clock::time_point deadline() const {
+    return std::min(Clock::now() + options.command_timeout, listing_ends);
+  }
+
+  /// Throws once the listing is past its deadline, saying what did not end and how far it got.
+  /// A listing's failed command is first checked here: one cut at the listing's deadline failed
+  /// for that, not for its own.
+  void within_listing_time(const std::string& what, const std::string& progress) const {
+    if (Clock::now() < listing_ends) return;
+    throw AutotuneError(ErrorKind::cache, "the result store " + url + " did not end " + what +
+                                              " within " + ms(options.listing_timeout) +
+                                              ", the deadline of one listing (listing_timeout; " +
+                                              progress + ")");
+  }
 
   /// The server is lost (`why`): drop the connection, answer at once until retry_at.
   void lose(const std::string& why) {
@@ -734,16 +763,14 @@ struct RedisStore::Impl {
     const std::string_view literal =
         std::string_view(pattern).substr(0, pattern.find_first_of("*?[\\"));
     std::string cursor = "0";
-    const auto listing_deadline = Clock::now() + options.listing_timeout;
     for (int round = 0; round < max_scan_rounds; ++round) {
-      if (round > 0 && Clock::now() >= listing_deadline) {
-        throw AutotuneError(ErrorKind::cache, "the result store " + url +
-                                                  " did not end its SCAN within " +
-                                                  ms(options.listing_timeout) + " (" +
-                                                  std::to_string(round) + " rounds)");
-      }
+      const auto rounds = [&] { return std::to_string(round) + " SCAN rounds"; };
+      within_listing_time("its SCAN", rounds());
       Reply reply = checked({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
-      if (!reply) unusable();
+      if (!reply) {
+        within_listing_time("its SCAN", rounds());
+        unusable();
+      }
       if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
           !is_string(reply->element[0]) || reply->element[1]->type != REDIS_REPLY_ARRAY) {
         throw AutotuneError(ErrorKind::cache,
@@ -781,12 +808,22 @@ struct RedisStore::Impl {
   std::vector<CacheEntry> entries(const std::string& pattern) {
     std::vector<CacheEntry> found;
     std::map<std::string, std::pair<std::size_t, std::string>> bad;  // problem: count, a key
-    std::size_t listed_bytes = 0;
-    for (const auto& key : scan(pattern)) {
+    std::size_t listed_bytes = 0, read_keys = 0;
+    const auto listed = scan(pattern);
+    const auto progress = [&] {
+      return "read " + std::to_string(read_keys) + " of " + std::to_string(listed.size()) +
+             " keys; nothing was listed";
+    };
+    for (const auto& key : listed) {
+      within_listing_time("the listing", progress());
       std::string problem;
       bool present = false, failed = false;
       auto entry = read(key, nullptr, problem, present, failed);
-      if (failed) unusable();
+      if (failed) {
+        within_listing_time("the listing", progress());
+        unusable();
+      }
+      ++read_keys;
       listed_bytes += last_value_bytes;
       if (listed_bytes > max_listing_bytes) {
         throw AutotuneError(ErrorKind::cache, "the result store " + url + " holds more than " +
@@ -810,10 +847,20 @@ struct RedisStore::Impl {
   }
 
   std::size_t remove(const std::string& pattern) {
-    std::size_t removed = 0;
-    for (const auto& key : scan(pattern)) {
+    std::size_t removed = 0, deleted_keys = 0;
+    const auto listed = scan(pattern);
+    const auto progress = [&] {
+      return "deleted " + std::to_string(deleted_keys) + " of " + std::to_string(listed.size()) +
+             " keys";
+    };
+    for (const auto& key : listed) {
+      within_listing_time("the listing", progress());
       Reply reply = checked({"DEL", key});
-      if (!reply) unusable();
+      if (!reply) {
+        within_listing_time("the listing", progress());
+        unusable();
+      }
+      ++deleted_keys;
       if (reply->type == REDIS_REPLY_INTEGER && reply->integer > 0 &&
           key.starts_with(keys + "entry:")) {
         ++removed;
@@ -1013,12 +1060,14 @@ TuningLockAttempt RedisStore::try_lock_for_tuning(const EntryId& id,
 std::vector<CacheEntry> RedisStore::entries() const {
   std::lock_guard lock(impl_->mutex);
   const Impl::CommandMode throwing(*impl_);
+  const Impl::Listing listing(*impl_);
   return impl_->entries(impl_->keys + "entry:*");
 }
 
 std::vector<CacheEntry> RedisStore::entries(std::string_view op) const {
   std::lock_guard lock(impl_->mutex);
   const Impl::CommandMode throwing(*impl_);
+  const Impl::Listing listing(*impl_);
   auto found = impl_->entries(impl_->keys + "entry:" + op_part(op) + ":*");
   std::erase_if(found, [&](const CacheEntry& e) { return e.id.op != op; });
   return found;
@@ -1053,6 +1102,7 @@ std::size_t RedisStore::save_entries(const std::vector<CacheEntry>& entries, Imp
 std::size_t RedisStore::clear() {
   std::lock_guard lock(impl_->mutex);
   const Impl::CommandMode throwing(*impl_);
+  const Impl::Listing listing(*impl_);  // one for the entries and the leases
   const std::size_t removed = impl_->remove(impl_->keys + "entry:*");
   (void)impl_->remove(impl_->keys + "lease:*");
   return removed;
@@ -1061,6 +1111,7 @@ std::size_t RedisStore::clear() {
 std::size_t RedisStore::clear(std::string_view op) {
   std::lock_guard lock(impl_->mutex);
   const Impl::CommandMode throwing(*impl_);
+  const Impl::Listing listing(*impl_);  // one for the entries and the leases
   const std::string part = op_part(op);
   const std::size_t removed = impl_->remove(impl_->keys + "entry:" + part + ":*");
   (void)impl_->remove(impl_->keys + "lease:" + part + ":*");

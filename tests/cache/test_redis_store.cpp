@@ -751,6 +751,59 @@ TEST_CASE("results queued while the server was away are sent within the caller's
   CHECK(warnings.count("no whole reply") == 0);  // the lookup had its time: not "away"
 }
 
+namespace {
+/// Where the store's keys begin on a server without a prefix.
+std::string store_keys() { return "tunekit:v" + std::to_string(FileStore::format_version) + ":"; }
+
+/// A SCAN reply of `keys`, its cursor `cursor` ("0": the last round).
+std::string scan_reply(const std::string& cursor, const std::vector<std::string>& keys) {
+  std::string reply = "*2\r\n$" + std::to_string(cursor.size()) + "\r\n" + cursor + "\r\n*" +
+                      std::to_string(keys.size()) + "\r\n";
+  for (const auto& key : keys) reply += "$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
+  return reply;
+}
+}  // namespace
+
+TEST_CASE("a listing whose every key's read or delete is slow ends by the listing's deadline",
+          "[redis]") {
+  if (!redis_store_built()) return;
+  // SCAN lists 20 keys at once; each GETRANGE or DEL is answered in 500 ms, within a command's
+  // deadline (1 s). Only SCAN had the listing's deadline: 20 keys took 10 s here, and 2^22 keys
+  // at just under 2 s each would hold `cache ls` or `cache clear` for days.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20; ++i) keys.push_back(store_keys() + "entry:slow_op:" + std::to_string(i));
+  const std::string listed = scan_reply("0", keys);
+  std::atomic<int> slow_answers{0};
+  FakeRedis server([&](int socket, const std::atomic<bool>& stop) {
+    while (const auto words = read_whole_command(socket, stop)) {
+      const std::string name = words->empty() ? "" : words->front();
+      std::string answer = "-ERR unexpected\r\n";
+      if (name == "SCAN") {
+        answer = listed;  // (a lease pattern's listing passes these over)
+      } else if (name == "GETRANGE" || name == "DEL") {
+        if (!nap(500, stop)) return;
+        ++slow_answers;
+        answer = name == "DEL" ? ":1\r\n" : "$0\r\n\r\n";
+      }
+      if (!FakeRedis::send_all(socket, answer)) return;
+    }
+  });
+  RedisStore::Options options = fast_options();  // 1000 ms a command
+  options.listing_timeout = std::chrono::milliseconds(1000);
+  RedisStore store(parse_store_url(server.url()), options);
+  const auto limit = Catch::Contains(
+      "did not end the listing within 1000 ms, the deadline of one listing (listing_timeout");
+  const auto started = std::chrono::steady_clock::now();
+  SECTION("cache ls, show, export, report: a GETRANGE per key") {
+    CHECK_THROWS_WITH(store.entries(), limit && Catch::Contains("of 20 keys; nothing was listed"));
+  }
+  SECTION("cache clear: a DEL per key") {
+    CHECK_THROWS_WITH(store.clear(), limit && Catch::Contains("of 20 keys"));
+  }
+  CHECK(ms_since(started) < 5000);
+  CHECK(slow_answers < 20);
+}
+
 TEST_CASE("a reply announcing more than the cap is refused before it is buffered", "[redis]") {
   if (!redis_store_built()) return;
   std::string header;
