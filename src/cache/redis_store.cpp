@@ -56,6 +56,11 @@ constexpr std::size_t max_scan_keys = 1 << 22;
 constexpr std::size_t max_listed_key_bytes = 4096;
 /// The most bytes of values one listing reads (the file store's reader stops at 1 GiB too).
 constexpr std::size_t max_listing_bytes = std::size_t{1} << 30;
+/// The most bytes of keys one listing collects (SCAN): max_scan_keys keys of up to
+/// max_listed_key_bytes would be 16 GiB. A quarter of max_listing_bytes: an entry's key (the
+/// prefix and ~60 bytes) is a tenth of its value or less (2 KB and more), so the keys of a listing
+/// whose values fit are well within it.
+constexpr std::size_t max_scan_key_bytes = max_listing_bytes / 4;
 constexpr std::size_t max_bad_reports = 8;
 
 /// What a "every candidate failed" record on the server is: a bad entry (tunekit never sends one).
@@ -759,6 +764,7 @@ struct RedisStore::Impl {
   /// Every key matching `pattern`; throws when the server cannot be used.
   std::vector<std::string> scan(const std::string& pattern) {
     std::vector<std::string> keys;
+    std::size_t key_bytes = 0;
     // What every key of the listing begins with (the prefix holds no glob characters).
     const std::string_view literal =
         std::string_view(pattern).substr(0, pattern.find_first_of("*?[\\"));
@@ -781,6 +787,12 @@ struct RedisStore::Impl {
         const redisReply* key = reply->element[1]->element[i];
         if (is_string(key) && key->len <= max_listed_key_bytes &&
             text_of(key).starts_with(literal)) {
+          key_bytes += key->len;
+          if (key_bytes > max_scan_key_bytes) {
+            throw AutotuneError(ErrorKind::cache,
+                                "the result store " + url + " lists keys of more than " +
+                                    std::to_string(max_scan_key_bytes) + " bytes in all");
+          }
           keys.emplace_back(text_of(key));
         }
       }

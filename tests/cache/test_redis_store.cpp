@@ -804,6 +804,30 @@ TEST_CASE("a listing whose every key's read or delete is slow ends by the listin
   CHECK(slow_answers < 20);
 }
 
+TEST_CASE("a listing whose SCAN gives more than 256 MiB of keys is refused", "[redis]") {
+  if (!redis_store_built()) return;
+  // Rounds of 15,000 keys of 4,000 bytes (60 MB, under a reply's cap), the 6th the last: 360 MB
+  // of keys. Only their count (2^22) and each one's length (4 KiB) were bounded: 16 GiB.
+  std::vector<std::string> keys;
+  for (int i = 0; i < 15000; ++i) {
+    std::string key = store_keys() + "entry:big_op:" + std::to_string(i) + ":";
+    key.resize(4000, 'x');
+    keys.push_back(std::move(key));
+  }
+  std::atomic<int> rounds{0};
+  FakeRedis server([&](int socket, const std::atomic<bool>& stop) {
+    while (const auto words = read_whole_command(socket, stop)) {
+      const bool scan = !words->empty() && words->front() == "SCAN";
+      const std::string cursor = ++rounds < 6 ? std::to_string(rounds) : "0";
+      if (!FakeRedis::send_all(socket, scan ? scan_reply(cursor, keys) : "-ERR unexpected\r\n"))
+        return;
+    }
+  });
+  RedisStore store(parse_store_url(server.url()), fast_options());
+  CHECK_THROWS_WITH(store.entries(), Catch::Contains("lists keys of more than 268435456 bytes"));
+  CHECK(rounds == 5);  // 300 MB: refused in its 5th round
+}
+
 TEST_CASE("a reply announcing more than the cap is refused before it is buffered", "[redis]") {
   if (!redis_store_built()) return;
   std::string header;
