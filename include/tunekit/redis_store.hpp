@@ -68,7 +68,8 @@ bool redis_store_built() noexcept;
 class RedisStore : public ResultStore {
  public:
   struct Options {
-    /// The most a connection may take (within the command's deadline).
+    /// The most a connection may take, resolving the host name included (within the command's
+    /// deadline).
     std::chrono::milliseconds connect_timeout{500};
     /// The deadline of one command: connect, send and the whole reply.
     std::chrono::milliseconds command_timeout{2000};

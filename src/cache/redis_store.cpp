@@ -29,10 +29,13 @@
 #include <mutex>
 #include <random>
 #include <set>
+#include <system_error>
 #include <thread>
+#include <utility>
 
 #include "../warnings.hpp"
 #include "format_internal.hpp"
+#include "host_resolution.hpp"
 #include "private_files.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/outcome.hpp"
@@ -354,19 +357,16 @@ struct RedisStore::Impl {
            ", the deadline of one command (connect, send and reply)";
   }
 
-  /// Opens the TCP connection, within connect_timeout and `until`. Empty, or why not.
+  /// Opens the TCP connection (the host name resolved too), within connect_timeout and `until`.
+  /// Empty, or why not.
   std::string open(Clock::time_point until) {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const int resolved =
-        ::getaddrinfo(address.host.c_str(), std::to_string(address.port).c_str(), &hints, &found);
-    if (resolved != 0) return "cannot resolve " + address.host + ": " + ::gai_strerror(resolved);
-    const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(found, ::freeaddrinfo);
     until = std::min(until, Clock::now() + options.connect_timeout);
-    std::string why = "no address";
-    for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    std::string why;
+    const detail::AddressList found =
+        detail::resolve_within(address.host, address.port, until, why);
+    if (!found) return why;
+    why = "no address";
+    for (const addrinfo* a = found.get(); a != nullptr; a = a->ai_next) {
       const int s =
           ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
       if (s < 0) {
@@ -933,6 +933,74 @@ class Lease final : public TuningLock {
 }  // namespace
 
 bool redis_store_built() noexcept { return true; }
+
+namespace detail {
+
+AddressList resolve_within(const std::string& host, std::uint16_t port, Clock::time_point deadline,
+                           std::string& why, Resolver resolver) {
+  const auto started = Clock::now();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  const std::string service = std::to_string(port);
+  addrinfo* found = nullptr;
+  // A literal address needs no resolver (and must not wait for one that hangs).
+  if (::getaddrinfo(host.c_str(), service.c_str(), &hints, &found) == 0) return AddressList(found);
+  hints.ai_flags = AI_NUMERICSERV;
+
+  // What the resolving thread and the waiter share: owned by both, so that a wait given up at
+  // the deadline leaves the thread nothing dangling; it frees what it finds after that itself.
+  struct Resolution {
+    std::string host, service;
+    addrinfo hints{};
+    std::mutex mutex;
+    std::condition_variable ended;
+    bool done = false;       // the resolver returned: status and found are set
+    bool abandoned = false;  // the waiter gave up: nobody takes found
+    int status = 0;
+    addrinfo* found = nullptr;
+  };
+  auto shared = std::make_shared<Resolution>();
+  shared->host = host;
+  shared->service = service;
+  shared->hints = hints;
+  try {
+    std::thread([shared, resolver] {
+      addrinfo* list = nullptr;
+      const int status =
+          resolver(shared->host.c_str(), shared->service.c_str(), &shared->hints, &list);
+      std::lock_guard lock(shared->mutex);
+      if (shared->abandoned) {
+        if (status == 0 && list != nullptr) ::freeaddrinfo(list);
+        return;
+      }
+      shared->done = true;
+      shared->status = status;
+      shared->found = status == 0 ? list : nullptr;
+      shared->ended.notify_one();
+    }).detach();
+  } catch (const std::system_error& e) {
+    why = "cannot start a thread to resolve " + host + ": " + e.what();
+    return nullptr;
+  }
+  std::unique_lock lock(shared->mutex);
+  if (!shared->ended.wait_until(lock, deadline, [&] { return shared->done; })) {
+    shared->abandoned = true;
+    const auto allowed = std::chrono::ceil<std::chrono::milliseconds>(
+        std::max(deadline - started, Clock::duration::zero()));
+    why = "could not resolve " + host + " within " + ms(allowed);
+    return nullptr;
+  }
+  if (shared->status != 0 || shared->found == nullptr) {
+    why = "cannot resolve " + host + ": " +
+          (shared->status != 0 ? ::gai_strerror(shared->status) : "no address");
+    return nullptr;
+  }
+  return AddressList(std::exchange(shared->found, nullptr));
+}
+
+}  // namespace detail
 
 RedisStore::RedisStore(StoreAddress address) : RedisStore(std::move(address), Options{}) {}
 

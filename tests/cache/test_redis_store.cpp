@@ -8,6 +8,7 @@
 #include <set>
 #include <tunekit/redis_store.hpp>
 
+#include "../../src/cache/host_resolution.hpp"
 #include "redis_server.hpp"
 #include "test_cache_support.hpp"
 
@@ -834,6 +835,49 @@ TEST_CASE("a listing whose SCAN gives more than 256 MiB of keys is refused", "[r
   RedisStore store(parse_store_url(server.url()), options);
   CHECK_THROWS_WITH(store.entries(), Catch::Contains("lists keys of more than 268435456 bytes"));
   CHECK(rounds == 5);  // 300 MB: refused in its 5th round
+}
+
+TEST_CASE(
+    "a host name is resolved within the connect deadline, a literal address without a resolver",
+    "[redis]") {
+  if (!redis_store_built()) return;
+  // A resolver that does not answer for 3 s (the system's waits 5 s a try, 60 s with
+  // RES_OPTIONS="timeout:30 attempts:2"): getaddrinfo ran on the caller's thread, under the
+  // store's mutex, whatever connect_timeout said.
+  const detail::Resolver stalled = [](const char* host, const char* service, const addrinfo* hints,
+                                      addrinfo** found) {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    return ::getaddrinfo(host, service, hints, found);
+  };
+  std::string why;
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + std::chrono::milliseconds(300);
+  SECTION("a name: given up at the deadline, the resolver left to end alone") {
+    CHECK_FALSE(detail::resolve_within("localhost", 6379, deadline, why, stalled));
+    CHECK(why == "could not resolve localhost within 300 ms");
+    CHECK(ms_since(started) < 2000);
+  }
+  SECTION("literal addresses: at once") {
+    CHECK(detail::resolve_within("127.0.0.1", 6379, deadline, why, stalled));
+    CHECK(detail::resolve_within("::1", 6379, deadline, why, stalled));
+    CHECK(why.empty());
+    CHECK(ms_since(started) < 2000);
+  }
+  SECTION("a name the system resolves in time, and one it cannot") {
+    const auto later = started + std::chrono::seconds(10);
+    CHECK(detail::resolve_within("localhost", 6379, later, why));
+    CHECK(why.empty());
+    CHECK_FALSE(detail::resolve_within("no-such-host.invalid", 6379, later, why));
+    CHECK_THAT(why, Catch::StartsWith("cannot resolve no-such-host.invalid: "));
+  }
+  SECTION("a store named by host name") {
+    REQUIRE_REDIS_SERVER(server);
+    RedisStore store(parse_store_url("redis://localhost:" + std::to_string(server->port())),
+                     fast_options());
+    store.save(sample_id(), sample_result());
+    CHECK(store.reachable());
+    CHECK(store.load(sample_id()));
+  }
 }
 
 TEST_CASE("a reply announcing more than the cap is refused before it is buffered", "[redis]") {
