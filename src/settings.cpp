@@ -110,14 +110,17 @@ namespace {
                           "' is not valid; accepted values: " + std::string(accepted));
 }
 
-// The value whose to_string() is `text`; else an error listing every accepted name.
+// The value whose to_string() is `text`; else an error listing every accepted name, and
+// `also` (other spellings the caller accepts before asking).
 template <class Enum, std::size_t N>
-Enum parse_named(std::string_view text, std::string_view source, const Enum (&values)[N]) {
+Enum parse_named(std::string_view text, std::string_view source, const Enum (&values)[N],
+                 std::string_view also = {}) {
   std::string accepted;
   for (Enum value : values) {
     if (text == to_string(value)) return value;
     accepted += (accepted.empty() ? "" : ", ") + std::string(to_string(value));
   }
+  if (!also.empty()) accepted += " (also " + std::string(also) + ")";
   bad_value(source, text, accepted);
 }
 }  // namespace
@@ -144,7 +147,8 @@ TuningMode parse_tuning_mode(std::string_view text, std::string_view source) {
 ProgressMode parse_progress_mode(std::string_view text, std::string_view source) {
   if (text == "1" || text == "true") return ProgressMode::on;
   if (text == "0" || text == "false") return ProgressMode::off;
-  return parse_named(text, source, {ProgressMode::automatic, ProgressMode::on, ProgressMode::off});
+  return parse_named(text, source, {ProgressMode::automatic, ProgressMode::on, ProgressMode::off},
+                     "1/0, true/false");
 }
 
 bool parse_cache_switch(std::string_view text, std::string_view source) {

@@ -16,6 +16,7 @@
 #include "tunekit/engine/tuner.hpp"
 #include "tunekit/error.hpp"
 #include "tunekit/key.hpp"
+#include "tunekit/outcome.hpp"
 #include "tunekit/progress.hpp"
 #include "tunekit/result_store.hpp"
 #include "tunekit/settings.hpp"
@@ -64,7 +65,8 @@ class LocalTuner {
     for (TunerNode* node = tuners_.load(); node != nullptr;) delete std::exchange(node, node->next);
   }
 
-  /// Builds the tunable set with `factory` the first time (thread-safe) and returns it.
+  /// Builds the tunable set with `factory` the first time (thread-safe) and returns it. Throws
+  /// std::invalid_argument when two of its candidates share a name (init tries again next time).
   /// Every call on one LocalTuner must pass a factory of the same type (in practice: init is
   /// called from one place): another factory type throws std::logic_error naming the op, since
   /// the set it would make is not the one kept (nor, for another set type, of its type).
@@ -74,7 +76,15 @@ class LocalTuner {
     static_assert(!std::is_reference_v<Set> && !std::is_void_v<Set>,
                   "init's factory must return the tunable set by value");
     std::call_once(init_once_, [&] {
-      set_ = std::make_shared<const Set>(factory());
+      auto set = std::make_shared<const Set>(factory());
+      if (const auto twin = set->repeated_name()) {
+        throw std::invalid_argument(
+            "tunekit: LocalTuner '" + op_ + "': two candidates are named '" +
+            printable(*twin, 200) +
+            "'; a set's candidates need distinct names (the cache, the report and the validation "
+            "know them by name)");
+      }
+      set_ = std::move(set);
       factory_type_ = &type_tag<std::remove_cvref_t<Factory>>;
     });
     if (factory_type_ != &type_tag<std::remove_cvref_t<Factory>>) {

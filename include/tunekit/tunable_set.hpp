@@ -226,6 +226,15 @@ class TunableSet {
     return all;
   }
 
+  /// A name that two candidates share, if any. Candidates are known by their names (the cache,
+  /// the report, the validation), so LocalTuner::init refuses such a set.
+  std::optional<std::string> repeated_name() const {
+    std::vector<std::string> all = names();
+    std::sort(all.begin(), all.end());
+    const auto twin = std::adjacent_find(all.begin(), all.end());
+    return twin == all.end() ? std::nullopt : std::optional<std::string>(*twin);
+  }
+
   /// The index of the candidate named `candidate` (as name() gives it), or nothing.
   std::optional<std::size_t> index_of(std::string_view candidate) const {
     for (std::size_t i = 0; i < size(); ++i) {

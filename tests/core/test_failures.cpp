@@ -548,3 +548,35 @@ TEST_CASE("a candidate calling its own op for a new key fails, naming why, inste
   REQUIRE(recursive->error);
   CHECK_THAT(recursive->error->message(), Catch::Contains("from within its own tuning"));
 }
+
+TEST_CASE("a candidate calling another op of the same name for a new key fails, naming why",
+          "[tuner][failure]") {
+  // Two LocalTuners of one name (a template's per-type statics, say) share their keys' tuning
+  // locks in a store: the nested tuning would wait for the outer one on its own thread.
+  LocalTuner<SizeKey> outer("one name", test::test_settings());
+  LocalTuner<SizeKey> inner("one name", test::test_settings());
+  VirtualClient client;
+  const auto& inner_set = inner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"a", costs(2e-3, 0)})
+        .with(Tunable{"b", costs(1e-3, 0)});
+  });
+  const auto& set = outer.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"plain", costs(2e-3, 0)})
+        .with(Tunable{"nested", [&](VirtualClient& c, int& n) {
+                        (void)inner.execute(c.id(), c, inner_set, n);
+                        c.spend(1e-3);
+                        return 1;
+                      }});
+  });
+  CHECK(run(outer, client, set, 8) == 0);  // 'plain' wins; 'nested' failed, saying why
+  const auto report = outer.tuner(client.id()).report(SizeKey{8});
+  REQUIRE(report);
+  const AutotuneOutcome* nested = report->outcome("nested");
+  REQUIRE(nested);
+  REQUIRE(nested->error);
+  CHECK_THAT(nested->error->message(),
+             Catch::Contains("another op of the same name") && Catch::Contains("must be unique"));
+  CHECK(run(inner, client, inner_set, 8) == 0);  // outside a tuning: it tunes
+}

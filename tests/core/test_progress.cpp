@@ -232,7 +232,7 @@ TEST_CASE("TUNEKIT_PROGRESS says whether programs draw the progress line", "[pro
   ScopedEnv progress("TUNEKIT_PROGRESS", "sometimes");
   CHECK_THROWS_WITH(Settings::from_environment(),
                     Catch::Contains("TUNEKIT_PROGRESS='sometimes' is not valid") &&
-                        Catch::Contains("auto, on, off"));
+                        Catch::Contains("auto, on, off (also 1/0, true/false)"));
 }
 
 TEST_CASE("a program's tuning draws the tool's progress line when progress is on", "[progress]") {

@@ -235,3 +235,71 @@ TEST_CASE("on shared inputs, two wrong candidates are not taken to agree against
     CHECK(o.error->kind() == ErrorKind::wrong_output);
   }
 }
+
+TEST_CASE(
+    "an input generator that fails while the reference is made ends the tuning, no check "
+    "skipped",
+    "[tuner][validation]") {
+  // It fails once, briefly, on the first fresh inputs the reference needs. Before, that
+  // candidate-reference attempt swallowed it: no reference, every candidate passed unchecked,
+  // and the fast wrong one won (and was stored).
+  LocalTuner<SizeKey> tuner("reference inputs fail", test::test_settings());
+  VirtualClient client;
+  auto calls = std::make_shared<int>(0);
+  const auto& set = tuner.init([calls] {
+    return TunableSet{key_of_size,
+                      [calls](const SizeKey& key, const int&) {
+                        if (++*calls == 2) throw std::bad_alloc();
+                        return std::tuple<int>(static_cast<int>(key.n.value()));
+                      }}
+        .with(Tunable{"slow right", [](VirtualClient& c, int& n) { return c.spend(3e-3), n * 2; }})
+        .with(Tunable{"fast wrong",
+                      [](VirtualClient& c, int& n) { return c.spend(1e-3), n * 2 + 1; }})
+        .validate_with([](int expected, int got) { return expected == got; });
+  });
+  CHECK_THAT(reason_of([&] { run(tuner, client, set, 8); }, ErrorKind::allocation),
+             Catch::Contains("the input generator failed"));
+  CHECK(run(tuner, client, set, 8) == 16);  // tuned again: the wrong one fails its check
+  CHECK(tuner.tuner(client.id()).report(SizeKey{8})->winner()->name == "slow right");
+}
+
+TEST_CASE("where no candidate ran for the reference, the first that runs is the reference",
+          "[tuner][validation]") {
+  // The reference is made before the first candidate is measured: here every candidate fails
+  // then (their first call). Before, no reference meant no check at all.
+  LocalTuner<SizeKey> tuner("no reference at first", test::test_settings());
+  VirtualClient client;
+  const auto flaky = [](int wrong_by, double seconds) {
+    return [first = std::make_shared<bool>(true), wrong_by, seconds](VirtualClient& c, int& n) {
+      if (std::exchange(*first, false)) throw std::runtime_error("not ready yet");
+      return c.spend(seconds), n * 2 + wrong_by;
+    };
+  };
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"right", flaky(0, 3e-3)})
+        .with(Tunable{"fast wrong", flaky(1, 1e-3)})
+        .validate_with([](int expected, int got) { return expected == got; });
+  });
+  CHECK(run(tuner, client, set, 8) == 16);
+  const auto report = *tuner.tuner(client.id()).report(SizeKey{8});
+  INFO(format_report(report));
+  CHECK(report.winner()->name == "right");
+}
+
+TEST_CASE("two candidates of one name are refused when the set is made, naming the name",
+          "[tuner][validation]") {
+  LocalTuner<SizeKey> tuner("twins", test::test_settings());
+  const auto make = [] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"x", [](VirtualClient& c, int& n) { return c.spend(3e-3), n * 2; }})
+        .with(Tunable{"x", [](VirtualClient& c, int& n) { return c.spend(1e-3), n * 2 + 1; }});
+  };
+  try {
+    (void)tuner.init(make);
+    FAIL("a set with twins was accepted");
+  } catch (const std::invalid_argument& e) {
+    CHECK_THAT(e.what(),
+               Catch::Contains("'twins'") && Catch::Contains("two candidates are named 'x'"));
+  }
+}

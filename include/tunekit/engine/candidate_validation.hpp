@@ -77,7 +77,6 @@ class CandidateValidation {
       reference_tried_ = true;
       make_reference(bench);
     }
-    if (!reference_) return std::nullopt;
     std::optional<std::string> problem;
     std::optional<Compared> output;
     std::optional<Bench> fresh;
@@ -89,13 +88,23 @@ class CandidateValidation {
     } catch (...) {
       return error_from_exception(std::current_exception(), name);
     }
+    if (!reference_) {
+      // No candidate ran when the reference was made (each failed then): the first that runs
+      // is the reference, and the others are compared with it, never passed unchecked.
+      if constexpr (!detail::is_host_reference_v<Validator>) {
+        reference_.emplace(std::move(*output));
+        reference_index_ = index;
+        reference_name_ = name;
+      }
+      return std::nullopt;
+    }
     try {
       problem = differs(*reference_, *output);
     } catch (...) {
       throw detail::callers_error("the validator", std::current_exception());
     }
     if (!problem) return std::nullopt;
-    if (name == reference_name_) {  // the reference differs from itself: not deterministic
+    if (reference_index_ == index) {  // the reference differs from itself: not deterministic
       return AutotuneError(ErrorKind::wrong_output,
                            *problem + " (it is the reference: its output changes between calls)",
                            name);
@@ -205,12 +214,19 @@ class CandidateValidation {
     } else {
       (void)bench;
       for (std::size_t r = 0; r < set_.size() && !reference_; ++r) {
-        try {
-          auto reference_inputs = fresh_inputs_();
-          reference_.emplace(output_of(set_.locate(r), reference_inputs));
+        std::optional<Bench> reference_inputs;
+        try {  // the caller's failure ends the tuning: no check is skipped for it
+          reference_inputs.emplace(fresh_inputs_());
+        } catch (...) {
+          throw detail::callers_error("the input generator", std::current_exception());
+        }
+        try {  // a candidate that fails here is not the reference (its own call fails it)
+          reference_.emplace(output_of(set_.locate(r), *reference_inputs));
           wait_for(client_);
+          reference_index_ = r;
           reference_name_ = set_.name(r);
         } catch (...) {
+          reference_.reset();
         }
       }
     }
@@ -262,6 +278,7 @@ class CandidateValidation {
   std::function<Bench()> fresh_inputs_;
   TuningTime& time_;
   std::optional<Reference> reference_;
+  std::optional<std::size_t> reference_index_;  // the candidate that is the reference, if one is
   std::string reference_name_;
   bool reference_tried_ = false;
   std::optional<Compared> dissent_;  // the first output that differed from a candidate reference

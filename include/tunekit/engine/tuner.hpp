@@ -40,6 +40,41 @@
 
 namespace tunekit {
 
+namespace detail {
+
+/// Marks, for its scope, that this thread tunes op `op` on `device` with the tuner at `tuner`
+/// (its tuning lock held). The marks of one thread form a chain (op A's candidate may call op B,
+/// whose tuning calls A), one for the tuners of every key type.
+class TuningOnThisThread {
+ public:
+  TuningOnThisThread(const void* tuner, const std::string& op, const DeviceId& device)
+      : tuner_(tuner), op_(&op), device_(&device), outer_(std::exchange(innermost_, this)) {}
+  ~TuningOnThisThread() { innermost_ = outer_; }
+  TuningOnThisThread(const TuningOnThisThread&) = delete;
+  TuningOnThisThread& operator=(const TuningOnThisThread&) = delete;
+
+  enum class Within { none, same_tuner, same_op };
+  /// Whether this thread is within a tuning of `tuner`, or of another tuner of op `op` on
+  /// `device` (whose keys' tuning locks in a store are the same).
+  static Within within(const void* tuner, const std::string& op, const DeviceId& device) noexcept {
+    Within found = Within::none;
+    for (const TuningOnThisThread* mark = innermost_; mark != nullptr; mark = mark->outer_) {
+      if (mark->tuner_ == tuner) return Within::same_tuner;
+      if (*mark->op_ == op && *mark->device_ == device) found = Within::same_op;
+    }
+    return found;
+  }
+
+ private:
+  const void* tuner_;
+  const std::string* op_;
+  const DeviceId* device_;
+  const TuningOnThisThread* outer_;
+  static inline thread_local const TuningOnThisThread* innermost_ = nullptr;
+};
+
+}  // namespace detail
+
 /// Per-device tuning state of one op.
 template <AutotuneKey Key>
 class Tuner {
@@ -242,7 +277,7 @@ class Tuner {
     // Another process's tuning of the key is waited for first: never under the device's lock.
     const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
     std::lock_guard tuning(tuning_mutex_);  // one tuning of this op at a time: fair timings
-    const TuningOnThisThread tuning_here(this);
+    const TuningOnThisThread tuning_here(this, op_, device_);
     if (const Decision* decision = decisions_.find(key)) {
       note(CallPath::dispatched, *decision);
       return *decision;
@@ -334,7 +369,7 @@ class Tuner {
       }
       const auto key_lock = std::move(attempt.lock);
       std::lock_guard tuning(tuning_mutex_);
-      const TuningOnThisThread tuning_here(this);
+      const TuningOnThisThread tuning_here(this, op_, device_);
       if (decisions_.find(key) != nullptr) return true;  // decided under the lock, meanwhile
       Decision decided = decide(client, set, key, &background_.stop_flag(), inputs...);
       if (auto moment = retries_.of_the_moment(key_to_string(key), decided)) {  // stays provisional
@@ -406,38 +441,25 @@ class Tuner {
     });
   }
 
-  // Marks, for its scope, that this thread tunes with this tuner (its tuning_mutex_ held). The
-  // marks of one thread form a chain (op A's candidate may call op B, whose tuning calls A).
-  class TuningOnThisThread {
-   public:
-    explicit TuningOnThisThread(const Tuner* tuner)
-        : tuner_(tuner), outer_(std::exchange(innermost_, this)) {}
-    ~TuningOnThisThread() { innermost_ = outer_; }
-    TuningOnThisThread(const TuningOnThisThread&) = delete;
-    TuningOnThisThread& operator=(const TuningOnThisThread&) = delete;
-    static bool tuning(const Tuner* tuner) noexcept {
-      for (const TuningOnThisThread* mark = innermost_; mark != nullptr; mark = mark->outer_) {
-        if (mark->tuner_ == tuner) return true;
-      }
-      return false;
-    }
-
-   private:
-    const Tuner* tuner_;
-    const TuningOnThisThread* outer_;
-    static inline thread_local const TuningOnThisThread* innermost_ = nullptr;
-  };
+  using TuningOnThisThread = detail::TuningOnThisThread;
 
   // A candidate (or an input generator, a validator) of this op that calls the op for a key not
   // decided yet would wait for its own tuning for ever: that call fails instead, naming why
-  // (the candidate that made it fails with it).
+  // (the candidate that made it fails with it). So does a call of another op of the same name
+  // (two LocalTuners named alike: their keys' tuning locks in the store are the same ones).
   void refuse_tuning_within_own_tuning(const Key& key) const {
-    if (!TuningOnThisThread::tuning(this)) return;
-    throw AutotuneError(ErrorKind::runtime,
-                        "'" + op_ + "' was called for the new key " + key_to_string(key) +
-                            " from within its own tuning (a candidate, input generator or "
-                            "validator calling its own op): it would wait for itself; tune that "
-                            "key first, or call another implementation");
+    const auto within = TuningOnThisThread::within(this, op_, device_);
+    if (within == TuningOnThisThread::Within::none) return;
+    throw AutotuneError(
+        ErrorKind::runtime,
+        "'" + op_ + "' was called for the new key " + key_to_string(key) +
+            (within == TuningOnThisThread::Within::same_tuner
+                 ? " from within its own tuning (a candidate, input generator or validator "
+                   "calling its own op)"
+                 : " from within the tuning of another op of the same name (two LocalTuners "
+                   "named '" +
+                       op_ + "': op names must be unique)") +
+            ": it would wait for itself; tune that key first, or call another implementation");
   }
 
   // Stores `decision` for `key` unless another thread stored one first; returns the kept one.
