@@ -485,9 +485,9 @@ std::size_t FileStore::write_entries(const std::vector<CacheEntry>& entries, Imp
       } catch (const AutotuneError&) {
         throw e;
       }
-      throw AutotuneError(ErrorKind::cache, e.message() + " (" + std::to_string(count) + " of '" +
-                                                printable(op, 200) +
-                                                "''s entries written before it)");
+      throw AutotuneError(ErrorKind::cache, e.message() + " (after " + std::to_string(count) +
+                                                " entries of '" + printable(op, 200) +
+                                                "' were written, and its index)");
     }
     write_index();
 
