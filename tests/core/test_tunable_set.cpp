@@ -95,3 +95,23 @@ TEST_CASE("a tunable can be left out of its set at run time with only_if", "[tun
   REQUIRE(report);
   CHECK(report->outcomes.size() == 2);
 }
+
+TEST_CASE("a set whose every candidate only_if left out fails at once on every call, naming why",
+          "[tuner][set]") {
+  LocalTuner<SizeKey> tuner("all left out", test::test_settings());
+  VirtualClient client;
+  const auto& set = tuner.init([] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"a", costs(1e-3, 0)}.only_if(false))
+        .with(Tunable{"b", costs(2e-3, 1)}.only_if(false));
+  });
+  REQUIRE(set.size() == 0);
+  for (int call = 0; call < 2; ++call) {  // the same on the next call: no back-off to wait for
+    const std::string why =
+        reason_of([&] { run(tuner, client, set, 8); }, ErrorKind::no_valid_candidate);
+    CHECK_THAT(why, Catch::Contains("'all left out' is empty") &&
+                        Catch::Contains("every candidate's only_if was false") &&
+                        !Catch::Contains("again"));
+  }
+  CHECK_FALSE(tuner.tuner(client.id()).report(SizeKey{8}));  // nothing was tuned
+}

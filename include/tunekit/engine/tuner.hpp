@@ -250,6 +250,11 @@ class Tuner {
       throw AutotuneError(ErrorKind::invalid_key,
                           "a key of '" + op_ + "' cannot identify a tuning: " + *problem);
     }
+    if (set.size() == 0) {  // nothing can run, on any call: said at once, never tuned or retried
+      throw AutotuneError(ErrorKind::no_valid_candidate,
+                          "the tunable set of '" + op_ +
+                              "' is empty (every candidate's only_if was false): nothing can run");
+    }
     if (set.size() == 1) {  // nothing to choose: no benchmark, nothing stored (as in CubeCL)
       Decision only;
       only.ranking = {0};
