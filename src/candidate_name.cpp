@@ -3,6 +3,7 @@
 #include "tunekit/candidate_name.hpp"
 
 #include <stdexcept>
+#include <unordered_set>
 
 #include "tunekit/report.hpp"
 #include "tunekit/space.hpp"
@@ -14,6 +15,15 @@ std::string candidate_name(std::string_view space, std::string_view config) {
   name.reserve(space.size() + config.size() + 2);
   name.append(space).append(1, '[').append(config).append(1, ']');
   return name;
+}
+
+std::optional<std::string> first_repeated_name(const std::vector<std::string>& names) {
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(names.size());
+  for (const std::string& name : names) {
+    if (!seen.insert(name).second) return name;
+  }
+  return std::nullopt;
 }
 
 std::optional<CandidateNameParts> split_candidate_name(std::string_view name) {

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tunekit/candidate_name.hpp"
 #include "tunekit/detail/call.hpp"
 #include "tunekit/detail/candidate_check.hpp"
 #include "tunekit/detail/set_entries.hpp"
@@ -228,12 +229,7 @@ class TunableSet {
 
   /// A name that two candidates share, if any. Candidates are known by their names (the cache,
   /// the report, the validation), so LocalTuner::init refuses such a set.
-  std::optional<std::string> repeated_name() const {
-    std::vector<std::string> all = names();
-    std::sort(all.begin(), all.end());
-    const auto twin = std::adjacent_find(all.begin(), all.end());
-    return twin == all.end() ? std::nullopt : std::optional<std::string>(*twin);
-  }
+  std::optional<std::string> repeated_name() const { return first_repeated_name(names()); }
 
   /// The index of the candidate named `candidate` (as name() gives it), or nothing.
   std::optional<std::size_t> index_of(std::string_view candidate) const {

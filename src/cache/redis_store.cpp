@@ -325,15 +325,23 @@ struct RedisStore::Impl {
     return std::min(Clock::now() + options.command_timeout, listing_ends);
   }
 
-  /// Throws once the listing is past its deadline, saying what did not end and how far it got.
-  /// A listing's failed command is first checked here: one cut at the listing's deadline failed
-  /// for that, not for its own.
-  void within_listing_time(const std::string& what, const std::string& progress) const {
+  /// Throws once the listing is past its deadline, saying what did not end and how far it got
+  /// (`progress()`, a text made only then: it is checked before every key).
+  template <class Progress>
+  void within_listing_time(const char* what, const Progress& progress) const {
     if (Clock::now() < listing_ends) return;
     throw AutotuneError(ErrorKind::cache, "the result store " + url + " did not end " + what +
                                               " within " + ms(options.listing_timeout) +
                                               ", the deadline of one listing (listing_timeout; " +
-                                              progress + ")");
+                                              progress() + ")");
+  }
+
+  /// A listing's command failed: one cut at the listing's deadline failed for that, not for its
+  /// own, and says so; else the store cannot be used.
+  template <class Progress>
+  [[noreturn]] void listing_command_failed(const char* what, const Progress& progress) {
+    within_listing_time(what, progress);
+    unusable();
   }
 
   /// The server is lost (`why`): drop the connection, answer at once until retry_at.
@@ -771,12 +779,9 @@ struct RedisStore::Impl {
     std::string cursor = "0";
     for (int round = 0; round < max_scan_rounds; ++round) {
       const auto rounds = [&] { return std::to_string(round) + " SCAN rounds"; };
-      within_listing_time("its SCAN", rounds());
+      within_listing_time("its SCAN", rounds);
       Reply reply = checked({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"});
-      if (!reply) {
-        within_listing_time("its SCAN", rounds());
-        unusable();
-      }
+      if (!reply) listing_command_failed("its SCAN", rounds);
       if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
           !is_string(reply->element[0]) || reply->element[1]->type != REDIS_REPLY_ARRAY) {
         throw AutotuneError(ErrorKind::cache,
@@ -827,14 +832,11 @@ struct RedisStore::Impl {
              " keys; nothing was listed";
     };
     for (const auto& key : listed) {
-      within_listing_time("the listing", progress());
+      within_listing_time("the listing", progress);
       std::string problem;
       bool present = false, failed = false;
       auto entry = read(key, nullptr, problem, present, failed);
-      if (failed) {
-        within_listing_time("the listing", progress());
-        unusable();
-      }
+      if (failed) listing_command_failed("the listing", progress);
       ++read_keys;
       listed_bytes += last_value_bytes;
       if (listed_bytes > max_listing_bytes) {
@@ -866,12 +868,9 @@ struct RedisStore::Impl {
              " keys";
     };
     for (const auto& key : listed) {
-      within_listing_time("the listing", progress());
+      within_listing_time("the listing", progress);
       Reply reply = checked({"DEL", key});
-      if (!reply) {
-        within_listing_time("the listing", progress());
-        unusable();
-      }
+      if (!reply) listing_command_failed("the listing", progress);
       ++deleted_keys;
       if (reply->type == REDIS_REPLY_INTEGER && reply->integer > 0 &&
           key.starts_with(keys + "entry:")) {

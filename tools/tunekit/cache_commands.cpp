@@ -228,8 +228,9 @@ int cache_clear_command(const CommonOptions& common, const std::string& op) {
     return ::lstat(store.file_of(op).c_str(), &st) == 0 ||
            ::lstat(store.tables_of(op).c_str(), &st) == 0;
   };
-  const bool unusable = !op.empty() && store.ids(op).empty() && op_files_there();
-  if (!op.empty() && unfinished == 0 && store.ids(op).empty() && !unusable) {
+  const bool no_entries = !op.empty() && store.ids(op).empty();
+  const bool unusable = no_entries && op_files_there();
+  if (no_entries && unfinished == 0 && !unusable) {
     return nothing_matched(op, store.directory().string(), known_ops(store));
   }
   if (unfinished > 0) std::cout << "removed " << unfinished << " interrupted tunings' records\n";

@@ -94,7 +94,6 @@ class CandidateValidation {
       if constexpr (!detail::is_host_reference_v<Validator>) {
         reference_.emplace(std::move(*output));
         reference_index_ = index;
-        reference_name_ = name;
       }
       return std::nullopt;
     }
@@ -111,7 +110,7 @@ class CandidateValidation {
     }
     suspect_reference(name, std::move(*output));
     return AutotuneError(ErrorKind::wrong_output,
-                         *problem + " (reference: '" + reference_name_ + "')", name);
+                         *problem + " (reference: '" + reference_name() + "')", name);
   }
 
  private:
@@ -210,7 +209,6 @@ class CandidateValidation {
                 detail::invoke_maybe_client(set_.validator().expected, client_, in...));
           },
           own ? *own : bench));
-      reference_name_ = "host reference";
     } else {
       (void)bench;
       for (std::size_t r = 0; r < set_.size() && !reference_; ++r) {
@@ -224,12 +222,16 @@ class CandidateValidation {
           reference_.emplace(output_of(set_.locate(r), *reference_inputs));
           wait_for(client_);
           reference_index_ = r;
-          reference_name_ = set_.name(r);
         } catch (...) {
           reference_.reset();
         }
       }
     }
+  }
+
+  // What messages call the reference: the candidate that is it, else the set's host reference.
+  std::string reference_name() const {
+    return reference_index_ ? set_.name(*reference_index_) : "host reference";
   }
 
   // What the validator says of `output` against `expected`: nothing when it accepts it.
@@ -262,11 +264,11 @@ class CandidateValidation {
       if (agree) {
         throw AutotuneError(
             ErrorKind::wrong_output,
-            "the validation reference '" + reference_name_ + "' is the suspect: '" + dissent_name_ +
-                "' and '" + name +
+            "the validation reference '" + reference_name() + "' is the suspect: '" +
+                dissent_name_ + "' and '" + name +
                 "' agree with each other and differ from it. Nothing was decided; fix it, or give "
                 "the set a host reference (HostReference)",
-            reference_name_);
+            reference_name());
       }
     } else {
       (void)name, (void)output;
@@ -279,7 +281,6 @@ class CandidateValidation {
   TuningTime& time_;
   std::optional<Reference> reference_;
   std::optional<std::size_t> reference_index_;  // the candidate that is the reference, if one is
-  std::string reference_name_;
   bool reference_tried_ = false;
   std::optional<Compared> dissent_;  // the first output that differed from a candidate reference
   std::string dissent_name_;

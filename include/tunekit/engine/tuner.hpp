@@ -307,7 +307,6 @@ class Tuner {
   template <class Client, class Set, class... Inputs>
   const Decision* tune_in_background(Client& client, const Set& set, const Key& key,
                                      Inputs&... inputs) {
-    if (set.size() == 0) return nullptr;                 // the blocking path says why
     Decision provisional = background_.provisional_for(  // before the lock: it reads the store
         set, key, [&] { return known_winners(set, key); }, settings_.search_settings());
     std::lock_guard lock(decisions_mutex_);

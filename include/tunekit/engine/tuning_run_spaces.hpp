@@ -66,10 +66,7 @@ void TuningRun<Key, Client, Set, Inputs...>::search_space(const TuningPlan& plan
                                                           const PlannedSpace& space,
                                                           double best_start) {
   if (!space.whole) {
-    plan_builds(space.members);
-    for (std::size_t i : space.members) {
-      if (unmeasured(i)) measure_one(i);  // too few to search
-    }
+    (void)best_of(space.members);  // too few to search: each is measured
     return;
   }
   Searched& searched = searched_space(plan, space.entry);
