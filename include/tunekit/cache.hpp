@@ -147,7 +147,6 @@ class FileStore : public ResultStore {
   std::filesystem::path progress_record_of(const EntryId& id) const;
 
  private:
-  std::vector<CacheEntry> entries_in(const std::filesystem::path& index, std::string_view op) const;
   enum class Pruning { none, older_builds };
   std::size_t write_entries(const std::vector<CacheEntry>& entries, ImportMode mode,
                             Pruning pruning);

@@ -765,13 +765,14 @@ std::optional<std::string> op_of_index(const fs::path& file, const FileRead& rea
   }
   return op;
 }
-}  // namespace
 
-std::vector<CacheEntry> FileStore::entries_in(const fs::path& path, std::string_view op) const {
+/// The entries of the index `read` (read from `path`, `op`'s), each with its outcome table.
+std::vector<CacheEntry> entries_of(const FileStore& store, const FileRead& read,
+                                   const fs::path& path, std::string_view op) {
   std::vector<CacheEntry> found;
-  for (const auto& record : records_in(read_index(path, options_.max_index_bytes), path, op)) {
+  for (const auto& record : records_in(read, path, op)) {
     std::string problem;
-    if (auto entry = read_table(table_of(record.id), record, problem)) {
+    if (auto entry = read_table(store.table_of(record.id), record, problem)) {
       found.push_back(std::move(*entry));
     } else {
       warn_once(entry_warning(path, problem));
@@ -779,13 +780,15 @@ std::vector<CacheEntry> FileStore::entries_in(const fs::path& path, std::string_
   }
   return found;
 }
+}  // namespace
 
 std::vector<CacheEntry> FileStore::entries() const {
   std::vector<CacheEntry> all;
   for (const auto& file : cache_files(dir_)) {
-    const auto op = op_of_index(file, read_index(file, options_.max_index_bytes));
+    const FileRead read = read_index(file, options_.max_index_bytes);  // read once
+    const auto op = op_of_index(file, read);
     if (!op) continue;
-    auto found = entries_in(file, *op);
+    auto found = entries_of(*this, read, file, *op);
     all.insert(all.end(), std::make_move_iterator(found.begin()),
                std::make_move_iterator(found.end()));
   }
@@ -794,7 +797,8 @@ std::vector<CacheEntry> FileStore::entries() const {
 }
 
 std::vector<CacheEntry> FileStore::entries(std::string_view op) const {
-  auto found = entries_in(file_of(op), op);
+  const fs::path path = file_of(op);
+  auto found = entries_of(*this, read_index(path, options_.max_index_bytes), path, op);
   std::sort(found.begin(), found.end(), entry_order);
   return found;
 }

@@ -137,10 +137,6 @@ bool is_marker_or_aside_name(const std::string& name) {
   return name.ends_with(".bin.loading") || name.ends_with(".bin.aside");
 }
 
-/// How long a process waits for another one that loads the same binary (its marker held)
-/// before it compiles the source instead.
-constexpr auto marker_wait = std::chrono::seconds(10);
-
 /// The files this process loaded fine already (their marker is not needed again).
 std::mutex proven_mutex;
 std::set<std::string>& proven_files() {
@@ -235,8 +231,9 @@ bool folders_are_ours(const fs::path& dir) {
 
 }  // namespace
 
-ProgramBinaries::ProgramBinaries(fs::path cache_root)
-    : dir_(std::move(cache_root) / "programs" / ("v" + std::to_string(format_version))) {}
+ProgramBinaries::ProgramBinaries(fs::path cache_root, std::chrono::milliseconds marker_wait)
+    : dir_(std::move(cache_root) / "programs" / ("v" + std::to_string(format_version))),
+      marker_wait_(marker_wait) {}
 
 fs::path ProgramBinaries::file_of(const ProgramKey& key) const { return dir_ / name_of(key); }
 
@@ -264,13 +261,21 @@ std::optional<ProgramBinaries::Stored> ProgramBinaries::load(const ProgramKey& k
   // found unlocked and not empty was left by a process that died loading it.
   const fs::path marker = path.string() + ".loading";
   std::unique_ptr<tunekit::detail::LockFile> held;
+  const bool patient = !marker_held_long_.load(std::memory_order_relaxed);
   try {
-    held = tunekit::detail::LockFile::acquire(marker, marker_wait, /*remove_on_release=*/true);
+    held = tunekit::detail::LockFile::acquire(marker,
+                                              patient ? marker_wait_ : decltype(marker_wait_){0},
+                                              /*remove_on_release=*/true);
   } catch (const std::exception& e) {
     warn_once(std::string("tunekit: not loading program binaries: ") + e.what());
     return std::nullopt;
   }
-  if (!held) return std::nullopt;  // another process has been loading it for long: compile
+  if (!held) {
+    // Another process has been loading it for long (stopped, or stuck in its driver): compile.
+    // It may hold other markers too, so later ones held are not waited for.
+    if (patient) marker_held_long_.store(true, std::memory_order_relaxed);
+    return std::nullopt;
+  }
   struct stat info {};
   if (::fstat(held->fd(), &info) != 0) return std::nullopt;
   if (info.st_size > 0) {

@@ -1,5 +1,7 @@
 // Program binaries kept on disk (ProgramBinaries): a later process, or a fresh program cache,
 // loads a program instead of compiling it; bad files are reported, removed and rebuilt.
+#include <sys/file.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <regex>
@@ -410,6 +412,39 @@ TEST_CASE("a binary whose load a process did not survive is set aside, and the s
       fs::exists(cl::ProgramBinaries(dir.path()).file_of(key_of(fine)).string() + ".loading"));
   (void)cl::ProgramBinaries(dir.path()).clear();
   CHECK_FALSE(fs::exists(aside));
+}
+
+TEST_CASE("a marker held past the wait is waited for once, not once per program",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const auto first = tagged_add(5, "-DHELD=1"), second = tagged_add(6, "-DHELD=1");
+  // What a stopped process that was loading both binaries holds: their markers, locked.
+  struct HeldMarker {
+    int fd;
+    ~HeldMarker() { ::close(fd); }
+  };
+  std::vector<std::unique_ptr<HeldMarker>> held;
+  for (const auto& spec : {first, second}) {
+    const std::string marker = stored_binary(dir.path(), spec).string() + ".loading";
+    held.push_back(std::unique_ptr<HeldMarker>(
+        new HeldMarker{::open(marker.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)}));
+    REQUIRE(held.back()->fd >= 0);
+    REQUIRE(::flock(held.back()->fd, LOCK_EX | LOCK_NB) == 0);
+  }
+  constexpr auto wait = std::chrono::milliseconds(1500);
+  auto& client = shared_client();
+  cl::ProgramCache cache(client.context(), client.device().device, client.device().device_name,
+                         client.id().identity(),
+                         std::make_shared<const cl::ProgramBinaries>(dir.path(), wait));
+  const auto timed = [&](const cl::KernelSpec& spec, int tag) {
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(tagged_add_works(cache, spec, tag));
+    return std::chrono::steady_clock::now() - start;
+  };
+  CHECK(timed(first, 5) >= wait);  // waited, then compiled
+  CHECK(timed(second, 6) < wait);  // not waited for again
+  CHECK(cache.builds() == 2);
+  CHECK(cache.binary_loads() == 0);
 }
 
 TEST_CASE("a checksummed binary that crashes the driver kills one process and not the next",

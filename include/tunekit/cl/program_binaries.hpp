@@ -12,13 +12,18 @@
 //    writes and locks a marker next to it ("<file>.loading"), removed once the program built
 //    and proved to be this source's. A driver that crashes on the binary leaves the marker
 //    behind; the next process finds it unlocked, sets the binary aside ("<file>.aside", never
-//    stored again for that program until `cache clear`) and compiles the source.
+//    stored again for that program until `cache clear`) and compiles the source. A marker
+//    another process holds is waited for up to marker_wait, then that program is compiled; after
+//    one such wait, held markers are not waited for again (a stopped process holds one per build
+//    thread: its waiters would otherwise lose marker_wait per program).
 //  - A binary holds the proof of its source: every program is compiled with one more, empty
 //    kernel named after the hash of its source and options (ProgramCache), which a binary of
 //    another program lacks.
 // See docs/cache.md, "Program binaries".
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -36,8 +41,8 @@ struct ProgramKey {
   std::string_view options;
 };
 
-/// The binaries of one device under one cache directory. Thread-safe (it holds no state that
-/// changes); any number of processes may share the directory.
+/// The binaries of one device under one cache directory. Thread-safe; any number of processes
+/// may share the directory.
 class ProgramBinaries {
  public:
   /// The format version this build reads and writes: files live in <root>/programs/v<version>.
@@ -50,16 +55,22 @@ class ProgramBinaries {
   /// whose key is longer is built each time, never stored (save() says so once).
   static constexpr std::size_t max_field_bytes = std::size_t{1} << 16;
 
+  /// How long load() waits for another process's marker on a binary before it compiles the
+  /// source instead (a load takes well under a second).
+  static constexpr std::chrono::milliseconds default_marker_wait{10'000};
+
   /// Binaries under `cache_root` (Settings::resolved_cache_dir()). Creates nothing until save().
-  explicit ProgramBinaries(std::filesystem::path cache_root);
+  explicit ProgramBinaries(std::filesystem::path cache_root,
+                           std::chrono::milliseconds marker_wait = default_marker_wait);
 
   /// A stored binary, and the marker held while this process loads it for the first time.
   struct Stored {
     std::vector<unsigned char> binary;
     std::shared_ptr<void> marker;  ///< null when this process loaded the file fine already
   };
-  /// The stored binary of `key`, or nothing (absent; bad: then reported once and removed; or
-  /// left behind by a process that died loading it: then set aside, said once).
+  /// The stored binary of `key`, or nothing (absent; bad: then reported once and removed; left
+  /// behind by a process that died loading it: then set aside, said once; or its marker held by
+  /// another process past marker_wait, or at all once one was).
   std::optional<Stored> load(const ProgramKey& key) const;
   /// The program of `stored` built and was checked: its marker goes, and later loads of the
   /// file in this process need none.
@@ -89,6 +100,9 @@ class ProgramBinaries {
 
  private:
   std::filesystem::path dir_;
+  std::chrono::milliseconds marker_wait_;
+  /// A marker was held past marker_wait_: later held markers are tried once, not waited for.
+  mutable std::atomic<bool> marker_held_long_{false};
 };
 
 namespace detail {
