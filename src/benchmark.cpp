@@ -113,23 +113,35 @@ AutotuneOutcome measure_candidate(Timer timer, FunctionRef<void()> run_once,
     const auto deadline = started + std::chrono::duration<double>(settings.max_candidate_seconds);
     const std::size_t max_samples = std::max<std::size_t>(settings.max_samples, 1);
     outcome.status = OutcomeStatus::measured;
-    const bool paired = rival != nullptr && std::isfinite(leader) && leader > 0;
+    bool paired = rival != nullptr && std::isfinite(leader) && leader > 0;
     const std::size_t rival_batch = paired ? std::max<std::size_t>(rival->batch, 1) : 1;
     const auto time_of = [&](FunctionRef<void()> work, std::size_t batch) {
       return checked_time(timer.measure(work, batch), outcome.name) / static_cast<double>(batch);
+    };
+    // The leader's time beside this candidate, or nothing where the leader failed or read 0 s:
+    // its failure is not this candidate's, whose sampling then goes on unpaired.
+    const auto rival_time = [&]() -> std::optional<double> {
+      try {
+        const double seconds = time_of(rival->run_once, rival_batch);
+        if (seconds > 0) return seconds;
+      } catch (...) {
+      }
+      return std::nullopt;
     };
     while (samples.size() < max_samples) {
       if (paired) {
         // Alternating which goes first cancels what the first of a pair pays (a cold cache).
         const bool rival_first = samples.size() % 2 == 1;
-        const double before = rival_first ? time_of(rival->run_once, rival_batch) : 0;
-        const double own = time_of(run_once, outcome.batch);
-        const double after = rival_first ? before : time_of(rival->run_once, rival_batch);
-        if (!(after > 0)) {
-          throw AutotuneError(ErrorKind::invalid_measurement,
-                              "the leader it is paired with measured 0 s", outcome.name);
+        const std::optional<double> before =
+            rival_first ? rival_time() : std::optional<double>(0.0);
+        const double own = before ? time_of(run_once, outcome.batch) : 0;
+        const std::optional<double> after = !before ? before : rival_first ? before : rival_time();
+        if (!after) {
+          paired = false;
+          if (before) samples.push_back(own);
+          continue;
         }
-        samples.push_back(leader * own / after);
+        samples.push_back(leader * own / *after);
       } else {
         samples.push_back(time_of(run_once, outcome.batch));
       }

@@ -171,9 +171,9 @@ void print_key(std::ostream& os, const K& key) {
   }
 }
 
-/// Why `key` cannot identify a tuning, if it cannot: a NaN field (it never equals itself, so
-/// every call would miss and tune again). The tuner refuses such a key with
-/// AutotuneError(invalid_key) before any lookup.
+/// Why `key` cannot identify a tuning, if it cannot: it does not equal itself (a NaN field, or
+/// a plain key type that is a NaN), so every call would miss and tune again. The tuner refuses
+/// such a key with AutotuneError(invalid_key) before any lookup.
 template <AutotuneKey K>
 std::optional<std::string> key_problem(const K& key) {
   std::optional<std::string> problem;
@@ -186,6 +186,11 @@ std::optional<std::string> key_problem(const K& key) {
                   *p;
       }
     });
+  } else {
+    const K& same = key;
+    if (!(key == same)) {
+      problem = "does not equal itself (a NaN?): every call would miss and tune again";
+    }
   }
   return problem;
 }

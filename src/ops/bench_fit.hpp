@@ -164,7 +164,7 @@ struct InputSources {
   std::map<std::pair<std::string, std::string>, InputSource> chosen;
 };
 inline InputSources& input_sources() {
-  static InputSources sources;
+  static auto& sources = *new InputSources;  // never destroyed (ops/scratch.hpp)
   return sources;
 }
 

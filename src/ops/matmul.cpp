@@ -59,14 +59,14 @@ bool uses_staged_kernel(Algorithm algorithm) {
 // The split family's partial products: one buffer per client and thread, shared by every
 // configuration (kept per configuration, a tuning would hold dozens of them).
 detail::Scratch<1>& split_scratch() {
-  static detail::Scratch<1> scratch;
+  static auto& scratch = *new detail::Scratch<1>;  // never destroyed (ops/scratch.hpp)
   return scratch;
 }
 
 // The split and skinny families' counts of the slices done per tile (kernels/gemm_output.cl):
 // zeros when made, and every launch leaves them zero.
 detail::Scratch<1>& arrival_scratch() {
-  static detail::Scratch<1> scratch(detail::Scratch<1>::Contents::zeros);
+  static auto& scratch = *new detail::Scratch<1>(detail::Scratch<1>::Contents::zeros);
   return scratch;
 }
 
@@ -392,7 +392,7 @@ class GemmKernel {
   }
   // The kernel that adds the slices of a split product (one program for every configuration).
   static const cl::KernelSpec& sum_spec(DType dtype) {
-    static const StorageSpecs specs([](DType storage) {
+    static const auto& specs = *new StorageSpecs([](DType storage) {
       return cl::KernelSpec::embedded(
           "matmul_sum.cl", operand_passes::sum_options(precision_of(storage)), "matmul_split_sum");
     });
@@ -402,7 +402,7 @@ class GemmKernel {
   // The kernel that computes the outputs past a product's whole tiles (one program for every
   // configuration).
   static const cl::KernelSpec& edges_spec(DType dtype) {
-    static const StorageSpecs specs([](DType storage) {
+    static const auto& specs = *new StorageSpecs([](DType storage) {
       return cl::KernelSpec::embedded(
           "matmul_edges.cl", operand_passes::edges_options(precision_of(storage)), "matmul_edges");
     });

@@ -451,7 +451,7 @@ void reduce_into(cl::Client& client, const DeviceVector& input, ReduceOp op, Dev
 }
 
 float reduce(cl::Client& client, const DeviceVector& input, ReduceOp op) {
-  static detail::Scratch<1> results;  // one 4-byte buffer per context and thread
+  static auto& results = *new detail::Scratch<1>;  // 4 bytes per context and thread; kept
   DeviceVector out{results.buffers(client, sizeof(float))[0], 1};
   reduce_into(client, input, op, out);
   float result = 0;

@@ -3,6 +3,10 @@
 // dropped when the client of their context ends (context_release.hpp).
 // Calls from one thread run in queue order, so reusing its buffers is safe; another thread gets
 // its own.
+// A shipped op's statics that its candidates use (these buffers, kernel specs, the input
+// sources) are never destroyed (`static auto& s = *new T`): made during a background tuning,
+// they would be destroyed at exit before the handler that stops the tuning runs, and the tuning
+// goes on during its grace (docs/settings.md, "Background tuning").
 #pragma once
 
 #include <algorithm>

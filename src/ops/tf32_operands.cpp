@@ -13,18 +13,19 @@ namespace {
 
 // One buffer each, sized for its own operand (a skinny call keeps no more than it needs).
 Scratch<1>& rounded_a_scratch() {
-  static Scratch<1> scratch;
+  static auto& scratch = *new Scratch<1>;  // never destroyed (ops/scratch.hpp)
   return scratch;
 }
 Scratch<1>& rounded_bt_scratch() {
-  static Scratch<1> scratch;
+  static auto& scratch = *new Scratch<1>;
   return scratch;
 }
 
 }  // namespace
 
 const cl::KernelSpec& tf32_round_spec() {
-  static const cl::KernelSpec spec = cl::KernelSpec::embedded("tf32.cl", "", "tf32_round");
+  static const auto& spec =
+      *new cl::KernelSpec(cl::KernelSpec::embedded("tf32.cl", "", "tf32_round"));
   return spec;
 }
 

@@ -13,20 +13,20 @@ namespace tunekit::ops::detail {
 namespace {
 
 Scratch<1>& transposed_a_scratch() {
-  static Scratch<1> scratch;
+  static auto& scratch = *new Scratch<1>;  // never destroyed (ops/scratch.hpp)
   return scratch;
 }
 
 Scratch<1>& padded_b_scratch() {
-  static Scratch<1> scratch;
+  static auto& scratch = *new Scratch<1>;  // never destroyed (ops/scratch.hpp)
   return scratch;
 }
 
 }  // namespace
 
 const cl::KernelSpec& rounding_transpose_spec() {
-  static const cl::KernelSpec spec = cl::KernelSpec::embedded(
-      "transpose.cl", operand_passes::rounding_transpose_options(), "transpose_tiled");
+  static const auto& spec = *new cl::KernelSpec(cl::KernelSpec::embedded(
+      "transpose.cl", operand_passes::rounding_transpose_options(), "transpose_tiled"));
   return spec;
 }
 
@@ -42,8 +42,8 @@ void enqueue_transpose(cl::Client& client, const cl::KernelSpec& spec, const ::c
 }
 
 const cl::KernelSpec& staged_operands_spec() {
-  static const cl::KernelSpec spec = cl::KernelSpec::embedded(
-      "matmul_operands.cl", operand_passes::operands_options(), "matmul_staged_operands");
+  static const auto& spec = *new cl::KernelSpec(cl::KernelSpec::embedded(
+      "matmul_operands.cl", operand_passes::operands_options(), "matmul_staged_operands"));
   return spec;
 }
 

@@ -190,6 +190,45 @@ TEST_CASE("background: a set that validates serves its reference, never an unval
   tuner.wait_for_tunings();
 }
 
+TEST_CASE("background: with a host reference, candidate 0 serves meanwhile only once it passed it",
+          "[background][pick][validation]") {
+  // With a host reference, candidate 0 is a candidate like the others: it is checked once before
+  // it serves a key's calls while the key is tuned. Wrong, the call tunes the key (as blocking).
+  const auto set_of = [](std::uint64_t first_adds) {
+    return TunableSet{key_of, n_input}
+        .with(Tunable{"first",
+                      [first_adds](ThreadClient& c, std::uint64_t& n) {
+                        c.spend(1e-3);
+                        return 2 * n + first_adds;
+                      }})
+        .with(Tunable{"right",
+                      [](ThreadClient& c, std::uint64_t& n) {
+                        c.spend(2e-3);
+                        return 2 * n;
+                      }})
+        .validate_with(HostReference{[](std::uint64_t n) { return 2 * n; }, std::equal_to<>{}});
+  };
+  ThreadClient client;
+  std::uint64_t n = 64;
+  SECTION("a wrong candidate 0: the call tunes") {
+    Tuner<SizeKey> tuner("host reference, wrong first", client.id(), background_settings(),
+                         nullptr);
+    CHECK(tuner.execute(client, set_of(1), SizeKey{64}, n) == 128);
+    CHECK(last_call().path != CallPath::provisional);
+    REQUIRE(tuner.report(SizeKey{64}));  // tuned in the call
+    CHECK(tuner.report(SizeKey{64})->winner()->name == "right");
+  }
+  SECTION("a right candidate 0: it serves meanwhile") {
+    Tuner<SizeKey> tuner("host reference, right first", client.id(), background_settings(),
+                         nullptr);
+    CHECK(tuner.execute(client, set_of(0), SizeKey{64}, n) == 128);
+    CHECK(last_call().path == CallPath::provisional);
+    tuner.wait_for_tunings();
+    REQUIRE(tuner.report(SizeKey{64}));
+    CHECK(tuner.report(SizeKey{64})->winner()->name == "first");
+  }
+}
+
 TEST_CASE("background: a tuning in which every candidate fails is remembered", "[background]") {
   ThreadClient client;
   Tuner<SizeKey> tuner("failing_op", client.id(), background_settings(), nullptr);

@@ -446,6 +446,29 @@ TEST_CASE("a key with a NaN field is an invalid-key error, not a new tuning on e
   CHECK(generated == 2);
 }
 
+TEST_CASE("a plain key type that is a NaN is an invalid-key error, not a new tuning every call",
+          "[tuner][failure]") {
+  static_assert(AutotuneKey<double>);  // a key that is not a reflected struct
+  LocalTuner<double> tuner("nan plain key", test::test_settings());
+  VirtualClient client;
+  int generated = 0;
+  const auto& set = tuner.init([&] {
+    return TunableSet{[](const double& x) { return x; },
+                      [&](const double&, const double& x) { return ++generated, std::tuple(x); }}
+        .with(Tunable{"a", [](VirtualClient& c, double& x) { return c.spend(1e-3), x; }})
+        .with(Tunable{"b", [](VirtualClient& c, double& x) { return c.spend(2e-3), x; }})
+        .share_inputs();
+  });
+  CHECK(tuner.execute(client.id(), client, set, 0.5) == 0.5);
+  CHECK(generated == 1);
+  for (int i = 0; i < 3; ++i) {
+    const auto text = reason_of([&] { tuner.execute(client.id(), client, set, std::nan("")); },
+                                ErrorKind::invalid_key);
+    CHECK_THAT(text, Catch::Contains("does not equal itself"));
+  }
+  CHECK(generated == 1);
+}
+
 namespace {
 struct LimitedClient : test::VirtualClient {
   DeviceLimits limits() const { return {128, 16384}; }

@@ -66,6 +66,42 @@ TEST_CASE("a candidate measured while the machine got busy is compared with the 
   CHECK(report->winner()->median == Approx(0.9e-3));  // on the leader's scale
 }
 
+TEST_CASE("a leader that fails beside a candidate fails itself, not the candidate",
+          "[tuner][pick]") {
+  // "flaky" leads, then throws on every third call once "solid" (twice as fast) is measured
+  // beside it: solid's paired samples lose their leader, and it is measured alone instead of
+  // failing with flaky's error.
+  LocalTuner<test::SizeKey> tuner("flaky leader", test::test_settings());
+  VirtualClient client;
+  auto solid_ran = std::make_shared<bool>(false);
+  auto flaky_calls = std::make_shared<int>(0);
+  const auto& set = tuner.init([&] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"flaky",
+                      [solid_ran, flaky_calls](VirtualClient& c, int& n) {
+                        c.spend(2e-3);
+                        if (*solid_ran && ++*flaky_calls % 3 == 0) {
+                          throw std::runtime_error("flaky hiccup");
+                        }
+                        return n;
+                      }})
+        .with(Tunable{"solid", [solid_ran](VirtualClient& c, int& n) {
+                        *solid_ran = true;
+                        c.spend(1e-3);
+                        return n;
+                      }});
+  });
+  tuner.execute(client.id(), client, set, 64);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  for (const auto& outcome : report->outcomes) {
+    if (outcome.name == "solid") CHECK(outcome.ok());
+  }
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "solid");
+}
+
 TEST_CASE("racing keeps two survivors: the runner-up is measured in full", "[tuner][pick]") {
   LocalTuner<test::SizeKey> tuner("floor", unconfirmed());
   VirtualClient client;

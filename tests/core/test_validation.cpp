@@ -91,6 +91,36 @@ TEST_CASE("validation of in-place candidates compares the benchmark inputs",
   CHECK_THAT(format_report(report), Catch::Contains("wrong output: element 0 differs"));
 }
 
+TEST_CASE("a candidate right on its first call only is checked again after its samples, and fails",
+          "[tuner][validation]") {
+  // "stateful" leaves state behind (a counter it never resets): right on its first call, one
+  // off on every later one. It is faster, and would win on its first call's check alone.
+  LocalTuner<SizeKey> tuner("right once", test::test_settings());
+  VirtualClient client;
+  auto calls = std::make_shared<int>(0);
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"exact", test::adds<VirtualClient>(0, 2e-3)})
+        .with(Tunable{"stateful",
+                      [calls](VirtualClient& c, int& n) {
+                        c.spend(1e-3);
+                        return n + (++*calls > 1 ? 1 : 0);
+                      }})
+        .validate_with(std::equal_to<>{});
+  });
+  CHECK(tuner.execute(client.id(), client, set, 64) == 64);
+  const auto report = tuner.tuner(client.id()).report(SizeKey{64});
+  REQUIRE(report);
+  INFO(format_report(*report));
+  CHECK(report->winner()->name == "exact");
+  for (const auto& outcome : report->outcomes) {
+    if (outcome.name != "stateful") continue;
+    REQUIRE(outcome.error);
+    CHECK(outcome.error->kind() == ErrorKind::wrong_output);
+    CHECK_THAT(outcome.error->message(), Catch::Contains("right on its first call"));
+  }
+}
+
 TEST_CASE("an input generator and a validator may take the client first", "[tuner][validation]") {
   LocalTuner<SizeKey> tuner("client_first", test::test_settings());
   VirtualClient client;
@@ -203,6 +233,48 @@ TEST_CASE("on shared inputs, a candidate that leaves its output unwritten fails 
         HostReference{expected, same_y,
                       [](Buffer&, Buffer& y) { std::fill(y->begin(), y->end(), -1); }});
     CHECK(*made == 1);  // one shared set, no fresh ones
+  }
+}
+
+TEST_CASE("on shared inputs, a candidate that returns its unwritten output buffer fails validation",
+          "[tuner][validation]") {
+  // As above, but the candidates return a handle to their output (as a cl::Buffer would be):
+  // the stale output of the candidate before is then what `skips` returns.
+  VirtualClient client;
+  auto key_of = [](const Buffer& x, const Buffer&) { return SizeKey{x->size()}; };
+  auto inputs = [](const SizeKey& key, const Buffer&, const Buffer&) {
+    return buffer_inputs(key, 0);
+  };
+  auto right_out = [](VirtualClient& c, Buffer& x, Buffer& y) { return right(c, x, y), y; };
+  auto skips_out = [](VirtualClient& c, Buffer& x, Buffer& y) { return skips(c, x, y), y; };
+  auto same = [](const Buffer& expected, const Buffer& got) { return *expected == *got; };
+  auto expected = [](const Buffer& x, const Buffer&) {
+    auto y = std::make_shared<std::vector<int>>(x->size());
+    for (std::size_t i = 0; i < x->size(); ++i) (*y)[i] = 2 * (*x)[i];
+    return y;
+  };
+  std::vector<int> want(64);
+  for (int i = 0; i < 64; ++i) want[i] = 2 * (i + 1);
+  auto right_wins = [&](const char* op, auto validator) {
+    LocalTuner<SizeKey> tuner(op, test::test_settings());
+    const auto& set = tuner.init([&] {
+      return TunableSet{key_of, inputs}
+          .with(Tunable{"right", right_out})
+          .with(Tunable{"skips", skips_out})
+          .validate_with(validator)
+          .share_inputs();
+    });
+    auto [x, y] = buffer_inputs(SizeKey{64}, 0);
+    CHECK(*tuner.execute(client.id(), client, set, x, y) == want);
+    CHECK(tuner.tuner(client.id()).report(SizeKey{64})->winner()->name == "right");
+  };
+  SECTION("a candidate reference: validated on fresh inputs") {
+    right_wins("stale handle, candidate reference", same);
+  }
+  SECTION("a host reference that clears the outputs: validated on the shared inputs") {
+    right_wins("stale handle, cleared", HostReference{expected, same, [](Buffer&, Buffer& y) {
+                                                        std::fill(y->begin(), y->end(), -1);
+                                                      }});
   }
 }
 

@@ -20,6 +20,7 @@
 #include "tunekit/engine/background_queue.hpp"
 #include "tunekit/engine/decision.hpp"
 #include "tunekit/engine/tuning_plan.hpp"
+#include "tunekit/host_reference.hpp"
 #include "tunekit/key.hpp"
 #include "tunekit/settings.hpp"
 
@@ -70,10 +71,19 @@ class BackgroundTuning {
     return provisional_.insert(key, std::move(provisional));
   }
 
+  /// Whether candidate 0 must pass a check before it serves a key of `Set` while the key is
+  /// tuned: where the set validates with a HostReference, no candidate, not even the first, is
+  /// trusted before it was checked (Tuner::first_candidate_passes). A key whose candidate 0 fails
+  /// the check is tuned in the calling thread, as in blocking mode.
+  template <class Set>
+  static constexpr bool checks_first =
+      is_host_reference_v<std::remove_cvref_t<decltype(std::declval<const Set&>().validator())>>;
+
   /// What serves the calls of `key` while it is tuned in the background: `known` (the winners
   /// of neighbouring keys), then the candidates the plan measures first (measured_first()); the
   /// first of them runs, the others serve a call it fails.
-  /// A set that validates serves its reference alone (candidate 0): a neighbour's winner was
+  /// A set that validates serves candidate 0 alone (its reference; with a host reference, once
+  /// it passed it: checks_first): a neighbour's winner was
   /// validated on its own key's inputs, never on this key's, and no other candidate has been
   /// checked against the reference yet; where the reference fails a call, the call fails, as it
   /// would in the tuning. `known` is then not asked.

@@ -166,34 +166,32 @@ class CandidateValidation {
         bench);
   }
 
-  // The inputs a candidate returning void is validated on. Shared ones hold the previous
-  // candidate's outputs, which a candidate that skips some of its writes would pass as its own:
-  // the validator's clear step overwrites them (HostReference's third member), else the
-  // candidate runs on a fresh set, made in `fresh`. Throws the caller's errors (callers_error).
+  // The inputs a candidate is validated on. Shared ones hold the previous candidate's outputs,
+  // which a candidate that skips some of its writes would pass as its own (whether it returns
+  // void or a handle to its output): the validator's clear step overwrites them (HostReference's
+  // third member), else the candidate runs on a fresh set, made in `fresh`. Throws the caller's
+  // errors (callers_error).
   Bench& validation_inputs(Bench& bench, std::optional<Bench>& fresh) {
-    if constexpr (std::is_void_v<Output>) {
-      if (set_.shares_inputs()) {
-        if constexpr (detail::clears_outputs_v<Validator>) {
-          try {
-            std::apply(
-                [&](auto&... in) {
-                  (void)detail::invoke_maybe_client(set_.validator().clear, client_, in...);
-                },
-                bench);
-          } catch (...) {
-            throw detail::callers_error("the validator's clear step", std::current_exception());
-          }
-        } else {
-          try {
-            fresh.emplace(fresh_inputs_());
-          } catch (...) {
-            throw detail::callers_error("the input generator", std::current_exception());
-          }
-          return *fresh;
-        }
+    if (!set_.shares_inputs()) return bench;
+    if constexpr (detail::clears_outputs_v<Validator>) {
+      try {
+        std::apply(
+            [&](auto&... in) {
+              (void)detail::invoke_maybe_client(set_.validator().clear, client_, in...);
+            },
+            bench);
+      } catch (...) {
+        throw detail::callers_error("the validator's clear step", std::current_exception());
       }
+      return bench;
+    } else {
+      try {
+        fresh.emplace(fresh_inputs_());
+      } catch (...) {
+        throw detail::callers_error("the input generator", std::current_exception());
+      }
+      return *fresh;
     }
-    return bench;
   }
 
   // The reference output: the host reference's (on `bench` where the set shares its inputs, no

@@ -307,6 +307,9 @@ class Tuner {
   template <class Client, class Set, class... Inputs>
   const Decision* tune_in_background(Client& client, const Set& set, const Key& key,
                                      Inputs&... inputs) {
+    if constexpr (detail::BackgroundTuning<Key>::template checks_first<Set>) {
+      if (!first_candidate_passes(client, set, key, inputs...)) return nullptr;
+    }
     Decision provisional = background_.provisional_for(  // before the lock: it reads the store
         set, key, [&] { return known_winners(set, key); }, settings_.search_settings());
     std::lock_guard lock(decisions_mutex_);
@@ -314,6 +317,25 @@ class Tuner {
     if (const Decision* queued = background_.serving(key)) return queued;
     if (!queue_tuning(client, set, key, inputs...)) return nullptr;
     return background_.serve_meanwhile(key, std::move(provisional));
+  }
+
+  // Whether candidate 0, which serves a key of a set validated by a host reference while it is
+  // tuned, passes that reference on one set of the key's benchmark inputs (one call, here).
+  // False: the call tunes the key, as in blocking mode. The caller's errors (input generator,
+  // validator) reach the caller, as a tuning's would.
+  template <class Client, class Set, class... Inputs>
+  bool first_candidate_passes(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
+    const auto make = [&] {
+      try {
+        return set.make_inputs(client, key, std::as_const(inputs)...);
+      } catch (...) {
+        throw detail::callers_error("the input generator", std::current_exception());
+      }
+    };
+    TuningTime time;
+    CandidateValidation<Key, Client, Set, Inputs...> validation(client, set, make, time);
+    auto bench = make();
+    return !validation.validate(0, bench);
   }
 
   // Queues `key` again if its last background tuning ended undecided (its client gone, its

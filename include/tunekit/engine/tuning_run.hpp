@@ -175,6 +175,7 @@ class TuningRun {
       }
     }
     rank(outcomes_);
+    if constexpr (Set::validates) check_the_winner_again();
     if (!outcomes_.empty() && outcomes_.front().ok()) {
       try {  // the winner's build is worth keeping (e.g. as a program binary)
         std::apply([&](const auto&... in) { set_.keep(outcomes_.front().index, client_, in...); },
@@ -605,6 +606,39 @@ class TuningRun {
   // is left to do. Within the space's time too: the search's seconds count against it.
   void climb_from_the_confirmed(const TuningPlan& plan, std::size_t winner);
 
+  // The benchmark inputs of a candidate's validation and measurement: the shared ones, else a
+  // fresh set. The input generator's failure is the caller's: it ends the tuning.
+  Bench& candidate_inputs() {
+    try {
+      return bench_inputs(shared_inputs_);
+    } catch (...) {
+      shared_inputs_.reset();
+      throw detail::callers_error("the input generator", std::current_exception());
+    }
+  }
+
+  // The winner was validated on its first call, before its warm-ups and samples: it is checked
+  // once more before it is kept, so that a candidate right only on its first call (state a call
+  // leaves behind, a counter it never resets) cannot win. One wrong now is failed, and the next
+  // of the ranking checked in turn.
+  void check_the_winner_again() {
+    while (!outcomes_.empty() && outcomes_.front().ok()) {
+      AutotuneOutcome& winner = outcomes_.front();
+      Bench* bench = &candidate_inputs();
+      std::optional<AutotuneError> wrong;
+      {
+        const auto turn = take_turn();
+        wrong = validation_.validate(winner.index, *bench);
+      }
+      if (!wrong) return;
+      winner.status = OutcomeStatus::failed;
+      winner.error = AutotuneError(
+          wrong->kind(), "right on its first call, not after its timed ones: " + wrong->message(),
+          winner.name);
+      rank(outcomes_);
+    }
+  }
+
   // Benchmark inputs, validation, then the measurement (racing against the leader).
   AutotuneOutcome measure(std::size_t index) {
     const std::string name = set_.name(index);
@@ -612,13 +646,7 @@ class TuningRun {
     failed.name = name;
     failed.index = index;
     failed.status = OutcomeStatus::failed;
-    Bench* bench = nullptr;
-    try {
-      bench = &bench_inputs(shared_inputs_);
-    } catch (...) {
-      shared_inputs_.reset();
-      throw detail::callers_error("the input generator", std::current_exception());
-    }
+    Bench* bench = &candidate_inputs();
     // The turn covers the first call (a build's last step on some devices), the validation and
     // the samples: what another tuning on this device must not run beside.
     const auto turn = take_turn();
