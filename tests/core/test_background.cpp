@@ -213,7 +213,8 @@ TEST_CASE("background: with a host reference, candidate 0 serves meanwhile only 
   SECTION("a wrong candidate 0: the call tunes") {
     Tuner<SizeKey> tuner("host reference, wrong first", client.id(), background_settings(),
                          nullptr);
-    CHECK(tuner.execute(client, set_of(1), SizeKey{64}, n) == 128);
+    const auto set = set_of(1);  // the background tuning uses it: it outlives the tuning
+    CHECK(tuner.execute(client, set, SizeKey{64}, n) == 128);
     CHECK(last_call().path != CallPath::provisional);
     REQUIRE(tuner.report(SizeKey{64}));  // tuned in the call
     CHECK(tuner.report(SizeKey{64})->winner()->name == "right");
@@ -221,7 +222,8 @@ TEST_CASE("background: with a host reference, candidate 0 serves meanwhile only 
   SECTION("a right candidate 0: it serves meanwhile") {
     Tuner<SizeKey> tuner("host reference, right first", client.id(), background_settings(),
                          nullptr);
-    CHECK(tuner.execute(client, set_of(0), SizeKey{64}, n) == 128);
+    const auto set = set_of(0);
+    CHECK(tuner.execute(client, set, SizeKey{64}, n) == 128);
     CHECK(last_call().path == CallPath::provisional);
     tuner.wait_for_tunings();
     REQUIRE(tuner.report(SizeKey{64}));
