@@ -1,8 +1,9 @@
 // CandidateValidation: how a tuning checks a candidate's output before it may be measured. The
 // reference is the set's host reference, else the first candidate that runs (computed once). A
-// candidate returning void on shared inputs is validated on cleared or fresh ones, so that the
-// previous candidate's outputs cannot pass as its own. Two candidates that agree with each other
-// and not with a candidate reference fail the tuning, naming the reference as the suspect.
+// candidate on shared inputs (returning void or a handle to its output) is validated on cleared
+// or fresh ones, so that the previous candidate's outputs cannot pass as its own. Two candidates
+// that agree with each other and not with a candidate reference fail the tuning, naming the
+// reference as the suspect.
 // A part of TuningRun (tuning_run.hpp), which owns one per tuning; also the engine's small shared
 // pieces of it (callers_error, Stopwatch).
 #pragma once
