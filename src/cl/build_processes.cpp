@@ -220,7 +220,21 @@ class BuildProcesses::Lease {
   }
   explicit operator bool() const { return helper_ != nullptr; }
   Helper* operator->() const { return helper_.get(); }
-  void give_back() { owner_.give_back(std::move(helper_)); }
+  // Given back after a good answer, unless it said more than that answer: its extra bytes would
+  // be read as the answer to the next request (messages carry no request's name).
+  void give_back() {
+    if (said_more()) {
+      (void)end();
+      return;
+    }
+    owner_.give_back(std::move(helper_));
+  }
+  // Whether bytes wait on its socket while no request is open (its end, without bytes, is found
+  // when a request is sent).
+  bool said_more() const {
+    char byte = 0;
+    return ::recv(helper_->socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+  }
   // Ends the helper now; the signal that ended it, or 0.
   int end() {
     const int signal = helper_->end();
@@ -287,6 +301,11 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
         if (crashed_with != 0) {
           return crash_reply(what, signal_text(crashed_with) + "; no other helper could try it");
         }
+        return std::nullopt;
+      }
+      if (helper.said_more()) {  // an answer to no request arrived while it was idle
+        helper.end();
+        failed("a helper sent an answer to no request before a build of " + printable(what, 300));
         return std::nullopt;
       }
       const auto deadline = Clock::now() + options_.build_patience;

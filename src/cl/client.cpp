@@ -596,6 +596,9 @@ detail::CommandTimes Client::times_of_recorded() {
   std::vector<detail::CommandInterval>& intervals = recording_->intervals;
   intervals.clear();
   for (cl_event event : recording_->events) {
+    // An event of another queue (record()) may still run: measure() finished only the client's.
+    // Its status below tells a failure; each on its own, as they may be of other contexts.
+    (void)clWaitForEvents(1, &event);
     cl_ulong start = 0, end = 0;
     if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) !=
             CL_SUCCESS ||

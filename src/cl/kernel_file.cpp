@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -163,10 +164,20 @@ std::string macro_after(std::string_view code, std::string_view name) {
   return word;
 }
 
-// Whether `text` is wrapped in an include guard: its first directive `#ifndef X`, the next
-// `#define X`, and the `#endif` that closes the first the last thing in the file (comments
-// aside). Such a file is read once, as one with #pragma once: its second inclusion is empty to
-// the preprocessor anyway, and an include cycle between guarded files then ends.
+// The X of a guard's first line `#if !defined(X)` or `#if !defined X`, else "".
+std::string negated_defined(const std::string& code) {
+  static const std::regex form(
+      R"(^\s*#\s*if\s*!\s*defined(?:\s*\(\s*([A-Za-z_]\w*)\s*\)|\s+([A-Za-z_]\w*))\s*$)");
+  std::smatch m;
+  if (!std::regex_match(code, m, form)) return "";
+  return m[1].matched ? m[1].str() : m[2].str();
+}
+
+// Whether `text` is wrapped in an include guard: its first directive `#ifndef X` (or `#if
+// !defined(X)`), the next `#define X`, and the `#endif` that closes the first the last thing in
+// the file (comments aside), with no `#else` or `#elif` of its own. Such a file is read once, as
+// one with #pragma once: its second inclusion is empty to the preprocessor anyway, and an include
+// cycle between guarded files then ends.
 bool has_include_guard(std::string_view text) {
   bool in_comment = false;
   int directives = 0, depth = 0;
@@ -186,8 +197,13 @@ bool has_include_guard(std::string_view text) {
     }
     ++directives;
     if (directives == 1) {
-      if (name != "ifndef") return false;
-      guard = macro_after(code, name);
+      if (name == "ifndef") {
+        guard = macro_after(code, name);
+      } else if (name == "if") {
+        guard = negated_defined(code);
+      } else {
+        return false;
+      }
       depth = 1;
       continue;
     }
@@ -196,6 +212,8 @@ bool has_include_guard(std::string_view text) {
       continue;
     }
     if (name == "if" || name == "ifdef" || name == "ifndef") ++depth;
+    // A second branch of the guard's own #if: its second inclusion is not empty.
+    if (depth == 1 && (name == "else" || name.starts_with("elif"))) return false;
     if (name == "endif" && --depth == 0) closed = true;
   }
   return closed;

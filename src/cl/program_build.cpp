@@ -113,7 +113,9 @@ DriverBinary binary_of(const ::cl::Program& program) {
   const std::string where = program_description(origin, options, device_name);
   check_sm90a_marker(source, options, where);
   cl_int code = CL_SUCCESS;
-  const std::string compiled = named_source(source, origin) + "\n__kernel void " +
+  // Two line ends: a source whose last line ends in a backslash (a comment, a macro) splices
+  // the first with it, and would swallow the stamp kernel.
+  const std::string compiled = named_source(source, origin) + "\n\n__kernel void " +
                                stamp_kernel(source, options) + "(void) {}\n";
   ::cl::Program program(context, compiled, false, &code);
   check(code, [&] { return "creating the program " + where; });

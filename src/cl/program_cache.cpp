@@ -14,6 +14,7 @@
 #include "program_build.hpp"
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/cl/program_binaries.hpp"
+#include "tunekit/engine/persistence.hpp"  // of_the_moment
 #include "tunekit/stable_hash.hpp"
 
 namespace tunekit::cl {
@@ -147,6 +148,9 @@ void ProgramCache::keep(const KernelSpec& spec) {
       entry->program = build(source, options, origin, entry->stored);
       remember_source(source_hash, source, entry->program);
     } catch (const AutotuneError& error) {
+      // A failure of the moment (memory, resources, the device) is not the program's: the next
+      // request builds it again, as the tuner retries the key after its back-off.
+      if (tunekit::detail::of_the_moment(error.kind())) throw;
       entry->failure = error;
     }
     entry->done = true;

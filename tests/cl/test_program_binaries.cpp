@@ -414,6 +414,24 @@ TEST_CASE("a binary whose load a process did not survive is set aside, and the s
   CHECK_FALSE(fs::exists(aside));
 }
 
+TEST_CASE("a source whose last line ends in a backslash keeps its stamp: its binary loads",
+          "[opencl][program-binaries]") {
+  // The stamp kernel is appended after the source: the backslash (no line end after it) once
+  // spliced it into the comment, and every binary of the program was "another program's".
+  TempDir dir;
+  const auto spec = cl::KernelSpec::from_text(
+      "__kernel void add(__global float* data, float amount) {\n"
+      "  data[get_global_id(0)] += amount + 7.0f;\n}\n// the end \\",
+      "", "add", "spliced_add");
+  (void)stored_binary(dir.path(), spec);
+  CapturedWarnings warnings;
+  auto cache = cache_under(dir.path());
+  CHECK(tagged_add_works(*cache, spec, 7));
+  CHECK(cache->binary_loads() == 1);
+  CHECK(cache->builds() == 0);
+  CHECK(warnings.lines() == 0);
+}
+
 TEST_CASE("a marker held past the wait is waited for once, not once per program",
           "[opencl][program-binaries]") {
   TempDir dir;

@@ -302,4 +302,25 @@ TEST_CASE(
   CHECK_THAT(written, !Catch::Contains("generated."));
 }
 
+// Run with failing_build_shim preloaded (its own CTest entry): clBuildProgram fails with
+// CL_OUT_OF_HOST_MEMORY while the file TUNEKIT_TEST_FAILING_BUILDS names exists.
+TEST_CASE("a build that failed for the moment is built again by the next request",
+          "[.][failing-builds]") {
+  const char* flag = std::getenv("TUNEKIT_TEST_FAILING_BUILDS");
+  REQUIRE(flag != nullptr);
+  auto& client = shared_client();
+  cl::ProgramCache cache(client.context(), client.device().device, client.device().device_name);
+  const std::string source = "__kernel void moment(__global float* d) { d[0] = 1.0f; }\n";
+  std::ofstream(flag) << "failing\n";
+  try {
+    (void)cache.program(source, "", "moment");
+    FAIL("expected the build to fail");
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::allocation);
+  }
+  std::filesystem::remove(flag);  // the driver has memory again
+  CHECK_NOTHROW(cache.program(source, "", "moment"));
+  CHECK(cache.builds() == 2);
+}
+
 }  // namespace tunekit::test

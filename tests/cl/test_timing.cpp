@@ -233,6 +233,28 @@ TEST_CASE("work enqueued on the raw queue is timed with markers around it", "[op
   CHECK(client.last_measure_events() == 1);
 }
 
+TEST_CASE("an event record()ed from another queue is waited for and timed", "[opencl][timing]") {
+  // measure() finishes the client's queue only: the other queue's kernel may still run when the
+  // events are read, and was skipped (timed by the empty queue's markers, about 0 s).
+  auto& client = shared_client();
+  ::cl::CommandQueue other(client.context(), client.device().device, CL_QUEUE_PROFILING_ENABLE);
+  auto kernel = client.kernel(test_kernel("busy"));
+  auto data = client.upload(ramp(elements));
+  cl::set_args(kernel, data, 5000);
+  client.measure(
+      [&] {
+        ::cl::Event event;
+        REQUIRE(other.enqueueNDRangeKernel(kernel, ::cl::NullRange, ::cl::NDRange(elements),
+                                           ::cl::NDRange(64), nullptr, &event) == CL_SUCCESS);
+        REQUIRE(other.flush() == CL_SUCCESS);
+        client.record(event);
+      },
+      1);
+  other.finish();
+  CHECK(client.last_measure_source() == cl::MeasureSource::events);
+  CHECK(client.last_measure_events() == 1);
+}
+
 TEST_CASE("outside a measurement, enqueues record nothing", "[opencl][timing]") {
   auto& client = shared_client();
   auto kernel = client.kernel(test_kernel("add"));

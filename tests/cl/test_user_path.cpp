@@ -234,6 +234,27 @@ TEST_CASE(
       cl::KernelSpec::from_file(dir.write("deep.cl", "#include \"h0.h\"\n" + kernel), "", "f");
   CHECK(deep.problem().empty());
   CHECK_NOTHROW(client.kernel(deep));
+  // Found by review 10. A header whose #ifndef has an #else is no guard: its second inclusion
+  // is the #else part (it was dropped: "undeclared identifier 'second_pass'").
+  dir.write("twice.h",
+            "#ifndef TWICE_FIRST\n#define TWICE_FIRST\nfloat first_pass(float x) { return x + "
+            "1.0f; }\n#else\nfloat second_pass(float x) { return x + 2.0f; }\n#endif\n");
+  const auto twice = cl::KernelSpec::from_file(
+      dir.write("twice.cl",
+                "#include \"twice.h\"\n#include \"twice.h\"\n#define VALUE "
+                "second_pass(first_pass(x[0]))\n" +
+                    kernel),
+      "", "f");
+  CHECK(twice.problem().empty());
+  CHECK_NOTHROW(client.kernel(twice));
+  // Guards written #if !defined(X) that include each other: an include cycle (past 64 files).
+  dir.write("c.h",
+            "#if !defined(C_H)\n#define C_H\n#include \"d.h\"\n#define VALUE 6.0f\n#endif\n");
+  dir.write("d.h", "#if !defined D_H\n#define D_H\n#include \"c.h\"\n#endif\n");
+  const auto defined_cycle =
+      cl::KernelSpec::from_file(dir.write("defined.cl", "#include \"c.h\"\n" + kernel), "", "f");
+  CHECK(defined_cycle.problem().empty());
+  CHECK_NOTHROW(client.kernel(defined_cycle));
 }
 
 TEST_CASE("a FIFO or a folder named as a kernel file is a build error, not a hang",

@@ -1,5 +1,6 @@
 // ProgramCache: every OpenCL program a client uses, built once per (source, build options) even
-// when several threads ask for it together; a failed build is remembered with its log. With
+// when several threads ask for it together; a failed build is remembered with its log (not a
+// failure of the moment: memory, resources, the device, which the next request retries). With
 // ProgramBinaries, a program compiled by an earlier process is loaded from its binary instead.
 #pragma once
 
