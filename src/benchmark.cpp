@@ -132,16 +132,18 @@ AutotuneOutcome measure_candidate(Timer timer, FunctionRef<void()> run_once,
       if (paired) {
         // Alternating which goes first cancels what the first of a pair pays (a cold cache).
         const bool rival_first = samples.size() % 2 == 1;
-        const std::optional<double> before =
-            rival_first ? rival_time() : std::optional<double>(0.0);
-        const double own = before ? time_of(run_once, outcome.batch) : 0;
-        const std::optional<double> after = !before ? before : rival_first ? before : rival_time();
-        if (!after) {
+        std::optional<double> rival_seconds;
+        if (rival_first && !(rival_seconds = rival_time())) {
           paired = false;
-          if (before) samples.push_back(own);
           continue;
         }
-        samples.push_back(leader * own / *after);
+        const double own = time_of(run_once, outcome.batch);
+        if (!rival_first && !(rival_seconds = rival_time())) {
+          paired = false;
+          samples.push_back(own);
+          continue;
+        }
+        samples.push_back(leader * own / *rival_seconds);
       } else {
         samples.push_back(time_of(run_once, outcome.batch));
       }
