@@ -5,7 +5,9 @@
 
 #include <catch2/catch.hpp>
 #include <limits>
+#include <stdexcept>
 #include <tunekit/report.hpp>
+#include <tuple>
 
 #include "../../src/cache/private_files.hpp"
 #include "../unprivileged.hpp"
@@ -755,6 +757,34 @@ TEST_CASE("a forged shared-store winner that gives wrong results is caught befor
   // The tuning's result replaced the forged entry.
   REQUIRE(store->saved.size() == 1);
   CHECK(store->saved.begin()->second.winner == "right");
+}
+
+TEST_CASE("a shared-store winner's check names the input generator when it fails",
+          "[cache][attack]") {
+  // The check makes the key's benchmark inputs as a tuning does, and the generator's failure is
+  // said as the tuning's is: the caller's, named, nothing adopted.
+  struct OneEntryStore final : ResultStore {
+    int adopted = 0;
+    std::optional<StoredResult> load(const EntryId&) override { return shared_entry("fast", 1); }
+    void save(const EntryId&, const StoredResult&) override {}
+    std::unique_ptr<TuningLock> lock_for_tuning(const EntryId&) override { return nullptr; }
+    void adopt(const EntryId&, const StoredResult&) override { ++adopted; }
+  };
+  const auto store = std::make_shared<OneEntryStore>();
+  VirtualClient client;
+  Tuner<SizeKey> tuner("generator fails", client.id(), test_settings(), store);
+  const auto failing_inputs = [](const SizeKey&, const int&) -> std::tuple<int> {
+    throw std::runtime_error("no room for the inputs");
+  };
+  const auto set = TunableSet{size_key, failing_inputs}
+                       .with(Tunable{"slow", adds<VirtualClient>(0, 2e-3)})
+                       .with(Tunable{"fast", adds<VirtualClient>(0, 1e-4)})
+                       .validate_with(std::equal_to<>{});
+  int n = 8;
+  CHECK_THROWS_WITH(
+      tuner.execute(client, set, SizeKey{8}, n),
+      Catch::Contains("the input generator failed") && Catch::Contains("no room for the inputs"));
+  CHECK(store->adopted == 0);
 }
 
 TEST_CASE("a shared-store winner that is right here serves, after one check, and is adopted",

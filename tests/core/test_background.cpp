@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "../support.hpp"
+#include "tunekit/engine/measurement_turn.hpp"
 
 using namespace tunekit;
 using test::SizeKey;
@@ -229,6 +230,43 @@ TEST_CASE("background: with a host reference, candidate 0 serves meanwhile only 
     REQUIRE(tuner.report(SizeKey{64}));
     CHECK(tuner.report(SizeKey{64})->winner()->name == "first");
   }
+}
+
+TEST_CASE("background: candidate 0's check before it serves is made in the device's turn",
+          "[background][validation][concurrency]") {
+  // The check calls candidate 0 on the device: beside another tuning's measurement it would
+  // change what that tuning times. Whether its call holds the turn is asked from another thread
+  // (the holder itself may always take it again).
+  enum : int { not_asked, held, not_held };
+  std::atomic<int> turn_in_check{not_asked};  // seen on candidate 0's first call: the check
+  const auto set =
+      TunableSet{key_of, n_input}
+          .with(Tunable{"first",
+                        [&](ThreadClient& c, std::uint64_t& n) {
+                          if (turn_in_check.load() == not_asked) {
+                            bool other_got_it = true;
+                            std::thread([&] {
+                              using namespace std::chrono_literals;
+                              other_got_it = MeasurementTurn(c.id().identity(), 1ms).held();
+                            }).join();
+                            turn_in_check = other_got_it ? not_held : held;
+                          }
+                          c.spend(1e-3);
+                          return 2 * n;
+                        }})
+          .with(Tunable{"second",
+                        [](ThreadClient& c, std::uint64_t& n) {
+                          c.spend(2e-3);
+                          return 2 * n;
+                        }})
+          .validate_with(HostReference{[](std::uint64_t n) { return 2 * n; }, std::equal_to<>{}});
+  ThreadClient client;
+  Tuner<SizeKey> tuner("checked in its turn", client.id(), background_settings(), nullptr);
+  std::uint64_t n = 64;
+  CHECK(tuner.execute(client, set, SizeKey{64}, n) == 128);
+  CHECK(last_call().path == CallPath::provisional);
+  tuner.wait_for_tunings();
+  CHECK(turn_in_check.load() == held);
 }
 
 TEST_CASE("background: a tuning in which every candidate fails is remembered", "[background]") {

@@ -20,8 +20,8 @@ namespace tunekit::detail {
 
 /// `records.load(id, ...)`'s decision for `key` of `set`, when it may serve: stored here, or from
 /// elsewhere and right on the key's benchmark inputs (checked with the tuner's `op`, `device` and
-/// `settings` on `client`). Nothing when there is none or it is wrong here (said). Throws what
-/// the input generator throws.
+/// `settings` on `client`). Nothing when there is none or it is wrong here (said). Throws the
+/// caller's failures (input generator, validator) as a tuning does (TuningRun::check_one).
 template <class Key, class Client, class Set, class... Inputs>
 std::optional<Decision> stored_decision(Persistence& records, const EntryId& id,
                                         bool report_mismatch, const std::string& op,

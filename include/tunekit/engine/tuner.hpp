@@ -320,22 +320,15 @@ class Tuner {
   }
 
   // Whether candidate 0, which serves a key of a set validated by a host reference while it is
-  // tuned, passes that reference on one set of the key's benchmark inputs (one call, here).
+  // tuned, passes that reference on one set of the key's benchmark inputs: one call, here, in
+  // the device's measurement turn, as a stored winner from elsewhere is checked (check_one).
   // False: the call tunes the key, as in blocking mode. The caller's errors (input generator,
   // validator) reach the caller, as a tuning's would.
   template <class Client, class Set, class... Inputs>
   bool first_candidate_passes(Client& client, const Set& set, const Key& key, Inputs&... inputs) {
-    const auto make = [&] {
-      try {
-        return set.make_inputs(client, key, std::as_const(inputs)...);
-      } catch (...) {
-        throw detail::callers_error("the input generator", std::current_exception());
-      }
-    };
-    TuningTime time;
-    CandidateValidation<Key, Client, Set, Inputs...> validation(client, set, make, time);
-    auto bench = make();
-    return !validation.validate(0, bench);
+    TuningRun<Key, Client, Set, Inputs...> run(op_, device_.identity(), settings_, client, set, key,
+                                               {}, 0, inputs...);
+    return !run.check_one(0);
   }
 
   // Queues `key` again if its last background tuning ended undecided (its client gone, its

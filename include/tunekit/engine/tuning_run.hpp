@@ -99,15 +99,15 @@ class TuningRun {
   /// Before run(): once `stop` is true, run() throws TuningStopped before its next candidate.
   void stop_when(const std::atomic<bool>& stop) { stop_ = &stop; }
 
-  /// Instead of run(): why candidate `index` (a winner stored elsewhere) is wrong here, as the
-  /// set's validator judges its output on the key's benchmark inputs against the set's
-  /// reference; nothing when it is right, or when the set has no validator. Throws what the
-  /// input generator throws.
+  /// Instead of run(): why candidate `index` (a winner stored elsewhere, or the candidate that
+  /// serves while a key is tuned in the background) is wrong here, as the set's validator judges
+  /// its output on the key's benchmark inputs against the set's reference, in the device's
+  /// measurement turn; nothing when it is right, or when the set has no validator. Throws the
+  /// caller's failures (input generator, validator) as run() does.
   std::optional<AutotuneError> check_one(std::size_t index) {
     if constexpr (Set::validates) {
       outcomes_.resize(set_.size());
-      std::optional<Bench> own;
-      Bench& bench = bench_inputs(own);
+      Bench& bench = candidate_inputs();
       const auto turn = take_turn();
       return validation_.validate(index, bench);
     } else {
