@@ -41,9 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   require(d::encode_message(views) == bytes.substr(0, at));
   problem.clear();
   auto copy = fields;
-  const auto reply = d::read_build_reply(std::move(copy), problem);
+  const auto reply = d::read_build_reply(std::move(copy), "1", problem);
   require(reply.has_value() == problem.empty());
   if (reply) {
+    require(fields.size() > 1 && fields[1] == "1");  // an answer to this request only
     require(reply->binary.empty() == reply->failure.has_value());
     require(reply->binary.size() <= tunekit::cl::ProgramBinaries::max_binary_bytes);
   }

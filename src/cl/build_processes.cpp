@@ -134,7 +134,8 @@ struct BuildProcesses::Helper {
   pid_t pid = -1;
   int pidfd = -1;
   int socket = -1;
-  std::size_t builds = 0;  // answered so far
+  std::size_t builds = 0;      // answered so far
+  std::uint64_t requests = 0;  // sent so far: the last one's ID (build_request_id)
   Clock::time_point last_used = Clock::now();
 
   Helper() = default;
@@ -220,8 +221,9 @@ class BuildProcesses::Lease {
   }
   explicit operator bool() const { return helper_ != nullptr; }
   Helper* operator->() const { return helper_.get(); }
-  // Given back after a good answer, unless it said more than that answer: its extra bytes would
-  // be read as the answer to the next request (messages carry no request's name).
+  // Given back after a good answer, unless it said more than that answer: a helper that answers
+  // what it was not asked is confused (an extra answer that comes later names an old request,
+  // and read_build_reply refuses it).
   void give_back() {
     if (said_more()) {
       (void)end();
@@ -288,10 +290,9 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
   const std::string what = detail::program_description(origin, options, options_.device_name);
   // A request no helper would take (past a message's bounds) is built here, and is no failure of
   // the helpers: sent, it would end each helper that read it.
-  const std::vector<std::string_view> fields{"build", source, options, origin};
-  if (!detail::fits_a_message(fields)) return std::nullopt;
+  const std::string longest_id = detail::build_request_id(UINT64_MAX);
+  if (!detail::fits_a_message({"build", longest_id, source, options, origin})) return std::nullopt;
   try {
-    const std::string request = detail::encode_message(fields);
     bool replaced_gone = false;  // a helper found gone at the send was replaced once already
     int crashed_with = 0;        // the signal that ended the first helper that crashed, if one did
     for (;;) {
@@ -308,6 +309,8 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
         failed("a helper sent an answer to no request before a build of " + printable(what, 300));
         return std::nullopt;
       }
+      const std::string id = detail::build_request_id(++helper->requests);
+      const std::string request = detail::encode_message({"build", id, source, options, origin});
       const auto deadline = Clock::now() + options_.build_patience;
       std::string problem;
       if (!detail::send_all(helper->socket, request, deadline, problem)) {
@@ -337,8 +340,8 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
                (signal != 0 ? ", ended by signal " + std::to_string(signal) : std::string()) + ")");
         return std::nullopt;
       }
-      const bool unable = reply.front() == "unable";
-      auto answer = detail::read_build_reply(std::move(reply), problem);
+      const bool unable = detail::unable_to_build(reply, id);
+      auto answer = detail::read_build_reply(std::move(reply), id, problem);
       if (!answer) {
         // A helper that says it cannot is well, and stays; any other answer ends it.
         if (unable) helper.give_back();

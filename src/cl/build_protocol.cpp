@@ -160,35 +160,49 @@ ByteSource socket_source(int fd, std::chrono::steady_clock::time_point deadline)
   };
 }
 
+std::string build_request_id(std::uint64_t count) { return std::to_string(count); }
+
+bool unable_to_build(const std::vector<std::string>& fields, std::string_view request_id) {
+  return fields.size() == 3 && fields[0] == "unable" && fields[1] == request_id;
+}
+
 std::optional<BuildReply> read_build_reply(std::vector<std::string>&& fields,
-                                           std::string& problem) {
+                                           std::string_view request_id, std::string& problem) {
   const std::string_view name = fields.empty() ? std::string_view() : fields.front();
-  if (name == "binary" && fields.size() == 2) {
-    if (fields[1].empty() || fields[1].size() > ProgramBinaries::max_binary_bytes) {
-      problem = "a binary of " + std::to_string(fields[1].size()) + " bytes";
-      return std::nullopt;
-    }
-    BuildReply reply;
-    reply.binary = std::move(fields[1]);
-    return reply;
-  }
-  if (name == "failed" && fields.size() == 3) {
-    const auto kind = error_kind_named(fields[1]);
-    if (kind != ErrorKind::build || fields[2].empty() || fields[2].size() > max_text_field_bytes) {
-      problem = "a failure of kind '" + printable(fields[1], 100) + "' with a " +
-                std::to_string(fields[2].size()) + "-byte message";
-      return std::nullopt;
-    }
-    BuildReply reply;
-    reply.failure = AutotuneError(ErrorKind::build, std::move(fields[2]));
-    return reply;
-  }
-  if (name == "unable" && fields.size() == 2) {
-    problem = "the helper could not build it: " + printable(fields[1], 400);
+  const bool known = (name == "binary" && fields.size() == 3) ||
+                     (name == "failed" && fields.size() == 4) ||
+                     (name == "unable" && fields.size() == 3);
+  if (!known) {
+    problem = "an answer '" + printable(name, 40) + "' of " + std::to_string(fields.size()) +
+              " fields, not one to a build";
     return std::nullopt;
   }
-  problem = "an answer '" + printable(name, 40) + "' of " + std::to_string(fields.size()) +
-            " fields, not one to a build";
+  if (fields[1] != request_id) {  // a late answer, or a confused helper: never this request's
+    problem = "an answer to request '" + printable(fields[1], 40) + "', not to request " +
+              std::string(request_id) + " (late, or to no request)";
+    return std::nullopt;
+  }
+  if (name == "binary") {
+    if (fields[2].empty() || fields[2].size() > ProgramBinaries::max_binary_bytes) {
+      problem = "a binary of " + std::to_string(fields[2].size()) + " bytes";
+      return std::nullopt;
+    }
+    BuildReply reply;
+    reply.binary = std::move(fields[2]);
+    return reply;
+  }
+  if (name == "failed") {
+    const auto kind = error_kind_named(fields[2]);
+    if (kind != ErrorKind::build || fields[3].empty() || fields[3].size() > max_text_field_bytes) {
+      problem = "a failure of kind '" + printable(fields[2], 100) + "' with a " +
+                std::to_string(fields[3].size()) + "-byte message";
+      return std::nullopt;
+    }
+    BuildReply reply;
+    reply.failure = AutotuneError(ErrorKind::build, std::move(fields[3]));
+    return reply;
+  }
+  problem = "the helper could not build it: " + printable(fields[2], 400);
   return std::nullopt;
 }
 

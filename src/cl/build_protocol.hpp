@@ -20,18 +20,20 @@ namespace tunekit::cl::detail {
 
 /// Raised whenever a message changes: a helper of another version refuses to serve (the process
 /// then builds its programs itself).
-inline constexpr std::uint32_t build_protocol_version = 1;
+inline constexpr std::uint32_t build_protocol_version = 2;
 
 /// A message is a little-endian u32 count of fields (1 to max_message_fields), then each field
 /// as a little-endian u64 length and its bytes. The first field names the message:
 ///   to a helper:   hello VERSION IDENTITY INDEX   (the device: DeviceInfo::identity(), index)
-///                  build SOURCE OPTIONS ORIGIN     (ProgramCache::program's arguments)
+///                  build ID SOURCE OPTIONS ORIGIN  (ProgramCache::program's arguments)
 ///   from a helper: ready VERSION | refused REASON  (to hello)
-///                  binary BYTES | failed KIND MESSAGE | unable REASON  (to build)
-/// `failed` is the build's AutotuneError (KIND: to_string(ErrorKind)), to be thrown as it is;
-/// `unable` means the helper could not say (no binary from its driver): the program is built in
-/// the asking process.
-inline constexpr std::size_t max_message_fields = 4;
+///                  binary ID BYTES | failed ID KIND MESSAGE | unable ID REASON  (to build ID)
+/// ID names the request an answer is for: the count of builds asked of that helper, in decimal
+/// (build_request_id), so that an answer that comes late, after the next request went out, is
+/// not taken for the next one's. `failed` is the build's AutotuneError (KIND:
+/// to_string(ErrorKind)), to be thrown as it is; `unable` means the helper could not say (no
+/// binary from its driver): the program is built in the asking process.
+inline constexpr std::size_t max_message_fields = 5;
 /// All of one message's fields together: a program binary and a little more.
 inline constexpr std::size_t max_message_bytes =
     ProgramBinaries::max_binary_bytes + (std::size_t{1} << 22);
@@ -77,13 +79,22 @@ bool send_all(int fd, std::string_view bytes, std::chrono::steady_clock::time_po
 /// A ByteSource reading the socket `fd` until `deadline`.
 ByteSource socket_source(int fd, std::chrono::steady_clock::time_point deadline);
 
-/// What a helper answered to `build`: the binary, or the build's error (of kind build only: any
-/// other kind is the helper's own trouble, its memory or its context, not the program's), or
-/// nothing with `problem` set (the helper could not say, or the reply is none of these).
+/// The ID of the `count`-th build asked of one helper (from 1).
+std::string build_request_id(std::uint64_t count);
+
+/// What a helper answered to the build request `request_id`: the binary, or the build's error (of
+/// kind build only: any other kind is the helper's own trouble, its memory or its context, not
+/// the program's), or nothing with `problem` set (the helper could not say, the answer is for
+/// another request, or it is none of these).
 struct BuildReply {
   std::string binary;  // moved out of the message's field
   std::optional<AutotuneError> failure;
 };
-std::optional<BuildReply> read_build_reply(std::vector<std::string>&& fields, std::string& problem);
+std::optional<BuildReply> read_build_reply(std::vector<std::string>&& fields,
+                                           std::string_view request_id, std::string& problem);
+
+/// Whether `fields` say that the helper could not build request `request_id` (unable): a helper
+/// well, that stays, unlike one whose answer is wrong.
+bool unable_to_build(const std::vector<std::string>& fields, std::string_view request_id);
 
 }  // namespace tunekit::cl::detail

@@ -5,8 +5,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <iterator>
 #include <mutex>
 
 namespace tunekit::cl::detail {
@@ -14,8 +18,64 @@ namespace {
 
 std::mutex aside_mutex;
 int builds_running = 0;
-int saved_stderr = -1;  // the real fd 2 while builds run
-int held = -1;          // the in-memory file fd 2 points at meanwhile
+// Read by the fatal-signal handler too: lock-free atomics, which a handler may read.
+std::atomic<int> saved_stderr{-1};  // the real fd 2 while builds run
+std::atomic<int> held{-1};          // the in-memory file fd 2 points at meanwhile
+static_assert(std::atomic<int>::is_always_lock_free);
+
+// The signals that end a process whose compiler fails inside a build (abort() on an assertion,
+// a crash): what was held is written out before they do.
+constexpr int fatal_signals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+struct sigaction before_held[std::size(fatal_signals)];  // the actions the handler hands on to
+
+// Async-signal-safe only: pread, write, close, dup2, sigaction, raise. What was held goes out as
+// it is (summary lines too: a dying compiler's last words come first), fd 2 points back, and the
+// signal goes on to the action it had before the builds: a fault (si_code > 0, sent by the
+// kernel) by its instruction faulting again once this returns, any other (abort()'s) raised again
+// and delivered once this returns.
+void write_held_then_hand_on(int signal, siginfo_t* info, void*) {
+  const int errno_before = errno;  // a handler leaves errno as it found it
+  const int memory = held.exchange(-1);
+  const int real = saved_stderr.load();
+  if (memory >= 0 && real >= 0) {
+    char chunk[4096];
+    off_t offset = 0;
+    for (ssize_t n; (n = ::pread(memory, chunk, sizeof chunk, offset)) > 0; offset += n) {
+      for (ssize_t written = 0; written < n;) {
+        const ssize_t w = ::write(real, chunk + written, static_cast<std::size_t>(n - written));
+        if (w <= 0) break;
+        written += w;
+      }
+    }
+    ::dup2(real, 2);
+    ::close(memory);
+  }
+  for (std::size_t i = 0; i < std::size(fatal_signals); ++i) {
+    if (fatal_signals[i] == signal) ::sigaction(signal, &before_held[i], nullptr);
+  }
+  if (info == nullptr || info->si_code <= 0) ::raise(signal);
+  errno = errno_before;
+}
+
+// While stderr is held (under aside_mutex): the handler above on each fatal signal, else the
+// actions of before. A handler that another library installed meanwhile is left in place.
+void handle_fatal_signals(bool on) {
+  struct sigaction ours {};
+  ours.sa_sigaction = write_held_then_hand_on;
+  ours.sa_flags = SA_SIGINFO;
+  sigemptyset(&ours.sa_mask);
+  for (std::size_t i = 0; i < std::size(fatal_signals); ++i) {
+    if (on) {
+      ::sigaction(fatal_signals[i], &ours, &before_held[i]);
+      continue;
+    }
+    struct sigaction now {};
+    ::sigaction(fatal_signals[i], nullptr, &now);
+    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == write_held_then_hand_on) {
+      ::sigaction(fatal_signals[i], &before_held[i], nullptr);
+    }
+  }
+}
 
 // "<digits> warning(s) [and <digits> error(s)] generated." (clang's summary), and nothing else.
 bool is_summary(std::string_view line) {
@@ -93,8 +153,9 @@ CompilerChatterGuard::CompilerChatterGuard(bool active) {
     --builds_running;
     return;
   }
-  held = memory;
   saved_stderr = saved;
+  held = memory;
+  handle_fatal_signals(true);
   active_ = true;
 }
 
@@ -103,14 +164,21 @@ CompilerChatterGuard::~CompilerChatterGuard() {
   std::lock_guard lock(aside_mutex);
   if (--builds_running > 0) return;
   std::fflush(stderr);
+  const int memory = held.exchange(-1);  // the handler writes it no more
+  handle_fatal_signals(false);
+  if (memory < 0) {  // taken by the handler of a signal (fd 2 points back): its fds left to it
+    saved_stderr = -1;
+    return;
+  }
   ::dup2(saved_stderr, 2);
   ::close(saved_stderr);
+  saved_stderr = -1;
   // What the process wrote meanwhile, in chunks, less the summaries (a line split between chunks
   // is joined first).
   std::string pending;
   char chunk[4096];
-  ::lseek(held, 0, SEEK_SET);
-  for (ssize_t n; (n = ::read(held, chunk, sizeof chunk)) > 0;) {
+  ::lseek(memory, 0, SEEK_SET);
+  for (ssize_t n; (n = ::read(memory, chunk, sizeof chunk)) > 0;) {
     pending.append(chunk, static_cast<std::size_t>(n));
     const std::size_t complete = pending.rfind('\n');
     if (complete == std::string::npos) continue;
@@ -118,8 +186,7 @@ CompilerChatterGuard::~CompilerChatterGuard() {
     pending.erase(0, complete + 1);
   }
   write_all(2, without_compiler_summaries(pending));
-  ::close(held);
-  held = saved_stderr = -1;
+  ::close(memory);
 }
 
 }  // namespace tunekit::cl::detail

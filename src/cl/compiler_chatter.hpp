@@ -2,7 +2,9 @@
 // kernel has warnings, though the warnings themselves are in the build log, where tunekit shows
 // them. While a build on PoCL runs, file descriptor 2 points at a private in-memory file; when the
 // last of the concurrent builds ends it points back, and what was written there meanwhile (by any
-// thread) is written to it, less those lines. Nothing is lost, only delayed.
+// thread) is written to it, less those lines. Nothing is lost, only delayed: a compiler that
+// aborts or crashes the process meanwhile has what was held written out first, as it is, by a
+// handler of the fatal signals that then hands the signal on.
 #pragma once
 
 #include <string>

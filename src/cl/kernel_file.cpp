@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <regex>
 #include <set>
@@ -433,49 +435,75 @@ std::string read_library_kernel(std::string_view name) {
 
 namespace {
 
-// The file and line that physical line `wanted` (1-based) of `source` stands for, per the #line
-// directives before it (`#line N "file"`: the next line is line N of file); nothing without one.
-std::optional<std::pair<std::string, long>> logical_line(std::string_view source, long wanted) {
-  std::optional<std::pair<std::string, long>> at;  // (file, logical line of the physical line)
-  long physical = 0;
-  for (std::size_t pos = 0; pos <= source.size() && physical < wanted;) {
-    auto end = source.find('\n', pos);
-    if (end == std::string_view::npos) end = source.size();
-    std::string_view line = source.substr(pos, end - pos);
-    ++physical;
-    if (at) ++at->second;
-    if (physical == wanted) break;
-    if (line.starts_with("#line ")) {
-      line.remove_prefix(6);
-      const auto space = line.find(' ');
-      const std::string_view number = line.substr(0, space);
-      long n = 0;
-      bool digits = !number.empty() && number.size() < 10;
-      for (const char c : number) {
-        digits = digits && c >= '0' && c <= '9';
-        n = n * 10 + (c - '0');
-      }
-      std::string_view name = space == std::string_view::npos ? "" : line.substr(space + 1);
-      if (digits && name.size() >= 2 && name.front() == '"' && name.back() == '"') {
-        std::string file;  // the quoted_file_name() text undone
-        for (std::size_t i = 1; i + 1 < name.size(); ++i) {
-          if (name[i] == '\\' && i + 2 < name.size()) ++i;
-          file += name[i];
-        }
-        at = std::make_pair(std::move(file), n - 1);  // the next line is line n
-      }
+// The #line directives of a source (`#line N "file"`: the next line is line N of file), read
+// once, so that a log naming many lines is mapped in one pass over each instead of one pass over
+// the source per line it names.
+class LineDirectives {
+ public:
+  explicit LineDirectives(std::string_view source) {
+    for (std::size_t pos = 0; pos <= source.size();) {
+      auto end = source.find('\n', pos);
+      if (end == std::string_view::npos) end = source.size();
+      ++lines_;
+      read(source.substr(pos, end - pos));
+      pos = end + 1;
     }
-    pos = end + 1;
   }
-  if (physical != wanted) return std::nullopt;
-  return at;
-}
+
+  // The file and line that physical line `wanted` (1-based) stands for, per the directives
+  // before it; nothing without one, or past the source's last line.
+  std::optional<std::pair<std::string, long>> logical_line(long wanted) const {
+    if (wanted < 1 || wanted > lines_) return std::nullopt;
+    const auto after = std::partition_point(
+        directives_.begin(), directives_.end(),
+        [&](const Directive& directive) { return directive.physical < wanted; });
+    if (after == directives_.begin()) return std::nullopt;
+    const Directive& last = *std::prev(after);
+    return std::make_pair(last.file, last.next_line + (wanted - last.physical - 1));
+  }
+
+ private:
+  struct Directive {
+    long physical;  // the directive's own line
+    std::string file;
+    long next_line;  // what the line after it is of `file`
+  };
+
+  // Line `lines_` of the source: kept when it is a #line directive with a number and a quoted
+  // file name (the quoted_file_name() text undone).
+  void read(std::string_view line) {
+    if (!line.starts_with("#line ")) return;
+    line.remove_prefix(6);
+    const auto space = line.find(' ');
+    const std::string_view number = line.substr(0, space);
+    long n = 0;
+    bool digits = !number.empty() && number.size() < 10;
+    for (const char c : number) {
+      digits = digits && c >= '0' && c <= '9';
+      n = n * 10 + (c - '0');
+    }
+    const std::string_view name = space == std::string_view::npos ? "" : line.substr(space + 1);
+    if (!digits || name.size() < 2 || name.front() != '"' || name.back() != '"') return;
+    std::string file;
+    for (std::size_t i = 1; i + 1 < name.size(); ++i) {
+      if (name[i] == '\\' && i + 2 < name.size()) ++i;
+      file += name[i];
+    }
+    directives_.push_back({lines_, std::move(file), n});
+  }
+
+  std::vector<Directive> directives_;  // in the order of their lines
+  long lines_ = 0;
+};
 
 }  // namespace
 
 std::string with_source_lines(std::string_view source, std::string log) {
+  const LineDirectives directives(source);
   for (const std::string_view label :
        {std::string_view("<kernel>:"), std::string_view("<source>:")}) {
+    std::string mapped;    // built anew: replacing in place moved the log's tail once per line
+    std::size_t done = 0;  // what of `log` is in `mapped`
     std::size_t at = 0;
     while ((at = log.find(label, at)) != std::string::npos) {
       std::size_t end = at + label.size();
@@ -485,16 +513,18 @@ std::string with_source_lines(std::string_view source, std::string log) {
         line = line * 10 + (log[end++] - '0');
       }
       const auto where = end < log.size() && log[end] == ':' && line > 0
-                             ? logical_line(source, line)
+                             ? directives.logical_line(line)
                              : std::nullopt;
-      if (!where) {
-        at = end;
-        continue;
+      if (where) {
+        mapped.append(log, done, at - done);
+        mapped += where->first + ":" + std::to_string(where->second);
+        done = end;
       }
-      const std::string replacement = where->first + ":" + std::to_string(where->second);
-      log.replace(at, end - at, replacement);
-      at += replacement.size();
+      at = end;
     }
+    if (done == 0) continue;  // nothing mapped
+    mapped.append(log, done, std::string::npos);
+    log = std::move(mapped);
   }
   return log;
 }

@@ -130,6 +130,19 @@ std::string send_command(const std::vector<std::string_view>& fields, int times 
   }
   return "printf '" + format + "' >&3";
 }
+// A shell command that answers builds 1 to `count` of one helper in turn, one a second: the
+// message `name ID rest...` for each build's ID (a helper that takes a second per build).
+std::string answers_each_second(std::string_view name, const std::vector<std::string_view>& rest,
+                                int count) {
+  std::string command;
+  for (int build = 1; build <= count; ++build) {
+    const std::string id = cl::detail::build_request_id(static_cast<std::uint64_t>(build));
+    std::vector<std::string_view> fields{name, id};
+    fields.insert(fields.end(), rest.begin(), rest.end());
+    command += "sleep 1; " + send_command(fields) + "; ";
+  }
+  return command;
+}
 // What a helper's shell script sends to start well.
 const std::string ready_reply =
     send_command({"ready", std::to_string(cl::detail::build_protocol_version)});
@@ -207,9 +220,9 @@ TEST_CASE("while every helper builds, a caller starts another, up to the number 
   auto options = helper_options(2);
   // Each answer takes a second (a build error, whatever was asked): the first caller's helper is
   // busy while the others ask.
-  options.helper =
-      script(dir / "slow", ready_reply + "; while true; do sleep 1; " +
-                               send_command({"failed", "build failed", "slow"}) + "; done");
+  options.helper = script(
+      dir / "slow",
+      ready_reply + "; " + answers_each_second("failed", {"build failed", "slow"}, 8) + "sleep 30");
   auto helpers = std::make_shared<cl::BuildProcesses>(options);
   auto cache = cache_with(helpers);
   std::vector<std::thread> threads;
@@ -252,7 +265,7 @@ TEST_CASE("a helper idle past its retirement is ended and reaped, though no buil
   auto options = helper_options();
   options.idle_retire = 300ms;
   const fs::path pid_file = dir / "pid";
-  const std::string answer = send_command({"failed", "build failed", "once"});
+  const std::string answer = send_command({"failed", "1", "build failed", "once"});
   SECTION("it leaves by itself after its answer") {
     options.helper =
         script(dir / "leaves", "echo $$ > '" + pid_file.string() + "'; " + ready_reply +
@@ -292,10 +305,10 @@ TEST_CASE("a helper leaving well is waited for through the program's signals, no
   const fs::path mark = dir / "left well";
   // After its answer it reads until its socket closes, then takes 50 ms to leave: well within the
   // half second a leaving helper is given.
-  options.helper =
-      script(dir / "slow exit",
-             ready_reply + "; sleep 0.3; " + send_command({"failed", "build failed", "slow exit"}) +
-                 "; cat <&3 >/dev/null; sleep 0.05; touch '" + mark.string() + "'");
+  options.helper = script(dir / "slow exit",
+                          ready_reply + "; sleep 0.3; " +
+                              send_command({"failed", "1", "build failed", "slow exit"}) +
+                              "; cat <&3 >/dev/null; sleep 0.05; touch '" + mark.string() + "'");
   auto helpers = std::make_shared<cl::BuildProcesses>(options);
   auto cache = cache_with(helpers);
   CHECK(message_of([&] { (void)cache->program(tagged_add(121)); }) == "build failed: slow exit");
@@ -324,19 +337,22 @@ TEST_CASE("a helper leaving well is waited for through the program's signals, no
 
 TEST_CASE("a helper's second answer to one build is not taken for the next build's answer",
           "[opencl][build-processes]") {
-  // Messages carry no request's name: a helper that answers one build twice (here in one
-  // write) had its second answer (an error of tagged_add_1) read as the answer to tagged_add_2's
-  // request. (A second answer sent after the next request went out is still taken for its
-  // answer: docs/reliability.md.)
+  // A helper that answers one build twice had its second answer (an error of tagged_add_1) read
+  // as the answer to tagged_add_2's request. Both cases: the second answer waits before the next
+  // request is sent (one write), or comes after it went out (a second later), when only its
+  // request's ID tells it from the answer to tagged_add_2.
   TempDir dir;
   auto options = helper_options();
-  const std::string failures = send_command(
-      {"failed", "build failed", "error: tagged_add_1:2:3: an error of tagged_add_1 only"}, 2);
+  const std::string failure = send_command(
+      {"failed", "1", "build failed", "error: tagged_add_1:2:3: an error of tagged_add_1 only"});
+  std::string answers;
+  SECTION("in one write") { answers = failure + "; " + failure; }
+  SECTION("the second after the next request") { answers = failure + "; sleep 1.5; " + failure; }
   // The first helper answers twice; any later one leaves at once (this process then builds).
   const std::string once = (dir / "started").string();
   options.helper =
       script(dir / "answers twice", "[ -e '" + once + "' ] && exit 0; touch '" + once + "'; " +
-                                        ready_reply + "; sleep 0.5; " + failures + "; sleep 30");
+                                        ready_reply + "; sleep 0.5; " + answers + "; sleep 30");
   options.processes = 1;
   auto helpers = std::make_shared<cl::BuildProcesses>(options);
   auto cache = cache_with(helpers);
@@ -356,7 +372,7 @@ TEST_CASE("a helper that fails, lies or stays silent leaves the builds to this p
   }
   SECTION("it sends bytes that are no message") {
     options.helper = script(dir / "garbage", "printf 'garbage!' >&3; sleep 5");
-    expected = "a message of 1651663207 fields (1 to 4 expected)";
+    expected = "a message of 1651663207 fields (1 to 5 expected)";
   }
   SECTION("it says a field longer than a message may be") {
     options.helper = script(dir / "huge",
@@ -393,7 +409,7 @@ TEST_CASE("a helper that starts well and then fails its builds is left after thr
   SECTION("it answers with bytes that are no program") {
     options.helper =
         script(dir / "junk", ready_reply + "; for i in 1 2 3; do " +
-                                 send_command({"binary", "junk"}) + "; done; sleep 30");
+                                 send_command({"binary", "1", "junk"}) + "; done; sleep 30");
     expected = "the driver rejected it";
     or_else = "an answer to no request";  // its second and third junk, unasked for
   }
@@ -461,7 +477,7 @@ TEST_CASE("a helper found gone when a build is sent is replaced, and nothing fai
   // Answers its first build, then exits: idle in the pool, but gone.
   options.helper =
       script(dir / "once", ready_reply + "; sleep 0.3; " +
-                               send_command({"failed", "build failed", "once"}) + "; exit 0");
+                               send_command({"failed", "1", "build failed", "once"}) + "; exit 0");
   auto helpers = std::make_shared<cl::BuildProcesses>(options);
   auto cache = cache_with(helpers);
   CHECK(message_of([&] { (void)cache->program(tagged_add(101)); }) == "build failed: once");
@@ -623,8 +639,8 @@ TEST_CASE("the helpers' messages: what the reader refuses", "[build-processes]")
   };
   CHECK(read(d::encode_message({"binary", "abc"})) == std::vector<std::string>{"binary", "abc"});
   CHECK(read(u32(0)).empty());
-  CHECK(problem == "a message of 0 fields (1 to 4 expected)");
-  CHECK(read(u32(5)).empty());
+  CHECK(problem == "a message of 0 fields (1 to 5 expected)");
+  CHECK(read(u32(6)).empty());
   CHECK(read(u32(1) + u64(d::max_message_bytes + 1)).empty());
   CHECK_THAT(problem, Catch::StartsWith("a field of "));
   // Two fields together past the bound, each under it: refused before the second is read.
@@ -639,25 +655,36 @@ TEST_CASE("the helpers' messages: what the reader refuses", "[build-processes]")
   CHECK(nine_mib[1].capacity() < (10u << 20));
 
   using Fields = std::vector<std::string>;
-  auto binary = d::read_build_reply(Fields{"binary", "\x01\x02"}, problem);
+  auto binary = d::read_build_reply(Fields{"binary", "7", "\x01\x02"}, "7", problem);
   REQUIRE(binary);
   CHECK(binary->binary == "\x01\x02");
   CHECK_FALSE(binary->failure);
-  CHECK_FALSE(d::read_build_reply(Fields{"binary", ""}, problem));
-  auto failure = d::read_build_reply(Fields{"failed", "build failed", "the log"}, problem);
+  CHECK_FALSE(d::read_build_reply(Fields{"binary", "7", ""}, "7", problem));
+  auto failure =
+      d::read_build_reply(Fields{"failed", "7", "build failed", "the log"}, "7", problem);
   REQUIRE(failure);
   REQUIRE(failure->failure);
   CHECK(failure->failure->kind() == ErrorKind::build);
   CHECK(failure->failure->message() == "the log");
-  CHECK_FALSE(d::read_build_reply(Fields{"failed", "no such kind", "the log"}, problem));
+  CHECK_FALSE(d::read_build_reply(Fields{"failed", "7", "no such kind", "the log"}, "7", problem));
   CHECK(problem == "a failure of kind 'no such kind' with a 7-byte message");
   // Another kind is the helper's own trouble (its memory, its context): built here instead.
-  CHECK_FALSE(d::read_build_reply(Fields{"failed", "out of resources", "the log"}, problem));
-  CHECK_FALSE(d::read_build_reply(Fields{"failed", "wrong output", "the log"}, problem));
-  CHECK_FALSE(d::read_build_reply(Fields{"failed", "build failed", ""}, problem));
-  CHECK_FALSE(d::read_build_reply(Fields{"unable", "no binary"}, problem));
+  CHECK_FALSE(
+      d::read_build_reply(Fields{"failed", "7", "out of resources", "the log"}, "7", problem));
+  CHECK_FALSE(d::read_build_reply(Fields{"failed", "7", "wrong output", "the log"}, "7", problem));
+  CHECK_FALSE(d::read_build_reply(Fields{"failed", "7", "build failed", ""}, "7", problem));
+  const Fields unable{"unable", "7", "no binary"};
+  CHECK(d::unable_to_build(unable, "7"));
+  CHECK_FALSE(d::read_build_reply(Fields(unable), "7", problem));
   CHECK(problem == "the helper could not build it: no binary");
-  CHECK_FALSE(d::read_build_reply(Fields{"ready", "1"}, problem));
+  // An answer to another request (a late one) is none to this one, whatever it says.
+  CHECK_FALSE(d::unable_to_build(unable, "8"));
+  CHECK_FALSE(d::read_build_reply(Fields{"binary", "6", "\x01\x02"}, "7", problem));
+  CHECK(problem == "an answer to request '6', not to request 7 (late, or to no request)");
+  CHECK_FALSE(d::read_build_reply(Fields{"failed", "", "build failed", "the log"}, "7", problem));
+  CHECK_FALSE(d::read_build_reply(Fields{"binary", "\x01\x02"}, "7", problem));  // no ID
+  CHECK(problem == "an answer 'binary' of 2 fields, not one to a build");
+  CHECK_FALSE(d::read_build_reply(Fields{"ready", "2"}, "7", problem));
   CHECK(problem == "an answer 'ready' of 2 fields, not one to a build");
 }
 

@@ -1,9 +1,13 @@
 // The program cache (one build per source and options, thread-safe, failures with their logs),
 // embedded kernel sources and kernel fingerprints.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +20,8 @@
 #include "../../src/cl/kernel_file.hpp"
 #include "support_cl.hpp"
 #include "tunekit/stable_hash.hpp"
+
+extern char** environ;
 
 namespace tunekit::test {
 
@@ -300,6 +306,48 @@ TEST_CASE(
   CHECK_THAT(written,
              Catch::Contains("before the build\n") && Catch::Contains("after the build\n"));
   CHECK_THAT(written, !Catch::Contains("generated."));
+}
+
+TEST_CASE("a compiler's abort while stderr is held (run by the test below, in its own process)",
+          "[.][chatter-abort]") {
+  const cl::detail::CompilerChatterGuard guard(true);
+  std::fputs("the compiler's last words\n", stderr);
+  std::fflush(stderr);
+  std::abort();
+}
+
+TEST_CASE("what the process wrote while stderr was held reaches stderr when the compiler aborts",
+          "[opencl][program-cache][chatter]") {
+  // A compiler that fails an assertion inside a PoCL build ends the process while stderr points
+  // at the memory file: what it wrote there was lost with it. This test runs the hidden case
+  // above in a child whose stderr is a file.
+  char path[] = "/tmp/tunekit-stderr-XXXXXX";
+  const int file = ::mkstemp(path);
+  REQUIRE(file >= 0);
+  ::unlink(path);
+  const int quiet = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  REQUIRE(quiet >= 0);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, file, 2);
+  posix_spawn_file_actions_adddup2(&actions, quiet, 1);
+  std::string self = "/proc/self/exe", tag = "[chatter-abort]";
+  char* argv[] = {self.data(), tag.data(), nullptr};
+  pid_t child = -1;
+  const int spawned = ::posix_spawn(&child, self.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(quiet);
+  REQUIRE(spawned == 0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  std::string written(1 << 16, '\0');
+  const auto n = ::pread(file, written.data(), written.size(), 0);
+  ::close(file);
+  written.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  INFO("the child's stderr: " << written);
+  CHECK(WIFSIGNALED(status));
+  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT));
+  CHECK_THAT(written, Catch::Contains("the compiler's last words"));
 }
 
 // Run with failing_build_shim preloaded (its own CTest entry): clBuildProgram fails with

@@ -510,6 +510,9 @@ TEST_CASE("a build log that names <kernel> lines is mapped to the user's files a
       "<kernel>:5:20: error: use of undeclared identifier 'y'\n"
       "<source>:7:1: note: here\n"
       "<kernel>:1:1: no directive before it\n"
+      "<kernel>:3:1: a directive's own line\n"
+      "<kernel>:8:1: the empty line after the last line end\n"
+      "<kernel>:9:1: past the end\n"
       "<kernel>:99:1: past the end\n"
       "<kernel>:x: not a line";
   CHECK(tunekit::cl::detail::with_source_lines(source, log) ==
@@ -517,8 +520,18 @@ TEST_CASE("a build log that names <kernel> lines is mapped to the user's files a
         "/w/help \"er\".h:2:20: error: use of undeclared identifier 'y'\n"
         "/w/main.cl:3:1: note: here\n"
         "<kernel>:1:1: no directive before it\n"
+        "/w/main.cl:2:1: a directive's own line\n"
+        "/w/main.cl:4:1: the empty line after the last line end\n"
+        "<kernel>:9:1: past the end\n"
         "<kernel>:99:1: past the end\n"
         "<kernel>:x: not a line");
+  // A log that names every line many times (a build with thousands of warnings): each is mapped.
+  std::string many, expected;
+  for (int i = 0; i < 3000; ++i) {
+    many += "<kernel>:4:1: w\n<source>:7:2: w\n<kernel>:1:3: w\n";
+    expected += "/w/help \"er\".h:1:1: w\n/w/main.cl:3:2: w\n<kernel>:1:3: w\n";
+  }
+  CHECK(tunekit::cl::detail::with_source_lines(source, many) == expected);
   CHECK(tunekit::cl::detail::with_source_lines("kernel void k() {}\n", "<kernel>:1:1: e") ==
         "<kernel>:1:1: e");
 }

@@ -125,26 +125,28 @@ int main(int argc, char** argv) {
       const auto request = detail::read_message(
           detail::socket_source(socket, Clock::now() + detail::helper_idle_exit), problem);
       if (request.empty()) return 0;  // closed, or idle too long
-      if (request.size() != 4 || request[0] != "build") return 1;
+      if (request.size() != 5 || request[0] != "build") return 1;
+      const std::string_view id = request[1];  // echoed: the answer names its request
+      if (id.size() > detail::build_request_id(UINT64_MAX).size()) return 1;
       try {
         const ::cl::Program program = detail::compile_program(
-            context, device.device, device.device_name, request[1], request[2], request[3]);
+            context, device.device, device.device_name, request[2], request[3], request[4]);
         const detail::DriverBinary binary = detail::binary_of(program);
         if (binary.bytes.empty()) {
-          reply(socket,
-                {"unable", "the driver gave a " + std::to_string(binary.size) + "-byte binary (" +
-                               tunekit::cl::error_name(binary.code) + ")"});
+          reply(socket, {"unable", id,
+                         "the driver gave a " + std::to_string(binary.size) + "-byte binary (" +
+                             tunekit::cl::error_name(binary.code) + ")"});
           continue;
         }
-        if (!reply(socket,
-                   {"binary", std::string_view(reinterpret_cast<const char*>(binary.bytes.data()),
-                                               binary.bytes.size())})) {
+        if (!reply(socket, {"binary", id,
+                            std::string_view(reinterpret_cast<const char*>(binary.bytes.data()),
+                                             binary.bytes.size())})) {
           return 0;
         }
       } catch (const tunekit::AutotuneError& error) {
         const std::string_view message =
             std::string_view(error.message()).substr(0, detail::max_text_field_bytes);
-        if (!reply(socket, {"failed", tunekit::to_string(error.kind()), message})) return 0;
+        if (!reply(socket, {"failed", id, tunekit::to_string(error.kind()), message})) return 0;
       }
     }
   } catch (const std::exception&) {
