@@ -442,15 +442,18 @@ int main(int argc, char** argv) {
       "ceiling | winner | tuning | note |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
-    char ceiling[64] = "-", of_ceiling[32] = "-";
+    char ceiling[64] = "-", of_ceiling[32] = "-", peer[64] = "-", of_peer[32] = "-";
     if (r.ceiling > 0) {
       std::snprintf(ceiling, sizeof ceiling, "%.1f GB/s", r.ceiling);
       std::snprintf(of_ceiling, sizeof of_ceiling, "%.0f%%", 100 * r.tunekit / r.ceiling);
     }
-    std::printf("| %s | %s | %s | %.2f %s | %.2f %s | %.2fx | %s | %s | %s | %.1f s | %s |\n",
-                r.device.c_str(), r.op.c_str(), r.shape.c_str(), r.tunekit, r.unit.c_str(), r.peer,
-                r.unit.c_str(), r.peer > 0 ? r.tunekit / r.peer : 0.0, ceiling, of_ceiling,
-                r.winner.c_str(), r.tuning_seconds, r.note.c_str());
+    if (r.peer > 0) {  // else CLBlast failed (the note says so): no figure
+      std::snprintf(peer, sizeof peer, "%.2f %s", r.peer, r.unit.c_str());
+      std::snprintf(of_peer, sizeof of_peer, "%.2fx", r.tunekit / r.peer);
+    }
+    std::printf("| %s | %s | %s | %.2f %s | %s | %s | %s | %s | %s | %.1f s | %s |\n",
+                r.device.c_str(), r.op.c_str(), r.shape.c_str(), r.tunekit, r.unit.c_str(), peer,
+                of_peer, ceiling, of_ceiling, r.winner.c_str(), r.tuning_seconds, r.note.c_str());
   }
   // The keys behind the matmul rows: one tuning each (a later shape of a tuned key dispatches).
   std::vector<std::pair<std::string, std::string>> keys;  // device, key

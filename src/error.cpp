@@ -118,7 +118,20 @@ AutotuneError AutotuneError::named(std::string tunable) const {
   if (!tunable_.empty()) return *this;
   AutotuneError same(kind_, message_, std::move(tunable), causes_);
   same.refused_inputs_ = refused_inputs_;
+  same.changed_outputs_ = changed_outputs_;
+  same.beyond_device_limits_ = beyond_device_limits_;
   return same;
+}
+
+AutotuneError device_limit(std::string message, std::string tunable) {
+  AutotuneError limit(ErrorKind::out_of_resources, std::move(message), std::move(tunable));
+  limit.beyond_device_limits_ = true;
+  return limit;
+}
+
+AutotuneError outputs_changed(AutotuneError failure) {
+  failure.changed_outputs_ = true;
+  return failure;
 }
 
 AutotuneError unsupported_inputs(std::string message, std::string tunable) {

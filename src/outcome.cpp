@@ -176,8 +176,17 @@ std::string folded_words(const AutotuneError* error) {
   if (error == nullptr) return "not measured";
   std::string words = error->summary();
   if (error->kind() == ErrorKind::out_of_resources) {
-    std::replace_if(
-        words.begin(), words.end(), [](char c) { return c >= '0' && c <= '9'; }, '#');
+    // Each number as one '#': "41984 bytes" and "132096 bytes" fold together.
+    std::string masked;
+    for (const char c : words) {
+      const bool digit = c >= '0' && c <= '9';
+      if (!digit) {
+        masked += c;
+      } else if (masked.empty() || masked.back() != '#') {
+        masked += '#';
+      }
+    }
+    words = std::move(masked);
   }
   return words;
 }

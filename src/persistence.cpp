@@ -27,10 +27,14 @@ bool of_the_moment(ErrorKind kind) {
   }
 }
 
+bool of_the_moment(const AutotuneError& failure) {
+  return !failure.beyond_device_limits() && of_the_moment(failure.kind());
+}
+
 bool lasting(const AutotuneError& failure) {
   if (failure.causes().empty()) return false;
   return std::none_of(failure.causes().begin(), failure.causes().end(),
-                      [](const auto& cause) { return of_the_moment(cause.kind()); });
+                      [](const AutotuneError& cause) { return of_the_moment(cause); });
 }
 
 bool worth_storing(const Decision& decision) {

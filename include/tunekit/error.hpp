@@ -57,15 +57,25 @@ class AutotuneError : public std::runtime_error {
 
   /// Whether the candidate refused the call's inputs before anything ran (unsupported_inputs).
   bool refused_inputs() const noexcept { return refused_inputs_; }
+  /// Whether the candidate failed after it had changed the call's outputs in place
+  /// (outputs_changed): no other candidate may serve the call.
+  bool changed_outputs() const noexcept { return changed_outputs_; }
+  /// Whether the device's limits rule the candidate out (device_limit): a lasting failure, where
+  /// the same kind from a driver may be a shortage of the moment.
+  bool beyond_device_limits() const noexcept { return beyond_device_limits_; }
 
  private:
   friend AutotuneError unsupported_inputs(std::string message, std::string tunable);
+  friend AutotuneError outputs_changed(AutotuneError failure);
+  friend AutotuneError device_limit(std::string message, std::string tunable);
 
   ErrorKind kind_;
   std::string message_;
   std::string tunable_;
   std::vector<AutotuneError> causes_;
   bool refused_inputs_ = false;
+  bool changed_outputs_ = false;
+  bool beyond_device_limits_ = false;
 };
 
 /// What a candidate throws (or returns through a Failure) for inputs it does not take, checked
@@ -75,6 +85,20 @@ class AutotuneError : public std::runtime_error {
 /// towards its demotion: the inputs, not the candidate, are at fault, and the key's other calls
 /// keep their winner.
 AutotuneError unsupported_inputs(std::string message, std::string tunable = {});
+
+/// What a candidate throws when it fails after it had already changed outputs that it also reads
+/// (a GEMM's C under beta != 0, updated by a first kernel before a second one failed): `failure`,
+/// marked so. At dispatch no other candidate serves that call, which fails with it: the next
+/// would start from the changed outputs and hand back a wrong result. (A candidate checks what
+/// it can before its first write, so that this stays the rare failure of a driver.)
+AutotuneError outputs_changed(AutotuneError failure);
+
+/// What a check of a candidate against the device's limits gives (a work-group past the largest
+/// the device or kernel takes, more local memory than it has: a space's limits rule,
+/// `cl::Client::check_launch`): kind `out_of_resources`, marked as the device's limit. Unlike the
+/// same kind from a driver (NVIDIA says it of memory that others hold for the moment), it comes
+/// back on every try: a key that the limits rule out entirely fails for good, remembered.
+AutotuneError device_limit(std::string message, std::string tunable = {});
 
 /// The AutotuneError an exception in flight stands for: an AutotuneError keeps its kind,
 /// std::bad_alloc is an allocation failure, anything else a runtime failure with its what().

@@ -305,20 +305,17 @@ void Client::check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& globa
     const std::size_t max =
         detail::work_group_limit(kernel_max, device_.max_work_group_size, as_compiled);
     if (items > max) {
-      throw AutotuneError(
-          ErrorKind::out_of_resources,
-          "work-group " + format_range(local) + " exceeds " +
-              (max < device_.max_work_group_size ? "the kernel's" : "the device's") + " maximum " +
-              std::to_string(max) + " on " + device_.device_name + " (kernel '" +
-              kernel_name(kernel) + "')");
+      throw device_limit("work-group " + format_range(local) + " exceeds " +
+                         (max < device_.max_work_group_size ? "the kernel's" : "the device's") +
+                         " maximum " + std::to_string(max) + " on " + device_.device_name +
+                         " (kernel '" + kernel_name(kernel) + "')");
     }
     for (cl_uint d = 0; d < local.dimensions() && d < device_.max_work_item_sizes.size(); ++d) {
       if (local[d] > device_.max_work_item_sizes[d]) {
-        throw AutotuneError(ErrorKind::out_of_resources,
-                            "work-group " + format_range(local) + ": dimension " +
-                                std::to_string(d) + " exceeds the device's maximum " +
-                                std::to_string(device_.max_work_item_sizes[d]) + " on " +
-                                device_.device_name + " (kernel '" + kernel_name(kernel) + "')");
+        throw device_limit("work-group " + format_range(local) + ": dimension " +
+                           std::to_string(d) + " exceeds the device's maximum " +
+                           std::to_string(device_.max_work_item_sizes[d]) + " on " +
+                           device_.device_name + " (kernel '" + kernel_name(kernel) + "')");
       }
     }
     for (cl_uint d = 0; d < local.dimensions() && d < global.dimensions(); ++d) {
@@ -339,9 +336,8 @@ void Client::check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& globa
   if (kernel.getWorkGroupInfo(device_.device, CL_KERNEL_LOCAL_MEM_SIZE, &local_bytes) ==
           CL_SUCCESS &&
       local_bytes > device_.declared_local_memory()) {
-    throw AutotuneError(ErrorKind::out_of_resources,
-                        local_memory_needed(local_bytes, kernel_name(kernel), device_) + " (" +
-                            device_.device_name + ")");
+    throw device_limit(local_memory_needed(local_bytes, kernel_name(kernel), device_) + " (" +
+                       device_.device_name + ")");
   }
 }
 

@@ -127,9 +127,17 @@ cl_ulong DeviceInfo::declared_local_memory() const noexcept {
 }
 
 std::string DeviceInfo::identity() const {
+  // The work-group limits too: they decide which candidates can run at all (a driver's setting,
+  // e.g. POCL_MAX_WORK_GROUP_SIZE, changes them on the same chip, and a winner stored under the
+  // larger limits would fail each call there).
+  std::string items;
+  for (const std::size_t size : max_work_item_sizes) {
+    items += (items.empty() ? "" : " x ") + std::to_string(size);
+  }
   return "OpenCL | " + platform_name + " | " + platform_version + " | " + device_name +
          " | driver " + driver_version + " | " + std::to_string(compute_units) + " CUs | " +
-         std::to_string(local_memory) + " B local";
+         std::to_string(local_memory) + " B local | work-groups of " +
+         std::to_string(max_work_group_size) + " (" + items + ")";
 }
 
 std::string DeviceInfo::describe() const {

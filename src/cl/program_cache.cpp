@@ -150,7 +150,7 @@ void ProgramCache::keep(const KernelSpec& spec) {
     } catch (const AutotuneError& error) {
       // A failure of the moment (memory, resources, the device) is not the program's: the next
       // request builds it again, as the tuner retries the key after its back-off.
-      if (tunekit::detail::of_the_moment(error.kind())) throw;
+      if (tunekit::detail::of_the_moment(error)) throw;
       entry->failure = error;
     }
     entry->done = true;

@@ -122,13 +122,12 @@ void require_tensor_cores(const cl::Client& client, Algorithm algorithm, DType d
                                                      device.compute_capability_minor == minor
                                                : device.compute_capability_at_least(major, minor));
   if (!capable) {
-    throw AutotuneError(ErrorKind::out_of_resources,
-                        "no tensor cores reachable: the " + family +
-                            " family needs an NVIDIA device of compute capability " +
-                            std::to_string(major) + "." + std::to_string(minor) +
-                            (wgmma ? " (wgmma is sm_90a: Hopper only)"
-                                   : " or higher (mma.sync through inline PTX)") +
-                            "; this one is " + capability_of(device));
+    throw device_limit(
+        "no tensor cores reachable: the " + family +
+        " family needs an NVIDIA device of compute capability " + std::to_string(major) + "." +
+        std::to_string(minor) +
+        (wgmma ? " (wgmma is sm_90a: Hopper only)" : " or higher (mma.sync through inline PTX)") +
+        "; this one is " + capability_of(device));
   }
 }
 
@@ -143,11 +142,10 @@ void require_staged(const cl::Client& client, DType dtype) {
   const cl::DeviceInfo& device = client.device();
   if (!device.nvidia ||
       !device.compute_capability_at_least(gemm::staged_min_major, gemm::staged_min_minor)) {
-    throw AutotuneError(
-        ErrorKind::out_of_resources,
+    throw device_limit(
         "no cp.async: the staged family needs an NVIDIA device of compute capability " +
-            std::to_string(gemm::staged_min_major) + "." + std::to_string(gemm::staged_min_minor) +
-            " or higher; this one is " + capability_of(device));
+        std::to_string(gemm::staged_min_major) + "." + std::to_string(gemm::staged_min_minor) +
+        " or higher; this one is " + capability_of(device));
   }
 }
 
@@ -222,6 +220,8 @@ class GemmKernel {
     // The product on its whole tiles where a few rows or columns past them go to the edge kernel.
     const auto [mi, ni] = tiled_extent(m, n);
     const auto [global, local] = ndrange(mi, ni);
+    // Made and checked before the product changes C: the edges' launch comes after it.
+    const std::optional<EdgeLaunch> edges = edge_launch(client, a.dtype, m, n, mi, ni);
     if (uses_staged_kernel(algorithm_)) {
       // A transposed first, and rows of whole 16-byte chunks (matmul_staged.cl says why); under
       // A_DIRECT the kernel takes A and B as they are.
@@ -242,7 +242,7 @@ class GemmKernel {
                          N, K, LDA, LDB, KS, sliced ? 1.0f : alpha, sliced ? 0.0f : beta, at,
                          b_rows, out);
       if (sliced) add_slices(client, a.dtype, m, n, mi, ni, alpha, beta, out, c.buffer);
-      cover_edges(client, a, b, c, mi, ni, alpha, beta);
+      cover_edges(client, edges, a, b, c, mi, ni, alpha, beta);
       return;
     }
     if (algorithm_ == Algorithm::wgmma_tf32) {
@@ -258,14 +258,14 @@ class GemmKernel {
     const ::cl::NDRange slices(global[0], global[1], splits_), group(local[0], local[1], 1);
     if (splits_ == 1) {
       client.launch_with(kernel, slices, group, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer);
-      cover_edges(client, a, b, c, mi, ni, alpha, beta);
+      cover_edges(client, edges, a, b, c, mi, ni, alpha, beta);
       return;
     }
     const std::size_t groups = global[0] / local[0] * (global[1] / local[1]);
     const auto [arrivals] = arrival_scratch().buffers(client, groups * sizeof(cl_int));
     client.launch_with(kernel, slices, group, M, N, K, alpha, beta, a.buffer, b.buffer, c.buffer,
                        split_partials(client, m, n), arrivals);
-    cover_edges(client, a, b, c, mi, ni, alpha, beta);
+    cover_edges(client, edges, a, b, c, mi, ni, alpha, beta);
   }
 
   // Every storage's program and the programs that run beside it (companions), each once.
@@ -356,17 +356,40 @@ class GemmKernel {
     return {m - gemm::peeled(m, static_cast<std::size_t>(config_["MWG"])),
             n - gemm::peeled(n, static_cast<std::size_t>(config_["NWG"]))};
   }
-  // C's outputs outside its first mi rows' first ni columns, by matmul_edges.cl (none: nothing).
-  void cover_edges(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b,
-                   DeviceMatrix& c, std::size_t mi, std::size_t ni, float alpha, float beta) const {
-    const std::size_t m = a.rows, n = b.cols;
-    if (mi == m && ni == n) return;
+  // matmul_edges.cl's kernel and NDRange for a call whose product covers C's first mi rows'
+  // first ni columns, its work-group and local memory checked against the device (none where the
+  // product covers all). Made before the product runs: under beta != 0 the product changes C,
+  // and a failure after it would leave C changed (outputs_changed), so that what can be known
+  // (the program's build, the device's limits) fails the candidate while C is untouched.
+  struct EdgeLaunch {
+    ::cl::Kernel kernel;
+    ::cl::NDRange global, local;
+  };
+  std::optional<EdgeLaunch> edge_launch(cl::Client& client, DType dtype, std::size_t m,
+                                        std::size_t n, std::size_t mi, std::size_t ni) const {
+    if (mi == m && ni == n) return std::nullopt;
     const auto range = operand_passes::edges_range(operand_passes::edge_outputs_of(m, n, mi, ni));
-    ::cl::Kernel edges = client.kernel(edges_spec(a.dtype));
-    client.launch_with(edges, ::cl::NDRange(range.global[0], range.global[1]),
-                       ::cl::NDRange(range.local[0], range.local[1]), static_cast<cl_int>(m),
-                       static_cast<cl_int>(n), static_cast<cl_int>(a.cols), static_cast<cl_int>(mi),
-                       static_cast<cl_int>(ni), alpha, beta, a.buffer, b.buffer, c.buffer);
+    EdgeLaunch launch{client.kernel(edges_spec(dtype)),
+                      ::cl::NDRange(range.global[0], range.global[1]),
+                      ::cl::NDRange(range.local[0], range.local[1])};
+    client.check_launch(launch.kernel, launch.global, launch.local);
+    return launch;
+  }
+  // C's outputs outside its first mi rows' first ni columns, by matmul_edges.cl (none: nothing),
+  // after the product wrote the others: a failure now leaves C changed where beta reads it.
+  void cover_edges(cl::Client& client, std::optional<EdgeLaunch> edges, const DeviceMatrix& a,
+                   const DeviceMatrix& b, DeviceMatrix& c, std::size_t mi, std::size_t ni,
+                   float alpha, float beta) const {
+    if (!edges) return;
+    try {
+      client.launch_with(edges->kernel, edges->global, edges->local, static_cast<cl_int>(a.rows),
+                         static_cast<cl_int>(b.cols), static_cast<cl_int>(a.cols),
+                         static_cast<cl_int>(mi), static_cast<cl_int>(ni), alpha, beta, a.buffer,
+                         b.buffer, c.buffer);
+    } catch (...) {
+      if (beta == 0.0f) throw;  // C is only written: another candidate writes it all again
+      throw outputs_changed(error_from_exception(std::current_exception(), ""));
+    }
   }
 
   // The programs a call runs beside its kernel: the split product's sum, the TF32 operands'

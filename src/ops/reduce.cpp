@@ -45,9 +45,8 @@ std::string options(const Config& config, ReduceOp op, bool nvidia_shuffles) {
 // elsewhere the candidate fails before a build, saying why, rather than with "no kernel".
 void require_sub_groups(const cl::Client& client) {
   if (!client.device().sub_groups && !client.device().nvidia) {
-    throw AutotuneError(ErrorKind::out_of_resources,
-                        "the device has no sub-groups (no cl_khr_subgroups or "
-                        "__opencl_c_subgroups)");
+    throw device_limit(
+        "the device has no sub-groups (no cl_khr_subgroups or __opencl_c_subgroups)");
   }
 }
 
@@ -290,8 +289,8 @@ std::tuple<DeviceVector, ReduceOp, DeviceVector> array_inputs(const ReduceKey& k
 auto make_array_set() {
   auto factory = [](Strategy s) { return [s](const Config& c) { return ArrayReduction(s, c); }; };
   return TunableSet{array_key, array_inputs}
-      .with(space("tree")
-                .parameter("WGS", {64, 128, 256, 512})
+      .with(space("tree")  // 32: a device whose work-groups are smaller than 64 has one
+                .parameter("WGS", {32, 64, 128, 256, 512})
                 .work_group_size(work_group_of_wgs)
                 .local_memory(local_memory_of_wgs),
             factory(Strategy::tree))

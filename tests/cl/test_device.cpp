@@ -150,8 +150,10 @@ TEST_CASE("a settings file's device that matches nothing is a warning, and the d
   CHECK_THROWS_AS(cl::select_device(settings), AutotuneError);
 }
 
-TEST_CASE("the client's id names platform, version, device, driver, compute units and local memory",
-          "[opencl][device]") {
+TEST_CASE(
+    "the client's id names platform, version, device, driver, compute units, local memory and "
+    "work-group limits",
+    "[opencl][device]") {
   auto& client = shared_client();
   const auto& d = client.device();
   const std::string id = client.id().identity();
@@ -159,6 +161,19 @@ TEST_CASE("the client's id names platform, version, device, driver, compute unit
                      Catch::Contains(d.device_name) && Catch::Contains(d.driver_version) &&
                      Catch::Contains(std::to_string(d.compute_units) + " CUs") &&
                      Catch::Contains(std::to_string(d.local_memory) + " B local"));
+  // The work-group limits decide which candidates run: a driver setting that lowers them
+  // (POCL_MAX_WORK_GROUP_SIZE) makes another device, whose winners are its own.
+  REQUIRE(d.max_work_item_sizes.size() == 3);
+  CHECK_THAT(id, Catch::EndsWith(" | work-groups of " + std::to_string(d.max_work_group_size) +
+                                 " (" + std::to_string(d.max_work_item_sizes[0]) + " x " +
+                                 std::to_string(d.max_work_item_sizes[1]) + " x " +
+                                 std::to_string(d.max_work_item_sizes[2]) + ")"));
+  cl::DeviceInfo smaller = d;
+  smaller.max_work_group_size /= 2;
+  CHECK(smaller.identity() != d.identity());
+  smaller = d;
+  smaller.max_work_item_sizes[1] = 1;
+  CHECK(smaller.identity() != d.identity());
   // Another client on the same device shares the id (and so the tunings).
   cl::Client other(client.device());
   CHECK(other.id() == client.id());

@@ -64,6 +64,66 @@ TEST_CASE("a candidate returning an error Result fails with that error's kind",
              Catch::Contains("FAILED (out of resources: 49152 bytes local memory)"));
 }
 
+TEST_CASE("a device's limits fold into one reason whatever the numbers' lengths",
+          "[tuner][failure]") {
+  // Numbers are masked whole, not digit by digit: 41984 and 132096 bytes are one limit.
+  const auto outcome = [](std::string message) {
+    AutotuneOutcome o;
+    o.status = OutcomeStatus::failed;
+    o.error = device_limit(std::move(message));
+    return o;
+  };
+  const std::vector<AutotuneOutcome> outcomes{
+      outcome("41984 bytes local memory needed, the device has 16384"),
+      outcome("132096 bytes local memory needed, the device has 16384"),
+      outcome("work-group of 64 work-items exceeds the device's 32"),
+      outcome("work-group of 1024 work-items exceeds the device's 32")};
+  std::vector<const AutotuneOutcome*> pointers;
+  for (const auto& o : outcomes) pointers.push_back(&o);
+  const auto folds =
+      fold_reasons(pointers, [](const AutotuneOutcome& o) { return o.error->message(); });
+  REQUIRE(folds.size() == 2);
+  for (const auto& fold : folds) {
+    CHECK(fold.outcomes.size() == 2);
+    CHECK(fold.alike);
+  }
+}
+
+TEST_CASE(
+    "a key the device's limits rule out entirely fails for good, a driver's shortage does not",
+    "[tuner][failure]") {
+  // A limit (device_limit) meets every try: the failure is remembered. The same kind from a
+  // driver may be memory that others hold for the moment: tried again after its back-off.
+  for (const bool limit : {true, false}) {
+    INFO((limit ? "the device's limit" : "the driver's out of resources"));
+    LocalTuner<SizeKey> tuner(limit ? "ruled out" : "short of resources", test::test_settings());
+    VirtualClient client;
+    int calls = 0;
+    const auto& set = tuner.init([&] {
+      const auto refused = [limit, &calls](VirtualClient&, int&) -> int {
+        ++calls;
+        if (limit) throw device_limit("work-group of 64 work-items exceeds the device's 32");
+        throw AutotuneError(ErrorKind::out_of_resources, "CL_OUT_OF_RESOURCES");
+      };
+      return TunableSet{key_of_size, bench_inputs}
+          .with(Tunable{"a", refused})
+          .with(Tunable{"b", refused});
+    });
+    std::string first;
+    try {
+      run(tuner, client, set, 8);
+    } catch (const AutotuneError& e) {
+      first = e.what();
+      CHECK(e.kind() == ErrorKind::no_valid_candidate);
+    }
+    INFO(first);
+    CHECK((first.find("a failure of the moment") == std::string::npos) == limit);
+    const int after_first = calls;
+    CHECK_THROWS_AS(run(tuner, client, set, 8), AutotuneError);
+    if (limit) CHECK(calls == after_first);  // remembered: nothing runs again
+  }
+}
+
 TEST_CASE("allocation failures and exceptions of unknown type are candidate errors",
           "[tuner][failure]") {
   LocalTuner<SizeKey> tuner("odd failures", test::test_settings());
@@ -344,6 +404,41 @@ TEST_CASE("a winner that refuses a call's inputs falls back without a strike tow
     CHECK(refusal.named("fussy").refused_inputs());
     CHECK_FALSE(AutotuneError(ErrorKind::launch, "failed").refused_inputs());
   }
+}
+
+TEST_CASE("a winner that fails after changing the call's outputs in place fails the call",
+          "[tuner][fallback]") {
+  // A GEMM under beta != 0 whose second kernel fails after the first updated C: another
+  // candidate would compute from the updated C and hand back a wrong result.
+  LocalTuner<SizeKey> tuner("outputs changed", test::test_settings());
+  VirtualClient client;
+  int other_calls = 0;
+  const auto& set = tuner.init([&] {
+    return TunableSet{key_of_size, bench_inputs}
+        .with(Tunable{"changes then fails",
+                      [](VirtualClient& c, int& n) -> int {
+                        if (n % 1024 != 0) {
+                          throw outputs_changed(
+                              AutotuneError(ErrorKind::launch, "the second kernel failed"));
+                        }
+                        c.spend(1e-3);
+                        return 1;
+                      }})
+        .with(Tunable{"other", [&other_calls](VirtualClient& c, int&) {
+                        ++other_calls;
+                        c.spend(2e-3);
+                        return 2;
+                      }});
+  });
+  CHECK(run(tuner, client, set, 1024) == 1);
+  const int after_tuning = other_calls;
+  CHECK_THROWS_WITH(run(tuner, client, set, 1000), Catch::Contains("the second kernel failed"));
+  CHECK(other_calls == after_tuning);         // no other candidate ran on the changed outputs
+  CHECK(run(tuner, client, set, 1024) == 1);  // the ranking is untouched
+  const auto marked = outputs_changed(AutotuneError(ErrorKind::runtime, "x"));
+  CHECK(marked.changed_outputs());
+  CHECK(marked.named("a").changed_outputs());
+  CHECK_FALSE(AutotuneError(ErrorKind::runtime, "x").changed_outputs());
 }
 
 TEST_CASE(

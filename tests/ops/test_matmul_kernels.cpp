@@ -925,6 +925,38 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "a candidate whose edge launch the device refuses fails before its product changes C, so "
+    "that the next candidate would serve the call from the caller's C",
+    "[ops][matmul][opencl]") {
+  // A device narrower along dimension 0 than matmul_edges' 32 lanes (a client given smaller
+  // limits: tunekit's launch checks hold it to them): the blocked product's work-groups fit, the
+  // edge kernel's do not. Before, the product updated C under beta != 0, the edges failed, and
+  // the call's next candidate computed from the updated C: a wrong result.
+  tunekit::cl::DeviceInfo narrow = test::default_client().device();
+  REQUIRE(narrow.max_work_item_sizes.size() == 3);
+  narrow.max_work_item_sizes[0] = 16;
+  tunekit::cl::Client client(narrow);
+  const std::string wide = "blocked[MWG=32,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]";
+  const Problem p{97, 132, 40};  // peels 1 row and 4 columns
+  auto a = ops::upload_matrix(client, ops::random_values(p.m * p.k, 1), p.m, p.k, DType::f32);
+  auto b = ops::upload_matrix(client, ops::random_values(p.k * p.n, 2), p.k, p.n, DType::f32);
+  auto c = ops::upload_matrix(client, ops::random_values(p.m * p.n, 3), p.m, p.n, DType::f32);
+  const auto before = ops::download_matrix(client, c);
+  try {
+    ops::matmul_with(wide, client, a, b, c, 1.5f, -0.5f);
+    FAIL("the edge kernel's launch was not refused");
+  } catch (const AutotuneError& e) {
+    CHECK_THAT(e.message(),
+               Catch::Contains("dimension 0 exceeds") && Catch::Contains("matmul_edges"));
+    CHECK(e.beyond_device_limits());
+    CHECK_FALSE(e.changed_outputs());
+  }
+  CHECK(ops::download_matrix(client, c) == before);  // untouched
+  // Its whole tiles alone need no edge kernel: it runs there.
+  CHECK(run_and_check(client, wide, {96, 128, 40}, DType::f32, 1.5f, -0.5f) < 1e-5);
+}
+
+TEST_CASE(
     "preparing a candidate of a family that peels builds its edge program on a shape that does "
     "not peel, so that a later call of the key that peels builds nothing more",
     "[ops][matmul][opencl]") {

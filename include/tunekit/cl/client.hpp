@@ -133,6 +133,11 @@ class Client {
     launch_given(kernel, global, local, ::cl::NullRange, sizeof...(Args));
   }
 
+  /// The checks launch() makes before it enqueues, alone: for a candidate of several launches
+  /// that checks its later ones before its first changes anything (outputs_changed).
+  void check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
+                    const ::cl::NDRange& local) const;
+
   /// A device buffer of `bytes` bytes: AutotuneError(allocation) when the device cannot hold it.
   ::cl::Buffer allocate(std::size_t bytes, cl_mem_flags flags = CL_MEM_READ_WRITE);
   /// A device buffer holding a copy of `values`.
@@ -219,8 +224,6 @@ class Client {
   // measuring, so the ordinary path creates and releases nothing.
   cl_event* event_slot();
   void discard_slot(cl_event* slot) noexcept;
-  void check_launch(const ::cl::Kernel& kernel, const ::cl::NDRange& global,
-                    const ::cl::NDRange& local) const;
   // launch(), knowing how many arguments the caller set (unknown: no_count).
   static constexpr cl_uint no_count = ~cl_uint{0};
   void launch_given(const ::cl::Kernel& kernel, const ::cl::NDRange& global,

@@ -61,8 +61,9 @@ struct DeviceInfo {
   /// src/cl/declared_local_memory.hpp), else local_memory.
   cl_ulong declared_local_memory() const noexcept;
 
-  /// "OpenCL | <platform> | <platform version> | <device> | driver <v> | <n> CUs | <b> B local":
-  /// everything that makes a tuning on this device differ from one on another.
+  /// "OpenCL | <platform> | <platform version> | <device> | driver <v> | <n> CUs | <b> B local |
+  /// work-groups of <max> (<d0> x <d1> x <d2>)": everything that makes a tuning on this device
+  /// differ from one on another.
   std::string identity() const;
   /// "#0 Portable Computing Language / pthread-skylake (CPU, 2 CUs)": one line for a person.
   std::string describe() const;

@@ -173,7 +173,8 @@ class Tuner {
   // are tried in ranking order. If one serves the call, the winner gets a strike (none where it
   // refused the inputs: unsupported_inputs); after `demote_after_failures` strikes it is
   // demoted, in memory and on disk. If none serves it, the inputs are at fault: the winner's own
-  // exception is rethrown and the ranking kept.
+  // exception is rethrown and the ranking kept. A winner that failed after changing the call's
+  // outputs in place (outputs_changed) fails the call at once: another would start from them.
   template <class Client, class Set, class... Inputs>
   execute_result_t<Set, Client, Inputs...> recover(std::exception_ptr failure,
                                                    const Decision& decision, Client& client,
@@ -188,6 +189,10 @@ class Tuner {
       }
       note(CallPath::fell_back, decision, served);
     };
+    if (error_from_exception(failure, "").changed_outputs()) {
+      note(CallPath::failed, decision);
+      std::rethrow_exception(failure);
+    }
     for (const std::uint32_t other : decision.ranking) {
       if (other == decision.index) continue;
       try {
@@ -403,7 +408,7 @@ class Tuner {
     } catch (...) {
       try {
         const AutotuneError error = error_from_exception(std::current_exception(), "");
-        if (detail::of_the_moment(error.kind())) {
+        if (detail::of_the_moment(error)) {
           // E.g. the input generator out of memory once: the provisional candidate goes on
           // serving, and the key is queued again once its back-off has passed (stranded()).
           const AutotuneError waiting = retries_.failed(key_to_string(key), error);

@@ -306,7 +306,7 @@ class TuningRun {
         rule_failed = true;
         return AutotuneError(cause.kind(), "the limits rule failed: " + cause.message(), name);
       }
-      if (reason) return AutotuneError(ErrorKind::out_of_resources, *reason, name);
+      if (reason) return device_limit(*reason, name);
     } else {
       (void)i;
     }
