@@ -79,6 +79,7 @@ void check_candidates(tunekit::cl::Client& client, const std::vector<std::string
                      Catch::Contains("bf16 storage") || Catch::Contains("MatmulMath::tf32"));
         } else if (staged && !has_cp_async(client.device())) {
           CHECK(e.kind() == ErrorKind::out_of_resources);
+          CHECK(e.beyond_device_limits());
           CHECK_THAT(e.what(), Catch::Contains("no cp.async"));
         } else {  // over this device's or kernel's limits
           CHECK(e.kind() == ErrorKind::out_of_resources);
@@ -304,6 +305,7 @@ void check_tensor_family(const std::vector<std::string>& candidates,
           FAIL("the family ran on a device without " << check.requirement);
         } catch (const AutotuneError& e) {
           CHECK(e.kind() == ErrorKind::out_of_resources);
+          CHECK(e.beyond_device_limits());
           CHECK_THAT(e.what(), Catch::Contains(check.requirement));
         }
         continue;

@@ -408,7 +408,7 @@ TEST_CASE("every transpose candidate is exact on odd and edge-block sizes",
         // tuning would record it; it cannot be checked for exactness here.
         INFO(e.what());
         REQUIRE(e.kind() == tunekit::ErrorKind::out_of_resources);
-        CHECK_THAT(e.message(), Catch::Contains("exceeds"));
+        CHECK(e.beyond_device_limits());  // a work-group or local memory past the limits
         continue;
       }
       const auto got = download_matrix(client, out);
