@@ -121,6 +121,19 @@ std::string winner_of(const std::optional<tunekit::TuningReport>& report) {
   return report && report->winner() ? report->winner()->name : "?";
 }
 
+// What served the timed calls, asked right after them (this thread's last call): the winner, or
+// where they fell back (the winner failed on these inputs), the candidate that served them.
+std::string served_timed_calls(const std::optional<tunekit::TuningReport>& report) {
+  const tunekit::CallReport& call = tunekit::last_call();
+  if (call.path != tunekit::CallPath::fell_back || !report) return winner_of(report);
+  for (const auto& outcome : report->outcomes) {
+    if (outcome.index == call.candidate) {
+      return outcome.name + " (the winner " + winner_of(report) + " failed on these inputs)";
+    }
+  }
+  return winner_of(report) + " (failed on these inputs; another candidate served)";
+}
+
 double winner_median_us(const std::optional<tunekit::TuningReport>& report) {
   return report && report->winner() ? report->winner()->median * 1e6 : 0.0;
 }
@@ -141,10 +154,10 @@ void bench_matmul(Client& client, const Options& o, std::size_t m, std::size_t n
   const auto key = ops::matmul_key(m, n, k, tunekit::DType::f32);
   row.key = tunekit::key_to_string(key);
   const auto report = ops::matmul_tuner().tuner(client.id()).report(key);
-  row.winner = winner_of(report);
   row.tuned_median_us = winner_median_us(report);
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const double call_seconds = wall_median(client, o.reps, [&] { ops::matmul(client, a, b, c); });
+  row.winner = served_timed_calls(report);
   row.wall_per_call_us = call_seconds * 1e6;
   row.tunekit = flops / call_seconds / unit;
   const double tunekit_error = sampled_gemm_error(ha, hb, ops::download_matrix(client, c), m, n, k);
@@ -192,8 +205,8 @@ void bench_reduce(Client& client, const Options& o, std::vector<Row>& rows) {
   const auto tuning_start = std::chrono::steady_clock::now();
   float result = ops::reduce(client, input, ops::ReduceOp::sum);
   row.tuning_seconds = seconds_since(tuning_start);
-  row.winner = winner_of(
-      ops::reduce_tuner().tuner(client.id()).report(ops::ReduceKey{n, ops::ReduceOp::sum}));
+  const auto report =
+      ops::reduce_tuner().tuner(client.id()).report(ops::ReduceKey{n, ops::ReduceOp::sum});
   const double bytes = 4.0 * double(n);
   // Like CLBlast's Sum, reduce_into leaves the result on the device: no read-back is timed.
   ops::DeviceVector result_on_device{client.allocate(4), 1};
@@ -202,6 +215,7 @@ void bench_reduce(Client& client, const Options& o, std::vector<Row>& rows) {
       wall_median(client, o.reps,
                   [&] { ops::reduce_into(client, input, ops::ReduceOp::sum, result_on_device); }) /
       1e9;
+  row.winner = served_timed_calls(report);
   double expected = 0, magnitude = 0;
   for (float v : values) expected += v, magnitude += std::fabs(v);
   char note[128];
@@ -231,10 +245,10 @@ void bench_transpose(Client& client, const Options& o, std::vector<Row>& rows) {
   const auto tuning_start = std::chrono::steady_clock::now();
   ops::transpose(client, in, out);
   row.tuning_seconds = seconds_since(tuning_start);
-  row.winner =
-      winner_of(ops::transpose_tuner().tuner(client.id()).report(ops::transpose_key(m, n)));
+  const auto report = ops::transpose_tuner().tuner(client.id()).report(ops::transpose_key(m, n));
   const double bytes = 2.0 * 4.0 * double(m) * double(n);
   row.tunekit = bytes / wall_median(client, o.reps, [&] { ops::transpose(client, in, out); }) / 1e9;
+  row.winner = served_timed_calls(report);
   const auto got = ops::download_matrix(client, out);
   std::size_t wrong = 0;
   for (std::size_t r = 0; r < m; r += 7)
@@ -265,14 +279,15 @@ void bench_reduce_rows(Client& client, const Options& o, std::vector<Row>& rows)
   ops::reduce_rows(client, matrix, ops::ReduceOp::sum, sums);
   client.finish();
   row.tuning_seconds = seconds_since(tuning_start);
-  row.winner = winner_of(ops::reduce_rows_tuner()
-                             .tuner(client.id())
-                             .report(ops::reduce_rows_key(m, n, ops::ReduceOp::sum)));
+  const auto report = ops::reduce_rows_tuner()
+                          .tuner(client.id())
+                          .report(ops::reduce_rows_key(m, n, ops::ReduceOp::sum));
   const double bytes = 4.0 * double(m) * double(n);
   row.tunekit = bytes /
                 wall_median(client, o.reps,
                             [&] { ops::reduce_rows(client, matrix, ops::ReduceOp::sum, sums); }) /
                 1e9;
+  row.winner = served_timed_calls(report);
   // Each row's exact sum and the sum of its magnitudes, once; a result's error is its worst row's.
   std::vector<double> exact(m, 0.0), magnitude(m, 0.0);
   for (std::size_t r = 0; r < m; ++r) {
