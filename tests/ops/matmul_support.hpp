@@ -38,6 +38,22 @@ inline double worst_relative_error(const std::vector<float>& a, const std::vecto
   return worst;
 }
 
+// True where the device's limits rule out what `call` runs (a work-group or local memory past
+// them: AutotuneError::beyond_device_limits), said with WARN and nothing checked of it: the suite
+// meets devices smaller than the ones its candidates were written for. Any other failure is
+// thrown.
+template <class Call>
+bool ruled_out_here(const std::string& candidate, Call&& call) {
+  try {
+    call();
+    return false;
+  } catch (const tunekit::AutotuneError& e) {
+    if (!e.beyond_device_limits()) throw;
+    WARN(candidate << " is ruled out by this device's limits: " << e.message());
+    return true;
+  }
+}
+
 // `of_rounded`, where given, gets the error against the product of the inputs rounded to TF32
 // (ops::tf32_rounded): what a TF32 kernel that rounds as it should computes up to f32 sums.
 inline double run_and_check(tunekit::cl::Client& client, const std::string& candidate, Problem p,

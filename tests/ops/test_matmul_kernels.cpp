@@ -29,6 +29,7 @@
 using namespace tunekit;
 using namespace tunekit::ops;
 using tunekit::test::Problem;
+using tunekit::test::ruled_out_here;
 using tunekit::test::run_and_check;
 using tunekit::test::worst_relative_error;
 
@@ -920,7 +921,13 @@ TEST_CASE(
         LaunchCase{split, {129, 130, 70}, 2}, LaunchCase{split, {257, 64, 300}, 2},
         LaunchCase{split, {100, 100, 50}, 1}}) {
     INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
-    CHECK(run_and_check(client, candidate, p, DType::f32, 1.5f, -0.5f) < 1e-5);
+    double error = 0;
+    if (ruled_out_here(candidate, [&] {
+          error = run_and_check(client, candidate, p, DType::f32, 1.5f, -0.5f);
+        })) {
+      continue;
+    }
+    CHECK(error < 1e-5);
     CHECK(run_and_check(client, candidate, p, DType::f16, 1.5f, 0.0f) < 2e-3);
     CHECK(launches_of(client, candidate, p) == launches);
   }
@@ -1128,7 +1135,7 @@ TEST_CASE("matmul candidates are correct on every shape of bench_ops' real-small
     if (m <= 64) candidates.push_back("skinny[WPTM=1,VWN=2,NDIMC=32,KDIMC=4,KSPLIT=4]");
     for (const auto& candidate : candidates) {
       INFO(candidate << " " << m << "x" << n << "x" << k);
-      matmul_with(candidate, client, a, b, c);
+      if (ruled_out_here(candidate, [&] { matmul_with(candidate, client, a, b, c); })) continue;
       const auto hc = download_matrix(client, c);
       double worst = 0;
       for (std::size_t i : {std::size_t{0}, m / 2, m - 1}) {
@@ -1159,7 +1166,13 @@ TEST_CASE("matmul accumulates into C with beta and works with f16 and bf16 stora
         std::string(
             "split[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=4,VWN=4,VW=4,DB=1,KSPLIT=8]")}) {
     INFO(candidate);
-    CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f32, -0.5f, 0.75f) < 1e-5);
+    double error = 0;
+    if (ruled_out_here(candidate, [&] {
+          error = run_and_check(client, candidate, {45, 33, 70}, DType::f32, -0.5f, 0.75f);
+        })) {
+      continue;
+    }
+    CHECK(error < 1e-5);
     CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::f16, 1.0f, 0.5f) < 2e-3);
     // bf16: 8 bits of mantissa, its output rounding 2^-9 of |C|.
     CHECK(run_and_check(client, candidate, {45, 33, 70}, DType::bf16, 1.0f, 0.5f) < 8e-3);
@@ -1190,7 +1203,7 @@ TEST_CASE("a K split of 16-bit matrices keeps its slices' partial products in f3
       const auto A = upload_matrix(client, a, 1, k, dtype);
       const auto B = upload_matrix(client, b, k, 1, dtype);
       auto C = upload_matrix(client, {7.0f}, 1, 1, dtype);
-      matmul_with(candidate, client, A, B, C);
+      if (ruled_out_here(candidate, [&] { matmul_with(candidate, client, A, B, C); })) continue;
       CHECK(download_matrix(client, C)[0] == exact);
     }
   }
