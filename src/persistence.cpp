@@ -13,7 +13,9 @@ bool names_candidate(const CandidateNames& names, const AutotuneOutcome& outcome
   return outcome.index < names.size() && names.name(outcome.index) == outcome.name;
 }
 
-bool of_the_moment(ErrorKind kind) {
+namespace {
+// The kinds of failure that may pass (of_the_moment's first half): the one list of them.
+bool kind_may_pass(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::allocation:
     case ErrorKind::out_of_resources:  // NVIDIA reports memory held by others as this too
@@ -27,8 +29,10 @@ bool of_the_moment(ErrorKind kind) {
   }
 }
 
+}  // namespace
+
 bool of_the_moment(const AutotuneError& failure) {
-  return !failure.beyond_device_limits() && of_the_moment(failure.kind());
+  return !failure.beyond_device_limits() && kind_may_pass(failure.kind());
 }
 
 bool lasting(const AutotuneError& failure) {

@@ -57,11 +57,9 @@ bool names_candidate(const CandidateNames& names, const AutotuneOutcome& outcome
 /// candidates. It is retried when the set changes (its checksum is part of the entry's identity)
 /// or the cache is cleared.
 bool lasting(const AutotuneError& failure);
-/// Whether a failure of this kind may not happen again (memory, resources, the device, the
-/// cache, the settings, a measurement).
-bool of_the_moment(ErrorKind kind);
-/// Whether `failure` may not happen again: of such a kind, and not the device's limit
-/// (device_limit), which every try meets. The rule lasting() applies to each cause.
+/// Whether `failure` may not happen again: of a kind that may pass (memory, resources, the
+/// device, the cache, the settings, a measurement), and not the device's limit (device_limit),
+/// which every try meets. The rule lasting() applies to each cause.
 bool of_the_moment(const AutotuneError& failure);
 
 /// Whether `decision` is stored: decided, or failed for a lasting reason (never unmeasured nor
