@@ -35,6 +35,12 @@ double median_of(std::vector<double>& values) {
 }
 }  // namespace
 
+namespace {
+// How long a sample may take the host, in its target length (min_sample_seconds): 20 ms at the
+// default. Only calls that the host spends 20 times longer on than the device are held by it.
+constexpr double max_sample_host_time_in_targets = 20;
+}  // namespace
+
 std::size_t calls_per_sample(double sample_seconds, double per_call) {
   return static_cast<std::size_t>(std::clamp(std::ceil(sample_seconds / std::max(per_call, 1e-9)),
                                              1.0, static_cast<double>(1 << 20)));
@@ -87,9 +93,14 @@ AutotuneOutcome measure_candidate(Timer timer, FunctionRef<void()> run_once,
   } cost{outcome, started};
   try {
     double last = 0;
+    double host_per_call = std::numeric_limits<double>::infinity();  // the least a lone call took
     const std::size_t warmups = settings.warmup_runs == 0 ? 1 : settings.warmup_runs;
     for (std::size_t i = 0; i < warmups; ++i) {
+      const auto call_started = std::chrono::steady_clock::now();
       last = checked_time(timer.measure(run_once, 1), outcome.name);
+      host_per_call = std::min(
+          host_per_call,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - call_started).count());
     }
     // Calls shorter than a sample are too short to judge from one run: they are batched below.
     const double target = std::max(settings.min_sample_seconds, 100 * timer.resolution());
@@ -106,7 +117,14 @@ AutotuneOutcome measure_candidate(Timer timer, FunctionRef<void()> run_once,
       outcome.samples = 1;
       return outcome;
     }
-    outcome.batch = calls_per_sample(target, last);
+    // A call far shorter on the device than what it costs the host (a launch: tens of us on
+    // PoCL, an empty problem's 64 ns kernel) would be batched by the thousand, each sample
+    // seconds long: the batch is also held to max_sample_host_time_in_targets samples' worth of
+    // what a lone call took the host (its wait included, so that a batch of calls back to back
+    // takes less). Calls that the device takes longer than the host are batched as before.
+    outcome.batch =
+        std::min(calls_per_sample(target, last),
+                 calls_per_sample(max_sample_host_time_in_targets * target, host_per_call));
 
     std::vector<double> samples;
     samples.reserve(settings.max_samples);

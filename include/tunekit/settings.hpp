@@ -40,7 +40,8 @@ struct BenchmarkSettings {
   double target_spread = 0.02;   ///< stop sampling once MAD/median falls below this
   double racing_factor = 1.5;    ///< drop a candidate once its median is this much over the
                                  ///< leader's (infinity: never drop)
-  /// Short calls are batched until a sample lasts this long (and 100x the timer's resolution).
+  /// Short calls are batched until a sample lasts this long (and 100x the timer's resolution),
+  /// but to no more than 20x this of the host's time (what a lone call took it).
   /// A sample of one short call misses what a device spends between calls, and that differs by
   /// configuration: on a 16-core PoCL, 0.1 ms samples ranked 256^3 matmul winners 1.1-1.2x
   /// slower than 1 ms samples of calls back to back (docs/benchmarks.md, issue 29).

@@ -300,7 +300,7 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
       if (!helper) {
         // A program that crashed one helper is not compiled here, even when no other can try.
         if (crashed_with != 0) {
-          return crash_reply(what, signal_text(crashed_with) + "; no other helper could try it");
+          return crashed(what, signal_text(crashed_with) + "; no other helper could try it");
         }
         return std::nullopt;
       }
@@ -334,7 +334,7 @@ std::optional<detail::BuildReply> BuildProcesses::build(std::string_view source,
             crashed_with = signal;
             continue;
           }
-          return crash_reply(what, signal_text(crashed_with) + ", then " + signal_text(signal));
+          return crashed(what, signal_text(crashed_with) + ", then " + signal_text(signal));
         }
         failed("a helper gave no answer to a build of " + printable(what, 300) + " (" + problem +
                (signal != 0 ? ", ended by signal " + std::to_string(signal) : std::string()) + ")");
@@ -487,6 +487,27 @@ void BuildProcesses::failed(const std::string& problem) {
     warn_unavailable(unavailable_);
     freed_.notify_all();
   }
+}
+
+std::optional<detail::BuildReply> BuildProcesses::crashed(const std::string& what,
+                                                          const std::string& how) {
+  {
+    std::lock_guard lock(mutex_);
+    ++failures_in_a_row_;
+    // Programs that crash the helpers one after another, with nothing built between, say more
+    // of the helpers (their environment, their executable) than of the programs: given up, and
+    // this program built here, as it would be without helpers.
+    if (failures_in_a_row_ >= failures_before_giving_up) {
+      if (unavailable_.empty()) {
+        unavailable_ = "the helpers crashed on " + std::to_string(failures_in_a_row_) +
+                       " builds in a row (the last: " + printable(what, 300) + ", " + how + ")";
+        warn_unavailable(unavailable_);
+        freed_.notify_all();
+      }
+      return std::nullopt;
+    }
+  }
+  return crash_reply(what, how);
 }
 
 void BuildProcesses::answered(bool with_build_error) {

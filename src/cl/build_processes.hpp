@@ -113,6 +113,9 @@ class BuildProcesses {
   void discard(std::unique_ptr<Helper> helper);
   std::unique_ptr<Helper> start(std::string& problem);
   void failed(const std::string& problem);
+  // A program that crashed the helpers (`how`): its build failure, counted as a failure of the
+  // helpers; nothing (built here) once such failures in a row give the helpers up.
+  std::optional<detail::BuildReply> crashed(const std::string& what, const std::string& how);
   void answered(bool with_build_error);
   void retire_idle();
   // Whether `helper`, idle in the pool, is past its retirement (idle_retire) at `now`: take()

@@ -1,4 +1,4 @@
-// Holds stderr aside while PoCL compiles (compiler_chatter.hpp says why).
+// Filters stderr while PoCL compiles (compiler_chatter.hpp says why).
 #include "compiler_chatter.hpp"
 
 #include <fcntl.h>
@@ -8,73 +8,197 @@
 #include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <iterator>
+#include <memory>
 #include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
 
 namespace tunekit::cl::detail {
 namespace {
 
+// The summaries' filter, on a line without its end.
+bool is_summary(std::string_view line);
+
+// What a period of filtering shares with its forwarder thread (which ends it at the pipe's end)
+// and with the fatal-signal handler. Lives as long as either needs it.
+struct Forwarding {
+  int read_end = -1;  // the pipe's end the forwarder reads; fd 2 is its other end meanwhile
+  int real = -1;      // the real stderr, duplicated: where the forwarder writes
+  std::atomic<bool> done{false};  // the forwarder read the pipe's end and wrote everything out
+  std::mutex mutex;
+  std::condition_variable finished;
+};
+
 std::mutex aside_mutex;
-int builds_running = 0;
-// Read by the fatal-signal handler too: lock-free atomics, which a handler may read.
-std::atomic<int> saved_stderr{-1};  // the real fd 2 while builds run
-std::atomic<int> held{-1};          // the in-memory file fd 2 points at meanwhile
+int builds_running = 0;     // the guards of the period under way
+std::uint64_t periods = 0;  // the last period's number: a guard of an ended one ends nothing
+std::shared_ptr<Forwarding>& current() {  // the period under way, under aside_mutex
+  static auto& forwarding = *new std::shared_ptr<Forwarding>;  // never destroyed: see atexit
+  return forwarding;
+}
+// Read by the fatal-signal handler too: lock-free atomics, which a handler may read. Whoever
+// takes `saved_stderr` (the period's end, or the handler) points fd 2 back with it and closes it.
+std::atomic<int> saved_stderr{-1};
+std::atomic<const std::atomic<bool>*> forwarder_done{nullptr};
 static_assert(std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<const std::atomic<bool>*>::is_always_lock_free);
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+// How long a period's end, the exit and a fatal signal wait for the forwarder to write out what
+// the pipe still holds. It finishes at once unless a process started meanwhile holds the pipe
+// open (its stderr): then the forwarder goes on without them, as long as that process writes.
+constexpr auto forwarder_patience = std::chrono::milliseconds(200);
+
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // stderr is gone: nothing better to do with it
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// The forwarder: what comes through the pipe goes to the real stderr line by line, less the
+// summaries, until every writer has closed it. No allocation in its loop, so that a process
+// whose heap lock a crash left held still gets its last words out.
+void forward(std::shared_ptr<Forwarding> forwarding) {
+  static constexpr std::size_t capacity = 1 << 16;
+  const std::unique_ptr<char[]> buffer(new char[capacity]);
+  std::size_t used = 0;
+  for (;;) {
+    const ssize_t n = ::read(forwarding->read_end, buffer.get() + used, capacity - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    used += static_cast<std::size_t>(n);
+    std::size_t start = 0;
+    for (;;) {
+      const auto* newline =
+          static_cast<const char*>(std::memchr(buffer.get() + start, '\n', used - start));
+      if (newline == nullptr) break;
+      const std::size_t end = static_cast<std::size_t>(newline - buffer.get()) + 1;
+      const std::string_view line(buffer.get() + start, end - start);
+      if (!is_summary(line.substr(0, line.size() - 1))) write_all(forwarding->real, line);
+      start = end;
+    }
+    if (start == 0 && used == capacity) {  // one line longer than the buffer: out as it is
+      write_all(forwarding->real, std::string_view(buffer.get(), used));
+      start = used;
+    }
+    std::memmove(buffer.get(), buffer.get() + start, used - start);
+    used -= start;
+  }
+  const std::string_view rest(buffer.get(), used);  // a last line without its end
+  if (!is_summary(rest)) write_all(forwarding->real, rest);
+  ::close(forwarding->read_end);
+  ::close(forwarding->real);
+  {
+    std::lock_guard lock(forwarding->mutex);
+    forwarding->done = true;
+  }
+  forwarding->finished.notify_all();
+}
 
 // The signals that end a process whose compiler fails inside a build (abort() on an assertion,
-// a crash): what was held is written out before they do.
+// a crash): what the pipe holds is written out before they do.
 constexpr int fatal_signals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE};
-struct sigaction before_held[std::size(fatal_signals)];  // the actions the handler hands on to
+struct sigaction before_filtering[std::size(fatal_signals)];  // the actions the handler hands on to
 
-// Async-signal-safe only: pread, write, close, dup2, sigaction, raise. What was held goes out as
-// it is (summary lines too: a dying compiler's last words come first), fd 2 points back, and the
-// signal goes on to the action it had before the builds: a fault (si_code > 0, sent by the
-// kernel) by its instruction faulting again once this returns, any other (abort()'s) raised again
-// and delivered once this returns.
-void write_held_then_hand_on(int signal, siginfo_t* info, void*) {
+// Async-signal-safe only: dup2, close, nanosleep, sigaction, raise, atomics. fd 2 points back,
+// which closes the pipe's last end (but a started process's), so the forwarder writes out what
+// it holds and ends; this waits for it a moment, then hands the signal on to the action it had
+// before the builds: a fault (si_code > 0, sent by the kernel) by its instruction faulting again
+// once this returns, any other (abort()'s) raised again and delivered once this returns.
+void write_out_then_hand_on(int signal, siginfo_t* info, void*) {
   const int errno_before = errno;  // a handler leaves errno as it found it
-  const int memory = held.exchange(-1);
-  const int real = saved_stderr.load();
-  if (memory >= 0 && real >= 0) {
-    char chunk[4096];
-    off_t offset = 0;
-    for (ssize_t n; (n = ::pread(memory, chunk, sizeof chunk, offset)) > 0; offset += n) {
-      for (ssize_t written = 0; written < n;) {
-        const ssize_t w = ::write(real, chunk + written, static_cast<std::size_t>(n - written));
-        if (w <= 0) break;
-        written += w;
-      }
-    }
+  const int real = saved_stderr.exchange(-1);
+  const std::atomic<bool>* done = forwarder_done.load();
+  if (real >= 0) {
     ::dup2(real, 2);
-    ::close(memory);
+    ::close(real);
+    const timespec millisecond{0, 1000000};
+    for (auto waited = std::chrono::milliseconds(0);
+         done != nullptr && !done->load() && waited < forwarder_patience;
+         waited += std::chrono::milliseconds(1)) {
+      ::nanosleep(&millisecond, nullptr);
+    }
   }
   for (std::size_t i = 0; i < std::size(fatal_signals); ++i) {
-    if (fatal_signals[i] == signal) ::sigaction(signal, &before_held[i], nullptr);
+    if (fatal_signals[i] == signal) ::sigaction(signal, &before_filtering[i], nullptr);
   }
   if (info == nullptr || info->si_code <= 0) ::raise(signal);
   errno = errno_before;
 }
 
-// While stderr is held (under aside_mutex): the handler above on each fatal signal, else the
-// actions of before. A handler that another library installed meanwhile is left in place.
+// While stderr is filtered (under aside_mutex): the handler above on each fatal signal, else the
+// actions of before. A handler that another library installed meanwhile is left in place. On the
+// alternate stack where the program has one (a stack overflow's handler needs it).
 void handle_fatal_signals(bool on) {
   struct sigaction ours {};
-  ours.sa_sigaction = write_held_then_hand_on;
-  ours.sa_flags = SA_SIGINFO;
+  ours.sa_sigaction = write_out_then_hand_on;
+  ours.sa_flags = SA_SIGINFO | SA_ONSTACK;
   sigemptyset(&ours.sa_mask);
   for (std::size_t i = 0; i < std::size(fatal_signals); ++i) {
     if (on) {
-      ::sigaction(fatal_signals[i], &ours, &before_held[i]);
+      ::sigaction(fatal_signals[i], &ours, &before_filtering[i]);
       continue;
     }
     struct sigaction now {};
     ::sigaction(fatal_signals[i], nullptr, &now);
-    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == write_held_then_hand_on) {
-      ::sigaction(fatal_signals[i], &before_held[i], nullptr);
+    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == write_out_then_hand_on) {
+      ::sigaction(fatal_signals[i], &before_filtering[i], nullptr);
     }
   }
+}
+
+// A new descriptor for `fd` at 3 or above, close-on-exec (the pipe's ends must not take the
+// place of a closed stdin or stdout); `fd` closed. -1 if it cannot.
+int above_standard(int fd) {
+  if (fd < 0 || fd > 2) return fd;
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return moved;
+}
+
+// Under aside_mutex: the period under way ends. fd 2 points back (unless a fatal signal's
+// handler did), and what the forwarder writes out is waited for a moment, outside the lock.
+std::shared_ptr<Forwarding> stop_filtering() {
+  std::fflush(stderr);
+  handle_fatal_signals(false);
+  forwarder_done = nullptr;
+  const int real = saved_stderr.exchange(-1);
+  if (real >= 0) {  // else a signal's handler took it: fd 2 points back, and it is closed
+    ::dup2(real, 2);
+    ::close(real);
+  }
+  return std::exchange(current(), nullptr);
+}
+
+void wait_for(const std::shared_ptr<Forwarding>& forwarding) {
+  if (!forwarding) return;
+  std::unique_lock lock(forwarding->mutex);
+  forwarding->finished.wait_for(lock, forwarder_patience, [&] { return forwarding->done.load(); });
+}
+
+// At exit, a period under way ends as a build's would: what the process wrote goes out.
+void stop_filtering_at_exit() {
+  std::shared_ptr<Forwarding> ended;
+  {
+    std::lock_guard lock(aside_mutex);
+    if (builds_running == 0 || !current()) return;
+    builds_running = 0;  // the guards still alive belong to an ended period
+    ended = stop_filtering();
+  }
+  wait_for(ended);
 }
 
 // "<digits> warning(s) [and <digits> error(s)] generated." (clang's summary), and nothing else.
@@ -106,14 +230,6 @@ bool is_summary(std::string_view line) {
   return words > 0 && words <= 2;
 }
 
-void write_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    if (n <= 0) return;  // stderr is gone: nothing better to do with it
-    text.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
 }  // namespace
 
 bool pocl_platform(std::string_view platform_name) {
@@ -140,53 +256,59 @@ std::string without_compiler_summaries(std::string_view text) {
 CompilerChatterGuard::CompilerChatterGuard(bool active) {
   if (!active) return;
   std::lock_guard lock(aside_mutex);
-  if (builds_running++ > 0) {
-    active_ = true;
+  if (builds_running > 0) {
+    ++builds_running;
+    period_ = periods;
     return;
   }
+  // Not with fd 2 closed: there is nothing to filter, and a pipe would take its place.
+  if (::fcntl(2, F_GETFD) < 0) return;
   std::fflush(stderr);
-  const int memory = ::memfd_create("tunekit-compiler-stderr", MFD_CLOEXEC);
-  const int saved = memory >= 0 ? ::fcntl(2, F_DUPFD_CLOEXEC, 3) : -1;
-  if (memory < 0 || saved < 0 || ::dup2(memory, 2) < 0) {  // cannot: the chatter stays
-    if (memory >= 0) ::close(memory);
-    if (saved >= 0) ::close(saved);
-    --builds_running;
+  int ends[2] = {-1, -1};
+  if (::pipe2(ends, O_CLOEXEC) != 0) return;  // cannot: the chatter stays
+  const int read_end = above_standard(ends[0]), write_end = above_standard(ends[1]);
+  const int saved = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
+  const int real = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
+  auto forwarding = std::make_shared<Forwarding>();
+  forwarding->read_end = read_end;
+  forwarding->real = real;
+  bool started = false;
+  if (read_end >= 0 && write_end >= 0 && saved >= 0 && real >= 0) {
+    try {
+      std::thread(forward, forwarding).detach();
+      started = true;
+    } catch (const std::system_error&) {  // no thread: the chatter stays
+    }
+  }
+  if (!started) {
+    for (const int fd : {read_end, write_end, saved, real}) {
+      if (fd >= 0) ::close(fd);
+    }
     return;
   }
+  // fd 2 becomes the pipe's only end here (a process started meanwhile inherits it, and its
+  // stderr is forwarded as long as it writes).
+  ::dup2(write_end, 2);
+  ::close(write_end);
+  static const bool at_exit = std::atexit(stop_filtering_at_exit) == 0;
+  (void)at_exit;
+  current() = forwarding;
   saved_stderr = saved;
-  held = memory;
+  forwarder_done = &forwarding->done;
   handle_fatal_signals(true);
-  active_ = true;
+  builds_running = 1;
+  period_ = ++periods;
 }
 
 CompilerChatterGuard::~CompilerChatterGuard() {
-  if (!active_) return;
-  std::lock_guard lock(aside_mutex);
-  if (--builds_running > 0) return;
-  std::fflush(stderr);
-  const int memory = held.exchange(-1);  // the handler writes it no more
-  handle_fatal_signals(false);
-  if (memory < 0) {  // taken by the handler of a signal (fd 2 points back): its fds left to it
-    saved_stderr = -1;
-    return;
+  if (period_ == 0) return;
+  std::shared_ptr<Forwarding> ended;
+  {
+    std::lock_guard lock(aside_mutex);
+    if (period_ != periods || --builds_running > 0) return;
+    ended = stop_filtering();
   }
-  ::dup2(saved_stderr, 2);
-  ::close(saved_stderr);
-  saved_stderr = -1;
-  // What the process wrote meanwhile, in chunks, less the summaries (a line split between chunks
-  // is joined first).
-  std::string pending;
-  char chunk[4096];
-  ::lseek(memory, 0, SEEK_SET);
-  for (ssize_t n; (n = ::read(memory, chunk, sizeof chunk)) > 0;) {
-    pending.append(chunk, static_cast<std::size_t>(n));
-    const std::size_t complete = pending.rfind('\n');
-    if (complete == std::string::npos) continue;
-    write_all(2, without_compiler_summaries(std::string_view(pending).substr(0, complete + 1)));
-    pending.erase(0, complete + 1);
-  }
-  write_all(2, without_compiler_summaries(pending));
-  ::close(memory);
+  wait_for(ended);  // so that what was written before the build comes out before what follows
 }
 
 }  // namespace tunekit::cl::detail

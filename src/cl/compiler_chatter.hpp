@@ -1,12 +1,13 @@
 // PoCL's compiler (clang) prints "N warnings generated." on the process's standard error when a
 // kernel has warnings, though the warnings themselves are in the build log, where tunekit shows
-// them. While a build on PoCL runs, file descriptor 2 points at a private in-memory file; when the
-// last of the concurrent builds ends it points back, and what was written there meanwhile (by any
-// thread) is written to it, less those lines. Nothing is lost, only delayed: a compiler that
-// aborts or crashes the process meanwhile has what was held written out first, as it is, by a
-// handler of the fatal signals that then hands the signal on.
+// them. While builds on PoCL run, file descriptor 2 is a pipe, and a thread forwards what any
+// thread (or a process started meanwhile, as long as it writes) sends through it to the real
+// stderr line by line, less those lines; when the last of the concurrent builds ends fd 2 points
+// back. Nothing is held: at exit, and on a fatal signal (a compiler's abort or crash, whose
+// handler then hands the signal on), what the pipe still holds is written out first.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -18,7 +19,8 @@ bool pocl_platform(std::string_view platform_name);
 /// Whether `platform_name`'s compiler talks on stderr: PoCL's.
 bool chatty_compiler(std::string_view platform_name);
 
-/// Holds stderr aside for the lifetime of the guard (when `active`; else does nothing).
+/// Filters stderr for the lifetime of the guard (when `active`; else does nothing). Nothing where
+/// fd 2 is closed, or no pipe or thread can be had.
 class CompilerChatterGuard {
  public:
   explicit CompilerChatterGuard(bool active);
@@ -27,7 +29,7 @@ class CompilerChatterGuard {
   CompilerChatterGuard& operator=(const CompilerChatterGuard&) = delete;
 
  private:
-  bool active_ = false;
+  std::uint64_t period_ = 0;  // the period of filtering it joined; 0: none
 };
 
 /// `text` without the compiler's summary lines ("1 warning generated.", "3 warnings and 1 error

@@ -459,6 +459,7 @@ class LineDirectives {
         [&](const Directive& directive) { return directive.physical < wanted; });
     if (after == directives_.begin()) return std::nullopt;
     const Directive& last = *std::prev(after);
+    if (last.file.empty()) return std::nullopt;  // a directive not read, or no file named yet
     return std::make_pair(last.file, last.next_line + (wanted - last.physical - 1));
   }
 
@@ -469,25 +470,45 @@ class LineDirectives {
     long next_line;  // what the line after it is of `file`
   };
 
-  // Line `lines_` of the source: kept when it is a #line directive with a number and a quoted
-  // file name (the quoted_file_name() text undone).
+  // Line `lines_` of the source, where it is a #line directive (blanks around the '#' as C
+  // allows): its number and quoted file name (the quoted_file_name() text undone), or its number
+  // alone, the file staying the one before. A directive this cannot read leaves the lines after
+  // it unmapped (an empty file), never mapped by the directive before it.
   void read(std::string_view line) {
-    if (!line.starts_with("#line ")) return;
-    line.remove_prefix(6);
-    const auto space = line.find(' ');
-    const std::string_view number = line.substr(0, space);
-    long n = 0;
-    bool digits = !number.empty() && number.size() < 10;
-    for (const char c : number) {
-      digits = digits && c >= '0' && c <= '9';
-      n = n * 10 + (c - '0');
+    const auto blanks = [](std::string_view& text) {
+      while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    };
+    blanks(line);
+    if (!line.starts_with('#')) return;
+    line.remove_prefix(1);
+    blanks(line);
+    if (!line.starts_with("line") || line.size() < 5 || (line[4] != ' ' && line[4] != '\t')) {
+      return;
     }
-    const std::string_view name = space == std::string_view::npos ? "" : line.substr(space + 1);
-    if (!digits || name.size() < 2 || name.front() != '"' || name.back() != '"') return;
+    line.remove_prefix(4);
+    blanks(line);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) {
+      line.remove_suffix(1);
+    }
+    std::size_t digits = 0;
+    long n = 0;
+    while (digits < line.size() && line[digits] >= '0' && line[digits] <= '9' && digits < 9) {
+      n = n * 10 + (line[digits++] - '0');
+    }
+    std::string_view name = line.substr(digits);
+    const bool numbered =
+        digits > 0 && (name.empty() || name.front() == ' ' || name.front() == '\t');
+    blanks(name);
     std::string file;
-    for (std::size_t i = 1; i + 1 < name.size(); ++i) {
-      if (name[i] == '\\' && i + 2 < name.size()) ++i;
-      file += name[i];
+    if (!numbered) {
+      n = 0;  // unreadable: nothing after it is mapped
+    } else if (name.empty()) {
+      if (!directives_.empty()) file = directives_.back().file;  // the same file, renumbered
+    } else if (name.size() >= 2 && name.front() == '"' && name.back() == '"') {
+      for (std::size_t i = 1; i + 1 < name.size(); ++i) {
+        if (name[i] == '\\' && i + 2 < name.size()) ++i;
+        file += name[i];
+      }
     }
     directives_.push_back({lines_, std::move(file), n});
   }

@@ -450,6 +450,33 @@ TEST_CASE("a compiler that crashes twice in helpers fails that program, and noth
   CHECK(helpers->unavailable().empty());
 }
 
+TEST_CASE(
+    "helpers that crash on every program are given up after three, and the rest is built here",
+    "[opencl][build-processes]") {
+  // A helper whose environment is broken (its libraries, its executable) crashes whatever it
+  // compiles: before, every program failed as "the compiler crashed", and the tuning with it.
+  TempDir dir;
+  auto options = helper_options();
+  options.helper = script(dir / "crashes", ready_reply + "; sleep 1; kill -SEGV $$");
+  CapturedWarnings warnings;
+  auto helpers = std::make_shared<cl::BuildProcesses>(options);
+  auto cache = cache_with(helpers);
+  for (int tag = 81; tag <= 82; ++tag) {
+    CHECK_THAT(message_of([&] { (void)cache->program(tagged_add(tag)); }),
+               Catch::StartsWith("build failed: the compiler crashed compiling tagged_add_" +
+                                 std::to_string(tag)));
+  }
+  CHECK(helpers->unavailable().empty());
+  // The third crash gives the helpers up: that program and the next are built here.
+  for (int tag = 83; tag <= 84; ++tag) CHECK(tagged_add_works(*cache, tag));
+  CHECK(cache->helper_builds() == 0);
+  CHECK_THAT(helpers->unavailable(),
+             Catch::StartsWith("the helpers crashed on 3 builds in a row (the last: ") &&
+                 Catch::Contains("tagged_add_83"));
+  CHECK(warnings.count("tunekit: build helpers: the helpers crashed on 3 builds in a row") == 1);
+  CHECK(helpers->started() == 6);  // two per crashed program, none after
+}
+
 TEST_CASE("a helper that takes no more bytes holds a build no longer than its patience",
           "[opencl][build-processes]") {
   TempDir dir;

@@ -2,11 +2,14 @@
 // embedded kernel sources and kernel fingerprints.
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -319,11 +322,59 @@ TEST_CASE("a compiler's abort while stderr is held (run by the test below, in it
   std::abort();
 }
 
-TEST_CASE("what the process wrote while stderr was held reaches stderr when the compiler aborts",
-          "[opencl][program-cache][chatter]") {
-  // A compiler that fails an assertion inside a PoCL build ends the process while stderr points
-  // at the memory file: what it wrote there was lost with it. This test runs the hidden case
-  // above in a child whose stderr is a file.
+TEST_CASE("an exit while stderr is filtered (run by a test below, in its own process)",
+          "[.][chatter-exit]") {
+  const cl::detail::CompilerChatterGuard guard(true);
+  std::fputs("2 warnings generated.\nwritten before the exit, its line not ended", stderr);
+  std::fflush(stderr);
+  std::exit(3);
+}
+
+TEST_CASE("a process started while stderr is filtered (run by a test below, in its own process)",
+          "[.][chatter-child]") {
+  pid_t child = -1;
+  {
+    const cl::detail::CompilerChatterGuard guard(true);
+    std::string shell = "/bin/sh", flag = "-c",
+                script = "sleep 0.3; echo 'the started process, after the build' >&2";
+    char* argv[] = {shell.data(), flag.data(), script.data(), nullptr};
+    REQUIRE(::posix_spawn(&child, shell.c_str(), nullptr, nullptr, argv, environ) == 0);
+  }  // the build ends before the started process writes
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  // Its line reaches this process's stderr (a file) through the forwarder, which ends once the
+  // started process has: waited for by the file's size.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  struct stat file {};
+  while (::fstat(2, &file) == 0 && file.st_size == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+TEST_CASE("an abort while fd 2 is closed (run by a test below, in its own process)",
+          "[.][chatter-closed]") {
+  std::signal(SIGABRT, SIG_DFL);
+  // A file that grows without end (what a regression did) ends the process by SIGXFSZ instead.
+  const rlimit file_size{64 << 20, 64 << 20};
+  ::setrlimit(RLIMIT_FSIZE, &file_size);
+  ::close(2);
+  const cl::detail::CompilerChatterGuard guard(true);
+  (void)!::write(2, "nowhere\n", 8);
+  std::abort();
+}
+
+namespace {
+
+struct ChildRun {
+  int status = 0;
+  bool ended = false;  // within the deadline (else killed)
+  std::string stderr_text;
+};
+
+// This test program run on the hidden case `tag`, its stderr a file, its stdout /dev/null: how it
+// ended and what it wrote on stderr. Killed after 60 s.
+ChildRun run_hidden_case(const std::string& tag) {
   char path[] = "/tmp/tunekit-stderr-XXXXXX";
   const int file = ::mkstemp(path);
   REQUIRE(file >= 0);
@@ -334,23 +385,105 @@ TEST_CASE("what the process wrote while stderr was held reaches stderr when the 
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, file, 2);
   posix_spawn_file_actions_adddup2(&actions, quiet, 1);
-  std::string self = "/proc/self/exe", tag = "[chatter-abort]";
-  char* argv[] = {self.data(), tag.data(), nullptr};
+  std::string self = "/proc/self/exe", case_tag = tag;
+  char* argv[] = {self.data(), case_tag.data(), nullptr};
   pid_t child = -1;
   const int spawned = ::posix_spawn(&child, self.c_str(), &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(quiet);
   REQUIRE(spawned == 0);
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
+  ChildRun run;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    const pid_t done = ::waitpid(child, &run.status, WNOHANG);
+    if (done == child) {
+      run.ended = true;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &run.status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   std::string written(1 << 16, '\0');
   const auto n = ::pread(file, written.data(), written.size(), 0);
   ::close(file);
   written.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  INFO("the child's stderr: " << written);
-  CHECK(WIFSIGNALED(status));
-  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT));
-  CHECK_THAT(written, Catch::Contains("the compiler's last words"));
+  run.stderr_text = written;
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("what the process wrote while stderr was held reaches stderr when the compiler aborts",
+          "[opencl][program-cache][chatter]") {
+  // A compiler that fails an assertion inside a PoCL build ends the process while fd 2 is the
+  // pipe: what it wrote there was lost with it. This test runs the hidden case above in a child
+  // whose stderr is a file.
+  const ChildRun run = run_hidden_case("[chatter-abort]");
+  INFO("the child's stderr: " << run.stderr_text);
+  CHECK(run.ended);
+  CHECK((WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGABRT));
+  CHECK_THAT(run.stderr_text, Catch::Contains("the compiler's last words"));
+}
+
+TEST_CASE(
+    "what the process wrote while stderr was filtered reaches stderr at exit, and a process "
+    "started meanwhile keeps its stderr",
+    "[opencl][program-cache][chatter]") {
+  SECTION("an exit during a build") {
+    // Before, held in a memory file that only the build's end or a fatal signal wrote out.
+    const ChildRun run = run_hidden_case("[chatter-exit]");
+    INFO("the child's stderr: " << run.stderr_text);
+    CHECK((run.ended && WIFEXITED(run.status) && WEXITSTATUS(run.status) == 3));
+    CHECK(run.stderr_text == "written before the exit, its line not ended");
+  }
+  SECTION("a process started during a build, which writes after it") {
+    // Before, its stderr was the memory file for its whole life, and nothing read it.
+    const ChildRun run = run_hidden_case("[chatter-child]");
+    INFO("the child's stderr: " << run.stderr_text);
+    CHECK((run.ended && WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0));
+    CHECK_THAT(run.stderr_text, Catch::Contains("the started process, after the build\n"));
+  }
+  SECTION("fd 2 closed: nothing is filtered, and an abort ends the process") {
+    // Before, the memory file took fd 2's place, and the abort's handler copied it into itself
+    // without end.
+    const ChildRun run = run_hidden_case("[chatter-closed]");
+    CHECK(run.ended);
+    CHECK((WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGABRT));
+  }
+}
+
+namespace {
+void survive_fpe(int) {}
+std::size_t open_descriptors() {
+  return static_cast<std::size_t>(std::distance(
+      std::filesystem::directory_iterator("/proc/self/fd"), std::filesystem::directory_iterator{}));
+}
+}  // namespace
+
+TEST_CASE(
+    "the fatal-signal handler runs on a program's alternate stack, and a signal the program "
+    "survives leaves no descriptor open",
+    "[opencl][program-cache][chatter]") {
+  struct sigaction before_test {};
+  ::sigaction(SIGFPE, nullptr, &before_test);
+  struct sigaction survive {};
+  survive.sa_handler = survive_fpe;
+  sigemptyset(&survive.sa_mask);
+  ::sigaction(SIGFPE, &survive, nullptr);
+  const std::size_t before = open_descriptors();
+  for (int build = 0; build < 3; ++build) {
+    const cl::detail::CompilerChatterGuard guard(true);
+    struct sigaction now {};
+    ::sigaction(SIGSEGV, nullptr, &now);
+    CHECK((now.sa_flags & SA_ONSTACK) != 0);  // a stack overflow's handler needs that stack
+    ::raise(SIGFPE);                          // handed on to survive_fpe, which returns
+  }
+  CHECK(open_descriptors() == before);
+  ::sigaction(SIGFPE, &before_test, nullptr);
 }
 
 // Run with failing_build_shim preloaded (its own CTest entry): clBuildProgram fails with

@@ -534,4 +534,28 @@ TEST_CASE("a build log that names <kernel> lines is mapped to the user's files a
   CHECK(tunekit::cl::detail::with_source_lines(source, many) == expected);
   CHECK(tunekit::cl::detail::with_source_lines("kernel void k() {}\n", "<kernel>:1:1: e") ==
         "<kernel>:1:1: e");
+  // A user's own directives: a number alone keeps the file; blanks around the '#' are C's; one
+  // this cannot read leaves the lines after it as the compiler named them.
+  const std::string own =
+      "#line 100 \"/w/b.cl\"\n"       // 1
+      "int a;\n"                      // 2: b.cl:100
+      "#line 7\n"                     // 3
+      "int b;\n"                      // 4: b.cl:7
+      "  #  line 20 \"/w/c.cl\"\r\n"  // 5
+      "int c;\n"                      // 6: c.cl:20
+      "#line x\n"                     // 7
+      "int d;\n"                      // 8: not mapped
+      "#line 5 unquoted\n"            // 9
+      "int e;\n"                      // 10: not mapped
+      "#lines 3\n"                    // 11: no directive
+      "int f;\n";                     // 12: not mapped
+  CHECK(tunekit::cl::detail::with_source_lines(
+            own,
+            "<kernel>:2:1: a\n<kernel>:4:1: b\n<kernel>:6:1: c\n<kernel>:8:1: d\n"
+            "<kernel>:10:1: e\n<kernel>:12:1: f\n") ==
+        "/w/b.cl:100:1: a\n/w/b.cl:7:1: b\n/w/c.cl:20:1: c\n<kernel>:8:1: d\n"
+        "<kernel>:10:1: e\n<kernel>:12:1: f\n");
+  // A number alone before any file is named maps nothing.
+  CHECK(tunekit::cl::detail::with_source_lines("#line 50\nint a;\n", "<kernel>:2:1: a") ==
+        "<kernel>:2:1: a");
 }
