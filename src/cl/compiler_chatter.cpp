@@ -32,8 +32,9 @@ bool is_summary(std::string_view line);
 // What a period of filtering shares with its forwarder thread (which ends it at the pipe's end)
 // and with the fatal-signal handler. Lives as long as either needs it.
 struct Forwarding {
-  int read_end = -1;  // the pipe's end the forwarder reads; fd 2 is its other end meanwhile
-  int real = -1;      // the real stderr, duplicated: where the forwarder writes
+  int read_end = -1;         // the pipe's end the forwarder reads; fd 2 is its other end meanwhile
+  int real = -1;             // the real stderr, duplicated: where the forwarder writes
+  std::uint64_t period = 0;  // its period's number
   std::atomic<bool> done{false};  // the forwarder read the pipe's end and wrote everything out
   std::mutex mutex;
   std::condition_variable finished;
@@ -49,9 +50,12 @@ std::shared_ptr<Forwarding>& current() {  // the period under way, under aside_m
 // Read by the fatal-signal handler too: lock-free atomics, which a handler may read. Whoever
 // takes `saved_stderr` (the period's end, or the handler) points fd 2 back with it and closes it.
 std::atomic<int> saved_stderr{-1};
-std::atomic<const std::atomic<bool>*> forwarder_done{nullptr};
+// The period under way, and the latest whose forwarder has written everything out: numbers,
+// not the Forwarding itself, which may be gone by the time a handler reads them.
+std::atomic<std::uint64_t> live_period{0};
+std::atomic<std::uint64_t> finished_period{0};
 static_assert(std::atomic<int>::is_always_lock_free);
-static_assert(std::atomic<const std::atomic<bool>*>::is_always_lock_free);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 static_assert(std::atomic<bool>::is_always_lock_free);
 
 // How long a period's end, the exit and a fatal signal wait for the forwarder to write out what
@@ -105,6 +109,10 @@ void forward(std::shared_ptr<Forwarding> forwarding) {
     std::lock_guard lock(forwarding->mutex);
     forwarding->done = true;
   }
+  for (std::uint64_t seen = finished_period.load();
+       seen < forwarding->period &&
+       !finished_period.compare_exchange_weak(seen, forwarding->period);) {
+  }
   forwarding->finished.notify_all();
 }
 
@@ -121,13 +129,13 @@ struct sigaction before_filtering[std::size(fatal_signals)];  // the actions the
 void write_out_then_hand_on(int signal, siginfo_t* info, void*) {
   const int errno_before = errno;  // a handler leaves errno as it found it
   const int real = saved_stderr.exchange(-1);
-  const std::atomic<bool>* done = forwarder_done.load();
+  const std::uint64_t period = live_period.load();
   if (real >= 0) {
     ::dup2(real, 2);
     ::close(real);
     const timespec millisecond{0, 1000000};
     for (auto waited = std::chrono::milliseconds(0);
-         done != nullptr && !done->load() && waited < forwarder_patience;
+         finished_period.load() < period && waited < forwarder_patience;
          waited += std::chrono::milliseconds(1)) {
       ::nanosleep(&millisecond, nullptr);
     }
@@ -174,7 +182,6 @@ int above_standard(int fd) {
 std::shared_ptr<Forwarding> stop_filtering() {
   std::fflush(stderr);
   handle_fatal_signals(false);
-  forwarder_done = nullptr;
   const int real = saved_stderr.exchange(-1);
   if (real >= 0) {  // else a signal's handler took it: fd 2 points back, and it is closed
     ::dup2(real, 2);
@@ -195,7 +202,8 @@ void stop_filtering_at_exit() {
   {
     std::lock_guard lock(aside_mutex);
     if (builds_running == 0 || !current()) return;
-    builds_running = 0;  // the guards still alive belong to an ended period
+    builds_running = 0;  // the guards still alive belong to an ended period: they end nothing
+    ++periods;
     ended = stop_filtering();
   }
   wait_for(ended);
@@ -264,12 +272,13 @@ CompilerChatterGuard::CompilerChatterGuard(bool active) {
   // Not with fd 2 closed: there is nothing to filter, and a pipe would take its place.
   if (::fcntl(2, F_GETFD) < 0) return;
   std::fflush(stderr);
+  auto forwarding = std::make_shared<Forwarding>();  // first: nothing to close if it throws
   int ends[2] = {-1, -1};
   if (::pipe2(ends, O_CLOEXEC) != 0) return;  // cannot: the chatter stays
   const int read_end = above_standard(ends[0]), write_end = above_standard(ends[1]);
   const int saved = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
   const int real = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
-  auto forwarding = std::make_shared<Forwarding>();
+  forwarding->period = periods + 1;
   forwarding->read_end = read_end;
   forwarding->real = real;
   bool started = false;
@@ -294,10 +303,10 @@ CompilerChatterGuard::CompilerChatterGuard(bool active) {
   (void)at_exit;
   current() = forwarding;
   saved_stderr = saved;
-  forwarder_done = &forwarding->done;
-  handle_fatal_signals(true);
   builds_running = 1;
-  period_ = ++periods;
+  periods = period_ = forwarding->period;
+  live_period = period_;
+  handle_fatal_signals(true);
 }
 
 CompilerChatterGuard::~CompilerChatterGuard() {
