@@ -201,7 +201,8 @@ TEST_CASE("a failing input generator is the caller's error: no candidate fails, 
         .with(Tunable{"b", costs(2e-3, 1)});
   });
   const auto text = reason_of([&] { run(tuner, client, set, 1); }, ErrorKind::runtime);
-  CHECK_THAT(text, Catch::Contains("the input generator failed") &&
+  // Named with the op and key: the caller's catch block needs nothing of its own.
+  CHECK_THAT(text, Catch::Contains("the input generator failed in the tuning of bad generator [") &&
                        Catch::Contains("no memory for inputs"));
   CHECK_FALSE(tuner.tuner(client.id()).report(SizeKey{1}));
   CHECK(run(tuner, client, set, 1) == 0);  // the generator works again: so does the op

@@ -31,10 +31,13 @@ namespace detail {
 /// An exception of the caller's own code that a tuning calls (the input generator, the
 /// validator, a priority): it ends the tuning and reaches execute()'s caller, and no candidate
 /// is failed for it, so nothing is remembered or stored (a fixed validator must not find its
-/// old error on disk: the set's checksum does not cover the caller's code).
-inline AutotuneError callers_error(const std::string& what, std::exception_ptr thrown) {
+/// old error on disk: the set's checksum does not cover the caller's code). `tuning` names the
+/// op and key ("dot [length=1024]"), so that the caller's catch block needs no context of its own.
+inline AutotuneError callers_error(const std::string& what, const std::string& tuning,
+                                   std::exception_ptr thrown) {
   const auto cause = error_from_exception(thrown, "");
-  return AutotuneError(cause.kind(), what + " failed: " + cause.message());
+  return AutotuneError(cause.kind(),
+                       what + " failed in the tuning of " + tuning + ": " + cause.message());
 }
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -61,9 +64,14 @@ class CandidateValidation {
 
   /// `fresh_inputs`: a new set of benchmark inputs (throws what the input generator throws).
   /// `time`: where the validation's and the first calls' wall time is added.
+  /// `tuning`: the op and key, as the caller's errors name them (detail::callers_error).
   CandidateValidation(Client& client, const Set& set, std::function<Bench()> fresh_inputs,
-                      TuningTime& time)
-      : client_(client), set_(set), fresh_inputs_(std::move(fresh_inputs)), time_(time) {}
+                      TuningTime& time, std::string tuning)
+      : client_(client),
+        set_(set),
+        fresh_inputs_(std::move(fresh_inputs)),
+        time_(time),
+        tuning_(std::move(tuning)) {}
   CandidateValidation(const CandidateValidation&) = delete;
   CandidateValidation& operator=(const CandidateValidation&) = delete;
 
@@ -101,7 +109,7 @@ class CandidateValidation {
     try {
       problem = differs(*reference_, *output);
     } catch (...) {
-      throw detail::callers_error("the validator", std::current_exception());
+      throw detail::callers_error("the validator", tuning_, std::current_exception());
     }
     if (!problem) return std::nullopt;
     if (reference_index_ == index) {  // the reference differs from itself: not deterministic
@@ -182,14 +190,15 @@ class CandidateValidation {
             },
             bench);
       } catch (...) {
-        throw detail::callers_error("the validator's clear step", std::current_exception());
+        throw detail::callers_error("the validator's clear step", tuning_,
+                                    std::current_exception());
       }
       return bench;
     } else {
       try {
         fresh.emplace(fresh_inputs_());
       } catch (...) {
-        throw detail::callers_error("the input generator", std::current_exception());
+        throw detail::callers_error("the input generator", tuning_, std::current_exception());
       }
       return *fresh;
     }
@@ -215,7 +224,7 @@ class CandidateValidation {
         try {  // the caller's failure ends the tuning: no check is skipped for it
           reference_inputs.emplace(fresh_inputs_());
         } catch (...) {
-          throw detail::callers_error("the input generator", std::current_exception());
+          throw detail::callers_error("the input generator", tuning_, std::current_exception());
         }
         try {  // a candidate that fails here is not the reference (its own call fails it)
           reference_.emplace(output_of(set_.locate(r), *reference_inputs));
@@ -278,6 +287,7 @@ class CandidateValidation {
   const Set& set_;
   std::function<Bench()> fresh_inputs_;
   TuningTime& time_;
+  const std::string tuning_;  // "op [key]", for the caller's errors
   std::optional<Reference> reference_;
   std::optional<std::size_t> reference_index_;  // the candidate that is the reference, if one is
   bool reference_tried_ = false;

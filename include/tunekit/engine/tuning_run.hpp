@@ -210,7 +210,7 @@ class TuningRun {
       try {
         all[i] = set_.priority(i, key_);
       } catch (...) {
-        throw detail::callers_error("the priority of '" + outcomes_[i].name + "'",
+        throw detail::callers_error("the priority of '" + outcomes_[i].name + "'", tuning_name(),
                                     std::current_exception());
       }
     }
@@ -606,6 +606,9 @@ class TuningRun {
   // is left to do. Within the space's time too: the search's seconds count against it.
   void climb_from_the_confirmed(const TuningPlan& plan, std::size_t winner);
 
+  // "op [key]": what the caller's errors name (detail::callers_error).
+  std::string tuning_name() const { return report_.op + " [" + report_.key + "]"; }
+
   // The benchmark inputs of a candidate's validation and measurement: the shared ones, else a
   // fresh set. The input generator's failure is the caller's: it ends the tuning.
   Bench& candidate_inputs() {
@@ -613,7 +616,7 @@ class TuningRun {
       return bench_inputs(shared_inputs_);
     } catch (...) {
       shared_inputs_.reset();
-      throw detail::callers_error("the input generator", std::current_exception());
+      throw detail::callers_error("the input generator", tuning_name(), std::current_exception());
     }
   }
 
@@ -697,7 +700,8 @@ class TuningRun {
   double to_race_ = 1;
   std::vector<Searched> searched_;
   TuningProgress progress_;
-  Validation validation_{client_, set_, [this] { return make_bench_inputs(); }, report_.time_spent};
+  Validation validation_{client_, set_, [this] { return make_bench_inputs(); }, report_.time_spent,
+                         tuning_name()};
   bool measured_beside_ = false;            // a turn's wait ran out (said once)
   std::optional<Bench> shared_inputs_;      // benchmark inputs (kept across candidates if shared)
   mutable std::optional<Work> timed_work_;  // benchmark_work of the first inputs made
