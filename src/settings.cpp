@@ -324,6 +324,9 @@ void Settings::validate() const {
         "benchmark.min_sample_seconds", b.min_sample_seconds, "finite seconds of at least 0");
   check(b.max_candidate_seconds > 0, "benchmark.max_candidate_seconds", b.max_candidate_seconds,
         "more than 0 seconds");
+  check(b.confirm_within >= 0, "benchmark.confirm_within", b.confirm_within,
+        "at least 0 (the race takes those within this many times the best's time; infinity: "
+        "every contender)");
   const SearchSettings search = search_settings();
   check(search.fraction >= 0 && search.fraction <= 1, "search.fraction", search.fraction,
         "a fraction of the space in [0, 1] (min_evaluations is the floor)");

@@ -139,6 +139,19 @@ void check_seconds(double value, const char* name, bool nan_allowed = false) {
   }
 }
 
+/// A spread (a median absolute deviation of times): 0 up to the largest time, any size between
+/// (samples that agree to the last digits give one below a picosecond); NaN where nothing was
+/// measured.
+void check_deviation(double value, const char* name) {
+  if (std::isnan(value)) return;
+  if (!(value >= 0 && value <= max_seconds)) {
+    char text[48];
+    std::snprintf(text, sizeof text, "%g", value);
+    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is " + text +
+                                              ": not a deviation in seconds (0 to 1e6)");
+  }
+}
+
 void check_count(std::uint64_t value, const char* name) {
   if (value >= max_count) {
     throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is " +
@@ -148,7 +161,7 @@ void check_count(std::uint64_t value, const char* name) {
 
 void check_numbers(const AutotuneOutcome& o) {
   check_seconds(o.median, "median");
-  check_seconds(o.spread, "spread", /*nan_allowed=*/true);  // a skipped candidate's is NaN
+  check_deviation(o.spread, "spread");  // a skipped candidate's is NaN
   check_seconds(o.min, "min");
   check_seconds(o.max, "max");
   check_count(o.index, "index");

@@ -77,6 +77,11 @@ TEST_CASE("times of any valid magnitude survive the JSON round trip bit for bit"
   }
   entries.back().result.outcomes[0].spread = 1e6;  // the largest time the reader accepts
   entries.back().result.outcomes[1].spread = std::numeric_limits<double>::quiet_NaN();
+  // A spread is a deviation, not a time: a few nanoseconds' samples that agree to their last
+  // digits give one below a picosecond. It was written, then refused on reading (the entry
+  // tuned again in every process, its file set aside as corrupt each time).
+  entries.front().result.outcomes[0].spread = 2.759953080796641e-13;
+  entries.front().result.outcomes[1].spread = 4.9e-324;  // subnormal: still a deviation
   CHECK(store.save_entries(entries) == entries.size());
   FileStore fresh(dir.path());
   for (const auto& e : entries) {
@@ -88,6 +93,9 @@ TEST_CASE("times of any valid magnitude survive the JSON round trip bit for bit"
   const auto last = fresh.load(entries.back().id);
   CHECK(last->outcomes[0].spread == 1e6);
   CHECK(std::isnan(last->outcomes[1].spread));
+  const auto first = fresh.load(entries.front().id);
+  CHECK(first->outcomes[0].spread == 2.759953080796641e-13);
+  CHECK(first->outcomes[1].spread == 4.9e-324);
 }
 
 // `tunekit cache show` prints a stored table under the tuning's "95% interval" heading: the

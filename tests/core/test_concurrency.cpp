@@ -4,11 +4,14 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <tunekit/engine/measurement_turn.hpp>
 #include <tunekit/tunekit.hpp>
+#include <tuple>
 #include <vector>
 
 #include "../support.hpp"
@@ -200,4 +203,131 @@ TEST_CASE(
   CHECK(again_held);
   CHECK_FALSE(other_held);  // the other thread's wait ran out: the holder kept the turn
   CHECK(order == std::vector<int>{1, 2, 0});
+}
+
+TEST_CASE(
+    "two ops whose candidates call each other from two threads: the second wait is refused, "
+    "naming the cycle, and both tunings end",
+    "[concurrency]") {
+  // Op A on device X has a candidate that calls op B on device Y for a new key; B on Y has one
+  // that calls A on X. Thread 1 tunes A, thread 2 tunes B, each inside its candidate at once:
+  // each then waits for the other's tuning lock. Before, both waited forever.
+  using namespace std::chrono_literals;
+  Settings settings = test::test_settings();
+  LocalTuner<SizeKey> a_op("cycle op A", settings), b_op("cycle op B", settings);
+  HostClient x(DeviceId("cycle device X")), y(DeviceId("cycle device Y"));
+  std::atomic<bool> a_inside{false}, b_inside{false};
+  const auto both_inside = [&](std::atomic<bool>& mine, const std::atomic<bool>& other) {
+    mine = true;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (!other && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  };
+  std::function<int(int)> call_b;
+  std::function<int(int)> call_a;
+  const auto& a_set = a_op.init([&] {
+    return TunableSet{test::size_key, test::size_inputs}
+        .with(Tunable{"direct", [](int& n) { return n; }})
+        .with(Tunable{"via B", [&](int& n) {
+                        both_inside(a_inside, b_inside);
+                        return call_b(n + 1000) - 1000;
+                      }});
+  });
+  const auto& b_set = b_op.init([&] {
+    return TunableSet{test::size_key, test::size_inputs}
+        .with(Tunable{"direct", [](int& n) { return n; }})
+        .with(Tunable{"via A", [&](int& n) {
+                        both_inside(b_inside, a_inside);
+                        return call_a(n + 2000) - 2000;
+                      }});
+  });
+  call_b = [&](int n) { return b_op.execute(y.id(), y, b_set, n); };
+  call_a = [&](int n) { return a_op.execute(x.id(), x, a_set, n); };
+  std::atomic<int> done{0};
+  int a_result = -1, b_result = -1;
+  std::thread first([&] {
+    a_result = a_op.execute(x.id(), x, a_set, 1);
+    ++done;
+  });
+  std::thread second([&] {
+    b_result = b_op.execute(y.id(), y, b_set, 2);
+    ++done;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (done < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  if (done < 2) {
+    FAIL_CHECK("the two tunings still wait for each other after 60 s");
+    std::_Exit(1);  // the threads cannot be joined: end here rather than hang the suite
+  }
+  first.join();
+  second.join();
+  CHECK(a_result == 1);
+  CHECK(b_result == 2);
+  // One of the two candidates that call across was refused, with the cycle named.
+  std::size_t refused = 0;
+  for (const auto& [op, client, key] :
+       {std::tuple{&a_op, &x, SizeKey{1}}, std::tuple{&b_op, &y, SizeKey{2}}}) {
+    const auto report = op->tuner(client->id()).report(key);
+    REQUIRE(report);
+    for (const auto& outcome : report->outcomes) {
+      if (outcome.error && std::string(outcome.error->what())
+                                   .find("call each other from two "
+                                         "threads") != std::string::npos)
+        ++refused;
+    }
+  }
+  CHECK(refused == 1);
+}
+
+TEST_CASE(
+    "a tuning that measured beside another once takes its later turns only where they are free",
+    "[concurrency]") {
+  // Op A's candidate calls op B for a new key while A's tuning holds the device's turn; thread 2
+  // tunes B meanwhile, holding B's lock, and waits for the turn. Past the patience B measures
+  // beside A's tuning. Before, B waited the whole patience again for each later turn (a
+  // candidate's validation, its samples, the race): minutes, with A's thread waiting on B.
+  using namespace std::chrono_literals;
+  Settings settings = test::test_settings();
+  LocalTuner<SizeKey> a_op("beside op A", settings), b_op("beside op B", settings);
+  HostClient device(DeviceId("beside device"));
+  const auto& b_set = b_op.init([] {
+    return TunableSet{test::size_key, test::size_inputs}
+        .with(Tunable{"one", [](int& n) { return n; }})
+        .with(Tunable{"two", [](int& n) { return n; }})
+        .with(Tunable{"three", [](int& n) { return n; }})
+        .with(Tunable{"four", [](int& n) { return n; }});
+  });
+  std::atomic<bool> a_inside{false};
+  std::atomic<bool> waited{false};
+  const auto& a_set = a_op.init([&] {
+    return TunableSet{test::size_key, test::size_inputs}
+        .with(Tunable{"direct", [](int& n) { return n; }})
+        .with(Tunable{"via B", [&](int& n) {
+                        if (!waited.exchange(true)) {
+                          a_inside = true;
+                          // B's tuning is queued for the turn this tuning holds.
+                          const auto deadline = std::chrono::steady_clock::now() + 20s;
+                          while (MeasurementTurn::waiting(device.id().identity()) == 0 &&
+                                 std::chrono::steady_clock::now() < deadline) {
+                            std::this_thread::sleep_for(1ms);
+                          }
+                        }
+                        return b_op.execute(device.id(), device, b_set, n + 1000) - 1000;
+                      }});
+  });
+  test::CapturedWarnings warnings;
+  const auto started = std::chrono::steady_clock::now();
+  int b_result = -1;
+  std::thread second([&] {
+    while (!a_inside) std::this_thread::sleep_for(1ms);
+    b_result = b_op.execute(device.id(), device, b_set, 2);
+  });
+  const int a_result = a_op.execute(device.id(), device, a_set, 1);
+  second.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK(a_result == 1);
+  CHECK(b_result == 2);
+  CHECK(warnings.count("measuring beside it") == 1);
+  // One wait of the patience, not one for each of B's turns (4 candidates and a race: 5 or more).
+  CHECK(seconds < 2.0 * static_cast<double>(measurement_turn_patience.count()));
 }

@@ -191,6 +191,13 @@ TEST_CASE("settings that cannot work are refused with the field and the rule", "
   s.benchmark = b;
   CHECK_THAT(refused(s), Catch::Contains("benchmark.racing_factor=nan"));
   b = {};
+  b.confirm_within = std::nan("");  // accepted before: no contender is within NaN
+  s.benchmark = b;
+  CHECK_THAT(refused(s), Catch::Contains("benchmark.confirm_within=nan is not valid: at least 0"));
+  b.confirm_within = 0;  // the race then takes the best alone: no race
+  s.benchmark = b;
+  CHECK(refused(s) == "accepted");
+  b = {};
   b.min_samples = 10;
   b.max_samples = 5;
   s.benchmark = b;

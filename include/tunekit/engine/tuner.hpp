@@ -23,6 +23,7 @@
 #include "tunekit/device_id.hpp"
 #include "tunekit/engine/background_tuning.hpp"
 #include "tunekit/engine/decision.hpp"
+#include "tunekit/engine/op_tuning_lock.hpp"
 #include "tunekit/engine/persistence.hpp"
 #include "tunekit/engine/retry_backoff.hpp"
 #include "tunekit/engine/stored_decision.hpp"
@@ -286,7 +287,8 @@ class Tuner {
     refuse_tuning_within_own_tuning(key);
     // Another process's tuning of the key is waited for first: never under the device's lock.
     const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
-    std::lock_guard tuning(tuning_mutex_);  // one tuning of this op at a time: fair timings
+    const detail::OpTuningLock tuning(tuning_mutex_,
+                                      op_);  // one tuning of this op at a time: fair timings
     const TuningOnThisThread tuning_here(this, op_, device_);
     if (const Decision* decision = decisions_.find(key)) {
       note(CallPath::dispatched, *decision);
@@ -392,7 +394,7 @@ class Tuner {
         return false;
       }
       const auto key_lock = std::move(attempt.lock);
-      std::lock_guard tuning(tuning_mutex_);
+      const detail::OpTuningLock tuning(tuning_mutex_, op_);
       const TuningOnThisThread tuning_here(this, op_, device_);
       if (decisions_.find(key) != nullptr) return true;  // decided under the lock, meanwhile
       Decision decided = decide(client, set, key, &background_.stop_flag(), inputs...);
