@@ -287,8 +287,8 @@ class Tuner {
     refuse_tuning_within_own_tuning(key);
     // Another process's tuning of the key is waited for first: never under the device's lock.
     const auto key_lock = records_.lock_for_tuning([&] { return entry_id(set, key); });
-    const detail::OpTuningLock tuning(tuning_mutex_,
-                                      op_);  // one tuning of this op at a time: fair timings
+    // One tuning of this op at a time on the device: fair timings.
+    const detail::OpTuningLock tuning(tuning_mutex_, op_);
     const TuningOnThisThread tuning_here(this, op_, device_);
     if (const Decision* decision = decisions_.find(key)) {
       note(CallPath::dispatched, *decision);

@@ -218,13 +218,9 @@ class TuningRun {
   }
 
   // This device's measurement turn (measurement_turn.hpp), held until the result is destroyed.
-  // A wait that ran out is said once: this tuning then measures beside another one, and takes
-  // later turns only where they are free (waiting the whole patience again at every candidate
-  // held a tuning whose turn's holder waited for it for minutes).
+  // A wait that ran out is said once: this tuning then measures beside another one.
   std::unique_ptr<MeasurementTurn> take_turn() {
-    auto turn = std::make_unique<MeasurementTurn>(
-        report_.device, measured_beside_ ? std::chrono::milliseconds(0)
-                                         : std::chrono::milliseconds(measurement_turn_patience));
+    auto turn = std::make_unique<MeasurementTurn>(report_.device);
     if (!turn->held() && !measured_beside_) {
       measured_beside_ = true;
       warn(about(op_, report_.key) + "waited " + std::to_string(measurement_turn_patience.count()) +
