@@ -33,9 +33,7 @@ double median_of(std::vector<double>& values) {
       *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n / 2));
   return (lower + upper) / 2;
 }
-}  // namespace
 
-namespace {
 // How long a sample may take the host, in its target length (min_sample_seconds): 20 ms at the
 // default. Only calls that the host spends 20 times longer on than the device are held by it.
 constexpr double max_sample_host_time_in_targets = 20;

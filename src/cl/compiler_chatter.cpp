@@ -26,8 +26,11 @@
 namespace tunekit::cl::detail {
 namespace {
 
-// The summaries' filter, on a line without its end.
-bool is_summary(std::string_view line);
+// Calls `keep` on each line of `text` (with its end; the last may have none) but the compiler's
+// summaries, in order, without allocating: the one filter of without_compiler_summaries and of
+// the forwarder.
+template <class Keep>
+void for_each_kept_line(std::string_view text, Keep&& keep);
 
 // What a period of filtering shares with its forwarder thread (which ends it at the pipe's end)
 // and with the fatal-signal handler. Lives as long as either needs it.
@@ -41,8 +44,7 @@ struct Forwarding {
 };
 
 std::mutex aside_mutex;
-int builds_running = 0;     // the guards of the period under way
-std::uint64_t periods = 0;  // the last period's number: a guard of an ended one ends nothing
+int builds_running = 0;                   // the guards of the period under way
 std::shared_ptr<Forwarding>& current() {  // the period under way, under aside_mutex
   static auto& forwarding = *new std::shared_ptr<Forwarding>;  // never destroyed: see atexit
   return forwarding;
@@ -50,8 +52,9 @@ std::shared_ptr<Forwarding>& current() {  // the period under way, under aside_m
 // Read by the fatal-signal handler too: lock-free atomics, which a handler may read. Whoever
 // takes `saved_stderr` (the period's end, or the handler) points fd 2 back with it and closes it.
 std::atomic<int> saved_stderr{-1};
-// The period under way, and the latest whose forwarder has written everything out: numbers,
-// not the Forwarding itself, which may be gone by the time a handler reads them.
+// The last period's number (changed under aside_mutex: a guard of an ended one ends nothing), and
+// the latest whose forwarder has written everything out: numbers, not the Forwarding itself,
+// which may be gone by the time a handler reads them.
 std::atomic<std::uint64_t> live_period{0};
 std::atomic<std::uint64_t> finished_period{0};
 static_assert(std::atomic<int>::is_always_lock_free);
@@ -79,30 +82,24 @@ void forward(std::shared_ptr<Forwarding> forwarding) {
   static constexpr std::size_t capacity = 1 << 16;
   const std::unique_ptr<char[]> buffer(new char[capacity]);
   std::size_t used = 0;
+  const auto write_line = [&](std::string_view line) { write_all(forwarding->real, line); };
   for (;;) {
     const ssize_t n = ::read(forwarding->read_end, buffer.get() + used, capacity - used);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     used += static_cast<std::size_t>(n);
-    std::size_t start = 0;
-    for (;;) {
-      const auto* newline =
-          static_cast<const char*>(std::memchr(buffer.get() + start, '\n', used - start));
-      if (newline == nullptr) break;
-      const std::size_t end = static_cast<std::size_t>(newline - buffer.get()) + 1;
-      const std::string_view line(buffer.get() + start, end - start);
-      if (!is_summary(line.substr(0, line.size() - 1))) write_all(forwarding->real, line);
-      start = end;
+    const std::string_view text(buffer.get(), used);
+    std::size_t complete = text.rfind('\n') + 1;  // 0 where no line has ended yet
+    if (complete == 0 && used == capacity) {      // one line longer than the buffer: out as it is
+      write_all(forwarding->real, text);
+      complete = used;
+    } else {
+      for_each_kept_line(text.substr(0, complete), write_line);
     }
-    if (start == 0 && used == capacity) {  // one line longer than the buffer: out as it is
-      write_all(forwarding->real, std::string_view(buffer.get(), used));
-      start = used;
-    }
-    std::memmove(buffer.get(), buffer.get() + start, used - start);
-    used -= start;
+    std::memmove(buffer.get(), buffer.get() + complete, used - complete);
+    used -= complete;
   }
-  const std::string_view rest(buffer.get(), used);  // a last line without its end
-  if (!is_summary(rest)) write_all(forwarding->real, rest);
+  for_each_kept_line(std::string_view(buffer.get(), used), write_line);  // a last, unended line
   ::close(forwarding->read_end);
   ::close(forwarding->real);
   {
@@ -203,8 +200,8 @@ void stop_filtering_at_exit() {
     std::lock_guard lock(aside_mutex);
     if (builds_running == 0 || !current()) return;
     builds_running = 0;  // the guards still alive belong to an ended period: they end nothing
-    ++periods;
     ended = stop_filtering();
+    ++live_period;
   }
   wait_for(ended);
 }
@@ -238,6 +235,16 @@ bool is_summary(std::string_view line) {
   return words > 0 && words <= 2;
 }
 
+template <class Keep>
+void for_each_kept_line(std::string_view text, Keep&& keep) {
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    const std::string_view line = text.substr(0, end == std::string_view::npos ? end : end + 1);
+    if (!is_summary(text.substr(0, end))) keep(line);
+    text.remove_prefix(line.size());
+  }
+}
+
 }  // namespace
 
 bool pocl_platform(std::string_view platform_name) {
@@ -248,16 +255,7 @@ bool chatty_compiler(std::string_view platform_name) { return pocl_platform(plat
 
 std::string without_compiler_summaries(std::string_view text) {
   std::string kept;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    const std::string_view line = text.substr(0, end);
-    if (!is_summary(line)) {
-      kept += line;
-      if (end != std::string_view::npos) kept += '\n';
-    }
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
-  }
+  for_each_kept_line(text, [&](std::string_view line) { kept += line; });
   return kept;
 }
 
@@ -266,7 +264,7 @@ CompilerChatterGuard::CompilerChatterGuard(bool active) {
   std::lock_guard lock(aside_mutex);
   if (builds_running > 0) {
     ++builds_running;
-    period_ = periods;
+    period_ = live_period;
     return;
   }
   // Not with fd 2 closed: there is nothing to filter, and a pipe would take its place.
@@ -278,7 +276,7 @@ CompilerChatterGuard::CompilerChatterGuard(bool active) {
   const int read_end = above_standard(ends[0]), write_end = above_standard(ends[1]);
   const int saved = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
   const int real = ::fcntl(2, F_DUPFD_CLOEXEC, 3);
-  forwarding->period = periods + 1;
+  forwarding->period = live_period + 1;
   forwarding->read_end = read_end;
   forwarding->real = real;
   bool started = false;
@@ -304,8 +302,7 @@ CompilerChatterGuard::CompilerChatterGuard(bool active) {
   current() = forwarding;
   saved_stderr = saved;
   builds_running = 1;
-  periods = period_ = forwarding->period;
-  live_period = period_;
+  live_period = period_ = forwarding->period;
   handle_fatal_signals(true);
 }
 
@@ -314,7 +311,7 @@ CompilerChatterGuard::~CompilerChatterGuard() {
   std::shared_ptr<Forwarding> ended;
   {
     std::lock_guard lock(aside_mutex);
-    if (period_ != periods || --builds_running > 0) return;
+    if (period_ != live_period || --builds_running > 0) return;
     ended = stop_filtering();
   }
   wait_for(ended);  // so that what was written before the build comes out before what follows

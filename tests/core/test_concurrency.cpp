@@ -224,22 +224,19 @@ TEST_CASE(
   };
   std::function<int(int)> call_b;
   std::function<int(int)> call_a;
-  const auto& a_set = a_op.init([&] {
+  // A set whose second candidate, once both are inside theirs, calls the other op for a new key.
+  const auto calling = [&](const char* name, std::atomic<bool>& mine,
+                           const std::atomic<bool>& other, const std::function<int(int)>& call,
+                           int offset) {
     return TunableSet{test::size_key, test::size_inputs}
         .with(Tunable{"direct", [](int& n) { return n; }})
-        .with(Tunable{"via B", [&](int& n) {
-                        both_inside(a_inside, b_inside);
-                        return call_b(n + 1000) - 1000;
+        .with(Tunable{name, [&, offset](int& n) {
+                        both_inside(mine, other);
+                        return call(n + offset) - offset;
                       }});
-  });
-  const auto& b_set = b_op.init([&] {
-    return TunableSet{test::size_key, test::size_inputs}
-        .with(Tunable{"direct", [](int& n) { return n; }})
-        .with(Tunable{"via A", [&](int& n) {
-                        both_inside(b_inside, a_inside);
-                        return call_a(n + 2000) - 2000;
-                      }});
-  });
+  };
+  const auto& a_set = a_op.init([&] { return calling("via B", a_inside, b_inside, call_b, 1000); });
+  const auto& b_set = b_op.init([&] { return calling("via A", b_inside, a_inside, call_a, 2000); });
   call_b = [&](int n) { return b_op.execute(y.id(), y, b_set, n); };
   call_a = [&](int n) { return a_op.execute(x.id(), x, a_set, n); };
   std::atomic<int> done{0};
