@@ -129,13 +129,16 @@ constexpr double max_seconds = 1e6;
 constexpr std::uint64_t max_count = std::uint64_t{1} << 32;
 constexpr std::size_t max_outcomes = std::size_t{1} << 22;
 
-void check_seconds(double value, const char* name, bool nan_allowed = false) {
-  if (std::isnan(value) && nan_allowed) return;
+// `name`'s value is not what `rule` says a number of an entry must be.
+[[noreturn]] void refuse_number(double value, const char* name, const char* rule) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%g", value);
+  throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is " + text + ": " + rule);
+}
+
+void check_seconds(double value, const char* name) {
   if (!(value == 0 || (value >= min_seconds && value <= max_seconds))) {
-    char text[48];
-    std::snprintf(text, sizeof text, "%g", value);
-    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is " + text +
-                                              ": not a time in seconds (0, or 1e-12 to 1e6)");
+    refuse_number(value, name, "not a time in seconds (0, or 1e-12 to 1e6)");
   }
 }
 
@@ -143,12 +146,8 @@ void check_seconds(double value, const char* name, bool nan_allowed = false) {
 /// (samples that agree to the last digits give one below a picosecond); NaN where nothing was
 /// measured.
 void check_deviation(double value, const char* name) {
-  if (std::isnan(value)) return;
-  if (!(value >= 0 && value <= max_seconds)) {
-    char text[48];
-    std::snprintf(text, sizeof text, "%g", value);
-    throw AutotuneError(ErrorKind::cache, std::string("\"") + name + "\" is " + text +
-                                              ": not a deviation in seconds (0 to 1e6)");
+  if (!std::isnan(value) && !(value >= 0 && value <= max_seconds)) {
+    refuse_number(value, name, "not a deviation in seconds (0 to 1e6)");
   }
 }
 
