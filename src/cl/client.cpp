@@ -18,6 +18,7 @@
 #include "../warnings.hpp"
 #include "build_processes.hpp"
 #include "cache_root.hpp"
+#include "command_queue.hpp"
 #include "compiled_work_group.hpp"
 #include "compiler_chatter.hpp"  // pocl_platform
 #include "context_release.hpp"
@@ -75,7 +76,9 @@ std::size_t volume(const ::cl::NDRange& range) {
   cl_int code = CL_SUCCESS;
   // In order: a candidate's commands run one after another, as it enqueued them, so that their
   // intervals are its time and nothing else's.
-  ::cl::CommandQueue queue(context, device.device, CL_QUEUE_PROFILING_ENABLE, &code);
+  ::cl::CommandQueue queue =
+      detail::command_queue(context, device.device, CL_QUEUE_PROFILING_ENABLE,
+                            detail::has_queue_with_properties(device.platform_version), &code);
   check(code, [&] { return "creating a profiling command queue on " + device.device_name; });
   return queue;
 }

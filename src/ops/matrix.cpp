@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "../cl/command_queue.hpp"
 #include "host_memory.hpp"
 #include "tunekit/cl/errors.hpp"
 #include "tunekit/error.hpp"
@@ -323,7 +324,9 @@ std::vector<float> download_block(cl::Client& client, const DeviceMatrix& matrix
 std::vector<float> read_matrix(const DeviceMatrix& matrix) {
   const auto context = matrix.buffer.getInfo<CL_MEM_CONTEXT>();
   const auto device = context.getInfo<CL_CONTEXT_DEVICES>().at(0);
-  ::cl::CommandQueue queue(context, device);
+  cl_int code = CL_SUCCESS;
+  ::cl::CommandQueue queue = cl::detail::command_queue(context, device, 0, &code);
+  cl::check(code, "creating a queue to read a matrix back");
   if (size_of(matrix.dtype) == 2) {
     std::vector<std::uint16_t> halves(matrix.elements());
     if (!halves.empty()) {
