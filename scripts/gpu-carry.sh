@@ -22,7 +22,7 @@ required=(tests/tunekit_core_tests tests/tunekit_cache_tests tests/tunekit_cache
           examples/cl_custom_kernel examples/cl_softmax examples/cl_conv1d tunekit
           tunekit-build-helper)
 optional=(bench/bench_ops bench/bench_search bench/record_matmul_space bench/matmul_shape_oracle bench/bench_builds
-          bench/bench_cache bench/bench_repeat)
+          bench/bench_cache bench/bench_repeat tests/cl/libtunekit_opencl_1_2_shim.so)
 for b in "${required[@]}"; do cp "$build/$b" "$out/"; done
 for b in "${optional[@]}"; do [ -f "$build/$b" ] && cp "$build/$b" "$out/"; done
 # Symbols off: the tests, compiled at -O0, would not fit the 64 MiB a run carries.

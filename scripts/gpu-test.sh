@@ -125,6 +125,11 @@ suite redis 120 "$bin/tunekit_redis_tests"
 mkdir -p "$work/no_vendors"
 suite opencl.no-platform 60 env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$work/no_vendors" \
   "$bin/tunekit_cl_tests" "[no-platform]"
+# An OpenCL 1.2 platform: the preloaded shim makes this one say 1.2 and fails the 2.0 queue call.
+if [[ -f $bin/libtunekit_opencl_1_2_shim.so ]]; then
+  suite opencl.1-2-platform 60 env LD_PRELOAD="$bin/libtunekit_opencl_1_2_shim.so" \
+    TUNEKIT_TEST_QUEUE_CALLS="$work/queue_calls.txt" "$bin/tunekit_cl_tests" "[opencl-1-2]"
+fi
 # Cases that need what only a large GPU has: tagged [.gpu] (hidden from the ordinary run, so
 # CI on PoCL leaves them out; selected here by their tag [gpu]).
 for b in tunekit_cl_tests tunekit_ops_tests; do
