@@ -118,6 +118,12 @@ TEST_CASE("each outcome's interval comes back from the cache, and a forged one i
   CHECK(interval_text(fast) == "-1.0% +2.0%");
   CHECK(detail::entry_checksum(entry) !=
         detail::entry_checksum({entry.id, sample_result()}));  // the interval is checksummed
+  for (const bool high : {false, true}) {  // each bound alone, as a hand's edit of one number
+    CAPTURE(high);
+    CacheEntry edited = entry;
+    (high ? edited.result.outcomes[0].high : edited.result.outcomes[0].low) *= 1.001;
+    CHECK(detail::entry_checksum(edited) != detail::entry_checksum(entry));
+  }
   SECTION("one bound without the other") {
     std::string one = text;
     const auto at = one.find("\"high\"");

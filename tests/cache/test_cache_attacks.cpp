@@ -222,9 +222,20 @@ TEST_CASE("forged times and counts in an entry are refused by the reader, naming
     REQUIRE(parsed.problems.size() == 1);
     CHECK_THAT(parsed.problems.front(), Catch::Contains("\"median\""));
   }
-  const auto spread = detail::parse_cache_file(
-      forged_file([](AutotuneOutcome& o) { o.spread = -std::numeric_limits<double>::infinity(); }));
-  CHECK(spread.entries.empty());
+  for (const double bad : {-std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::infinity(), 1e9, -1e-3}) {
+    INFO("spread " << bad);
+    const auto spread =
+        detail::parse_cache_file(forged_file([&](AutotuneOutcome& o) { o.spread = bad; }));
+    CHECK(spread.entries.empty());
+    REQUIRE(spread.problems.size() == 1);
+    CHECK_THAT(spread.problems.front(), Catch::Contains("\"spread\""));
+  }
+  const auto batch = detail::parse_cache_file(
+      forged_file([](AutotuneOutcome& o) { o.batch = std::size_t{1} << 40; }));
+  CHECK(batch.entries.empty());
+  REQUIRE(batch.problems.size() == 1);
+  CHECK_THAT(batch.problems.front(), Catch::Contains("\"batch\""));
   const auto samples = detail::parse_cache_file(
       forged_file([](AutotuneOutcome& o) { o.samples = std::size_t{1} << 40; }));
   REQUIRE(samples.problems.size() == 1);

@@ -2,6 +2,7 @@
 // source of a result (computed, local cache, bundle) in last_call() and the tuning's report.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <tunekit/report.hpp>
 
 #include "test_cache_support.hpp"
@@ -185,6 +186,10 @@ TEST_CASE("forged metrics in a cache entry are refused like any forged number",
   CHECK(good.entries[0].result.metric_names == entry.result.metric_names);
   CHECK(good.entries[0].result.outcomes[0].metrics == entry.result.outcomes[0].metrics);
   SECTION("a negative value") { entry.result.outcomes[0].metrics = {-1.0}; }
+  SECTION("a value past 1e30") { entry.result.outcomes[0].metrics = {1e31}; }
+  SECTION("an infinite value") {
+    entry.result.outcomes[0].metrics = {std::numeric_limits<double>::infinity()};
+  }
   SECTION("more values than names") { entry.result.outcomes[0].metrics = {1.0, 2.0}; }
   SECTION("an unprintable name") { entry.result.metric_names = {"GB\x1b[2J"}; }
   SECTION("too many names") { entry.result.metric_names = std::vector<std::string>(9, "x"); }
