@@ -454,6 +454,18 @@ TEST_CASE("compare_buffers takes a NaN or an infinity where the reference has th
              Catch::Contains("first at 0"));
 }
 
+TEST_CASE("compare_buffers' tolerance is relative above 1 and absolute below", "[user-path]") {
+  using cl::detail::within_tolerance;
+  // Relative to the reference where it is above 1: 1000 +- 0.005 is within 1e-5 of it.
+  CHECK(within_tolerance(1000.0, 1000.005, 1e-5));
+  CHECK(within_tolerance(-1000.0, -1000.005, 1e-5));
+  CHECK_FALSE(within_tolerance(1000.0, 1000.02, 1e-5));
+  // Absolute below 1: 0.5 +- 2e-5 is not, though it is within 1e-5 of a reference of 2.
+  CHECK(within_tolerance(0.5, 0.500005, 1e-5));
+  CHECK_FALSE(within_tolerance(0.5, 0.50002, 1e-5));
+  CHECK_FALSE(within_tolerance(0.0, 2e-5, 1e-5));
+}
+
 TEST_CASE("an input generator and a validator may take the client", "[opencl][user-path]") {
   LocalTuner<SizeKey> tuner("user_path_client_inputs", test::test_settings());
   auto& client = shared_client();

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <thread>
 #include <tunekit/engine/retry_backoff.hpp>
 #include <tunekit/tunekit.hpp>
@@ -698,4 +699,28 @@ TEST_CASE("a candidate calling another op of the same name for a new key fails, 
   CHECK_THAT(nested->error->message(),
              Catch::Contains("another op of the same name") && Catch::Contains("must be unique"));
   CHECK(run(inner, client, inner_set, 8) == 0);  // outside a tuning: it tunes
+}
+
+TEST_CASE("which failures may pass: the kinds of the moment, never the device's limits",
+          "[failure][retry]") {
+  using detail::lasting;
+  using detail::of_the_moment;
+  const std::set<ErrorKind> of_moment = {ErrorKind::allocation, ErrorKind::out_of_resources,
+                                         ErrorKind::device,     ErrorKind::cache,
+                                         ErrorKind::settings,   ErrorKind::invalid_measurement};
+  for (int k = 0; k <= static_cast<int>(ErrorKind::invalid_key); ++k) {
+    const auto kind = static_cast<ErrorKind>(k);
+    CAPTURE(to_string(kind));
+    const AutotuneError failure(kind, "a candidate's failure");
+    CHECK(of_the_moment(failure) == (of_moment.count(kind) == 1));
+    // A tuning whose every candidate failed so is stored only when no cause may pass.
+    const AutotuneError all_failed(ErrorKind::no_valid_candidate, "every candidate failed", "",
+                                   {failure, AutotuneError(ErrorKind::build, "a build error")});
+    CHECK(lasting(all_failed) == (of_moment.count(kind) == 0));
+  }
+  // The device's limit is met by every try, whatever its kind.
+  CHECK_FALSE(of_the_moment(device_limit("work-group of 512 exceeds the device's 256")));
+  CHECK(lasting(AutotuneError(ErrorKind::no_valid_candidate, "every candidate failed", "",
+                              {device_limit("work-group of 512 exceeds the device's 256")})));
+  CHECK_FALSE(lasting(AutotuneError(ErrorKind::no_valid_candidate, "nothing to say")));
 }

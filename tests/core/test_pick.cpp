@@ -338,6 +338,30 @@ TEST_CASE("start points can be switched off, and the patience waits for the expl
   }
 }
 
+TEST_CASE("failures before anything works do not spend a search's patience", "[search][pick]") {
+  // The first five configurations fail (over a limit, say); patience 2 counts from the first that
+  // works, so the search reaches configuration 5 and then spends its patience on 6 and 7.
+  struct FailingFirst final : SearchEvaluator {
+    std::vector<std::size_t> order;
+    std::optional<double> evaluate(std::size_t config) override {
+      order.push_back(config);
+      if (config < 5) return std::nullopt;
+      return 1e-3;  // all alike: no gain after the first that works
+    }
+    double spent_seconds() const override { return 0; }
+  };
+  std::vector<std::int64_t> values;
+  for (std::int64_t x = 0; x < 50; ++x) values.push_back(x);
+  const auto expanded = space("s").parameter("X", values).expand();
+  SearchBudget budget{50};
+  budget.patience = 2;
+  FailingFirst evaluator;
+  const auto result = search(SearchStrategy::exhaustive, expanded, evaluator, budget, 1);
+  CHECK(evaluator.order == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  REQUIRE(result.best);
+  CHECK(*result.best == 5);
+}
+
 TEST_CASE("with start points off, a tuning does not start from the winners of other keys",
           "[tuner][pick]") {
   Settings settings = test::test_settings();
