@@ -215,6 +215,37 @@ TEST_CASE("an unreachable server: local results, one warning, nothing waits", "[
   CHECK(FileStore(dir.path()).entries("unreachable_op").size() == 1);
 }
 
+TEST_CASE("a server that never completes the connection is given up at connect_timeout",
+          "[redis]") {
+  if (!redis_store_built()) return;
+  // A listener whose queue of one is full: Linux drops the next connection's SYN, and the
+  // connect waits (retransmitting) far past any deadline of ours.
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  REQUIRE(::listen(listener, 0) == 0);
+  const int filler = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(::connect(filler, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  RedisStore::Options options = fast_options();
+  options.connect_timeout = std::chrono::milliseconds(300);
+  options.command_timeout = std::chrono::seconds(20);  // the connect's own deadline must hold
+  CapturedWarnings warnings;
+  RedisStore store(
+      parse_store_url("redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/0"),
+      options);
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_FALSE(store.load(sample_id()));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  CHECK(warnings.count("no connection within 300 ms") == 1);
+  ::close(filler);
+  ::close(listener);
+}
+
 TEST_CASE("results go to the server and come back from it", "[redis]") {
   if (!redis_store_built()) return;
   REQUIRE_REDIS_SERVER(server);
@@ -406,6 +437,33 @@ TEST_CASE("a crashed tuner's lease expires, and a waiter then takes it", "[redis
   CHECK(raw.keys("tunekit:*lease:*").size() == 1);
   lease.reset();
   CHECK(raw.keys("tunekit:*lease:*").empty());
+}
+
+TEST_CASE("a waiter for a lease its holder keeps renewing stops at lease_wait and tunes too",
+          "[redis]") {
+  if (!redis_store_built()) return;
+  REQUIRE_REDIS_SERVER(server);
+  RedisStore::Options options = fast_options();  // a lease of 300 ms, renewed while held
+  RedisStore holder(parse_store_url(server->url()), options);
+  auto lease = holder.lock_for_tuning(sample_id());
+  REQUIRE(lease);
+  options.lease_wait = std::chrono::milliseconds(400);
+  RedisStore waiter(parse_store_url(server->url()), options);
+  CapturedWarnings warnings;
+  const auto started = std::chrono::steady_clock::now();
+  auto mine = waiter.lock_for_tuning(sample_id());
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - started)
+                          .count();
+  CHECK(waited >= 400);
+  CHECK(waited < 4000);  // ten times lease_wait: a loaded machine's room, not a wait without end
+  CHECK(warnings.count("tuning here as well") == 1);
+  RawClient raw(server->port());
+  const auto keys = raw.keys("tunekit:*lease:*");
+  REQUIRE(keys.size() == 1);  // still the holder's: the waiter took nothing
+  CHECK(raw.run({"GET", keys[0]}).ends_with("pid " + std::to_string(::getpid())));
+  mine.reset();
+  CHECK(raw.keys("tunekit:*lease:*").size() == 1);  // letting go of nothing frees nothing
 }
 
 TEST_CASE("a try of a lease another machine holds is busy at once, and free once it is let go",
@@ -887,7 +945,14 @@ TEST_CASE("a reply announcing more than the cap is refused before it is buffered
   SECTION("a bulk string past 2^63") { header = "$99999999999999999999999\r\n"; }
   SECTION("a 1 GB bulk string inside an array") { header = "*2\r\n$3\r\nabc\r\n$1000000000\r\n"; }
   SECTION("an array of 4 billion elements") { header = "*4000000000\r\n"; }
-  CAPTURE(header);
+  SECTION("arrays each under the cap, together past it") {
+    // 1000 arrays of 2000 integers: 2 million elements, each array a twentieth of the cap.
+    std::string inner = "*2000\r\n";
+    for (int i = 0; i < 2000; ++i) inner += ":1\r\n";
+    header = "*1000\r\n";
+    for (int i = 0; i < 1000; ++i) header += inner;
+  }
+  CAPTURE(header.substr(0, 64));
   std::atomic<long long> sent{0};
   // The header, then zeros as fast as the client takes them (at most 256 MiB).
   FakeRedis server([&](int socket, const std::atomic<bool>& stop) {

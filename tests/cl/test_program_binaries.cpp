@@ -148,6 +148,25 @@ TEST_CASE("a corrupt, truncated or foreign binary is reported, removed and rebui
   CHECK(next->binary_loads() == 1);
 }
 
+TEST_CASE("a binary file larger than any the cache writes is refused unread, and rebuilt",
+          "[opencl][program-binaries]") {
+  TempDir dir;
+  const auto spec = tagged_add(8, "-DOVERSIZED=1");
+  const fs::path file = stored_binary(dir.path(), spec);
+  // One byte past the largest file a binary makes (its payload and header at their limits):
+  // sparse, so that it costs no disk, and a reader that read it whole would say "checksum".
+  fs::resize_file(
+      file, cl::ProgramBinaries::max_binary_bytes + 2 * cl::ProgramBinaries::max_field_bytes + 65);
+  CapturedWarnings warnings;
+  auto cache = cache_under(dir.path());
+  CHECK(tagged_add_works(*cache, spec, 8));
+  CHECK(cache->builds() == 1);
+  CHECK(cache->binary_loads() == 0);
+  CHECK(warnings.count("it is larger than") == 1);
+  CHECK(warnings.count("checksum") == 0);
+  CHECK(fs::file_size(file) < (std::uintmax_t{1} << 20));  // stored again at its own size
+}
+
 TEST_CASE("a binary of another device identity is never loaded", "[opencl][program-binaries]") {
   TempDir dir;
   const auto spec = test_kernel("add", "-DFOREIGN=1");
