@@ -129,6 +129,8 @@ suite opencl.no-platform 60 env -u OCL_ICD_FILENAMES OCL_ICD_VENDORS="$work/no_v
 if [[ -f $bin/libtunekit_opencl_1_2_shim.so ]]; then
   suite opencl.1-2-platform 60 env LD_PRELOAD="$bin/libtunekit_opencl_1_2_shim.so" \
     TUNEKIT_TEST_QUEUE_CALLS="$work/queue_calls.txt" "$bin/tunekit_cl_tests" "[opencl-1-2]"
+  suite opencl.1-1-platform 60 env LD_PRELOAD="$bin/libtunekit_opencl_1_2_shim.so" \
+    TUNEKIT_TEST_OPENCL_VERSION="OpenCL 1.1 (tunekit test shim)" "$bin/tunekit_cl_tests" "[opencl-1-1]"
 fi
 # Cases that need what only a large GPU has: tagged [.gpu] (hidden from the ordinary run, so
 # CI on PoCL leaves them out; selected here by their tag [gpu]).

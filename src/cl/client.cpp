@@ -66,6 +66,16 @@ std::size_t volume(const ::cl::NDRange& range) {
 }
 
 ::cl::Context make_context(const DeviceInfo& device) {
+  // Said before anything is made: what an older platform lacks would fail later, in a call.
+  if (const auto version = detail::opencl_version(device.platform_version);
+      version && *version < detail::oldest_opencl) {
+    throw AutotuneError(ErrorKind::device,
+                        "the platform of " + printable(device.device_name, 200) + " is " +
+                            printable(device.platform_version, 200) + ": tunekit needs OpenCL " +
+                            std::to_string(detail::oldest_opencl.major) + "." +
+                            std::to_string(detail::oldest_opencl.minor) +
+                            " or later (clEnqueueFillBuffer, clGetKernelArgInfo)");
+  }
   cl_int code = CL_SUCCESS;
   ::cl::Context context(device.device, nullptr, nullptr, nullptr, &code);
   check(code, [&] { return "creating a context on " + device.device_name; });

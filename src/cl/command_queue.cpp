@@ -5,18 +5,33 @@
 
 namespace tunekit::cl::detail {
 
-bool has_queue_with_properties(std::string_view version) {
+std::optional<OpenclVersion> opencl_version(std::string_view text) {
   constexpr std::string_view prefix = "OpenCL ";
-  if (version.substr(0, prefix.size()) != prefix) return false;
-  version.remove_prefix(prefix.size());
-  unsigned major = 0;
-  std::size_t digits = 0;
-  for (; digits < version.size() && digits < 4 &&
-         std::isdigit(static_cast<unsigned char>(version[digits])) != 0;
-       ++digits) {
-    major = major * 10 + static_cast<unsigned>(version[digits] - '0');
-  }
-  return digits > 0 && digits < version.size() && version[digits] == '.' && major >= 2;
+  if (text.substr(0, prefix.size()) != prefix) return std::nullopt;
+  text.remove_prefix(prefix.size());
+  // Up to four digits a part: a version, not a number that could overflow.
+  const auto part = [&text](unsigned& value) {
+    std::size_t digits = 0;
+    for (; digits < text.size() && digits < 4 &&
+           std::isdigit(static_cast<unsigned char>(text[digits])) != 0;
+         ++digits) {
+      value = value * 10 + static_cast<unsigned>(text[digits] - '0');
+    }
+    const bool whole = digits > 0 && (digits == text.size() ||
+                                      std::isdigit(static_cast<unsigned char>(text[digits])) == 0);
+    text.remove_prefix(digits);
+    return whole;
+  };
+  OpenclVersion version;
+  if (!part(version.major) || text.empty() || text.front() != '.') return std::nullopt;
+  text.remove_prefix(1);
+  if (!part(version.minor)) return std::nullopt;
+  return version;
+}
+
+bool has_queue_with_properties(std::string_view version) {
+  const auto read = opencl_version(version);
+  return read && !(*read < OpenclVersion{2, 0});
 }
 
 ::cl::CommandQueue command_queue(const ::cl::Context& context, const ::cl::Device& device,

@@ -3,15 +3,31 @@
 // which a 1.x platform does not have; such a platform gets clCreateCommandQueue instead.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "tunekit/cl/opencl.hpp"
 
 namespace tunekit::cl::detail {
 
-/// Whether a platform whose CL_PLATFORM_VERSION is `version` ("OpenCL <major>.<minor> <the
-/// vendor's text>") has clCreateCommandQueueWithProperties: OpenCL 2.0 or later. A version that
-/// does not read so counts as 1.x, whose call every platform has.
+/// An OpenCL version, as CL_PLATFORM_VERSION and CL_DEVICE_VERSION begin: "OpenCL 1.2 <text>".
+struct OpenclVersion {
+  unsigned major = 0, minor = 0;
+  friend bool operator<(const OpenclVersion& a, const OpenclVersion& b) {
+    return a.major != b.major ? a.major < b.major : a.minor < b.minor;
+  }
+};
+
+/// The version `text` begins with, or none where it does not read as one.
+std::optional<OpenclVersion> opencl_version(std::string_view text);
+
+/// The oldest OpenCL a client runs on: 1.2, for clEnqueueFillBuffer (the clears of outputs
+/// before validation) and clGetKernelArgInfo.
+inline constexpr OpenclVersion oldest_opencl{1, 2};
+
+/// Whether a platform whose CL_PLATFORM_VERSION is `version` has
+/// clCreateCommandQueueWithProperties: OpenCL 2.0 or later. A version that does not read as one
+/// counts as 1.x, whose call every platform has.
 bool has_queue_with_properties(std::string_view version);
 
 /// An in-order queue on `device` with `properties` (CL_QUEUE_PROFILING_ENABLE or 0), made by

@@ -1,7 +1,8 @@
 // Preloaded (LD_PRELOAD) by the test "opencl: an OpenCL 1.2 platform gets its queues through
 // clCreateCommandQueue": the platform and its devices say OpenCL 1.2, and
 // clCreateCommandQueueWithProperties, which a 1.x platform does not have, fails and counts its
-// calls (in the file TUNEKIT_TEST_QUEUE_CALLS names, one line each).
+// calls (in the file TUNEKIT_TEST_QUEUE_CALLS names, one line each); and by "opencl: an OpenCL 1.1
+// platform is refused, naming what it lacks", with TUNEKIT_TEST_OPENCL_VERSION.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -13,8 +14,11 @@
 
 namespace {
 
-constexpr char platform_version[] = "OpenCL 1.2 (tunekit test shim)";
-constexpr char device_version[] = "OpenCL 1.2 (tunekit test shim)";
+// TUNEKIT_TEST_OPENCL_VERSION may name another ("OpenCL 1.1 ..."), for both.
+const char* version_text() {
+  const char* asked = std::getenv("TUNEKIT_TEST_OPENCL_VERSION");
+  return asked != nullptr ? asked : "OpenCL 1.2 (tunekit test shim)";
+}
 
 // Answers a string query with `text`, as a driver does (size with its terminating zero).
 cl_int answer(const char* text, size_t size, void* value, size_t* size_ret) {
@@ -35,7 +39,7 @@ F real(const char* name) {
 
 extern "C" cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info name, size_t size,
                                     void* value, size_t* size_ret) {
-  if (name == CL_PLATFORM_VERSION) return answer(platform_version, size, value, size_ret);
+  if (name == CL_PLATFORM_VERSION) return answer(version_text(), size, value, size_ret);
   using Get = cl_int (*)(cl_platform_id, cl_platform_info, size_t, void*, size_t*);
   const auto get = real<Get>("clGetPlatformInfo");
   return get ? get(platform, name, size, value, size_ret) : CL_INVALID_OPERATION;
@@ -43,7 +47,7 @@ extern "C" cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info na
 
 extern "C" cl_int clGetDeviceInfo(cl_device_id device, cl_device_info name, size_t size,
                                   void* value, size_t* size_ret) {
-  if (name == CL_DEVICE_VERSION) return answer(device_version, size, value, size_ret);
+  if (name == CL_DEVICE_VERSION) return answer(version_text(), size, value, size_ret);
   using Get = cl_int (*)(cl_device_id, cl_device_info, size_t, void*, size_t*);
   const auto get = real<Get>("clGetDeviceInfo");
   return get ? get(device, name, size, value, size_ret) : CL_INVALID_OPERATION;

@@ -27,6 +27,15 @@ TEST_CASE("a platform's version says whether it has clCreateCommandQueueWithProp
   CHECK_FALSE(has_queue_with_properties("OpenCL x.0"));
   CHECK_FALSE(has_queue_with_properties("opencl 3.0"));
   CHECK_FALSE(has_queue_with_properties("OpenCL 99999.0"));
+  CHECK_FALSE(has_queue_with_properties("OpenCL 2x.0"));
+  using cl::detail::opencl_version;
+  REQUIRE(opencl_version("OpenCL 1.2 CUDA 11.2.0"));
+  CHECK(opencl_version("OpenCL 1.2 CUDA")->minor == 2);
+  CHECK(opencl_version("OpenCL 3.0")->major == 3);
+  CHECK(*opencl_version("OpenCL 1.1 Mesa") < cl::detail::oldest_opencl);
+  CHECK_FALSE(*opencl_version("OpenCL 1.2") < cl::detail::oldest_opencl);
+  CHECK_FALSE(opencl_version("OpenCL 1."));
+  CHECK_FALSE(opencl_version("OpenCL 1.x"));
 }
 
 TEST_CASE("both queue calls give an in-order profiling queue that runs and times a kernel",
@@ -86,6 +95,24 @@ TEST_CASE("on an OpenCL 1.2 platform a client's queue comes from clCreateCommand
   CHECK(cl::detail::command_queue(client.context(), client.device().device, 0, &code)() != nullptr);
   CHECK(code == CL_SUCCESS);
   CHECK_FALSE(std::filesystem::exists(calls));  // the 2.0 call was never made
+}
+
+}  // namespace tunekit::test
+
+namespace tunekit::test {
+
+// Run with opencl_1_2_shim preloaded and TUNEKIT_TEST_OPENCL_VERSION "OpenCL 1.1 ..." (its own
+// CTest entry): a client is refused before anything is made, naming what the platform lacks.
+TEST_CASE("an OpenCL 1.1 platform is refused, naming what it lacks", "[.][opencl-1-1]") {
+  try {
+    cl::Client client;
+    FAIL("a client was made on " << client.device().platform_version);
+  } catch (const AutotuneError& e) {
+    CHECK(e.kind() == ErrorKind::device);
+    CHECK_THAT(e.message(), Catch::Contains("OpenCL 1.1") &&
+                                Catch::Contains("tunekit needs OpenCL 1.2 or later") &&
+                                Catch::Contains("clEnqueueFillBuffer"));
+  }
 }
 
 }  // namespace tunekit::test
