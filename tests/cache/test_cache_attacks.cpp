@@ -286,6 +286,14 @@ TEST_CASE("a key past the size limit is refused on import and on write, naming t
   const auto entries = store.entries(id.op);
   REQUIRE(entries.size() == 1);
   CHECK(entries[0].id.key == id.key);
+  // At the limit exactly: kept; one byte past it: refused.
+  const std::string at_limit(FileStore::max_key_bytes, 'k');
+  store.save(EntryId{id.device, id.op, at_limit, id.checksum}, sample_result());
+  CHECK(store.load(EntryId{id.device, id.op, at_limit, id.checksum}));
+  CapturedWarnings past;
+  store.save(EntryId{id.device, id.op, at_limit + "k", id.checksum}, sample_result());
+  CHECK(past.count("65537 bytes, more than the 65536") == 1);
+  CHECK(store.entries(id.op).size() == 2);
 }
 
 TEST_CASE("imports can never make an op's index unreadable", "[cache][attack]") {
@@ -344,13 +352,17 @@ TEST_CASE("clearing an op removes its own leftovers only, not another op's file"
           "[cache][attack]") {
   TempDir dir;
   FileStore store(dir.path());
+  // Other ops whose names look like this op's leftovers: a corrupt file's and a temporary one's.
   const EntryId other{id.device, "cached_op.json.corrupt-x", id.key, id.checksum};
-  store.save_entries({CacheEntry{id, sample_result()}, CacheEntry{other, sample_result()}});
+  const EntryId temporary{id.device, "cached_op.json.tmp.x", id.key, id.checksum};
+  store.save_entries({CacheEntry{id, sample_result()}, CacheEntry{other, sample_result()},
+                      CacheEntry{temporary, sample_result()}});
   write_text(dir / "v2/cached_op.json.tmp.123.4", "half");
   write_text(dir / "v2/cached_op.json.corrupt-20261122T141503-4711.0", "bad");
   store.clear(id.op);
   CHECK(store.entries(id.op).empty());
   CHECK(store.entries(other.op).size() == 1);
+  CHECK(store.entries(temporary.op).size() == 1);
   CHECK_FALSE(fs::exists(dir / "v2/cached_op.json.tmp.123.4"));
   CHECK_FALSE(fs::exists(dir / "v2/cached_op.json.corrupt-20261122T141503-4711.0"));
 }

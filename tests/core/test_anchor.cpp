@@ -21,6 +21,8 @@ TEST_CASE("anchor caps at max and then floors at min", "[anchor]") {
   CHECK(anchor(3, {}, 16) == 16);
   CHECK(anchor(100, 64, 16) == 64);
   CHECK(anchor(2, 64, 16) == 16);
+  // The order shows where min is above max: capped at 16, then floored at 64.
+  CHECK(anchor(100, 16, 64) == 64);
 }
 
 TEST_CASE("anchor supports other bases", "[anchor]") {

@@ -146,6 +146,7 @@ TEST_CASE("string key fields escape the separators: no two keys print the same",
   CHECK(tunekit::key_to_string(first) == "a=x\\x20b\\x3dy b=z");
   CHECK(tunekit::key_to_string(app::TwoStrings{"a\\x20", "\n"}) == "a=a\\x5cx20 b=\\x0a");
   CHECK(tunekit::key_to_string(app::TwoStrings{"", ""}) == "a= b=");
+  CHECK(tunekit::key_to_string(app::TwoStrings{"\x7f", "\x1b"}) == "a=\\x7f b=\\x1b");  // DEL, ESC
   CHECK(tunekit::key_to_string(app::TwoStrings{"plain-text_1.0", "ü"}) == "a=plain-text_1.0 b=ü");
 }
 
