@@ -214,32 +214,25 @@ TEST_CASE("forged times and counts in an entry are refused by the reader, naming
                               -1e-3,
                               std::numeric_limits<double>::quiet_NaN(),
                               1e9};
-  for (const double bad : bad_times) {
-    INFO("median " << bad);
-    const auto parsed =
-        detail::parse_cache_file(forged_file([&](AutotuneOutcome& o) { o.median = bad; }));
+  // An entry forged by `forge` is refused, with one problem that names `field`.
+  const auto refused_naming = [](const char* field, auto forge) {
+    INFO(field);
+    const auto parsed = detail::parse_cache_file(forged_file(forge));
     CHECK(parsed.entries.empty());
     REQUIRE(parsed.problems.size() == 1);
-    CHECK_THAT(parsed.problems.front(), Catch::Contains("\"median\""));
+    CHECK_THAT(parsed.problems.front(), Catch::Contains(std::string("\"") + field + "\""));
+  };
+  for (const double bad : bad_times) {
+    INFO("median " << bad);
+    refused_naming("median", [&](AutotuneOutcome& o) { o.median = bad; });
   }
   for (const double bad : {-std::numeric_limits<double>::infinity(),
                            std::numeric_limits<double>::infinity(), 1e9, -1e-3}) {
     INFO("spread " << bad);
-    const auto spread =
-        detail::parse_cache_file(forged_file([&](AutotuneOutcome& o) { o.spread = bad; }));
-    CHECK(spread.entries.empty());
-    REQUIRE(spread.problems.size() == 1);
-    CHECK_THAT(spread.problems.front(), Catch::Contains("\"spread\""));
+    refused_naming("spread", [&](AutotuneOutcome& o) { o.spread = bad; });
   }
-  const auto batch = detail::parse_cache_file(
-      forged_file([](AutotuneOutcome& o) { o.batch = std::size_t{1} << 40; }));
-  CHECK(batch.entries.empty());
-  REQUIRE(batch.problems.size() == 1);
-  CHECK_THAT(batch.problems.front(), Catch::Contains("\"batch\""));
-  const auto samples = detail::parse_cache_file(
-      forged_file([](AutotuneOutcome& o) { o.samples = std::size_t{1} << 40; }));
-  REQUIRE(samples.problems.size() == 1);
-  CHECK_THAT(samples.problems.front(), Catch::Contains("\"samples\""));
+  refused_naming("batch", [](AutotuneOutcome& o) { o.batch = std::size_t{1} << 40; });
+  refused_naming("samples", [](AutotuneOutcome& o) { o.samples = std::size_t{1} << 40; });
   const auto index = detail::parse_cache_file(
       forged_file([](AutotuneOutcome& o) { o.index = std::size_t{1} << 33; }));
   CHECK(index.entries.empty());

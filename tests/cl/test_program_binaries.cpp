@@ -381,8 +381,21 @@ namespace tunekit::test {
 TEST_CASE("a well-formed binary of another program in its place is reported once and rebuilt",
           "[opencl][program-binaries]") {
   TempDir dir;
-  const auto mine = tagged_add(1, "-DMINE=1");
-  const auto other = tagged_add(2, "-DMINE=1");  // the same kernel names and options
+  // Another program: another source under the same options, or the same source under other -D
+  // options (how a space's configurations differ). The stamp covers both.
+  const auto option_tagged = [](int tag) {
+    return cl::KernelSpec::from_text(
+        "__kernel void add(__global float* data, float amount) {\n"
+        "  data[get_global_id(0)] += amount + (float)TAG;\n}\n",
+        "-DTAG=" + std::to_string(tag), "add", "option_tagged_add");
+  };
+  auto mine = tagged_add(1, "-DMINE=1");
+  auto other = tagged_add(2, "-DMINE=1");
+  SECTION("another source, the same kernel names and options") {}
+  SECTION("the same source, other options") {
+    mine = option_tagged(1);
+    other = option_tagged(2);
+  }
   const fs::path other_file = stored_binary(dir.path(), other);
   const auto payload = cl::detail::decode_program_binary(read_text(other_file), key_of(other));
   REQUIRE(payload.problem.empty());
@@ -390,7 +403,7 @@ TEST_CASE("a well-formed binary of another program in its place is reported once
   write_text(file, cl::detail::encode_program_binary(key_of(mine), payload.binary));
   CapturedWarnings warnings;
   auto cache = cache_under(dir.path());
-  CHECK(tagged_add_works(*cache, mine, 1));  // its own source's result, not the other's
+  CHECK(tagged_add_works(*cache, mine, 1));  // its own program's result, not the other's
   CHECK(cache->builds() == 1);
   CHECK(cache->binary_loads() == 0);
   CHECK(warnings.count("another program's binary") == 1);
@@ -399,30 +412,6 @@ TEST_CASE("a well-formed binary of another program in its place is reported once
   CHECK(tagged_add_works(*next, mine, 1));
   CHECK(next->binary_loads() == 1);
   CHECK(warnings.lines() == 1);
-}
-
-TEST_CASE("a binary of the same source built with other options is another program's",
-          "[opencl][program-binaries]") {
-  // How a space's configurations differ: one source, other -D options. The stamp covers both.
-  TempDir dir;
-  const auto with_tag = [](int tag) {
-    return cl::KernelSpec::from_text(
-        "__kernel void add(__global float* data, float amount) {\n"
-        "  data[get_global_id(0)] += amount + (float)TAG;\n}\n",
-        "-DTAG=" + std::to_string(tag), "add", "option_tagged_add");
-  };
-  const auto mine = with_tag(1), other = with_tag(2);
-  const fs::path other_file = stored_binary(dir.path(), other);
-  const auto payload = cl::detail::decode_program_binary(read_text(other_file), key_of(other));
-  REQUIRE(payload.problem.empty());
-  write_text(cl::ProgramBinaries(dir.path()).file_of(key_of(mine)),
-             cl::detail::encode_program_binary(key_of(mine), payload.binary));
-  CapturedWarnings warnings;
-  auto cache = cache_under(dir.path());
-  CHECK(tagged_add_works(*cache, mine, 1));  // TAG=1's result, not TAG=2's
-  CHECK(cache->builds() == 1);
-  CHECK(cache->binary_loads() == 0);
-  CHECK(warnings.count("another program's binary") == 1);
 }
 
 TEST_CASE("a binary whose load a process did not survive is set aside, and the source compiled",
