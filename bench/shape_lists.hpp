@@ -44,10 +44,24 @@ inline const std::vector<Shape>& real_small_shapes() {
   return shapes;
 }
 
-/// The list named `name` ("real", "real-small"), or nothing.
+/// `held-out`: shapes no start point, space or kernel was tuned on, to judge how the tuner carries
+/// to shapes it has not seen. Drawn once (2026-12-07) and never edited: sizes log-uniform, Python's
+/// random.Random(20261207), 4 general (each size in [200, 5000]), 2 skinny (M in [2, 48], N and K
+/// in [1000, 8000]), 2 of large K (M, N in [100, 600], K in [8000, 40000]), 2 of small K (M, N in
+/// [1000, 5000], K in [16, 200]), 2 tall (M in [4000, 12000], N in [32, 200], K in [500, 3000]).
+inline const std::vector<Shape>& held_out_shapes() {
+  static const std::vector<Shape> shapes{{4340, 2530, 4009}, {319, 1602, 543},  {262, 260, 1347},
+                                         {558, 1577, 322},   {11, 3749, 1024},  {4, 2476, 1548},
+                                         {153, 471, 22475},  {421, 319, 17534}, {1907, 4894, 80},
+                                         {3199, 1568, 33},   {5274, 35, 2233},  {4436, 137, 2752}};
+  return shapes;
+}
+
+/// The list named `name` ("real", "real-small", "held-out"), or nothing.
 inline std::optional<std::vector<Shape>> named_shapes(std::string_view name) {
   if (name == "real") return real_shapes();
   if (name == "real-small") return real_small_shapes();
+  if (name == "held-out") return held_out_shapes();
   return std::nullopt;
 }
 

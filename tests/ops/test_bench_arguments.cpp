@@ -1,6 +1,7 @@
 // The strict readers of the benches' arguments (bench/arguments.hpp, and shape_lists.hpp's): a
 // command line is hostile input, so a size is decimal digits from 1 to 2^31 - 1, and anything else
 // is refused rather than read as far as it goes or wrapped to a huge allocation.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 
@@ -40,6 +41,17 @@ TEST_CASE("a bench's ROWSxCOLS and MxNxK arguments take exactly their sizes", "[
   CHECK(shapes->size() == 2);
   CHECK((*shapes)[1] == tunekit::bench::Shape{4, 5, 6});
   CHECK(parse_shapes("real").has_value());
+  // The held-out list judges shapes nothing was tuned on: none of it may be in the real lists.
+  const auto held_out = parse_shapes("held-out");
+  REQUIRE(held_out.has_value());
+  CHECK(held_out->size() == 12);
+  for (const auto& shape : *held_out) {
+    CHECK(std::find(tunekit::bench::real_shapes().begin(), tunekit::bench::real_shapes().end(),
+                    shape) == tunekit::bench::real_shapes().end());
+    CHECK(std::find(tunekit::bench::real_small_shapes().begin(),
+                    tunekit::bench::real_small_shapes().end(),
+                    shape) == tunekit::bench::real_small_shapes().end());
+  }
   for (const char* refused :
        {"", "1x2x3,", ",1x2x3", "1x2x3,,4x5x6", "1x2x3;4x5x6", "real,1x2x3"}) {
     INFO("'" << refused << "'");
