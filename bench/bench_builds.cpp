@@ -8,12 +8,17 @@
 // Usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] [--candidate NAME]
 //        bench_builds --per-family N [--families A,B,...] [--device SELECTOR]
 //        bench_builds --names FILE [--device SELECTOR]
+//        bench_builds --together N [--families FAMILY] [--device SELECTOR]
 //   --candidate: the matmul candidate whose first launches are timed (default: the first of
 //   the N blocked programs), e.g. "direct[WPTM=4,VWN=8,NVEC=4,LX=2,LY=1]"
 //   --per-family: instead, N distinct programs of each f32 family spread over its space, built
 //   one after another, each build's time printed: which families a cold tuning's wait for
 //   builds goes to (--families: only these). A one-line kernel first: what any build costs.
 //   --names: the same for the matmul candidates named in FILE, one per line (a tuning table's).
+//   --together N: N programs of a family (--families, default staged) built one by one, against
+//   the same N compiled as one program of N kernels (each program's macros and file-scope names
+//   kept apart), alternately, twice: whether a driver that builds one program at a time in a
+//   process compiles a program's kernels faster together.
 // Turn the driver's own compile cache off for honest numbers: CUDA_CACHE_DISABLE=1 (NVIDIA),
 // POCL_KERNEL_CACHE=0 (PoCL). Every run also adds a fresh -D to each phase's programs, so no
 // phase can reuse what an earlier phase or run compiled.
@@ -29,6 +34,7 @@
 #include <functional>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -166,6 +172,89 @@ void per_family_builds(const tcl::DeviceInfo& device, std::size_t per_family,
   }
 }
 
+// The texts of `specs` as one program: each spec's -D options as #defines, its file-scope names
+// (the kernel, static functions, typedefs) suffixed with _t<i>, then every macro it defined
+// undefined again; the kernels are named in `kernels`.
+std::string together_text(const std::vector<tcl::KernelSpec>& specs,
+                          std::vector<std::string>& kernels) {
+  static const std::regex define(R"(^[ \t]*#[ \t]*define[ \t]+(\w+))", std::regex::multiline);
+  static const std::regex function(R"(static\s+inline\s+[\w\s\*]*?\b(\w+)\s*\()");
+  static const std::regex type(R"(typedef\s+[^;]*?\b(\w+)\s*;)");
+  static const std::regex option(R"(-D(\w+)=(\S+))");
+  std::string text;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const std::string source(specs[i].source());
+    const std::string suffix = "_t" + std::to_string(i);
+    std::set<std::string> macros, names{specs[i].kernel_name()};
+    const std::string& options = specs[i].build_options();
+    for (std::sregex_iterator m(options.begin(), options.end(), option), end; m != end; ++m) {
+      text += "#define " + (*m)[1].str() + " " + (*m)[2].str() + "\n";
+      macros.insert((*m)[1].str());
+    }
+    for (const auto* pattern : {&function, &type}) {
+      for (std::sregex_iterator m(source.begin(), source.end(), *pattern), end; m != end; ++m) {
+        names.insert((*m)[1].str());
+      }
+    }
+    for (std::sregex_iterator m(source.begin(), source.end(), define), end; m != end; ++m) {
+      macros.insert((*m)[1].str());
+    }
+    for (const auto& name : names) text += "#define " + name + " " + name + suffix + "\n";
+    text += source + "\n";
+    for (const auto& name : macros) text += "#undef " + name + "\n";
+    for (const auto& name : names) text += "#undef " + name + "\n";
+    kernels.push_back(specs[i].kernel_name() + suffix);
+  }
+  return text;
+}
+
+// --together: N programs of `family` built one by one, then as one program, alternately, twice
+// (each phase's programs tagged anew, so none reuses what another compiled).
+void together_builds(const tcl::DeviceInfo& device, std::size_t n, const std::string& family) {
+  std::vector<tcl::KernelSpec> all;
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  for (auto& [name, spec] : ops::matmul_kernels(tunekit::DType::f32)) {
+    if (name.starts_with(family + "[") && spec.problem().empty() &&
+        seen.insert(spec.build_options()).second) {
+      all.push_back(spec);
+      names.push_back(name);
+    }
+  }
+  n = std::min(n, all.size());
+  std::vector<tcl::KernelSpec> specs;
+  for (std::size_t i = 0; i < n; ++i) {
+    specs.push_back(all[i * all.size() / n]);
+    std::printf("  %s\n", names[i * all.size() / n].c_str());
+  }
+  if (specs.empty()) throw std::invalid_argument("no programs of the family " + family);
+  const ::cl::Context context = make_context(device);
+  const std::string run = std::to_string(std::random_device{}());
+  int phase = 0;
+  for (int round = 0; round < 2; ++round) {
+    const std::string tag = "-DBENCH_RUN=" + run + " -DBENCH_PHASE=";
+    tcl::ProgramCache one_by_one(context, device.device, device.device_name);
+    const double apart = build_all(tagged(specs, tag + std::to_string(phase++)), 1,
+                                   [&](std::size_t) -> tcl::ProgramCache& { return one_by_one; });
+    line("one by one", n, apart, 0);
+    std::vector<std::string> kernels;
+    const auto text = together_text(specs, kernels);
+    tcl::ProgramCache joined(context, device.device, device.device_name);
+    const auto start = Clock::now();
+    const auto program = joined.program(tcl::KernelSpec::from_text(
+        text, "-cl-mad-enable " + tag + std::to_string(phase++), kernels.front(), "together"));
+    const double together = seconds_since(start);
+    std::size_t made = 0;
+    for (const auto& kernel : kernels) {
+      cl_int code = CL_SUCCESS;
+      ::cl::Kernel k(program, kernel.c_str(), &code);
+      made += code == CL_SUCCESS;
+    }
+    line(("as one program (" + std::to_string(made) + " kernels made)").c_str(), n, together,
+         apart);
+  }
+}
+
 // One matmul call's wall time (enqueue to finish).
 double timed_call(const std::string& name, tcl::Client& client, const ops::DeviceMatrix& a,
                   const ops::DeviceMatrix& b, ops::DeviceMatrix& c) {
@@ -181,7 +270,8 @@ int main(int argc, char** argv) {
   constexpr char usage[] =
       "usage: bench_builds [--programs N] [--threads T] [--device SELECTOR] [--candidate NAME]\n"
       "       bench_builds --per-family N [--families A,B,...] [--device SELECTOR]\n"
-      "       bench_builds --names FILE [--device SELECTOR]\n";
+      "       bench_builds --names FILE [--device SELECTOR]\n"
+      "       bench_builds --together N [--families FAMILY] [--device SELECTOR]\n";
   if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   std::size_t programs = 16;
   std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 16);
@@ -190,6 +280,7 @@ int main(int argc, char** argv) {
   std::size_t per_family = 0;
   std::string only_families;
   std::set<std::string> names;
+  std::size_t together = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--programs" && i + 1 < argc) {
@@ -202,6 +293,8 @@ int main(int argc, char** argv) {
       candidate = argv[++i];
     } else if (arg == "--per-family" && i + 1 < argc) {
       per_family = tunekit::bench::unsigned_argument("bench_builds", arg, argv[++i], 1, 100000);
+    } else if (arg == "--together" && i + 1 < argc) {
+      together = tunekit::bench::unsigned_argument("bench_builds", arg, argv[++i], 1, 1000);
     } else if (arg == "--families" && i + 1 < argc) {
       only_families = argv[++i];
     } else if (arg == "--names" && i + 1 < argc) {
@@ -227,6 +320,10 @@ int main(int argc, char** argv) {
     std::printf("POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s\n",
                 std::getenv("POCL_KERNEL_CACHE") ? std::getenv("POCL_KERNEL_CACHE") : "(unset)",
                 std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
+    if (together > 0) {
+      together_builds(device, together, only_families.empty() ? "staged" : only_families);
+      return 0;
+    }
     if (per_family > 0 || !names.empty()) {
       per_family_builds(device, per_family, only_families, names);
       return 0;
