@@ -57,11 +57,25 @@ inline const std::vector<Shape>& held_out_shapes() {
   return shapes;
 }
 
-/// The list named `name` ("real", "real-small", "held-out"), or nothing.
+/// `held-out-small`: the same for a 2-core CPU (PoCL), drawn once (2026-12-07) by the same rule at
+/// a quarter of the sizes, Python's random.Random(20261209): 4 general ([50, 1250]), 2 skinny (M in
+/// [1, 12], N and K in [250, 2000]), 2 of large K (M, N in [25, 150], K in [2000, 10000]), 2 of
+/// small K (M, N in [250, 1250], K in [4, 50]), 2 tall (M in [1000, 3000], N in [8, 50], K in
+/// [125, 750]).
+inline const std::vector<Shape>& held_out_small_shapes() {
+  static const std::vector<Shape> shapes{{126, 593, 167}, {1155, 287, 121}, {384, 596, 145},
+                                         {646, 597, 758}, {2, 373, 1572},   {1, 1643, 1153},
+                                         {54, 77, 3115},  {69, 55, 2995},   {386, 367, 31},
+                                         {319, 842, 17},  {1911, 41, 623},  {1514, 9, 352}};
+  return shapes;
+}
+
+/// The list named `name` ("real", "real-small", "held-out", "held-out-small"), or nothing.
 inline std::optional<std::vector<Shape>> named_shapes(std::string_view name) {
   if (name == "real") return real_shapes();
   if (name == "real-small") return real_small_shapes();
   if (name == "held-out") return held_out_shapes();
+  if (name == "held-out-small") return held_out_small_shapes();
   return std::nullopt;
 }
 

@@ -2,7 +2,7 @@
 # matmul on the shapes real programs use (issue 16) on the GPU machine, from the binaries of
 # scripts/gpu-carry.sh, run from the repository root there:
 #   scripts/gpu-shapes.sh [LIST [FROM [TO]]]
-# LIST: real (default), real-small or held-out; FROM/TO: the 1-based range of its shapes (a device call is
+# LIST: real (default), real-small, held-out or held-out-small; FROM/TO: the 1-based range of its shapes (a device call is
 # limited to 10 minutes: split the list over calls). DEVICE=substring picks another OpenCL device.
 # 1. cuBLAS (PyTorch, fp32, TF32 off) on the same shapes: cublas_shapes.py;
 # 2. one bench_ops process per shape (tunekit tuned at the default level, then CLBlast), all

@@ -42,9 +42,13 @@ TEST_CASE("a bench's ROWSxCOLS and MxNxK arguments take exactly their sizes", "[
   CHECK((*shapes)[1] == tunekit::bench::Shape{4, 5, 6});
   CHECK(parse_shapes("real").has_value());
   // The held-out list judges shapes nothing was tuned on: none of it may be in the real lists.
-  const auto held_out = parse_shapes("held-out");
+  auto held_out = parse_shapes("held-out");
+  const auto held_out_small = parse_shapes("held-out-small");
   REQUIRE(held_out.has_value());
+  REQUIRE(held_out_small.has_value());
   CHECK(held_out->size() == 12);
+  CHECK(held_out_small->size() == 12);
+  held_out->insert(held_out->end(), held_out_small->begin(), held_out_small->end());
   for (const auto& shape : *held_out) {
     CHECK(std::find(tunekit::bench::real_shapes().begin(), tunekit::bench::real_shapes().end(),
                     shape) == tunekit::bench::real_shapes().end());
