@@ -1,4 +1,4 @@
-// Does a tuning pick a winner that is not noise? Tunes matmul for one size R times, each in a
+// Does a tuning pick a winner that is not noise? Tunes matmul for one shape R times, each in a
 // fresh process (nothing of an earlier run is built or remembered: no persistent cache, no
 // program cache; set POCL_KERNEL_CACHE=0 / CUDA_CACHE_DISABLE=1 for the driver's own), then
 // re-measures every distinct winner together with an independent reference, in long interleaved
@@ -20,7 +20,8 @@
 // rank it, what a perfect measurement in one process would pick (a tuning runs in one process
 // too).
 //
-// Usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] [--device SELECTOR]
+// Usage: bench_repeat [--size N | --shape MxNxK] [--runs R] [--rounds K] [--level LEVEL] [--device
+// SELECTOR]
 //                     [--start-points on|off] [--reference LEVEL|none] [--top T] [--run-top K]
 //                     [--min-sample SECONDS]  (the tunings' shortest sample; the level's: 1 ms)
 //                     [--sample SECONDS]  (the re-measurement's shortest sample, 10 ms)
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -61,7 +63,8 @@ namespace ops = tunekit::ops;
 namespace {
 
 struct Options {
-  std::size_t n = 256, runs = 10, rounds = 31, top = 5, run_top = 3, judges = 7;
+  std::array<std::size_t, 3> shape{256, 256, 256};  // M, N, K: --size N or --shape MxNxK
+  std::size_t runs = 10, rounds = 31, top = 5, run_top = 3, judges = 7;
   std::size_t buffer_sets = 1;  // --measure-once: sets of matrices, measured interleaved
   std::size_t passes = 1;       // --measure-once: the whole measurement, again and again
   double min_sample = 0;  // the tunings' BenchmarkSettings::min_sample_seconds (0: the level's)
@@ -95,10 +98,16 @@ struct Matrices {
   ops::DeviceMatrix a, b, c;
 };
 
-Matrices make_matrices(tunekit::cl::Client& client, std::size_t n) {
-  return {ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 1),
-          ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 2),
-          ops::random_matrix(client.context(), n, n, tunekit::DType::f32, 3)};
+Matrices make_matrices(tunekit::cl::Client& client, const std::array<std::size_t, 3>& shape) {
+  const auto [m, n, k] = shape;
+  return {ops::random_matrix(client.context(), m, k, tunekit::DType::f32, 1),
+          ops::random_matrix(client.context(), k, n, tunekit::DType::f32, 2),
+          ops::random_matrix(client.context(), m, n, tunekit::DType::f32, 3)};
+}
+
+// The shape as a child's argument: MxNxK.
+std::string shape_text(const std::array<std::size_t, 3>& shape) {
+  return std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x" + std::to_string(shape[2]);
 }
 
 // The child: one tuning, then "winner<TAB>seconds" and the top `top` working candidates, one a
@@ -116,15 +125,16 @@ int tune_once(const Options& o) {
   }
   tunekit::set_global_settings(settings);
   tunekit::cl::Client client;
-  auto m = make_matrices(client, o.n);
+  auto m = make_matrices(client, o.shape);
   const auto started = std::chrono::steady_clock::now();
   ops::matmul(client, m.a, m.b, m.c);
   client.finish();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const auto report = ops::matmul_tuner()
-                          .tuner(client.id())
-                          .report(ops::matmul_key(o.n, o.n, o.n, tunekit::DType::f32));
+  const auto report =
+      ops::matmul_tuner()
+          .tuner(client.id())
+          .report(ops::matmul_key(o.shape[0], o.shape[1], o.shape[2], tunekit::DType::f32));
   if (!report || !report->winner()) throw std::runtime_error("no winner");
   std::size_t measured = 0;
   for (const auto& outcome : report->outcomes) measured += outcome.ok();
@@ -167,7 +177,7 @@ int measure_once(const Options& o) {
   // interleaved in the same rounds, with set 0 twice (the control: what the same placement gives
   // twice). Each set's times print as "time<s>", the control's as "time0b".
   std::vector<Matrices> sets;
-  for (std::size_t s = 0; s < o.buffer_sets; ++s) sets.push_back(make_matrices(client, o.n));
+  for (std::size_t s = 0; s < o.buffer_sets; ++s) sets.push_back(make_matrices(client, o.shape));
   std::vector<std::size_t> set_of;  // per contender group: which set (set 0 again last)
   for (std::size_t s = 0; s < sets.size(); ++s) set_of.push_back(s);
   if (sets.size() > 1) set_of.push_back(0);
@@ -316,8 +326,8 @@ void print_judges_ceiling(const std::vector<JudgeRatios>& by_judge) {
 // One judge: a fresh process measuring `names_file`'s configurations; their medians by name.
 std::map<std::string, double> run_judge(const Options& o) {
   std::vector<std::string> args{"--measure-once",
-                                "--size",
-                                std::to_string(o.n),
+                                "--shape",
+                                shape_text(o.shape),
                                 "--rounds",
                                 std::to_string(o.rounds),
                                 "--sample",
@@ -346,9 +356,9 @@ struct Child {
 };
 
 Child run_child(const Options& o, const std::string& level, const std::string& start_points) {
-  std::vector<std::string> args{"--tune-once", "--size", std::to_string(o.n),
-                                "--level",     level,    "--start-points",
-                                start_points,  "--top",  std::to_string(o.top)};
+  std::vector<std::string> args{"--tune-once", "--shape", shape_text(o.shape),
+                                "--level",     level,     "--start-points",
+                                start_points,  "--top",   std::to_string(o.top)};
   if (!o.device.empty()) args.insert(args.end(), {"--device", o.device});
   if (o.min_sample > 0) args.insert(args.end(), {"--min-sample", exact_text(o.min_sample)});
   Child child;
@@ -380,7 +390,7 @@ int main(int argc, char** argv) {
   using tunekit::bench::number_argument, tunekit::bench::unsigned_argument;
   const char* program = "bench_repeat";
   constexpr char usage[] =
-      "usage: bench_repeat [--size N] [--runs R] [--rounds K] [--level LEVEL] "
+      "usage: bench_repeat [--size N | --shape MxNxK] [--runs R] [--rounds K] [--level LEVEL] "
       "[--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] [--top T] "
       "[--run-top K] [--min-sample SECONDS] [--sample SECONDS] [--names FILE] [--judges P] "
       "[--judge-time span|busy]\n";
@@ -392,7 +402,15 @@ int main(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     const auto is = [&](const char* flag) { return !std::strcmp(argv[i], flag) && has_value; };
     if (is("--size")) {
-      o.n = unsigned_argument(program, "--size", argv[++i], 1, 65536);
+      o.shape.fill(unsigned_argument(program, "--size", argv[++i], 1, 65536));
+    } else if (is("--shape")) {
+      const auto dims = tunekit::bench::parse_dims<3>(argv[++i]);
+      if (!dims) {
+        std::fprintf(stderr, "bench_repeat: --shape takes MxNxK (sizes from 1), not '%.200s'\n",
+                     argv[i]);
+        return 2;
+      }
+      o.shape = *dims;
     } else if (is("--runs")) {
       o.runs = unsigned_argument(program, "--runs", argv[++i], 1, 1000);
     } else if (is("--rounds")) {
@@ -462,8 +480,8 @@ int main(int argc, char** argv) {
                                        std::to_string(o.runs) + " tunings (a process each)"
                                  : "no tunings: the " + std::to_string(names.size()) +
                                        " configurations of " + o.names_file + " re-measured";
-    std::printf("device: %s\nmatmul %zu^3 f32, %s, POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s\n",
-                client.device().describe().c_str(), o.n, plan.c_str(),
+    std::printf("device: %s\nmatmul %s f32, %s, POCL_KERNEL_CACHE=%s CUDA_CACHE_DISABLE=%s\n",
+                client.device().describe().c_str(), shape_text(o.shape).c_str(), plan.c_str(),
                 std::getenv("POCL_KERNEL_CACHE") ? std::getenv("POCL_KERNEL_CACHE") : "(unset)",
                 std::getenv("CUDA_CACHE_DISABLE") ? std::getenv("CUDA_CACHE_DISABLE") : "(unset)");
     std::fflush(stdout);
