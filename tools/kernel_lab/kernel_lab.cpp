@@ -810,6 +810,18 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
     // slices (two work-groups per SM for 128 x 128 tiles there).
     for (int ksplit : {16, 32, 64}) add_async(few_tiles, ksplit, 1, true);
     add_async({{64, 64, 32, 8, 16, 4, 2, 2}, {128, 128, 16, 16, 16, 4, 2, 2}}, 64);
+    // A C of few columns (the held-out 5274 x 35 x 2233 and 4436 x 137 x 2752 reached 70% and 76%
+    // of cuBLAS, every staged tile being 64 columns or more): tiles of 16 and 32 columns, with and
+    // without the pass, on one or two groups of work-items and on slices of K.
+    for (int kslice : {1, 2})
+      for (int ksplit : {1, 2, 4})
+        for (bool a_direct : {false, true})
+          add_async({{128, 32, 16, 16, 8, 4, 4, 3},
+                     {128, 32, 32, 16, 8, 4, 4, 2},
+                     {64, 32, 32, 8, 8, 4, 4, 2},
+                     {256, 32, 16, 16, 8, 4, 4, 2},
+                     {64, 16, 32, 16, 4, 4, 4, 2}},
+                    ksplit, kslice, a_direct);
     add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
               {2, 2, 4, 2, 16},
               {2, 2, 2, 4, 16},  // 64 x 256 (BK 8 leaves A half a vector per work-item)
