@@ -32,7 +32,9 @@
 //                                      first command's start to its last one's end; busy, the
 //                                      tuner's: the gaps between commands left out)
 // Experiments, with --measure-once --names FILE: [--buffer-sets S] (each configuration on S sets
-// of matrices, interleaved), [--passes P] (the whole measurement P times in one process).
+// of matrices, interleaved), [--passes P] (the whole measurement P times in one process),
+// [--tune-first] (the shape tuned in the same process first, at --level and --start-points: does
+// a process that has tuned rank the configurations as a fresh one does?).
 // The tunings follow TUNEKIT_* of the environment too (e.g. TUNEKIT_BUILD_THREADS).
 #include <fcntl.h>
 #include <sys/wait.h>
@@ -74,6 +76,7 @@ struct Options {
   std::string names_file;  // re-measure only these configurations (one a line), no tunings
   std::string level = "balanced", device, start_points = "on", reference = "extensive";
   bool judge_by_span = true;  // --judge-time span (true) or busy
+  bool tune_first = false;    // --measure-once: tune the shape in this process before measuring
 };
 
 // A judge's clock: the client's measure(), but its span (the gaps between commands included)
@@ -170,6 +173,19 @@ int measure_once(const Options& o) {
   if (!o.device.empty()) settings.device = o.device;
   tunekit::set_global_settings(settings);
   tunekit::cl::Client client;
+  if (o.tune_first) {  // an experiment: does a process that has tuned rank as a fresh one does?
+    settings.level = tunekit::parse_level(o.level);
+    settings.start_points = tunekit::parse_start_points(o.start_points, "--start-points");
+    tunekit::set_global_settings(settings);
+    auto tuned = make_matrices(client, o.shape);
+    ops::matmul(client, tuned.a, tuned.b, tuned.c);
+    client.finish();
+    const auto report =
+        ops::matmul_tuner()
+            .tuner(client.id())
+            .report(ops::matmul_key(o.shape[0], o.shape[1], o.shape[2], tunekit::DType::f32));
+    std::printf("tuned\t%s\n", report && report->winner() ? report->winner()->name.c_str() : "-");
+  }
   JudgeClock clock{&client, o.judge_by_span, {}};
   const auto names = read_names(o.names_file);
   // With --buffer-sets S > 1 (an experiment: does a configuration's time depend on where its
@@ -447,6 +463,8 @@ int main(int argc, char** argv) {
       o.judge_by_span = judge_time == "span";
     } else if (is("--judges")) {
       o.judges = unsigned_argument(program, "--judges", argv[++i], 1, 64);
+    } else if (!std::strcmp(argv[i], "--tune-first")) {
+      o.tune_first = true;
     } else if (!std::strcmp(argv[i], "--tune-once")) {
       once = true;
     } else if (!std::strcmp(argv[i], "--measure-once")) {
