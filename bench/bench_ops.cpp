@@ -10,9 +10,8 @@
 // number of distinct keys tuned and the tuning time of them all. Times are wall-clock around
 // batches of back-to-back calls and clFinish, per call, for both sides (CLBlast enqueues several
 // kernels per call and returns the last one's event only), medians over R batches (wall_median).
-// reduce_rows runs only with
-// --reduce-rows or --only reduce_rows (default 8192 x 8191 on a GPU, 2048 x 2047 elsewhere: rows
-// that are not whole vectors).
+// reduce_rows runs only with --reduce-rows or --only reduce_rows (default 8192 x 8191 on a GPU,
+// 2048 x 2047 elsewhere: rows that are not whole vectors).
 #include <clblast.h>  // after CLHPP, which sets the OpenCL target version
 
 #include <algorithm>
@@ -336,19 +335,15 @@ int main(int argc, char** argv) {
   constexpr char usage[] =
       "usage: bench_ops [--only matmul|reduce|transpose|reduce_rows] [--device SUBSTRING] "
       "[--sizes N,...] [--shapes MxNxK,...|real|real-small|held-out|held-out-small] [--reduce N] "
-      "[--transpose "
-      "N|RxC] "
-      "[--reduce-rows RxC] [--reps R] [--json FILE]\n"
+      "[--transpose N|RxC] [--reduce-rows RxC] [--reps R] [--json FILE]\n"
       "       bench_ops --print-shapes real|real-small|held-out|held-out-small\n";
   if (tunekit::bench::asks_for_help(argc, argv)) return std::fputs(usage, stdout) < 0;
   Options o;
   if (argc == 3 && std::string(argv[1]) == "--print-shapes") {  // for scripts: one list, one place
     const auto list = tunekit::bench::named_shapes(argv[2]);
     if (!list) {
-      std::fprintf(
-          stderr,
-          "bench_ops: no shape list named %s (real, real-small, held-out, held-out-small)\n",
-          argv[2]);
+      std::fprintf(stderr, "bench_ops: no shape list named %s (%s)\n", argv[2],
+                   tunekit::bench::shape_list_names.data());
       return 2;
     }
     for (const auto& s : *list) std::printf("%zux%zux%zu\n", s[0], s[1], s[2]);
@@ -365,9 +360,8 @@ int main(int argc, char** argv) {
     } else if (flag == "--shapes") {
       const auto list = tunekit::bench::parse_shapes(value);
       if (!list) {
-        std::fprintf(stderr,
-                     "bench_ops: --shapes takes MxNxK,... (sizes from 1), real, real-small, "
-                     "held-out or held-out-small\n");
+        std::fprintf(stderr, "bench_ops: --shapes takes MxNxK,... (sizes from 1) or a list: %s\n",
+                     tunekit::bench::shape_list_names.data());
         return 2;
       }
       o.shapes.insert(o.shapes.end(), list->begin(), list->end());

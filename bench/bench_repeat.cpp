@@ -20,9 +20,9 @@
 // rank it, what a perfect measurement in one process would pick (a tuning runs in one process
 // too).
 //
-// Usage: bench_repeat [--size N | --shape MxNxK] [--runs R] [--rounds K] [--level LEVEL] [--device
-// SELECTOR]
-//                     [--start-points on|off] [--reference LEVEL|none] [--top T] [--run-top K]
+// Usage: bench_repeat [--size N | --shape MxNxK] [--runs R] [--rounds K] [--level LEVEL]
+//                     [--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] [--top
+//                     T] [--run-top K]
 //                     [--min-sample SECONDS]  (the tunings' shortest sample; the level's: 1 ms)
 //                     [--sample SECONDS]  (the re-measurement's shortest sample, 10 ms)
 //                     [--names FILE]  (no tunings: re-measure these configurations, one a line,
@@ -113,6 +113,13 @@ std::string shape_text(const std::array<std::size_t, 3>& shape) {
   return std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + "x" + std::to_string(shape[2]);
 }
 
+// The tuner's report of `shape`'s key on `client`'s device (null before it is tuned).
+auto shape_report(tunekit::cl::Client& client, const std::array<std::size_t, 3>& shape) {
+  return ops::matmul_tuner()
+      .tuner(client.id())
+      .report(ops::matmul_key(shape[0], shape[1], shape[2], tunekit::DType::f32));
+}
+
 // The child: one tuning, then "winner<TAB>seconds" and the top `top` working candidates, one a
 // line ("top<TAB>name").
 int tune_once(const Options& o) {
@@ -134,10 +141,7 @@ int tune_once(const Options& o) {
   client.finish();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const auto report =
-      ops::matmul_tuner()
-          .tuner(client.id())
-          .report(ops::matmul_key(o.shape[0], o.shape[1], o.shape[2], tunekit::DType::f32));
+  const auto report = shape_report(client, o.shape);
   if (!report || !report->winner()) throw std::runtime_error("no winner");
   std::size_t measured = 0;
   for (const auto& outcome : report->outcomes) measured += outcome.ok();
@@ -180,10 +184,7 @@ int measure_once(const Options& o) {
     auto tuned = make_matrices(client, o.shape);
     ops::matmul(client, tuned.a, tuned.b, tuned.c);
     client.finish();
-    const auto report =
-        ops::matmul_tuner()
-            .tuner(client.id())
-            .report(ops::matmul_key(o.shape[0], o.shape[1], o.shape[2], tunekit::DType::f32));
+    const auto report = shape_report(client, o.shape);
     std::printf("tuned\t%s\n", report && report->winner() ? report->winner()->name.c_str() : "-");
   }
   JudgeClock clock{&client, o.judge_by_span, {}};

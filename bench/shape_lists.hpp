@@ -70,7 +70,10 @@ inline const std::vector<Shape>& held_out_small_shapes() {
   return shapes;
 }
 
-/// The list named `name` ("real", "real-small", "held-out", "held-out-small"), or nothing.
+/// The names named_shapes() knows, for messages.
+inline constexpr std::string_view shape_list_names = "real, real-small, held-out, held-out-small";
+
+/// The list named `name` (one of shape_list_names), or nothing.
 inline std::optional<std::vector<Shape>> named_shapes(std::string_view name) {
   if (name == "real") return real_shapes();
   if (name == "real-small") return real_small_shapes();
