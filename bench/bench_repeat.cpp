@@ -21,8 +21,8 @@
 // too).
 //
 // Usage: bench_repeat [--size N | --shape MxNxK] [--runs R] [--rounds K] [--level LEVEL]
-//                     [--device SELECTOR] [--start-points on|off] [--reference LEVEL|none] [--top
-//                     T] [--run-top K]
+//                     [--device SELECTOR] [--start-points on|off] [--reference LEVEL|none]
+//                     [--top T] [--run-top K]
 //                     [--min-sample SECONDS]  (the tunings' shortest sample; the level's: 1 ms)
 //                     [--sample SECONDS]  (the re-measurement's shortest sample, 10 ms)
 //                     [--names FILE]  (no tunings: re-measure these configurations, one a line,

@@ -671,8 +671,8 @@ TEST_CASE(
         Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 0, 1}, Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 0, 1},
         Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 1, 1}, Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 1, 1},
         Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 1, 1}, Staged{256, 128, 8, 16, 16, 4, 4, 3, 1, 0, 1},
-        // Tiles of 32 and 16 columns (the kernel lab's grid for a C of few columns): with the
-        // pass, A_DIRECT, 2 groups, VWN 2.
+        // Tiles of 32 and 16 columns (four of the kernel lab's grid for a C of few columns: with
+        // the pass, A_DIRECT, 2 groups; and one with VWN 2).
         Staged{128, 32, 16, 16, 8, 4, 4, 3, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 1},
         Staged{128, 32, 16, 16, 8, 4, 4, 3, 1, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 2},
         Staged{64, 16, 16, 8, 8, 4, 2, 2, 1}}) {
