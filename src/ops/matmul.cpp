@@ -1043,6 +1043,37 @@ Space staged_split_space() {
           "A_DIRECT=1,SPREAD_COPIES=0");
 }
 
+// The staged kernel on tiles of 16 and 32 columns, for a C of few columns (few_columns_group):
+// every tile of the staged family is 64 or 128 columns wide, so at N = 35 each computes 64
+// columns for 35, and 5274 x 35 x 2233 gets 83 work-groups of 64 x 64 for 132 SMs (69.5% of
+// cuBLAS on the H100, 4436 x 137 x 2752 76.1%: docs/benchmarks.md, "Shapes nothing was tuned
+// on"). Narrower tiles waste fewer columns (16: 48 for 35) and give such a C more work-groups.
+// The same kernel and rules as staged; 4 to 16 work-items along N. Start points: the staged
+// family's second (128 x 64 x 16 in 3 stages on 16 x 8 work-items) at half its width, and 64 x 16
+// tiles 32 deep on 16 x 4 work-items, the kernel lab's narrowest (tools/kernel_lab, "A C of few
+// columns"); each passes the lab's host-reference check on PoCL.
+Space staged_narrow_space() {
+  Space s = space("staged_narrow");
+  s.parameter("MWG", {64, 128, 256})
+      .parameter("NWG", {16, 32})
+      .parameter("KWG", {16, 32})
+      .parameter("MDIMC", {8, 16, 32})
+      .parameter("NDIMC", {4, 8, 16})
+      .parameter("VWM", {2, 4})
+      .parameter("VWN", {2, 4})
+      .parameter("STAGES", {2, 3})
+      .parameter("KSLICE", {1, 2})
+      .parameter("A_DIRECT", {0, 1})
+      .parameter("SPREAD_COPIES", {0});
+  return staged_rules(s)
+      .start_at(
+          "MWG=128,NWG=32,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=1,A_DIRECT=0,"
+          "SPREAD_COPIES=0")
+      .start_at(
+          "MWG=64,NWG=16,KWG=32,MDIMC=16,NDIMC=4,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0,"
+          "SPREAD_COPIES=0");
+}
+
 // The staged family is measured for f32 keys, skipped for 16-bit storage.
 TuneGroup<MatmulKey> staged_group() {
   return TuneGroup<MatmulKey>(
@@ -1056,6 +1087,15 @@ TuneGroup<MatmulKey> staged_split_group() {
   });
 }
 
+// The narrow tiles for f32 keys of a C of few columns: N at most 256 and M at least 8 times N
+// (by the anchors), where a 64-column tile is mostly empty or the tiles are too few for a GPU.
+// Skipped elsewhere.
+TuneGroup<MatmulKey> few_columns_group() {
+  return TuneGroup<MatmulKey>("f32, few columns (N <= 256, M >= 8 N)", [](const MatmulKey& key) {
+    return key.dtype == DType::f32 && key.n <= 256 && key.m >= 8 * key.n ? 0 : -1;
+  });
+}
+
 auto factory(Algorithm algorithm) {
   return [algorithm](const Config& config) { return GemmKernel(algorithm, config); };
 }
@@ -1066,12 +1106,13 @@ struct Family {
   Algorithm algorithm;
 };
 constexpr Family families[] = {
-    {naive_space, Algorithm::naive},   {tiled_space, Algorithm::tiled},
-    {direct_space, Algorithm::direct}, {blocked_space, Algorithm::blocked},
-    {skinny_space, Algorithm::skinny}, {split_space, Algorithm::split},
-    {tensor_space, Algorithm::tensor}, {wgmma_space, Algorithm::wgmma},
-    {tf32_space, Algorithm::tf32},     {wgmma_tf32_space, Algorithm::wgmma_tf32},
-    {staged_space, Algorithm::staged}, {staged_split_space, Algorithm::staged_split}};
+    {naive_space, Algorithm::naive},         {tiled_space, Algorithm::tiled},
+    {direct_space, Algorithm::direct},       {blocked_space, Algorithm::blocked},
+    {skinny_space, Algorithm::skinny},       {split_space, Algorithm::split},
+    {tensor_space, Algorithm::tensor},       {wgmma_space, Algorithm::wgmma},
+    {tf32_space, Algorithm::tf32},           {wgmma_tf32_space, Algorithm::wgmma_tf32},
+    {staged_space, Algorithm::staged},       {staged_split_space, Algorithm::staged_split},
+    {staged_narrow_space, Algorithm::staged}};
 
 // Whether `math` is one of MatmulMath's values (a cast integer may be neither).
 bool known_math(MatmulMath math) { return math == MatmulMath::ieee || math == MatmulMath::tf32; }
@@ -1288,6 +1329,7 @@ auto make_set() {
       .with(families[9].space(), factory(families[9].algorithm), tf32_group())
       .with(families[10].space(), factory(families[10].algorithm), staged_group())
       .with(families[11].space(), factory(families[11].algorithm), staged_split_group())
+      .with(families[12].space(), factory(families[12].algorithm), few_columns_group())
       .validate_with(HostReference{
           sampled_product, same_samples,
           [](cl::Client& client, const DeviceMatrix&, const DeviceMatrix&, const DeviceMatrix& c,

@@ -129,13 +129,14 @@ std::string staged_test_options(const tunekit::ops::gemm::StagedParams& p) {
 
 }  // namespace
 
-TEST_CASE("matmul has all twelve algorithms and a blocked space of at least 500 configurations",
+TEST_CASE("matmul has all thirteen families and a blocked space of at least 500 configurations",
           "[ops][matmul]") {
   const auto all = matmul_candidates();
   std::map<std::string, std::size_t> per_family;
   for (const auto& name : all) ++per_family[name.substr(0, name.find('['))];
-  CHECK(per_family.size() == 12);
+  CHECK(per_family.size() == 13);
   CHECK(per_family["staged"] >= 100);
+  CHECK(per_family["staged_narrow"] >= 100);
   CHECK(per_family["staged_split"] >= 100);
   CHECK(per_family["tensor"] >= 20);
   CHECK(per_family["wgmma"] >= 20);
@@ -671,8 +672,7 @@ TEST_CASE(
         Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 0, 1}, Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 0, 1},
         Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 1, 1}, Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 1, 1},
         Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 1, 1}, Staged{256, 128, 8, 16, 16, 4, 4, 3, 1, 0, 1},
-        // Tiles of 32 and 16 columns (four of the kernel lab's grid for a C of few columns: with
-        // the pass, A_DIRECT, 2 groups; and one with VWN 2).
+        // Tiles of 32 and 16 columns (staged_narrow's start points, A_DIRECT, 2 groups, VWN 2).
         Staged{128, 32, 16, 16, 8, 4, 4, 3, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 1},
         Staged{128, 32, 16, 16, 8, 4, 4, 3, 1, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 2},
         Staged{64, 16, 16, 8, 8, 4, 2, 2, 1}}) {
@@ -1086,11 +1086,19 @@ TEST_CASE(
         std::to_string(slices == 4 ? 2 : 1) + ",KSPLIT=" + std::to_string(slices) +
         ",A_DIRECT=" + (slices == 3 || slices == 4 ? "1" : "0") + ",SPREAD_COPIES=0]");
   }
-  REQUIRE(staged.size() >= 20);
-  check_candidates(
-      client, staged,
-      {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{133, 67, 37},
-       Problem{133, 68, 37}, Problem{132, 67, 40}, Problem{1, 5, 3}, Problem{257, 130, 100}});
+  // Its narrow tiles: a spread of the family and its start points.
+  for (const auto& name : every_nth("staged_narrow", 97)) staged.push_back(name);
+  staged.push_back(
+      "staged_narrow[MWG=128,NWG=32,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=1,"
+      "A_DIRECT=0,SPREAD_COPIES=0]");
+  staged.push_back(
+      "staged_narrow[MWG=64,NWG=16,KWG=32,MDIMC=16,NDIMC=4,VWM=4,VWN=4,STAGES=2,KSLICE=1,"
+      "A_DIRECT=0,SPREAD_COPIES=0]");
+  REQUIRE(staged.size() >= 30);
+  check_candidates(client, staged,
+                   {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300},
+                    Problem{133, 67, 37}, Problem{133, 68, 37}, Problem{132, 67, 40},
+                    Problem{1, 5, 3}, Problem{257, 130, 100}, Problem{300, 35, 70}});
   // 16-bit storage: refused for the call, on every device, before anything is built.
   for (const DType dtype : {DType::f16, DType::bf16}) {
     INFO(to_string(dtype));
