@@ -343,7 +343,7 @@ int main(int argc, char** argv) {
     const auto list = tunekit::bench::named_shapes(argv[2]);
     if (!list) {
       std::fprintf(stderr, "bench_ops: no shape list named %s (%s)\n", argv[2],
-                   tunekit::bench::shape_list_names.data());
+                   tunekit::bench::shape_list_names().c_str());
       return 2;
     }
     for (const auto& s : *list) std::printf("%zux%zux%zu\n", s[0], s[1], s[2]);
@@ -361,7 +361,7 @@ int main(int argc, char** argv) {
       const auto list = tunekit::bench::parse_shapes(value);
       if (!list) {
         std::fprintf(stderr, "bench_ops: --shapes takes MxNxK,... (sizes from 1) or a list: %s\n",
-                     tunekit::bench::shape_list_names.data());
+                     tunekit::bench::shape_list_names().c_str());
         return 2;
       }
       o.shapes.insert(o.shapes.end(), list->begin(), list->end());

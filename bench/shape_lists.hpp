@@ -70,15 +70,35 @@ inline const std::vector<Shape>& held_out_small_shapes() {
   return shapes;
 }
 
-/// The names named_shapes() knows, for messages.
-inline constexpr std::string_view shape_list_names = "real, real-small, held-out, held-out-small";
+/// One named list: the name a `--shapes` argument gives, and the list.
+struct ShapeList {
+  std::string_view name;
+  const std::vector<Shape>& (*shapes)();
+};
 
-/// The list named `name` (one of shape_list_names), or nothing.
+/// Every named list, in the order messages name them: the one table named_shapes() and
+/// shape_list_names() read.
+inline constexpr std::array<ShapeList, 4> shape_lists = {
+    {{"real", real_shapes},
+     {"real-small", real_small_shapes},
+     {"held-out", held_out_shapes},
+     {"held-out-small", held_out_small_shapes}}};
+
+/// The lists' names, for messages: "real, real-small, ...".
+inline std::string shape_list_names() {
+  std::string names;
+  for (const auto& list : shape_lists) {
+    if (!names.empty()) names += ", ";
+    names += list.name;
+  }
+  return names;
+}
+
+/// The list named `name` (one of shape_list_names()), or nothing.
 inline std::optional<std::vector<Shape>> named_shapes(std::string_view name) {
-  if (name == "real") return real_shapes();
-  if (name == "real-small") return real_small_shapes();
-  if (name == "held-out") return held_out_shapes();
-  if (name == "held-out-small") return held_out_small_shapes();
+  for (const auto& list : shape_lists) {
+    if (list.name == name) return list.shapes();
+  }
   return std::nullopt;
 }
 

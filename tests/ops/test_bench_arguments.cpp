@@ -41,6 +41,14 @@ TEST_CASE("a bench's ROWSxCOLS and MxNxK arguments take exactly their sizes", "[
   CHECK(shapes->size() == 2);
   CHECK((*shapes)[1] == tunekit::bench::Shape{4, 5, 6});
   CHECK(parse_shapes("real").has_value());
+  // The names the messages give are the lists a --shapes argument reaches.
+  CHECK(tunekit::bench::shape_list_names() == "real, real-small, held-out, held-out-small");
+  for (const auto& list : tunekit::bench::shape_lists) {
+    INFO(list.name);
+    const auto named = parse_shapes(std::string(list.name));
+    REQUIRE(named.has_value());
+    CHECK(*named == list.shapes());
+  }
   // The held-out list judges shapes nothing was tuned on: none of it may be in the real lists.
   auto held_out = parse_shapes("held-out");
   const auto held_out_small = parse_shapes("held-out-small");
