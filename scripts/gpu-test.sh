@@ -15,8 +15,8 @@
 # no-platform, the GPU-only cases and, last, the matmul kernels' cases
 # (tests/ops/test_matmul_kernels.cpp) (default: all). The ops suite took more than 460 s on the
 # H200 on 2026-12-03 and the whole suite more than a device call's 600 s: run the two parts in two
-# calls at one commit, each with its own log; the suite passed when both logs end in "all suites
-# passed".
+# calls at one commit, each with its own log, or side by side in one call
+# (scripts/gpu-test-both.sh); the suite passed when both logs end in "all suites passed".
 # Copy the log back to docs/data/h100-tests.log and commit it with the change it tested.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
