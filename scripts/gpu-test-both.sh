@@ -5,8 +5,9 @@
 #   scripts/gpu-test-both.sh [BUDGET_SECONDS, default 540] [LOG_DIR, default $OUT or docs/data]
 # The two parts one after the other took 393 + 253 s on the H100 on 2026-12-07, past one call's
 # 600 s; side by side they took about 340 s, in a call of 428 s whose first 91 s tuned the
-# held-out shapes (docs/benchmarks.md, "Tiles of 16 and 32 columns"). Each part keeps its own temporary
-# directory, cache and HOME (gpu-test.sh makes them), so the two share nothing but the device.
+# held-out shapes (docs/benchmarks.md, "Tiles of 16 and 32 columns"). Each part keeps its own
+# temporary directory, cache and HOME (gpu-test.sh makes them), so the two share nothing but the
+# device.
 # Exits non-zero unless both parts' logs end in "all suites passed".
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
