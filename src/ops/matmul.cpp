@@ -1058,9 +1058,10 @@ Space staged_split_space() {
 // 5274 x 35 x 2233, judged"). The space is kept small, because every configuration its
 // search measures costs a build: its first form (MWG up to 256, 8 to 32 work-items along M, 4 to
 // 16 along N, VWM 2 or 4) gave the search a budget of 149 and each key of few columns 30 s more
-// tuning on the H100 (docs/benchmarks.md, "Tiles of 16 and 32 columns"). Left out of it: 256 rows
-// (the lab's slowest narrow tiles at both shapes), 32 work-items along M, 16 along N and VWM 2
-// (none among the lab's or the tunings' best).
+// tuning on the H100; this form's budget is 44, and such a key tuned there in 28-40 s against
+// about 16 s without the family (docs/benchmarks.md, "Tiles of 16 and 32 columns"). Left out of
+// it: 256 rows (the lab's slowest narrow tiles at both shapes), 32 work-items along M, 16 along N
+// and VWM 2 (none among the lab's or the tunings' best).
 Space staged_narrow_space() {
   Space s = space("staged_narrow");
   s.parameter("MWG", {64, 128})
