@@ -967,10 +967,11 @@ TEST_CASE("a reply announcing more than the cap is refused before it is buffered
   RedisStore::Options options = fast_options();
   CapturedWarnings warnings;
   RedisStore store(parse_store_url(server.url()), options);
-  const auto started = std::chrono::steady_clock::now();
   CHECK_FALSE(store.load(sample_id()));
-  CHECK(ms_since(started) < 1000);
+  // Refused on what the header announced, not at the command's deadline. No bound on the time:
+  // under ASAN on a loaded machine, counting 2 million elements of the last section took 1.03 s.
   CHECK(warnings.count("a reply too large") + warnings.count("a length past 2^63") == 1);
+  CHECK(warnings.count("no whole reply within") == 0);
   // Refused on the header: what the server could push meanwhile is what the socket buffers hold.
   CHECK(sent < (32ll << 20));
 }
