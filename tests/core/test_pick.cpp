@@ -66,6 +66,39 @@ TEST_CASE("a candidate measured while the machine got busy is compared with the 
   CHECK(report->winner()->median == Approx(0.9e-3));  // on the leader's scale
 }
 
+TEST_CASE("a candidate that takes the lead on one lucky measurement is measured again first",
+          "[tuner][pick]") {
+  // "lucky" is truly 1.1 ms, but its first measurement (a warm-up and 3 samples, beside
+  // "steady") reads 0.7 ms. Taken as the leader at that, it would be the unit of every later
+  // time: "later", truly 1.05 ms, would read 0.67 ms beside it and win over "steady" (1 ms).
+  // Measured once more beside "steady" before it takes the lead, it reads its true time and
+  // stays behind; "later" is then timed against "steady", and "steady" wins.
+  LocalTuner<test::SizeKey> tuner("lucky lead", unconfirmed());
+  VirtualClient client;
+  auto lucky_calls = std::make_shared<int>(0);
+  const auto& set = tuner.init([&] {
+    return TunableSet{size_key, size_inputs}
+        .with(Tunable{"steady", costs<VirtualClient>(1.0e-3)})
+        .with(Tunable{"lucky",
+                      [lucky_calls](VirtualClient& c, int&) {
+                        c.spend(++*lucky_calls <= 4 ? 0.7e-3 : 1.1e-3);
+                      }})
+        .with(Tunable{"later", costs<VirtualClient>(1.05e-3)});
+  });
+  tuner.execute(client.id(), client, set, 64);
+  const auto report = tuner.tuner(client.id()).report(test::SizeKey{64});
+  REQUIRE(report);
+  INFO(format_report(*report) << "lucky's calls: " << *lucky_calls);
+  REQUIRE(report->winner());
+  CHECK(report->winner()->name == "steady");
+  const AutotuneOutcome* lucky = report->outcome("lucky");
+  REQUIRE(lucky);
+  CHECK(lucky->median == Approx(1.1e-3));
+  const AutotuneOutcome* later = report->outcome("later");
+  REQUIRE(later);
+  CHECK(later->median == Approx(1.05e-3));
+}
+
 TEST_CASE("a leader that fails beside a candidate fails itself, not the candidate",
           "[tuner][pick]") {
   // "flaky" leads, then throws on every third call once "solid" (twice as fast) is measured

@@ -164,8 +164,10 @@ TEST_CASE("a space in a tunable set is searched and its best configuration wins"
       ++over_limit;
       CHECK(o.status == OutcomeStatus::skipped);  // over the declared limit: skipped, as documented
     }
-    // Never reached, and what ended the search that left it (here its budget or its patience).
-    if (o.error && o.error->message().rfind("not reached by the search (the search's ", 0) == 0) {
+    // Never reached, the space whose search left it, and what ended that search (here its
+    // budget or its patience).
+    if (o.error &&
+        o.error->message().rfind("not reached by the search of gemm (the search's ", 0) == 0) {
       ++not_reached;
     }
   }

@@ -672,10 +672,11 @@ TEST_CASE(
         Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 0, 1}, Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 0, 1},
         Staged{64, 64, 16, 8, 8, 4, 4, 2, 1, 1, 1}, Staged{128, 64, 16, 16, 8, 2, 4, 4, 2, 1, 1},
         Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 1, 1}, Staged{256, 128, 8, 16, 16, 4, 4, 3, 1, 0, 1},
-        // Tiles of 32 and 16 columns (staged_narrow's start points, A_DIRECT, 2 groups, VWN 2).
+        // Tiles of 32 and 16 columns (staged_narrow's start points and their A_DIRECT twins, 2
+        // groups, VWN 2).
         Staged{128, 32, 16, 16, 8, 4, 4, 3, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 1},
         Staged{128, 32, 16, 16, 8, 4, 4, 3, 1, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 2},
-        Staged{64, 16, 16, 8, 8, 4, 2, 2, 1}}) {
+        Staged{64, 16, 16, 8, 8, 4, 2, 2, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 2, 1}}) {
     const auto spec = tunekit::cl::KernelSpec::embedded("matmul_staged.cl", staged_test_options(g),
                                                         "matmul_staged");
     // A tile whose work-group or local memory is past this device's limits is skipped, and said.
@@ -1094,6 +1095,12 @@ TEST_CASE(
   staged.push_back(
       "staged_narrow[MWG=64,NWG=16,KWG=32,MDIMC=16,NDIMC=4,VWM=4,VWN=4,STAGES=2,KSLICE=1,"
       "A_DIRECT=0,SPREAD_COPIES=0]");
+  staged.push_back(
+      "staged_narrow[MWG=128,NWG=32,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=1,"
+      "A_DIRECT=1,SPREAD_COPIES=0]");
+  staged.push_back(
+      "staged_narrow[MWG=64,NWG=16,KWG=32,MDIMC=16,NDIMC=4,VWM=4,VWN=4,STAGES=2,KSLICE=2,"
+      "A_DIRECT=1,SPREAD_COPIES=0]");
   REQUIRE(staged.size() >= 30);
   check_candidates(client, staged,
                    {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300},

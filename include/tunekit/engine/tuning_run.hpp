@@ -143,7 +143,14 @@ class TuningRun {
     rescale_resumed();
     for (std::size_t i : known_) report_.neighbour_starts.push_back(outcomes_[i].name);
     bool found = false;
+    // The candidates of the levels this tuning ran: one of a later level (its group's priority
+    // is lower for this key) was not left by a search, but by a level before it that worked.
+    std::vector<bool> in_a_level_run(set_.size(), false);
     for (const PlannedLevel& level : plan.levels()) {
+      for (std::size_t i : level.singles) in_a_level_run[i] = true;
+      for (const PlannedSpace& space : level.spaces) {
+        for (std::size_t i : space.members) in_a_level_run[i] = true;
+      }
       if (settings_.on_progress) progress_.total += level.planned_measurements;
       plan_builds(level.singles);
       for (std::size_t i : level.singles) measure_one(i);
@@ -167,10 +174,11 @@ class TuningRun {
       if (outcome.status == OutcomeStatus::skipped && !outcome.error) {
         outcome.error =
             AutotuneError(ErrorKind::skipped,
-                          !found                         ? "skipped by priority"
-                          : finished_                    ? "the tuning stopped early (good enough)"
-                          : plan.in_space(outcome.index) ? not_reached(plan, outcome.index)
-                                                         : "a candidate of higher priority works",
+                          !found      ? "skipped by priority"
+                          : finished_ ? "the tuning stopped early (good enough)"
+                          : plan.in_space(outcome.index) && in_a_level_run[outcome.index]
+                              ? not_reached(plan, outcome.index)
+                              : "a candidate of higher priority works",
                           outcome.name);
       }
     }
@@ -334,6 +342,9 @@ class TuningRun {
         outcomes_[i].error = std::move(error);
       } else {
         outcomes_[i] = measure(i);
+        if (outcomes_[i].ok() && outcomes_[i].median < leader_ && outcomes_[i].paired) {
+          confirm_handover(i);
+        }
       }
     }
     if (outcomes_[i].ok() && outcomes_[i].median < leader_) {
@@ -642,6 +653,24 @@ class TuningRun {
     }
   }
 
+  // Candidate `i` came out faster than the leader. Every later candidate's time is the leader's
+  // median times a paired ratio, and a candidate that takes the lead was picked for coming out
+  // lowest, so its median is biased low: handover after handover, the chain's unit would drift,
+  // and candidates measured early would read slow beside later ones. It is measured once more
+  // beside the same leader, and that measurement, which nothing selected, is its time.
+  void confirm_handover(std::size_t i) {
+    // On the inputs its first measurement ran on (its samples ran it on them many times): the
+    // input generator is called once per candidate measured.
+    if (!shared_inputs_) return;
+    BenchmarkSettings settings = bench_;
+    settings.racing_factor = std::numeric_limits<double>::infinity();  // measured in full
+    const auto turn = take_turn();
+    AutotuneOutcome again = measure_beside_leader(i, outcomes_[i].name, *shared_inputs_, settings);
+    if (!again.ok() || !again.paired) return;
+    again.cost_seconds += outcomes_[i].cost_seconds;
+    outcomes_[i] = std::move(again);
+  }
+
   // Benchmark inputs, validation, then the measurement (racing against the leader).
   AutotuneOutcome measure(std::size_t index) {
     const std::string name = set_.name(index);
@@ -659,24 +688,30 @@ class TuningRun {
         return failed;
       }
     }
-    const BenchCall call{this, set_.locate(index), bench};
-    // The leader runs beside the candidate (paired samples), on the candidate's benchmark inputs:
-    // validation is done, what is timed has its output dropped, and no inputs are made for it.
-    std::optional<BenchCall> leader_call;
-    std::optional<Contender> rival;
-    if (std::isfinite(leader_)) {
-      leader_call.emplace(BenchCall{this, set_.locate(leader_index_), bench});
-      rival.emplace(Contender{FunctionRef<void()>(*leader_call), outcomes_[leader_index_].batch});
-    }
     // Racing keeps a floor of two survivors (as CubeCL): until two candidates were measured in
     // full, none is dropped, so that the confirmation always has a runner-up to compare with.
     BenchmarkSettings settings = bench_;
     if (survivors_ < 2) settings.racing_factor = std::numeric_limits<double>::infinity();
-    const detail::Stopwatch measuring{report_.time_spent.measuring};
-    AutotuneOutcome outcome = measure_candidate(client_, FunctionRef<void()>(call), settings,
-                                                leader_, name, index, rival ? &*rival : nullptr);
+    AutotuneOutcome outcome = measure_beside_leader(index, name, *bench, settings);
     if (outcome.status == OutcomeStatus::measured) ++survivors_;
     return outcome;
+  }
+
+  // Candidate `index`'s samples on `bench`, in the caller's turn. The leader runs beside it
+  // (paired samples), on the candidate's benchmark inputs: validation is done, what is timed has
+  // its output dropped, and no inputs are made for it.
+  AutotuneOutcome measure_beside_leader(std::size_t index, const std::string& name, Bench& bench,
+                                        const BenchmarkSettings& settings) {
+    const BenchCall call{this, set_.locate(index), &bench};
+    std::optional<BenchCall> leader_call;
+    std::optional<Contender> rival;
+    if (std::isfinite(leader_)) {
+      leader_call.emplace(BenchCall{this, set_.locate(leader_index_), &bench});
+      rival.emplace(Contender{FunctionRef<void()>(*leader_call), outcomes_[leader_index_].batch});
+    }
+    const detail::Stopwatch measuring{report_.time_spent.measuring};
+    return measure_candidate(client_, FunctionRef<void()>(call), settings, leader_, name, index,
+                             rival ? &*rival : nullptr);
   }
 
   const std::string& op_;

@@ -5,6 +5,7 @@
 // not on its own.
 #pragma once
 
+#include "tunekit/candidate_name.hpp"
 #include "tunekit/engine/tuning_run.hpp"
 
 namespace tunekit {
@@ -148,7 +149,13 @@ double TuningRun<Key, Client, Set, Inputs...>::best_of(const std::vector<std::si
 template <class Key, class Client, class Set, class... Inputs>
 std::string TuningRun<Key, Client, Set, Inputs...>::not_reached(const TuningPlan& plan,
                                                                 std::size_t index) const {
+  // Named by its space: a set of several spaces says which space's search left each one.
   std::string reason = "not reached by the search";
+  const std::string name = set_.name(index);
+  if (const auto parts = split_candidate_name(name)) {
+    reason += " of ";
+    reason += parts->space;
+  }
   const std::size_t entry = plan.entry_of(index);
   if (entry < searched_.size() && !searched_[entry].ended_by.empty()) {
     reason += " (" + searched_[entry].ended_by + ")";
