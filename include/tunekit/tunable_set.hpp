@@ -426,7 +426,7 @@ class TunableSet {
   template <class R, class Visitor, std::size_t... I>
   R visit_impl(std::size_t index, Visitor& visitor, std::index_sequence<I...>) const {
     std::optional<R> result;
-    ((index == I ? (result.emplace(visitor(std::get<I>(entries_))), true) : false) || ...);
+    (void)((index == I ? (result.emplace(visitor(std::get<I>(entries_))), true) : false) || ...);
     if (!result) throw std::out_of_range("tunekit: candidate index out of range");
     return std::move(*result);
   }

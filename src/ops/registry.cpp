@@ -148,13 +148,16 @@ void check_declared(const ShippedOp& op, const OpArguments& a) {
   const auto refuse = [&op](const std::string& what) {
     throw AutotuneError(ErrorKind::settings, what, op.name);
   };
-  for (const auto& [name, value] : a.sizes) {
-    (void)value;
+  // Named members, not structured bindings: clang before 16 cannot capture those in a lambda.
+  for (const auto& size : a.sizes) {
+    const std::string& name = size.first;
     const bool known = std::any_of(op.sizes.begin(), op.sizes.end(),
                                    [&](const SizeParameter& p) { return p.name == name; });
     if (!known) refuse("'" + name + "' is not a size of " + op.name);
   }
-  for (const auto& [name, value] : a.choices) {
+  for (const auto& choice : a.choices) {
+    const std::string& name = choice.first;
+    const std::string& value = choice.second;
     const auto it = std::find_if(op.choices.begin(), op.choices.end(),
                                  [&](const ChoiceParameter& p) { return p.name == name; });
     if (it == op.choices.end()) refuse("'" + name + "' is not a choice of " + op.name);

@@ -102,8 +102,14 @@ auto upload_problem(tunekit::cl::Client& client, Problem p) {
 // The kernel launches one call of `candidate` on `p` makes (the passes, the product, the sum,
 // the edges), counted by the client's measurement.
 std::size_t launches_of(tunekit::cl::Client& client, const std::string& candidate, Problem p) {
-  auto [a, b, c] = upload_problem(client, p);
-  (void)client.measure([&] { matmul_with(candidate, client, a, b, c); }, 1);
+  // Named by std::get, not bound: clang before 16 cannot capture a structured binding.
+  auto operands = upload_problem(client, p);
+  (void)client.measure(
+      [&] {
+        matmul_with(candidate, client, std::get<0>(operands), std::get<1>(operands),
+                    std::get<2>(operands));
+      },
+      1);
   return client.last_measure_events();
 }
 
@@ -863,7 +869,10 @@ TEST_CASE(
         std::tuple{DType::bf16, 116, 8e-3}}) {
     const auto spec = tunekit::cl::KernelSpec::embedded(
         "matmul_edges.cl", passes::edges_options(precision), "matmul_edges");
-    for (const auto& [m, n, k, mi, ni] : cases) {
+    for (const EdgeCase& edge_case : cases) {
+      // References, not a structured binding: clang before 16 cannot capture one.
+      const std::size_t &m = edge_case.m, &n = edge_case.n, &k = edge_case.k;
+      const std::size_t &mi = edge_case.mi, &ni = edge_case.ni;
       for (const float beta : {0.0f, -0.5f}) {
         INFO(to_string(dtype) << " " << m << "x" << n << "x" << k << " MI=" << mi << " NI=" << ni
                               << " beta=" << beta);
@@ -940,13 +949,17 @@ TEST_CASE(
     std::size_t launches;
   };
   // Rows and columns past the tiles, rows only, columns only, none (too many, or whole tiles).
-  for (const auto& [candidate, p, launches] :
+  for (const LaunchCase& launch :
        {LaunchCase{square, {129, 130, 70}, 2}, LaunchCase{square, {65, 100, 33}, 2},
         LaunchCase{square, {200, 1028, 20}, 2}, LaunchCase{square, {100, 100, 50}, 1},
         LaunchCase{square, {128, 64, 64}, 1}, LaunchCase{wide, {97, 132, 40}, 2},
         LaunchCase{wide, {99, 130, 40}, 2}, LaunchCase{wide, {99, 99, 40}, 1},
         LaunchCase{split, {129, 130, 70}, 2}, LaunchCase{split, {257, 64, 300}, 2},
         LaunchCase{split, {100, 100, 50}, 1}}) {
+    // References, not a structured binding: clang before 16 cannot capture one.
+    const std::string& candidate = launch.candidate;
+    const Problem& p = launch.problem;
+    const std::size_t launches = launch.launches;
     INFO(candidate << " m=" << p.m << " n=" << p.n << " k=" << p.k);
     double error = 0;
     if (ruled_out_here(candidate, [&] {
@@ -1025,9 +1038,16 @@ TEST_CASE(
   const Problem whole{128, 128, 64}, peeling{129, 130, 64};  // 64 x 64 tiles: whole, and not
   REQUIRE(gemm::peeled(whole.m, 64) == 0);
   REQUIRE(gemm::peeled(peeling.m, 64) == 1);
-  auto [a, b, c] = upload_problem(client, whole);
-  auto [pa, pb, pc] = upload_problem(client, peeling);
-  for (const auto& [candidate, programs] : cases) {
+  // Named, not bound: clang before 16 cannot capture a structured binding.
+  auto whole_operands = upload_problem(client, whole);
+  auto peeling_operands = upload_problem(client, peeling);
+  auto &a = std::get<0>(whole_operands), &b = std::get<1>(whole_operands),
+       &c = std::get<2>(whole_operands);
+  auto &pa = std::get<0>(peeling_operands), &pb = std::get<1>(peeling_operands),
+       &pc = std::get<2>(peeling_operands);
+  for (const PrepareCase& prepare_case : cases) {
+    const std::string& candidate = prepare_case.candidate;
+    const std::size_t programs = prepare_case.programs;
     INFO(candidate);
     client.programs().clear();
     // Preparing builds; a launch past this device's limits is refused at the call.
