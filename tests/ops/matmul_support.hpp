@@ -54,15 +54,25 @@ bool ruled_out_here(const std::string& candidate, Call&& call) {
   }
 }
 
+// Random A, B and C of problem `p` on the device (seeds 1, 2, 3), named: clang before 16 cannot
+// capture a structured binding in a lambda.
+struct ProblemOperands {
+  ops::DeviceMatrix a, b, c;
+};
+inline ProblemOperands upload_problem(tunekit::cl::Client& client, Problem p,
+                                      DType dtype = DType::f32) {
+  return {ops::upload_matrix(client, ops::random_values(p.m * p.k, 1), p.m, p.k, dtype),
+          ops::upload_matrix(client, ops::random_values(p.k * p.n, 2), p.k, p.n, dtype),
+          ops::upload_matrix(client, ops::random_values(p.m * p.n, 3), p.m, p.n, dtype)};
+}
+
 // `of_rounded`, where given, gets the error against the product of the inputs rounded to TF32
 // (ops::tf32_rounded): what a TF32 kernel that rounds as it should computes up to f32 sums.
 inline double run_and_check(tunekit::cl::Client& client, const std::string& candidate, Problem p,
                             DType dtype, float alpha, float beta,
                             ops::MatmulMath math = ops::MatmulMath::ieee,
                             double* of_rounded = nullptr) {
-  auto a = ops::upload_matrix(client, ops::random_values(p.m * p.k, 1), p.m, p.k, dtype);
-  auto b = ops::upload_matrix(client, ops::random_values(p.k * p.n, 2), p.k, p.n, dtype);
-  auto c = ops::upload_matrix(client, ops::random_values(p.m * p.n, 3), p.m, p.n, dtype);
+  auto [a, b, c] = upload_problem(client, p, dtype);
   // The reference uses the values as stored (rounded to half for f16).
   const auto ha = ops::download_matrix(client, a), hb = ops::download_matrix(client, b),
              hc = ops::download_matrix(client, c);

@@ -29,8 +29,10 @@
 using namespace tunekit;
 using namespace tunekit::ops;
 using tunekit::test::Problem;
+using tunekit::test::ProblemOperands;
 using tunekit::test::ruled_out_here;
 using tunekit::test::run_and_check;
+using tunekit::test::upload_problem;
 using tunekit::test::worst_relative_error;
 
 namespace {
@@ -92,24 +94,12 @@ void check_candidates(tunekit::cl::Client& client, const std::vector<std::string
   }
 }
 
-// Random A, B and C of problem `p` on the device.
-auto upload_problem(tunekit::cl::Client& client, Problem p) {
-  return std::tuple{upload_matrix(client, random_values(p.m * p.k, 1), p.m, p.k),
-                    upload_matrix(client, random_values(p.k * p.n, 2), p.k, p.n),
-                    upload_matrix(client, random_values(p.m * p.n, 3), p.m, p.n)};
-}
-
 // The kernel launches one call of `candidate` on `p` makes (the passes, the product, the sum,
 // the edges), counted by the client's measurement.
 std::size_t launches_of(tunekit::cl::Client& client, const std::string& candidate, Problem p) {
-  // Named by std::get, not bound: clang before 16 cannot capture a structured binding.
-  auto operands = upload_problem(client, p);
-  (void)client.measure(
-      [&] {
-        matmul_with(candidate, client, std::get<0>(operands), std::get<1>(operands),
-                    std::get<2>(operands));
-      },
-      1);
+  ProblemOperands operands = upload_problem(client, p);
+  (void)client.measure([&] { matmul_with(candidate, client, operands.a, operands.b, operands.c); },
+                       1);
   return client.last_measure_events();
 }
 
@@ -988,9 +978,7 @@ TEST_CASE(
   // 64 work-items of 8 along dimension 0, 12,800 bytes of local memory.
   const std::string wide = "blocked[MWG=32,NWG=64,KWG=16,MDIMC=8,NDIMC=8,VWM=2,VWN=2,VW=4,DB=1]";
   const Problem p{97, 132, 40};  // peels 1 row and 4 columns
-  auto a = ops::upload_matrix(client, ops::random_values(p.m * p.k, 1), p.m, p.k, DType::f32);
-  auto b = ops::upload_matrix(client, ops::random_values(p.k * p.n, 2), p.k, p.n, DType::f32);
-  auto c = ops::upload_matrix(client, ops::random_values(p.m * p.n, 3), p.m, p.n, DType::f32);
+  auto [a, b, c] = upload_problem(client, p);
   const auto before = ops::download_matrix(client, c);
   try {
     ops::matmul_with(wide, client, a, b, c, 1.5f, -0.5f);
@@ -1038,13 +1026,8 @@ TEST_CASE(
   const Problem whole{128, 128, 64}, peeling{129, 130, 64};  // 64 x 64 tiles: whole, and not
   REQUIRE(gemm::peeled(whole.m, 64) == 0);
   REQUIRE(gemm::peeled(peeling.m, 64) == 1);
-  // Named, not bound: clang before 16 cannot capture a structured binding.
-  auto whole_operands = upload_problem(client, whole);
-  auto peeling_operands = upload_problem(client, peeling);
-  auto &a = std::get<0>(whole_operands), &b = std::get<1>(whole_operands),
-       &c = std::get<2>(whole_operands);
-  auto &pa = std::get<0>(peeling_operands), &pb = std::get<1>(peeling_operands),
-       &pc = std::get<2>(peeling_operands);
+  ProblemOperands whole_operands = upload_problem(client, whole);
+  ProblemOperands peeling_operands = upload_problem(client, peeling);
   for (const PrepareCase& prepare_case : cases) {
     const std::string& candidate = prepare_case.candidate;
     const std::size_t programs = prepare_case.programs;
@@ -1052,9 +1035,11 @@ TEST_CASE(
     client.programs().clear();
     // Preparing builds; a launch past this device's limits is refused at the call.
     ruled_out_here(candidate, [&] {
-      tunekit::ops::detail::prepare_matmul_with(candidate, client, a, b, c);
+      tunekit::ops::detail::prepare_matmul_with(candidate, client, whole_operands.a,
+                                                whole_operands.b, whole_operands.c);
       CHECK(client.programs().size() == programs);
-      tunekit::ops::matmul_with(candidate, client, pa, pb, pc);
+      tunekit::ops::matmul_with(candidate, client, peeling_operands.a, peeling_operands.b,
+                                peeling_operands.c);
       client.finish();
       CHECK(client.programs().size() == programs);  // the edge program was there already
     });
