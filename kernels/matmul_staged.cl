@@ -31,6 +31,12 @@
 // The copies cost the product instructions (7% at 4096^3 in the kernel lab on the H200), and
 // save the passes, which weigh most at small and odd shapes (1023^3 through the op: 82% of
 // cuBLAS against 79%). The tuner picks per shape (A_DIRECT is a parameter of the family).
+// A_DIRECT 2 takes A and B as they are too, but keeps A's tile in A's layout (MWG rows of KWG + 4
+// floats), and the product reads A in vectors along K (4 K rows per step, MULTIPLY_A_ROWS). Where
+// K is a multiple of 4, A's rows are copied in 16-byte chunks, as At's are under A_DIRECT 0 (no
+// pass, and a quarter of the copies); elsewhere float by float, each warp on whole runs of a row
+// (32 floats where KWG is 32: 4 or 5 sectors, where A_DIRECT 1's 8 floats of 4 rows touch 8
+// sectors of 4 lines at an odd K). No SPREAD_COPIES.
 // SPREAD_COPIES 1: the K steps whose next tile lies inside K (under A_DIRECT, of the work-groups
 // whose copies need no edge test) issue that tile's copies in shares between the rows of the
 // product, with no branch among them. NVIDIA's compiler otherwise issues them all at once after
@@ -95,11 +101,15 @@
 #if (KWG * CA) % NT != 0 || (KWG * CB) % NT != 0 || A_CHUNKS < 1 || B_CHUNKS < 1
 #error "each tile whole 16-byte chunks for every work-item"
 #endif
-#if A_DIRECT != 0 && A_DIRECT != 1
-#error "A_DIRECT 0 or 1"
+#if A_DIRECT != 0 && A_DIRECT != 1 && A_DIRECT != 2
+#error "A_DIRECT 0, 1 or 2"
 #endif
-#if A_DIRECT && (KWG % 8 != 0 || NT % (4 * KWG) != 0 || NT % NWG != 0 || VWM == 8)
+#if A_DIRECT == 1 && (KWG % 8 != 0 || NT % (4 * KWG) != 0 || NT % NWG != 0 || VWM == 8)
 #error "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG, VWM <= 4"
+#endif
+#if A_DIRECT == 2 && ((KWG / KSLICE) % 4 != 0 || NT % KWG != 0 || MWG % (NT / KWG) != 0 || \
+                      NT % NWG != 0 || SPREAD_COPIES)
+#error "A_DIRECT 2: KWG / KSLICE a multiple of 4, the work-items a multiple of KWG and of NWG, MWG of the work-items / KWG, no SPREAD_COPIES"
 #endif
 #if STAGES < 2
 #error "STAGES >= 2"
@@ -110,16 +120,23 @@
 #if KSLICE < 1 || KWG % KSLICE != 0
 #error "KSLICE >= 1 divides KWG"
 #endif
-// Rows of the local A tile are MWG + APAD floats: A_DIRECT's transposing copies then fall on 32
-// different banks (APAD 4 keeps the rows 16-byte aligned for reads of up to 4 floats, hence VWM
-// <= 4 there; 8 would put 2 copies on each bank; the host's gemm::staged_direct_a_pad).
+// Rows of the local A tile are MWG + APAD floats (A_DIRECT 2: KWG + APAD, A's own rows): A_DIRECT
+// 1's transposing copies then fall on 32 different banks (APAD 4 keeps the rows 16-byte aligned
+// for reads of up to 4 floats, hence VWM <= 4 there; 8 would put 2 copies on each bank), and
+// A_DIRECT 2's reads of 4 rows apart fall on different banks (the host's
+// gemm::staged_direct_a_pad).
 #if A_DIRECT
 #define APAD 4
 #else
 #define APAD 0
 #endif
+#if A_DIRECT == 2
+#define A_TILE_FLOATS (MWG * (KWG + APAD))
+#else
+#define A_TILE_FLOATS (KWG * (MWG + APAD))
+#endif
 // Local memory: the STAGES tiles, which the KSLICE - 1 other slices' sums reuse after the K loop.
-#define TILE_FLOATS (STAGES * KWG * (MWG + APAD + NWG))
+#define TILE_FLOATS (STAGES * (A_TILE_FLOATS + KWG * NWG))
 #define SUM_FLOATS ((KSLICE - 1) * MWG * NWG)
 #define LOCAL_FLOATS (TILE_FLOATS > SUM_FLOATS ? TILE_FLOATS : SUM_FLOATS)
 
@@ -151,22 +168,29 @@
 // A_DIRECT's copies walk one pointer per matrix from a base each work-item computes once (a
 // pointer per copy, hoisted out of the K loop, took 80 more registers and halved occupancy).
 // A: the work-item's column a_k of the tile and its first row a_m, then every A_STEP-th row (a
-// warp's 32 floats: 8 columns of 4 rows, whole 32-byte sectors on 32 different banks of the
-// padded rows). B, float by float where its rows are not whole chunks: column b_x of the tile,
+// warp's 32 floats: under A_DIRECT 1 8 columns of 4 rows, whole 32-byte sectors on 32 different
+// banks of the padded rows; under 2 consecutive columns of 32 / KWG rows). B, float by float where its rows are not whole chunks: column b_x of the tile,
 // rows b_r, b_r + B_STEP, ...
 #define A_STEP (NT / KWG)
 #define B_STEP (NT / NWG)
 
-// K tile k0 of A (M x K, rows of LDA floats) into `dst` (KWG x MWG + APAD) transposed; `edge` 0
-// where the tile lies inside A (no test), else zero past M and K.
-#define COPY_A_TRANSPOSED(dst, k0, edge) COPY_A_PART(dst, k0, edge, 0, MWG / A_STEP)
+// Float (m, k) of the local A tile `dst`: transposed (KWG x MWG + APAD) under A_DIRECT 1, as A
+// is (MWG x KWG + APAD) under 2.
+#if A_DIRECT == 2
+#define A_AT(dst, m, k) (dst)[m][k]
+#else
+#define A_AT(dst, m, k) (dst)[k][m]
+#endif
+// K tile k0 of A (M x K, rows of LDA floats) into `dst`; `edge` 0 where the tile lies inside A
+// (no test), else zero past M and K.
+#define COPY_A_TILE(dst, k0, edge) COPY_A_PART(dst, k0, edge, 0, MWG / A_STEP)
 #define COPY_A_PART(dst, k0, edge, lo, hi)                                             \
   do {                                                                                 \
     __global const float* p_ = a_src + (k0) + (size_t)(lo) * A_STEP * LDA;             \
     const bool k_ok_ = (k0) + a_k < K;                                                 \
     _Pragma("unroll") for (int i_ = (lo); i_ < (hi); ++i_) {                           \
       const bool ok_ = !(edge) || (k_ok_ && bm + a_m + i_ * A_STEP < M);               \
-      COPY4(&dst[a_k][a_m + i_ * A_STEP], ok_ ? p_ : At, ok_);                         \
+      COPY4(&A_AT(dst, a_m + i_ * A_STEP, a_k), ok_ ? p_ : At, ok_);                         \
       p_ += (size_t)A_STEP * LDA;                                                      \
     }                                                                                  \
   } while (0)
@@ -190,13 +214,29 @@
 #if A_DIRECT
 // Tiles inside the matrices (all but the last K tile of the work-groups inside M and N) copy
 // with no tests: each float's test would cost about as much as its copy.
+#if A_DIRECT == 2
+// A's rows in 16-byte chunks (K a multiple of 4: every row and K slice starts on a chunk), zero
+// past M and K.
+#define COPY_A_CHUNKS(dst, k0)                                                             \
+  _Pragma("unroll") for (int i_ = 0; i_ < KWG * MWG / 4 / NT; ++i_) {                      \
+    const int c_ = tid + i_ * NT, r_ = c_ / (KWG / 4), x_ = (c_ % (KWG / 4)) * 4;          \
+    const bool ok_ = bm + r_ < M && (k0) + x_ < K;                                         \
+    COPY16(&dst[r_][x_], ok_ ? At + (size_t)(bm + r_) * LDA + (k0) + x_ : At, ok_);        \
+  }
+#define A_IN_CHUNKS a_chunks
+#else
+#define COPY_A_CHUNKS(dst, k0)
+#define A_IN_CHUNKS 0
+#endif
 #define LOAD_TILE(kt, s)                                                 \
   do {                                                                   \
     const bool k_inside_ = ((kt) + 1) * KWG <= K;                        \
-    if (k_inside_ && m_inside) {                                         \
-      COPY_A_TRANSPOSED(As[s], (kt) * KWG, 0);                           \
+    if (A_IN_CHUNKS) {                                                   \
+      COPY_A_CHUNKS(As[s], (kt) * KWG)                                   \
+    } else if (k_inside_ && m_inside) {                                  \
+      COPY_A_TILE(As[s], (kt) * KWG, 0);                           \
     } else {                                                             \
-      COPY_A_TRANSPOSED(As[s], (kt) * KWG, 1);                           \
+      COPY_A_TILE(As[s], (kt) * KWG, 1);                           \
     }                                                                    \
     if (b_chunks) {                                                      \
       COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG)                      \
@@ -243,14 +283,39 @@
   COPY_TILE_PART(Bs[ns], B, LDB, bn, (next) * KWG, NWG, PART_LO(KWG * NWG / 4 / NT, q), \
                  PART_HI(KWG * NWG / 4 / NT, q))
 
+#if A_DIRECT == 2
+// acc += the product of K rows kk .. kk+3 of the A tile `a_tile` (MWG rows of KWG + APAD floats)
+// and the B tile `b_tile`: this work-item's rows of A in vectors along K, then each K row's
+// outer product.
+#define MULTIPLY_A_ROWS(a_tile, kk, b_tile)                                                   \
+  do {                                                                                        \
+    float a4_[WPTM][4];                                                                       \
+    _Pragma("unroll") for (int i_ = 0; i_ < WPTM; ++i_)                                       \
+        vstore4(*(__local const float4*)&(a_tile)[BLOCK_ROW(i_)][kk], 0, a4_[i_]);            \
+    _Pragma("unroll") for (int t_ = 0; t_ < 4; ++t_) {                                        \
+      float b_[WPTN];                                                                         \
+      _Pragma("unroll") for (int j_ = 0; j_ < WPTN / VWN; ++j_)                               \
+          CAT(TOARR_, VWN)(*(__local const floatN*)&(b_tile)[(kk) + t_][(j_ * NDIMC + tx) * VWN], \
+                           b_ + j_ * VWN);                                                    \
+      _Pragma("unroll") for (int i_ = 0; i_ < WPTM; ++i_)                                     \
+          _Pragma("unroll") for (int j_ = 0; j_ < WPTN; ++j_) acc[i_][j_] =                   \
+              mad(a4_[i_][t_], b_[j_], acc[i_][j_]);                                          \
+    }                                                                                         \
+  } while (0)
+#endif
+
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, KSLICE)))
 void matmul_staged(const int M, const int N, const int K_all, const int LDA, const int LDB,
                    const int KS, const float alpha, const float beta,
                    __global const float* restrict At_all, __global const float* restrict B_all,
                    __global float* C_all) {
   __local float4 local_mem[LOCAL_FLOATS / 4];  // 16-byte aligned (MWG, NWG multiples of 4)
+#if A_DIRECT == 2
+  __local float(*As)[MWG][KWG + APAD] = (__local float(*)[MWG][KWG + APAD])local_mem;
+#else
   __local float(*As)[KWG][MWG + APAD] = (__local float(*)[KWG][MWG + APAD])local_mem;
-  __local float* const b_tiles = (__local float*)local_mem + STAGES * KWG * (MWG + APAD);
+#endif
+  __local float* const b_tiles = (__local float*)local_mem + STAGES * A_TILE_FLOATS;
   __local float(*Bs)[KWG][NWG] = (__local float(*)[KWG][NWG])b_tiles;
   const int tx = get_local_id(0), ty = get_local_id(1), tz = get_local_id(2);
   const int tid = (tz * MDIMC + ty) * NDIMC + tx;
@@ -264,9 +329,16 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
   __global const float* restrict At = At_all + k_begin;  // A itself: the slice's columns
   // The same for every work-item of the work-group: no divergence.
   const bool b_chunks = LDB % 4 == 0, m_inside = bm + MWG <= M, n_inside = bn + NWG <= N;
-  // The copies' bases (COPY_A_TRANSPOSED, COPY_B_FLOATS).
+#if A_DIRECT == 2
+  const bool a_chunks = LDA % 4 == 0;
+#endif
+  // The copies' bases (COPY_A_TILE, COPY_B_FLOATS).
+#if A_DIRECT == 2
+  const int a_k = tid % KWG, a_m = tid / KWG;
+#else
   const int a_k = (tid / 32) % (KWG / 8) * 8 + tid % 8;
   const int a_m = (tid / 32) / (KWG / 8) * 4 + (tid / 8) % 4;
+#endif
   const int b_x = tid % NWG, b_r = tid / NWG;
   __global const float* const a_src = At + (size_t)(bm + a_m) * LDA + a_k;
   __global const float* const b_src = B + (size_t)b_r * LDB + bn + b_x;
@@ -313,11 +385,16 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
     if (next < tiles) LOAD_TILE(next, next % STAGES);
     COMMIT();
     const int cur = kt % STAGES;
+#if A_DIRECT == 2
+#pragma unroll
+    for (int q = 0; q < KWG / KSLICE; q += 4) MULTIPLY_A_ROWS(As[cur], tz * (KWG / KSLICE) + q, Bs[cur]);
+#else
 #pragma unroll
     for (int q = 0; q < KWG / KSLICE; ++q) {
       const int kk = tz * (KWG / KSLICE) + q;  // this slice's rows of the tile
       MULTIPLY_TILE_ROW(As[cur][kk], Bs[cur][kk]);
     }
+#endif
   }
 
 #if KSLICE > 1

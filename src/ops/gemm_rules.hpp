@@ -200,7 +200,8 @@ constexpr bool tf32_builds(const Tf32Params& p) {
 /// work-group of MDIMC x NDIMC, local-memory reads of VWM and VWN floats) over tiles KWG deep,
 /// copied by cp.async into STAGES local-memory buffers from A transposed; KSLICE such groups of
 /// work-items share each tile's K rows and add their blocks in local memory at the end. A_DIRECT
-/// 1: A and B as the caller gave them, A transposed float by float on its way into the tile.
+/// 1: A and B as the caller gave them, A transposed float by float on its way into the tile; 2:
+/// the same operands, A's tile kept in A's layout (rows along K) and read in vectors along K.
 /// SPREAD_COPIES 1: the next tile's copies issued between the rows of the product instead of at
 /// once.
 struct StagedParams {
@@ -208,9 +209,10 @@ struct StagedParams {
   std::int64_t kslice = 1, a_direct = 0, spread_copies = 0;
 };
 
-/// Floats past MWG in each row of A_DIRECT's local A tile (matmul_staged.cl's APAD): its
-/// transposing copies fall on 32 different banks, and rows stay 16-byte aligned (not 32: the
-/// product's reads of A are then at most 4 floats, VWM <= 4, staged_builds).
+/// Floats past the row in each row of A_DIRECT's local A tile (matmul_staged.cl's APAD; past MWG
+/// under 1, past KWG under 2): A_DIRECT 1's transposing copies fall on 32 different banks, and
+/// rows stay 16-byte aligned (not 32: the product's reads of A are then at most 4 floats, VWM <=
+/// 4, staged_builds); A_DIRECT 2's reads of rows 4 apart fall on different banks.
 inline constexpr std::int64_t staged_direct_a_pad = 4;
 
 /// The staged kernel runs where NVIDIA's compute capability is at least this (cp.async: PTX ISA,
@@ -244,8 +246,10 @@ constexpr std::size_t staged_work_group_size(const StagedParams& p) {
 /// reuse them after the K loop, whichever is larger, plus NVIDIA's overhead
 /// (tensor_local_overhead).
 constexpr std::size_t staged_local_memory(const StagedParams& p) {
-  const std::int64_t a_row = p.mwg + (p.a_direct != 0 ? staged_direct_a_pad : 0);
-  const std::int64_t tiles = p.stages * p.kwg * (a_row + p.nwg),
+  const std::int64_t a_tile = p.a_direct == 2
+                                  ? p.mwg * (p.kwg + staged_direct_a_pad)
+                                  : p.kwg * (p.mwg + (p.a_direct != 0 ? staged_direct_a_pad : 0));
+  const std::int64_t tiles = p.stages * (a_tile + p.kwg * p.nwg),
                      sums = (p.kslice - 1) * p.mwg * p.nwg;
   return static_cast<std::size_t>((tiles > sums ? tiles : sums) * 4) + tensor_local_overhead;
 }
@@ -253,18 +257,26 @@ constexpr std::size_t staged_local_memory(const StagedParams& p) {
 /// Whether `p` passes matmul_staged.cl's #error checks: vectors of 1, 2, 4 or 8, tile rows of
 /// whole 16-byte chunks, the work-items' blocks dividing the tile in vectors, every work-item
 /// (of all KSLICE groups) copying whole chunks of each tile, at least 2 stages, KSLICE dividing
-/// KWG; A_DIRECT 0 or 1, and under 1 KWG a multiple of 8, the work-items a multiple of 4 * KWG
+/// KWG; A_DIRECT 0, 1 or 2, and under 1 KWG a multiple of 8, the work-items a multiple of 4 * KWG
 /// and of NWG (its copies' walk: every work-item steps by whole rows of 4 and of 1) and VWM at
-/// most 4 (the padded rows' alignment, staged_direct_a_pad); SPREAD_COPIES 0 or 1.
+/// most 4 (the padded rows' alignment, staged_direct_a_pad); under 2 each group's share of KWG a
+/// multiple of 4 (the product's vectors along K), the work-items a multiple of KWG and of NWG,
+/// MWG of the work-items / KWG (every work-item copies whole rows' columns), and no
+/// SPREAD_COPIES; SPREAD_COPIES 0 or 1.
 constexpr bool staged_builds(const StagedParams& p) {
   const auto width = [](std::int64_t w) { return w == 1 || w == 2 || w == 4 || w == 8; };
   if (p.mdimc <= 0 || p.ndimc <= 0 || !width(p.vwm) || !width(p.vwn) || p.kwg <= 0) return false;
   if (p.kslice < 1 || p.kwg % p.kslice != 0) return false;
   const std::int64_t threads = p.mdimc * p.ndimc * p.kslice;
-  if (p.a_direct != 0 && p.a_direct != 1) return false;
+  if (p.a_direct < 0 || p.a_direct > 2) return false;
   if (p.spread_copies != 0 && p.spread_copies != 1) return false;
   if (p.a_direct == 1 && (p.kwg % 8 != 0 || threads % (4 * p.kwg) != 0 || p.nwg <= 0 ||
                           threads % p.nwg != 0 || p.vwm > 4)) {
+    return false;
+  }
+  if (p.a_direct == 2 &&
+      ((p.kwg / p.kslice) % 4 != 0 || threads % p.kwg != 0 || p.nwg <= 0 || threads % p.nwg != 0 ||
+       p.mwg % (threads / p.kwg) != 0 || p.spread_copies != 0)) {
     return false;
   }
   const std::int64_t a_chunks = p.kwg * (p.mwg / 4), b_chunks = p.kwg * (p.nwg / 4);

@@ -198,7 +198,7 @@ class GemmKernel {
                                           kernel_of(algorithm));
         }),
         splits_(slices_of(config_)),
-        a_direct_(uses_staged_kernel(algorithm_) && config_["A_DIRECT"] == 1) {}
+        a_direct_(uses_staged_kernel(algorithm_) && config_["A_DIRECT"] != 0) {}
 
   void operator()(cl::Client& client, const DeviceMatrix& a, const DeviceMatrix& b, DeviceMatrix& c,
                   const float& alpha, const float& beta, const MatmulMath& math) const {
@@ -1051,17 +1051,19 @@ Space staged_split_space() {
 // The same kernel and rules as staged. Start points: the staged family's second (128 x 64 x 16 in
 // 3 stages on 16 x 8 work-items) at half its width, and 64 x 16 tiles 32 deep on 16 x 4
 // work-items, the kernel lab's narrowest (tools/kernel_lab, "A C of few columns"); each passes the
-// lab's host-reference check on PoCL. Each also without the pass (A_DIRECT; the second with two
-// groups of work-items, which A_DIRECT's copies need there), as the staged family has both forms:
-// a C of few columns has a long A, whose pass can cost a third of the call, and a family that
-// trails the leader is searched only near its start points (docs/benchmarks.md, "The pick at
-// 5274 x 35 x 2233, judged"). The space is kept small, because every configuration its
-// search measures costs a build: its first form (MWG up to 256, 8 to 32 work-items along M, 4 to
-// 16 along N, VWM 2 or 4) gave the search a budget of 149 and each key of few columns 30 s more
-// tuning on the H100; this form's budget is 44, and such a key tuned there in 28-40 s against
-// about 16 s without the family (docs/benchmarks.md, "Tiles of 16 and 32 columns"). Left out of
-// it: 256 rows (the lab's slowest narrow tiles at both shapes), 32 work-items along M, 16 along N
-// and VWM 2 (none among the lab's or the tunings' best).
+// lab's host-reference check on PoCL. Each also without the pass, as the staged family has both
+// forms: a C of few columns has a long A, whose pass can cost a third of the call, and a family
+// that trails the leader is searched only near its start points (docs/benchmarks.md, "The pick at
+// 5274 x 35 x 2233, judged"). Without the pass the narrow tiles keep A's tile in A's rows
+// (A_DIRECT 2), which ran 1.08-1.11x A_DIRECT 1's best at both held-out shapes in the kernel lab
+// on the H100 (docs/benchmarks.md, "A's tile in A's rows"); the second twin is that lab's best at
+// 5274 x 35 x 2233, 128 x 16 x 32 on two groups of 16 x 4 work-items. The space is kept small,
+// because every configuration its search measures costs a build: its first form (MWG up to 256, 8
+// to 32 work-items along M, 4 to 16 along N, VWM 2 or 4) gave the search a budget of 149 and each
+// key of few columns 30 s more tuning on the H100; this form's budget is 44, and such a key tuned
+// there in 28-40 s against about 16 s without the family (docs/benchmarks.md, "Tiles of 16 and 32
+// columns"). Left out of it: 256 rows (the lab's slowest narrow tiles at both shapes), 32
+// work-items along M, 16 along N and VWM 2 (none among the lab's or the tunings' best).
 Space staged_narrow_space() {
   Space s = space("staged_narrow");
   s.parameter("MWG", {64, 128})
@@ -1073,7 +1075,7 @@ Space staged_narrow_space() {
       .parameter("VWN", {2, 4})
       .parameter("STAGES", {2, 3})
       .parameter("KSLICE", {1, 2})
-      .parameter("A_DIRECT", {0, 1})
+      .parameter("A_DIRECT", {0, 2})
       .parameter("SPREAD_COPIES", {0});
   return staged_rules(s)
       .start_at(
@@ -1083,10 +1085,10 @@ Space staged_narrow_space() {
           "MWG=64,NWG=16,KWG=32,MDIMC=16,NDIMC=4,VWM=4,VWN=4,STAGES=2,KSLICE=1,A_DIRECT=0,"
           "SPREAD_COPIES=0")
       .start_at(
-          "MWG=128,NWG=32,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=1,A_DIRECT=1,"
+          "MWG=128,NWG=32,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=1,A_DIRECT=2,"
           "SPREAD_COPIES=0")
       .start_at(
-          "MWG=64,NWG=16,KWG=32,MDIMC=16,NDIMC=4,VWM=4,VWN=4,STAGES=2,KSLICE=2,A_DIRECT=1,"
+          "MWG=128,NWG=16,KWG=32,MDIMC=16,NDIMC=4,VWM=4,VWN=4,STAGES=2,KSLICE=2,A_DIRECT=2,"
           "SPREAD_COPIES=0");
 }
 

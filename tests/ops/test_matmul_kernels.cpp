@@ -542,8 +542,17 @@ TEST_CASE(
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 32, 8, 16, 8, 2, 2, 1, 1}));  // ... not here
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 32, 8, 8, 4, 4, 2, 1, 1}));   // 64 % 128
   CHECK_FALSE(staged_builds(StagedParams{64, 128, 16, 8, 8, 4, 4, 2, 1, 1}));  // 64 % NWG
-  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 2}));   // A_DIRECT 2
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 3}));   // A_DIRECT 3
   CHECK(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 0}));
+  // A_DIRECT 2: each group's share of KWG a multiple of 4, the work-items of KWG and of NWG, MWG
+  // of the work-items / KWG, no SPREAD_COPIES.
+  CHECK(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 2}));  // 4 rows a group
+  CHECK(staged_builds(StagedParams{128, 128, 8, 8, 8, 4, 4, 2, 2, 2}));
+  CHECK_FALSE(staged_builds(StagedParams{128, 128, 8, 8, 8, 4, 4, 2, 4, 2}));    // 2 rows a group
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 32, 4, 4, 4, 4, 2, 1, 2}));     // 16 % KWG
+  CHECK_FALSE(staged_builds(StagedParams{64, 128, 16, 8, 8, 4, 4, 2, 1, 2}));    // 64 % NWG
+  CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 2, 2, 1}));  // spread
+  CHECK(staged_builds(StagedParams{64, 64, 32, 8, 16, 8, 2, 2, 1, 2}));          // VWM 8
   // SPREAD_COPIES: 0 or 1, with A_DIRECT or not.
   CHECK(staged_builds(StagedParams{64, 64, 32, 8, 16, 4, 2, 2, 1, 1, 1}));
   CHECK(staged_builds(StagedParams{64, 64, 32, 8, 16, 4, 2, 2, 1, 0, 1}));
@@ -554,9 +563,11 @@ TEST_CASE(
   // ... or the other KSLICE - 1 slices' MWG x NWG sums where they take more.
   CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4}) ==
         3 * 64 * 64 * 4 + tunekit::ops::gemm::tensor_local_overhead);
-  // A_DIRECT's A rows are 4 floats longer.
+  // A_DIRECT's A rows are 4 floats longer: MWG + 4 under 1, A's own rows of KWG + 4 under 2.
   CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3, 1, 1}) ==
         3 * 16 * (128 + 4 + 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
+  CHECK(tunekit::ops::gemm::staged_local_memory(StagedParams{128, 64, 16, 16, 8, 2, 4, 3, 1, 2}) ==
+        3 * (128 * (16 + 4) + 16 * 64) * 4 + tunekit::ops::gemm::tensor_local_overhead);
   // The space: every combination of its values that the rules allow, and nothing else.
   std::size_t expected = 0;
   for (std::int64_t mwg : {64, 128, 256})
@@ -606,8 +617,14 @@ TEST_CASE(
        "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG, VWM <= 4"},
       {"-DMWG=64 -DNWG=64 -DKWG=32 -DMDIMC=8 -DNDIMC=16 -DVWM=8 -DVWN=2 -DSTAGES=2 -DA_DIRECT=1",
        "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG, VWM <= 4"},
-      {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DA_DIRECT=2",
-       "A_DIRECT 0 or 1"},
+      {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DA_DIRECT=3",
+       "A_DIRECT 0, 1 or 2"},
+      {"-DMWG=128 -DNWG=128 -DKWG=8 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=4 "
+       "-DA_DIRECT=2",
+       "A_DIRECT 2: KWG / KSLICE a multiple of 4"},
+      {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=2 "
+       "-DA_DIRECT=2 -DSPREAD_COPIES=1",
+       "A_DIRECT 2: KWG / KSLICE a multiple of 4"},
       {"-DMWG=64 -DNWG=64 -DKWG=32 -DMDIMC=8 -DNDIMC=16 -DVWM=4 -DVWN=2 -DSTAGES=2 -DA_DIRECT=1 "
        "-DSPREAD_COPIES=2",
        "SPREAD_COPIES 0 or 1"}};
@@ -619,7 +636,7 @@ TEST_CASE(
 
 TEST_CASE(
     "matmul_staged.cl declares the local memory staged_local_memory counts: tiles, A_DIRECT's "
-    "padded A rows and the KSLICE sums",
+    "padded A rows (transposed and in A's layout) and the KSLICE sums",
     "[ops][matmul][opencl]") {
   using tunekit::ops::gemm::StagedParams;
   tunekit::cl::Client& client = test::default_client();
@@ -628,7 +645,9 @@ TEST_CASE(
                                 StagedParams{128, 64, 16, 16, 8, 2, 4, 3, 1, 1},
                                 StagedParams{64, 64, 32, 8, 16, 4, 2, 2, 2, 1},
                                 StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 0},
-                                StagedParams{32, 64, 32, 8, 8, 2, 4, 2, 4, 1}}) {
+                                StagedParams{32, 64, 32, 8, 8, 2, 4, 2, 4, 1},
+                                StagedParams{128, 64, 16, 16, 8, 2, 4, 3, 1, 2},
+                                StagedParams{64, 64, 16, 8, 8, 4, 4, 2, 4, 2}}) {
     REQUIRE(tunekit::ops::gemm::staged_builds(p));
     const auto macros = staged_test_options(p);
     INFO(macros);
@@ -672,7 +691,13 @@ TEST_CASE(
         // groups, VWN 2).
         Staged{128, 32, 16, 16, 8, 4, 4, 3, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 1},
         Staged{128, 32, 16, 16, 8, 4, 4, 3, 1, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 2},
-        Staged{64, 16, 16, 8, 8, 4, 2, 2, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 2, 1}}) {
+        Staged{64, 16, 16, 8, 8, 4, 2, 2, 1}, Staged{64, 16, 32, 16, 4, 4, 4, 2, 2, 1},
+        // A_DIRECT 2 (A's tile in its rows; copied in chunks where K is a multiple of 4, else
+        // float by float): staged_narrow's twins, 1, 2 and 4 groups, several rows of A and of B
+        // per work-item's step.
+        Staged{128, 32, 16, 16, 8, 4, 4, 3, 1, 2}, Staged{128, 16, 32, 16, 4, 4, 4, 2, 2, 2},
+        Staged{64, 64, 16, 8, 8, 4, 4, 2, 4, 2}, Staged{32, 64, 32, 8, 8, 2, 4, 2, 4, 2},
+        Staged{64, 64, 8, 8, 8, 4, 4, 3, 1, 2}}) {
     const auto spec = tunekit::cl::KernelSpec::embedded("matmul_staged.cl", staged_test_options(g),
                                                         "matmul_staged");
     // A tile whose work-group or local memory is past this device's limits is skipped, and said.
@@ -1102,10 +1127,10 @@ TEST_CASE(
       "A_DIRECT=0,SPREAD_COPIES=0]");
   staged.push_back(
       "staged_narrow[MWG=128,NWG=32,KWG=16,MDIMC=16,NDIMC=8,VWM=4,VWN=4,STAGES=3,KSLICE=1,"
-      "A_DIRECT=1,SPREAD_COPIES=0]");
+      "A_DIRECT=2,SPREAD_COPIES=0]");
   staged.push_back(
-      "staged_narrow[MWG=64,NWG=16,KWG=32,MDIMC=16,NDIMC=4,VWM=4,VWN=4,STAGES=2,KSLICE=2,"
-      "A_DIRECT=1,SPREAD_COPIES=0]");
+      "staged_narrow[MWG=128,NWG=16,KWG=32,MDIMC=16,NDIMC=4,VWM=4,VWN=4,STAGES=2,KSLICE=2,"
+      "A_DIRECT=2,SPREAD_COPIES=0]");
   REQUIRE(staged.size() >= 30);
   check_candidates(client, staged,
                    {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300},

@@ -713,16 +713,16 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
   // `ksplit` slices of K and `kslice` groups of work-items per K tile; those the kernel refuses
   // (gemm_rules.hpp's staged_builds) and those past the family's 256 work-items are left out.
   auto add_async = [&](const std::vector<std::array<int, 8>>& configs, int ksplit = 1,
-                       int kslice = 1, bool a_direct = false) {
+                       int kslice = 1, int a_direct = 0) {
     for (const auto& a : configs) {
       if (!tunekit::ops::gemm::staged_builds(
-              {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice, a_direct ? 1 : 0}) ||
+              {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], kslice, a_direct}) ||
           a[3] * a[4] * kslice > tunekit::ops::gemm::staged_max_work_group)
         continue;
       Params p{{"MWG", a[0]},   {"NWG", a[1]}, {"KWG", a[2]}, {"MDIMC", a[3]},
                {"NDIMC", a[4]}, {"VWM", a[5]}, {"VWN", a[6]}, {"STAGES", a[7]}};
       if (kslice > 1) p.push_back({"KSLICE", kslice});
-      if (a_direct) p.push_back({"A_DIRECT", 1});
+      if (a_direct != 0) p.push_back({"A_DIRECT", a_direct});
       if (ksplit > 1) p.push_back({"ksplit", ksplit});
       add("matmul_staged.cl", "matmul_staged", std::move(p));
     }
@@ -761,20 +761,21 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
     // and on two along K, and on slices of K.
     for (int kslice : {1, 2})
       for (int ksplit : {1, 2, 4})
-        add_async({{128, 128, 16, 16, 16, 4, 2, 2},
-                   {128, 128, 16, 8, 32, 4, 4, 2},
-                   {128, 64, 16, 16, 8, 2, 4, 3},
-                   {64, 128, 16, 8, 16, 4, 4, 2},
-                   {64, 64, 16, 8, 16, 4, 2, 3},
-                   {64, 64, 32, 8, 16, 4, 2, 2},
-                   {128, 64, 32, 16, 8, 4, 4, 2},
-                   // cuBLAS's kernels at 1023^3 and 997 x 1009 x 1013 on the H200 (PyTorch's
-                   // profiler, tools/cublas_kernels.py): 128 x 64 and 64 x 128 tiles 8 deep in
-                   // 3 stages, 4 warps of 8 x 8 outputs per thread.
-                   {128, 64, 8, 16, 8, 4, 4, 3},
-                   {64, 128, 8, 8, 16, 4, 4, 3},
-                   {128, 64, 16, 16, 8, 4, 4, 3}},
-                  ksplit, kslice, true);
+        for (int a_direct : {1, 2})
+          add_async({{128, 128, 16, 16, 16, 4, 2, 2},
+                     {128, 128, 16, 8, 32, 4, 4, 2},
+                     {128, 64, 16, 16, 8, 2, 4, 3},
+                     {64, 128, 16, 8, 16, 4, 4, 2},
+                     {64, 64, 16, 8, 16, 4, 2, 3},
+                     {64, 64, 32, 8, 16, 4, 2, 2},
+                     {128, 64, 32, 16, 8, 4, 4, 2},
+                     // cuBLAS's kernels at 1023^3 and 997 x 1009 x 1013 on the H200 (PyTorch's
+                     // profiler, tools/cublas_kernels.py): 128 x 64 and 64 x 128 tiles 8 deep in
+                     // 3 stages, 4 warps of 8 x 8 outputs per thread.
+                     {128, 64, 8, 16, 8, 4, 4, 3},
+                     {64, 128, 8, 8, 16, 4, 4, 3},
+                     {128, 64, 16, 16, 8, 4, 4, 3}},
+                    ksplit, kslice, a_direct);
     // 256 work-items on 8-deep tiles, and cuBLAS's 4096 tile (256 x 128 x 8, 8 warps of 128
     // outputs per thread), A and B as they are, one slice.
     add_async({{128, 128, 8, 16, 16, 4, 2, 3},
@@ -815,12 +816,24 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
     // without the pass, on one or two groups of work-items and on slices of K.
     for (int kslice : {1, 2})
       for (int ksplit : {1, 2, 4})
-        for (bool a_direct : {false, true})
+        for (int a_direct : {0, 1, 2})
           add_async({{128, 32, 16, 16, 8, 4, 4, 3},
                      {128, 32, 32, 16, 8, 4, 4, 2},
                      {64, 32, 32, 8, 8, 4, 4, 2},
                      {256, 32, 16, 16, 8, 4, 4, 2},
                      {64, 16, 32, 16, 4, 4, 4, 2}},
+                    ksplit, kslice, a_direct);
+    // More narrow tiles with A as it is (A_DIRECT 1: transposed on its way; 2: in its rows, read
+    // along K): deeper stages, taller blocks, and 32 x 16 tiles (three times the work-groups of
+    // 64 x 16's 83 x 3 at 5274 x 35).
+    for (int kslice : {1, 2})
+      for (int ksplit : {1, 2})
+        for (int a_direct : {1, 2})
+          add_async({{64, 16, 32, 16, 4, 4, 4, 3},
+                     {64, 16, 16, 16, 4, 4, 4, 4},
+                     {128, 16, 32, 16, 4, 4, 4, 2},
+                     {32, 16, 32, 8, 4, 4, 4, 3},
+                     {64, 32, 32, 16, 8, 4, 4, 3}},
                     ksplit, kslice, a_direct);
     add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
               {2, 2, 4, 2, 16},
