@@ -727,6 +727,14 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
       add("matmul_staged.cl", "matmul_staged", std::move(p));
     }
   };
+  // add_async's configurations with every (KSLICE, ksplit, A_DIRECT) of the three lists.
+  auto add_async_each = [&](const std::vector<std::array<int, 8>>& configs,
+                            std::initializer_list<int> kslices, std::initializer_list<int> ksplits,
+                            std::initializer_list<int> a_directs) {
+    for (int kslice : kslices)
+      for (int ksplit : ksplits)
+        for (int a_direct : a_directs) add_async(configs, ksplit, kslice, a_direct);
+  };
   const bool gpu_grid = g_opt && !g_opt->grid.empty() ? g_opt->grid == "gpu" : lab.gpu;
   if (gpu_grid) {
     add_async({{128, 128, 16, 8, 32, 4, 4, 2},   // the blocked 4096 winner's tile and work-items
@@ -749,33 +757,28 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                {128, 64, 16, 16, 8, 2, 4, 2},
                {64, 128, 16, 8, 16, 4, 4, 2}});
     // K tiles shared by KSLICE groups of work-items of a work-group (more warps per tile).
-    for (int kslice : {2, 4})
-      for (int ksplit : {1, 2})
-        add_async({{64, 64, 16, 8, 16, 4, 2, 3},
-                   {64, 64, 32, 8, 16, 4, 2, 2},
-                   {128, 64, 16, 16, 8, 4, 4, 3},
-                   {64, 128, 16, 8, 16, 4, 4, 3},
-                   {128, 64, 32, 16, 8, 4, 4, 2}},
-                  ksplit, kslice);
+    add_async_each({{64, 64, 16, 8, 16, 4, 2, 3},
+                    {64, 64, 32, 8, 16, 4, 2, 2},
+                    {128, 64, 16, 16, 8, 4, 4, 3},
+                    {64, 128, 16, 8, 16, 4, 4, 3},
+                    {128, 64, 32, 16, 8, 4, 4, 2}},
+                   {2, 4}, {1, 2}, {0});
     // A and B as they are, no pass before the product: the best of the grid above on one group
     // and on two along K, and on slices of K.
-    for (int kslice : {1, 2})
-      for (int ksplit : {1, 2, 4})
-        for (int a_direct : {1, 2})
-          add_async({{128, 128, 16, 16, 16, 4, 2, 2},
-                     {128, 128, 16, 8, 32, 4, 4, 2},
-                     {128, 64, 16, 16, 8, 2, 4, 3},
-                     {64, 128, 16, 8, 16, 4, 4, 2},
-                     {64, 64, 16, 8, 16, 4, 2, 3},
-                     {64, 64, 32, 8, 16, 4, 2, 2},
-                     {128, 64, 32, 16, 8, 4, 4, 2},
-                     // cuBLAS's kernels at 1023^3 and 997 x 1009 x 1013 on the H200 (PyTorch's
-                     // profiler, tools/cublas_kernels.py): 128 x 64 and 64 x 128 tiles 8 deep in
-                     // 3 stages, 4 warps of 8 x 8 outputs per thread.
-                     {128, 64, 8, 16, 8, 4, 4, 3},
-                     {64, 128, 8, 8, 16, 4, 4, 3},
-                     {128, 64, 16, 16, 8, 4, 4, 3}},
-                    ksplit, kslice, a_direct);
+    add_async_each({{128, 128, 16, 16, 16, 4, 2, 2},
+                    {128, 128, 16, 8, 32, 4, 4, 2},
+                    {128, 64, 16, 16, 8, 2, 4, 3},
+                    {64, 128, 16, 8, 16, 4, 4, 2},
+                    {64, 64, 16, 8, 16, 4, 2, 3},
+                    {64, 64, 32, 8, 16, 4, 2, 2},
+                    {128, 64, 32, 16, 8, 4, 4, 2},
+                    // cuBLAS's kernels at 1023^3 and 997 x 1009 x 1013 on the H200 (PyTorch's
+                    // profiler, tools/cublas_kernels.py): 128 x 64 and 64 x 128 tiles 8 deep in
+                    // 3 stages, 4 warps of 8 x 8 outputs per thread.
+                    {128, 64, 8, 16, 8, 4, 4, 3},
+                    {64, 128, 8, 8, 16, 4, 4, 3},
+                    {128, 64, 16, 16, 8, 4, 4, 3}},
+                   {1, 2}, {1, 2, 4}, {1, 2});
     // 256 work-items on 8-deep tiles, and cuBLAS's 4096 tile (256 x 128 x 8, 8 warps of 128
     // outputs per thread), A and B as they are, one slice.
     add_async({{128, 128, 8, 16, 16, 4, 2, 3},
@@ -784,57 +787,47 @@ std::vector<GemmConfig> gemm_grid_all(const Lab& lab, bool quick) {
                {128, 128, 8, 8, 32, 4, 4, 3},
                {256, 128, 8, 16, 16, 4, 4, 3},
                {256, 128, 8, 16, 16, 4, 4, 4}},
-              1, 1, true);
+              1, 1, 1);
     // Slices of K for products of few tiles (1024^3 has 64 tiles of 128 x 128 for 132 SMs):
     // the op's start points and smaller tiles, on 2 to 8 slices.
-    for (int ksplit : {2, 3, 4, 8})
-      add_async({{128, 128, 16, 16, 16, 4, 2, 2},
-                 {128, 128, 16, 8, 32, 4, 4, 2},
-                 {128, 64, 16, 16, 8, 4, 4, 3},
-                 {64, 128, 16, 8, 16, 4, 4, 3},
-                 {64, 64, 16, 8, 16, 4, 2, 3},
-                 {64, 64, 32, 8, 16, 4, 2, 2}},
-                ksplit);
+    add_async_each({{128, 128, 16, 16, 16, 4, 2, 2},
+                    {128, 128, 16, 8, 32, 4, 4, 2},
+                    {128, 64, 16, 16, 8, 4, 4, 3},
+                    {64, 128, 16, 8, 16, 4, 4, 3},
+                    {64, 64, 16, 8, 16, 4, 2, 3},
+                    {64, 64, 32, 8, 16, 4, 2, 2}},
+                   {1}, {2, 3, 4, 8}, {0});
     // Long K over few tiles (256 x 256 x 65536: 4 tiles of 128 x 128, 16 of 64 x 64) and small
     // products of mid K (128 x 768 x 768): more slices, and two groups of work-items per K tile.
     const std::vector<std::array<int, 8>> few_tiles = {{64, 64, 16, 8, 16, 4, 2, 3},
                                                        {64, 64, 32, 8, 16, 4, 2, 2},
                                                        {128, 64, 16, 16, 8, 4, 4, 3},
                                                        {128, 128, 16, 16, 16, 4, 2, 2}};
-    for (int kslice : {1, 2})
-      for (int ksplit : {4, 8, 16, 32}) {
-        if (kslice == 1 && ksplit < 16) continue;  // in the list above
-        add_async(few_tiles, ksplit, kslice);
-      }
+    add_async_each(few_tiles, {1}, {16, 32}, {0});  // fewer slices: in the list above
+    add_async_each(few_tiles, {2}, {4, 8, 16, 32}, {0});
     // The same without the pass before the product (256 x 256 x 65536's A is 64 MiB: its
     // transpose alone would take about 28 us, against cuBLAS's 180 us for the call), and 64
     // slices (two work-groups per SM for 128 x 128 tiles there).
-    for (int ksplit : {16, 32, 64}) add_async(few_tiles, ksplit, 1, true);
+    add_async_each(few_tiles, {1}, {16, 32, 64}, {1});
     add_async({{64, 64, 32, 8, 16, 4, 2, 2}, {128, 128, 16, 16, 16, 4, 2, 2}}, 64);
     // A C of few columns (the held-out 5274 x 35 x 2233 and 4436 x 137 x 2752 reached 70% and 76%
     // of cuBLAS, every staged tile being 64 columns or more): tiles of 16 and 32 columns, with and
     // without the pass, on one or two groups of work-items and on slices of K.
-    for (int kslice : {1, 2})
-      for (int ksplit : {1, 2, 4})
-        for (int a_direct : {0, 1, 2})
-          add_async({{128, 32, 16, 16, 8, 4, 4, 3},
-                     {128, 32, 32, 16, 8, 4, 4, 2},
-                     {64, 32, 32, 8, 8, 4, 4, 2},
-                     {256, 32, 16, 16, 8, 4, 4, 2},
-                     {64, 16, 32, 16, 4, 4, 4, 2}},
-                    ksplit, kslice, a_direct);
+    add_async_each({{128, 32, 16, 16, 8, 4, 4, 3},
+                    {128, 32, 32, 16, 8, 4, 4, 2},
+                    {64, 32, 32, 8, 8, 4, 4, 2},
+                    {256, 32, 16, 16, 8, 4, 4, 2},
+                    {64, 16, 32, 16, 4, 4, 4, 2}},
+                   {1, 2}, {1, 2, 4}, {0, 1, 2});
     // More narrow tiles with A as it is (A_DIRECT 1: transposed on its way; 2: in its rows, read
     // along K): deeper stages, taller blocks, and 32 x 16 tiles (three times the work-groups of
     // 64 x 16's 83 x 3 at 5274 x 35).
-    for (int kslice : {1, 2})
-      for (int ksplit : {1, 2})
-        for (int a_direct : {1, 2})
-          add_async({{64, 16, 32, 16, 4, 4, 4, 3},
-                     {64, 16, 16, 16, 4, 4, 4, 4},
-                     {128, 16, 32, 16, 4, 4, 4, 2},
-                     {32, 16, 32, 8, 4, 4, 4, 3},
-                     {64, 32, 32, 16, 8, 4, 4, 3}},
-                    ksplit, kslice, a_direct);
+    add_async_each({{64, 16, 32, 16, 4, 4, 4, 3},
+                    {64, 16, 16, 16, 4, 4, 4, 4},
+                    {128, 16, 32, 16, 4, 4, 4, 2},
+                    {32, 16, 32, 8, 4, 4, 4, 3},
+                    {64, 32, 32, 16, 8, 4, 4, 3}},
+                   {1, 2}, {1, 2}, {1, 2});
     add_warp({{2, 2, 4, 2, 8},  // 128 x 128, 64 outputs per work-item
               {2, 2, 4, 2, 16},
               {2, 2, 2, 4, 16},  // 64 x 256 (BK 8 leaves A half a vector per work-item)
