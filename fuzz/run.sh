@@ -42,10 +42,11 @@ fi
 out="${TUNEKIT_FUZZ_DIR:-$root/build/fuzz}/$target"
 mkdir -p "$out/corpus" "$out/artifacts"
 cxx="${CXX_FUZZ:-clang++}"
+# Every sanitizer report stops the run; what UBSan leaves out: cmake/ubsan-ignorelist.txt.
 flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
-       -fno-sanitize-recover=undefined -fsanitize-recover=pointer-overflow -I"$root/include" "${extra[@]}")
-# Every sanitizer report stops the run, except the one in ubsan.supp (see there).
-export UBSAN_OPTIONS="suppressions=$here/ubsan.supp:print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+       -fno-sanitize-recover=undefined -fsanitize-ignorelist="$root/cmake/ubsan-ignorelist.txt"
+       -I"$root/include" "${extra[@]}")
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 all_sources=("$here/fuzz_$target.cpp" "${sources[@]}" "${core[@]}")
 binary="$out/fuzz_$target"
 # One object per source, compiled on every core and shared by the targets that compile it with the
@@ -56,7 +57,7 @@ object_of() { local rel="${1#"$root"/}"; echo "$objects_dir/${rel//\//_}.o"; }
 stale=()
 for source in "${all_sources[@]}"; do
   object="$(object_of "$source")"
-  if [[ ! -f "$object" || -n "$(find "$source" "$root/include" "$root/src" "$here/run.sh" -newer "$object" 2>/dev/null | head -1)" ]]; then
+  if [[ ! -f "$object" || -n "$(find "$source" "$root/include" "$root/src" "$here/run.sh" "$root/cmake/ubsan-ignorelist.txt" -newer "$object" 2>/dev/null | head -1)" ]]; then
     stale+=("$source")
   fi
 done
