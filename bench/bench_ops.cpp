@@ -35,9 +35,12 @@
 
 #include "arguments.hpp"
 #include "shape_lists.hpp"
+#include "worse_error.hpp"
 
 namespace ops = tunekit::ops;
 using Client = tunekit::cl::Client;
+
+using tunekit::bench::worse_error;
 
 namespace {
 
@@ -112,7 +115,7 @@ double sampled_gemm_error(const std::vector<float>& a, const std::vector<float>&
       ref += double(a[i * k + q]) * b[q * n + j];
       norm += std::fabs(double(a[i * k + q]) * b[q * n + j]);
     }
-    worst = std::max(worst, std::fabs(ref - c[i * n + j]) / norm);
+    worst = worse_error(worst, std::fabs(ref - c[i * n + j]) / norm);
   }
   return worst;
 }
@@ -299,7 +302,7 @@ void bench_reduce_rows(Client& client, const Options& o, std::vector<Row>& rows)
   const auto error = [&](const std::vector<float>& got) {
     double worst = 0;
     for (std::size_t r = 0; r < m; ++r)
-      worst = std::max(worst, std::fabs(got[r] - exact[r]) / magnitude[r]);
+      worst = worse_error(worst, std::fabs(got[r] - exact[r]) / magnitude[r]);
     return worst;
   };
   const double tunekit_error = error(client.download<float>(sums.buffer, m));

@@ -28,8 +28,11 @@
 
 #include "arguments.hpp"
 #include "shape_lists.hpp"
+#include "worse_error.hpp"
 
 namespace ops = tunekit::ops;
+
+using tunekit::bench::worse_error;
 
 namespace {
 
@@ -171,7 +174,7 @@ int main(int argc, char** argv) {
         const double bound = ops::matmul_tolerance(k, tunekit::DType::f32);
         double worst = 0;
         for (std::size_t i = 0; i < got.size(); i += 61) {
-          worst = std::max(worst, std::fabs(double(got[i]) - double(reference[i])));
+          worst = worse_error(worst, std::fabs(double(got[i]) - double(reference[i])));
         }
         if (!(worst <= bound)) entry.seconds = std::numeric_limits<double>::infinity();
       }

@@ -30,8 +30,10 @@
 #include <vector>
 
 #include "arguments.hpp"
+#include "worse_error.hpp"
 
 namespace ops = tunekit::ops;
+using tunekit::bench::worse_error;
 
 int main(int argc, char** argv) {
   constexpr char usage[] =
@@ -165,7 +167,7 @@ int main(int argc, char** argv) {
         const auto got = ops::download_matrix(client, c);
         double worst = 0;
         for (std::size_t i = 0; i < got.size(); i += 97)
-          worst = std::max(worst, double(std::fabs(got[i] - reference[i])));
+          worst = worse_error(worst, double(std::fabs(got[i] - reference[i])));
         if (worst <= ops::matmul_tolerance(n, tunekit::DType::f32)) e.time = outcome.median;
       }
       total += e.cost_seconds;

@@ -330,7 +330,9 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
   // The same for every work-item of the work-group: no divergence.
   const bool b_chunks = LDB % 4 == 0, m_inside = bm + MWG <= M, n_inside = bn + NWG <= N;
 #if A_DIRECT == 2
-  const bool a_chunks = LDA % 4 == 0;
+  // Chunks only where each starts on 16 bytes and ends inside K: rows longer than K (LDA > K)
+  // hold what must not reach the sums, and an odd K would cut its last chunk.
+  const bool a_chunks = LDA % 4 == 0 && KS % 4 == 0 && K_all % 4 == 0;
 #endif
   // The copies' bases (COPY_A_TILE, COPY_B_FLOATS).
 #if A_DIRECT == 2

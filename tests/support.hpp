@@ -10,6 +10,8 @@
 #include <string>
 #include <tunekit/tunekit.hpp>
 
+#include "../bench/worse_error.hpp"
+
 namespace tunekit::test {
 
 /// Each candidate "costs" what it adds with spend(); measure() returns the sum over the batch,
@@ -119,6 +121,9 @@ auto adds(int offset, double seconds) {
     return n + offset;
   };
 }
+
+/// The larger of two errors, NaN counted as infinite (its owner: bench/worse_error.hpp).
+using tunekit::bench::worse_error;
 
 /// How many times `what` occurs in `text` (overlapping ones counted).
 inline std::size_t occurrences(const std::string& text, const std::string& what) {

@@ -70,7 +70,7 @@ inline double max_error(const std::vector<float>& got, const std::vector<float>&
   double worst = got.size() == want.size() ? 0.0 : 1e30;
   for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
     const double scale = std::max(1.0, std::fabs(static_cast<double>(want[i])));
-    worst = std::max(worst, std::fabs(static_cast<double>(got[i]) - want[i]) / scale);
+    worst = worse_error(worst, std::fabs(static_cast<double>(got[i]) - want[i]) / scale);
   }
   return worst;
 }

@@ -9,6 +9,7 @@
 #include <tunekit/ops/matmul.hpp>
 #include <vector>
 
+#include "../support.hpp"  // worse_error
 #include "ops_support.hpp"
 
 namespace tunekit::test {
@@ -32,7 +33,7 @@ inline double worst_relative_error(const std::vector<float>& a, const std::vecto
       }
       const double expected = alpha * sum + beta * static_cast<double>(c0[i * p.n + j]);
       magnitude = std::fabs(alpha) * magnitude + std::fabs(beta * c0[i * p.n + j]);
-      worst = std::max(worst, std::fabs(expected - c[i * p.n + j]) / magnitude);
+      worst = worse_error(worst, std::fabs(expected - c[i * p.n + j]) / magnitude);
     }
   }
   return worst;

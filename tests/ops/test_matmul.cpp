@@ -23,6 +23,7 @@ using namespace tunekit;
 using namespace tunekit::ops;
 using tunekit::test::Problem;
 using tunekit::test::run_and_check;
+using tunekit::test::worse_error;
 
 namespace {
 // Whether a tuning got to `outcome`'s candidate: measured it, or found it past the device's
@@ -385,7 +386,7 @@ TEST_CASE("a NaN or infinite alpha gives its product and leaves the key's tuning
     for (std::size_t j = 0; j < n; ++j) {
       double want = 0;
       for (std::size_t p = 0; p < k; ++p) want += double(a_values[i * k + p]) * b_values[p * n + j];
-      worst = std::max(worst, std::fabs(got[i * n + j] - want) / std::max(1.0, std::fabs(want)));
+      worst = worse_error(worst, std::fabs(got[i * n + j] - want) / std::max(1.0, std::fabs(want)));
     }
   }
   CHECK(worst < 1e-5);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -33,6 +34,7 @@ using tunekit::test::ProblemOperands;
 using tunekit::test::ruled_out_here;
 using tunekit::test::run_and_check;
 using tunekit::test::upload_problem;
+using tunekit::test::worse_error;
 using tunekit::test::worst_relative_error;
 
 namespace {
@@ -711,20 +713,30 @@ TEST_CASE(
     // One K tile, K cut inside its last tile (37, 36 for 8- and 32-deep tiles), and up to 38
     // tiles; tiles cut at every edge; M and N multiples of 4 and not (rows padded: M odd, N odd,
     // both, and one row and column).
-    for (const Problem p :
-         {Problem{4, 4, 1}, Problem{132, 68, 37}, Problem{64, 128, 300}, Problem{200, 260, 36},
-          Problem{133, 68, 37}, Problem{132, 67, 40}, Problem{65, 131, 300}, Problem{1, 1, 5},
-          Problem{260, 132, 64}, Problem{257, 131, 100}}) {
+    const Problem problems[] = {{4, 4, 1},      {132, 68, 37},  {64, 128, 300}, {200, 260, 36},
+                                {133, 68, 37},  {132, 67, 40},  {65, 131, 300}, {1, 1, 5},
+                                {260, 132, 64}, {257, 131, 100}};
+    for (std::size_t index = 0; index < std::size(problems); ++index) {
+      const Problem p = problems[index];
       const auto a = random_values(p.m * p.k, 1), b = random_values(p.k * p.n, 2),
                  c0 = random_values(p.m * p.n, 3);
       // At and B in rows of whole chunks, NaN past M and N: those columns reach no stored output.
-      // A_DIRECT: A and B themselves.
-      const std::size_t lda = g.a_direct ? p.k : tunekit::ops::gemm::staged_row_floats(p.m),
-                        ldb = g.a_direct ? p.n : tunekit::ops::gemm::staged_row_floats(p.n);
-      std::vector<float> at(p.k * lda, nan), bp(p.k * ldb, nan);
+      // A_DIRECT: A and B themselves, and every other problem in rows longer than K and N, of
+      // whole chunks, NaN past them (K odd and even): a read of A past K would reach the sums.
+      const bool padded = g.a_direct != 0 && index % 2 == 1;
+      const auto chunks_past = [](std::size_t floats) { return (floats + 3) / 4 * 4 + 4; };
+      const std::size_t lda = !g.a_direct ? tunekit::ops::gemm::staged_row_floats(p.m)
+                              : padded    ? chunks_past(p.k)
+                                          : p.k,
+                        ldb = !g.a_direct ? tunekit::ops::gemm::staged_row_floats(p.n)
+                              : padded    ? chunks_past(p.n)
+                                          : p.n;
+      std::vector<float> at(g.a_direct ? p.m * lda : p.k * lda, nan), bp(p.k * ldb, nan);
       if (g.a_direct) {
-        at = a;
-        bp = b;
+        for (std::size_t i = 0; i < p.m; ++i)
+          std::copy_n(a.begin() + i * p.k, p.k, at.begin() + i * lda);
+        for (std::size_t q = 0; q < p.k; ++q)
+          std::copy_n(b.begin() + q * p.n, p.n, bp.begin() + q * ldb);
       } else {
         for (std::size_t q = 0; q < p.k; ++q) {
           for (std::size_t i = 0; i < p.m; ++i) at[q * lda + i] = a[i * p.k + q];
@@ -735,9 +747,9 @@ TEST_CASE(
       for (const std::size_t ks : {p.k, std::size_t(g.kwg), std::size_t(3 * g.kwg)}) {
         const std::size_t slices = (p.k + ks - 1) / ks;
         INFO("MWG=" << g.mwg << " NWG=" << g.nwg << " KWG=" << g.kwg << " STAGES=" << g.stages
-                    << " KSLICE=" << g.kslice << " A_DIRECT=" << g.a_direct
-                    << " SPREAD_COPIES=" << g.spread_copies << " m=" << p.m << " n=" << p.n
-                    << " k=" << p.k << " KS=" << ks << " slices=" << slices);
+                    << " KSLICE=" << g.kslice << " A_DIRECT=" << g.a_direct << " SPREAD_COPIES="
+                    << g.spread_copies << " m=" << p.m << " n=" << p.n << " k=" << p.k
+                    << " LDA=" << lda << " LDB=" << ldb << " KS=" << ks << " slices=" << slices);
         const float alpha = 1.5f, beta = -0.5f;
         auto c = client.upload(slices == 1 ? c0 : std::vector<float>(slices * p.m * p.n, nan));
         ::cl::Kernel kernel = client.kernel(spec);
@@ -1226,7 +1238,7 @@ TEST_CASE("matmul candidates are correct on every shape of bench_ops' real-small
             sum += term;
             magnitude += std::fabs(term);
           }
-          worst = std::max(worst, std::fabs(sum - hc[i * n + j]) / magnitude);
+          worst = worse_error(worst, std::fabs(sum - hc[i * n + j]) / magnitude);
         }
       }
       CHECK(worst < 1e-5);
