@@ -104,12 +104,15 @@
 #if A_DIRECT != 0 && A_DIRECT != 1 && A_DIRECT != 2
 #error "A_DIRECT 0, 1 or 2"
 #endif
-#if A_DIRECT == 1 && (KWG % 8 != 0 || NT % (4 * KWG) != 0 || NT % NWG != 0 || VWM == 8)
-#error "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG, VWM <= 4"
+#if A_DIRECT != 0 && NT % NWG != 0
+#error "A_DIRECT 1 or 2: the work-items a multiple of NWG"
 #endif
-#if A_DIRECT == 2 && ((KWG / KSLICE) % 4 != 0 || NT % KWG != 0 || MWG % (NT / KWG) != 0 || \
-                      NT % NWG != 0 || SPREAD_COPIES)
-#error "A_DIRECT 2: KWG / KSLICE a multiple of 4, the work-items a multiple of KWG and of NWG, MWG of the work-items / KWG, no SPREAD_COPIES"
+#if A_DIRECT == 1 && (KWG % 8 != 0 || NT % (4 * KWG) != 0 || VWM == 8)
+#error "A_DIRECT 1: KWG a multiple of 8, the work-items a multiple of 4 * KWG, VWM <= 4"
+#endif
+#if A_DIRECT == 2 && \
+    ((KWG / KSLICE) % 4 != 0 || NT % KWG != 0 || MWG % (NT / KWG) != 0 || SPREAD_COPIES)
+#error "A_DIRECT 2: KWG / KSLICE a multiple of 4, the work-items a multiple of KWG, MWG of the work-items / KWG, no SPREAD_COPIES"
 #endif
 #if STAGES < 2
 #error "STAGES >= 2"
@@ -169,8 +172,8 @@
 // pointer per copy, hoisted out of the K loop, took 80 more registers and halved occupancy).
 // A: the work-item's column a_k of the tile and its first row a_m, then every A_STEP-th row (a
 // warp's 32 floats: under A_DIRECT 1 8 columns of 4 rows, whole 32-byte sectors on 32 different
-// banks of the padded rows; under 2 consecutive columns of 32 / KWG rows). B, float by float where its rows are not whole chunks: column b_x of the tile,
-// rows b_r, b_r + B_STEP, ...
+// banks of the padded rows; under 2 consecutive columns of 32 / KWG rows). B, float by float
+// where its rows are not whole chunks: column b_x of the tile, rows b_r, b_r + B_STEP, ...
 #define A_STEP (NT / KWG)
 #define B_STEP (NT / NWG)
 
@@ -184,15 +187,15 @@
 // K tile k0 of A (M x K, rows of LDA floats) into `dst`; `edge` 0 where the tile lies inside A
 // (no test), else zero past M and K.
 #define COPY_A_TILE(dst, k0, edge) COPY_A_PART(dst, k0, edge, 0, MWG / A_STEP)
-#define COPY_A_PART(dst, k0, edge, lo, hi)                                             \
-  do {                                                                                 \
-    __global const float* p_ = a_src + (k0) + (size_t)(lo) * A_STEP * LDA;             \
-    const bool k_ok_ = (k0) + a_k < K;                                                 \
-    _Pragma("unroll") for (int i_ = (lo); i_ < (hi); ++i_) {                           \
-      const bool ok_ = !(edge) || (k_ok_ && bm + a_m + i_ * A_STEP < M);               \
-      COPY4(&A_AT(dst, a_m + i_ * A_STEP, a_k), ok_ ? p_ : At, ok_);                         \
-      p_ += (size_t)A_STEP * LDA;                                                      \
-    }                                                                                  \
+#define COPY_A_PART(dst, k0, edge, lo, hi)                                 \
+  do {                                                                     \
+    __global const float* p_ = a_src + (k0) + (size_t)(lo) * A_STEP * LDA; \
+    const bool k_ok_ = (k0) + a_k < K;                                     \
+    _Pragma("unroll") for (int i_ = (lo); i_ < (hi); ++i_) {               \
+      const bool ok_ = !(edge) || (k_ok_ && bm + a_m + i_ * A_STEP < M);   \
+      COPY4(&A_AT(dst, a_m + i_ * A_STEP, a_k), ok_ ? p_ : At, ok_);       \
+      p_ += (size_t)A_STEP * LDA;                                          \
+    }                                                                      \
   } while (0)
 
 // K tile k0 of B (K x N, rows of LDB floats) into `dst` (KWG x NWG) float by float; `edge` as
@@ -228,23 +231,23 @@
 #define COPY_A_CHUNKS(dst, k0)
 #define A_IN_CHUNKS 0
 #endif
-#define LOAD_TILE(kt, s)                                                 \
-  do {                                                                   \
-    const bool k_inside_ = ((kt) + 1) * KWG <= K;                        \
-    if (A_IN_CHUNKS) {                                                   \
-      COPY_A_CHUNKS(As[s], (kt) * KWG)                                   \
-    } else if (k_inside_ && m_inside) {                                  \
-      COPY_A_TILE(As[s], (kt) * KWG, 0);                           \
-    } else {                                                             \
-      COPY_A_TILE(As[s], (kt) * KWG, 1);                           \
-    }                                                                    \
-    if (b_chunks) {                                                      \
-      COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG)                      \
-    } else if (k_inside_ && n_inside) {                                  \
-      COPY_B_FLOATS(Bs[s], (kt) * KWG, 0);                               \
-    } else {                                                             \
-      COPY_B_FLOATS(Bs[s], (kt) * KWG, 1);                               \
-    }                                                                    \
+#define LOAD_TILE(kt, s)                            \
+  do {                                              \
+    const bool k_inside_ = ((kt) + 1) * KWG <= K;   \
+    if (A_IN_CHUNKS) {                              \
+      COPY_A_CHUNKS(As[s], (kt) * KWG)              \
+    } else if (k_inside_ && m_inside) {             \
+      COPY_A_TILE(As[s], (kt) * KWG, 0);            \
+    } else {                                        \
+      COPY_A_TILE(As[s], (kt) * KWG, 1);            \
+    }                                               \
+    if (b_chunks) {                                 \
+      COPY_TILE(Bs[s], B, LDB, bn, (kt) * KWG, NWG) \
+    } else if (k_inside_ && n_inside) {             \
+      COPY_B_FLOATS(Bs[s], (kt) * KWG, 0);          \
+    } else {                                        \
+      COPY_B_FLOATS(Bs[s], (kt) * KWG, 1);          \
+    }                                               \
   } while (0)
 #define A_SHARE(next, ns, q) \
   COPY_A_PART(As[ns], (next) * KWG, 0, PART_LO(MWG / A_STEP, q), PART_HI(MWG / A_STEP, q))
@@ -389,7 +392,8 @@ void matmul_staged(const int M, const int N, const int K_all, const int LDA, con
     const int cur = kt % STAGES;
 #if A_DIRECT == 2
 #pragma unroll
-    for (int q = 0; q < KWG / KSLICE; q += 4) MULTIPLY_A_ROWS(As[cur], tz * (KWG / KSLICE) + q, Bs[cur]);
+    for (int q = 0; q < KWG / KSLICE; q += 4)
+      MULTIPLY_A_ROWS(As[cur], tz * (KWG / KSLICE) + q, Bs[cur]);
 #else
 #pragma unroll
     for (int q = 0; q < KWG / KSLICE; ++q) {

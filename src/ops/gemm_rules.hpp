@@ -257,12 +257,13 @@ constexpr std::size_t staged_local_memory(const StagedParams& p) {
 /// Whether `p` passes matmul_staged.cl's #error checks: vectors of 1, 2, 4 or 8, tile rows of
 /// whole 16-byte chunks, the work-items' blocks dividing the tile in vectors, every work-item
 /// (of all KSLICE groups) copying whole chunks of each tile, at least 2 stages, KSLICE dividing
-/// KWG; A_DIRECT 0, 1 or 2, and under 1 KWG a multiple of 8, the work-items a multiple of 4 * KWG
-/// and of NWG (its copies' walk: every work-item steps by whole rows of 4 and of 1) and VWM at
+/// KWG; A_DIRECT 0, 1 or 2, and under 1 or 2 the work-items a multiple of NWG (B, copied float by
+/// float where N is not a multiple of 4: every work-item steps by whole rows); under 1 KWG a
+/// multiple of 8, the work-items a multiple of 4 * KWG (A's walk, by whole rows of 4) and VWM at
 /// most 4 (the padded rows' alignment, staged_direct_a_pad); under 2 each group's share of KWG a
-/// multiple of 4 (the product's vectors along K), the work-items a multiple of KWG and of NWG,
-/// MWG of the work-items / KWG (every work-item copies whole rows' columns), and no
-/// SPREAD_COPIES; SPREAD_COPIES 0 or 1.
+/// multiple of 4 (the product's vectors along K), the work-items a multiple of KWG, MWG of the
+/// work-items / KWG (every work-item copies whole rows' columns), and no SPREAD_COPIES;
+/// SPREAD_COPIES 0 or 1.
 constexpr bool staged_builds(const StagedParams& p) {
   const auto width = [](std::int64_t w) { return w == 1 || w == 2 || w == 4 || w == 8; };
   if (p.mdimc <= 0 || p.ndimc <= 0 || !width(p.vwm) || !width(p.vwn) || p.kwg <= 0) return false;
@@ -270,13 +271,10 @@ constexpr bool staged_builds(const StagedParams& p) {
   const std::int64_t threads = p.mdimc * p.ndimc * p.kslice;
   if (p.a_direct < 0 || p.a_direct > 2) return false;
   if (p.spread_copies != 0 && p.spread_copies != 1) return false;
-  if (p.a_direct == 1 && (p.kwg % 8 != 0 || threads % (4 * p.kwg) != 0 || p.nwg <= 0 ||
-                          threads % p.nwg != 0 || p.vwm > 4)) {
-    return false;
-  }
-  if (p.a_direct == 2 &&
-      ((p.kwg / p.kslice) % 4 != 0 || threads % p.kwg != 0 || p.nwg <= 0 || threads % p.nwg != 0 ||
-       p.mwg % (threads / p.kwg) != 0 || p.spread_copies != 0)) {
+  if (p.a_direct != 0 && (p.nwg <= 0 || threads % p.nwg != 0)) return false;
+  if (p.a_direct == 1 && (p.kwg % 8 != 0 || threads % (4 * p.kwg) != 0 || p.vwm > 4)) return false;
+  if (p.a_direct == 2 && ((p.kwg / p.kslice) % 4 != 0 || threads % p.kwg != 0 ||
+                          p.mwg % (threads / p.kwg) != 0 || p.spread_copies != 0)) {
     return false;
   }
   const std::int64_t a_chunks = p.kwg * (p.mwg / 4), b_chunks = p.kwg * (p.nwg / 4);

@@ -538,7 +538,7 @@ TEST_CASE(
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 32, 8, 4, 4, 2}));     // MWG % (MDIMC*VWM)
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 4, 1}));      // one stage
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 16, 8, 8, 4, 3, 2}));      // no float3 reads
-  // A_DIRECT: KWG a multiple of 8, the work-items of 4 * KWG and of NWG, VWM at most 4.
+  // A_DIRECT 1: KWG a multiple of 8, the work-items of 4 * KWG and of NWG, VWM at most 4.
   CHECK(staged_builds(StagedParams{64, 64, 32, 8, 16, 4, 2, 2, 1, 1}));        // 128 items
   CHECK(staged_builds(StagedParams{64, 64, 32, 8, 16, 8, 2, 2, 1, 0}));        // VWM 8 ...
   CHECK_FALSE(staged_builds(StagedParams{64, 64, 32, 8, 16, 8, 2, 2, 1, 1}));  // ... not here
@@ -616,9 +616,13 @@ TEST_CASE(
       {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=16 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=4",
        "each tile whole 16-byte chunks for every work-item"},
       {"-DMWG=64 -DNWG=64 -DKWG=32 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DA_DIRECT=1",
-       "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG, VWM <= 4"},
+       "A_DIRECT 1: KWG a multiple of 8, the work-items a multiple of 4 * KWG, VWM <= 4"},
       {"-DMWG=64 -DNWG=64 -DKWG=32 -DMDIMC=8 -DNDIMC=16 -DVWM=8 -DVWN=2 -DSTAGES=2 -DA_DIRECT=1",
-       "A_DIRECT: KWG a multiple of 8, the work-items a multiple of 4 * KWG and of NWG, VWM <= 4"},
+       "A_DIRECT 1: KWG a multiple of 8, the work-items a multiple of 4 * KWG, VWM <= 4"},
+      {"-DMWG=64 -DNWG=128 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DA_DIRECT=1",
+       "A_DIRECT 1 or 2: the work-items a multiple of NWG"},
+      {"-DMWG=64 -DNWG=128 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DA_DIRECT=2",
+       "A_DIRECT 1 or 2: the work-items a multiple of NWG"},
       {"-DMWG=64 -DNWG=64 -DKWG=16 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DA_DIRECT=3",
        "A_DIRECT 0, 1 or 2"},
       {"-DMWG=128 -DNWG=128 -DKWG=8 -DMDIMC=8 -DNDIMC=8 -DVWM=4 -DVWN=4 -DSTAGES=2 -DKSLICE=4 "
