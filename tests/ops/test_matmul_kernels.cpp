@@ -673,8 +673,8 @@ TEST_CASE(
     "matmul_staged.cl's tiles, stages, edges, K slices and K tiles shared by 2 or 4 groups of "
     "work-items are right on every device (its copies done at once, CP_ASYNC=0), with partial "
     "tiles, K not a multiple of the tile, rows padded to whole chunks with anything past M and N, "
-    "alpha and beta, and so is A_DIRECT on A and B as they are, its copies spread between the "
-    "rows (SPREAD_COPIES) or not",
+    "alpha and beta, and so is A_DIRECT on A and B as they are and in rows longer than K and N, "
+    "its copies spread between the rows (SPREAD_COPIES) or not",
     "[ops][matmul][opencl]") {
   tunekit::cl::Client& client = test::default_client();
   using Staged = tunekit::ops::gemm::StagedParams;
