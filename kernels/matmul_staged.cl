@@ -156,17 +156,21 @@
 #define WAIT_PENDING()
 #endif
 
-// Rows k0 .. k0+KWG-1, columns c0 .. c0+W-1 of `src` (rows of `ld` floats) into the local tile
-// `dst` (KWG x W) in 16-byte chunks, consecutive work-items on consecutive chunks (coalesced);
-// zero past K and past the row.
-#define COPY_TILE(dst, src, ld, c0, k0, W) \
-  COPY_TILE_PART(dst, src, ld, c0, k0, W, 0, KWG * (W) / 4 / NT)
-#define COPY_TILE_PART(dst, src, ld, c0, k0, W, lo, hi)                                     \
+// Rows from r0 and columns c0 .. c0+W-1 of `src` (rows of `ld` floats) into the local tile `dst`
+// (rows of W floats) in 16-byte chunks, chunks `lo` .. `hi`-1 of each work-item, consecutive
+// work-items on consecutive chunks (coalesced); zero from row `rows` and column `cols` of `src` on.
+#define COPY_CHUNKS_PART(dst, src, ld, r0, rows, c0, cols, W, lo, hi)                       \
   _Pragma("unroll") for (int i_ = (lo); i_ < (hi); ++i_) {                                  \
     const int c_ = tid + i_ * NT, r_ = c_ / ((W) / 4), x_ = (c_ % ((W) / 4)) * 4;           \
-    const bool ok_ = (k0) + r_ < K && (c0) + x_ < (ld);                                     \
-    COPY16(&dst[r_][x_], ok_ ? src + (size_t)((k0) + r_) * (ld) + (c0) + x_ : src, ok_);    \
+    const bool ok_ = (r0) + r_ < (rows) && (c0) + x_ < (cols);                              \
+    COPY16(&dst[r_][x_], ok_ ? src + (size_t)((r0) + r_) * (ld) + (c0) + x_ : src, ok_);    \
   }
+// Rows k0 .. k0+KWG-1 (K rows of B or of At) and columns c0 .. c0+W-1 of `src` into `dst`
+// (KWG x W); zero past K and past the row.
+#define COPY_TILE(dst, src, ld, c0, k0, W) \
+  COPY_TILE_PART(dst, src, ld, c0, k0, W, 0, KWG * (W) / 4 / NT)
+#define COPY_TILE_PART(dst, src, ld, c0, k0, W, lo, hi) \
+  COPY_CHUNKS_PART(dst, src, ld, k0, K, c0, ld, W, lo, hi)
 
 // A_DIRECT's copies walk one pointer per matrix from a base each work-item computes once (a
 // pointer per copy, hoisted out of the K loop, took 80 more registers and halved occupancy).
@@ -220,12 +224,8 @@
 #if A_DIRECT == 2
 // A's rows in 16-byte chunks (K a multiple of 4: every row and K slice starts on a chunk), zero
 // past M and K.
-#define COPY_A_CHUNKS(dst, k0)                                                             \
-  _Pragma("unroll") for (int i_ = 0; i_ < KWG * MWG / 4 / NT; ++i_) {                      \
-    const int c_ = tid + i_ * NT, r_ = c_ / (KWG / 4), x_ = (c_ % (KWG / 4)) * 4;          \
-    const bool ok_ = bm + r_ < M && (k0) + x_ < K;                                         \
-    COPY16(&dst[r_][x_], ok_ ? At + (size_t)(bm + r_) * LDA + (k0) + x_ : At, ok_);        \
-  }
+#define COPY_A_CHUNKS(dst, k0) \
+  COPY_CHUNKS_PART(dst, At, LDA, bm, M, k0, K, KWG, 0, KWG * MWG / 4 / NT)
 #define A_IN_CHUNKS a_chunks
 #else
 #define COPY_A_CHUNKS(dst, k0)
