@@ -1222,7 +1222,8 @@ TEST_CASE("matmul candidates are correct on every shape of bench_ops' real-small
   for (const auto& [m, n, k] : tunekit::bench::real_small_shapes()) {
     const auto ha = random_values(m * k, 1), hb = random_values(k * n, 2);
     auto a = upload_matrix(client, ha, m, k), b = upload_matrix(client, hb, k, n);
-    auto c = upload_matrix(client, std::vector<float>(m * n, 0.0f), m, n);
+    const std::vector<float> zero_c(m * n, 0.0f);  // C as uploaded, and the reference's (beta 0)
+    auto c = upload_matrix(client, zero_c, m, n);
     std::vector<std::string> candidates{
         "direct[WPTM=4,VWN=16,NVEC=2,LX=1,LY=8]",
         "blocked[MWG=64,NWG=64,KWG=16,MDIMC=8,NDIMC=16,VWM=2,VWN=2,VW=4,DB=1]",
@@ -1233,8 +1234,8 @@ TEST_CASE("matmul candidates are correct on every shape of bench_ops' real-small
       INFO(candidate << " " << m << "x" << n << "x" << k);
       if (ruled_out_here(candidate, [&] { matmul_with(candidate, client, a, b, c); })) continue;
       const auto hc = download_matrix(client, c);
-      const double worst = worst_relative_error_on_rows(ha, hb, std::vector<float>(m * n, 0.0f), hc,
-                                                        {m, n, k}, 1.0f, 0.0f, {0, m / 2, m - 1});
+      const double worst = worst_relative_error_on_rows(ha, hb, zero_c, hc, {m, n, k}, 1.0f, 0.0f,
+                                                        {0, m / 2, m - 1});
       CHECK(worst < 1e-5);
     }
   }
